@@ -1,0 +1,83 @@
+/**
+ * Zig-zag varints as in protobuf and Kafka's record format. Numbers stay
+ * JavaScript numbers: `varlong` covers the safe-integer range, which is all
+ * a timestamp delta or a length needs.
+ */
+import { MqError } from '../errors.js';
+
+/** Bytes that `writeVarint(value)` takes. */
+export function varintSize(value: number): number {
+  let v = value >= 0 ? value * 2 : -value * 2 - 1;
+  let n = 1;
+  while (v >= 0x80) {
+    v = Math.floor(v / 128);
+    n++;
+  }
+  return n;
+}
+
+/** Writes a zig-zag varint at `pos`; returns the position after it. */
+export function writeVarint(buf: Buffer, pos: number, value: number): number {
+  if (value >= -0x40000000 && value < 0x40000000) {
+    let v = ((value << 1) ^ (value >> 31)) >>> 0;
+    while (v >= 0x80) {
+      buf[pos++] = (v & 0x7f) | 0x80;
+      v >>>= 7;
+    }
+    buf[pos++] = v;
+    return pos;
+  }
+  let v = value >= 0 ? value * 2 : -value * 2 - 1;
+  while (v >= 0x80) {
+    buf[pos++] = (v % 128) | 0x80;
+    v = Math.floor(v / 128);
+  }
+  buf[pos++] = v;
+  return pos;
+}
+
+/** A cursor for reading varints; `pos` advances as values are read. */
+export class VarintReader {
+  pos: number;
+  constructor(
+    readonly buf: Buffer,
+    pos: number,
+    readonly end: number,
+  ) {
+    this.pos = pos;
+  }
+
+  varint(): number {
+    const buf = this.buf;
+    let pos = this.pos;
+    let result = 0;
+    let shift = 0;
+    let byte: number;
+    do {
+      if (pos >= this.end) throw new MqError('CORRUPT_MESSAGE', 'varint runs past the end of the batch');
+      byte = buf[pos++]!;
+      if (shift < 28) result |= (byte & 0x7f) << shift;
+      else result += (byte & 0x7f) * 2 ** shift;
+      shift += 7;
+      if (shift > 63) throw new MqError('CORRUPT_MESSAGE', 'varint is longer than 10 bytes');
+    } while (byte & 0x80);
+    this.pos = pos;
+    if (shift <= 28) return (result >>> 1) ^ -(result & 1);
+    // Large values: undo zig-zag with arithmetic, not 32-bit operators.
+    const u = result < 0 ? result + 2 ** 32 : result;
+    return u % 2 === 0 ? u / 2 : -(u + 1) / 2;
+  }
+
+  /** Reads `len` bytes as a view (no copy); `-1` means null. */
+  bytes(len: number): Buffer | null {
+    if (len < 0) {
+      if (len === -1) return null;
+      throw new MqError('CORRUPT_MESSAGE', `negative length ${len}`);
+    }
+    const start = this.pos;
+    const end = start + len;
+    if (end > this.end) throw new MqError('CORRUPT_MESSAGE', `length ${len} runs past the end of the batch`);
+    this.pos = end;
+    return this.buf.subarray(start, end);
+  }
+}

@@ -35,4 +35,5 @@ module.exports = {
   testMatch: ['**/src/**/*.test.ts', '**/test/**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
   testTimeout: 30000,
+  maxWorkers: process.env.CI ? 2 : 1,
 };

@@ -61,6 +61,8 @@ export const ERROR_CODES = {
   MEMBER_ID_REQUIRED: { code: 92, retriable: false },
   INVALID_COMMIT_OFFSET: { code: 93, retriable: false },
   INVALID_ASSIGNMENT: { code: 94, retriable: false },
+  GROUP_MAX_SIZE_REACHED: { code: 95, retriable: false },
+  OFFSET_METADATA_TOO_LARGE: { code: 96, retriable: false },
   // Idempotent producer
   OUT_OF_ORDER_SEQUENCE_NUMBER: { code: 100, retriable: false },
   DUPLICATE_SEQUENCE_NUMBER: { code: 101, retriable: false },

@@ -1,0 +1,121 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { MqError } from '@mq/protocol/errors';
+
+export interface LocalBrokerOptions {
+  /**
+   * The command that runs `mq` (without `broker start`). Default: this Node
+   * running @mq/cli's dist/bin.js, resolved from here.
+   */
+  command?: string[];
+  /** Data directory; a fresh temporary one (removed on close) by default. */
+  dataDir?: string;
+  /** Broker configuration (e.g. `log.flush.policy`), written to a config file. */
+  config?: Record<string, string>;
+  /** Extra Node flags for the broker process (e.g. `--cpu-prof`). */
+  nodeFlags?: string[];
+  startTimeoutMs?: number;
+  /** Where the broker's own output goes (default: kept in memory, last lines shown on failure). */
+  log?: NodeJS.WritableStream;
+}
+
+export interface LocalBroker {
+  readonly bootstrap: string;
+  readonly port: number;
+  readonly pid: number;
+  readonly dataDir: string;
+  /** SIGTERM, wait for the exit (SIGKILL after 10 s), remove a temporary data dir. */
+  close(): Promise<void>;
+}
+
+export const DEFAULT_BROKER_START_TIMEOUT_MS = 20_000;
+const KEEP_LINES = 50;
+
+function defaultCommand(): string[] {
+  const require = createRequire(import.meta.url);
+  let bin: string;
+  try {
+    bin = path.join(path.dirname(require.resolve('@mq/cli/package.json')), 'dist', 'bin.js');
+  } catch {
+    throw new MqError('INVALID_ARGUMENT', 'cannot find @mq/cli to start a local broker (build it with: npm run build -w @mq/cli, or pass --bootstrap)');
+  }
+  return [process.execPath, bin];
+}
+
+/**
+ * Starts `mq broker start` as a child process on a free port for one run.
+ * The broker runs in its own process, as the peers' servers do, so client and
+ * broker each have a core.
+ */
+export async function startLocalBroker(options: LocalBrokerOptions = {}): Promise<LocalBroker> {
+  const ownDir = options.dataDir === undefined;
+  const dataDir = options.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'mq-bench-')));
+  const [exe, ...base] = options.command ?? defaultCommand();
+  const args = [...(options.nodeFlags ?? []), ...base, 'broker', 'start', '--data-dir', dataDir, '--port', '0', '--http-port', '0'];
+  if (options.config && Object.keys(options.config).length > 0) {
+    const file = path.join(dataDir, 'bench-broker.properties');
+    await writeFile(file, Object.entries(options.config).map(([k, v]) => `${k}=${v}`).join('\n') + '\n');
+    args.push('--config', file);
+  }
+  const child: ChildProcess = spawn(exe, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, MQ_LOG_LEVEL: process.env.MQ_LOG_LEVEL ?? 'info' } });
+  const lines: string[] = [];
+  let exited = false;
+  const exit = new Promise<void>((resolve) => child.once('exit', () => {
+    exited = true;
+    resolve();
+  }));
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => fail(new MqError('REQUEST_TIMED_OUT', `local broker did not report "broker listening" within ${options.startTimeoutMs ?? DEFAULT_BROKER_START_TIMEOUT_MS} ms`)), options.startTimeoutMs ?? DEFAULT_BROKER_START_TIMEOUT_MS);
+    const fail = (err: Error): void => {
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      reject(Object.assign(err, { output: lines.slice() }));
+    };
+    let pending = '';
+    const onData = (chunk: Buffer): void => {
+      options.log?.write(chunk);
+      pending += chunk.toString();
+      let nl: number;
+      while ((nl = pending.indexOf('\n')) >= 0) {
+        const line = pending.slice(0, nl);
+        pending = pending.slice(nl + 1);
+        lines.push(line);
+        if (lines.length > KEEP_LINES) lines.shift();
+        if (line.includes('broker listening')) {
+          try {
+            const parsed = JSON.parse(line) as { port?: number };
+            if (typeof parsed.port === 'number') {
+              clearTimeout(timer);
+              resolve(parsed.port);
+            }
+          } catch {
+            // not JSON: keep waiting
+          }
+        }
+      }
+      if (pending.length > 65_536) pending = pending.slice(-65_536);
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('exit', (code, signal) => fail(new MqError('BROKER_NOT_AVAILABLE', `local broker exited (${code ?? signal}) before listening:\n${lines.join('\n')}`)));
+    child.once('error', (err) => fail(err));
+  });
+  return {
+    bootstrap: `127.0.0.1:${port}`,
+    port,
+    pid: child.pid ?? -1,
+    dataDir,
+    async close() {
+      if (!exited) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        await exit;
+        clearTimeout(timer);
+      }
+      if (ownDir) await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,24 @@
+import { collectEnvironment, type BenchEnvironment } from '../env.js';
+
+/** What every workload is given besides its options. */
+export interface WorkloadContext {
+  /** Progress lines (default stderr); null for none. */
+  progress?: NodeJS.WritableStream | null;
+  progressIntervalMs?: number;
+  /** Environment to report; collected when absent. */
+  environment?: BenchEnvironment;
+  /** Stops a duration run early, or aborts any run. */
+  signal?: AbortSignal;
+}
+
+export function environmentOf(ctx: WorkloadContext): BenchEnvironment {
+  return ctx.environment ?? collectEnvironment();
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+export function yieldToLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}

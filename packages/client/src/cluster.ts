@@ -1,0 +1,334 @@
+/**
+ * What the client knows about the cluster: a metadata cache (brokers, topics,
+ * partitions with leader, epoch, replicas and ISR), a pool of connections, one
+ * per broker, reopened on demand after a close, and routing of requests to a
+ * partition's leader or to any broker.
+ */
+import { MqError, errorCodeFromNumber, isMqError, type ErrorCode } from '@mq/protocol/errors';
+import type { RequestBody } from '@mq/protocol/wire';
+import { Connection, type RequestOptions, type RequestPayload, type ResponseOf } from './connection.js';
+import type { ParsedClientOptions } from './options.js';
+import { Retrier } from './retrier.js';
+
+export interface BrokerDescription {
+  id: number;
+  host: string;
+  port: number;
+  httpPort: number;
+  rack: string;
+  fenced: boolean;
+}
+
+export interface PartitionDescription {
+  partition: number;
+  /** Broker id of the leader; -1 when there is none. */
+  leader: number;
+  leaderEpoch: number;
+  replicas: number[];
+  isr: number[];
+  offlineReplicas: number[];
+  /** NONE, or why the partition is unavailable (e.g. LEADER_NOT_AVAILABLE). */
+  error: ErrorCode;
+}
+
+export interface TopicDescription {
+  name: string;
+  topicId: string;
+  internal: boolean;
+  partitions: PartitionDescription[];
+}
+
+/** Errors after which the metadata cache is stale and must be refreshed before a retry. */
+const STALE_METADATA: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'NOT_LEADER',
+  'LEADER_NOT_AVAILABLE',
+  'UNKNOWN_TOPIC_OR_PARTITION',
+  'FENCED_LEADER_EPOCH',
+  'UNKNOWN_LEADER_EPOCH',
+  'NOT_CONTROLLER',
+  'BROKER_NOT_AVAILABLE',
+  'REPLICA_NOT_AVAILABLE',
+  'CONNECTION_ERROR',
+  'CONNECTION_CLOSED',
+]);
+
+export function invalidatesMetadata(err: unknown): boolean {
+  return isMqError(err) && STALE_METADATA.has(err.code);
+}
+
+export function unknownTopicError(topic: string, retriable = false): MqError {
+  return new MqError('UNKNOWN_TOPIC_OR_PARTITION', `topic "${topic}" does not exist (create it with: mq topic create ${topic})`, {
+    topic,
+    retriable,
+  });
+}
+
+export type Target = { kind: 'any' } | { kind: 'controller' } | { kind: 'broker'; id: number };
+
+export class Cluster {
+  readonly retrier: Retrier;
+  readonly brokers = new Map<number, BrokerDescription>();
+  private readonly topics = new Map<string, TopicDescription>();
+  private readonly topicFetchedAt = new Map<string, number>();
+  controllerId = -1;
+  clusterId = '';
+  private readonly byAddress = new Map<string, Promise<Connection>>();
+  private readonly byBrokerId = new Map<number, Connection>();
+  private refreshing: Promise<void> | undefined;
+  private bootstrapIndex = 0;
+  private closed = false;
+
+  constructor(readonly options: ParsedClientOptions) {
+    this.retrier = new Retrier(options.retry);
+  }
+
+  // ----------------------------------------------------------- connections
+
+  /** The pooled connection to `address`, opened (and handshaken) if needed. */
+  connection(address: string, signal?: AbortSignal): Promise<Connection> {
+    if (this.closed) return Promise.reject(new MqError('CLOSED', 'the client is closed'));
+    let p = this.byAddress.get(address);
+    if (p) return p;
+    p = Connection.open(
+      {
+        address,
+        clientId: this.options.clientId,
+        connectTimeoutMs: this.options.connectTimeoutMs,
+        requestTimeoutMs: this.options.requestTimeoutMs,
+        maxResponseBytes: this.options.maxResponseBytes,
+      },
+      signal,
+    ).then(
+      (conn) => {
+        if (this.closed) {
+          conn.close();
+          throw new MqError('CLOSED', 'the client is closed');
+        }
+        const existing = this.byBrokerId.get(conn.brokerId);
+        if (conn.brokerId >= 0 && (!existing || existing.closed)) this.byBrokerId.set(conn.brokerId, conn);
+        if (conn.clusterId) this.clusterId = conn.clusterId;
+        conn.onClose(() => {
+          if (this.byAddress.get(address) === p) this.byAddress.delete(address);
+          if (this.byBrokerId.get(conn.brokerId) === conn) this.byBrokerId.delete(conn.brokerId);
+        });
+        return conn;
+      },
+      (err: unknown) => {
+        if (this.byAddress.get(address) === p) this.byAddress.delete(address);
+        throw err;
+      },
+    );
+    this.byAddress.set(address, p);
+    return p;
+  }
+
+  /** A connection to the given broker id (from metadata). */
+  async brokerConnection(id: number, signal?: AbortSignal): Promise<Connection> {
+    const open = this.byBrokerId.get(id);
+    if (open && !open.closed) return open;
+    let b = this.brokers.get(id);
+    if (!b) {
+      await this.refreshMetadata([], signal);
+      b = this.brokers.get(id);
+    }
+    if (!b) throw new MqError('BROKER_NOT_AVAILABLE', `broker ${id} is not in the cluster metadata`, { broker: id });
+    return this.connection(`${b.host}:${b.port}`, signal);
+  }
+
+  /** Any live connection, else the bootstrap servers and known brokers in turn. */
+  async anyConnection(signal?: AbortSignal): Promise<Connection> {
+    for (const c of this.byBrokerId.values()) if (!c.closed) return c;
+    const candidates = [...this.options.bootstrap];
+    for (const b of this.brokers.values()) {
+      const a = `${b.host}:${b.port}`;
+      if (!candidates.includes(a)) candidates.push(a);
+    }
+    let last: unknown;
+    for (let i = 0; i < candidates.length; i++) {
+      const address = candidates[(this.bootstrapIndex + i) % candidates.length]!;
+      try {
+        return await this.connection(address, signal);
+      } catch (err) {
+        last = err;
+        if (!isMqError(err) || (err.code !== 'CONNECTION_ERROR' && err.code !== 'CONNECTION_CLOSED' && err.code !== 'REQUEST_TIMED_OUT')) {
+          throw err;
+        }
+      }
+    }
+    this.bootstrapIndex++;
+    if (candidates.length > 1) {
+      throw new MqError(
+        'CONNECTION_ERROR',
+        `cannot reach any broker (${candidates.join(', ')}): ${(last as Error).message}`,
+        { cause: last },
+      );
+    }
+    throw last;
+  }
+
+  async connectionFor(target: Target, signal?: AbortSignal): Promise<Connection> {
+    if (target.kind === 'broker') return this.brokerConnection(target.id, signal);
+    if (target.kind === 'controller') {
+      if (this.controllerId < 0) await this.refreshMetadata([], signal);
+      if (this.controllerId >= 0) return this.brokerConnection(this.controllerId, signal);
+    }
+    return this.anyConnection(signal);
+  }
+
+  /**
+   * Sends one request with the client's retry policy: retriable failures
+   * back off (exponentially, with jitter) and refresh the metadata first when
+   * it may be stale. `target` may be a function so that it is re-evaluated
+   * after each refresh (e.g. the leader of a partition).
+   */
+  async send<B extends RequestBody>(
+    target: Target | (() => Target | Promise<Target>),
+    body: B,
+    payload: RequestPayload<B> | (() => RequestPayload<B>),
+    options: RequestOptions = {},
+  ): Promise<ResponseOf<B>> {
+    return this.retrier.run(
+      async () => {
+        const t = typeof target === 'function' ? await target() : target;
+        const conn = await this.connectionFor(t, options.signal);
+        return conn.request(body, typeof payload === 'function' ? payload() : payload, options);
+      },
+      {
+        signal: options.signal,
+        onRetry: async (err) => {
+          if (invalidatesMetadata(err)) await this.refreshMetadata([], options.signal).catch(() => {});
+        },
+      },
+    );
+  }
+
+  // -------------------------------------------------------------- metadata
+
+  /** The cached description of a topic, if fresh enough; never does I/O. */
+  cachedTopic(topic: string): TopicDescription | undefined {
+    const t = this.topics.get(topic);
+    if (!t) return undefined;
+    const at = this.topicFetchedAt.get(topic) ?? 0;
+    if (Date.now() - at > this.options.metadataMaxAgeMs) return undefined;
+    return t;
+  }
+
+  /** The description of a topic, fetched when not cached. UNKNOWN_TOPIC_OR_PARTITION when it does not exist. */
+  async topic(topic: string, signal?: AbortSignal): Promise<TopicDescription> {
+    const cached = this.cachedTopic(topic);
+    if (cached) return cached;
+    await this.refreshMetadata([topic], signal);
+    const t = this.topics.get(topic);
+    if (!t) throw unknownTopicError(topic);
+    return t;
+  }
+
+  /** Marks a topic's metadata as stale so that the next use refreshes it. */
+  invalidate(topic?: string): void {
+    if (topic === undefined) this.topicFetchedAt.clear();
+    else this.topicFetchedAt.delete(topic);
+  }
+
+  /** Leader broker id of a partition from the cache (-1 when unknown). */
+  leaderOf(topic: string, partition: number): number {
+    return this.topics.get(topic)?.partitions[partition]?.leader ?? -1;
+  }
+
+  /**
+   * Fetches metadata for `topics` plus every topic already cached (empty and
+   * nothing cached: all topics). Concurrent calls share one request when it
+   * covers what they need.
+   */
+  async refreshMetadata(topics: readonly string[], signal?: AbortSignal): Promise<void> {
+    while (this.refreshing) {
+      const inFlight = this.refreshing;
+      await inFlight.catch(() => {});
+      if (topics.every((t) => this.topics.has(t) && this.cachedTopic(t))) return;
+      if (this.refreshing === inFlight) break;
+    }
+    const wanted = new Set<string>([...this.topics.keys(), ...topics]);
+    const run = this.fetchMetadata([...wanted], signal);
+    this.refreshing = run;
+    try {
+      await run;
+    } finally {
+      if (this.refreshing === run) this.refreshing = undefined;
+    }
+  }
+
+  /** Every topic in the cluster (one metadata request). */
+  async listTopics(signal?: AbortSignal): Promise<TopicDescription[]> {
+    const resp = await this.send({ kind: 'any' }, 'metadata', { topics: [] }, { signal });
+    this.applyMetadata(resp, []);
+    return [...(resp.topics ?? [])].filter((t) => !t.errorCode).map(toTopicDescription);
+  }
+
+  private async fetchMetadata(topics: string[], signal?: AbortSignal): Promise<void> {
+    const resp = await this.send({ kind: 'any' }, 'metadata', { topics }, { signal });
+    this.applyMetadata(resp, topics);
+  }
+
+  private applyMetadata(resp: ResponseOf<'metadata'>, asked: string[]): void {
+    this.brokers.clear();
+    for (const b of resp.brokers ?? []) {
+      const id = b.id ?? 0;
+      this.brokers.set(id, {
+        id,
+        host: b.host ?? '',
+        port: b.port ?? 0,
+        httpPort: b.httpPort ?? 0,
+        rack: b.rack ?? '',
+        fenced: b.fenced ?? false,
+      });
+    }
+    this.controllerId = resp.controllerId ?? -1;
+    if (resp.clusterId) this.clusterId = resp.clusterId;
+    const now = Date.now();
+    const seen = new Set<string>();
+    for (const t of resp.topics ?? []) {
+      const name = t.name ?? '';
+      seen.add(name);
+      const code = errorCodeFromNumber(t.errorCode ?? 0);
+      if (code === 'UNKNOWN_TOPIC_OR_PARTITION' || code === 'INVALID_TOPIC') {
+        this.topics.delete(name);
+        this.topicFetchedAt.delete(name);
+        continue;
+      }
+      if (code !== 'NONE') continue; // e.g. LEADER_NOT_AVAILABLE while being created: keep the old view
+      this.topics.set(name, toTopicDescription(t));
+      this.topicFetchedAt.set(name, now);
+    }
+    for (const name of asked) {
+      if (!seen.has(name)) {
+        this.topics.delete(name);
+        this.topicFetchedAt.delete(name);
+      }
+    }
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const p of this.byAddress.values()) p.then((c) => c.close(), () => {});
+    this.byAddress.clear();
+    this.byBrokerId.clear();
+  }
+}
+
+type WireTopic = NonNullable<ResponseOf<'metadata'>['topics']>[number];
+
+function toTopicDescription(t: WireTopic): TopicDescription {
+  const partitions = (t.partitions ?? [])
+    .map(
+      (p): PartitionDescription => ({
+        partition: p.partition ?? 0,
+        leader: p.leader ?? -1,
+        leaderEpoch: p.leaderEpoch ?? -1,
+        replicas: [...(p.replicas ?? [])],
+        isr: [...(p.isr ?? [])],
+        offlineReplicas: [...(p.offlineReplicas ?? [])],
+        error: errorCodeFromNumber(p.errorCode ?? 0),
+      }),
+    )
+    .sort((a, b) => a.partition - b.partition);
+  return { name: t.name ?? '', topicId: t.topicId ?? '', internal: t.internal ?? false, partitions };
+}

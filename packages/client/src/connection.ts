@@ -1,0 +1,335 @@
+/**
+ * One WebSocket connection to one broker: binary frames, correlation ids,
+ * many requests in flight, a timeout and an AbortSignal per request, and the
+ * handshake that negotiates API versions. A connection is used once: when it
+ * closes, every pending request fails with CONNECTION_CLOSED (retriable) and
+ * the broker pool opens a new one on the next request (reconnect).
+ */
+import WebSocket from 'ws';
+import { MqError, errorCodeFromNumber } from '@mq/protocol/errors';
+import {
+  ApiKey,
+  BODY_API,
+  SUPPORTED_API_VERSIONS,
+  decodeResponse,
+  encodeRequest,
+  mq,
+  negotiateVersion,
+  type RequestBody,
+} from '@mq/protocol/wire';
+import { abortError } from './retrier.js';
+
+export type RequestPayload<B extends RequestBody> = NonNullable<mq.RequestFrame[B]>;
+type ResponseClassName<B extends RequestBody> = `${Capitalize<B>}Response`;
+export type ResponseOf<B extends RequestBody> = ResponseClassName<B> extends keyof typeof mq
+  ? InstanceType<Extract<(typeof mq)[ResponseClassName<B>], abstract new (...args: never[]) => unknown>>
+  : never;
+
+export interface ConnectionOptions {
+  /** host:port of the broker. */
+  address: string;
+  clientId: string;
+  connectTimeoutMs: number;
+  requestTimeoutMs: number;
+  /** Largest response frame accepted from the broker. */
+  maxResponseBytes: number;
+}
+
+export interface RequestOptions {
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  /** false for fire-and-forget requests (produce with acks=0): resolves once the frame is written. */
+  expectResponse?: boolean;
+}
+
+interface Pending {
+  body: RequestBody;
+  resolve(value: unknown): void;
+  reject(err: unknown): void;
+  timer: NodeJS.Timeout | undefined;
+  signal: AbortSignal | undefined;
+  onAbort: (() => void) | undefined;
+}
+
+const CLIENT_SOFTWARE = 'mq-client-js';
+const CLIENT_VERSION = '0.1.0';
+
+/** The WebSocket URL for a bootstrap or broker address (`host:port`, or a ws:// URL as is). */
+export function addressToUrl(address: string): string {
+  if (/^wss?:\/\//.test(address)) return address;
+  return `ws://${address}`;
+}
+
+export class Connection {
+  readonly address: string;
+  brokerId = -1;
+  clusterId = '';
+  /** Largest frame the broker accepts (from the handshake); 0 when unknown. */
+  maxFrameBytes = 0;
+  private readonly versions = new Map<number, number>();
+  private readonly pending = new Map<number, Pending>();
+  private nextCorrelationId = 1;
+  private closedError: MqError | undefined;
+  private readonly closeListeners: Array<(err: MqError) => void> = [];
+
+  private constructor(
+    private readonly ws: WebSocket,
+    private readonly options: ConnectionOptions,
+  ) {
+    this.address = options.address;
+    ws.on('message', (data: Buffer, isBinary: boolean) => this.onMessage(data, isBinary));
+    ws.on('close', (code: number, reason: Buffer) => {
+      const why = reason.length > 0 ? `: ${reason.toString('utf8')}` : code !== 1000 && code !== 1005 ? ` (code ${code})` : '';
+      this.fail(new MqError('CONNECTION_CLOSED', `connection to broker ${this.address} closed${why}`, { broker: this.address }));
+    });
+    ws.on('error', (err: Error) => {
+      this.fail(new MqError('CONNECTION_ERROR', `connection to broker ${this.address} failed: ${err.message}`, { cause: err }));
+    });
+  }
+
+  /** Opens the socket and runs the handshake. */
+  static async open(options: ConnectionOptions, signal?: AbortSignal): Promise<Connection> {
+    const ws = await openSocket(options, signal);
+    const conn = new Connection(ws, options);
+    try {
+      await conn.handshake(signal);
+    } catch (err) {
+      conn.close();
+      throw err;
+    }
+    return conn;
+  }
+
+  get closed(): boolean {
+    return this.closedError !== undefined;
+  }
+
+  get inFlight(): number {
+    return this.pending.size;
+  }
+
+  /** Bytes queued in the socket but not yet written. */
+  get bufferedAmount(): number {
+    return this.ws.bufferedAmount;
+  }
+
+  onClose(listener: (err: MqError) => void): void {
+    if (this.closedError) listener(this.closedError);
+    else this.closeListeners.push(listener);
+  }
+
+  /** The negotiated version of an API, or UNSUPPORTED_VERSION when the broker does not speak it. */
+  versionOf(body: RequestBody): number {
+    const v = this.versions.get(BODY_API[body]);
+    if (v === undefined) {
+      throw new MqError('UNSUPPORTED_VERSION', `broker ${this.address} does not support the ${body} API (upgrade the broker)`);
+    }
+    return v;
+  }
+
+  request<B extends RequestBody>(body: B, payload: RequestPayload<B>, options: RequestOptions = {}): Promise<ResponseOf<B>> {
+    if (this.closedError) return Promise.reject(this.closedError);
+    const signal = options.signal;
+    if (signal?.aborted) return Promise.reject(abortError(signal));
+    let apiVersion: number;
+    try {
+      apiVersion = body === 'handshake' ? 0 : this.versionOf(body);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const correlationId = this.nextCorrelationId;
+    this.nextCorrelationId = this.nextCorrelationId >= 0xffffffff ? 1 : this.nextCorrelationId + 1;
+    const frame: mq.RequestFrame.$Properties = { correlationId, apiVersion, clientId: this.options.clientId };
+    (frame as Record<string, unknown>)[body] = payload;
+    const bytes = encodeRequest(frame);
+    if (this.maxFrameBytes > 0 && bytes.length > this.maxFrameBytes) {
+      return Promise.reject(
+        new MqError('MESSAGE_TOO_LARGE', `request of ${bytes.length} bytes is over the broker's limit of ${this.maxFrameBytes}`),
+      );
+    }
+    if (options.expectResponse === false) {
+      return new Promise((resolve, reject) => {
+        this.ws.send(bytes, { binary: true }, (err) => {
+          if (err) reject(new MqError('CONNECTION_ERROR', `write to broker ${this.address} failed: ${err.message}`, { cause: err }));
+          else resolve(undefined as ResponseOf<B>);
+        });
+      });
+    }
+    return new Promise<ResponseOf<B>>((resolve, reject) => {
+      const p: Pending = {
+        body,
+        resolve: resolve as (v: unknown) => void,
+        reject,
+        timer: undefined,
+        signal,
+        onAbort: undefined,
+      };
+      const timeoutMs = options.timeoutMs ?? this.options.requestTimeoutMs;
+      p.timer = setTimeout(() => {
+        this.settle(correlationId);
+        reject(
+          new MqError('REQUEST_TIMED_OUT', `${body} request to broker ${this.address} got no answer within ${timeoutMs} ms`, {
+            broker: this.address,
+          }),
+        );
+      }, timeoutMs);
+      if (signal) {
+        p.onAbort = () => {
+          this.settle(correlationId);
+          reject(abortError(signal));
+        };
+        signal.addEventListener('abort', p.onAbort, { once: true });
+      }
+      this.pending.set(correlationId, p);
+      this.ws.send(bytes, { binary: true }, (err) => {
+        if (err && this.settle(correlationId)) {
+          reject(new MqError('CONNECTION_ERROR', `write to broker ${this.address} failed: ${err.message}`, { cause: err }));
+        }
+      });
+    });
+  }
+
+  /** Closes the socket; pending requests fail with CONNECTION_CLOSED. */
+  close(): void {
+    this.fail(new MqError('CONNECTION_CLOSED', `connection to broker ${this.address} was closed by the client`));
+    if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING) this.ws.close(1000);
+  }
+
+  private async handshake(signal?: AbortSignal): Promise<void> {
+    const resp = await this.request(
+      'handshake',
+      {
+        clientSoftware: CLIENT_SOFTWARE,
+        clientSoftwareVersion: CLIENT_VERSION,
+        apiVersions: SUPPORTED_API_VERSIONS.map((r) => ({ api: r.api, minVersion: r.minVersion, maxVersion: r.maxVersion })),
+      },
+      { signal, timeoutMs: this.options.connectTimeoutMs },
+    );
+    const theirs = (resp.apiVersions ?? []).map((r) => ({
+      api: (r.api ?? 0) as ApiKey,
+      minVersion: r.minVersion ?? 0,
+      maxVersion: r.maxVersion ?? 0,
+    }));
+    for (const r of SUPPORTED_API_VERSIONS) {
+      const v = negotiateVersion(r.api, SUPPORTED_API_VERSIONS, theirs);
+      if (v !== undefined) this.versions.set(r.api, v);
+    }
+    this.brokerId = resp.brokerId ?? -1;
+    this.clusterId = resp.clusterId ?? '';
+    this.maxFrameBytes = resp.maxFrameBytes ?? 0;
+  }
+
+  /** Removes a pending request and its timer and listener; true when it was still pending. */
+  private settle(correlationId: number): boolean {
+    const p = this.pending.get(correlationId);
+    if (!p) return false;
+    this.pending.delete(correlationId);
+    clearTimeout(p.timer);
+    if (p.onAbort) p.signal!.removeEventListener('abort', p.onAbort);
+    return true;
+  }
+
+  private onMessage(data: Buffer, isBinary: boolean): void {
+    if (!isBinary) {
+      this.protocolError('the broker sent a text frame');
+      return;
+    }
+    let frame: mq.ResponseFrame;
+    try {
+      frame = decodeResponse(data);
+    } catch (err) {
+      this.protocolError((err as Error).message);
+      return;
+    }
+    const id = frame.correlationId;
+    const p = this.pending.get(id);
+    if (!p) return; // timed out or aborted already, or an answer to a fire-and-forget request
+    this.settle(id);
+    if (frame.errorCode) {
+      const code = errorCodeFromNumber(frame.errorCode);
+      p.reject(new MqError(code, frame.errorMessage || `broker ${this.address} failed the ${p.body} request with ${code}`));
+      return;
+    }
+    const body = (frame as unknown as Record<string, unknown>)[p.body];
+    if (body === undefined || body === null) {
+      p.reject(new MqError('CORRUPT_MESSAGE', `broker ${this.address} answered a ${p.body} request with ${frame.body ?? 'nothing'}`));
+      return;
+    }
+    p.resolve(body);
+  }
+
+  private protocolError(message: string): void {
+    const err = new MqError('CORRUPT_MESSAGE', `broker ${this.address} broke the protocol: ${message}`);
+    this.fail(err);
+    this.ws.close(1002, 'protocol error');
+  }
+
+  private fail(err: MqError): void {
+    if (this.closedError) return;
+    this.closedError = err;
+    for (const [id, p] of [...this.pending]) {
+      this.settle(id);
+      p.reject(err);
+    }
+    for (const l of this.closeListeners.splice(0)) l(err);
+  }
+}
+
+function openSocket(options: ConnectionOptions, signal?: AbortSignal): Promise<WebSocket> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(abortError(signal));
+    const ws = new WebSocket(addressToUrl(options.address), {
+      perMessageDeflate: false,
+      maxPayload: options.maxResponseBytes,
+      handshakeTimeout: options.connectTimeoutMs,
+    });
+    const cleanup = () => {
+      ws.off('open', onOpen);
+      ws.off('error', onError);
+      ws.off('unexpected-response', onUnexpected);
+      signal?.removeEventListener('abort', onAbort);
+    };
+    const onOpen = () => {
+      cleanup();
+      resolve(ws);
+    };
+    // After a failed open, terminate() may still emit 'error': swallow it.
+    const abandon = () => {
+      ws.on('error', () => {});
+      ws.terminate();
+    };
+    const onError = (err: Error & { code?: string }) => {
+      cleanup();
+      abandon();
+      const hint = err.code === 'ECONNREFUSED' ? ' (is the broker running? start one with: mq broker start)' : '';
+      reject(
+        new MqError('CONNECTION_ERROR', `cannot connect to broker at ${options.address}: ${err.code ?? err.message}${hint}`, {
+          cause: err,
+          broker: options.address,
+        }),
+      );
+    };
+    const onUnexpected = (_req: unknown, res: { statusCode?: number }) => {
+      cleanup();
+      abandon();
+      reject(
+        new MqError(
+          'CONNECTION_ERROR',
+          `${options.address} answered HTTP ${res.statusCode} instead of a WebSocket upgrade (is that the broker's WebSocket port, not its HTTP port?)`,
+          { broker: options.address },
+        ),
+      );
+    };
+    const onAbort = () => {
+      cleanup();
+      abandon();
+      reject(abortError(signal!));
+    };
+    ws.on('open', onOpen);
+    ws.on('error', onError);
+    ws.on('unexpected-response', onUnexpected);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+export { ApiKey };

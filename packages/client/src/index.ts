@@ -1,0 +1,1 @@
+export { Producer } from './producer/index.js';

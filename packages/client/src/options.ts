@@ -1,0 +1,72 @@
+/** Options of MqClient: how to reach the cluster and how long to wait. */
+import { MqError } from '@mq/protocol/errors';
+import { parseRetryOptions, type ParsedRetryOptions, type RetryOptions } from './retrier.js';
+
+export interface ClientOptions {
+  /** `host:port`, a comma-separated list of them, or an array (default localhost:9092). */
+  bootstrap?: string | string[];
+  clientId?: string;
+  /** How long one request may wait for its answer (default 30 s). */
+  requestTimeoutMs?: number;
+  /** How long opening a connection and its handshake may take (default 10 s). */
+  connectTimeoutMs?: number;
+  /** Cached topic metadata older than this is refreshed before use (default 5 min). */
+  metadataMaxAgeMs?: number;
+  /** Largest response frame accepted (default 128 MiB). */
+  maxResponseBytes?: number;
+  /** The retry policy of every request. */
+  retry?: RetryOptions;
+}
+
+export const DEFAULT_BOOTSTRAP = 'localhost:9092';
+export const DEFAULT_PORT = 9092;
+export const DEFAULT_CLIENT_ID = 'mq-client';
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+export const DEFAULT_METADATA_MAX_AGE_MS = 300_000;
+export const DEFAULT_MAX_RESPONSE_BYTES = 128 * 1024 * 1024;
+
+export interface ParsedClientOptions {
+  bootstrap: string[];
+  clientId: string;
+  requestTimeoutMs: number;
+  connectTimeoutMs: number;
+  metadataMaxAgeMs: number;
+  maxResponseBytes: number;
+  retry: ParsedRetryOptions;
+}
+
+export function invalidArgument(message: string): MqError {
+  return new MqError('INVALID_ARGUMENT', message);
+}
+
+export function positiveInt(name: string, value: number, min = 1): number {
+  if (!Number.isSafeInteger(value) || value < min) throw invalidArgument(`${name} must be an integer >= ${min}, got ${value}`);
+  return value;
+}
+
+/** Normalises one `host:port` (or ws:// URL); a missing port means 9092. */
+export function parseAddress(address: string): string {
+  const a = address.trim();
+  if (/^wss?:\/\//.test(a)) return a;
+  const m = /^(\[[^\]]+\]|[^:/\s]+)(?::(\d+))?$/.exec(a);
+  if (!m) throw invalidArgument(`bootstrap address "${address}" is not host:port`);
+  const port = m[2] === undefined ? DEFAULT_PORT : Number(m[2]);
+  if (port < 1 || port > 65535) throw invalidArgument(`bootstrap address "${address}" has an invalid port`);
+  return `${m[1]}:${port}`;
+}
+
+export function parseClientOptions(options: ClientOptions = {}): ParsedClientOptions {
+  const raw = options.bootstrap ?? DEFAULT_BOOTSTRAP;
+  const list = (Array.isArray(raw) ? raw : raw.split(',')).map((s) => s.trim()).filter((s) => s.length > 0);
+  if (list.length === 0) throw invalidArgument('bootstrap needs at least one host:port');
+  return {
+    bootstrap: list.map(parseAddress),
+    clientId: options.clientId ?? DEFAULT_CLIENT_ID,
+    requestTimeoutMs: positiveInt('requestTimeoutMs', options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS),
+    connectTimeoutMs: positiveInt('connectTimeoutMs', options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS),
+    metadataMaxAgeMs: positiveInt('metadataMaxAgeMs', options.metadataMaxAgeMs ?? DEFAULT_METADATA_MAX_AGE_MS, 0),
+    maxResponseBytes: positiveInt('maxResponseBytes', options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES, 1024),
+    retry: parseRetryOptions(options.retry),
+  };
+}

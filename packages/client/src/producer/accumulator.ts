@@ -1,0 +1,390 @@
+/**
+ * Collects records into per-partition batches. `append` is the synchronous
+ * fast path: look the topic up in the metadata cache, pick the partition,
+ * encode the record into the partition's open batch. When the metadata is
+ * not cached yet or the bounded buffer is full, the record waits in a FIFO of
+ * blocked sends (so a later record never overtakes an earlier one) until
+ * metadata arrives or memory is released, for at most `maxBlockMs`.
+ */
+import { MqError, isMqError } from '@mq/protocol/errors';
+import { HEADER_SIZE } from '@mq/protocol/batch';
+import { unknownTopicError, type Cluster } from '../cluster.js';
+import { StickyPartitions } from '../partitioner.js';
+import { BatchBuilder, measureRecord, type ProducerRecord } from './batch-builder.js';
+import { BufferPool } from './buffer-pool.js';
+import type { ParsedProducerOptions } from './options.js';
+import type { RecordSink } from './record-sink.js';
+
+export interface PartitionQueue {
+  readonly topic: string;
+  readonly partition: number;
+  /** The batch records are appended to. */
+  open: BatchBuilder | undefined;
+  /** Closed batches waiting to be sent, oldest first. */
+  readonly ready: BatchBuilder[];
+  /** A produce request for this partition is outstanding (one at a time keeps order under retries). */
+  inFlight: boolean;
+  /** Not before this time (backoff after a retriable error). */
+  retryAt: number;
+}
+
+interface Blocked {
+  topic: string;
+  record: ProducerRecord;
+  sink: RecordSink;
+  index: number;
+  deadline: number;
+}
+
+export interface AccumulatorHooks {
+  /** There may be something to send now. */
+  wake(): void;
+}
+
+export interface ReadyScan {
+  /** Partitions with batches to send, by leader broker id. */
+  byLeader: Map<number, PartitionQueue[]>;
+  /** Earliest time at which an open batch lingers out or a backoff ends (Infinity: none). */
+  nextCheckAt: number;
+}
+
+export class Accumulator {
+  readonly pool: BufferPool;
+  private readonly queues = new Map<string, PartitionQueue[]>();
+  private readonly sticky = new StickyPartitions();
+  private blocked: Blocked[] = [];
+  private blockedHead = 0;
+  private blockedTimer: NodeJS.Timeout | undefined;
+  private readonly metadataWanted = new Set<string>();
+  /** Batches created and not yet completed. */
+  private incomplete = 0;
+  private idleWaiters: Array<() => void> = [];
+  private drainWaiters: Array<() => void> = [];
+  /** > 0 while flush() runs: every open batch is ready now. */
+  flushing = 0;
+  closed = false;
+
+  constructor(
+    private readonly options: ParsedProducerOptions,
+    private readonly cluster: Cluster,
+    private readonly hooks: AccumulatorHooks,
+  ) {
+    this.pool = new BufferPool(options.bufferMemory, options.batchBytes);
+    this.pool.onRelease(() => this.processBlocked());
+  }
+
+  get blockedCount(): number {
+    return this.blocked.length - this.blockedHead;
+  }
+
+  /** True when a send would be taken at once (no blocked sends, memory for a batch left). */
+  get writable(): boolean {
+    return this.blockedCount === 0 && this.pool.availableBytes >= this.options.batchBytes;
+  }
+
+  /** Resolves when `writable` turns true. */
+  drain(): Promise<void> {
+    if (this.writable) return Promise.resolve();
+    return new Promise((resolve) => this.drainWaiters.push(resolve));
+  }
+
+  /** Resolves when every record appended so far has completed. */
+  idle(): Promise<void> {
+    if (this.incomplete === 0 && this.blockedCount === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  append(topic: string, record: ProducerRecord, sink: RecordSink, index: number): void {
+    if (this.closed) {
+      sink.fail(index, new MqError('CLOSED', 'the producer is closed'));
+      return;
+    }
+    if (this.blockedCount === 0) {
+      try {
+        if (this.tryAppend(topic, record, sink, index)) return;
+      } catch (err) {
+        sink.fail(index, err);
+        return;
+      }
+    }
+    if (this.blockedCount >= this.options.maxBlockedSends) {
+      sink.fail(
+        index,
+        new MqError(
+          'BUFFER_FULL',
+          `the producer's send buffer is full and ${this.blockedCount} sends are already waiting (await send(), or wait for producer.drain())`,
+        ),
+      );
+      return;
+    }
+    this.blocked.push({ topic, record, sink, index, deadline: Date.now() + this.options.maxBlockMs });
+    this.armBlockedTimer();
+  }
+
+  /**
+   * Appends at once if metadata and memory allow: true when the record was
+   * taken (or failed for good); false when it must wait.
+   */
+  private tryAppend(topic: string, record: ProducerRecord, sink: RecordSink, index: number): boolean {
+    const meta = this.cluster.cachedTopic(topic);
+    if (!meta) {
+      this.wantMetadata(topic);
+      return false;
+    }
+    const n = meta.partitions.length;
+    const size = measureRecord(record);
+    let partition: number;
+    let sticky = false;
+    if (record.partition !== undefined && record.partition !== null) {
+      partition = record.partition;
+      if (!Number.isInteger(partition) || partition < 0 || partition >= n) {
+        throw new MqError(
+          'UNKNOWN_TOPIC_OR_PARTITION',
+          `partition ${partition} of topic "${topic}" does not exist (it has ${n} partition${n === 1 ? '' : 's'})`,
+          { topic, partition, retriable: false },
+        );
+      }
+    } else {
+      partition = this.options.partitioner({ topic, key: record.key as Uint8Array | string | null | undefined, numPartitions: n });
+      if (partition < 0) {
+        partition = this.sticky.partition(topic, n);
+        sticky = true;
+      } else if (!Number.isInteger(partition) || partition >= n) {
+        throw new TypeError(`the partitioner returned ${partition} for a topic of ${n} partitions`);
+      }
+    }
+    const timestamp = record.timestamp ?? Date.now();
+    if (!Number.isSafeInteger(timestamp) || timestamp < 0) {
+      throw new MqError('INVALID_TIMESTAMP', `record timestamp must be a non-negative integer of ms, got ${timestamp}`);
+    }
+    let q = this.queue(topic, partition, n);
+    if (q.open && q.open.tryAppend(record, size, timestamp, sink, index)) return true;
+    const need = Math.max(this.options.batchBytes, HEADER_SIZE + size);
+    if (need > this.maxBatchBytes()) {
+      throw new MqError(
+        'RECORD_TOO_LARGE',
+        `record of about ${size} bytes is over the largest request of ${this.maxBatchBytes()} bytes (raise maxRequestBytes, or send smaller records)`,
+        { size, retriable: false },
+      );
+    }
+    if (q.open) {
+      this.closeOpen(q, n);
+      if (sticky) {
+        partition = this.sticky.partition(topic, n);
+        q = this.queue(topic, partition, n);
+        if (q.open && q.open.tryAppend(record, size, timestamp, sink, index)) return true;
+        if (q.open) this.closeOpen(q, n);
+      }
+    }
+    const buf = this.pool.tryAllocate(need);
+    if (!buf) {
+      this.hooks.wake(); // full: open batches are sent at once to free memory
+      return false;
+    }
+    const batch = new BatchBuilder(buf, topic, partition, Date.now());
+    this.incomplete++;
+    q.open = batch;
+    batch.tryAppend(record, size, timestamp, sink, index);
+    this.hooks.wake(); // send now (lingerMs 0) or arm the linger timer
+    return true;
+  }
+
+  /** The largest batch a request can carry. */
+  maxBatchBytes(): number {
+    return this.options.maxRequestBytes - 256;
+  }
+
+  private queue(topic: string, partition: number, n: number): PartitionQueue {
+    let qs = this.queues.get(topic);
+    if (!qs) {
+      qs = [];
+      this.queues.set(topic, qs);
+    }
+    let q = qs[partition];
+    if (!q) {
+      q = { topic, partition, open: undefined, ready: [], inFlight: false, retryAt: 0 };
+      qs[partition] = q;
+    }
+    void n;
+    return q;
+  }
+
+  private closeOpen(q: PartitionQueue, n: number): void {
+    const b = q.open;
+    if (!b) return;
+    q.open = undefined;
+    q.ready.push(b);
+    this.sticky.onBatchClosed(q.topic, n, q.partition);
+  }
+
+  /** Finds what can be sent now; closes open batches whose linger is over (or all when flushing or blocked). */
+  scan(now: number): ReadyScan {
+    const byLeader = new Map<number, PartitionQueue[]>();
+    let nextCheckAt = Infinity;
+    const urgent = this.flushing > 0 || this.blockedCount > 0 || this.closed;
+    for (const [topic, qs] of this.queues) {
+      for (const q of qs) {
+        if (!q || q.inFlight) continue;
+        if (q.retryAt > now) {
+          if (q.ready.length > 0 || q.open) nextCheckAt = Math.min(nextCheckAt, q.retryAt);
+          continue;
+        }
+        if (q.open) {
+          const expiry = q.open.createdAt + this.options.lingerMs;
+          if (urgent || expiry <= now || q.open.remaining < 64) this.closeOpen(q, qs.length);
+          else nextCheckAt = Math.min(nextCheckAt, expiry);
+        }
+        if (q.ready.length === 0) continue;
+        const leader = this.cluster.leaderOf(topic, q.partition);
+        if (leader < 0) {
+          this.wantMetadata(topic);
+          continue;
+        }
+        let list = byLeader.get(leader);
+        if (!list) byLeader.set(leader, (list = []));
+        list.push(q);
+      }
+    }
+    return { byLeader, nextCheckAt };
+  }
+
+  /** A batch is done (acknowledged or failed for good): free its memory. */
+  completed(batch: BatchBuilder): void {
+    this.incomplete--;
+    this.pool.release(batch.buffer);
+    this.checkIdle();
+  }
+
+  private checkIdle(): void {
+    if (this.incomplete === 0 && this.blockedCount === 0 && this.idleWaiters.length > 0) {
+      for (const w of this.idleWaiters.splice(0)) w();
+    }
+  }
+
+  /** Fetches metadata for a topic in the background, then retries blocked sends. */
+  wantMetadata(topic: string): void {
+    if (this.metadataWanted.has(topic)) return;
+    this.metadataWanted.add(topic);
+    this.cluster.refreshMetadata([topic]).then(
+      () => {
+        this.metadataWanted.delete(topic);
+        if (!this.cluster.cachedTopic(topic)) this.failBlocked(topic, unknownTopicError(topic));
+        this.processBlocked();
+        this.hooks.wake();
+      },
+      (err: unknown) => {
+        this.metadataWanted.delete(topic);
+        // A broker that cannot be reached: blocked sends wait (up to maxBlockMs) and try again.
+        if (!isMqError(err) || !err.retriable) this.failBlocked(topic, err);
+        else setTimeout(() => this.processBlocked(), this.cluster.retrier.delayMs(0)).unref();
+        this.processBlocked();
+      },
+    );
+  }
+
+  private failBlocked(topic: string, err: unknown): void {
+    const keep: Blocked[] = [];
+    for (let i = this.blockedHead; i < this.blocked.length; i++) {
+      const b = this.blocked[i]!;
+      if (b.topic === topic) b.sink.fail(b.index, err);
+      else keep.push(b);
+    }
+    this.blocked = keep;
+    this.blockedHead = 0;
+    this.checkIdle();
+  }
+
+  /** Moves blocked sends into batches, in order, as far as metadata and memory allow. */
+  processBlocked(): void {
+    const now = Date.now();
+    while (this.blockedHead < this.blocked.length) {
+      const b = this.blocked[this.blockedHead]!;
+      if (b.deadline <= now) {
+        this.blockedHead++;
+        b.sink.fail(b.index, this.blockedTimeout(b));
+        continue;
+      }
+      let taken: boolean;
+      try {
+        taken = this.closed || this.tryAppend(b.topic, b.record, b.sink, b.index);
+        if (this.closed) b.sink.fail(b.index, new MqError('CLOSED', 'the producer is closed'));
+      } catch (err) {
+        b.sink.fail(b.index, err);
+        taken = true;
+      }
+      if (!taken) break;
+      this.blocked[this.blockedHead++] = undefined as unknown as Blocked;
+    }
+    if (this.blockedHead > 1024 && this.blockedHead * 2 > this.blocked.length) {
+      this.blocked = this.blocked.slice(this.blockedHead);
+      this.blockedHead = 0;
+    }
+    if (this.blockedCount === 0) {
+      this.blocked = [];
+      this.blockedHead = 0;
+      clearTimeout(this.blockedTimer);
+      this.blockedTimer = undefined;
+    } else {
+      this.armBlockedTimer();
+    }
+    if (this.writable && this.drainWaiters.length > 0) for (const w of this.drainWaiters.splice(0)) w();
+    this.checkIdle();
+  }
+
+  private blockedTimeout(b: Blocked): MqError {
+    if (!this.cluster.cachedTopic(b.topic)) {
+      return new MqError(
+        'REQUEST_TIMED_OUT',
+        `no metadata for topic "${b.topic}" within maxBlockMs (${this.options.maxBlockMs} ms): is the broker reachable?`,
+        { topic: b.topic },
+      );
+    }
+    return new MqError(
+      'BUFFER_FULL',
+      `the producer's send buffer (${this.options.bufferMemory} bytes) stayed full for maxBlockMs (${this.options.maxBlockMs} ms): the broker is slower than the sends`,
+      { topic: b.topic },
+    );
+  }
+
+  private armBlockedTimer(): void {
+    if (this.blockedTimer || this.blockedCount === 0) return;
+    const head = this.blocked[this.blockedHead]!;
+    const wait = Math.max(0, head.deadline - Date.now()) + 1;
+    this.blockedTimer = setTimeout(() => {
+      this.blockedTimer = undefined;
+      this.processBlocked();
+    }, wait);
+  }
+
+  /** Fails every record not yet sent (close with a deadline that passed). */
+  abortAll(err: MqError): void {
+    this.closed = true;
+    for (let i = this.blockedHead; i < this.blocked.length; i++) this.blocked[i]!.sink.fail(this.blocked[i]!.index, err);
+    this.blocked = [];
+    this.blockedHead = 0;
+    clearTimeout(this.blockedTimer);
+    for (const qs of this.queues.values()) {
+      for (const q of qs) {
+        if (!q) continue;
+        const pending = q.open ? [...q.ready, q.open] : q.ready.splice(0);
+        if (q.open) q.ready.length = 0;
+        q.open = undefined;
+        for (const batch of pending) {
+          failBatch(batch, err);
+          this.completed(batch);
+        }
+      }
+    }
+    this.checkIdle();
+  }
+}
+
+export function failBatch(batch: BatchBuilder, err: unknown): void {
+  const { sinks, sinkIndexes } = batch;
+  for (let i = 0; i < sinks.length; i++) sinks[i]!.fail(sinkIndexes[i]!, err);
+}
+
+export function completeBatch(batch: BatchBuilder, baseOffset: number): void {
+  const { sinks, sinkIndexes, topic, partition } = batch;
+  for (let i = 0; i < sinks.length; i++) sinks[i]!.ok(sinkIndexes[i]!, topic, partition, baseOffset < 0 ? -1 : baseOffset + i);
+}

@@ -1,0 +1,275 @@
+/**
+ * Encodes records straight into a batch buffer in the FORMAT.md layout (the
+ * client's hot path): no per-record buffers, strings written as UTF-8 in
+ * place, the header and CRC written once when the batch closes. Compression
+ * (when configured) runs once over the finished records section.
+ */
+import { COMPRESSION_CODECS, HEADER_SIZE, LOG_OVERHEAD, computeBatchCrc, compress, type CompressionCodec } from '@mq/protocol/batch';
+import { MqError } from '@mq/protocol/errors';
+import type { RecordSink } from './record-sink.js';
+
+export type Bytes = Buffer | Uint8Array | string;
+export type HeadersInput = Record<string, Bytes | null | undefined> | Array<{ key: string; value: Bytes | null }>;
+
+/** One record to send. */
+export interface ProducerRecord {
+  key?: Bytes | null;
+  value: Bytes | null;
+  headers?: HeadersInput;
+  /** Explicit partition: wins over the partitioner. */
+  partition?: number;
+  /** Create time in ms since the epoch (default now). */
+  timestamp?: number;
+}
+
+// Header field offsets (FORMAT.md).
+const OFF_BATCH_LENGTH = 8;
+const OFF_LEADER_EPOCH = 12;
+const OFF_MAGIC = 16;
+const OFF_ATTRIBUTES = 21;
+const OFF_LAST_OFFSET_DELTA = 23;
+const OFF_BASE_TIMESTAMP = 27;
+const OFF_MAX_TIMESTAMP = 35;
+const OFF_PRODUCER_ID = 43;
+const OFF_PRODUCER_EPOCH = 51;
+const OFF_BASE_SEQUENCE = 53;
+const OFF_RECORD_COUNT = 57;
+const OFF_CRC = 17;
+
+/** Bytes of a zig-zag varint. */
+function zigzagSize(v: number): number {
+  if (v >= -64 && v < 64) return 1;
+  if (v >= -8192 && v < 8192) return 2;
+  if (v >= -1048576 && v < 1048576) return 3;
+  if (v >= -134217728 && v < 134217728) return 4;
+  let u = v >= 0 ? v * 2 : -v * 2 - 1;
+  let n = 1;
+  while (u >= 0x80) {
+    u = Math.floor(u / 128);
+    n++;
+  }
+  return n;
+}
+
+function writeZigzag(buf: Buffer, pos: number, value: number): number {
+  if (value >= -0x40000000 && value < 0x40000000) {
+    let v = ((value << 1) ^ (value >> 31)) >>> 0;
+    while (v >= 0x80) {
+      buf[pos++] = (v & 0x7f) | 0x80;
+      v >>>= 7;
+    }
+    buf[pos++] = v;
+    return pos;
+  }
+  let v = value >= 0 ? value * 2 : -value * 2 - 1;
+  while (v >= 0x80) {
+    buf[pos++] = (v % 128) | 0x80;
+    v = Math.floor(v / 128);
+  }
+  buf[pos++] = v;
+  return pos;
+}
+
+function writeInt64(buf: Buffer, pos: number, value: number): void {
+  const hi = Math.floor(value / 0x1_0000_0000);
+  buf.writeInt32BE(hi, pos);
+  buf.writeUInt32BE(value - hi * 0x1_0000_0000, pos + 4);
+}
+
+function byteLen(b: Bytes | null | undefined): number {
+  if (b === null || b === undefined) return -1;
+  if (typeof b === 'string') return b.length === 0 ? 0 : Buffer.byteLength(b, 'utf8');
+  return b.byteLength;
+}
+
+function lenFieldSize(len: number): number {
+  return len < 0 ? 1 : zigzagSize(len) + len;
+}
+
+function checkBytes(name: string, b: unknown): void {
+  if (b === null || b === undefined || typeof b === 'string' || b instanceof Uint8Array) return;
+  throw new MqError('INVALID_ARGUMENT', `record ${name} must be a string, Buffer, Uint8Array or null, got ${typeof b}`);
+}
+
+/**
+ * Measured sizes of the record last passed to `measureRecord` (a scratch
+ * object, so measuring allocates nothing).
+ */
+const measured = { keyLen: -1, valueLen: -1, headersSize: 0, headerCount: 0 };
+
+function measureHeaders(h: HeadersInput | undefined): void {
+  let size = 0;
+  let count = 0;
+  if (h) {
+    if (Array.isArray(h)) {
+      for (const { key, value } of h) {
+        if (typeof key !== 'string') throw new MqError('INVALID_ARGUMENT', 'header keys must be strings');
+        checkBytes(`header "${key}"`, value);
+        size += lenFieldSize(Buffer.byteLength(key, 'utf8')) + lenFieldSize(byteLen(value));
+        count++;
+      }
+    } else {
+      for (const key in h) {
+        const value = h[key];
+        checkBytes(`header "${key}"`, value);
+        size += lenFieldSize(Buffer.byteLength(key, 'utf8')) + lenFieldSize(byteLen(value));
+        count++;
+      }
+    }
+  }
+  measured.headersSize = size;
+  measured.headerCount = count;
+}
+
+/**
+ * Validates a record and returns its encoded size at the given offset and
+ * timestamp deltas (an upper bound is fine: varints of deltas up to 4 bytes).
+ */
+export function measureRecord(record: ProducerRecord): number {
+  if (record === null || typeof record !== 'object') throw new MqError('INVALID_ARGUMENT', 'a record must be an object with a value');
+  checkBytes('key', record.key);
+  checkBytes('value', record.value);
+  measured.keyLen = byteLen(record.key);
+  measured.valueLen = byteLen(record.value);
+  measureHeaders(record.headers);
+  // attributes(1) + timestampDelta(<=5 reserved) + offsetDelta(<=5 reserved) + key + value + header count + headers
+  const body =
+    1 + 5 + 5 + lenFieldSize(measured.keyLen) + lenFieldSize(measured.valueLen) + zigzagSize(measured.headerCount) + measured.headersSize;
+  return zigzagSize(body) + body;
+}
+
+/** Node's undocumented fast UTF-8 writer (Buffer#write without argument juggling). */
+interface Utf8Writable {
+  utf8Write(s: string, offset: number, length?: number): number;
+}
+
+function writeBytes(buf: Buffer, pos: number, b: Bytes | null | undefined, len: number): number {
+  pos = writeZigzag(buf, pos, len);
+  if (len <= 0) return pos;
+  if (typeof b === 'string') return pos + (buf as unknown as Utf8Writable).utf8Write(b, pos, len);
+  const src = b as Uint8Array;
+  if (len < 32) {
+    for (let i = 0; i < len; i++) buf[pos + i] = src[i]!;
+  } else {
+    buf.set(src, pos);
+  }
+  return pos + len;
+}
+
+export class BatchBuilder {
+  /** Write position: the end of the records so far. */
+  pos = HEADER_SIZE;
+  count = 0;
+  baseTimestamp = 0;
+  maxTimestamp = 0;
+  readonly sinks: RecordSink[] = [];
+  readonly sinkIndexes: number[] = [];
+  readonly createdAt: number;
+  /** The finished batch (set by `close`). */
+  bytes: Buffer | undefined;
+  attempts = 0;
+
+  constructor(
+    /** Pooled memory the records are written into; released when the batch completes. */
+    readonly buffer: Buffer,
+    readonly topic: string,
+    readonly partition: number,
+    now: number,
+  ) {
+    this.createdAt = now;
+  }
+
+  /** Bytes free for more records. */
+  get remaining(): number {
+    return this.buffer.length - this.pos;
+  }
+
+  get sizeBytes(): number {
+    return this.bytes ? this.bytes.length : this.pos;
+  }
+
+  /**
+   * Appends the record just measured (`size` from `measureRecord`). Returns
+   * false, writing nothing, when it does not fit.
+   */
+  tryAppend(record: ProducerRecord, size: number, timestamp: number, sink: RecordSink, sinkIndex: number): boolean {
+    if (size > this.buffer.length - this.pos) return false;
+    const count = this.count;
+    const tsDelta = count === 0 ? 0 : timestamp - this.baseTimestamp;
+    if (tsDelta < -0x3ffffffff || tsDelta > 0x3ffffffff) return false; // over the 5 bytes measureRecord reserved
+    const keyLen = measured.keyLen;
+    const valueLen = measured.valueLen;
+    const hc = measured.headerCount;
+    const body =
+      1 + zigzagSize(tsDelta) + zigzagSize(count) + lenFieldSize(keyLen) + lenFieldSize(valueLen) + zigzagSize(hc) + measured.headersSize;
+    const buf = this.buffer;
+    let pos = writeZigzag(buf, this.pos, body);
+    buf[pos++] = 0; // record attributes
+    pos = writeZigzag(buf, pos, tsDelta);
+    pos = writeZigzag(buf, pos, count);
+    pos = writeBytes(buf, pos, record.key, keyLen);
+    pos = writeBytes(buf, pos, record.value, valueLen);
+    pos = writeZigzag(buf, pos, hc);
+    if (hc > 0) pos = writeHeaders(buf, pos, record.headers!);
+    if (count === 0) {
+      this.baseTimestamp = timestamp;
+      this.maxTimestamp = timestamp;
+    } else if (timestamp > this.maxTimestamp) {
+      this.maxTimestamp = timestamp;
+    }
+    this.pos = pos;
+    this.count = count + 1;
+    this.sinks.push(sink);
+    this.sinkIndexes.push(sinkIndex);
+    return true;
+  }
+
+  /** Writes the header and CRC; compresses the records first when asked. Idempotent. */
+  close(codec: CompressionCodec): Buffer | Promise<Buffer> {
+    if (this.bytes) return this.bytes;
+    if (codec === 'none') {
+      this.bytes = this.finish(this.buffer.subarray(0, this.pos), 0);
+      return this.bytes;
+    }
+    return compress(codec, this.buffer.subarray(HEADER_SIZE, this.pos)).then((section) => {
+      const out = Buffer.allocUnsafe(HEADER_SIZE + section.length);
+      section.copy(out, HEADER_SIZE);
+      this.bytes = this.finish(out, COMPRESSION_CODECS.indexOf(codec));
+      return this.bytes;
+    });
+  }
+
+  private finish(out: Buffer, codecId: number): Buffer {
+    const size = out.length;
+    writeInt64(out, 0, 0);
+    out.writeInt32BE(size - LOG_OVERHEAD, OFF_BATCH_LENGTH);
+    out.writeInt32BE(-1, OFF_LEADER_EPOCH);
+    out.writeInt8(2, OFF_MAGIC);
+    out.writeInt16BE(codecId & 0x07, OFF_ATTRIBUTES);
+    out.writeInt32BE(this.count - 1, OFF_LAST_OFFSET_DELTA);
+    writeInt64(out, OFF_BASE_TIMESTAMP, this.baseTimestamp);
+    writeInt64(out, OFF_MAX_TIMESTAMP, this.maxTimestamp);
+    writeInt64(out, OFF_PRODUCER_ID, -1);
+    out.writeInt16BE(-1, OFF_PRODUCER_EPOCH);
+    out.writeInt32BE(-1, OFF_BASE_SEQUENCE);
+    out.writeInt32BE(this.count, OFF_RECORD_COUNT);
+    out.writeUInt32BE(computeBatchCrc(out, 0, size), OFF_CRC);
+    return out;
+  }
+}
+
+function writeHeaders(buf: Buffer, pos: number, h: HeadersInput): number {
+  if (Array.isArray(h)) {
+    for (const { key, value } of h) {
+      pos = writeBytes(buf, pos, key, Buffer.byteLength(key, 'utf8'));
+      pos = writeBytes(buf, pos, value, byteLen(value));
+    }
+  } else {
+    for (const key in h) {
+      const value = h[key];
+      pos = writeBytes(buf, pos, key, Buffer.byteLength(key, 'utf8'));
+      pos = writeBytes(buf, pos, value, byteLen(value));
+    }
+  }
+  return pos;
+}

@@ -1,0 +1,98 @@
+/** Producer options, their defaults and the one parser that checks them. */
+import { COMPRESSION_CODECS, type CompressionCodec } from '@mq/protocol/batch';
+import { invalidArgument, positiveInt } from '../options.js';
+import { defaultPartitioner, type Partitioner } from '../partitioner.js';
+
+export type Acks = 0 | 1 | -1 | 'all';
+
+export interface ProducerOptions {
+  /** 0: do not wait; 1: the leader wrote it; 'all' (or -1): every in-sync replica has it (default 'all'). */
+  acks?: Acks;
+  /** How long a batch waits for more records before it is sent (default 5 ms). */
+  lingerMs?: number;
+  /** Size of one batch buffer in bytes (default 64 KiB); bigger records get a batch of their own. */
+  batchBytes?: number;
+  /** Total memory for records not yet acknowledged (default 32 MiB). */
+  bufferMemory?: number;
+  /** How long `send` may wait for buffer memory or metadata before BUFFER_FULL (default 60 s). */
+  maxBlockMs?: number;
+  /** How many sends may wait for memory at once before `send` fails at once with BUFFER_FULL (default 100 000). */
+  maxBlockedSends?: number;
+  /** Largest produce request in bytes (default 1 MiB, lowered to the broker's frame limit). */
+  maxRequestBytes?: number;
+  /** Produce requests in flight per broker (default 5). */
+  maxInFlight?: number;
+  /** How long the broker may take to gather acks (default 30 s). */
+  ackTimeoutMs?: number;
+  /** Give up on a record this long after `send` (default 120 s). */
+  deliveryTimeoutMs?: number;
+  /** Retries of a failed batch (default: unlimited within deliveryTimeoutMs), with the client's backoff. */
+  retries?: number;
+  compression?: CompressionCodec;
+  partitioner?: Partitioner;
+}
+
+export const DEFAULT_ACKS = -1;
+export const DEFAULT_LINGER_MS = 5;
+export const DEFAULT_BATCH_BYTES = 64 * 1024;
+export const DEFAULT_BUFFER_MEMORY = 32 * 1024 * 1024;
+export const DEFAULT_MAX_BLOCK_MS = 60_000;
+export const DEFAULT_MAX_BLOCKED_SENDS = 100_000;
+export const DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024;
+export const DEFAULT_MAX_IN_FLIGHT = 5;
+export const DEFAULT_ACK_TIMEOUT_MS = 30_000;
+export const DEFAULT_DELIVERY_TIMEOUT_MS = 120_000;
+
+export interface ParsedProducerOptions {
+  acks: 0 | 1 | -1;
+  lingerMs: number;
+  batchBytes: number;
+  bufferMemory: number;
+  maxBlockMs: number;
+  maxBlockedSends: number;
+  maxRequestBytes: number;
+  maxInFlight: number;
+  ackTimeoutMs: number;
+  deliveryTimeoutMs: number;
+  retries: number;
+  compression: CompressionCodec;
+  partitioner: Partitioner;
+}
+
+export function parseAcks(acks: unknown): 0 | 1 | -1 {
+  if (acks === 'all' || acks === -1 || acks === '-1') return -1;
+  if (acks === 0 || acks === '0') return 0;
+  if (acks === 1 || acks === '1') return 1;
+  throw invalidArgument(`acks must be 0, 1 or all, got ${String(acks)}`);
+}
+
+export function parseCompression(c: unknown): CompressionCodec {
+  if (typeof c === 'string' && (COMPRESSION_CODECS as readonly string[]).includes(c)) return c as CompressionCodec;
+  throw invalidArgument(`compression must be one of ${COMPRESSION_CODECS.join(', ')}, got ${String(c)}`);
+}
+
+export function parseProducerOptions(options: ProducerOptions = {}): ParsedProducerOptions {
+  const o: ParsedProducerOptions = {
+    acks: parseAcks(options.acks ?? DEFAULT_ACKS),
+    lingerMs: positiveInt('lingerMs', options.lingerMs ?? DEFAULT_LINGER_MS, 0),
+    batchBytes: positiveInt('batchBytes', options.batchBytes ?? DEFAULT_BATCH_BYTES, 128),
+    bufferMemory: positiveInt('bufferMemory', options.bufferMemory ?? DEFAULT_BUFFER_MEMORY, 128),
+    maxBlockMs: positiveInt('maxBlockMs', options.maxBlockMs ?? DEFAULT_MAX_BLOCK_MS, 0),
+    maxBlockedSends: positiveInt('maxBlockedSends', options.maxBlockedSends ?? DEFAULT_MAX_BLOCKED_SENDS, 1),
+    maxRequestBytes: positiveInt('maxRequestBytes', options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES, 128),
+    maxInFlight: positiveInt('maxInFlight', options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT, 1),
+    ackTimeoutMs: positiveInt('ackTimeoutMs', options.ackTimeoutMs ?? DEFAULT_ACK_TIMEOUT_MS, 1),
+    deliveryTimeoutMs: positiveInt('deliveryTimeoutMs', options.deliveryTimeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS, 1),
+    retries: positiveInt('retries', options.retries ?? Number.MAX_SAFE_INTEGER, 0),
+    compression: parseCompression(options.compression ?? 'none'),
+    partitioner: options.partitioner ?? defaultPartitioner,
+  };
+  if (typeof o.partitioner !== 'function') throw invalidArgument('partitioner must be a function');
+  if (o.bufferMemory < o.batchBytes) {
+    throw invalidArgument(`bufferMemory (${o.bufferMemory}) must be at least batchBytes (${o.batchBytes})`);
+  }
+  if (o.batchBytes > o.maxRequestBytes) {
+    throw invalidArgument(`batchBytes (${o.batchBytes}) must not exceed maxRequestBytes (${o.maxRequestBytes})`);
+  }
+  return o;
+}

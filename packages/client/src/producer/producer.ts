@@ -1,0 +1,142 @@
+/**
+ * The producer: `send` one record or `sendBatch` many; records are batched
+ * per partition, sent to the leaders and resolved with their offsets.
+ */
+import { MqError } from '@mq/protocol/errors';
+import type { Cluster } from '../cluster.js';
+import { Retrier, abortError } from '../retrier.js';
+import { Accumulator } from './accumulator.js';
+import type { ProducerRecord } from './batch-builder.js';
+import { parseProducerOptions, type ParsedProducerOptions, type ProducerOptions } from './options.js';
+import { GroupSink, SingleSink, type RecordMetadata } from './record-sink.js';
+import { Sender } from './sender.js';
+
+export interface FlushOptions {
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+export interface ProducerStats {
+  /** Bytes of the send buffer in use. */
+  bufferedBytes: number;
+  /** Sends waiting for memory or metadata. */
+  blockedSends: number;
+  /** Produce requests outstanding. */
+  inFlightRequests: number;
+}
+
+export class Producer {
+  readonly options: ParsedProducerOptions;
+  private readonly acc: Accumulator;
+  private readonly sender: Sender;
+  private closing: Promise<void> | undefined;
+
+  constructor(
+    cluster: Cluster,
+    options: ProducerOptions = {},
+    private readonly onClose?: () => void,
+  ) {
+    this.options = parseProducerOptions(options);
+    const retrier = new Retrier({ ...cluster.options.retry, retries: this.options.retries });
+    this.acc = new Accumulator(this.options, cluster, { wake: () => this.sender.wake() });
+    this.sender = new Sender(this.options, cluster, this.acc, retrier);
+  }
+
+  /**
+   * Sends one record; resolves with its partition and offset once the broker
+   * acknowledged it (per `acks`). Waits (up to `maxBlockMs`) when the send
+   * buffer is full; fails with BUFFER_FULL after that.
+   */
+  send(topic: string, record: ProducerRecord): Promise<RecordMetadata> {
+    return new Promise<RecordMetadata>((resolve, reject) => {
+      this.acc.append(topic, record, new SingleSink(resolve, reject), 0);
+    });
+  }
+
+  /** Sends many records with one promise: resolves with each record's metadata, in order. */
+  sendBatch(topic: string, records: readonly ProducerRecord[]): Promise<RecordMetadata[]> {
+    return new Promise<RecordMetadata[]>((resolve, reject) => {
+      if (!Array.isArray(records)) {
+        reject(new MqError('INVALID_ARGUMENT', 'sendBatch takes an array of records'));
+        return;
+      }
+      const sink = new GroupSink(records.length, resolve, reject);
+      for (let i = 0; i < records.length; i++) this.acc.append(topic, records[i]!, sink, i);
+    });
+  }
+
+  /** False when sends would wait (the buffer is full); `drain()` resolves when they would not. */
+  get writable(): boolean {
+    return this.acc.writable;
+  }
+
+  drain(): Promise<void> {
+    return this.acc.drain();
+  }
+
+  get stats(): ProducerStats {
+    return {
+      bufferedBytes: this.acc.pool.usedBytes,
+      blockedSends: this.acc.blockedCount,
+      inFlightRequests: this.sender.inFlightRequests,
+    };
+  }
+
+  /** Sends everything buffered now (ignoring lingerMs) and waits until every record sent so far completed. */
+  async flush(options: FlushOptions = {}): Promise<void> {
+    this.acc.flushing++;
+    this.sender.wake();
+    try {
+      await withDeadline(this.acc.idle(), options, 'flush');
+    } finally {
+      this.acc.flushing--;
+    }
+  }
+
+  /**
+   * Flushes, then stops. Records still unsent when the timeout passes fail
+   * with CLOSED. Later sends fail with CLOSED.
+   */
+  close(options: FlushOptions = {}): Promise<void> {
+    this.closing ??= (async () => {
+      try {
+        await this.flush(options);
+      } catch {
+        // the deadline passed: whatever is left fails below
+      }
+      this.acc.abortAll(new MqError('CLOSED', 'the producer was closed before these records were sent'));
+      this.sender.stop();
+      this.onClose?.();
+    })();
+    return this.closing;
+  }
+}
+
+async function withDeadline<T>(p: Promise<T>, options: FlushOptions, what: string): Promise<T> {
+  const { signal, timeoutMs } = options;
+  if (!signal && timeoutMs === undefined) return p;
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  try {
+    return await Promise.race([
+      p,
+      new Promise<never>((_, reject) => {
+        if (timeoutMs !== undefined) {
+          timer = setTimeout(
+            () => reject(new MqError('REQUEST_TIMED_OUT', `${what} did not finish within ${timeoutMs} ms`)),
+            timeoutMs,
+          );
+        }
+        if (signal) {
+          if (signal.aborted) reject(abortError(signal));
+          onAbort = () => reject(abortError(signal));
+          signal.addEventListener('abort', onAbort, { once: true });
+        }
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+    if (onAbort) signal!.removeEventListener('abort', onAbort);
+  }
+}
+export { withDeadline };

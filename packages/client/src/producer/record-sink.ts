@@ -1,0 +1,57 @@
+/**
+ * Where the result of each record goes once its batch completes. One batch
+ * result resolves every record in it; `sendBatch` shares one sink among all
+ * its records, so a whole array costs one promise.
+ */
+export interface RecordMetadata {
+  topic: string;
+  partition: number;
+  /** The record's offset; -1 with acks=0 (the broker does not answer). */
+  offset: number;
+}
+
+export interface RecordSink {
+  ok(index: number, topic: string, partition: number, offset: number): void;
+  fail(index: number, err: unknown): void;
+}
+
+/** The sink of one `send()`: settles its promise. */
+export class SingleSink implements RecordSink {
+  constructor(
+    private readonly resolve: (m: RecordMetadata) => void,
+    private readonly reject: (err: unknown) => void,
+  ) {}
+  ok(_index: number, topic: string, partition: number, offset: number): void {
+    this.resolve({ topic, partition, offset });
+  }
+  fail(_index: number, err: unknown): void {
+    this.reject(err);
+  }
+}
+
+/** The sink of one `sendBatch()`: resolves with every record's metadata, or rejects with the first failure. */
+export class GroupSink implements RecordSink {
+  private remaining: number;
+  private failed = false;
+  readonly results: RecordMetadata[];
+
+  constructor(
+    count: number,
+    private readonly resolve: (m: RecordMetadata[]) => void,
+    private readonly reject: (err: unknown) => void,
+  ) {
+    this.remaining = count;
+    this.results = new Array<RecordMetadata>(count);
+    if (count === 0) resolve(this.results);
+  }
+  ok(index: number, topic: string, partition: number, offset: number): void {
+    this.results[index] = { topic, partition, offset };
+    if (--this.remaining === 0 && !this.failed) this.resolve(this.results);
+  }
+  fail(_index: number, err: unknown): void {
+    this.remaining--;
+    if (this.failed) return;
+    this.failed = true;
+    this.reject(err);
+  }
+}

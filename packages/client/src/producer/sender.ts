@@ -1,0 +1,191 @@
+/**
+ * Sends ready batches to partition leaders: groups partitions by leader,
+ * packs them into produce requests up to `maxRequestBytes`, keeps at most
+ * `maxInFlight` requests per broker and one per partition (so a retry never
+ * reorders a partition), resolves each record from its batch's base offset,
+ * and retries retriable failures through the client's retrier after a
+ * metadata refresh when leadership may have moved.
+ */
+import { MqError, errorCodeFromNumber } from '@mq/protocol/errors';
+import { invalidatesMetadata, type Cluster } from '../cluster.js';
+import type { ResponseOf } from '../connection.js';
+import { completeBatch, failBatch, type Accumulator, type PartitionQueue } from './accumulator.js';
+import type { BatchBuilder } from './batch-builder.js';
+import type { ParsedProducerOptions } from './options.js';
+import type { Retrier } from '../retrier.js';
+
+interface Entry {
+  q: PartitionQueue;
+  batches: BatchBuilder[];
+}
+
+export class Sender {
+  private readonly inFlight = new Map<number, number>();
+  private scheduled = false;
+  private timer: NodeJS.Timeout | undefined;
+  private timerAt = Infinity;
+  private requests = 0;
+
+  constructor(
+    private readonly options: ParsedProducerOptions,
+    private readonly cluster: Cluster,
+    private readonly acc: Accumulator,
+    private readonly retrier: Retrier,
+  ) {}
+
+  /** Produce requests outstanding. */
+  get inFlightRequests(): number {
+    return this.requests;
+  }
+
+  /** Schedules a send pass (coalesced: at most one per turn of the event loop). */
+  wake(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.run();
+    });
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.timerAt = Infinity;
+  }
+
+  private run(): void {
+    const now = Date.now();
+    const { byLeader, nextCheckAt } = this.acc.scan(now);
+    for (const [leader, queues] of byLeader) {
+      let i = 0;
+      while (i < queues.length && (this.inFlight.get(leader) ?? 0) < this.options.maxInFlight) {
+        const entries: Entry[] = [];
+        let bytes = 0;
+        while (i < queues.length) {
+          const q = queues[i]!;
+          const batches: BatchBuilder[] = [];
+          for (const b of q.ready) {
+            const size = b.sizeBytes;
+            if (bytes + size > this.options.maxRequestBytes && (entries.length > 0 || batches.length > 0)) break;
+            batches.push(b);
+            bytes += size;
+          }
+          if (batches.length === 0) break;
+          q.ready.splice(0, batches.length);
+          q.inFlight = true;
+          entries.push({ q, batches });
+          i++;
+          if (q.ready.length > 0) break; // request full
+        }
+        if (entries.length === 0) break;
+        this.inFlight.set(leader, (this.inFlight.get(leader) ?? 0) + 1);
+        this.requests++;
+        void this.produce(leader, entries).finally(() => {
+          this.inFlight.set(leader, (this.inFlight.get(leader) ?? 1) - 1);
+          this.requests--;
+          this.wake();
+        });
+      }
+    }
+    this.armTimer(nextCheckAt, now);
+  }
+
+  private armTimer(at: number, now: number): void {
+    if (at === Infinity || at >= this.timerAt) return;
+    clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.timerAt = Infinity;
+      this.run();
+    }, Math.max(0, at - now));
+  }
+
+  private async produce(leader: number, entries: Entry[]): Promise<void> {
+    const acks = this.options.acks;
+    let resp: ResponseOf<'produce'> | undefined;
+    try {
+      const byTopic = new Map<string, Array<{ partition: number; records: Uint8Array }>>();
+      for (const { q, batches } of entries) {
+        const parts: Buffer[] = [];
+        for (const b of batches) {
+          const bytes = b.close(this.options.compression);
+          parts.push(bytes instanceof Promise ? await bytes : bytes);
+        }
+        let list = byTopic.get(q.topic);
+        if (!list) byTopic.set(q.topic, (list = []));
+        list.push({ partition: q.partition, records: parts.length === 1 ? parts[0]! : Buffer.concat(parts) });
+      }
+      const conn = await this.cluster.brokerConnection(leader);
+      resp = await conn.request(
+        'produce',
+        {
+          acks,
+          timeoutMs: this.options.ackTimeoutMs,
+          topics: [...byTopic].map(([name, partitions]) => ({ name, partitions })),
+        },
+        { timeoutMs: this.options.ackTimeoutMs + this.cluster.options.requestTimeoutMs, expectResponse: acks !== 0 },
+      );
+    } catch (err) {
+      for (const e of entries) this.failed(e, err);
+      return;
+    }
+    if (acks === 0) {
+      for (const e of entries) this.succeeded(e, -1);
+      return;
+    }
+    for (const e of entries) {
+      const t = resp!.topics?.find((x) => x.name === e.q.topic);
+      const p = t?.partitions?.find((x) => (x.partition ?? 0) === e.q.partition);
+      if (!p) {
+        this.failed(e, new MqError('UNKNOWN', `the broker did not answer for ${e.q.topic}/${e.q.partition}`, { retriable: true }));
+        continue;
+      }
+      const code = errorCodeFromNumber(p.errorCode ?? 0);
+      if (code === 'NONE') {
+        this.succeeded(e, Number(p.baseOffset ?? 0));
+      } else {
+        this.failed(
+          e,
+          new MqError(code, p.errorMessage || `producing to ${e.q.topic}/${e.q.partition} failed with ${code}`, {
+            topic: e.q.topic,
+            partition: e.q.partition,
+          }),
+        );
+      }
+    }
+  }
+
+  private succeeded({ q, batches }: Entry, baseOffset: number): void {
+    q.inFlight = false;
+    let base = baseOffset;
+    for (const b of batches) {
+      completeBatch(b, base);
+      if (base >= 0) base += b.count;
+      this.acc.completed(b);
+    }
+  }
+
+  private failed({ q, batches }: Entry, err: unknown): void {
+    q.inFlight = false;
+    const now = Date.now();
+    const first = batches[0]!;
+    const retry = this.retrier.shouldRetry(err, first.attempts) && now - first.createdAt < this.options.deliveryTimeoutMs;
+    if (retry) {
+      for (const b of batches) b.attempts++;
+      q.ready.unshift(...batches);
+      q.retryAt = now + this.retrier.delayMs(first.attempts - 1);
+      if (invalidatesMetadata(err)) {
+        this.cluster.invalidate(q.topic);
+        this.acc.wantMetadata(q.topic);
+      }
+      this.armTimer(q.retryAt, now);
+      return;
+    }
+    for (const b of batches) {
+      failBatch(b, err);
+      this.acc.completed(b);
+    }
+  }
+}

@@ -1,0 +1,166 @@
+/**
+ * startBroker: wires the data directory, the topic manager, the WebSocket
+ * protocol server and the HTTP API together, and shuts them down in order.
+ */
+import { pino, type Logger } from 'pino';
+import { MqError } from '@mq/protocol/errors';
+import { BrokerConfig } from './config/broker-config.js';
+import type { BrokerContext } from './context.js';
+import { apiVersionsFor, DEFAULT_HANDLERS } from './handlers/index.js';
+import type { HandlerMap } from './handlers/types.js';
+import { HttpServer } from './http/http-server.js';
+import { Router } from './http/router.js';
+import { registerRecordRoutes } from './http/routes/records.js';
+import { registerSystemRoutes } from './http/routes/system.js';
+import { registerTopicRoutes } from './http/routes/topics.js';
+import { logStoreFactory } from './log-factory.js';
+import { parseBrokerOptions, type BrokerOptions } from './options.js';
+import { WsServer } from './server/ws-server.js';
+import {
+  loadOrCreateMeta,
+  lockDataDir,
+  readPersistedBrokerConfig,
+  takeCleanShutdownMarker,
+  writeCleanShutdownMarker,
+  writePersistedBrokerConfig,
+  type DataDirLock,
+} from './storage/data-dir.js';
+import type { OpenLog } from './topics/partition-log.js';
+import { TopicManager } from './topics/topic-manager.js';
+
+export const BROKER_VERSION = '0.1.0';
+
+export interface Broker {
+  readonly port: number;
+  readonly httpPort: number;
+  readonly brokerId: number;
+  readonly clusterId: string;
+  readonly dataDir: string;
+  close(): Promise<void>;
+}
+
+/** Extra HTTP routes: called once with the router and the broker context. */
+export type RouteModule = (router: Router, ctx: BrokerContext) => void;
+
+export interface BrokerComponents {
+  logger?: Logger;
+  clock?: () => number;
+  /** Opens a partition log (default: @mq/log-store). */
+  openLog?: OpenLog;
+  /** Handlers added to (or replacing) the built-in ones, by frame body name. */
+  handlers?: HandlerMap;
+  /** Extra HTTP route modules. */
+  routes?: RouteModule[];
+}
+
+function defaultLogger(): Logger {
+  return pino({ name: 'mq-broker', level: process.env.MQ_LOG_LEVEL ?? 'info' });
+}
+
+export async function startBroker(options: BrokerOptions = {}, components: BrokerComponents = {}): Promise<Broker> {
+  const logger = components.logger ?? defaultLogger();
+  const clock = components.clock ?? Date.now;
+  const opts = await parseBrokerOptions(options);
+  const lock: DataDirLock = await lockDataDir(opts.dataDir);
+  const cleanups: Array<() => Promise<void>> = [() => lock.release()];
+  const undo = async () => {
+    for (const c of cleanups.reverse()) await c().catch(() => undefined);
+  };
+  try {
+    const clean = await takeCleanShutdownMarker(opts.dataDir);
+    const meta = await loadOrCreateMeta(opts.dataDir, opts.brokerId);
+    const persisted = await readPersistedBrokerConfig(opts.dataDir);
+    const config = new BrokerConfig({ ...persisted, ...opts.config });
+    if (JSON.stringify(persisted) !== JSON.stringify({ ...config.explicit })) {
+      await writePersistedBrokerConfig(opts.dataDir, config.explicit);
+    }
+    const log = logger.child({ broker: meta.brokerId });
+    log.info({ dataDir: opts.dataDir, cleanShutdown: clean }, clean ? 'starting after a clean shutdown' : 'starting (previous run did not shut down cleanly or this is the first start; logs are recovered)');
+
+    const topics = new TopicManager(
+      { dataDir: opts.dataDir, brokerId: meta.brokerId, brokerCount: 1, config },
+      { openLog: components.openLog ?? logStoreFactory(log), logger: log, clock },
+    );
+    await topics.load();
+    cleanups.push(() => topics.close());
+
+    const handlers: HandlerMap = { ...DEFAULT_HANDLERS, ...components.handlers };
+    const maxFrameBytes = config.int('max.frame.bytes');
+    const ws = new WsServer(
+      {
+        host: opts.host,
+        port: opts.port,
+        maxFrameBytes,
+        limits: {
+          maxInFlight: config.int('max.in.flight.requests.per.connection'),
+          maxBufferedBytes: config.int('connection.max.buffered.bytes'),
+        },
+      },
+      handlers,
+      log,
+    );
+    const port = await ws.listen();
+    cleanups.push(() => ws.close(0));
+    const router = new Router();
+    const http = new HttpServer({ host: opts.host, port: opts.httpPort, maxBodyBytes: config.int('http.max.body.bytes') }, router, log);
+    const httpPort = await http.listen();
+    cleanups.push(() => http.close());
+
+    const shutdown = new AbortController();
+    const advertised = config.get('advertised.host') || (opts.host === '0.0.0.0' || opts.host === '::' ? 'localhost' : opts.host);
+    const ctx: BrokerContext = {
+      brokerId: meta.brokerId,
+      clusterId: meta.clusterId,
+      config,
+      topics,
+      logger: log,
+      advertisedHost: advertised,
+      port,
+      httpPort,
+      apiVersions: apiVersionsFor(handlers),
+      maxFrameBytes,
+      softwareVersion: BROKER_VERSION,
+      shutdownSignal: shutdown.signal,
+      clock,
+    };
+    registerTopicRoutes(router, ctx);
+    registerRecordRoutes(router, ctx);
+    registerSystemRoutes(router, ctx, { connections: () => ws.connectionCount });
+    for (const r of components.routes ?? []) r(router, ctx);
+
+    const retention = setInterval(() => {
+      void topics.applyRetention().then((r) => {
+        if (r.deletedSegments > 0) log.info(r, 'retention deleted old segments');
+      });
+    }, config.int('log.retention.check.interval.ms'));
+    retention.unref();
+
+    ws.serve(ctx);
+    http.setReady(true);
+    log.info({ port, httpPort, host: opts.host, brokerId: meta.brokerId, clusterId: meta.clusterId }, 'broker listening');
+
+    let closing: Promise<void> | undefined;
+    const close = () =>
+      (closing ??= (async () => {
+        log.info('broker shutting down');
+        clearInterval(retention);
+        shutdown.abort();
+        http.setReady(false);
+        const timeout = config.int('shutdown.timeout.ms');
+        await Promise.all([ws.close(timeout), http.close()]);
+        await topics.close();
+        await writeCleanShutdownMarker(opts.dataDir);
+        await lock.release();
+        log.info('broker stopped');
+      })());
+    return { port, httpPort, brokerId: meta.brokerId, clusterId: meta.clusterId, dataDir: opts.dataDir, close };
+  } catch (err) {
+    await undo();
+    if (err instanceof MqError) throw err;
+    const e = err as NodeJS.ErrnoException;
+    if (e.code === 'EADDRINUSE') {
+      throw new MqError('INVALID_CONFIG', `cannot listen: ${e.message} (is another broker running? pick another --port/--http-port)`, { cause: err });
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * The broker's own configuration keys (Kafka names where Kafka has one) and
+ * the defaults that topics inherit. Values are strings on the way in; the
+ * broker reads them through `BrokerConfig`'s typed getters.
+ */
+import { defsByName, validateConfigs, type ConfigDef, type ConfigMap } from './config-def.js';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
+  // Topic defaults (a topic's own config wins).
+  { name: 'num.partitions', type: 'int', default: '1', min: 1, doc: 'Partitions of a topic created without a count.' },
+  { name: 'default.replication.factor', type: 'int', default: '1', min: 1, doc: 'Replication factor of a topic created without one.' },
+  { name: 'log.retention.ms', type: 'long', default: String(7 * DAY_MS), min: -1, doc: 'Default retention.ms.' },
+  { name: 'log.retention.bytes', type: 'long', default: '-1', min: -1, doc: 'Default retention.bytes.' },
+  { name: 'log.segment.bytes', type: 'int', default: String(1024 * 1024 * 1024), min: 1024, doc: 'Default segment.bytes.' },
+  { name: 'log.segment.ms', type: 'long', default: String(7 * DAY_MS), min: 1, doc: 'Default segment.ms.' },
+  { name: 'log.index.interval.bytes', type: 'int', default: '4096', min: 0, doc: 'Default index.interval.bytes.' },
+  { name: 'log.cleanup.policy', type: 'enum', default: 'delete', values: ['delete'], doc: 'Default cleanup.policy (compaction is not implemented yet).' },
+  { name: 'message.max.bytes', type: 'int', default: String(1024 * 1024 + 12), min: 64, doc: 'Default max.message.bytes: largest record batch accepted.' },
+  { name: 'log.flush.policy', type: 'enum', default: 'interval', values: ['always', 'interval', 'os'], doc: 'Default flush.policy: always = fsync before acknowledging; interval = fsync every log.flush.interval.ms; os = leave it to the OS.' },
+  { name: 'log.flush.interval.ms', type: 'long', default: '1000', min: 1, doc: 'Default flush.interval.ms.' },
+  { name: 'log.flush.interval.bytes', type: 'long', default: '-1', min: -1, doc: 'Default flush.interval.bytes (-1: time only).' },
+  { name: 'min.insync.replicas', type: 'int', default: '1', min: 1, doc: 'Default min.insync.replicas.' },
+  { name: 'log.message.timestamp.type', type: 'enum', default: 'CreateTime', values: ['CreateTime', 'LogAppendTime'], doc: 'Default message.timestamp.type.' },
+  // Broker behaviour.
+  { name: 'auto.create.topics.enable', type: 'boolean', default: 'false', doc: 'Create unknown topics on produce/metadata (off: a typo should not create a topic).' },
+  { name: 'delete.topic.enable', type: 'boolean', default: 'true', doc: 'Allow DeleteTopics.' },
+  { name: 'topic.max.partitions', type: 'int', default: '10000', min: 1, doc: 'Largest partition count a topic may have.' },
+  { name: 'advertised.host', type: 'string', default: '', doc: 'Host name given to clients in Metadata (default: the listen host).' },
+  { name: 'max.frame.bytes', type: 'int', default: String(16 * 1024 * 1024), min: 1024, doc: 'Largest WebSocket message accepted (larger ones close the connection with 1009).' },
+  { name: 'fetch.max.bytes', type: 'int', default: String(8 * 1024 * 1024), min: 1024, doc: 'Cap on the records bytes of one fetch response.' },
+  { name: 'max.partition.fetch.bytes', type: 'int', default: String(1024 * 1024), min: 1, doc: 'Per-partition fetch size when a request gives none.' },
+  { name: 'fetch.max.wait.ms', type: 'int', default: '30000', min: 0, doc: 'Cap on a fetch request\'s max_wait_ms.' },
+  { name: 'max.in.flight.requests.per.connection', type: 'int', default: '64', min: 1, doc: 'Requests processed at once per connection; more pause reading.' },
+  { name: 'connection.max.buffered.bytes', type: 'int', default: String(8 * 1024 * 1024), min: 1024, doc: 'Unsent response bytes per connection above which the broker stops reading from it.' },
+  { name: 'http.max.body.bytes', type: 'int', default: String(8 * 1024 * 1024), min: 1024, doc: 'Largest HTTP request body.' },
+  { name: 'log.retention.check.interval.ms', type: 'long', default: '300000', min: 100, doc: 'How often retention runs.' },
+  { name: 'shutdown.timeout.ms', type: 'int', default: '10000', min: 0, doc: 'How long close() waits for in-flight requests.' },
+];
+
+export const BROKER_CONFIG = defsByName(BROKER_CONFIG_DEFS);
+
+/** The effective broker configuration: defaults overlaid with explicit values. */
+export class BrokerConfig {
+  /** Only the keys set explicitly (persisted with the data). */
+  readonly explicit: ConfigMap;
+  private readonly values: ConfigMap;
+
+  constructor(explicit: Readonly<Record<string, unknown>>) {
+    this.explicit = Object.freeze(validateConfigs(BROKER_CONFIG, explicit, 'broker'));
+    const values: Record<string, string> = {};
+    for (const def of BROKER_CONFIG_DEFS) values[def.name] = this.explicit[def.name] ?? def.default;
+    this.values = Object.freeze(values);
+  }
+
+  get(name: string): string {
+    const v = this.values[name];
+    if (v === undefined) throw new Error(`no broker config ${name}`);
+    return v;
+  }
+
+  int(name: string): number {
+    return Number(this.get(name));
+  }
+
+  bool(name: string): boolean {
+    return this.get(name) === 'true';
+  }
+
+  /** Where a value comes from: "broker" when set explicitly, else "default". */
+  source(name: string): 'broker' | 'default' {
+    return this.explicit[name] !== undefined ? 'broker' : 'default';
+  }
+
+  entries(): Array<{ name: string; value: string; source: 'broker' | 'default' }> {
+    return BROKER_CONFIG_DEFS.map((d) => ({ name: d.name, value: this.get(d.name), source: this.source(d.name) }));
+  }
+}

@@ -1,0 +1,44 @@
+/**
+ * What a request handler may use: the broker's identity, configuration and
+ * topics, and the connection the request came on. Handlers get this object
+ * and nothing global, so new handlers (consumer groups, replication) plug in
+ * by adding a module and one line to the handler map.
+ */
+import type { Logger } from 'pino';
+import type { ApiVersionRange } from '@mq/protocol/wire';
+import type { BrokerConfig } from './config/broker-config.js';
+import type { TopicManager } from './topics/topic-manager.js';
+
+export interface BrokerContext {
+  readonly brokerId: number;
+  readonly clusterId: string;
+  readonly config: BrokerConfig;
+  readonly topics: TopicManager;
+  readonly logger: Logger;
+  /** Host and ports clients should use (Metadata). */
+  readonly advertisedHost: string;
+  readonly port: number;
+  readonly httpPort: number;
+  /** The API version ranges this broker serves, derived from its handler map. */
+  readonly apiVersions: readonly ApiVersionRange[];
+  readonly maxFrameBytes: number;
+  readonly softwareVersion: string;
+  /** Aborted when the broker starts shutting down: long polls answer at once. */
+  readonly shutdownSignal: AbortSignal;
+  readonly clock: () => number;
+}
+
+export interface ConnectionInfo {
+  readonly id: number;
+  readonly remote: string;
+  readonly clientId: string;
+  /** Aborted when the connection closes. */
+  readonly signal: AbortSignal;
+}
+
+export interface RequestContext {
+  readonly broker: BrokerContext;
+  readonly connection: ConnectionInfo;
+  readonly apiVersion: number;
+  readonly logger: Logger;
+}

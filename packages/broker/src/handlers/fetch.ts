@@ -1,0 +1,146 @@
+/**
+ * Fetch: raw batches from several partitions, each from its own offset and
+ * up to its own byte limit, the whole response bounded by max_bytes (and the
+ * broker's fetch.max.bytes). The first partition with data always returns at
+ * least one whole batch so a consumer makes progress; later partitions stop
+ * when the budget is spent. With min_bytes/max_wait_ms the request waits
+ * (long poll) until enough bytes were appended, the wait ends, the
+ * connection closes or the broker shuts down.
+ */
+import type { mq } from '@mq/protocol/wire';
+import { MqError } from '@mq/protocol/errors';
+import { toMqError, wireError } from '../errors.js';
+import type { Partition } from '../topics/partition.js';
+import type { RequestContext } from '../context.js';
+import type { Handler } from './types.js';
+
+interface Slot {
+  topic: string;
+  index: number;
+  offset: number;
+  maxBytes: number;
+  leaderEpoch: number;
+  partition?: Partition;
+  error?: unknown;
+}
+
+async function readAll(slots: Slot[], maxBytes: number, ctx: RequestContext) {
+  let total = 0;
+  const out = new Map<string, mq.FetchPartitionResponse.$Properties[]>();
+  for (const s of slots) {
+    let entry: mq.FetchPartitionResponse.$Properties;
+    const p = s.partition;
+    try {
+      if (s.error) throw s.error;
+      if (!p || p.isClosed) throw new MqError('NOT_LEADER', `${s.topic}-${s.index} is no longer served by this broker`);
+      p.checkLeaderEpoch(s.leaderEpoch);
+      let records: Buffer = Buffer.alloc(0);
+      const budget = maxBytes - total;
+      if (budget > 0 || total === 0) {
+        records = await p.read(s.offset, Math.max(1, Math.min(s.maxBytes, budget)));
+        // Only the first data in the response may exceed the budget.
+        if (total > 0 && records.length > budget) records = Buffer.alloc(0);
+      }
+      total += records.length;
+      entry = {
+        partition: s.index,
+        errorCode: 0,
+        highWatermark: p.highWatermark,
+        lastStableOffset: p.highWatermark,
+        logStartOffset: p.logStartOffset,
+        logEndOffset: p.logEndOffset,
+        records,
+        currentLeaderId: p.leaderId,
+        currentLeaderEpoch: p.leaderEpoch,
+      };
+    } catch (err) {
+      const e = toMqError(err);
+      if (e.code === 'UNKNOWN') ctx.logger.error({ err, topic: s.topic, partition: s.index }, 'fetch failed');
+      else if (e.code !== 'NOT_LEADER') ctx.logger.warn({ conn: ctx.connection.id, topic: s.topic, partition: s.index, code: e.code, err: e.message }, 'fetch refused');
+      entry = {
+        partition: s.index,
+        ...wireError(err),
+        highWatermark: p && !p.isClosed ? p.highWatermark : -1,
+        lastStableOffset: -1,
+        logStartOffset: p && !p.isClosed ? p.logStartOffset : -1,
+        logEndOffset: -1,
+        records: Buffer.alloc(0),
+        currentLeaderId: p?.leaderId ?? -1,
+        currentLeaderEpoch: p?.leaderEpoch ?? -1,
+      };
+    }
+    let list = out.get(s.topic);
+    if (!list) out.set(s.topic, (list = []));
+    list.push(entry);
+  }
+  const hasError = slots.some((s) => s.error !== undefined) || [...out.values()].some((l) => l.some((e) => e.errorCode));
+  return { response: { topics: [...out].map(([name, partitions]) => ({ name, partitions })) }, total, hasError };
+}
+
+/**
+ * Resolves when `needed` more bytes have been appended across `partitions`,
+ * after `waitMs`, or when either signal aborts.
+ */
+function waitForAppends(partitions: Partition[], needed: number, waitMs: number, signals: AbortSignal[]): Promise<void> {
+  return new Promise((resolve) => {
+    let seen = 0;
+    const offs: Array<() => void> = [];
+    const done = () => {
+      clearTimeout(timer);
+      for (const off of offs) off();
+      for (const s of signals) s.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, waitMs);
+    for (const s of signals) {
+      if (s.aborted) return done();
+      s.addEventListener('abort', done, { once: true });
+    }
+    for (const p of new Set(partitions)) {
+      offs.push(
+        p.onAppend((bytes) => {
+          seen += bytes;
+          if (seen >= needed || bytes === 0) done();
+        }),
+      );
+    }
+  });
+}
+
+export const fetch: Handler<'fetch'> = async (req, ctx) => {
+  const b = ctx.broker;
+  const cfg = b.config;
+  const brokerMax = Math.min(cfg.int('fetch.max.bytes'), b.maxFrameBytes - 64 * 1024);
+  const maxBytes = req.maxBytes ? Math.min(req.maxBytes, brokerMax) : brokerMax;
+  const defaultPartitionBytes = cfg.int('max.partition.fetch.bytes');
+  const maxWait = Math.min(req.maxWaitMs ?? 0, cfg.int('fetch.max.wait.ms'));
+  const minBytes = req.minBytes ?? 0;
+
+  const slots: Slot[] = [];
+  for (const t of req.topics ?? []) {
+    const topic = t.name ?? '';
+    for (const fp of t.partitions ?? []) {
+      const slot: Slot = {
+        topic,
+        index: fp.partition ?? 0,
+        offset: fp.fetchOffset ?? 0,
+        maxBytes: fp.partitionMaxBytes || defaultPartitionBytes,
+        leaderEpoch: fp.currentLeaderEpoch ?? -1,
+      };
+      try {
+        slot.partition = b.topics.partition(topic, slot.index);
+      } catch (err) {
+        slot.error = err;
+      }
+      slots.push(slot);
+    }
+  }
+
+  let result = await readAll(slots, maxBytes, ctx);
+  if (result.total >= minBytes || maxWait <= 0 || result.hasError || slots.length === 0) return result.response;
+  const partitions = slots.map((s) => s.partition!).filter(Boolean);
+  await waitForAppends(partitions, minBytes - result.total, maxWait, [ctx.connection.signal, b.shutdownSignal]);
+  if (ctx.connection.signal.aborted) return result.response;
+  result = await readAll(slots, maxBytes, ctx);
+  return result.response;
+};

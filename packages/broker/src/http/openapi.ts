@@ -1,0 +1,263 @@
+/**
+ * The OpenAPI 3.1 document served at /openapi.json. Operations are described
+ * here by "METHOD pattern"; a route registered without a description (a new
+ * route module) still appears, with a minimal entry, so the document always
+ * lists every route the router serves.
+ */
+import type { Route, Router } from './router.js';
+
+type Json = Record<string, unknown>;
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const json = (schema: unknown, description: string) => ({ description, content: { 'application/json': { schema } } });
+const errors = (...statuses: number[]) =>
+  Object.fromEntries(statuses.map((s) => [String(s), { $ref: `#/components/responses/Error${s}` }]));
+
+const topicParam = { name: 'topic', in: 'path', required: true, schema: { type: 'string', pattern: '^[a-zA-Z0-9._-]{1,249}$' } };
+const partitionParam = { name: 'partition', in: 'path', required: true, schema: { type: 'integer', minimum: 0 } };
+
+export const OPERATIONS: Readonly<Record<string, Json>> = {
+  'POST /topics': {
+    operationId: 'createTopic',
+    summary: 'Create a topic',
+    requestBody: { required: true, content: { 'application/json': { schema: ref('CreateTopic') } } },
+    responses: { '201': json(ref('TopicDetail'), 'The topic was created'), ...errors(400, 409, 503) },
+  },
+  'GET /topics': {
+    operationId: 'listTopics',
+    summary: 'List topics',
+    responses: { '200': json({ type: 'array', items: ref('TopicSummary') }, 'Every topic') },
+  },
+  'GET /topics/{topic}': {
+    operationId: 'describeTopic',
+    summary: 'Describe a topic: configs, partitions, leaders, replicas, ISR, watermarks',
+    parameters: [topicParam],
+    responses: { '200': json(ref('TopicDetail'), 'The topic'), ...errors(404) },
+  },
+  'DELETE /topics/{topic}': {
+    operationId: 'deleteTopic',
+    summary: 'Delete a topic and its data',
+    parameters: [topicParam],
+    responses: {
+      '200': json(
+        { type: 'object', properties: { name: { type: 'string' }, deleted: { const: true }, partition_count: { type: 'integer' } } },
+        'The topic was deleted',
+      ),
+      ...errors(403, 404),
+    },
+  },
+  'POST /topics/{topic}/records': {
+    operationId: 'produceRecords',
+    summary: 'Produce one record, an array of records, or {records: [...]}',
+    description:
+      'Values, keys and header values are UTF-8 text unless `encoding` is "base64" (on the request object or on a record). ' +
+      'A record with an explicit partition goes there; a keyed record goes to murmur2(key) % partitions (Kafka\'s default ' +
+      'partitioner); an unkeyed record goes round-robin. Records of one partition in one request form one batch, in order. ' +
+      'A single record answers {partition, offset}; the array forms answer an array in request order.',
+    parameters: [
+      topicParam,
+      { name: 'acks', in: 'query', required: false, schema: { enum: ['1', 'all', '-1'], default: 'all' } },
+    ],
+    requestBody: {
+      required: true,
+      content: {
+        'application/json': {
+          schema: {
+            oneOf: [
+              ref('ProduceRecord'),
+              { type: 'array', items: ref('ProduceRecord') },
+              {
+                type: 'object',
+                required: ['records'],
+                properties: { records: { type: 'array', items: ref('ProduceRecord') }, encoding: ref('Encoding') },
+              },
+            ],
+          },
+        },
+      },
+    },
+    responses: {
+      '200': json({ oneOf: [ref('RecordOffset'), { type: 'array', items: ref('RecordOffset') }] }, 'Where each record was written'),
+      ...errors(400, 404, 413, 503),
+    },
+  },
+  'GET /topics/{topic}/partitions/{partition}/records': {
+    operationId: 'readRecords',
+    summary: 'Read records of a partition from an offset',
+    parameters: [
+      topicParam,
+      partitionParam,
+      { name: 'offset', in: 'query', required: false, schema: { type: 'integer', minimum: 0 }, description: 'Default: the log start offset' },
+      { name: 'max_bytes', in: 'query', required: false, schema: { type: 'integer', minimum: 1, default: 1048576 } },
+      { name: 'max_records', in: 'query', required: false, schema: { type: 'integer', minimum: 1, default: 10000 } },
+      { name: 'encoding', in: 'query', required: false, schema: ref('Encoding') },
+    ],
+    responses: { '200': json(ref('RecordPage'), 'Records from the offset on'), ...errors(400, 404) },
+  },
+  'GET /topics/{topic}/partitions/{partition}/watermarks': {
+    operationId: 'watermarks',
+    summary: 'Low (log start) and high (high watermark) offsets of a partition',
+    parameters: [topicParam, partitionParam],
+    responses: {
+      '200': json({ type: 'object', properties: { low: { type: 'integer' }, high: { type: 'integer' } }, required: ['low', 'high'] }, 'Watermarks'),
+      ...errors(404),
+    },
+  },
+  'GET /health': {
+    operationId: 'health',
+    summary: '200 once the broker serves requests',
+    responses: { '200': json({ type: 'object', properties: { status: { const: 'ok' } } }, 'Serving'), ...errors(503) },
+  },
+  'GET /metrics': {
+    operationId: 'metrics',
+    summary: 'Prometheus metrics',
+    responses: { '200': { description: 'Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } } },
+  },
+  'GET /openapi.json': {
+    operationId: 'openapi',
+    summary: 'This document',
+    responses: { '200': json({ type: 'object' }, 'OpenAPI 3.1') },
+  },
+};
+
+const SCHEMAS: Json = {
+  Encoding: { enum: ['text', 'base64'], default: 'text', description: 'How keys, values and header values are written in JSON' },
+  Error: {
+    type: 'object',
+    required: ['error'],
+    properties: {
+      error: {
+        type: 'object',
+        required: ['code', 'message', 'retriable'],
+        properties: {
+          code: { type: 'string', description: 'The protocol error code, e.g. UNKNOWN_TOPIC_OR_PARTITION' },
+          message: { type: 'string' },
+          retriable: { type: 'boolean' },
+        },
+      },
+    },
+  },
+  CreateTopic: {
+    type: 'object',
+    required: ['name'],
+    properties: {
+      name: { type: 'string', pattern: '^[a-zA-Z0-9._-]{1,249}$' },
+      partition_count: { type: 'integer', minimum: 1, description: 'Default: the broker\'s num.partitions' },
+      replication_factor: { type: 'integer', minimum: 1, description: 'Default: default.replication.factor; at most the number of brokers' },
+      configs: {
+        type: 'object',
+        additionalProperties: { type: 'string' },
+        description:
+          'retention.ms, retention.bytes, segment.bytes, segment.ms, index.interval.bytes, cleanup.policy, max.message.bytes, ' +
+          'flush.policy (always|interval|os), flush.interval.ms, flush.interval.bytes, min.insync.replicas, message.timestamp.type',
+      },
+    },
+  },
+  TopicSummary: {
+    type: 'object',
+    properties: { name: { type: 'string' }, partition_count: { type: 'integer' }, replication_factor: { type: 'integer' } },
+  },
+  TopicDetail: {
+    type: 'object',
+    properties: {
+      name: { type: 'string' },
+      topic_id: { type: 'string' },
+      partition_count: { type: 'integer' },
+      replication_factor: { type: 'integer' },
+      configs: { type: 'object', additionalProperties: { type: 'string' } },
+      warning: { type: 'string' },
+      partitions: {
+        type: 'array',
+        items: {
+          type: 'object',
+          properties: {
+            partition: { type: 'integer' },
+            leader: { type: 'integer' },
+            leader_epoch: { type: 'integer' },
+            replicas: { type: 'array', items: { type: 'integer' } },
+            isr: { type: 'array', items: { type: 'integer' } },
+            low: { type: 'integer' },
+            high: { type: 'integer' },
+          },
+        },
+      },
+    },
+  },
+  Header: { type: 'object', required: ['key'], properties: { key: { type: 'string' }, value: { type: ['string', 'null'] } } },
+  ProduceRecord: {
+    type: 'object',
+    required: ['value'],
+    properties: {
+      key: { type: ['string', 'null'] },
+      value: { type: ['string', 'null'] },
+      headers: {
+        oneOf: [{ type: 'object', additionalProperties: { type: ['string', 'null'] } }, { type: 'array', items: ref('Header') }],
+      },
+      partition: { type: 'integer', minimum: 0 },
+      timestamp: { type: 'integer', minimum: 0, description: 'Create time in ms; default now' },
+      encoding: ref('Encoding'),
+    },
+  },
+  RecordOffset: { type: 'object', properties: { partition: { type: 'integer' }, offset: { type: 'integer' } } },
+  RecordPage: {
+    type: 'object',
+    properties: {
+      topic: { type: 'string' },
+      partition: { type: 'integer' },
+      encoding: ref('Encoding'),
+      next_offset: { type: 'integer' },
+      low: { type: 'integer' },
+      high: { type: 'integer' },
+      records: {
+        type: 'array',
+        items: {
+          type: 'object',
+          properties: {
+            offset: { type: 'integer' },
+            timestamp: { type: 'integer' },
+            key: { type: ['string', 'null'] },
+            value: { type: ['string', 'null'] },
+            headers: { type: 'array', items: ref('Header') },
+          },
+        },
+      },
+    },
+  },
+};
+
+const ERROR_TEXT: Record<number, string> = {
+  400: 'Invalid request (bad name, config, offset, body)',
+  403: 'Not allowed by the broker configuration',
+  404: 'Unknown topic or partition',
+  409: 'Already exists',
+  413: 'Too large',
+  503: 'Retriable: not available right now',
+};
+
+export function openApiDocument(router: Router): Json {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const r of router.list() as Route[]) {
+    const op = OPERATIONS[`${r.method} ${r.pattern}`] ?? {
+      summary: `${r.method} ${r.pattern}`,
+      responses: { '200': { description: 'OK' } },
+    };
+    (paths[r.pattern] ??= {})[r.method.toLowerCase()] = op;
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'mq broker HTTP API',
+      version: '0.1.0',
+      description:
+        'Topics and records over HTTP/JSON. Errors are {error: {code, message, retriable}}: 404 unknown topic or partition, ' +
+        '400 invalid input, 409 already exists, 413 too large, 503 retriable.',
+    },
+    paths,
+    components: {
+      schemas: SCHEMAS,
+      responses: Object.fromEntries(
+        Object.entries(ERROR_TEXT).map(([s, d]) => [`Error${s}`, json(ref('Error'), d)]),
+      ),
+    },
+  };
+}

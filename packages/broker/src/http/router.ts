@@ -1,0 +1,114 @@
+/**
+ * A small HTTP router: `{name}` path parameters, JSON in and out, typed
+ * errors turned into `{error: {code, message, retriable}}` with the matching
+ * status. Route modules register themselves with `router.add(...)`, so new
+ * route groups (consumer groups) plug in without touching the others.
+ */
+import type { IncomingMessage } from 'node:http';
+import { MqError, type ErrorCode } from '@mq/protocol/errors';
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
+
+export interface HttpRequest {
+  readonly method: Method;
+  readonly path: string;
+  readonly params: Readonly<Record<string, string>>;
+  readonly query: URLSearchParams;
+  readonly raw: IncomingMessage;
+  /** The parsed JSON body (INVALID_REQUEST when it is not JSON; MESSAGE_TOO_LARGE over the limit). */
+  json(): Promise<unknown>;
+}
+
+export interface HttpResponse {
+  status: number;
+  /** JSON-serialised unless `text` is set. */
+  body?: unknown;
+  text?: string;
+  contentType?: string;
+}
+
+export type RouteHandler = (req: HttpRequest) => Promise<HttpResponse>;
+
+export interface Route {
+  readonly method: Method;
+  /** e.g. `/topics/{topic}/partitions/{partition}/records` */
+  readonly pattern: string;
+  readonly handler: RouteHandler;
+}
+
+interface Compiled extends Route {
+  regex: RegExp;
+  names: string[];
+}
+
+export type RouteMatch =
+  | { kind: 'found'; handler: RouteHandler; params: Record<string, string> }
+  | { kind: 'method-not-allowed'; allowed: Method[] }
+  | { kind: 'not-found' };
+
+export class Router {
+  private readonly routes: Compiled[] = [];
+
+  add(method: Method, pattern: string, handler: RouteHandler): this {
+    const names: string[] = [];
+    const source = pattern
+      .split('/')
+      .map((seg) => {
+        const m = /^\{(\w+)\}$/.exec(seg);
+        if (m) {
+          names.push(m[1]!);
+          return '([^/]+)';
+        }
+        return seg.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
+      })
+      .join('/');
+    this.routes.push({ method, pattern, handler, regex: new RegExp(`^${source}/?$`), names });
+    return this;
+  }
+
+  list(): readonly Route[] {
+    return this.routes;
+  }
+
+  match(method: string, path: string): RouteMatch {
+    const allowed: Method[] = [];
+    for (const r of this.routes) {
+      const m = r.regex.exec(path);
+      if (!m) continue;
+      if (r.method !== method) {
+        allowed.push(r.method);
+        continue;
+      }
+      const params: Record<string, string> = {};
+      try {
+        r.names.forEach((n, i) => (params[n] = decodeURIComponent(m[i + 1]!)));
+      } catch {
+        throw new MqError('INVALID_REQUEST', `path ${path} is not valid percent-encoding`);
+      }
+      return { kind: 'found', handler: r.handler, params };
+    }
+    return allowed.length > 0 ? { kind: 'method-not-allowed', allowed } : { kind: 'not-found' };
+  }
+}
+
+const STATUS: Partial<Record<ErrorCode, number>> = {
+  UNKNOWN_TOPIC_OR_PARTITION: 404,
+  GROUP_ID_NOT_FOUND: 404,
+  TOPIC_ALREADY_EXISTS: 409,
+  NON_EMPTY_GROUP: 409,
+  RECORD_TOO_LARGE: 413,
+  MESSAGE_TOO_LARGE: 413,
+  TOPIC_DELETION_DISABLED: 403,
+  UNKNOWN: 500,
+};
+
+/** The HTTP status for an error code: 404 unknown, 409 exists, 413 too large, 503 retriable, 400 otherwise. */
+export function httpStatusFor(code: ErrorCode, retriable: boolean): number {
+  const s = STATUS[code];
+  if (s !== undefined) return s;
+  return retriable ? 503 : 400;
+}
+
+export function errorBody(err: MqError): { error: { code: ErrorCode; message: string; retriable: boolean } } {
+  return { error: { code: err.code, message: err.message, retriable: err.retriable } };
+}

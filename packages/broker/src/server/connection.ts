@@ -1,0 +1,242 @@
+/**
+ * One client connection: decodes frames, runs handlers (many in flight,
+ * answered by correlation id, possibly out of order), and applies
+ * backpressure both ways: at most `maxInFlight` requests run at once, and
+ * when the unsent response bytes exceed `maxBufferedBytes` the broker stops
+ * reading from the socket until it drains. Nothing here grows without bound.
+ */
+import type { Socket } from 'node:net';
+import type { Logger } from 'pino';
+import type WebSocket from 'ws';
+import { MqError, errorNumber } from '@mq/protocol/errors';
+import { BODY_API, decodeRequest, encodeResponse, type mq, type RequestBody, type ResponseFrame } from '@mq/protocol/wire';
+import type { BrokerContext, ConnectionInfo, RequestContext } from '../context.js';
+import { toMqError } from '../errors.js';
+import { NO_RESPONSE, type Handler, type HandlerMap } from '../handlers/types.js';
+
+export interface ConnectionLimits {
+  maxInFlight: number;
+  maxBufferedBytes: number;
+}
+
+/** WebSocket close codes used by the broker. */
+export const CLOSE_UNSUPPORTED_DATA = 1003;
+export const CLOSE_INVALID_PAYLOAD = 1007;
+export const CLOSE_GOING_AWAY = 1001;
+
+export class Connection {
+  readonly info: ConnectionInfo;
+  private readonly abort = new AbortController();
+  private inFlight = 0;
+  /** Frames received while the in-flight limit was reached (bounded: reading is paused meanwhile). */
+  private readonly queue: Buffer[] = [];
+  private pausedForInFlight = false;
+  private pausedForBuffer = false;
+  private draining = false;
+  private idleWaiters: Array<() => void> = [];
+  private readonly versions: Map<string, { min: number; max: number }>;
+
+  constructor(
+    readonly id: number,
+    private readonly ws: WebSocket,
+    private readonly socket: Socket,
+    private readonly broker: BrokerContext,
+    private readonly handlers: HandlerMap,
+    private readonly limits: ConnectionLimits,
+    private readonly logger: Logger,
+  ) {
+    const remote = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`;
+    this.info = { id, remote, clientId: '', signal: this.abort.signal };
+    this.versions = new Map();
+    const byApi = new Map(broker.apiVersions.map((r) => [r.api, r]));
+    for (const body of Object.keys(handlers)) {
+      const api = BODY_API[body as RequestBody];
+      const r = api === undefined ? undefined : byApi.get(api);
+      if (r) this.versions.set(body, { min: r.minVersion, max: r.maxVersion });
+    }
+    ws.on('message', (data: Buffer, isBinary: boolean) => this.onMessage(data, isBinary));
+    ws.on('error', (err: Error & { code?: string }) => {
+      this.logger.warn({ conn: id, remote, code: err.code, err: err.message }, 'bad frame: connection closed');
+    });
+    ws.once('close', (code: number, reason: Buffer) => {
+      this.abort.abort();
+      this.queue.length = 0;
+      this.logger.debug({ conn: id, remote, code, reason: reason.toString() }, 'connection closed');
+    });
+  }
+
+  get requestsInFlight(): number {
+    return this.inFlight;
+  }
+
+  private onMessage(data: Buffer, isBinary: boolean): void {
+    if (this.draining) return;
+    if (!isBinary) {
+      this.badInput(CLOSE_UNSUPPORTED_DATA, 'text frames are not mq frames: send binary protobuf frames');
+      return;
+    }
+    if (this.inFlight >= this.limits.maxInFlight) {
+      this.queue.push(data);
+      this.pausedForInFlight = true;
+      this.updateReading();
+      return;
+    }
+    this.process(data);
+  }
+
+  private badInput(code: number, reason: string): void {
+    this.logger.warn({ conn: this.id, remote: this.info.remote, closeCode: code, reason }, 'bad frame: connection closed');
+    this.queue.length = 0;
+    this.ws.close(code, reason.slice(0, 120));
+  }
+
+  private process(data: Buffer): void {
+    let frame: mq.RequestFrame;
+    try {
+      frame = decodeRequest(data);
+    } catch (err) {
+      this.badInput(CLOSE_INVALID_PAYLOAD, (err as Error).message);
+      return;
+    }
+    const correlationId = frame.correlationId;
+    const body = frame.body as RequestBody | undefined;
+    if (frame.clientId && !this.info.clientId) (this.info as { clientId: string }).clientId = frame.clientId;
+    if (!body) {
+      this.refuse(correlationId, new MqError('INVALID_REQUEST', 'the request frame has no body this broker knows (unknown API or missing body)'));
+      return;
+    }
+    const handler = this.handlers[body] as Handler<RequestBody> | undefined;
+    const range = this.versions.get(body);
+    if (!handler || !range) {
+      this.refuse(correlationId, new MqError('UNSUPPORTED_VERSION', `API "${body}" is not supported by this broker`), body);
+      return;
+    }
+    const version = frame.apiVersion ?? 0;
+    if (version < range.min || version > range.max) {
+      this.refuse(
+        correlationId,
+        new MqError('UNSUPPORTED_VERSION', `API "${body}" version ${version} is not supported (this broker speaks ${range.min}..${range.max})`),
+        body,
+      );
+      return;
+    }
+    const ctx: RequestContext = {
+      broker: this.broker,
+      connection: this.info,
+      apiVersion: version,
+      logger: this.logger,
+    };
+    this.inFlight++;
+    let result: Promise<unknown>;
+    try {
+      result = handler(frame[body] as never, ctx);
+    } catch (err) {
+      result = Promise.reject(err);
+    }
+    result
+      .then(
+        (response) => {
+          if (response === NO_RESPONSE) return;
+          this.send({ correlationId, [body]: response } as ResponseFrame);
+        },
+        (err: unknown) => {
+          const e = toMqError(err);
+          if (e.code === 'UNKNOWN') this.logger.error({ conn: this.id, api: body, err }, 'request failed');
+          else this.logger.warn({ conn: this.id, api: body, code: e.code, err: e.message }, 'request refused');
+          this.send({ correlationId, errorCode: errorNumber(e.code), errorMessage: e.message });
+        },
+      )
+      .finally(() => {
+        this.inFlight--;
+        this.afterRequest();
+      });
+  }
+
+  private refuse(correlationId: number, err: MqError, api?: string): void {
+    this.logger.warn({ conn: this.id, remote: this.info.remote, correlationId, api, code: err.code, err: err.message }, 'bad request');
+    this.send({ correlationId, errorCode: errorNumber(err.code), errorMessage: err.message });
+  }
+
+  private send(frame: ResponseFrame): void {
+    if (this.ws.readyState !== this.ws.OPEN) return;
+    let bytes: Uint8Array;
+    try {
+      bytes = encodeResponse(frame);
+    } catch (err) {
+      this.logger.error({ conn: this.id, err }, 'response does not encode');
+      bytes = encodeResponse({
+        correlationId: frame.correlationId ?? 0,
+        errorCode: errorNumber('UNKNOWN'),
+        errorMessage: `internal error: response does not encode: ${(err as Error).message}`,
+      });
+    }
+    this.ws.send(bytes, { binary: true });
+    if (!this.pausedForBuffer && this.ws.bufferedAmount > this.limits.maxBufferedBytes) {
+      this.pausedForBuffer = true;
+      this.updateReading();
+      this.socket.once('drain', () => {
+        this.pausedForBuffer = false;
+        this.updateReading();
+      });
+    }
+  }
+
+  private afterRequest(): void {
+    while (this.queue.length > 0 && this.inFlight < this.limits.maxInFlight && !this.draining) {
+      this.process(this.queue.shift()!);
+    }
+    if (this.queue.length === 0 && this.pausedForInFlight) {
+      this.pausedForInFlight = false;
+      this.updateReading();
+    }
+    if (this.inFlight === 0 && this.queue.length === 0) {
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const w of waiters) w();
+    }
+  }
+
+  private updateReading(): void {
+    const pause = this.draining || this.pausedForInFlight || this.pausedForBuffer;
+    if (pause && !this.ws.isPaused) this.ws.pause();
+    else if (!pause && this.ws.isPaused) this.ws.resume();
+  }
+
+  /** Whether reading is paused (for tests and metrics). */
+  get isPaused(): boolean {
+    return this.ws.isPaused;
+  }
+
+  /**
+   * Graceful end: stop reading, let in-flight requests finish (up to
+   * `timeoutMs`), then close with 1001.
+   */
+  async drainAndClose(timeoutMs: number): Promise<void> {
+    this.draining = true;
+    this.queue.length = 0;
+    this.updateReading();
+    if (this.inFlight > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, timeoutMs);
+        this.idleWaiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+    this.abort.abort();
+    if (this.ws.readyState === this.ws.OPEN || this.ws.readyState === this.ws.CONNECTING) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          this.ws.terminate();
+          resolve();
+        }, 2000);
+        this.ws.once('close', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+        this.ws.close(CLOSE_GOING_AWAY, 'broker shutting down');
+      });
+    }
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * The WebSocket listener: binary frames only, permessage-deflate off (record
+ * batches carry their own compression), `maxPayload` = max.frame.bytes (a
+ * larger message closes that connection with 1009). `bufferutil` is picked
+ * up by ws for native masking when installed.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import type { Logger } from 'pino';
+import { WebSocketServer } from 'ws';
+import type { BrokerContext } from '../context.js';
+import type { HandlerMap } from '../handlers/types.js';
+import { Connection, type ConnectionLimits } from './connection.js';
+
+export interface WsServerOptions {
+  host: string;
+  port: number;
+  maxFrameBytes: number;
+  limits: ConnectionLimits;
+}
+
+export class WsServer {
+  private readonly http: Server;
+  private readonly wss: WebSocketServer;
+  private readonly connections = new Set<Connection>();
+  private nextId = 1;
+  private context?: BrokerContext;
+
+  constructor(
+    private readonly options: WsServerOptions,
+    private readonly handlers: HandlerMap,
+    private readonly logger: Logger,
+  ) {
+    this.http = createServer((_req, res) => {
+      res.writeHead(426, { 'content-type': 'text/plain', upgrade: 'websocket' });
+      res.end('this port speaks the mq protocol over WebSocket; the HTTP API has its own port\n');
+    });
+    this.wss = new WebSocketServer({
+      server: this.http,
+      maxPayload: options.maxFrameBytes,
+      perMessageDeflate: false,
+      clientTracking: false,
+    });
+    this.wss.on('connection', (ws, req) => {
+      const ctx = this.context;
+      if (!ctx) {
+        ws.close(1013, 'broker is starting');
+        return;
+      }
+      const socket = req.socket as Socket;
+      socket.setNoDelay(true);
+      const conn = new Connection(this.nextId++, ws, socket, ctx, this.handlers, this.options.limits, this.logger);
+      this.connections.add(conn);
+      ws.once('close', () => this.connections.delete(conn));
+    });
+    this.wss.on('error', (err) => this.logger.error({ err }, 'websocket server error'));
+  }
+
+  /** Listens; returns the real port. */
+  listen(): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.http.once('error', reject);
+      this.http.listen(this.options.port, this.options.host, () => {
+        this.http.off('error', reject);
+        resolve((this.http.address() as AddressInfo).port);
+      });
+    });
+  }
+
+  /** Starts serving requests with `ctx`. */
+  serve(ctx: BrokerContext): void {
+    this.context = ctx;
+  }
+
+  get connectionCount(): number {
+    return this.connections.size;
+  }
+
+  /** Stops accepting, finishes in-flight requests, closes every connection. */
+  async close(timeoutMs: number): Promise<void> {
+    const closed = new Promise<void>((resolve) => this.http.close(() => resolve()));
+    await Promise.all([...this.connections].map((c) => c.drainAndClose(timeoutMs)));
+    this.wss.close();
+    this.http.closeAllConnections();
+    await closed;
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * The broker's data directory: `meta.properties` (broker id and cluster id,
+ * checked on every start), the persisted broker configuration, a lock that
+ * keeps a second broker out, and the clean-shutdown marker.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readFile, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { MqError } from '@mq/protocol/errors';
+import { formatProperties, parseProperties } from '../config/config-def.js';
+import { writeFileAtomic } from './atomic-file.js';
+
+export const META_FILE = 'meta.properties';
+export const BROKER_CONFIG_FILE = 'broker.properties';
+export const LOCK_FILE = '.lock';
+export const CLEAN_SHUTDOWN_FILE = '.clean-shutdown';
+
+export interface BrokerMeta {
+  brokerId: number;
+  clusterId: string;
+}
+
+async function readOptional(file: string): Promise<string | undefined> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+/** A new cluster id: 16 random bytes, base64url (like Kafka's). */
+export function newClusterId(): string {
+  return randomBytes(16).toString('base64url');
+}
+
+/**
+ * Reads `meta.properties`, or writes it on first start. A broker id that
+ * differs from the one stored refuses to start (the data belongs to another
+ * broker), as Kafka does.
+ */
+export async function loadOrCreateMeta(dataDir: string, brokerId: number | undefined): Promise<BrokerMeta> {
+  const file = path.join(dataDir, META_FILE);
+  const text = await readOptional(file);
+  if (text !== undefined) {
+    const props = parseProperties(text, file);
+    const stored = Number(props['broker.id']);
+    const clusterId = props['cluster.id'];
+    if (!Number.isInteger(stored) || !clusterId) {
+      throw new MqError('INVALID_CONFIG', `${file} is damaged: it needs broker.id and cluster.id`);
+    }
+    if (brokerId !== undefined && brokerId !== stored) {
+      throw new MqError(
+        'INVALID_CONFIG',
+        `broker.id ${brokerId} does not match ${stored} stored in ${file}: this data directory belongs to broker ${stored}`,
+      );
+    }
+    return { brokerId: stored, clusterId };
+  }
+  const meta = { brokerId: brokerId ?? 0, clusterId: newClusterId() };
+  await writeFileAtomic(
+    file,
+    formatProperties({ version: '1', 'broker.id': String(meta.brokerId), 'cluster.id': meta.clusterId }, 'mq broker metadata'),
+  );
+  return meta;
+}
+
+export async function readPersistedBrokerConfig(dataDir: string): Promise<Record<string, string>> {
+  const file = path.join(dataDir, BROKER_CONFIG_FILE);
+  const text = await readOptional(file);
+  return text === undefined ? {} : parseProperties(text, file);
+}
+
+export async function writePersistedBrokerConfig(dataDir: string, config: Readonly<Record<string, string>>): Promise<void> {
+  await writeFileAtomic(
+    path.join(dataDir, BROKER_CONFIG_FILE),
+    formatProperties(config, 'mq broker configuration (explicit values; kept with the data)'),
+  );
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export interface DataDirLock {
+  release(): Promise<void>;
+}
+
+/**
+ * Takes the data directory's lock file (holding our pid). A lock left by a
+ * process that no longer runs (after SIGKILL) is taken over.
+ */
+export async function lockDataDir(dataDir: string): Promise<DataDirLock> {
+  await mkdir(dataDir, { recursive: true });
+  const file = path.join(dataDir, LOCK_FILE);
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fh = await open(file, 'wx');
+      await fh.writeFile(String(process.pid));
+      await fh.close();
+      return { release: () => rm(file, { force: true }) };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const owner = Number((await readOptional(file))?.trim());
+      if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && processAlive(owner)) {
+        throw new MqError('LOG_DIR_LOCKED', `data directory ${dataDir} is in use by process ${owner}`);
+      }
+      if (owner === process.pid) {
+        throw new MqError('LOG_DIR_LOCKED', `data directory ${dataDir} is already open in this process`);
+      }
+      await rm(file, { force: true });
+    }
+  }
+  throw new MqError('LOG_DIR_LOCKED', `could not lock data directory ${dataDir}`);
+}
+
+/** True when the previous run ended with a clean shutdown; removes the marker. */
+export async function takeCleanShutdownMarker(dataDir: string): Promise<boolean> {
+  const file = path.join(dataDir, CLEAN_SHUTDOWN_FILE);
+  try {
+    await stat(file);
+  } catch {
+    return false;
+  }
+  await rm(file, { force: true });
+  return true;
+}
+
+export async function writeCleanShutdownMarker(dataDir: string): Promise<void> {
+  await writeFileAtomic(path.join(dataDir, CLEAN_SHUTDOWN_FILE), `${new Date().toISOString()}\n`);
+}

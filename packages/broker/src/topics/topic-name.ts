@@ -1,0 +1,29 @@
+/** Kafka's topic-name rules: [a-zA-Z0-9._-], 1 to 249 characters, not "." or "..". */
+import { MqError } from '@mq/protocol/errors';
+
+export const MAX_TOPIC_NAME_LENGTH = 249;
+const LEGAL = /^[a-zA-Z0-9._-]+$/;
+
+export function validateTopicName(name: unknown): string {
+  if (typeof name !== 'string' || name.length === 0) {
+    throw new MqError('INVALID_TOPIC', 'topic name is empty');
+  }
+  if (name === '.' || name === '..') {
+    throw new MqError('INVALID_TOPIC', `topic name "${name}" is not allowed`);
+  }
+  if (name.length > MAX_TOPIC_NAME_LENGTH) {
+    throw new MqError('INVALID_TOPIC', `topic name is ${name.length} characters, the limit is ${MAX_TOPIC_NAME_LENGTH}`);
+  }
+  if (!LEGAL.test(name)) {
+    throw new MqError(
+      'INVALID_TOPIC',
+      `topic name "${name.slice(0, 80)}" has characters other than ASCII letters, digits, '.', '_' and '-'`,
+    );
+  }
+  return name;
+}
+
+/** '.' and '_' collide in metric names (as in Kafka): "a.b" and "a_b" map to the same one. */
+export function collisionKey(name: string): string {
+  return name.replace(/\./g, '_');
+}

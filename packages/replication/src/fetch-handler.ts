@@ -1,0 +1,119 @@
+/**
+ * Serves a whole Fetch request (consumers and followers alike) over the
+ * partition leaders of this broker: reads at once, and when fewer than
+ * minBytes are there, parks the request until enough data arrives, a
+ * follower's high watermark moves, or maxWaitMs passes (Kafka's
+ * DelayedFetch). Parking only registers listeners and a timer: nothing else
+ * waits for it.
+ */
+import { MqError } from '@mq/protocol/errors';
+import type { PartitionLeader } from './partition-leader.js';
+import { CONSUMER_REPLICA_ID, UNDEFINED, type FetchPartitionResponse, type FetchRequest, type FetchResponse, type Timers } from './types.js';
+
+/** Finds this broker's leader of a partition; undefined when it does not lead it. */
+export type LeaderLookup = (topic: string, partition: number) => PartitionLeader | undefined;
+
+export interface HandleFetchComponents {
+  timers: Timers;
+  leaders: LeaderLookup;
+  /** Whether this broker hosts the partition at all (UNKNOWN_TOPIC_OR_PARTITION vs NOT_LEADER). Default: yes. */
+  hosts?: (topic: string, partition: number) => boolean;
+}
+
+const EMPTY = Buffer.alloc(0);
+
+export async function handleFetch(
+  request: FetchRequest,
+  components: HandleFetchComponents,
+  signal?: AbortSignal,
+): Promise<FetchResponse> {
+  if (request.maxBytes <= 0) throw new MqError('INVALID_FETCH_SIZE', `fetch maxBytes must be positive, got ${request.maxBytes}`);
+  let response = await readAll(request, components);
+  const bytes = response.partitions.reduce((n, p) => n + p.records.length, 0);
+  const mustAnswer = response.partitions.some((p) => p.errorCode !== 'NONE' || p.divergingEpoch !== undefined);
+  if (mustAnswer || bytes >= request.minBytes || request.maxWaitMs <= 0 || signal?.aborted) return response;
+  const waited = await waitForData(request, components, response, signal);
+  if (waited) response = await readAll(request, components);
+  return response;
+}
+
+async function readAll(request: FetchRequest, components: HandleFetchComponents): Promise<FetchResponse> {
+  let budget = request.maxBytes;
+  const partitions: FetchPartitionResponse[] = [];
+  for (const p of request.partitions) {
+    const leader = components.leaders(p.topic, p.partition);
+    if (!leader) {
+      const hosted = components.hosts?.(p.topic, p.partition) ?? true;
+      partitions.push({
+        topic: p.topic,
+        partition: p.partition,
+        errorCode: hosted ? 'NOT_LEADER' : 'UNKNOWN_TOPIC_OR_PARTITION',
+        errorMessage: hosted
+          ? `this broker does not lead ${p.topic}-${p.partition}; refresh metadata`
+          : `this broker does not host ${p.topic}-${p.partition}`,
+        highWatermark: UNDEFINED,
+        logStartOffset: UNDEFINED,
+        logEndOffset: UNDEFINED,
+        records: EMPTY,
+        currentLeaderId: UNDEFINED,
+        currentLeaderEpoch: UNDEFINED,
+      });
+      continue;
+    }
+    // Once the response holds data, later partitions only get what is left of maxBytes.
+    const max = budget < request.maxBytes ? Math.min(p.partitionMaxBytes, budget) : p.partitionMaxBytes;
+    // Out of budget: no records, but a follower's position is still recorded.
+    const r = await leader.fetch({ ...p, partitionMaxBytes: Math.max(0, max) }, request.replicaId, { skipRead: max <= 0 });
+    budget -= r.records.length;
+    partitions.push(r);
+  }
+  return { partitions };
+}
+
+/** Resolves true when data arrived (read again), false on timeout or abort. */
+function waitForData(
+  request: FetchRequest,
+  components: HandleFetchComponents,
+  first: FetchResponse,
+  signal?: AbortSignal,
+): Promise<boolean> {
+  const isReplica = request.replicaId !== CONSUMER_REPLICA_ID;
+  const watched: { leader: PartitionLeader; index: number; hw: number }[] = [];
+  request.partitions.forEach((p, index) => {
+    const leader = components.leaders(p.topic, p.partition);
+    if (leader) watched.push({ leader, index, hw: first.partitions[index]!.highWatermark });
+  });
+  return new Promise<boolean>((resolve) => {
+    const unsubscribe: (() => void)[] = [];
+    let done = false;
+    const finish = (value: boolean): void => {
+      if (done) return;
+      done = true;
+      components.timers.clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      for (const u of unsubscribe) u();
+      resolve(value);
+    };
+    const check = (): void => {
+      let bytes = 0;
+      for (const w of watched) {
+        const p = request.partitions[w.index]!;
+        // Followers also want a moved high watermark promptly (their own HW, their consumers).
+        if (w.leader.closed || (isReplica && w.leader.highWatermark !== w.hw)) return finish(true);
+        bytes += w.leader.fetchableBytes(p, request.replicaId);
+      }
+      if (bytes >= Math.max(1, request.minBytes)) finish(true);
+    };
+    const onAbort = (): void => finish(false);
+    const timer = components.timers.setTimeout(() => finish(false), request.maxWaitMs);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      for (const w of watched) unsubscribe.push(w.leader.watch(check));
+    } catch {
+      // Too many parked fetches: answer with what we have.
+      finish(false);
+      return;
+    }
+    check();
+  });
+}

@@ -1,1 +1,44 @@
+export { MqClient } from './client.js';
+export { Admin } from './admin.js';
 export { Producer } from './producer/index.js';
+export { Consumer } from './consumer/index.js';
+export { Retrier } from './retrier.js';
+export { defaultPartitioner, murmur2, murmur2Partition, toPositive } from './partitioner.js';
+export { MqError, isMqError } from '@mq/protocol/errors';
+
+export type {
+  AdminCallOptions,
+  ClusterDescription,
+  ConfigEntry,
+  ConfigResource,
+  ListedOffset,
+  NewTopic,
+  OffsetSpec,
+  TopicResult,
+  Watermarks,
+} from './admin.js';
+export type { BrokerDescription, PartitionDescription, TopicDescription } from './cluster.js';
+export type { ClientOptions } from './options.js';
+export type {
+  Acks,
+  Bytes,
+  FlushOptions,
+  HeadersInput,
+  ProducerOptions,
+  ProducerRecord,
+  ProducerStats,
+  RecordMetadata,
+} from './producer/index.js';
+export type {
+  AutoOffsetReset,
+  ConsumerOptions,
+  ConsumerPending,
+  ConsumerRecord,
+  PollOptions,
+  RecordHeader,
+  TopicPartition,
+  TopicPartitionOffset,
+} from './consumer/index.js';
+export type { Partitioner, PartitionerContext } from './partitioner.js';
+export type { RetryOptions } from './retrier.js';
+export type { ErrorCode } from '@mq/protocol/errors';

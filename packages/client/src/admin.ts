@@ -1,0 +1,309 @@
+/**
+ * Admin: topics (create, delete, list, describe, add partitions), configs,
+ * offsets and watermarks, and the cluster's brokers.
+ */
+import { MqError, errorCodeFromNumber, type ErrorCode } from '@mq/protocol/errors';
+import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP } from '@mq/protocol/wire';
+import { unknownTopicError, type BrokerDescription, type Cluster, type Target, type TopicDescription } from './cluster.js';
+import type { RequestOptions } from './connection.js';
+import { invalidArgument } from './options.js';
+
+export interface AdminCallOptions {
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+export interface NewTopic {
+  topic: string;
+  /** Default 1. */
+  numPartitions?: number;
+  /** Default 1. */
+  replicationFactor?: number;
+  configs?: Record<string, string>;
+}
+
+export interface TopicResult {
+  topic: string;
+  numPartitions: number;
+  replicationFactor: number;
+  configs: Record<string, string>;
+  /** A note from the broker, e.g. that keyed records will map to other partitions. */
+  warning?: string;
+}
+
+export interface ConfigEntry {
+  name: string;
+  value: string;
+  /** "default", "topic" or "broker". */
+  source: string;
+}
+
+export interface ConfigResource {
+  /** Topic name, or "" for the broker itself. */
+  resource: string;
+  entries: ConfigEntry[];
+}
+
+export interface Watermarks {
+  /** First offset still in the log. */
+  low: number;
+  /** Offset after the last committed record. */
+  high: number;
+}
+
+export type OffsetSpec = 'earliest' | 'latest' | number;
+
+export interface ListedOffset {
+  partition: number;
+  /** -1 when no record has a timestamp at or after the one asked for. */
+  offset: number;
+  timestamp: number;
+  low: number;
+  high: number;
+}
+
+export interface ClusterDescription {
+  clusterId: string;
+  controllerId: number;
+  brokers: BrokerDescription[];
+}
+
+function timeoutField(o: AdminCallOptions, cluster: Cluster): number {
+  return o.timeoutMs ?? cluster.options.requestTimeoutMs;
+}
+
+function requestOptions(o: AdminCallOptions): RequestOptions {
+  return { signal: o.signal, timeoutMs: o.timeoutMs };
+}
+
+const CONTROLLER: Target = { kind: 'controller' };
+
+interface WireTopicResult {
+  name?: string | null;
+  errorCode?: number | null;
+  errorMessage?: string | null;
+  numPartitions?: number | null;
+  replicationFactor?: number | null;
+  configs?: { [k: string]: string } | null;
+  warning?: string | null;
+}
+
+export class Admin {
+  constructor(private readonly cluster: Cluster) {}
+
+  /** Creates topics; throws (with every failure in the message) if any could not be created. */
+  async createTopics(topics: readonly NewTopic[], options: AdminCallOptions & { validateOnly?: boolean } = {}): Promise<TopicResult[]> {
+    if (!Array.isArray(topics) || topics.length === 0) throw invalidArgument('createTopics needs at least one topic');
+    const wire = topics.map((t) => {
+      if (!t || typeof t.topic !== 'string' || t.topic.length === 0) throw invalidArgument('each new topic needs a name');
+      const numPartitions = t.numPartitions ?? 1;
+      const replicationFactor = t.replicationFactor ?? 1;
+      if (!Number.isInteger(numPartitions) || numPartitions < 1) {
+        throw new MqError('INVALID_PARTITIONS', `topic "${t.topic}": partitions must be an integer >= 1, got ${numPartitions}`);
+      }
+      if (!Number.isInteger(replicationFactor) || replicationFactor < 1) {
+        throw new MqError(
+          'INVALID_REPLICATION_FACTOR',
+          `topic "${t.topic}": replication factor must be an integer >= 1, got ${replicationFactor}`,
+        );
+      }
+      return { name: t.topic, numPartitions, replicationFactor, configs: { ...(t.configs ?? {}) } };
+    });
+    const resp = await this.cluster.send(
+      CONTROLLER,
+      'createTopics',
+      { topics: wire, timeoutMs: timeoutField(options, this.cluster), validateOnly: options.validateOnly ?? false },
+      requestOptions(options),
+    );
+    const results = this.results(resp.results ?? [], 'create');
+    for (const t of topics) this.cluster.invalidate(t.topic);
+    return results;
+  }
+
+  async createTopic(topic: string, spec: Omit<NewTopic, 'topic'> = {}, options: AdminCallOptions = {}): Promise<TopicResult> {
+    return (await this.createTopics([{ topic, ...spec }], options))[0]!;
+  }
+
+  async deleteTopics(topics: readonly string[], options: AdminCallOptions = {}): Promise<void> {
+    if (!Array.isArray(topics) || topics.length === 0) throw invalidArgument('deleteTopics needs at least one topic');
+    const resp = await this.cluster.send(
+      CONTROLLER,
+      'deleteTopics',
+      { topics: [...topics], timeoutMs: timeoutField(options, this.cluster) },
+      requestOptions(options),
+    );
+    this.results(resp.results ?? [], 'delete');
+    for (const t of topics) this.cluster.invalidate(t);
+  }
+
+  /**
+   * Adds partitions: `count` is the new total. Keyed records map to other
+   * partitions afterwards (the result carries the broker's warning).
+   */
+  async createPartitions(
+    topics: ReadonlyArray<{ topic: string; count: number }>,
+    options: AdminCallOptions & { validateOnly?: boolean } = {},
+  ): Promise<TopicResult[]> {
+    if (!Array.isArray(topics) || topics.length === 0) throw invalidArgument('createPartitions needs at least one topic');
+    const resp = await this.cluster.send(
+      CONTROLLER,
+      'createPartitions',
+      {
+        topics: topics.map((t) => ({ topic: t.topic, count: t.count })),
+        timeoutMs: timeoutField(options, this.cluster),
+        validateOnly: options.validateOnly ?? false,
+      },
+      requestOptions(options),
+    );
+    const results = this.results(resp.results ?? [], 'add partitions to');
+    for (const t of topics) this.cluster.invalidate(t.topic);
+    return results;
+  }
+
+  /** Names of every (non-internal) topic, sorted. */
+  async listTopics(options: AdminCallOptions = {}): Promise<string[]> {
+    const topics = await this.cluster.listTopics(options.signal);
+    return topics.filter((t) => !t.internal).map((t) => t.name).sort();
+  }
+
+  /** Partitions with leader, replicas and ISR; UNKNOWN_TOPIC_OR_PARTITION for a topic that does not exist. */
+  async describeTopics(topics: readonly string[], options: AdminCallOptions = {}): Promise<TopicDescription[]> {
+    for (const t of topics) this.cluster.invalidate(t);
+    await this.cluster.refreshMetadata(topics, options.signal);
+    return topics.map((t) => {
+      const d = this.cluster.cachedTopic(t);
+      if (!d) throw unknownTopicError(t);
+      return d;
+    });
+  }
+
+  async describeTopic(topic: string, options: AdminCallOptions = {}): Promise<TopicDescription> {
+    return (await this.describeTopics([topic], options))[0]!;
+  }
+
+  async describeConfigs(
+    request: { topics?: string[]; includeBroker?: boolean },
+    options: AdminCallOptions = {},
+  ): Promise<ConfigResource[]> {
+    const resp = await this.cluster.send(
+      { kind: 'any' },
+      'describeConfigs',
+      { topics: request.topics ?? [], includeBroker: request.includeBroker ?? false },
+      requestOptions(options),
+    );
+    return (resp.results ?? []).map((r) => {
+      const code = errorCodeFromNumber(r.errorCode ?? 0);
+      if (code !== 'NONE') throw this.topicError(code, r.resource ?? '', r.errorMessage ?? '', 'describe');
+      return {
+        resource: r.resource ?? '',
+        entries: (r.entries ?? []).map((e) => ({ name: e.name ?? '', value: e.value ?? '', source: e.source ?? '' })),
+      };
+    });
+  }
+
+  /** `{low, high}` of one partition, from its leader. */
+  async watermarks(topic: string, partition: number, options: AdminCallOptions = {}): Promise<Watermarks> {
+    const [o] = await this.listOffsets(topic, [{ partition, spec: 'latest' }], options);
+    return { low: o!.low, high: o!.high };
+  }
+
+  /** Offsets by spec (earliest, latest, or the first at or after a timestamp) for partitions of one topic. */
+  async listOffsets(
+    topic: string,
+    partitions: ReadonlyArray<{ partition: number; spec: OffsetSpec }>,
+    options: AdminCallOptions = {},
+  ): Promise<ListedOffset[]> {
+    const meta = await this.cluster.topic(topic, options.signal);
+    for (const { partition } of partitions) {
+      if (!meta.partitions[partition]) {
+        throw new MqError(
+          'UNKNOWN_TOPIC_OR_PARTITION',
+          `partition ${partition} of topic "${topic}" does not exist (it has ${meta.partitions.length})`,
+          { topic, partition, retriable: false },
+        );
+      }
+    }
+    const byLeader = new Map<number, Array<{ partition: number; timestamp: number }>>();
+    for (const { partition, spec } of partitions) {
+      const leader = this.cluster.leaderOf(topic, partition);
+      const timestamp = spec === 'earliest' ? EARLIEST_TIMESTAMP : spec === 'latest' ? LATEST_TIMESTAMP : spec;
+      if (!Number.isSafeInteger(timestamp) || (timestamp < 0 && timestamp !== EARLIEST_TIMESTAMP && timestamp !== LATEST_TIMESTAMP)) {
+        throw invalidArgument(`offset spec must be earliest, latest or a timestamp in ms, got ${String(spec)}`);
+      }
+      let l = byLeader.get(leader);
+      if (!l) byLeader.set(leader, (l = []));
+      l.push({ partition, timestamp });
+    }
+    const out: ListedOffset[] = [];
+    await Promise.all(
+      [...byLeader].map(async ([leader, parts]) => {
+        const resp = await this.cluster.send(
+          () => ({ kind: 'broker', id: leader >= 0 ? this.cluster.leaderOf(topic, parts[0]!.partition) : leader }),
+          'listOffsets',
+          {
+            replicaId: -1,
+            topics: [{ name: topic, partitions: parts.map((p) => ({ ...p, currentLeaderEpoch: -1 })) }],
+          },
+          requestOptions(options),
+        );
+        for (const p of resp.topics?.find((t) => t.name === topic)?.partitions ?? []) {
+          const code = errorCodeFromNumber(p.errorCode ?? 0);
+          if (code !== 'NONE') throw this.topicError(code, topic, p.errorMessage ?? '', 'list offsets of');
+          out.push({
+            partition: p.partition ?? 0,
+            offset: Number(p.offset ?? -1),
+            timestamp: Number(p.timestamp ?? -1),
+            low: Number(p.logStartOffset ?? 0),
+            high: Number(p.highWatermark ?? 0),
+          });
+        }
+      }),
+    );
+    return out.sort((a, b) => a.partition - b.partition);
+  }
+
+  async describeCluster(options: AdminCallOptions = {}): Promise<ClusterDescription> {
+    await this.cluster.refreshMetadata([], options.signal);
+    return {
+      clusterId: this.cluster.clusterId,
+      controllerId: this.cluster.controllerId,
+      brokers: [...this.cluster.brokers.values()].sort((a, b) => a.id - b.id),
+    };
+  }
+
+  private results(results: readonly WireTopicResult[], verb: string): TopicResult[] {
+    const failures: MqError[] = [];
+    const out: TopicResult[] = [];
+    for (const r of results) {
+      const name = r.name ?? '';
+      const code = errorCodeFromNumber(r.errorCode ?? 0);
+      if (code !== 'NONE') {
+        failures.push(this.topicError(code, name, r.errorMessage ?? '', verb));
+        continue;
+      }
+      const res: TopicResult = {
+        topic: name,
+        numPartitions: r.numPartitions ?? 0,
+        replicationFactor: r.replicationFactor ?? 0,
+        configs: { ...(r.configs ?? {}) },
+      };
+      if (r.warning) res.warning = r.warning;
+      out.push(res);
+    }
+    if (failures.length === 1) throw failures[0]!;
+    if (failures.length > 1) {
+      throw new MqError(failures[0]!.code, failures.map((f) => f.message).join('; '), { errors: failures, succeeded: out });
+    }
+    return out;
+  }
+
+  private topicError(code: ErrorCode, topic: string, message: string, verb: string): MqError {
+    if (code === 'UNKNOWN_TOPIC_OR_PARTITION') return unknownTopicError(topic);
+    if (code === 'TOPIC_ALREADY_EXISTS') {
+      return new MqError(code, `topic "${topic}" already exists`, { topic });
+    }
+    return new MqError(code, message ? `cannot ${verb} topic "${topic}": ${message}` : `cannot ${verb} topic "${topic}": ${code}`, {
+      topic,
+    });
+  }
+}

@@ -1,0 +1,12 @@
+// For sibling packages (cli, bench, groups); not part of the public API.
+export { Cluster, invalidatesMetadata, unknownTopicError } from './cluster.js';
+export { Connection, addressToUrl } from './connection.js';
+export { Fetcher } from './consumer/fetcher.js';
+export { CompletedFetch } from './consumer/record-decoder.js';
+export { parseClientOptions, parseAddress, DEFAULT_BOOTSTRAP } from './options.js';
+export { parseAcks, parseCompression } from './producer/options.js';
+export { parseAutoOffsetReset } from './consumer/options.js';
+export { abortableSleep, abortError, isProgrammerError } from './retrier.js';
+export type { ParsedClientOptions } from './options.js';
+export type { RequestOptions, RequestPayload, ResponseOf } from './connection.js';
+export type { Target } from './cluster.js';

@@ -1,0 +1,31 @@
+export { openLog, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP } from './log.js';
+export { parseLogOptions } from './options.js';
+export {
+  DEFAULT_CHECKPOINT_INTERVAL_MS,
+  DEFAULT_DELETE_RETENTION_MS,
+  DEFAULT_FLUSH_INTERVAL_MS,
+  DEFAULT_INDEX_CACHE_BYTES,
+  DEFAULT_INDEX_INTERVAL_BYTES,
+  DEFAULT_MAX_BATCH_BYTES,
+  DEFAULT_RETENTION_BYTES,
+  DEFAULT_RETENTION_MS,
+  DEFAULT_SEGMENT_BYTES,
+  DEFAULT_SEGMENT_MS,
+} from './options.js';
+export { nodeFileSystem } from './file-system.js';
+export { UNDEFINED_EPOCH, UNDEFINED_OFFSET } from './leader-epoch-cache.js';
+
+export type {
+  AppendOptions,
+  AppendResult,
+  Log,
+  LogComponents,
+  LogStoreLogger,
+  ReadOptions,
+  ReadResult,
+  RecoveryReport,
+  RecoveryTruncation,
+} from './log.js';
+export type { FlushPolicy, LogOptions, ParsedLogOptions } from './options.js';
+export type { FileInfo, LogFile, LogFileSystem } from './file-system.js';
+export type { EpochEntry, LeaderEpochCache } from './leader-epoch-cache.js';

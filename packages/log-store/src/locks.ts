@@ -1,0 +1,67 @@
+/**
+ * In-process coordination of a log's operations. `Mutex` serialises appends;
+ * `RwLock` lets reads and appends (which only add bytes) run together while
+ * truncation, retention and close (which remove bytes) run alone.
+ * The RwLock prefers writers so a stream of reads cannot starve a truncation.
+ */
+export class Mutex {
+  private tail: Promise<void> = Promise.resolve();
+
+  run<T>(fn: () => Promise<T>): Promise<T> {
+    const result = this.tail.then(fn);
+    this.tail = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    return result;
+  }
+}
+
+export class RwLock {
+  private readers = 0;
+  private writer = false;
+  private readonly waitingWriters: Array<() => void> = [];
+  private waitingReaders: Array<() => void> = [];
+
+  async read<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.writer || this.waitingWriters.length > 0) {
+      await new Promise<void>((resolve) => this.waitingReaders.push(resolve));
+    } else {
+      this.readers++;
+    }
+    try {
+      return await fn();
+    } finally {
+      this.readers--;
+      this.wake();
+    }
+  }
+
+  async write<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.writer || this.readers > 0 || this.waitingWriters.length > 0) {
+      await new Promise<void>((resolve) => this.waitingWriters.push(resolve));
+    } else {
+      this.writer = true;
+    }
+    try {
+      return await fn();
+    } finally {
+      this.writer = false;
+      this.wake();
+    }
+  }
+
+  private wake(): void {
+    if (this.writer || this.readers > 0) return;
+    const w = this.waitingWriters.shift();
+    if (w) {
+      this.writer = true;
+      w();
+      return;
+    }
+    const rs = this.waitingReaders;
+    this.waitingReaders = [];
+    this.readers += rs.length;
+    for (const r of rs) r();
+  }
+}

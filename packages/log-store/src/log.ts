@@ -1,0 +1,1092 @@
+/**
+ * The log of one partition: an ordered list of segments, the last one
+ * active. Appends go to the active segment under one mutex; reads run
+ * alongside appends; truncation, retention and close run alone.
+ */
+import * as path from 'node:path';
+import {
+  ATTR_LOG_APPEND_TIME,
+  HEADER_SIZE,
+  LOG_OVERHEAD,
+  MAGIC,
+  computeBatchCrc,
+  decodeBatch,
+  readBatchHeader,
+  setBaseOffset,
+  setPartitionLeaderEpoch,
+  validateBatch,
+  type BatchHeader,
+} from '@mq/protocol/batch';
+import { MqError, isMqError } from '@mq/protocol/errors';
+import { CheckpointFile } from './checkpoint.js';
+import { lockDir, type DirLock } from './dir-lock.js';
+import { nodeFileSystem, type LogFileSystem } from './file-system.js';
+import { GroupCommit, type LogPosition } from './group-commit.js';
+import { writeInt64 } from './int64.js';
+import { PersistentLeaderEpochCache, type LeaderEpochCache } from './leader-epoch-cache.js';
+import { Mutex, RwLock } from './locks.js';
+import { OffsetIndex } from './offset-index.js';
+import { parseLogOptions, type LogOptions, type ParsedLogOptions } from './options.js';
+import { scanSegment } from './scan.js';
+import { INDEX_SUFFIX, LOG_SUFFIX, MAX_RELATIVE_OFFSET, Segment, TIME_INDEX_SUFFIX, parseSegmentName, type AppendedBatch } from './segment.js';
+import { TimeIndex } from './time-index.js';
+
+export const RECOVERY_POINT_CHECKPOINT = 'recovery-point-checkpoint';
+export const LOG_START_OFFSET_CHECKPOINT = 'log-start-offset-checkpoint';
+export const CLEAN_SHUTDOWN_FILE = '.clean-shutdown';
+/** offsetForTimestamp() special values, as in Kafka's ListOffsets. */
+export const LATEST_TIMESTAMP = -1;
+export const EARLIEST_TIMESTAMP = -2;
+
+const OFF_MAX_TIMESTAMP = 35;
+const OFF_CRC = 17;
+const MAX_LOCATE_CHUNK = 8 * 1024 * 1024;
+
+/** The subset of pino's logger the log uses; a pino.Logger fits. */
+export interface LogStoreLogger {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+const silentLogger: LogStoreLogger = { debug() {}, info() {}, warn() {}, error() {} };
+
+export interface LogComponents {
+  logger?: LogStoreLogger;
+  /** Milliseconds since the epoch; drives rolling, retention and log-append time. */
+  clock?: () => number;
+  /** All file I/O goes through this (tests inject faults here). */
+  fs?: LogFileSystem;
+}
+
+export interface AppendOptions {
+  /** Default true (leader): patch base offsets in place. False (follower): append the batches exactly as given. */
+  assignOffsets?: boolean;
+  /** Patch partitionLeaderEpoch in every batch and record the epoch in the epoch cache. */
+  leaderEpoch?: number;
+  /** Default true: check header and CRC-32C of every batch. False checks the header only. */
+  validate?: boolean;
+}
+
+export interface AppendResult {
+  baseOffset: number;
+  lastOffset: number;
+  /** The broker time stamped into log-append-time batches, or -1 when every batch uses create time. */
+  logAppendTime: number;
+  batches: number;
+  bytes: number;
+}
+
+export interface ReadOptions {
+  /** Only batches whose last offset is below this (the high watermark). */
+  maxOffset?: number;
+}
+
+export interface ReadResult {
+  records: Buffer;
+  nextOffset: number;
+}
+
+export interface RecoveryTruncation {
+  segment: string;
+  position: number;
+  offset: number;
+  bytes: number;
+  reason: string;
+}
+
+export interface RecoveryReport {
+  /** True when the log was closed cleanly and opened without a scan. */
+  clean: boolean;
+  /** Offset recovery started verifying from (the recovery point), or null after a clean shutdown. */
+  recoveredFrom: number | null;
+  /** Bytes checked (header + CRC) during recovery. */
+  scannedBytes: number;
+  scannedBatches: number;
+  /** Where the log was cut, when a torn or corrupt batch was found. */
+  truncated: RecoveryTruncation | null;
+  /** Whole segments dropped because they followed the cut. */
+  deletedSegments: string[];
+  /** Index files that were missing or damaged and were rebuilt. */
+  rebuiltIndexes: string[];
+  /** Checkpoint files that were unreadable (and ignored). */
+  badCheckpoints: string[];
+  durationMs: number;
+}
+
+export interface Log {
+  readonly dir: string;
+  readonly logStartOffset: number;
+  /** The next offset to assign. */
+  readonly logEndOffset: number;
+  /** Bytes of the segment .log files on disk. */
+  readonly size: number;
+  readonly segmentCount: number;
+  /** Everything below this offset has been fdatasync'ed. */
+  readonly durableOffset: number;
+  readonly leaderEpochs: LeaderEpochCache;
+  /** What opening the log found and repaired. */
+  readonly recovery: RecoveryReport;
+  append(batches: Buffer, options?: AppendOptions): Promise<AppendResult>;
+  read(fromOffset: number, maxBytes: number, options?: ReadOptions): Promise<ReadResult>;
+  truncateTo(offset: number): Promise<void>;
+  offsetForTimestamp(ts: number): Promise<{ offset: number; timestamp: number } | null>;
+  deleteRecordsBefore(offset: number): Promise<void>;
+  applyRetention(now?: number): Promise<{ deletedSegments: number; deletedBytes: number }>;
+  /** Rolls the active segment now (when it holds data). */
+  roll(): Promise<void>;
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}
+
+function toStorageError(op: string, err: unknown, extra: Record<string, unknown> = {}): MqError {
+  if (isMqError(err)) return err as MqError;
+  const errno = (err as NodeJS.ErrnoException)?.code;
+  return new MqError('STORAGE_ERROR', `${op} failed: ${(err as Error)?.message ?? String(err)}`, { cause: err, errno, ...extra });
+}
+
+function checkInt(name: string, value: number, min = 0): void {
+  if (!Number.isSafeInteger(value) || value < min) {
+    throw new MqError('INVALID_ARGUMENT', `${name} must be an integer >= ${min}, got ${String(value)}`);
+  }
+}
+
+interface ParsedBatch {
+  position: number;
+  size: number;
+  header: BatchHeader;
+}
+
+/** Splits and checks the batches of one append. Throws CORRUPT_MESSAGE / RECORD_TOO_LARGE / INVALID_RECORD. */
+function parseAppend(buf: Buffer, validate: boolean, maxBatchBytes: number): ParsedBatch[] {
+  if (!Buffer.isBuffer(buf)) throw new MqError('INVALID_ARGUMENT', 'append() takes a Buffer of encoded batches');
+  const out: ParsedBatch[] = [];
+  let pos = 0;
+  while (pos < buf.length) {
+    if (buf.length - pos < HEADER_SIZE) {
+      throw new MqError('CORRUPT_MESSAGE', `${buf.length - pos} trailing bytes after batch ${out.length} are not a batch`);
+    }
+    let header: BatchHeader;
+    if (validate) {
+      header = validateBatch(buf, pos, { maxBatchBytes });
+    } else {
+      header = readBatchHeader(buf, pos);
+      const size = header.batchLength + LOG_OVERHEAD;
+      if (header.batchLength < HEADER_SIZE - LOG_OVERHEAD) throw new MqError('CORRUPT_MESSAGE', `batch length ${header.batchLength} is shorter than a header`);
+      if (size > maxBatchBytes) {
+        throw new MqError('RECORD_TOO_LARGE', `batch of ${size} bytes is over the limit of ${maxBatchBytes}`, { size, limit: maxBatchBytes });
+      }
+      if (pos + size > buf.length) throw new MqError('CORRUPT_MESSAGE', `batch length says ${size} bytes but only ${buf.length - pos} are there`);
+      if (header.magic !== MAGIC) throw new MqError('CORRUPT_MESSAGE', `unknown batch magic ${header.magic}`);
+      if (header.lastOffsetDelta < 0) throw new MqError('CORRUPT_MESSAGE', `negative last offset delta ${header.lastOffsetDelta}`);
+    }
+    const size = header.batchLength + LOG_OVERHEAD;
+    out.push({ position: pos, size, header });
+    pos += size;
+  }
+  if (out.length === 0) throw new MqError('INVALID_RECORD', 'append() needs at least one batch');
+  return out;
+}
+
+class PartitionLog implements Log {
+  private segments: Segment[] = [];
+  private active!: Segment;
+  private leo = 0;
+  private startOffset = 0;
+  private readonly appendMutex = new Mutex();
+  private readonly checkpointMutex = new Mutex();
+  private readonly rw = new RwLock();
+  private readonly epochs: PersistentLeaderEpochCache;
+  private readonly recoveryPointFile: CheckpointFile;
+  private readonly logStartFile: CheckpointFile;
+  private commit!: GroupCommit;
+  private lastCheckpoint: LogPosition | null = null;
+  private closed = false;
+  private failure: MqError | null = null;
+  private readonly background = new Set<Promise<unknown>>();
+  private readonly timers: NodeJS.Timeout[] = [];
+  private unflushedBytes = 0;
+  /** Closed segments whose indexes are in memory, least recently used first. */
+  private readonly indexLru: Segment[] = [];
+  private readonly loadingIndexes = new Map<Segment, Promise<{ index: OffsetIndex; timeIndex: TimeIndex }>>();
+  recovery!: RecoveryReport;
+
+  constructor(
+    readonly dir: string,
+    private readonly opts: ParsedLogOptions,
+    private readonly fs: LogFileSystem,
+    private readonly clock: () => number,
+    private readonly logger: LogStoreLogger,
+    private readonly lock: DirLock,
+  ) {
+    this.epochs = new PersistentLeaderEpochCache(dir, fs, () => this.leo);
+    this.recoveryPointFile = new CheckpointFile(dir, RECOVERY_POINT_CHECKPOINT, fs);
+    this.logStartFile = new CheckpointFile(dir, LOG_START_OFFSET_CHECKPOINT, fs);
+  }
+
+  get logStartOffset(): number {
+    return this.startOffset;
+  }
+
+  get logEndOffset(): number {
+    return this.leo;
+  }
+
+  get size(): number {
+    let n = 0;
+    for (const s of this.segments) n += s.size;
+    return n;
+  }
+
+  get segmentCount(): number {
+    return this.segments.length;
+  }
+
+  get durableOffset(): number {
+    return this.commit.durable.offset;
+  }
+
+  get leaderEpochs(): LeaderEpochCache {
+    return this.epochs;
+  }
+
+  private point(): LogPosition {
+    return { offset: this.leo, segmentBase: this.active.baseOffset, position: this.active.size };
+  }
+
+  // ================================================================== open
+
+  async load(): Promise<void> {
+    const started = performance.now();
+    const report: RecoveryReport = {
+      clean: false,
+      recoveredFrom: null,
+      scannedBytes: 0,
+      scannedBatches: 0,
+      truncated: null,
+      deletedSegments: [],
+      rebuiltIndexes: [],
+      badCheckpoints: [],
+      durationMs: 0,
+    };
+    const files = await this.fs.readdir(this.dir);
+    const bases = new Set<number>();
+    for (const f of files) {
+      const base = parseSegmentName(f, LOG_SUFFIX);
+      if (base !== null) bases.add(base);
+    }
+    for (const f of files) {
+      if (f.endsWith('.tmp')) await this.fs.unlink(path.join(this.dir, f));
+      const base = parseSegmentName(f, INDEX_SUFFIX) ?? parseSegmentName(f, TIME_INDEX_SUFFIX);
+      if (base !== null && !bases.has(base)) await this.fs.unlink(path.join(this.dir, f)); // orphan index
+    }
+    const hadCleanShutdown = files.includes(CLEAN_SHUTDOWN_FILE);
+
+    const readCheckpoint = async (file: CheckpointFile): Promise<number[][] | null> => {
+      try {
+        return await file.read();
+      } catch (err) {
+        report.badCheckpoints.push(path.basename(file.file));
+        this.logger.warn({ dir: this.dir, file: file.file, err: (err as Error).message }, 'ignoring unreadable checkpoint');
+        return null;
+      }
+    };
+    const rpLines = await readCheckpoint(this.recoveryPointFile);
+    const rpLine = rpLines?.[0];
+    const recoveryPoint: LogPosition | null =
+      rpLine && rpLine.length === 3 ? { offset: rpLine[0]!, segmentBase: rpLine[1]!, position: rpLine[2]! } : null;
+    if (rpLines && !recoveryPoint) report.badCheckpoints.push(RECOVERY_POINT_CHECKPOINT);
+    const lsLine = (await readCheckpoint(this.logStartFile))?.[0];
+    const epochProblem = await this.epochs.load();
+    if (epochProblem) {
+      report.badCheckpoints.push('leader-epoch-checkpoint');
+      this.logger.warn({ dir: this.dir, problem: epochProblem }, 'leader epoch checkpoint unreadable; rebuilding it from batch headers');
+    }
+
+    const now = this.clock();
+    const sorted = [...bases].sort((a, b) => a - b);
+    for (const base of sorted) this.segments.push(await Segment.open(this.dir, base, this.fs, now));
+    const checkpointStart = lsLine && lsLine.length === 1 ? lsLine[0]! : null;
+    if (this.segments.length === 0) {
+      const base = Math.max(checkpointStart ?? 0, recoveryPoint?.offset ?? 0);
+      this.segments.push(await Segment.create(this.dir, base, this.fs, now));
+      await this.fs.syncDir(this.dir);
+    }
+    this.startOffset = Math.max(checkpointStart ?? 0, this.segments[0]!.baseOffset);
+    // Segments wholly below the log start (a crash between checkpoint and delete) go now.
+    while (this.segments.length > 1 && this.segments[1]!.baseOffset <= this.startOffset) {
+      const seg = this.segments.shift()!;
+      report.deletedSegments.push(path.basename(seg.logPath));
+      await seg.close();
+      await seg.deleteFiles();
+    }
+
+    const clean = hadCleanShutdown && recoveryPoint !== null;
+    report.clean = clean;
+    const scanOpts = { maxBatchBytes: Number.MAX_SAFE_INTEGER, indexIntervalBytes: this.opts.indexIntervalBytes };
+    const last = this.segments.length - 1;
+    // First segment that recovery must verify.
+    let verifyFrom = this.segments.length;
+    if (!clean) {
+      verifyFrom = 0;
+      if (recoveryPoint) {
+        const at = this.segments.findIndex((s) => s.baseOffset === recoveryPoint.segmentBase);
+        verifyFrom = at >= 0 ? at : this.segments.findIndex((s) => s.baseOffset >= recoveryPoint.offset);
+        if (verifyFrom < 0) verifyFrom = last;
+      }
+    }
+    const epochRebuild = epochProblem !== null;
+
+    for (let i = 0; i < this.segments.length; i++) {
+      const seg = this.segments[i]!;
+      const isLast = i === last;
+      if (i < verifyFrom) {
+        // Trusted (below the recovery point, or clean shutdown).
+        if (!isLast) {
+          const problem = await seg.loadIndexes(scanOpts.maxBatchBytes, this.opts.indexIntervalBytes);
+          if (problem) report.rebuiltIndexes.push(path.basename(seg.indexPath));
+          seg.nextOffset = this.segments[i + 1]!.baseOffset;
+          if (epochRebuild) await this.assignEpochsFrom(seg, 0, seg.size);
+          this.touchIndex(seg);
+        } else {
+          const problem = await this.loadActiveIndexes(seg, false);
+          if (problem) report.rebuiltIndexes.push(path.basename(seg.indexPath));
+          try {
+            const r = await seg.restoreFrom(problem ? 0 : seg.size, seg.size, { verify: false, ...scanOpts });
+            if (r.problem) throw seg.corrupt(r.validEnd, r.problem);
+          } catch (err) {
+            // A clean marker but an inconsistent tail: verify the whole segment instead.
+            this.logger.warn({ dir: this.dir, segment: seg.logPath, err: (err as Error).message }, 'active segment inconsistent after clean shutdown; verifying it');
+            report.clean = false;
+            verifyFrom = i;
+            i--;
+            continue;
+          }
+          if (epochRebuild) await this.assignEpochsFrom(seg, 0, seg.size);
+        }
+        continue;
+      }
+      // Verify from the recovery point (or the segment start) to the end.
+      let from = 0;
+      if (recoveryPoint && seg.baseOffset === recoveryPoint.segmentBase && recoveryPoint.position > 0 && recoveryPoint.position <= seg.size) {
+        from = recoveryPoint.position;
+        await this.loadActiveIndexes(seg, true);
+      } else {
+        seg.index = new OffsetIndex();
+        seg.timeIndex = new TimeIndex();
+      }
+      const fileSize = seg.size;
+      let result;
+      try {
+        result = await seg.restoreFrom(from, fileSize, { verify: true, ...scanOpts });
+      } catch (err) {
+        if (from === 0 || !isMqError(err, 'CORRUPT_MESSAGE')) throw err;
+        this.logger.warn({ dir: this.dir, segment: seg.logPath, err: (err as Error).message }, 'recovery point does not match the segment; verifying all of it');
+        from = 0;
+        seg.index = new OffsetIndex();
+        seg.timeIndex = new TimeIndex();
+        result = await seg.restoreFrom(0, fileSize, { verify: true, ...scanOpts });
+      }
+      if (report.recoveredFrom === null || i === verifyFrom) report.recoveredFrom = from === 0 ? seg.baseOffset : recoveryPoint!.offset;
+      report.scannedBytes += result.validEnd - from;
+      report.scannedBatches += result.batches;
+      if (epochRebuild || from < fileSize) await this.assignEpochsFrom(seg, epochRebuild ? 0 : from, result.validEnd);
+      seg.markIndexesForRewrite();
+      if (result.problem) {
+        report.truncated = {
+          segment: path.basename(seg.logPath),
+          position: result.validEnd,
+          offset: seg.nextOffset,
+          bytes: fileSize - result.validEnd,
+          reason: result.problem,
+        };
+        this.logger.warn({ dir: this.dir, ...report.truncated }, 'recovery truncated a torn or corrupt log tail');
+        await seg.truncateFile(result.validEnd);
+        for (const later of this.segments.splice(i + 1)) {
+          report.deletedSegments.push(path.basename(later.logPath));
+          report.truncated.bytes += later.size;
+          await later.close();
+          await later.deleteFiles();
+        }
+      }
+      if (i < this.segments.length - 1) {
+        seg.sealTimeIndex();
+        await seg.persistIndexes();
+        await seg.syncIndexes();
+        await seg.closeIndexFiles();
+        seg.index!.trim();
+        seg.nextOffset = this.segments[i + 1]!.baseOffset;
+        this.touchIndex(seg);
+      }
+    }
+    this.active = this.segments[this.segments.length - 1]!;
+    this.leo = this.active.nextOffset;
+    if (this.active.size === 0 && this.segments.length > 1) {
+      // An empty active segment: its base is the log end.
+      this.leo = this.active.baseOffset;
+    }
+    this.startOffset = Math.min(this.startOffset, this.leo);
+
+    if (this.epochs.truncateFromEnd(this.leo) || this.epochs.truncateFromStart(this.startOffset) || epochRebuild) {
+      await this.epochs.persist();
+    }
+    const here = this.point();
+    this.commit = new GroupCommit(clean ? here : { offset: this.startOffset, segmentBase: this.segments[0]!.baseOffset, position: 0 }, () => this.point());
+    if (!clean) {
+      // Make what recovery accepted durable, so the new recovery point is true.
+      for (const s of this.segments.slice(Math.max(0, verifyFrom))) this.commit.markDirty(s.file);
+      await this.commit.syncAll();
+      await this.checkpoint();
+    } else {
+      this.lastCheckpoint = here;
+    }
+    if (hadCleanShutdown) {
+      await this.fs.unlink(path.join(this.dir, CLEAN_SHUTDOWN_FILE));
+      await this.fs.syncDir(this.dir);
+    }
+    report.durationMs = performance.now() - started;
+    this.recovery = report;
+    this.evictIndexes();
+    this.startTimers();
+    this.logger.info({ dir: this.dir, logStartOffset: this.startOffset, logEndOffset: this.leo, segments: this.segments.length, recovery: report }, 'log opened');
+  }
+
+  /** Loads the persisted indexes of the segment that will be written to; returns a problem when they were unusable. */
+  private async loadActiveIndexes(seg: Segment, lenient: boolean): Promise<string | null> {
+    const [idx, tidx] = await Promise.all([this.fs.readFile(seg.indexPath), this.fs.readFile(seg.timeIndexPath)]);
+    const index = idx === null ? null : OffsetIndex.fromBuffer(idx, Math.max(1, seg.size), lenient);
+    const timeIndex = tidx === null ? null : TimeIndex.fromBuffer(tidx, lenient);
+    seg.index = index ?? new OffsetIndex();
+    seg.timeIndex = timeIndex ?? new TimeIndex();
+    seg.indexFileBytes = idx?.length ?? 0;
+    seg.timeIndexFileBytes = tidx?.length ?? 0;
+    if (index && timeIndex && index.byteSize === idx!.length && timeIndex.entries * 12 === tidx!.length) return null;
+    seg.markIndexesForRewrite();
+    if (seg.size === 0 && idx === null && tidx === null) return null;
+    return idx === null || tidx === null ? 'index file missing' : 'index file damaged';
+  }
+
+  /** Re-learns leader epochs from batch headers in [from, end) of a segment (recovery). */
+  private async assignEpochsFrom(seg: Segment, from: number, end: number): Promise<void> {
+    if (from >= end) return;
+    await scanSegment(seg.file, from, end, { verify: false, minBaseOffset: 0, maxBatchBytes: Number.MAX_SAFE_INTEGER }, (_p, h) => {
+      this.epochs.assign(h.partitionLeaderEpoch, h.baseOffset);
+    });
+  }
+
+  private startTimers(): void {
+    const flush = this.opts.flush;
+    if (flush.policy === 'interval') {
+      const t = setInterval(() => this.runInBackground('interval flush', () => this.flush()), flush.intervalMs);
+      t.unref();
+      this.timers.push(t);
+    } else if (this.opts.checkpointIntervalMs > 0) {
+      const t = setInterval(() => this.runInBackground('checkpoint', () => this.rw.read(() => this.checkpoint())), this.opts.checkpointIntervalMs);
+      t.unref();
+      this.timers.push(t);
+    }
+  }
+
+  private runInBackground(what: string, fn: () => Promise<unknown>): void {
+    if (this.closed || this.failure) return;
+    const p = fn()
+      .catch((err) => {
+        if (isMqError(err, 'LOG_CLOSED')) return;
+        this.logger.error({ dir: this.dir, err }, `${what} failed`);
+      })
+      .finally(() => this.background.delete(p));
+    this.background.add(p);
+  }
+
+  // ================================================================ append
+
+  private ensureUsable(): void {
+    if (this.closed) throw new MqError('LOG_CLOSED', `log ${this.dir} is closed`, { dir: this.dir });
+    if (this.failure) {
+      throw new MqError('STORAGE_ERROR', `log ${this.dir} is offline after a storage failure: ${this.failure.message} (reopen it)`, {
+        dir: this.dir,
+        cause: this.failure,
+      });
+    }
+  }
+
+  async append(batches: Buffer, options: AppendOptions = {}): Promise<AppendResult> {
+    this.ensureUsable();
+    const assignOffsets = options.assignOffsets ?? true;
+    if (options.leaderEpoch !== undefined) checkInt('leaderEpoch', options.leaderEpoch);
+    const parsed = parseAppend(batches, options.validate ?? true, this.opts.maxBatchBytes);
+    return this.rw.read(async () => {
+      this.ensureUsable();
+      const result = await this.appendMutex.run(() => this.appendLocked(batches, parsed, assignOffsets, options.leaderEpoch));
+      const flush = this.opts.flush;
+      if (flush.policy === 'always') {
+        try {
+          await this.commit.syncTo(result.lastOffset + 1);
+        } catch (err) {
+          throw this.fail('fdatasync', err);
+        }
+      } else if (flush.policy === 'interval' && flush.intervalBytes > 0) {
+        this.unflushedBytes += result.bytes;
+        if (this.unflushedBytes >= flush.intervalBytes) {
+          this.unflushedBytes = 0;
+          this.runInBackground('size-triggered flush', () => this.flush());
+        }
+      }
+      return result;
+    });
+  }
+
+  private async appendLocked(buf: Buffer, parsed: ParsedBatch[], assignOffsets: boolean, leaderEpoch: number | undefined): Promise<AppendResult> {
+    this.ensureUsable();
+    const now = this.clock();
+    const first = parsed[0]!.header;
+    let span = 0;
+    for (const b of parsed) span += b.header.lastOffsetDelta + 1;
+    let baseOffset: number;
+    if (assignOffsets) {
+      baseOffset = this.leo;
+    } else {
+      baseOffset = first.baseOffset;
+      if (baseOffset < this.leo) {
+        throw new MqError('INVALID_RECORD', `follower append starts at offset ${baseOffset}, below the log end offset ${this.leo}`, {
+          baseOffset,
+          logEndOffset: this.leo,
+        });
+      }
+      let next = baseOffset;
+      for (const b of parsed) {
+        if (b.header.baseOffset < next) {
+          throw new MqError('INVALID_RECORD', `batch offsets are not increasing: ${b.header.baseOffset} after ${next - 1}`);
+        }
+        next = b.header.baseOffset + b.header.lastOffsetDelta + 1;
+      }
+      span = next - baseOffset;
+    }
+    await this.maybeRoll(buf.length, baseOffset, baseOffset + span - 1, now);
+
+    let logAppendTime = -1;
+    const appended: AppendedBatch[] = [];
+    let offset = baseOffset;
+    for (const b of parsed) {
+      const h = b.header;
+      if (assignOffsets) setBaseOffset(buf, b.position, offset);
+      else offset = h.baseOffset;
+      if (leaderEpoch !== undefined) setPartitionLeaderEpoch(buf, b.position, leaderEpoch);
+      let maxTimestamp = h.maxTimestamp;
+      if (h.attributes & ATTR_LOG_APPEND_TIME && assignOffsets) {
+        writeInt64(buf, b.position + OFF_MAX_TIMESTAMP, now);
+        buf.writeUInt32BE(computeBatchCrc(buf, b.position, b.size), b.position + OFF_CRC);
+        maxTimestamp = now;
+        logAppendTime = now;
+      }
+      appended.push({ position: b.position, size: b.size, baseOffset: offset, lastOffset: offset + h.lastOffsetDelta, maxTimestamp });
+      offset += h.lastOffsetDelta + 1;
+    }
+    const lastOffset = appended[appended.length - 1]!.lastOffset;
+
+    const seg = this.active;
+    const before = seg.size;
+    try {
+      await seg.append(buf, appended, this.opts.indexIntervalBytes);
+    } catch (err) {
+      // Put the file back as it was, so no half batch exists even on disk.
+      try {
+        await seg.file.truncate(before);
+      } catch (truncErr) {
+        this.fail('truncate after failed write', truncErr);
+      }
+      throw toStorageError(`append to ${seg.logPath}`, err, { dir: this.dir });
+    }
+    this.commit.markDirty(seg.file);
+    this.leo = lastOffset + 1;
+
+    // Epochs: the leader's, or those the follower's batches carry.
+    let epochChanged = false;
+    if (leaderEpoch !== undefined) {
+      epochChanged = this.epochs.assign(leaderEpoch, baseOffset);
+    } else {
+      for (let i = 0; i < parsed.length; i++) {
+        if (this.epochs.assign(parsed[i]!.header.partitionLeaderEpoch, appended[i]!.baseOffset)) epochChanged = true;
+      }
+    }
+    if (epochChanged) {
+      try {
+        await this.epochs.persist();
+      } catch (err) {
+        throw this.fail('leader epoch checkpoint', err);
+      }
+    }
+    return { baseOffset, lastOffset, logAppendTime, batches: parsed.length, bytes: buf.length };
+  }
+
+  private async maybeRoll(bytes: number, baseOffset: number, lastOffset: number, now: number): Promise<void> {
+    const seg = this.active;
+    if (seg.size === 0) {
+      if (baseOffset > seg.baseOffset && this.segments.length > 0 && baseOffset - seg.baseOffset > MAX_RELATIVE_OFFSET) await this.rollTo(baseOffset, now);
+      return;
+    }
+    // segmentMs runs on the log's clock from the segment's creation (or this open), not on record timestamps.
+    if (
+      seg.size + bytes > this.opts.segmentBytes ||
+      now - seg.createdAt > this.opts.segmentMs ||
+      lastOffset - seg.baseOffset > MAX_RELATIVE_OFFSET
+    ) {
+      await this.rollTo(baseOffset, now);
+    }
+  }
+
+  async roll(): Promise<void> {
+    this.ensureUsable();
+    await this.rw.read(() =>
+      this.appendMutex.run(async () => {
+        if (this.active.size > 0) await this.rollTo(this.leo, this.clock());
+      }),
+    );
+  }
+
+  /** Starts a new active segment at `base`; the old one is sealed and flushed in the background. */
+  private async rollTo(base: number, now: number): Promise<void> {
+    const old = this.active;
+    let seg: Segment;
+    try {
+      seg = await Segment.create(this.dir, base, this.fs, now);
+      await this.fs.syncDir(this.dir);
+      await this.checkpointMutex.run(async () => {
+        old.sealTimeIndex();
+        await old.persistIndexes();
+      });
+    } catch (err) {
+      throw toStorageError(`roll of ${this.dir}`, err);
+    }
+    old.index!.trim();
+    old.nextOffset = base;
+    this.segments.push(seg);
+    this.active = seg;
+    this.touchIndex(old);
+    this.logger.debug({ dir: this.dir, segment: base, previous: old.baseOffset, previousBytes: old.size }, 'rolled segment');
+    // Like Kafka: the closed segment is flushed soon, moving the recovery point past it.
+    this.runInBackground('flush of rolled segment', () => this.flush());
+  }
+
+  private fail(op: string, err: unknown): MqError {
+    const e = toStorageError(op, err, { dir: this.dir });
+    if (!this.failure) {
+      this.failure = e;
+      this.logger.error({ dir: this.dir, err: e }, 'log taken offline after a storage failure');
+    }
+    return e;
+  }
+
+  // ================================================================== read
+
+  async read(fromOffset: number, maxBytes: number, options: ReadOptions = {}): Promise<ReadResult> {
+    if (this.closed) throw new MqError('LOG_CLOSED', `log ${this.dir} is closed`, { dir: this.dir });
+    checkInt('fromOffset', fromOffset);
+    checkInt('maxBytes', maxBytes);
+    if (options.maxOffset !== undefined) checkInt('maxOffset', options.maxOffset);
+    return this.rw.read(async () => {
+      if (this.closed) throw new MqError('LOG_CLOSED', `log ${this.dir} is closed`, { dir: this.dir });
+      const leo = this.leo;
+      if (fromOffset < this.startOffset || fromOffset > leo) {
+        throw new MqError('OFFSET_OUT_OF_RANGE', `offset ${fromOffset} is outside the log [${this.startOffset}, ${leo}]`, {
+          offset: fromOffset,
+          logStartOffset: this.startOffset,
+          logEndOffset: leo,
+        });
+      }
+      const maxOffset = Math.min(options.maxOffset ?? leo, leo);
+      const empty = { records: Buffer.alloc(0), nextOffset: fromOffset };
+      if (fromOffset >= maxOffset) return empty;
+      for (let i = this.floorSegment(fromOffset); i < this.segments.length; i++) {
+        const seg = this.segments[i]!;
+        const end = seg.size;
+        const index = seg === this.active ? seg.index! : (await this.indexOf(seg)).index;
+        const chunkBytes = Math.min(MAX_LOCATE_CHUNK, maxBytes) + this.opts.indexIntervalBytes + 2 * HEADER_SIZE;
+        const located = await seg.locate(Math.max(fromOffset, seg.baseOffset), end, index, chunkBytes);
+        if (!located) continue;
+        const { batch, chunk, chunkStart } = located;
+        if (batch.header.baseOffset + batch.header.lastOffsetDelta >= maxOffset) return empty;
+        const want = Math.min(end - batch.position, Math.max(maxBytes, batch.size));
+        let buf = chunk;
+        let bufStart = chunkStart;
+        if (batch.position + want > chunkStart + chunk.length) {
+          buf = await seg.readBytes(batch.position, want);
+          bufStart = batch.position;
+        }
+        let pos = batch.position;
+        let total = 0;
+        let next = fromOffset;
+        const bufEnd = bufStart + buf.length;
+        while (pos + HEADER_SIZE <= bufEnd) {
+          const h = readBatchHeader(buf, pos - bufStart);
+          const size = h.batchLength + LOG_OVERHEAD;
+          if (size < HEADER_SIZE || pos + size > bufEnd) break;
+          if (total > 0 && total + size > maxBytes) break;
+          const last = h.baseOffset + h.lastOffsetDelta;
+          if (last >= maxOffset) break;
+          total += size;
+          next = last + 1;
+          pos += size;
+        }
+        const from = batch.position - bufStart;
+        return { records: buf.subarray(from, from + total), nextOffset: next };
+      }
+      return empty;
+    });
+  }
+
+  /** Index of the last segment whose base offset is <= `offset` (0 when none). */
+  private floorSegment(offset: number): number {
+    let lo = 0;
+    let hi = this.segments.length - 1;
+    let found = 0;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.segments[mid]!.baseOffset <= offset) {
+        found = mid;
+        lo = mid + 1;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    return found;
+  }
+
+  /** The offset index of a closed segment, loading it (bounded LRU) when evicted. */
+  private async indexOf(seg: Segment): Promise<{ index: OffsetIndex; timeIndex: TimeIndex }> {
+    if (seg.index && seg.timeIndex) {
+      this.touchIndex(seg);
+      return { index: seg.index, timeIndex: seg.timeIndex };
+    }
+    let loading = this.loadingIndexes.get(seg);
+    if (!loading) {
+      loading = seg
+        .loadIndexes(Number.MAX_SAFE_INTEGER, this.opts.indexIntervalBytes)
+        .then((problem) => {
+          if (problem) this.logger.warn({ dir: this.dir, segment: seg.logPath, problem }, 'rebuilt segment index');
+          const loaded = { index: seg.index!, timeIndex: seg.timeIndex! };
+          this.touchIndex(seg);
+          this.evictIndexes();
+          return loaded;
+        })
+        .finally(() => this.loadingIndexes.delete(seg));
+      this.loadingIndexes.set(seg, loading);
+    }
+    return loading;
+  }
+
+  private touchIndex(seg: Segment): void {
+    const i = this.indexLru.indexOf(seg);
+    if (i >= 0) this.indexLru.splice(i, 1);
+    if (seg !== this.active && !seg.deleted) this.indexLru.push(seg);
+  }
+
+  private evictIndexes(): void {
+    let bytes = 0;
+    for (const s of this.indexLru) bytes += (s.index?.byteSize ?? 0) + (s.timeIndex?.entries ?? 0) * 12;
+    while (bytes > this.opts.indexCacheBytes && this.indexLru.length > 1) {
+      const s = this.indexLru.shift()!;
+      bytes -= (s.index?.byteSize ?? 0) + (s.timeIndex?.entries ?? 0) * 12;
+      s.evictIndexes();
+    }
+  }
+
+  // ========================================================== by timestamp
+
+  async offsetForTimestamp(ts: number): Promise<{ offset: number; timestamp: number } | null> {
+    if (this.closed) throw new MqError('LOG_CLOSED', `log ${this.dir} is closed`, { dir: this.dir });
+    if (ts === EARLIEST_TIMESTAMP) return { offset: this.startOffset, timestamp: -1 };
+    if (ts === LATEST_TIMESTAMP) return { offset: this.leo, timestamp: -1 };
+    checkInt('timestamp', ts);
+    return this.rw.read(async () => {
+      for (let i = this.floorSegment(this.startOffset); i < this.segments.length; i++) {
+        const seg = this.segments[i]!;
+        if (seg.maxTimestamp < ts || seg.size === 0) continue;
+        const { index, timeIndex } = seg === this.active ? { index: seg.index!, timeIndex: seg.timeIndex! } : await this.indexOf(seg);
+        const e = timeIndex.lowerEntry(ts);
+        const startOffset = Math.max(this.startOffset, e < 0 ? seg.baseOffset : seg.baseOffset + timeIndex.relativeOffsetAt(e));
+        const from = index.lookup(Math.max(0, startOffset - seg.baseOffset));
+        let found: { position: number; size: number } | null = null;
+        const end = seg.size;
+        await scanSegment(seg.file, from, end, { verify: false, minBaseOffset: 0, maxBatchBytes: Number.MAX_SAFE_INTEGER }, (pos, h, size) => {
+          if (h.maxTimestamp >= ts && h.baseOffset + h.lastOffsetDelta >= this.startOffset && h.recordCount > 0) {
+            found = { position: pos, size };
+            return true;
+          }
+          return false;
+        });
+        if (!found) continue;
+        const { position, size } = found;
+        const decoded = await decodeBatch(await seg.readBytes(position, size), 0);
+        for (const r of decoded.records) {
+          if (r.timestamp >= ts && r.offset >= this.startOffset) return { offset: r.offset, timestamp: r.timestamp };
+        }
+      }
+      return null;
+    });
+  }
+
+  // ============================================================ truncation
+
+  async truncateTo(offset: number): Promise<void> {
+    this.ensureUsable();
+    checkInt('offset', offset);
+    await this.rw.write(async () => {
+      this.ensureUsable();
+      if (offset >= this.leo) return;
+      try {
+        if (offset < this.startOffset) {
+          await this.truncateFullyAndStartAt(offset);
+          return;
+        }
+        const i = this.floorSegment(offset);
+        const seg = this.segments[i]!;
+        const later = this.segments.slice(i + 1);
+        if (seg !== this.active) {
+          this.untouchIndex(seg);
+          await this.indexOf(seg); // make sure it is loaded before it becomes active
+          this.untouchIndex(seg);
+        }
+        const located = await seg.locate(offset, seg.size, seg.index!, this.opts.indexIntervalBytes + 2 * HEADER_SIZE + 65536);
+        const position = located ? located.batch.position : seg.size;
+        await seg.restoreFrom(position, position, { verify: false, maxBatchBytes: Number.MAX_SAFE_INTEGER, indexIntervalBytes: this.opts.indexIntervalBytes });
+        await seg.truncateFile(position);
+        await this.deleteSegmentFiles(later);
+        this.segments.splice(i + 1);
+        this.active = seg;
+        this.leo = seg.size === 0 ? seg.baseOffset : seg.nextOffset;
+        if (this.epochs.truncateFromEnd(this.leo)) await this.epochs.persist();
+        const point = this.point();
+        if (this.commit.durable.offset > point.offset || later.length > 0) {
+          this.commit.lowerTo(point);
+          await this.checkpointMutex.run(() => this.writeRecoveryPoint(this.commit.durable));
+        }
+        await this.fs.syncDir(this.dir);
+        this.logger.info({ dir: this.dir, requested: offset, logEndOffset: this.leo }, 'log truncated');
+      } catch (err) {
+        throw this.fail(`truncation of ${this.dir}`, err);
+      }
+    });
+  }
+
+  private untouchIndex(seg: Segment): void {
+    const i = this.indexLru.indexOf(seg);
+    if (i >= 0) this.indexLru.splice(i, 1);
+  }
+
+  /** Empties the log and restarts it at `offset` (Kafka's truncateFullyAndStartAt). Caller holds the write lock. */
+  private async truncateFullyAndStartAt(offset: number): Promise<void> {
+    // Checkpoints first: a crash part-way then reopens as an empty log at `offset`.
+    const point = { offset, segmentBase: offset, position: 0 };
+    await this.checkpointMutex.run(() => this.writeRecoveryPoint(point));
+    await this.logStartFile.write([[offset]]);
+    this.epochs.clear();
+    await this.epochs.persist();
+    await this.deleteSegmentFiles(this.segments);
+    const seg = await Segment.create(this.dir, offset, this.fs, this.clock());
+    seg.markIndexesForRewrite();
+    this.segments = [seg];
+    this.active = seg;
+    this.leo = offset;
+    this.startOffset = offset;
+    this.commit.durable = point;
+    await this.fs.syncDir(this.dir);
+    this.logger.info({ dir: this.dir, offset }, 'log emptied and restarted');
+  }
+
+  private async deleteSegmentFiles(segs: Segment[]): Promise<void> {
+    for (const seg of segs) {
+      seg.deleted = true;
+      this.untouchIndex(seg);
+      this.commit.forget(seg.file);
+      await seg.close();
+      await seg.deleteFiles();
+    }
+  }
+
+  async deleteRecordsBefore(offset: number): Promise<void> {
+    this.ensureUsable();
+    checkInt('offset', offset);
+    await this.rw.write(async () => {
+      this.ensureUsable();
+      if (offset > this.leo) {
+        throw new MqError('OFFSET_OUT_OF_RANGE', `cannot delete records before ${offset}: the log ends at ${this.leo}`, {
+          offset,
+          logEndOffset: this.leo,
+        });
+      }
+      if (offset <= this.startOffset) return;
+      try {
+        await this.advanceStart(offset);
+        await this.deleteSegmentsBelow(offset);
+      } catch (err) {
+        throw this.fail(`deleteRecordsBefore in ${this.dir}`, err);
+      }
+    });
+  }
+
+  private async advanceStart(offset: number): Promise<void> {
+    if (offset <= this.startOffset) return;
+    this.startOffset = offset;
+    await this.logStartFile.write([[offset]]);
+    if (this.epochs.truncateFromStart(offset)) await this.epochs.persist();
+  }
+
+  /** Deletes segments holding only offsets below `offset`, rolling the active one first if needed. Returns bytes deleted. */
+  private async deleteSegmentsBelow(offset: number): Promise<{ count: number; bytes: number }> {
+    let n = 0;
+    while (n < this.segments.length - 1 && this.segments[n + 1]!.baseOffset <= offset) n++;
+    if (n === this.segments.length - 1 && this.active.size > 0 && this.leo <= offset) {
+      await this.appendMutex.run(() => this.rollTo(this.leo, this.clock()));
+      n++;
+    }
+    const doomed = this.segments.slice(0, n);
+    if (doomed.length === 0) return { count: 0, bytes: 0 };
+    let bytes = 0;
+    for (const s of doomed) bytes += s.size;
+    this.segments.splice(0, n);
+    // Background work queued by a roll must not touch the deleted files.
+    await this.deleteSegmentFiles(doomed);
+    await this.fs.syncDir(this.dir);
+    this.logger.info({ dir: this.dir, segments: doomed.map((s) => s.baseOffset), bytes, logStartOffset: this.startOffset }, 'deleted old segments');
+    return { count: doomed.length, bytes };
+  }
+
+  async applyRetention(now: number = this.clock()): Promise<{ deletedSegments: number; deletedBytes: number }> {
+    this.ensureUsable();
+    return this.rw.write(async () => {
+      this.ensureUsable();
+      let cut = 0; // segments [0, cut) go
+      if (this.opts.retentionMs >= 0) {
+        while (cut < this.segments.length && this.segments[cut]!.size > 0 && now - this.segments[cut]!.largestTimestamp > this.opts.retentionMs) cut++;
+      }
+      if (this.opts.retentionBytes >= 0) {
+        let size = 0;
+        for (const s of this.segments.slice(cut)) size += s.size;
+        while (cut < this.segments.length - 1 && size - this.segments[cut]!.size >= this.opts.retentionBytes) {
+          size -= this.segments[cut]!.size;
+          cut++;
+        }
+      }
+      if (cut === 0) return { deletedSegments: 0, deletedBytes: 0 };
+      const newStart = cut < this.segments.length ? this.segments[cut]!.baseOffset : this.leo;
+      try {
+        await this.advanceStart(Math.max(newStart, this.startOffset));
+        const r = await this.deleteSegmentsBelow(newStart);
+        return { deletedSegments: r.count, deletedBytes: r.bytes };
+      } catch (err) {
+        throw this.fail(`retention in ${this.dir}`, err);
+      }
+    });
+  }
+
+  // ================================================================= flush
+
+  async flush(): Promise<void> {
+    this.ensureUsable();
+    await this.rw.read(async () => {
+      if (this.closed) return;
+      try {
+        await this.commit.syncAll();
+      } catch (err) {
+        throw this.fail('fdatasync', err);
+      }
+      await this.checkpoint();
+    });
+  }
+
+  /**
+   * Writes the recovery point: index entries of every segment up to the
+   * durable point are written and synced first, so everything the
+   * checkpoint vouches for is on disk.
+   */
+  private async checkpoint(): Promise<void> {
+    await this.checkpointMutex.run(async () => {
+      const target = this.commit.durable;
+      const prev = this.lastCheckpoint;
+      if (prev && prev.offset === target.offset && prev.segmentBase === target.segmentBase && prev.position === target.position) return;
+      try {
+        for (const seg of this.segments) {
+          if (seg.baseOffset > target.segmentBase) break;
+          if (seg.deleted) continue;
+          await seg.persistIndexes();
+          await seg.syncIndexes();
+          if (seg !== this.active) await seg.closeIndexFiles();
+        }
+        await this.writeRecoveryPoint(target);
+      } catch (err) {
+        throw this.fail('recovery point checkpoint', err);
+      }
+    });
+  }
+
+  private async writeRecoveryPoint(point: LogPosition): Promise<void> {
+    await this.recoveryPointFile.write([[point.offset, point.segmentBase, point.position]]);
+    this.lastCheckpoint = point;
+  }
+
+  // ================================================================= close
+
+  /** Releases what a failed open took. */
+  async abandon(): Promise<void> {
+    this.closed = true;
+    for (const t of this.timers) clearInterval(t);
+    for (const seg of this.segments) await seg.close().catch(() => undefined);
+    await this.lock.release();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    for (const t of this.timers) clearInterval(t);
+    // Let queued background flushes finish before the log stops taking work.
+    while (this.background.size > 0) await Promise.allSettled([...this.background]);
+    await this.rw.write(async () => {
+      if (this.closed) return;
+      this.closed = true;
+      let error: unknown = null;
+      try {
+        if (!this.failure) {
+          await this.commit.syncAll();
+          this.active.sealTimeIndex();
+          await this.checkpoint();
+          await this.fs.writeFileAtomic(path.join(this.dir, CLEAN_SHUTDOWN_FILE), Buffer.from(`${this.leo}\n`));
+        }
+      } catch (err) {
+        error = err;
+      }
+      for (const seg of this.segments) {
+        try {
+          await seg.close();
+        } catch (err) {
+          error ??= err;
+        }
+      }
+      await this.lock.release();
+      this.logger.info({ dir: this.dir, logEndOffset: this.leo, clean: error === null && !this.failure }, 'log closed');
+      if (error) throw toStorageError(`close of ${this.dir}`, error);
+    });
+  }
+}
+
+/** Opens (creating when needed) the log in `dir`, recovering it after an unclean stop. */
+export async function openLog(dir: string, options: LogOptions = {}, components: LogComponents = {}): Promise<Log> {
+  const opts = parseLogOptions(options);
+  const fs = components.fs ?? nodeFileSystem;
+  const clock = components.clock ?? Date.now;
+  const logger = components.logger ?? silentLogger;
+  try {
+    await fs.mkdir(dir);
+  } catch (err) {
+    throw toStorageError(`creating log directory ${dir}`, err, { dir });
+  }
+  const lock = await lockDir(dir, fs);
+  const log = new PartitionLog(dir, opts, fs, clock, logger, lock);
+  try {
+    await log.load();
+  } catch (err) {
+    await log.abandon();
+    throw toStorageError(`opening log ${dir}`, err, { dir });
+  }
+  return log;
+}

@@ -143,6 +143,7 @@ export class TopicManager {
   require(name: string): Topic {
     const t = this.topics.get(name);
     if (!t) {
+      validateTopicName(name);
       throw new MqError(
         'UNKNOWN_TOPIC_OR_PARTITION',
         `topic "${name}" does not exist (create it with: mq topic create ${name})`,

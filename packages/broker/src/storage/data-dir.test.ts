@@ -1,0 +1,43 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { loadOrCreateMeta, lockDataDir, takeCleanShutdownMarker, writeCleanShutdownMarker } from './data-dir.js';
+
+describe('data directory', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'mq-broker-dd-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('creates meta.properties once and keeps the cluster id', async () => {
+    const a = await loadOrCreateMeta(dir, 3);
+    const b = await loadOrCreateMeta(dir, undefined);
+    expect(b).toEqual(a);
+    expect(a.brokerId).toBe(3);
+    expect(await readFile(path.join(dir, 'meta.properties'), 'utf8')).toContain(`cluster.id=${a.clusterId}`);
+  });
+
+  it('refuses a different broker id for the same data', async () => {
+    await loadOrCreateMeta(dir, 1);
+    await expect(loadOrCreateMeta(dir, 2)).rejects.toMatchObject({ code: 'INVALID_CONFIG' });
+  });
+
+  it('locks the directory against a second broker and takes over a dead owner\'s lock', async () => {
+    const lock = await lockDataDir(dir);
+    await expect(lockDataDir(dir)).rejects.toMatchObject({ code: 'LOG_DIR_LOCKED' });
+    await lock.release();
+    await writeFile(path.join(dir, '.lock'), '999999999');
+    const again = await lockDataDir(dir);
+    await again.release();
+  });
+
+  it('tracks clean shutdowns', async () => {
+    expect(await takeCleanShutdownMarker(dir)).toBe(false);
+    await writeCleanShutdownMarker(dir);
+    expect(await takeCleanShutdownMarker(dir)).toBe(true);
+    expect(await takeCleanShutdownMarker(dir)).toBe(false);
+  });
+});

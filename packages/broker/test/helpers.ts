@@ -1,0 +1,190 @@
+/**
+ * In-process test helpers: a broker on port 0 in a temporary directory with
+ * its log lines captured, and a tiny raw WebSocket client speaking
+ * @mq/protocol/wire frames (no @mq/client, so the broker is tested alone).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import WebSocket from 'ws';
+import { decodeResponse, encodeRequest, type mq, type RequestFrame } from '@mq/protocol/wire';
+import { startBroker, type Broker } from '../src/index.js';
+import type { BrokerComponents } from '../src/broker.js';
+
+export interface LogLine {
+  level: number;
+  msg: string;
+  [k: string]: unknown;
+}
+
+export interface TestBroker {
+  broker: Broker;
+  dataDir: string;
+  lines: LogLine[];
+  url: string;
+  httpUrl: string;
+  /** Restarts on the same data directory (and ports). */
+  restart(config?: Record<string, string>): Promise<void>;
+  cleanup(): Promise<void>;
+}
+
+export async function startTestBroker(
+  config: Record<string, string> = {},
+  components: Omit<BrokerComponents, 'logger'> = {},
+): Promise<TestBroker> {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'mq-broker-test-'));
+  const lines: LogLine[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      for (const l of chunk.toString('utf8').split('\n')) if (l) lines.push(JSON.parse(l) as LogLine);
+      cb();
+    },
+  });
+  const logger = pino({ level: 'debug' }, sink);
+  const t: TestBroker = {
+    broker: undefined as unknown as Broker,
+    dataDir,
+    lines,
+    get url() {
+      return `ws://127.0.0.1:${t.broker.port}`;
+    },
+    get httpUrl() {
+      return `http://127.0.0.1:${t.broker.httpPort}`;
+    },
+    async restart(extra = config) {
+      const { port, httpPort } = t.broker;
+      await t.broker.close();
+      t.broker = await startBroker({ dataDir, port, httpPort, config: extra }, { ...components, logger });
+    },
+    async cleanup() {
+      await t.broker.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+  t.broker = await startBroker({ dataDir, port: 0, httpPort: 0, config }, { ...components, logger });
+  return t;
+}
+
+export class TestClient {
+  private next = 1;
+  private readonly pending = new Map<number, { resolve: (f: mq.ResponseFrame) => void; reject: (e: Error) => void }>();
+  readonly closed: Promise<{ code: number; reason: string }>;
+  readonly unmatched: mq.ResponseFrame[] = [];
+
+  private constructor(readonly ws: WebSocket) {
+    ws.on('message', (data: Buffer) => {
+      const frame = decodeResponse(data);
+      const p = this.pending.get(frame.correlationId);
+      if (!p) {
+        this.unmatched.push(frame);
+        return;
+      }
+      this.pending.delete(frame.correlationId);
+      p.resolve(frame);
+    });
+    this.closed = new Promise((resolve) => {
+      ws.once('close', (code, reason) => {
+        for (const p of this.pending.values()) p.reject(new Error(`connection closed ${code} ${reason.toString()}`));
+        this.pending.clear();
+        resolve({ code, reason: reason.toString() });
+      });
+    });
+    ws.on('error', () => undefined);
+  }
+
+  static async connect(url: string, options: WebSocket.ClientOptions = {}): Promise<TestClient> {
+    const ws = new WebSocket(url, { perMessageDeflate: false, ...options });
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+    });
+    return new TestClient(ws);
+  }
+
+  /** Sends a request frame and waits for its response. */
+  request(frame: Omit<RequestFrame, 'correlationId'>, timeoutMs = 10_000): Promise<mq.ResponseFrame> {
+    const correlationId = this.next++;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(correlationId);
+        reject(new Error(`no response to ${correlationId} within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.pending.set(correlationId, {
+        resolve: (f) => {
+          clearTimeout(timer);
+          resolve(f);
+        },
+        reject: (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      });
+      this.ws.send(encodeRequest({ ...frame, correlationId }));
+    });
+  }
+
+  /** Sends a frame expecting no response (acks=0); returns its correlation id. */
+  fire(frame: Omit<RequestFrame, 'correlationId'>): number {
+    const correlationId = this.next++;
+    this.ws.send(encodeRequest({ ...frame, correlationId }));
+    return correlationId;
+  }
+
+  sendRaw(data: Buffer | string, binary = true): void {
+    this.ws.send(data, { binary });
+  }
+
+  async close(): Promise<void> {
+    if (this.ws.readyState === WebSocket.CLOSED) return;
+    this.ws.close();
+    await this.closed;
+  }
+}
+
+export async function waitFor<T>(fn: () => T | Promise<T>, timeoutMs = 5000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+let seq = 0;
+export function topicName(prefix = 't'): string {
+  return `${prefix}-${process.pid}-${++seq}`;
+}
+
+export async function createTopic(
+  c: TestClient,
+  name: string,
+  numPartitions = 1,
+  configs: Record<string, string> = {},
+): Promise<mq.TopicResult> {
+  const r = await c.request({ createTopics: { topics: [{ name, numPartitions, replicationFactor: 1, configs }] } });
+  const res = r.createTopics!.results[0]!;
+  if (res.errorCode !== 0) throw new Error(`create ${name} failed: ${res.errorMessage}`);
+  return res as mq.TopicResult;
+}
+
+export async function httpJson(
+  url: string,
+  init: { method?: string; body?: unknown; raw?: string } = {},
+): Promise<{ status: number; body: any }> {
+  const res = await fetch(url, {
+    method: init.method ?? (init.body !== undefined || init.raw !== undefined ? 'POST' : 'GET'),
+    headers: { 'content-type': 'application/json' },
+    body: init.raw ?? (init.body === undefined ? undefined : JSON.stringify(init.body)),
+  });
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // not JSON (metrics)
+  }
+  return { status: res.status, body };
+}

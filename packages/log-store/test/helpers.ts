@@ -1,0 +1,85 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { decodeBatchSync, encodeBatchSync, iterateBatches, type EncodeBatchOptions } from '@mq/protocol/batch';
+import { nodeFileSystem, type LogFile, type LogFileSystem } from '../src/file-system.js';
+
+export function tempDir(prefix = 'mq-log-'): { dir: string; cleanup: () => void } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  return { dir, cleanup: () => fs.rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** A batch of `count` records whose values say where they came from. */
+export function batch(tag: string, count = 1, options: EncodeBatchOptions & { valueBytes?: number } = {}): Buffer {
+  const pad = options.valueBytes ? 'x'.repeat(options.valueBytes) : '';
+  const records = Array.from({ length: count }, (_, i) => ({ key: `k-${tag}-${i}`, value: `${tag}:${i}${pad}` }));
+  return encodeBatchSync(records, { now: 1_000_000, ...options });
+}
+
+/** Values of every record in `buf`, in order, with their offsets. */
+export function values(buf: Buffer): Array<{ offset: number; value: string }> {
+  const out: Array<{ offset: number; value: string }> = [];
+  for (const span of iterateBatches(buf)) {
+    for (const r of decodeBatchSync(buf, span.position).records) out.push({ offset: r.offset, value: r.value!.toString('utf8').replace(/x+$/, '') });
+  }
+  return out;
+}
+
+export function batchOffsets(buf: Buffer): Array<[number, number]> {
+  return [...iterateBatches(buf)].map((s) => [s.header.baseOffset, s.header.baseOffset + s.header.lastOffsetDelta]);
+}
+
+export interface FaultyFs extends LogFileSystem {
+  datasyncs: number;
+  /** The next write to a .log file writes half its bytes and then fails with this errno. */
+  failNextLogWrite(code: string): void;
+  failDatasync(code: string | null): void;
+}
+
+/** nodeFileSystem with injectable failures and a datasync counter. */
+export function faultyFs(): FaultyFs {
+  let pendingWriteFailure: string | null = null;
+  let datasyncFailure: string | null = null;
+  const wrap = (file: string, f: LogFile): LogFile => ({
+    read: (b, o, l, p) => f.read(b, o, l, p),
+    async write(b, o, l, p) {
+      if (pendingWriteFailure && file.endsWith('.log')) {
+        const code = pendingWriteFailure;
+        pendingWriteFailure = null;
+        const half = Math.max(1, Math.floor(l / 2));
+        await f.write(b, o, half, p);
+        throw Object.assign(new Error(`${code}: injected failure, write`), { code });
+      }
+      return f.write(b, o, l, p);
+    },
+    async datasync() {
+      if (datasyncFailure) throw Object.assign(new Error(`${datasyncFailure}: injected fdatasync failure`), { code: datasyncFailure });
+      faulty.datasyncs++;
+      return f.datasync();
+    },
+    truncate: (n) => f.truncate(n),
+    size: () => f.size(),
+    close: () => f.close(),
+  });
+  const faulty: FaultyFs = {
+    ...nodeFileSystem,
+    datasyncs: 0,
+    async open(file, create) {
+      return wrap(file, await nodeFileSystem.open(file, create));
+    },
+    failNextLogWrite(code) {
+      pendingWriteFailure = code;
+    },
+    failDatasync(code) {
+      datasyncFailure = code;
+    },
+  };
+  return faulty;
+}
+
+export function segmentFiles(dir: string, ext = '.log'): string[] {
+  return fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith(ext))
+    .sort();
+}

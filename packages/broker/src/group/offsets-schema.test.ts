@@ -1,0 +1,67 @@
+import fc from 'fast-check';
+import {
+  decodeGroupValue,
+  decodeKey,
+  decodeOffsetValue,
+  encodeGroupValue,
+  encodeKey,
+  encodeOffsetValue,
+  partitionForGroup,
+} from './offsets-schema.js';
+
+describe('__consumer_offsets schema', () => {
+  it('round-trips keys and offset values', () => {
+    fc.assert(
+      fc.property(fc.string(), fc.string(), fc.nat(100_000), fc.nat(2 ** 52), fc.integer({ min: -1, max: 2 ** 31 - 1 }), fc.string(), (group, topic, partition, offset, leaderEpoch, metadata) => {
+        expect(decodeKey(encodeKey({ type: 'offset', group, topic, partition }))).toEqual({ type: 'offset', group, topic, partition });
+        expect(decodeKey(encodeKey({ type: 'group', group }))).toEqual({ type: 'group', group });
+        const v = { offset, leaderEpoch, metadata, commitTimestamp: 1_700_000_000_000 };
+        expect(decodeOffsetValue(encodeOffsetValue(v))).toEqual(v);
+      }),
+    );
+  });
+
+  it('round-trips group metadata with members', () => {
+    const v = {
+      protocolType: 'consumer',
+      generationId: 7,
+      protocolName: 'cooperative-sticky',
+      leaderId: 'a-1',
+      stateTimestamp: 123,
+      members: [
+        {
+          memberId: 'a-1',
+          groupInstanceId: 'host-a',
+          clientId: 'a',
+          clientHost: '/10.0.0.1',
+          rebalanceTimeoutMs: 60_000,
+          sessionTimeoutMs: 45_000,
+          subscription: Buffer.from([1, 2, 3]),
+          assignment: Buffer.from([4]),
+        },
+        { memberId: 'b-2', groupInstanceId: null, clientId: 'b', clientHost: '', rebalanceTimeoutMs: 1, sessionTimeoutMs: 2, subscription: Buffer.alloc(0), assignment: Buffer.alloc(0) },
+      ],
+    };
+    expect(decodeGroupValue(encodeGroupValue(v))).toEqual(v);
+    expect(decodeGroupValue(encodeGroupValue({ ...v, protocolType: null, protocolName: null, leaderId: null, members: [] }))).toMatchObject({ protocolType: null, members: [] });
+  });
+
+  it('rejects truncated or trailing bytes with CORRUPT_MESSAGE and skips unknown key types', () => {
+    const value = encodeOffsetValue({ offset: 1, leaderEpoch: 0, metadata: 'm', commitTimestamp: 2 });
+    expect(() => decodeOffsetValue(value.subarray(0, value.length - 1))).toThrow(expect.objectContaining({ code: 'CORRUPT_MESSAGE' }));
+    expect(() => decodeOffsetValue(Buffer.concat([value, Buffer.from([0])]))).toThrow(expect.objectContaining({ code: 'CORRUPT_MESSAGE' }));
+    expect(() => decodeOffsetValue(Buffer.from([0, 9]))).toThrow(/version 9/);
+    expect(decodeKey(Buffer.from([0, 99, 0, 0]))).toBeNull();
+  });
+
+  it('maps a group to a partition the way Kafka does (Java String.hashCode)', () => {
+    expect(partitionForGroup('hello', 50)).toBe(99162322 % 50);
+    // "polygenelubricants".hashCode() is Integer.MIN_VALUE; Kafka's abs maps it to 0.
+    expect(partitionForGroup('polygenelubricants', 50)).toBe(0);
+    fc.assert(fc.property(fc.string(), fc.integer({ min: 1, max: 200 }), (g, n) => {
+      const p = partitionForGroup(g, n);
+      expect(p).toBeGreaterThanOrEqual(0);
+      expect(p).toBeLessThan(n);
+    }));
+  });
+});

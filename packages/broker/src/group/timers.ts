@@ -1,0 +1,76 @@
+/**
+ * Time for the coordinator comes in through these two components, so a test
+ * or a simulator can drive it deterministically.
+ */
+export type Clock = () => number;
+
+export type TimerHandle = { readonly __timer: unique symbol } | object;
+
+export interface Timers {
+  setTimeout(fn: () => void, ms: number): TimerHandle;
+  clearTimeout(handle: TimerHandle): void;
+}
+
+/** Real timers; unref'd so that pending group timers never keep a process alive. */
+export const systemTimers: Timers = {
+  setTimeout(fn, ms) {
+    const t = setTimeout(fn, ms);
+    t.unref();
+    return t;
+  },
+  clearTimeout(handle) {
+    clearTimeout(handle as NodeJS.Timeout);
+  },
+};
+
+/**
+ * A manual clock with timers for tests and simulation: time moves only when
+ * `advance()` is called, and due timers fire in deadline order.
+ */
+export class ManualTime implements Timers {
+  private nowMs: number;
+  private seq = 0;
+  private readonly pending = new Map<object, { at: number; seq: number; fn: () => void }>();
+
+  constructor(start = 1_000_000) {
+    this.nowMs = start;
+  }
+
+  readonly clock: Clock = () => this.nowMs;
+
+  now(): number {
+    return this.nowMs;
+  }
+
+  setTimeout(fn: () => void, ms: number): TimerHandle {
+    const handle = {};
+    this.pending.set(handle, { at: this.nowMs + Math.max(0, ms), seq: this.seq++, fn });
+    return handle;
+  }
+
+  clearTimeout(handle: TimerHandle): void {
+    this.pending.delete(handle);
+  }
+
+  /** Number of armed timers (for leak checks in tests). */
+  get armed(): number {
+    return this.pending.size;
+  }
+
+  /** Moves time forward by `ms`, firing every timer that falls due, in order. */
+  advance(ms: number): void {
+    const target = this.nowMs + ms;
+    for (;;) {
+      let next: [object, { at: number; seq: number; fn: () => void }] | undefined;
+      for (const entry of this.pending) {
+        if (entry[1].at > target) continue;
+        if (!next || entry[1].at < next[1].at || (entry[1].at === next[1].at && entry[1].seq < next[1].seq)) next = entry;
+      }
+      if (!next) break;
+      this.pending.delete(next[0]);
+      this.nowMs = Math.max(this.nowMs, next[1].at);
+      next[1].fn();
+    }
+    this.nowMs = target;
+  }
+}

@@ -173,9 +173,11 @@ export class Connection {
     this.ws.send(bytes, { binary: true });
     if (!this.pausedForBuffer && this.ws.bufferedAmount > this.limits.maxBufferedBytes) {
       this.pausedForBuffer = true;
+      this.logger.debug({ conn: this.id, buffered: this.ws.bufferedAmount }, 'client is not reading: paused reading its requests');
       this.updateReading();
       this.socket.once('drain', () => {
         this.pausedForBuffer = false;
+        this.logger.debug({ conn: this.id }, 'client drained: reading its requests again');
         this.updateReading();
       });
     }

@@ -1,0 +1,56 @@
+import { encodeBatchSync } from '@mq/protocol/batch';
+import type { Socket } from 'node:net';
+import { createTopic, startTestBroker, TestClient, topicName, waitFor, type TestBroker } from './helpers.js';
+
+describe('backpressure', () => {
+  let t: TestBroker;
+  afterEach(async () => {
+    await t.cleanup();
+  });
+
+  it('stops reading from a client that does not read its responses, and loses nothing when it resumes', async () => {
+    t = await startTestBroker({ 'connection.max.buffered.bytes': String(256 * 1024) });
+    const c = await TestClient.connect(t.url);
+    const name = topicName('bp');
+    await createTopic(c, name, 1);
+    const value = Buffer.alloc(60_000, 7);
+    for (let i = 0; i < 4; i++) {
+      await c.request({ produce: { acks: 1, topics: [{ name, partitions: [{ partition: 0, records: encodeBatchSync([{ value }]) }] }] } });
+    }
+    // The client stops reading its socket, then asks for ~24 MB of fetch responses.
+    const socket = (c.ws as unknown as { _socket: Socket })._socket;
+    socket.pause();
+    const n = 100;
+    const all = Array.from({ length: n }, () =>
+      c.request({ fetch: { topics: [{ name, partitions: [{ partition: 0, fetchOffset: 0, partitionMaxBytes: 300_000 }] }] } }, 30_000),
+    );
+    await waitFor(() => t.lines.some((l) => l.msg === 'client is not reading: paused reading its requests'), 10_000);
+    // Meanwhile another client is served normally.
+    const other = await TestClient.connect(t.url);
+    const md = await other.request({ metadata: { topics: [name] } });
+    expect(md.metadata!.topics[0]!.errorCode).toBe(0);
+    await other.close();
+    socket.resume();
+    const responses = await Promise.all(all);
+    expect(responses).toHaveLength(n);
+    for (const r of responses) expect(r.fetch!.topics[0]!.partitions[0]!.records.length).toBeGreaterThan(200_000);
+    expect(t.lines.some((l) => l.msg === 'client drained: reading its requests again')).toBe(true);
+    await c.close();
+  });
+
+  it('runs at most max.in.flight.requests.per.connection requests at once', async () => {
+    t = await startTestBroker({ 'max.in.flight.requests.per.connection': '2' });
+    const c = await TestClient.connect(t.url);
+    const name = topicName('inflight');
+    await createTopic(c, name, 1);
+    const started = Date.now();
+    // Ten long polls of 150 ms each, two at a time: about 750 ms in all.
+    await Promise.all(
+      Array.from({ length: 10 }, () =>
+        c.request({ fetch: { maxWaitMs: 150, minBytes: 1, topics: [{ name, partitions: [{ partition: 0, fetchOffset: 0 }] }] } }),
+      ),
+    );
+    expect(Date.now() - started).toBeGreaterThanOrEqual(700);
+    await c.close();
+  });
+});

@@ -49,6 +49,7 @@ export class MemoryLog implements ReplicaLog {
   #logStartOffset = 0;
   #logEndOffset = 0;
   #closed = false;
+  #appending: Promise<unknown> = Promise.resolve();
 
   constructor(options: MemoryLogOptions = {}) {
     this.#clock = options.clock ?? (() => 0);
@@ -69,9 +70,19 @@ export class MemoryLog implements ReplicaLog {
     return this.#batches.map((b) => ({ ...b, bytes: Buffer.from(b.bytes) }));
   }
 
-  async append(
+  /** Appends run one at a time, in call order, as @mq/log-store's do. */
+  append(
     batches: Buffer,
     options: { assignOffsets?: boolean; leaderEpoch?: number; validate?: boolean } = {},
+  ): Promise<ReplicaAppendResult> {
+    const run = this.#appending.then(() => this.#append(batches, options));
+    this.#appending = run.catch(() => undefined);
+    return run;
+  }
+
+  async #append(
+    batches: Buffer,
+    options: { assignOffsets?: boolean; leaderEpoch?: number; validate?: boolean },
   ): Promise<ReplicaAppendResult> {
     this.#ensureOpen();
     const assign = options.assignOffsets ?? true;

@@ -1,0 +1,308 @@
+import { encodeBatchSync, decodeBatchSync, iterateBatches } from '@mq/protocol/batch';
+import { isMqError } from '@mq/protocol/errors';
+import { createPartitionLeader, type PartitionLeader } from './partition-leader.js';
+import { ManualTimers, MemoryCheckpoint, MemoryLog, settle } from './testing/index.js';
+import type { AlterPartitionRequest, FetchPartitionRequest, PartitionState } from './types.js';
+
+function batch(value: string): Buffer {
+  return encodeBatchSync([{ value }], { now: 1 });
+}
+
+interface Setup {
+  leader: PartitionLeader;
+  log: MemoryLog;
+  timers: ManualTimers;
+  checkpoint: MemoryCheckpoint;
+  proposals: AlterPartitionRequest[];
+  /** Answers the next proposal: commit (default) or reject. */
+  answer: (r: AlterPartitionRequest) => Promise<PartitionState>;
+}
+
+async function setup(overrides: { isr?: number[]; minInsyncReplicas?: number; replicaLagTimeMaxMs?: number; maxPendingProduces?: number } = {}): Promise<Setup> {
+  const timers = new ManualTimers(10_000);
+  const log = new MemoryLog({ clock: timers.clock });
+  const checkpoint = new MemoryCheckpoint();
+  let partitionEpoch = 3;
+  const s = {
+    log,
+    timers,
+    checkpoint,
+    proposals: [] as AlterPartitionRequest[],
+    answer: async (r: AlterPartitionRequest): Promise<PartitionState> => {
+      partitionEpoch++;
+      return { leaderEpoch: r.leaderEpoch, partitionEpoch, isr: r.isr };
+    },
+  } as Setup;
+  s.leader = await createPartitionLeader(
+    {
+      topic: 'orders',
+      partition: 0,
+      brokerId: 1,
+      leaderEpoch: 5,
+      partitionEpoch,
+      replicas: [1, 2, 3],
+      isr: overrides.isr ?? [1, 2, 3],
+      minInsyncReplicas: overrides.minInsyncReplicas ?? 2,
+      replicaLagTimeMaxMs: overrides.replicaLagTimeMaxMs ?? 1_000,
+      ...(overrides.maxPendingProduces ? { maxPendingProduces: overrides.maxPendingProduces } : {}),
+    },
+    {
+      log,
+      clock: timers.clock,
+      timers,
+      checkpoint,
+      alterPartition: (r) => {
+        s.proposals.push(r);
+        return s.answer(r);
+      },
+    },
+  );
+  return s;
+}
+
+function replicaFetch(fetchOffset: number, extra: Partial<FetchPartitionRequest> = {}): FetchPartitionRequest {
+  return { topic: 'orders', partition: 0, fetchOffset, partitionMaxBytes: 1 << 20, currentLeaderEpoch: 5, lastFetchedEpoch: 5, logStartOffset: 0, ...extra };
+}
+
+/** What a follower does with a response: append exactly the leader's batches. */
+async function follow(follower: MemoryLog, records: Buffer): Promise<void> {
+  if (records.length > 0) await follower.append(records, { assignOffsets: false });
+}
+
+describe('PartitionLeader', () => {
+  it('records its leader epoch at the log end when it takes over', async () => {
+    const { log } = await setup();
+    expect(log.leaderEpochs.entries).toEqual([{ epoch: 5, startOffset: 0 }]);
+  });
+
+  it('advances the high watermark to the lowest log end offset in the ISR, never backwards', async () => {
+    const { leader } = await setup();
+    for (let i = 0; i < 4; i++) await leader.append(batch(`v${i}`), { acks: 1 });
+    expect(leader.logEndOffset).toBe(4);
+    expect(leader.highWatermark).toBe(0);
+    await leader.fetch(replicaFetch(3), 2);
+    expect(leader.highWatermark).toBe(0); // broker 3 not heard from yet
+    await leader.fetch(replicaFetch(1), 3);
+    expect(leader.highWatermark).toBe(1);
+    await leader.fetch(replicaFetch(4), 3);
+    expect(leader.highWatermark).toBe(3);
+    await leader.fetch(replicaFetch(4), 2);
+    expect(leader.highWatermark).toBe(4);
+    // A follower reporting less (it truncated after a crash) does not move the HW back.
+    await leader.fetch(replicaFetch(2), 2);
+    expect(leader.highWatermark).toBe(4);
+  });
+
+  it('never hands a consumer anything at or above the high watermark; followers read to the log end', async () => {
+    const { leader } = await setup();
+    for (let i = 0; i < 3; i++) await leader.append(batch(`v${i}`), { acks: 1 });
+    await leader.fetch(replicaFetch(1), 2);
+    await leader.fetch(replicaFetch(1), 3);
+    expect(leader.highWatermark).toBe(1);
+    const consumer = await leader.fetch(replicaFetch(0, { currentLeaderEpoch: -1, lastFetchedEpoch: -1 }), -1);
+    expect([...iterateBatches(consumer.records)].map((b) => b.header.baseOffset)).toEqual([0]);
+    expect(consumer.highWatermark).toBe(1);
+    const beyond = await leader.fetch(replicaFetch(2, { currentLeaderEpoch: -1 }), -1);
+    expect(beyond.errorCode).toBe('NONE');
+    expect(beyond.records.length).toBe(0);
+    const follower = await leader.fetch(replicaFetch(1), 2);
+    expect([...iterateBatches(follower.records)].map((b) => b.header.baseOffset)).toEqual([1, 2]);
+  });
+
+  it('answers acks=all only once every ISR member has the batch', async () => {
+    const { leader, log } = await setup();
+    const f2 = new MemoryLog();
+    const f3 = new MemoryLog();
+    let done = false;
+    const produced = leader.append(batch('a'), { acks: -1, timeoutMs: 5_000 }).then((r) => {
+      done = true;
+      return r;
+    });
+    await settle();
+    expect(log.logEndOffset).toBe(1);
+    await follow(f2, (await leader.fetch(replicaFetch(0), 2)).records);
+    await leader.fetch(replicaFetch(f2.logEndOffset), 2);
+    await settle();
+    expect(done).toBe(false); // broker 3 does not have it yet
+    await follow(f3, (await leader.fetch(replicaFetch(0), 3)).records);
+    await settle();
+    expect(done).toBe(false); // fetching it is not having it: the next fetch offset says so
+    await leader.fetch(replicaFetch(f3.logEndOffset), 3);
+    await expect(produced).resolves.toMatchObject({ baseOffset: 0, lastOffset: 0 });
+    expect(f3.batches()[0]!.bytes.equals(log.batches()[0]!.bytes)).toBe(true);
+  });
+
+  it('refuses acks=all with NOT_ENOUGH_REPLICAS when the ISR is below min.insync.replicas, appending nothing', async () => {
+    const { leader, log } = await setup({ isr: [1], minInsyncReplicas: 2 });
+    await expect(leader.append(batch('a'), { acks: -1 })).rejects.toMatchObject({ code: 'NOT_ENOUGH_REPLICAS', retriable: true });
+    expect(log.logEndOffset).toBe(0);
+    await expect(leader.append(batch('a'), { acks: 1 })).resolves.toMatchObject({ baseOffset: 0 });
+    await expect(leader.append(batch('a'), { acks: 2 as never })).rejects.toMatchObject({ code: 'INVALID_REQUIRED_ACKS' });
+  });
+
+  it('times out a waiting acks=all produce with REQUEST_TIMED_OUT, leaving the records in the log', async () => {
+    const { leader, log, timers } = await setup({ replicaLagTimeMaxMs: 60_000 });
+    const produced = leader.append(batch('a'), { acks: -1, timeoutMs: 1_500 });
+    const seen = produced.catch((e: unknown) => e);
+    await timers.advance(1_499);
+    expect(leader.pendingProduces).toBe(1);
+    await timers.advance(1);
+    expect(await seen).toMatchObject({ code: 'REQUEST_TIMED_OUT' });
+    expect(leader.pendingProduces).toBe(0);
+    expect(log.logEndOffset).toBe(1);
+  });
+
+  it('bounds the purgatory: a full one refuses before appending', async () => {
+    const { leader, log } = await setup({ maxPendingProduces: 2 });
+    const a = leader.append(batch('a'), { acks: -1 }).catch(() => undefined);
+    const b = leader.append(batch('b'), { acks: -1 }).catch(() => undefined);
+    await settle();
+    await expect(leader.append(batch('c'), { acks: -1 })).rejects.toMatchObject({ code: 'REQUEST_TIMED_OUT', retriable: true });
+    expect(log.logEndOffset).toBe(2);
+    await leader.resign();
+    await Promise.all([a, b]);
+  });
+
+  it('shrinks the ISR through the controller when a follower lags, and fails waiters with NOT_ENOUGH_REPLICAS_AFTER_APPEND', async () => {
+    const s = await setup({ minInsyncReplicas: 3, replicaLagTimeMaxMs: 1_000 });
+    const { leader, timers } = s;
+    await leader.fetch(replicaFetch(0), 2);
+    await leader.fetch(replicaFetch(0), 3);
+    const produced = leader.append(batch('a'), { acks: -1, timeoutMs: 30_000 }).catch((e: unknown) => e);
+    // Broker 2 keeps up; broker 3 goes quiet.
+    for (let t = 0; t < 1_600; t += 100) {
+      await leader.fetch(replicaFetch(leader.logEndOffset), 2);
+      await timers.advance(100);
+    }
+    expect(s.proposals.map((p) => p.isr)).toEqual([[1, 2]]);
+    expect(s.proposals[0]!.partitionEpoch).toBe(3);
+    expect(leader.isr).toEqual([1, 2]);
+    expect(leader.partitionEpoch).toBe(4);
+    expect(await produced).toMatchObject({ code: 'NOT_ENOUGH_REPLICAS_AFTER_APPEND' });
+    expect(leader.highWatermark).toBe(1);
+  });
+
+  it('an ISR change takes effect only once the controller confirms it', async () => {
+    const s = await setup({ replicaLagTimeMaxMs: 1_000 });
+    const { leader, timers } = s;
+    let confirm: ((st: PartitionState) => void) | undefined;
+    s.answer = (r) => new Promise((resolve) => (confirm = () => resolve({ leaderEpoch: r.leaderEpoch, partitionEpoch: 4, isr: r.isr })));
+    await leader.append(batch('a'), { acks: 1 });
+    for (let t = 0; t < 1_600; t += 100) {
+      await leader.fetch(replicaFetch(1), 2);
+      await timers.advance(100);
+    }
+    expect(leader.pendingIsr).toEqual([1, 2]);
+    expect(leader.isr).toEqual([1, 2, 3]);
+    expect(leader.highWatermark).toBe(0); // broker 3 still counts while the shrink is pending
+    confirm!({} as PartitionState);
+    await settle();
+    expect(leader.isr).toEqual([1, 2]);
+    expect(leader.pendingIsr).toBeNull();
+    expect(leader.highWatermark).toBe(1);
+  });
+
+  it('stops proposing after a stale partition epoch until the controller state arrives', async () => {
+    const s = await setup({ replicaLagTimeMaxMs: 1_000 });
+    const { leader, timers } = s;
+    s.answer = async () => {
+      throw Object.assign(new Error('stale'), { code: 'INCONSISTENT_PARTITION_EPOCH' });
+    };
+    await timers.advance(1_600);
+    expect(s.proposals).toHaveLength(1);
+    await timers.advance(5_000);
+    expect(s.proposals).toHaveLength(1);
+    expect(leader.isr).toEqual([1, 2, 3]);
+    await leader.applyPartitionState({ leaderEpoch: 5, partitionEpoch: 7, isr: [1, 3] });
+    expect(leader.isr).toEqual([1, 3]);
+    expect(leader.partitionEpoch).toBe(7);
+    s.answer = async (r) => ({ leaderEpoch: 5, partitionEpoch: 8, isr: r.isr });
+    await timers.advance(1_000);
+    expect(s.proposals.at(-1)!).toMatchObject({ partitionEpoch: 7, isr: [1] });
+  });
+
+  it('expands the ISR when a follower catches up to the high watermark', async () => {
+    const s = await setup({ isr: [1, 2] });
+    const { leader } = s;
+    await leader.append(batch('a'), { acks: 1 });
+    await leader.append(batch('b'), { acks: 1 });
+    await leader.fetch(replicaFetch(2), 2);
+    expect(leader.highWatermark).toBe(2);
+    await leader.fetch(replicaFetch(1), 3);
+    expect(s.proposals).toHaveLength(0);
+    await leader.fetch(replicaFetch(2), 3);
+    await settle();
+    expect(s.proposals.map((p) => p.isr)).toEqual([[1, 2, 3]]);
+    expect(leader.isr).toEqual([1, 2, 3]);
+  });
+
+  it('refuses fetches from a broker outside the replica set, with a stale or future epoch', async () => {
+    const { leader } = await setup();
+    expect((await leader.fetch(replicaFetch(0), 9)).errorCode).toBe('REPLICA_NOT_AVAILABLE');
+    expect((await leader.fetch(replicaFetch(0), 1)).errorCode).toBe('REPLICA_NOT_AVAILABLE');
+    expect((await leader.fetch(replicaFetch(0, { currentLeaderEpoch: 4 }), 2)).errorCode).toBe('FENCED_LEADER_EPOCH');
+    expect((await leader.fetch(replicaFetch(0, { currentLeaderEpoch: 6 }), 2)).errorCode).toBe('UNKNOWN_LEADER_EPOCH');
+    expect((await leader.fetch(replicaFetch(7, { lastFetchedEpoch: -1 }), 2)).errorCode).toBe('OFFSET_OUT_OF_RANGE');
+    expect(leader.replicaStatus().find((r) => r.brokerId === 2)!.logEndOffset).toBe(-1);
+  });
+
+  it('tells a follower where its log diverged (KIP-320) instead of sending records', async () => {
+    const { leader, log } = await setup();
+    // Epoch 5 starts at 0 here; suppose the follower wrote offsets 0..2 in epoch 4 as an old leader.
+    await leader.append(batch('a'), { acks: 1 });
+    const r = await leader.fetch(replicaFetch(3, { lastFetchedEpoch: 4 }), 2);
+    expect(r.errorCode).toBe('NONE');
+    expect(r.divergingEpoch).toEqual({ epoch: 4, endOffset: 0 });
+    expect(r.records.length).toBe(0);
+    expect(log.logEndOffset).toBe(1);
+    // In the same epoch, past the leader's end: also diverging.
+    expect((await leader.fetch(replicaFetch(3, { lastFetchedEpoch: 5 }), 2)).divergingEpoch).toEqual({ epoch: 5, endOffset: 1 });
+    expect(leader.offsetForLeaderEpoch(5, 4)).toEqual({ errorCode: 'NONE', epoch: 4, endOffset: 0 });
+    expect(leader.offsetForLeaderEpoch(4, 4).errorCode).toBe('FENCED_LEADER_EPOCH');
+  });
+
+  it('checkpoints the high watermark and loads it when leading again', async () => {
+    const { leader, checkpoint, log, timers } = await setup({ isr: [1], minInsyncReplicas: 1 });
+    await leader.append(batch('a'), { acks: -1 }).catch(() => undefined);
+    await leader.append(batch('b'), { acks: 1 });
+    await settle();
+    expect(checkpoint.value).toBe(2);
+    await leader.resign();
+    await expect(leader.append(batch('c'), { acks: 1 })).rejects.toMatchObject({ code: 'NOT_LEADER' });
+    const again = await createPartitionLeader(
+      { topic: 'orders', partition: 0, brokerId: 1, leaderEpoch: 6, partitionEpoch: 9, replicas: [1, 2], isr: [1, 2] },
+      { log, clock: timers.clock, timers, checkpoint, alterPartition: async () => ({ leaderEpoch: 6, partitionEpoch: 10, isr: [1, 2] }) },
+    );
+    expect(again.highWatermark).toBe(2);
+    expect(log.leaderEpochs.entries).toEqual([{ epoch: 5, startOffset: 0 }, { epoch: 6, startOffset: 2 }]);
+    await again.close();
+  });
+
+  it('fails waiting produces with NOT_LEADER when it resigns', async () => {
+    const { leader } = await setup();
+    const produced = leader.append(batch('a'), { acks: -1 }).catch((e: unknown) => e);
+    await settle();
+    await leader.resign();
+    const err = await produced;
+    expect(isMqError(err, 'NOT_LEADER')).toBe(true);
+    expect((await leader.fetch(replicaFetch(0), 2)).errorCode).toBe('NOT_LEADER');
+  });
+
+  it('refuses to lead an epoch older than its log holds', async () => {
+    const { log, timers, checkpoint } = await setup();
+    await expect(
+      createPartitionLeader(
+        { topic: 'orders', partition: 0, brokerId: 1, leaderEpoch: 4, partitionEpoch: 1, replicas: [1], isr: [1] },
+        { log, clock: timers.clock, timers, checkpoint, alterPartition: async () => ({ leaderEpoch: 4, partitionEpoch: 2, isr: [1] }) },
+      ),
+    ).rejects.toMatchObject({ code: 'FENCED_LEADER_EPOCH' });
+  });
+
+  it('keeps the records it was given, byte for byte, stamped with its epoch', async () => {
+    const { leader, log } = await setup({ isr: [1] });
+    await leader.append(batch('hello'), { acks: 1 });
+    const [stored] = log.batches();
+    expect(stored!.epoch).toBe(5);
+    expect(decodeBatchSync(stored!.bytes).records[0]!.value!.toString()).toBe('hello');
+  });
+});

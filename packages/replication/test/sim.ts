@@ -1,0 +1,330 @@
+/**
+ * A deterministic in-memory cluster for one partition: brokers with
+ * MemoryLogs, a controller that commits ISR changes and elects leaders only
+ * from the ISR, and a network that routes follower fetches to the leader's
+ * handleFetch. Time moves only through ManualTimers.advance.
+ */
+import { MqError } from '@mq/protocol/errors';
+import { encodeBatchSync } from '@mq/protocol/batch';
+import {
+  createFollowerFetcher,
+  createPartitionLeader,
+  handleFetch,
+  type AlterPartitionRequest,
+  type FetchRequest,
+  type FollowerFetcher,
+  type Logger,
+  type OffsetForLeaderEpochRequest,
+  type PartitionLeader,
+  type PartitionState,
+} from '../src/index.js';
+import { ManualTimers, MemoryCheckpoint, MemoryLog, settle } from '../src/testing/index.js';
+
+export const TOPIC = 't';
+export const PARTITION = 0;
+
+export interface Trace {
+  lines: string[];
+}
+
+export interface SimBroker {
+  id: number;
+  alive: boolean;
+  log: MemoryLog;
+  checkpoint: MemoryCheckpoint;
+  leader: PartitionLeader | null;
+  fetcher: FollowerFetcher | null;
+}
+
+export interface SimOptions {
+  brokers: number;
+  minInsyncReplicas?: number;
+  replicaLagTimeMaxMs?: number;
+  maxWaitMs?: number;
+  /** Records a line per protocol event (ISR changes, truncations, elections). */
+  trace?: string[];
+  seed?: number;
+}
+
+function traceLogger(id: number, trace: string[] | undefined): Logger | undefined {
+  if (!trace) return undefined;
+  const keep = new Set(['truncating divergent tail', 'truncating below the high watermark: records this replica saw committed are discarded', 'ISR changed', 'proposing ISR shrink', 'proposing ISR expand', "replica is behind the leader's log start: truncating fully and restarting from it"]);
+  const write = (obj: object, msg?: string): void => {
+    if (!msg || !keep.has(msg)) return;
+    const o = obj as Record<string, unknown>;
+    const detail = ['from', 'to', 'isr', 'proposed']
+      .filter((k) => o[k] !== undefined)
+      .map((k) => `${k}=${Array.isArray(o[k]) ? `[${(o[k] as number[]).join(',')}]` : String(o[k])}`)
+      .join(' ');
+    trace.push(`b${id}: ${msg}${detail ? ' ' + detail : ''}`);
+  };
+  return { debug: write, info: write, warn: write, error: write };
+}
+
+/** A deterministic PRNG (mulberry32). */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export function batch(value: string, count = 1): Buffer {
+  const records = Array.from({ length: count }, (_, i) => ({ value: count === 1 ? value : `${value}#${i}` }));
+  return encodeBatchSync(records, { now: 1_700_000_000_000 });
+}
+
+export class SimCluster {
+  readonly timers = new ManualTimers(1_000_000);
+  readonly brokers = new Map<number, SimBroker>();
+  readonly options: Required<Omit<SimOptions, 'trace'>> & { trace?: string[] };
+  state: PartitionState & { leader: number; replicas: number[] };
+  /** Links cut between pairs of brokers ("a-b"). */
+  readonly cut = new Set<string>();
+  readonly #random: () => number;
+
+  constructor(options: SimOptions) {
+    this.options = {
+      minInsyncReplicas: 1,
+      replicaLagTimeMaxMs: 10_000,
+      maxWaitMs: 500,
+      seed: 1,
+      ...options,
+    };
+    this.#random = prng(this.options.seed);
+    const ids = Array.from({ length: options.brokers }, (_, i) => i + 1);
+    for (const id of ids) {
+      this.brokers.set(id, {
+        id,
+        alive: true,
+        log: new MemoryLog({ clock: this.timers.clock }),
+        checkpoint: new MemoryCheckpoint(),
+        leader: null,
+        fetcher: null,
+      });
+    }
+    this.state = { leader: ids[0]!, leaderEpoch: 0, partitionEpoch: 0, isr: [...ids], replicas: ids };
+  }
+
+  broker(id: number): SimBroker {
+    const b = this.brokers.get(id);
+    if (!b) throw new Error(`no broker ${id}`);
+    return b;
+  }
+
+  get leader(): PartitionLeader {
+    const l = this.broker(this.state.leader).leader;
+    if (!l) throw new Error('no leader');
+    return l;
+  }
+
+  trace(line: string): void {
+    this.options.trace?.push(line);
+  }
+
+  async start(): Promise<void> {
+    await this.#applyRoles();
+    await settle();
+  }
+
+  #reachable(a: number, b: number): boolean {
+    return this.broker(a).alive && this.broker(b).alive && !this.cut.has(`${a}-${b}`) && !this.cut.has(`${b}-${a}`);
+  }
+
+  /** The controller's AlterPartition: checks the leader epoch and the partition epoch. */
+  async alterPartition(request: AlterPartitionRequest): Promise<PartitionState> {
+    await Promise.resolve();
+    if (!this.broker(request.leaderId).alive) throw new MqError('BROKER_NOT_AVAILABLE', 'leader is down');
+    if (request.leaderEpoch !== this.state.leaderEpoch || request.leaderId !== this.state.leader) {
+      throw new MqError('FENCED_LEADER_EPOCH', `leader epoch ${request.leaderEpoch} is not ${this.state.leaderEpoch}`);
+    }
+    if (request.partitionEpoch !== this.state.partitionEpoch) {
+      throw new MqError('INCONSISTENT_PARTITION_EPOCH', `partition epoch ${request.partitionEpoch} is not ${this.state.partitionEpoch}`);
+    }
+    this.state = { ...this.state, isr: [...request.isr], partitionEpoch: this.state.partitionEpoch + 1 };
+    return { leaderEpoch: this.state.leaderEpoch, partitionEpoch: this.state.partitionEpoch, isr: [...this.state.isr], replicas: this.state.replicas };
+  }
+
+  async #fetch(from: number, to: number, request: FetchRequest, signal: AbortSignal) {
+    await Promise.resolve();
+    if (!this.#reachable(from, to)) throw new MqError('CONNECTION_ERROR', `broker ${to} unreachable from ${from}`);
+    const target = this.broker(to);
+    const response = await handleFetch(
+      request,
+      { timers: this.timers, leaders: () => target.leader ?? undefined },
+      signal,
+    );
+    if (!this.#reachable(from, to)) throw new MqError('CONNECTION_ERROR', `broker ${to} unreachable from ${from}`);
+    return response;
+  }
+
+  async #offsetForLeaderEpoch(from: number, to: number, request: OffsetForLeaderEpochRequest) {
+    await Promise.resolve();
+    if (!this.#reachable(from, to)) throw new MqError('CONNECTION_ERROR', `broker ${to} unreachable from ${from}`);
+    const leader = this.broker(to).leader;
+    return {
+      partitions: request.partitions.map((p) => {
+        if (!leader) return { topic: p.topic, partition: p.partition, errorCode: 'NOT_LEADER' as const, leaderEpoch: -1, endOffset: -1 };
+        const r = leader.offsetForLeaderEpoch(p.currentLeaderEpoch, p.leaderEpoch);
+        return { topic: p.topic, partition: p.partition, errorCode: r.errorCode, leaderEpoch: r.epoch, endOffset: r.endOffset };
+      }),
+    };
+  }
+
+  /** Makes every live broker play the role the controller's state gives it. */
+  async #applyRoles(): Promise<void> {
+    for (const b of this.brokers.values()) {
+      if (!b.alive) continue;
+      if (b.id === this.state.leader) {
+        if (b.leader && b.leader.leaderEpoch === this.state.leaderEpoch) continue;
+        if (b.fetcher) {
+          await b.fetcher.close();
+          b.fetcher = null;
+        }
+        if (b.leader) await b.leader.resign();
+        b.leader = await createPartitionLeader(
+          {
+            topic: TOPIC,
+            partition: PARTITION,
+            brokerId: b.id,
+            leaderEpoch: this.state.leaderEpoch,
+            partitionEpoch: this.state.partitionEpoch,
+            replicas: this.state.replicas,
+            isr: this.state.isr,
+            minInsyncReplicas: this.options.minInsyncReplicas,
+            replicaLagTimeMaxMs: this.options.replicaLagTimeMaxMs,
+          },
+          {
+            log: b.log,
+            clock: this.timers.clock,
+            timers: this.timers,
+            checkpoint: b.checkpoint,
+            alterPartition: (req) => this.alterPartition(req),
+            logger: traceLogger(b.id, this.options.trace),
+          },
+        );
+      } else {
+        if (b.leader) {
+          await b.leader.resign();
+          b.leader = null;
+        }
+        if (b.fetcher && b.fetcher.leaderId === this.state.leader) {
+          b.fetcher.updateLeaderEpoch(TOPIC, PARTITION, this.state.leaderEpoch);
+          continue;
+        }
+        if (b.fetcher) await b.fetcher.close();
+        const fetcher = createFollowerFetcher(
+          { brokerId: b.id, leaderId: this.state.leader, maxWaitMs: this.options.maxWaitMs, backoffMs: 50, maxBackoffMs: 400, requestTimeoutMs: 5_000 },
+          {
+            fetch: (to, req, signal) => this.#fetch(b.id, to, req, signal),
+            offsetForLeaderEpoch: (to, req) => this.#offsetForLeaderEpoch(b.id, to, req),
+            clock: this.timers.clock,
+            timers: this.timers,
+            random: this.#random,
+            logger: traceLogger(b.id, this.options.trace),
+          },
+        );
+        b.fetcher = fetcher;
+        await fetcher.addPartition({ topic: TOPIC, partition: PARTITION, log: b.log, leaderEpoch: this.state.leaderEpoch, checkpoint: b.checkpoint });
+      }
+    }
+  }
+
+  /**
+   * Elects a new leader from the live ISR members (clean election), bumps
+   * both epochs, and tells every live broker. Returns false when no ISR
+   * member is alive (the partition is offline).
+   */
+  async elect(preferred?: number): Promise<boolean> {
+    const candidates = this.state.isr.filter((id) => this.broker(id).alive);
+    if (candidates.length === 0) return false;
+    const next = preferred !== undefined && candidates.includes(preferred) ? preferred : candidates.find((id) => id !== this.state.leader) ?? candidates[0]!;
+    this.state = {
+      ...this.state,
+      leader: next,
+      leaderEpoch: this.state.leaderEpoch + 1,
+      partitionEpoch: this.state.partitionEpoch + 1,
+      isr: this.state.isr.filter((id) => this.broker(id).alive),
+    };
+    this.trace(`controller: elected b${next} epoch ${this.state.leaderEpoch} isr [${this.state.isr.join(',')}]`);
+    await this.#applyRoles();
+    await settle();
+    return true;
+  }
+
+  /** A process crash: the log survives (flushed, or in the page cache), the process state does not. */
+  async crash(id: number): Promise<void> {
+    const b = this.broker(id);
+    if (!b.alive) return;
+    b.alive = false;
+    this.trace(`b${id}: crashed`);
+    if (b.leader) {
+      await b.leader.resign();
+      b.leader = null;
+    }
+    if (b.fetcher) {
+      await b.fetcher.close();
+      b.fetcher = null;
+    }
+    if (this.state.leader === id) {
+      await this.elect();
+    } else if (this.state.isr.includes(id) && this.state.isr.length > 1) {
+      // The controller fences the broker and drops it from the ISR.
+      this.state = { ...this.state, isr: this.state.isr.filter((x) => x !== id), partitionEpoch: this.state.partitionEpoch + 1 };
+      this.trace(`controller: fenced b${id} isr [${this.state.isr.join(',')}]`);
+      await this.broker(this.state.leader).leader?.applyPartitionState(this.state);
+    }
+    await settle();
+  }
+
+  async restart(id: number): Promise<void> {
+    const b = this.broker(id);
+    if (b.alive) return;
+    b.alive = true;
+    this.trace(`b${id}: restarted`);
+    if (!this.broker(this.state.leader).alive) {
+      // The partition was offline: an ISR member coming back can lead again.
+      if (this.state.isr.includes(id)) await this.elect(id);
+      return;
+    }
+    await this.#applyRoles();
+    await settle();
+  }
+
+  async produce(value: string, acks: -1 | 1 | 0 = -1, timeoutMs = 30_000): Promise<{ baseOffset: number; lastOffset: number }> {
+    return this.leader.append(batch(value), { acks, timeoutMs });
+  }
+
+  async advance(ms: number, step = 100): Promise<void> {
+    for (let t = 0; t < ms; t += step) await this.timers.advance(Math.min(step, ms - t));
+  }
+
+  /** Advances time until `cond` holds, or throws after `limitMs` of simulated time. */
+  async until(cond: () => boolean, limitMs = 60_000, what = 'condition'): Promise<void> {
+    await settle();
+    for (let t = 0; !cond(); t += 100) {
+      if (t >= limitMs) throw new Error(`${what} not reached within ${limitMs} ms of simulated time`);
+      await this.timers.advance(100);
+    }
+  }
+
+  async close(): Promise<void> {
+    for (const b of this.brokers.values()) {
+      await b.fetcher?.close();
+      await b.leader?.close();
+      b.fetcher = null;
+      b.leader = null;
+    }
+  }
+
+  /** Offsets → batch bytes of a broker's log. */
+  contents(id: number): Map<number, Buffer> {
+    const out = new Map<number, Buffer>();
+    for (const b of this.broker(id).log.batches()) out.set(b.baseOffset, b.bytes);
+    return out;
+  }
+}

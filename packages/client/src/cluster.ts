@@ -196,7 +196,8 @@ export class Cluster {
       {
         signal: options.signal,
         onRetry: async (err) => {
-          if (invalidatesMetadata(err)) await this.refreshMetadata([], options.signal).catch(() => {});
+          // (A metadata request refreshing metadata before its own retry would wait for itself.)
+          if (body !== 'metadata' && invalidatesMetadata(err)) await this.refreshMetadata([], options.signal).catch(() => {});
         },
       },
     );

@@ -38,7 +38,8 @@ interface PartitionState {
   paused: boolean;
   /** Bumped on every seek: data fetched before it is dropped. */
   epoch: number;
-  inFlight: boolean;
+  /** The seek epoch of the outstanding fetch including this partition (-1: none). */
+  inFlightEpoch: number;
   resetting: boolean;
   buffered: CompletedFetch[];
   backoffUntil: number;
@@ -57,7 +58,7 @@ export class Fetcher {
   /** Completed fetches in arrival order (fair across partitions). */
   private readonly completed: CompletedFetch[] = [];
   private bufferedBytes = 0;
-  private readonly fetchingFrom = new Set<number>();
+  private readonly fetchingFrom = new Map<number, number>();
   private waiters: Array<() => void> = [];
   private readonly abort = new AbortController();
   private retryTimer: NodeJS.Timeout | undefined;
@@ -250,8 +251,9 @@ export class Fetcher {
     const toReset: PartitionState[] = [];
     const byLeader = new Map<number, PartitionState[]>();
     let nextRetry = Infinity;
+    const urgent = new Map<number, PartitionState[]>();
     for (const st of this.parts.values()) {
-      if (st.error || st.inFlight || st.resetting) continue;
+      if (st.error || st.inFlightEpoch === st.epoch || st.resetting) continue;
       if (st.backoffUntil > now) {
         nextRetry = Math.min(nextRetry, st.backoffUntil);
         continue;
@@ -267,13 +269,17 @@ export class Fetcher {
         toReset.push(st); // resolves metadata first
         continue;
       }
-      if (this.fetchingFrom.has(leader)) continue;
-      let list = byLeader.get(leader);
-      if (!list) byLeader.set(leader, (list = []));
+      // One fetch per broker at a time, except for partitions seeked while theirs was out (no waiting out a long poll).
+      const seekedInFlight = st.inFlightEpoch !== -1;
+      if (!seekedInFlight && this.fetchingFrom.has(leader)) continue;
+      const into = seekedInFlight ? urgent : byLeader;
+      let list = into.get(leader);
+      if (!list) into.set(leader, (list = []));
       list.push(st);
     }
     if (toReset.length > 0) void this.resetPositions(toReset).catch(() => {});
     for (const [leader, list] of byLeader) void this.fetch(leader, list);
+    for (const [leader, list] of urgent) void this.fetch(leader, list);
     if (nextRetry !== Infinity && !this.retryTimer) {
       this.retryTimer = setTimeout(() => {
         this.retryTimer = undefined;
@@ -283,8 +289,8 @@ export class Fetcher {
   }
 
   private async fetch(leader: number, list: PartitionState[]): Promise<void> {
-    this.fetchingFrom.add(leader);
-    for (const st of list) st.inFlight = true;
+    this.fetchingFrom.set(leader, (this.fetchingFrom.get(leader) ?? 0) + 1);
+    for (const st of list) st.inFlightEpoch = st.epoch;
     const sent = list.map((st) => ({ st, epoch: st.epoch, offset: st.fetchOffset }));
     const byTopic = new Map<string, Array<{ partition: number; fetchOffset: number; partitionMaxBytes: number; currentLeaderEpoch: number }>>();
     for (const { st, offset } of sent) {
@@ -308,18 +314,19 @@ export class Fetcher {
         { timeoutMs: this.cluster.options.requestTimeoutMs + this.options.maxWaitMs, signal: this.abort.signal },
       );
     } catch (err) {
-      this.fetchingFrom.delete(leader);
-      for (const { st } of sent) {
-        st.inFlight = false;
+      this.fetchDone(leader);
+      for (const { st, epoch } of sent) {
+        if (st.inFlightEpoch !== epoch) continue;
+        st.inFlightEpoch = -1;
         this.backoff(st, err);
       }
       if (!this.closed) this.wake();
       return;
     }
-    this.fetchingFrom.delete(leader);
+    this.fetchDone(leader);
     let arrived = false;
     for (const { st, epoch, offset } of sent) {
-      st.inFlight = false;
+      if (st.inFlightEpoch === epoch) st.inFlightEpoch = -1;
       if (this.parts.get(key(st.topic, st.partition)) !== st || st.epoch !== epoch) continue; // unassigned or seeked meanwhile
       const p = resp.topics?.find((t) => t.name === st.topic)?.partitions?.find((x) => (x.partition ?? 0) === st.partition);
       if (!p) continue;
@@ -362,6 +369,12 @@ export class Fetcher {
     }
     if (arrived) this.notify();
     this.wake();
+  }
+
+  private fetchDone(leader: number): void {
+    const n = (this.fetchingFrom.get(leader) ?? 1) - 1;
+    if (n <= 0) this.fetchingFrom.delete(leader);
+    else this.fetchingFrom.set(leader, n);
   }
 
   private partitionError(st: PartitionState, code: ErrorCode, message: string): void {
@@ -508,7 +521,7 @@ export class Fetcher {
       reset: null,
       paused: false,
       epoch: 0,
-      inFlight: false,
+      inFlightEpoch: -1,
       resetting: false,
       buffered: [],
       backoffUntil: 0,

@@ -1,0 +1,81 @@
+import { createServer } from 'node:net';
+import { Connection } from '../src/connection.js';
+import { MqClient } from '../src/index.js';
+import { startFakeBroker, type FakeBroker } from './fake-broker.js';
+
+let broker: FakeBroker;
+beforeEach(async () => {
+  broker = await startFakeBroker({ topics: { one: 1 } });
+});
+afterEach(async () => {
+  await broker.close();
+});
+
+const opts = (address: string) => ({ address, clientId: 'test', connectTimeoutMs: 2000, requestTimeoutMs: 200, maxResponseBytes: 1 << 20 });
+
+async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+  const port = (srv.address() as { port: number }).port;
+  await new Promise<void>((r) => srv.close(() => r()));
+  return port;
+}
+
+describe('Connection', () => {
+  it('handshakes, negotiates versions and matches many requests in flight by correlation id', async () => {
+    const conn = await Connection.open(opts(broker.address));
+    expect(conn.brokerId).toBe(1);
+    expect(conn.versionOf('produce')).toBe(0);
+    const all = await Promise.all(Array.from({ length: 50 }, (_, i) => conn.request('metadata', { topics: i % 2 ? ['one'] : ['x'] })));
+    all.forEach((r, i) => expect(r.topics![0]!.name).toBe(i % 2 ? 'one' : 'x'));
+    conn.close();
+  });
+
+  it('times a request out with REQUEST_TIMED_OUT (retriable) and forgets it', async () => {
+    const conn = await Connection.open(opts(broker.address));
+    broker.holdProduce();
+    await expect(conn.request('produce', { acks: 1, timeoutMs: 10, topics: [] })).rejects.toMatchObject({ code: 'REQUEST_TIMED_OUT', retriable: true });
+    expect(conn.inFlight).toBe(0);
+    conn.close();
+  });
+
+  it('aborts a request with its AbortSignal', async () => {
+    const conn = await Connection.open(opts(broker.address));
+    broker.holdProduce();
+    const ac = new AbortController();
+    const p = conn.request('produce', { acks: 1, timeoutMs: 10, topics: [] }, { signal: ac.signal, timeoutMs: 10_000 });
+    ac.abort();
+    await expect(p).rejects.toMatchObject({ code: 'ABORTED' });
+    expect(conn.inFlight).toBe(0);
+    conn.close();
+  });
+
+  it('fails pending requests with CONNECTION_CLOSED when the broker goes away', async () => {
+    const conn = await Connection.open(opts(broker.address));
+    broker.holdProduce();
+    const p = conn.request('produce', { acks: 1, timeoutMs: 10, topics: [] }, { timeoutMs: 10_000 });
+    broker.dropConnections();
+    await expect(p).rejects.toMatchObject({ code: 'CONNECTION_CLOSED', retriable: true });
+    expect(conn.closed).toBe(true);
+  });
+
+  it('says what to do when no broker listens', async () => {
+    const port = await freePort();
+    await expect(Connection.open(opts(`127.0.0.1:${port}`))).rejects.toMatchObject({
+      code: 'CONNECTION_ERROR',
+      message: `cannot connect to broker at 127.0.0.1:${port}: ECONNREFUSED (is the broker running? start one with: mq broker start)`,
+    });
+  });
+
+  it('the client gives up on an unreachable bootstrap after its retries', async () => {
+    const port = await freePort();
+    const client = new MqClient({ bootstrap: `127.0.0.1:${port}`, retry: { retries: 2, initialDelayMs: 1, maxDelayMs: 2 } });
+    await expect(client.admin().listTopics()).rejects.toMatchObject({ code: 'CONNECTION_ERROR' });
+    await client.close();
+  });
+
+  it('rejects a malformed bootstrap address', () => {
+    expect(() => new MqClient({ bootstrap: 'http://x:y:z' })).toThrow(/is not host:port/);
+    expect(() => new MqClient({ bootstrap: '' })).toThrow(/at least one/);
+  });
+});

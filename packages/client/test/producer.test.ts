@@ -1,0 +1,188 @@
+import { decodeBatchSync } from '@mq/protocol/batch';
+import { MqClient } from '../src/index.js';
+import { murmur2Partition } from '../src/partitioner.js';
+import { startFakeBroker, type FakeBroker } from './fake-broker.js';
+
+let broker: FakeBroker;
+let client: MqClient;
+
+beforeEach(async () => {
+  broker = await startFakeBroker({ topics: { one: 1, three: 3 } });
+  client = new MqClient({ bootstrap: broker.address, retry: { initialDelayMs: 5, maxDelayMs: 20 } });
+});
+afterEach(async () => {
+  await client.close({ timeoutMs: 1000 });
+  await broker.close();
+});
+
+function stored(topic: string, partition: number) {
+  return broker.records(topic, partition).flatMap((b) => decodeBatchSync(b).records);
+}
+
+describe('producer', () => {
+  it('resolves each record with batch base offset + index, in one batch', async () => {
+    const p = client.producer({ lingerMs: 20 });
+    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => p.send('one', { value: `v${i}` })));
+    expect(results.map((r) => r.offset)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(results.every((r) => r.partition === 0 && r.topic === 'one')).toBe(true);
+    expect(broker.records('one', 0)).toHaveLength(1);
+    const more = await p.send('one', { value: 'next' });
+    expect(more.offset).toBe(10);
+    expect(stored('one', 0).map((r) => r.value!.toString())).toEqual([...Array.from({ length: 10 }, (_, i) => `v${i}`), 'next']);
+  });
+
+  it('sendBatch resolves every record with one promise, in order', async () => {
+    const p = client.producer({ lingerMs: 0 });
+    const res = await p.sendBatch('three', Array.from({ length: 300 }, (_, i) => ({ key: `k${i % 7}`, value: `${i}` })));
+    expect(res).toHaveLength(300);
+    for (const [i, r] of res.entries()) expect(r.partition).toBe(murmur2Partition(`k${i % 7}`, 3));
+    for (let part = 0; part < 3; part++) {
+      const values = stored('three', part).map((r) => Number(r.value!.toString()));
+      expect(values).toEqual([...values].sort((a, b) => a - b)); // per-partition order kept
+    }
+  });
+
+  it('routes keys like Kafka, honours an explicit partition, and spreads unkeyed records stickily', async () => {
+    const p = client.producer({ lingerMs: 0, batchBytes: 256, bufferMemory: 64 * 1024 });
+    const keyed = await p.send('three', { key: 'user-42', value: 'x' });
+    expect(keyed.partition).toBe(murmur2Partition('user-42', 3));
+    const explicit = await p.send('three', { key: 'user-42', value: 'y', partition: (keyed.partition + 1) % 3 });
+    expect(explicit.partition).toBe((keyed.partition + 1) % 3);
+    const unkeyed = await p.sendBatch('three', Array.from({ length: 200 }, () => ({ value: 'z'.repeat(40) })));
+    expect(new Set(unkeyed.map((r) => r.partition)).size).toBeGreaterThan(1);
+  });
+
+  it('fails with a helpful UNKNOWN_TOPIC_OR_PARTITION for a missing topic or partition', async () => {
+    const p = client.producer();
+    await expect(p.send('nope', { value: 'x' })).rejects.toMatchObject({
+      code: 'UNKNOWN_TOPIC_OR_PARTITION',
+      message: 'topic "nope" does not exist (create it with: mq topic create nope)',
+    });
+    await expect(p.send('three', { value: 'x', partition: 3 })).rejects.toThrow('partition 3 of topic "three" does not exist (it has 3 partitions)');
+  });
+
+  it('retries NOT_LEADER after refreshing metadata, and keeps the order', async () => {
+    const p = client.producer({ lingerMs: 0 });
+    await p.send('one', { value: 'warm' });
+    const metadataBefore = broker.seen.metadata ?? 0;
+    broker.failNext('produce', 'NOT_LEADER', 2);
+    const res = await Promise.all([p.send('one', { value: 'a' }), p.send('one', { value: 'b' })]);
+    expect(res.map((r) => r.offset)).toEqual([1, 2]);
+    expect(broker.seen.metadata ?? 0).toBeGreaterThan(metadataBefore);
+    expect(stored('one', 0).map((r) => r.value!.toString())).toEqual(['warm', 'a', 'b']);
+  });
+
+  it('does not retry a non-retriable error', async () => {
+    const p = client.producer({ lingerMs: 0 });
+    broker.failNext('produce', 'INVALID_RECORD', 5);
+    await expect(p.send('one', { value: 'a' })).rejects.toMatchObject({ code: 'INVALID_RECORD' });
+    expect(broker.seen.produce).toBe(1);
+  });
+
+  it('reconnects after the connection drops and delivers', async () => {
+    const p = client.producer({ lingerMs: 0 });
+    await p.send('one', { value: 'a' });
+    broker.dropConnections();
+    const r = await p.send('one', { value: 'b' });
+    expect(r.offset).toBe(1);
+  });
+
+  it('applies backpressure: a full buffer makes send wait, never grow, then BUFFER_FULL after maxBlockMs', async () => {
+    const p = client.producer({ lingerMs: 0, batchBytes: 1024, bufferMemory: 4096, maxBlockMs: 200 });
+    await p.send('one', { value: 'warm' });
+    broker.holdProduce();
+    const value = 'v'.repeat(900);
+    const sends = Array.from({ length: 8 }, () => p.send('one', { value }));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(p.stats.bufferedBytes).toBeLessThanOrEqual(4096);
+    expect(p.stats.blockedSends).toBe(4);
+    expect(p.writable).toBe(false);
+    const t0 = Date.now();
+    const settled = await Promise.allSettled(sends.slice(4));
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(100);
+    for (const s of settled) expect(s).toMatchObject({ status: 'rejected', reason: { code: 'BUFFER_FULL', retriable: true } });
+    broker.release();
+    const t = setInterval(() => broker.release(), 5);
+    try {
+      const ok = await Promise.all(sends.slice(0, 4));
+      expect(ok.map((r) => r.offset)).toEqual([1, 2, 3, 4]);
+      await p.flush();
+    } finally {
+      clearInterval(t);
+    }
+    expect(p.stats.bufferedBytes).toBe(0);
+  });
+
+  it('lets blocked sends through, in order, when memory frees up', async () => {
+    const p = client.producer({ lingerMs: 0, batchBytes: 1024, bufferMemory: 2048, maxBlockMs: 5000 });
+    await p.send('one', { value: 'warm' });
+    broker.holdProduce();
+    const sends = Array.from({ length: 6 }, (_, i) => p.send('one', { value: `${i}`.repeat(900) }));
+    await new Promise((r) => setTimeout(r, 30));
+    expect(p.stats.blockedSends).toBeGreaterThan(0);
+    const drained = p.drain();
+    broker.release();
+    const t = setInterval(() => broker.release(), 5);
+    try {
+      const res = await Promise.all(sends);
+      await drained;
+      expect(res.map((r) => r.offset)).toEqual([1, 2, 3, 4, 5, 6]);
+    } finally {
+      clearInterval(t);
+    }
+  });
+
+  it('fails at once with BUFFER_FULL when too many sends are already blocked', async () => {
+    const p = client.producer({ lingerMs: 0, batchBytes: 1024, bufferMemory: 1024, maxBlockedSends: 2, maxBlockMs: 60_000 });
+    await p.send('one', { value: 'warm' });
+    broker.holdProduce();
+    const value = 'v'.repeat(900);
+    const first = p.send('one', { value });
+    await new Promise((r) => setTimeout(r, 20));
+    const blocked = [p.send('one', { value }), p.send('one', { value })];
+    await expect(p.send('one', { value })).rejects.toMatchObject({ code: 'BUFFER_FULL' });
+    broker.release();
+    const t = setInterval(() => broker.release(), 5);
+    try {
+      await Promise.all([first, ...blocked]);
+    } finally {
+      clearInterval(t);
+    }
+  });
+
+  it('rejects a record larger than a request with RECORD_TOO_LARGE', async () => {
+    const p = client.producer({ maxRequestBytes: 4096, batchBytes: 1024 });
+    await expect(p.send('one', { value: 'x'.repeat(10_000) })).rejects.toMatchObject({ code: 'RECORD_TOO_LARGE', retriable: false });
+    const big = await p.send('one', { value: 'y'.repeat(3000) }); // over batchBytes: a batch of its own
+    expect(big.offset).toBe(0);
+  });
+
+  it('acks=0 resolves with offset -1 once written', async () => {
+    const p = client.producer({ acks: 0, lingerMs: 0 });
+    const r = await p.send('one', { value: 'fire' });
+    expect(r.offset).toBe(-1);
+    await new Promise((res) => setTimeout(res, 20));
+    expect(stored('one', 0)).toHaveLength(1);
+  });
+
+  it.each(['gzip', 'snappy', 'lz4', 'zstd'] as const)('sends %s-compressed batches', async (compression) => {
+    const p = client.producer({ compression, lingerMs: 5 });
+    const res = await p.sendBatch('one', Array.from({ length: 50 }, (_, i) => ({ value: `compressible ${i} `.repeat(20) })));
+    expect(res[49]!.offset).toBe(49);
+  });
+
+  it('flush sends lingering batches at once; close fails later sends with CLOSED', async () => {
+    const p = client.producer({ lingerMs: 60_000 });
+    const s = p.send('one', { value: 'a' });
+    await p.flush({ timeoutMs: 2000 });
+    await expect(s).resolves.toMatchObject({ offset: 0 });
+    await p.close();
+    await expect(p.send('one', { value: 'b' })).rejects.toMatchObject({ code: 'CLOSED' });
+  });
+
+  it('rejects bad options with INVALID_ARGUMENT', () => {
+    expect(() => client.producer({ acks: 2 as 1 })).toThrow('acks must be 0, 1 or all, got 2');
+    expect(() => client.producer({ compression: 'brotli' as 'gzip' })).toThrow(/compression must be one of/);
+    expect(() => client.producer({ bufferMemory: 1000, batchBytes: 2000 })).toThrow(/bufferMemory/);
+  });
+});

@@ -8,10 +8,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import WebSocket from 'ws';
-import { decodeResponse, encodeRequest, type mq, type RequestFrame } from '@mq/protocol/wire';
+import type { mq } from '@mq/protocol/wire';
+import { TestClient } from './wire-client.js';
 import { startBroker, type Broker } from '../src/index.js';
 import type { BrokerComponents } from '../src/broker.js';
+
+export { TestClient };
 
 export interface LogLine {
   level: number;
@@ -65,82 +67,6 @@ export async function startTestBroker(
   };
   t.broker = await startBroker({ dataDir, port: 0, httpPort: 0, config }, { ...components, logger });
   return t;
-}
-
-export class TestClient {
-  private next = 1;
-  private readonly pending = new Map<number, { resolve: (f: mq.ResponseFrame) => void; reject: (e: Error) => void }>();
-  readonly closed: Promise<{ code: number; reason: string }>;
-  readonly unmatched: mq.ResponseFrame[] = [];
-
-  private constructor(readonly ws: WebSocket) {
-    ws.on('message', (data: Buffer) => {
-      const frame = decodeResponse(data);
-      const p = this.pending.get(frame.correlationId);
-      if (!p) {
-        this.unmatched.push(frame);
-        return;
-      }
-      this.pending.delete(frame.correlationId);
-      p.resolve(frame);
-    });
-    this.closed = new Promise((resolve) => {
-      ws.once('close', (code, reason) => {
-        for (const p of this.pending.values()) p.reject(new Error(`connection closed ${code} ${reason.toString()}`));
-        this.pending.clear();
-        resolve({ code, reason: reason.toString() });
-      });
-    });
-    ws.on('error', () => undefined);
-  }
-
-  static async connect(url: string, options: WebSocket.ClientOptions = {}): Promise<TestClient> {
-    const ws = new WebSocket(url, { perMessageDeflate: false, ...options });
-    await new Promise<void>((resolve, reject) => {
-      ws.once('open', () => resolve());
-      ws.once('error', reject);
-    });
-    return new TestClient(ws);
-  }
-
-  /** Sends a request frame and waits for its response. */
-  request(frame: Omit<RequestFrame, 'correlationId'>, timeoutMs = 10_000): Promise<mq.ResponseFrame> {
-    const correlationId = this.next++;
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(correlationId);
-        reject(new Error(`no response to ${correlationId} within ${timeoutMs} ms`));
-      }, timeoutMs);
-      this.pending.set(correlationId, {
-        resolve: (f) => {
-          clearTimeout(timer);
-          resolve(f);
-        },
-        reject: (e) => {
-          clearTimeout(timer);
-          reject(e);
-        },
-      });
-      this.ws.send(encodeRequest({ ...frame, correlationId }));
-    });
-  }
-
-  /** Sends a frame expecting no response (acks=0); returns its correlation id. */
-  fire(frame: Omit<RequestFrame, 'correlationId'>): number {
-    const correlationId = this.next++;
-    this.ws.send(encodeRequest({ ...frame, correlationId }));
-    return correlationId;
-  }
-
-  sendRaw(data: Buffer | string, binary = true): void {
-    this.ws.send(data, { binary });
-  }
-
-  async close(): Promise<void> {
-    if (this.ws.readyState === WebSocket.CLOSED) return;
-    this.ws.close();
-    await this.closed;
-  }
 }
 
 export async function waitFor<T>(fn: () => T | Promise<T>, timeoutMs = 5000): Promise<T> {

@@ -27,6 +27,9 @@ describe('produced batch checks', () => {
     const lying = Buffer.from(a);
     lying.writeInt32BE(lying.readInt32BE(8) + 100, 8);
     expect(codeOf(() => checkProducedBatches(lying, 1 << 20))).toBe('CORRUPT_MESSAGE');
+    // Even a length over the size limit is a lie first when the bytes are not there.
+    lying.writeInt32BE(10_000_000, 8);
+    expect(codeOf(() => checkProducedBatches(lying, 1 << 20))).toBe('CORRUPT_MESSAGE');
     expect(codeOf(() => checkProducedBatches(Buffer.concat([a, Buffer.alloc(10)]), 1 << 20))).toBe('CORRUPT_MESSAGE');
   });
 

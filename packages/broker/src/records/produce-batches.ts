@@ -33,6 +33,10 @@ export function checkProducedBatches(buf: Buffer, maxBatchBytes: number): Checke
   let records = 0;
   let pos = 0;
   while (pos < buf.length) {
+    // A length that runs past the data is a lie (corrupt), whatever the size limit says.
+    if (buf.length - pos >= 12 && pos + 12 + buf.readInt32BE(pos + 8) > buf.length) {
+      throw new MqError('CORRUPT_MESSAGE', `the batch at byte ${pos} says ${buf.readInt32BE(pos + 8) + 12} bytes but only ${buf.length - pos} are there`);
+    }
     const h = validateBatch(buf, pos, { maxBatchBytes });
     if (h.attributes & (ATTR_CONTROL | ATTR_TRANSACTIONAL)) {
       throw new MqError('INVALID_RECORD', 'transactional and control batches are not supported by this broker');

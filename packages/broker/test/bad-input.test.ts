@@ -63,8 +63,10 @@ describe('bad input', () => {
   it('closes with 1009 when a frame is over max.frame.bytes', async () => {
     const c = await TestClient.connect(t.url);
     const big = encodeBatchSync([{ value: Buffer.alloc(MAX_FRAME + 10) }]);
+    const before = warnings('bad frame: connection closed').length;
     c.fire({ produce: { acks: 1, topics: [{ name: topic, partitions: [{ partition: 0, records: big }] }] } });
     expect((await c.closed).code).toBe(1009);
+    expect(warnings('bad frame: connection closed').length).toBe(before + 1);
   });
 
   it('answers INVALID_REQUEST to an unknown API and to a frame without a body, on the same connection', async () => {

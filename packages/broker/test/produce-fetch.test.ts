@@ -211,3 +211,63 @@ describe('produce and fetch', () => {
     expect(fenced.offsetForLeaderEpoch!.topics[0]!.partitions[0]!.errorCode).toBe(errorNumber('UNKNOWN_LEADER_EPOCH'));
   });
 });
+
+describe('shutdown and retention', () => {
+  it('close() answers waiting long polls and in-flight produces before it returns', async () => {
+    const t = await startTestBroker();
+    const c = await TestClient.connect(t.url);
+    const name = topicName('close');
+    await createTopic(c, name, 1);
+    const poll = c.request({ fetch: { maxWaitMs: 20_000, minBytes: 1, topics: [{ name, partitions: [{ partition: 0, fetchOffset: 0 }] }] } });
+    const produced = c.request(produceReq(name, 0, ['last words'], -1));
+    await new Promise((r) => setTimeout(r, 50));
+    const started = Date.now();
+    await t.broker.close();
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect((await poll).fetch!.topics[0]!.partitions[0]!.errorCode).toBe(0);
+    expect((await produced).produce!.topics[0]!.partitions[0]).toMatchObject({ errorCode: 0, baseOffset: 0 });
+    expect((await c.closed).code).toBe(1001);
+    await t.restart();
+    const c2 = await TestClient.connect(t.url);
+    const f = await c2.request({ fetch: { topics: [{ name, partitions: [{ partition: 0, fetchOffset: 0 }] }] } });
+    expect(values(f.fetch!.topics[0]!.partitions[0]!.records)).toEqual(['0:last words']);
+    await c2.close();
+    await t.cleanup();
+  });
+
+  it('a fetch waiting on a topic that is deleted answers UNKNOWN_TOPIC_OR_PARTITION', async () => {
+    const t = await startTestBroker();
+    const c = await TestClient.connect(t.url);
+    const name = topicName('gone');
+    await createTopic(c, name, 1);
+    const poll = c.request({ fetch: { maxWaitMs: 10_000, minBytes: 1, topics: [{ name, partitions: [{ partition: 0, fetchOffset: 0 }] }] } });
+    await new Promise((r) => setTimeout(r, 50));
+    await c.request({ deleteTopics: { topics: [name] } });
+    expect((await poll).fetch!.topics[0]!.partitions[0]!.errorCode).toBe(errorNumber('UNKNOWN_TOPIC_OR_PARTITION'));
+    await c.close();
+    await t.cleanup();
+  });
+
+  it('applies retention periodically and moves the log start offset', async () => {
+    const t = await startTestBroker({ 'log.retention.check.interval.ms': '100' });
+    const c = await TestClient.connect(t.url);
+    const name = topicName('ret');
+    await createTopic(c, name, 1, { 'segment.bytes': '1024', 'retention.bytes': '1024' });
+    for (let i = 0; i < 10; i++) await c.request(produceReq(name, 0, ['y'.repeat(400)]));
+    const low = async () =>
+      (await c.request({ listOffsets: { topics: [{ name, partitions: [{ partition: 0, timestamp: -2 }] }] } })).listOffsets!.topics[0]!.partitions[0]!;
+    const deadline = Date.now() + 5000;
+    let r = await low();
+    while (r.offset === 0 && Date.now() < deadline) {
+      await new Promise((res) => setTimeout(res, 50));
+      r = await low();
+    }
+    expect(r.offset).toBeGreaterThan(0);
+    expect(r.highWatermark).toBe(10);
+    const f = await c.request({ fetch: { topics: [{ name, partitions: [{ partition: 0, fetchOffset: 0 }] }] } });
+    expect(f.fetch!.topics[0]!.partitions[0]!.errorCode).toBe(errorNumber('OFFSET_OUT_OF_RANGE'));
+    expect(t.lines.some((l) => l.msg === 'retention deleted old segments')).toBe(true);
+    await c.close();
+    await t.cleanup();
+  });
+});

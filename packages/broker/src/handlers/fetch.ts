@@ -32,7 +32,11 @@ async function readAll(slots: Slot[], maxBytes: number, ctx: RequestContext) {
     const p = s.partition;
     try {
       if (s.error) throw s.error;
-      if (!p || p.isClosed) throw new MqError('NOT_LEADER', `${s.topic}-${s.index} is no longer served by this broker`);
+      if (!p || p.isClosed) {
+        // Deleted meanwhile (UNKNOWN_TOPIC_OR_PARTITION) or no longer led here.
+        ctx.broker.topics.partition(s.topic, s.index);
+        throw new MqError('NOT_LEADER', `${s.topic}-${s.index} is no longer served by this broker`);
+      }
       p.checkLeaderEpoch(s.leaderEpoch);
       let records: Buffer = Buffer.alloc(0);
       const budget = maxBytes - total;

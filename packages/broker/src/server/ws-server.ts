@@ -53,7 +53,10 @@ export class WsServer {
       this.connections.add(conn);
       ws.once('close', () => this.connections.delete(conn));
     });
-    this.wss.on('error', (err) => this.logger.error({ err }, 'websocket server error'));
+    // Listen errors reject listen(); later server errors are logged.
+    this.wss.on('error', (err) => {
+      if (this.context) this.logger.error({ err }, 'websocket server error');
+    });
   }
 
   /** Listens; returns the real port. */

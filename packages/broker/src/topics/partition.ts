@@ -60,7 +60,7 @@ export class Partition {
     const next = result.lastOffset + 1;
     if (next > this.hw) this.hw = next;
     this.appended += result.bytes;
-    for (const l of [...this.listeners]) l(result.bytes);
+    if (this.listeners.size > 0) for (const l of [...this.listeners]) l(result.bytes);
     return result;
   }
 

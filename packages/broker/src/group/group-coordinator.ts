@@ -404,7 +404,8 @@ class Coordinator implements GroupCoordinator {
     this.answerJoin(old, { ...err('FENCED_INSTANCE_ID', fenced), memberId: oldId, generationId: -1 });
     this.answerSync(old, err('FENCED_INSTANCE_ID', fenced));
     if (old.sessionTimer) this.timers.clearTimeout(old.sessionTimer);
-    const protocolsChanged = !sameProtocols(old.protocols, j.protocols);
+    // As in Kafka (KIP-345/814): no rebalance unless the selected protocol or the subscribed topics changed.
+    const protocolsChanged = !sameSubscription(group, old.protocols, j.protocols);
     group.members.delete(oldId);
     const member: Member = { ...old, memberId: newId, awaitingJoin: undefined, awaitingSync: undefined, sessionTimer: undefined };
     updateMember(member, j);
@@ -1104,6 +1105,22 @@ function updateMember(member: Member, j: Joining) {
 
 function sameProtocols(a: readonly Protocol[], b: readonly Protocol[]): boolean {
   return a.length === b.length && a.every((p, i) => p.name === b[i]!.name && p.metadata.equals(b[i]!.metadata));
+}
+
+/** Whether a member's new protocols keep the group's selected protocol with the same subscribed topics. */
+function sameSubscription(group: Group, before: readonly Protocol[], after: readonly Protocol[]): boolean {
+  const name = group.protocolName;
+  const a = before.find((p) => p.name === name);
+  const b = after.find((p) => p.name === name);
+  if (!a || !b) return false;
+  if (group.protocolType !== 'consumer') return a.metadata.equals(b.metadata);
+  try {
+    const ta = [...mq.ConsumerSubscription.decode(a.metadata).topics].sort().join('\u0000');
+    const tb = [...mq.ConsumerSubscription.decode(b.metadata).topics].sort().join('\u0000');
+    return ta === tb;
+  } catch {
+    return false;
+  }
 }
 
 function decodeAssignment(buf: Buffer): Array<{ topic: string; partitions: number[] }> {

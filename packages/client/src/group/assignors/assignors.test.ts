@@ -8,7 +8,7 @@ import { cooperativeStickyAssignor, stickyAssignor } from './sticky.js';
 
 const TOPICS = ['a', 'b', 'c', 'd'];
 
-function member(id: string, topics: string[], owned: TopicPartition[] = [], generationId = 1): AssignorMember {
+function member(id: string, topics: readonly string[], owned: TopicPartition[] = [], generationId = 1): AssignorMember {
   return { memberId: id, groupInstanceId: null, topics, ownedPartitions: owned, generationId };
 }
 

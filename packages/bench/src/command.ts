@@ -5,7 +5,6 @@ import { startLocalBroker, type LocalBroker } from './local-broker.js';
 import { formatResultTable, type BenchResult } from './result.js';
 import type { BenchTarget } from './target.js';
 import { createMemoryTarget } from './targets/memory.js';
-import { createMqTarget } from './targets/mq.js';
 import { runConsume } from './workloads/consume.js';
 import { runE2e } from './workloads/e2e.js';
 import { runProduce } from './workloads/produce.js';
@@ -90,6 +89,7 @@ async function openTarget(args: BenchArgs, opts: BenchCommandOptions): Promise<{
       return { target: await createRabbitTarget({ host: host(), port: port(), ...durability }), broker: null };
     }
     case 'mq': {
+      const { createMqTarget } = await import('./targets/mq.js');
       const config = parseBrokerConfig(args['broker-config'], args.flush);
       if (args.bootstrap) {
         if (Object.keys(config).length > 0) throw new MqError('INVALID_ARGUMENT', '--flush and --broker-config apply to a local broker; a running broker (--bootstrap) keeps its own configuration');
@@ -102,11 +102,7 @@ async function openTarget(args: BenchArgs, opts: BenchCommandOptions): Promise<{
         ...(profDir ? { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${profDir}`] } : {}),
       });
       try {
-        const policy = config['log.flush.policy'] ?? 'broker default';
-        const target = await createMqTarget({
-          bootstrap: broker.bootstrap,
-          durability: args.durability ?? `local broker, log.flush.policy=${policy}${policy === 'always' ? ' (fsync before ack)' : ' (no fsync before ack)'}`,
-        });
+        const target = await createMqTarget({ bootstrap: broker.bootstrap, durability: args.durability ?? describeFlush(config['log.flush.policy']) });
         return { target, broker };
       } catch (err) {
         await broker.close();
@@ -115,6 +111,20 @@ async function openTarget(args: BenchArgs, opts: BenchCommandOptions): Promise<{
     }
     default:
       throw new MqError('INVALID_ARGUMENT', `--target must be one of ${BENCH_TARGETS.join(', ')}`);
+  }
+}
+
+function describeFlush(policy: string | undefined): string {
+  switch (policy) {
+    case 'always':
+      return 'local broker, log.flush.policy=always: fsync before every ack';
+    case 'os':
+      return 'local broker, log.flush.policy=os: ack after the write to the OS, no fsync';
+    case 'interval':
+    case undefined:
+      return 'local broker, log.flush.policy=interval (the default): ack after the write to the OS, fsync every log.flush.interval.ms (1 s)';
+    default:
+      return `local broker, log.flush.policy=${policy}`;
   }
 }
 

@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { MqError } from '@mq/protocol/errors';
 
 export interface LocalBrokerOptions {
@@ -13,7 +13,7 @@ export interface LocalBrokerOptions {
   command?: string[];
   /** Data directory; a fresh temporary one (removed on close) by default. */
   dataDir?: string;
-  /** Broker configuration (e.g. `log.flush.policy`), written to a config file. */
+  /** Broker configuration (e.g. `log.flush.policy`), passed as `--config-set key=value`. */
   config?: Record<string, string>;
   /** Extra Node flags for the broker process (e.g. `--cpu-prof`). */
   nodeFlags?: string[];
@@ -35,10 +35,10 @@ export const DEFAULT_BROKER_START_TIMEOUT_MS = 20_000;
 const KEEP_LINES = 50;
 
 function defaultCommand(): string[] {
-  const require = createRequire(import.meta.url);
   let bin: string;
   try {
-    bin = path.join(path.dirname(require.resolve('@mq/cli/package.json')), 'dist', 'bin.js');
+    // @mq/cli's entry is dist/index.js; its binary sits beside it.
+    bin = path.join(path.dirname(fileURLToPath(import.meta.resolve('@mq/cli'))), 'bin.js');
   } catch {
     throw new MqError('INVALID_ARGUMENT', 'cannot find @mq/cli to start a local broker (build it with: npm run build -w @mq/cli, or pass --bootstrap)');
   }
@@ -55,11 +55,7 @@ export async function startLocalBroker(options: LocalBrokerOptions = {}): Promis
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'mq-bench-')));
   const [exe, ...base] = options.command ?? defaultCommand();
   const args = [...(options.nodeFlags ?? []), ...base, 'broker', 'start', '--data-dir', dataDir, '--port', '0', '--http-port', '0'];
-  if (options.config && Object.keys(options.config).length > 0) {
-    const file = path.join(dataDir, 'bench-broker.properties');
-    await writeFile(file, Object.entries(options.config).map(([k, v]) => `${k}=${v}`).join('\n') + '\n');
-    args.push('--config', file);
-  }
+  for (const [k, v] of Object.entries(options.config ?? {})) args.push('--config-set', `${k}=${v}`);
   const child: ChildProcess = spawn(exe, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, MQ_LOG_LEVEL: process.env.MQ_LOG_LEVEL ?? 'info' } });
   const lines: string[] = [];
   let exited = false;

@@ -6,8 +6,9 @@ export const DEFAULT_RECORDS = 1_000_000;
 export const DEFAULT_SIZE = 100;
 export const DEFAULT_PARTITIONS = 1;
 export const DEFAULT_ACKS: Acks = 1;
-export const DEFAULT_BATCH_BYTES = 1_048_576;
-export const DEFAULT_LINGER_MS = 1;
+/** Batch size and linger: null leaves each client's own default in force. */
+export const DEFAULT_BATCH_BYTES: number | null = null;
+export const DEFAULT_LINGER_MS: number | null = null;
 export const DEFAULT_COMPRESSION: Compression = 'none';
 export const DEFAULT_PRODUCERS = 1;
 export const DEFAULT_CONSUMERS = 1;
@@ -78,8 +79,8 @@ export interface ParsedProduceOptions extends ParsedCommon {
   records: number | null;
   duration: number | null;
   acks: Acks;
-  batchBytes: number;
-  lingerMs: number;
+  batchBytes: number | null;
+  lingerMs: number | null;
   compression: Compression;
   producers: number;
   window: number;
@@ -97,8 +98,8 @@ export interface ParsedE2eOptions extends ParsedCommon {
   rate: number;
   records: number;
   acks: Acks;
-  batchBytes: number;
-  lingerMs: number;
+  batchBytes: number | null;
+  lingerMs: number | null;
   compression: Compression;
   consumers: number;
   group: string | null;
@@ -113,6 +114,10 @@ function int(name: string, v: unknown, min: number, fallback: number): number {
   const n = typeof v === 'string' ? Number(v) : v;
   if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < min) invalid(`--${name} must be an integer >= ${min}, got ${String(v)}`);
   return n;
+}
+
+function optionalInt(name: string, v: unknown, min: number, fallback: number | null): number | null {
+  return v === undefined || v === null ? fallback : int(name, v, min, 0);
 }
 
 function positive(name: string, v: unknown): number | null {
@@ -167,8 +172,8 @@ export function parseProduceOptions(o: ProduceBenchOptions = {}): ParsedProduceO
     records,
     duration,
     acks: parseAcks(o.acks),
-    batchBytes: int('batch-bytes', o.batchBytes, 1, DEFAULT_BATCH_BYTES),
-    lingerMs: int('linger-ms', o.lingerMs, 0, DEFAULT_LINGER_MS),
+    batchBytes: optionalInt('batch-bytes', o.batchBytes, 1, DEFAULT_BATCH_BYTES),
+    lingerMs: optionalInt('linger-ms', o.lingerMs, 0, DEFAULT_LINGER_MS),
     compression: parseCompression(o.compression),
     producers,
     window,
@@ -208,8 +213,8 @@ export function parseE2eOptions(o: E2eBenchOptions = {}): ParsedE2eOptions {
     rate,
     records,
     acks: parseAcks(o.acks),
-    batchBytes: int('batch-bytes', o.batchBytes, 1, DEFAULT_BATCH_BYTES),
-    lingerMs: int('linger-ms', o.lingerMs, 0, DEFAULT_LINGER_MS),
+    batchBytes: optionalInt('batch-bytes', o.batchBytes, 1, DEFAULT_BATCH_BYTES),
+    lingerMs: optionalInt('linger-ms', o.lingerMs, 0, DEFAULT_LINGER_MS),
     compression: parseCompression(o.compression),
     consumers,
     group,

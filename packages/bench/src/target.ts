@@ -11,8 +11,9 @@ export interface TargetProducerOptions {
   topic: string;
   partitions: number;
   acks: Acks;
-  batchBytes: number;
-  lingerMs: number;
+  /** Null: the client's own default. */
+  batchBytes: number | null;
+  lingerMs: number | null;
   compression: Compression;
   /** Records the workload may have outstanding (sent, not acknowledged). */
   window: number;

@@ -73,7 +73,7 @@ export async function createNatsTarget(options: NatsTargetOptions): Promise<Benc
           for (const p of mine) {
             let consumer;
             if (o.group === undefined) {
-              consumer = await js.consumers.get(stream(o.topic, p), { deliver_policy: DeliverPolicy.All });
+              consumer = await js.consumers.get(stream(o.topic, p)); // ordered, from the first message
             } else {
               const name = `${o.group}-${p}`;
               await jsm.consumers

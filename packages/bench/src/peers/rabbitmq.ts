@@ -83,7 +83,7 @@ export async function createRabbitTarget(options: RabbitTargetOptions): Promise<
     async createProducer(o): Promise<TargetProducer> {
       const client = await open();
       const partitionOf = createPartitioner(o.partitions);
-      const publishers = [];
+      const publishers: Array<Awaited<ReturnType<RabbitClient['declarePublisher']>>> = [];
       for (let p = 0; p < o.partitions; p++) {
         const publisher = await client.declarePublisher({ stream: stream(o.topic, p), maxChunkLength: options.chunk ?? 100 });
         publishers.push(publisher);

@@ -132,7 +132,7 @@ export async function createRedisTarget(options: RedisTargetOptions): Promise<Be
           loop = (async () => {
             while (running) {
               const reply = (useGroup
-                ? await r.xreadgroupBuffer('GROUP', o.group as string, consumerName, 'COUNT', READ_COUNT, 'BLOCK', 100, 'STREAMS', ...keys, ...keys.map(() => '>'))
+                ? await r.callBuffer('XREADGROUP', 'GROUP', o.group as string, consumerName, 'COUNT', READ_COUNT, 'BLOCK', 100, 'STREAMS', ...keys, ...keys.map(() => '>'))
                 : await r.xreadBuffer('COUNT', READ_COUNT, 'BLOCK', 100, 'STREAMS', ...keys, ...ids)) as Array<[Buffer, Array<[Buffer, Buffer[]]>]> | null;
               if (!reply) continue;
               for (const [streamKey, entries] of reply) {

@@ -1,4 +1,4 @@
-import { MqClient } from '@mq/client';
+import { MqClient, type Consumer, type ProducerOptions } from '@mq/client';
 import type { BenchTarget, TargetConsumer, TargetProducer } from '../target.js';
 
 export interface MqTargetOptions {
@@ -10,7 +10,15 @@ export interface MqTargetOptions {
 
 export const DEFAULT_MQ_BOOTSTRAP = '127.0.0.1:9092';
 
-/** mq over @mq/client: one MqClient (connection) per producer and per consumer, as separate applications would have. */
+/** How long one consumer poll waits for records. */
+const POLL_MS = 100;
+
+/**
+ * mq over @mq/client: one MqClient (one connection) per producer and per
+ * consumer, as separate applications would have. Reading alone assigns every
+ * partition from offset 0; a group of C members splits the partitions p % C
+ * (the static assignment a range/round-robin group gives C members).
+ */
 export async function createMqTarget(options: MqTargetOptions): Promise<BenchTarget> {
   const clients = new Set<MqClient>();
   const open = (): MqClient => {
@@ -18,25 +26,27 @@ export async function createMqTarget(options: MqTargetOptions): Promise<BenchTar
     clients.add(c);
     return c;
   };
+  const release = async (c: MqClient): Promise<void> => {
+    clients.delete(c);
+    await c.close();
+  };
   const adminClient = open();
   const admin = adminClient.admin();
   return {
     name: 'mq',
     durability: options.durability ?? 'as the broker is configured',
     async createTopic(topic, partitions) {
-      await admin.createTopics([{ topic, partitions }]);
+      await admin.createTopics([{ topic, numPartitions: partitions }]);
     },
     async deleteTopic(topic) {
       await admin.deleteTopics([topic]);
     },
     async createProducer(o): Promise<TargetProducer> {
       const client = open();
-      const producer = client.producer({
-        acks: o.acks,
-        lingerMs: o.lingerMs,
-        batchBytes: o.batchBytes,
-        compression: o.compression,
-      });
+      const po: ProducerOptions = { acks: o.acks, compression: o.compression };
+      if (o.lingerMs !== null) po.lingerMs = o.lingerMs;
+      if (o.batchBytes !== null) po.batchBytes = o.batchBytes;
+      const producer = client.producer(po);
       const topic = o.topic;
       return {
         send(key, value) {
@@ -47,29 +57,37 @@ export async function createMqTarget(options: MqTargetOptions): Promise<BenchTar
         },
         async close() {
           await producer.close();
-          clients.delete(client);
-          await client.close();
+          await release(client);
         },
       };
     },
     async createConsumer(o): Promise<TargetConsumer> {
       const client = open();
-      const consumer = client.consumer(o.group === undefined ? { autoOffsetReset: 'earliest' } : { groupId: o.group, autoOffsetReset: 'earliest' });
+      const consumer: Consumer = client.consumer({ autoOffsetReset: 'earliest' });
+      let running = true;
       let loop: Promise<void> = Promise.resolve();
       return {
         async start(onRecord) {
-          await consumer.subscribe([o.topic]);
+          const mine = [];
+          for (let p = 0; p < o.partitions; p++) if (o.group === undefined || p % o.members === o.member) mine.push({ topic: o.topic, partition: p, offset: 0 });
+          consumer.assign(mine);
           loop = (async () => {
-            for await (const batch of consumer) {
-              for (const r of batch.records) onRecord(r.value ?? EMPTY, r.key ?? null);
+            while (running) {
+              const records = await consumer.poll(POLL_MS);
+              for (let i = 0; i < records.length; i++) {
+                const r = records[i];
+                onRecord(r.value ?? EMPTY, r.key);
+              }
             }
-          })();
+          })().catch((err: unknown) => {
+            if (running) throw err;
+          });
         },
         async close() {
+          running = false;
           await consumer.close();
           await loop.catch(() => undefined);
-          clients.delete(client);
-          await client.close();
+          await release(client);
         },
       };
     },
@@ -80,4 +98,4 @@ export async function createMqTarget(options: MqTargetOptions): Promise<BenchTar
   };
 }
 
-const EMPTY = new Uint8Array(0);
+const EMPTY = Buffer.alloc(0);

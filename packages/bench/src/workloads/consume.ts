@@ -4,7 +4,7 @@ import { ProgressReporter } from '../progress.js';
 import { throughput, type BenchResult } from '../result.js';
 import type { BenchTarget, TargetConsumer, TargetProducer } from '../target.js';
 import { driveProducers } from './produce.js';
-import { environmentOf, sleep, type WorkloadContext } from './run-context.js';
+import { environmentOf, sleep, withTimeout, type WorkloadContext } from './run-context.js';
 
 /** Settings used to fill the topic before a consume run (not measured). */
 export const PREPARE_WINDOW = 16_384;
@@ -50,7 +50,7 @@ export async function runConsume(target: BenchTarget, options: ConsumeBenchOptio
       });
       consumers.push(consumer);
     }
-    await Promise.all(consumers.map((c) => c.start(onRecord)));
+    await withTimeout(Promise.all(consumers.map((c) => c.start(onRecord))), o.idleTimeoutMs, 'starting the consumers');
     // Wait for every record, or stop when nothing arrives for idleTimeoutMs.
     let seen = records;
     while (records < o.records) {
@@ -97,7 +97,7 @@ export async function prepareTopic(
   ctx: WorkloadContext,
 ): Promise<void> {
   await target.createTopic(topic, partitions);
-  const po = parseProduceOptions({ topic, partitions, records, size, keys, window: PREPARE_WINDOW, lingerMs: 1 });
+  const po = parseProduceOptions({ topic, partitions, records, size, keys, window: PREPARE_WINDOW });
   let producer: TargetProducer | null = null;
   try {
     producer = await target.createProducer({

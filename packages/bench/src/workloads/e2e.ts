@@ -7,7 +7,7 @@ import { ProgressReporter } from '../progress.js';
 import { OpenLoopSchedule } from '../rate.js';
 import { CURVE_PERCENTILES, stripCount, throughput, type BenchResult } from '../result.js';
 import type { BenchTarget, TargetConsumer, TargetProducer } from '../target.js';
-import { environmentOf, sleep, type WorkloadContext } from './run-context.js';
+import { environmentOf, sleep, withTimeout, type WorkloadContext } from './run-context.js';
 
 /** Records the e2e producer may have unacknowledged before the schedule waits (a bound, not a pacing). */
 export const E2E_WINDOW = 65_536;
@@ -48,7 +48,7 @@ export async function runE2e(target: BenchTarget, options: E2eBenchOptions = {},
     for (let member = 0; member < o.consumers; member++) {
       consumers.push(await target.createConsumer({ topic: o.topic, partitions: o.partitions, ...(o.group === null ? {} : { group: o.group }), member, members: o.consumers }));
     }
-    await Promise.all(consumers.map((c) => c.start(onRecord)));
+    await withTimeout(Promise.all(consumers.map((c) => c.start(onRecord))), o.idleTimeoutMs, 'starting the consumers');
     producer = await target.createProducer({
       topic: o.topic,
       partitions: o.partitions,

@@ -1,3 +1,4 @@
+import { MqError } from '@mq/protocol/errors';
 import { collectEnvironment, type BenchEnvironment } from '../env.js';
 
 /** What every workload is given besides its options. */
@@ -21,4 +22,19 @@ export function sleep(ms: number): Promise<void> {
 
 export function yieldToLoop(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Resolves with `work`, or rejects with REQUEST_TIMED_OUT after `ms` (the timer is cleared either way). */
+export async function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      work,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new MqError('REQUEST_TIMED_OUT', `${what} did not finish within ${ms} ms`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -152,3 +152,18 @@ describe('broker admin APIs over WebSocket', () => {
     await createTopic(c, name, 1);
   });
 });
+
+describe('auto.create.topics.enable', () => {
+  it('creates a topic named in Metadata only when enabled', async () => {
+    const on = await startTestBroker({ 'auto.create.topics.enable': 'true', 'num.partitions': '3' });
+    const c = await TestClient.connect(on.url);
+    const name = topicName('auto');
+    const r = await c.request({ metadata: { topics: [name] } });
+    expect(r.metadata!.topics[0]).toMatchObject({ name, errorCode: 0 });
+    expect(r.metadata!.topics[0]!.partitions).toHaveLength(3);
+    const bad = await c.request({ metadata: { topics: ['not valid!'] } });
+    expect(bad.metadata!.topics[0]!.errorCode).toBe(errorNumber('INVALID_TOPIC'));
+    await c.close();
+    await on.cleanup();
+  });
+});

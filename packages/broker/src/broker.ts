@@ -13,6 +13,7 @@ import { Router } from './http/router.js';
 import { registerRecordRoutes } from './http/routes/records.js';
 import { registerSystemRoutes } from './http/routes/system.js';
 import { registerTopicRoutes } from './http/routes/topics.js';
+import { startGroups } from './group/broker-groups.js';
 import { logStoreFactory } from './log-factory.js';
 import { parseBrokerOptions, type BrokerOptions } from './options.js';
 import { WsServer } from './server/ws-server.js';
@@ -83,8 +84,10 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     );
     await topics.load();
     cleanups.push(() => topics.close());
+    const groups = await startGroups({ config, topics, logger: log, clock });
+    cleanups.push(async () => groups.close());
 
-    const handlers: HandlerMap = { ...DEFAULT_HANDLERS, ...components.handlers };
+    const handlers: HandlerMap = { ...DEFAULT_HANDLERS, ...groups.handlers, ...components.handlers };
     const maxFrameBytes = config.int('max.frame.bytes');
     const ws = new WsServer(
       {
@@ -126,6 +129,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     registerTopicRoutes(router, ctx);
     registerRecordRoutes(router, ctx);
     registerSystemRoutes(router, ctx, { connections: () => ws.connectionCount });
+    groups.registerRoutes(router, ctx);
     for (const r of components.routes ?? []) r(router, ctx);
 
     const retention = setInterval(() => {
@@ -148,6 +152,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
         http.setReady(false);
         const timeout = config.int('shutdown.timeout.ms');
         await Promise.all([ws.close(timeout), http.close()]);
+        groups.close();
         await topics.close();
         await writeCleanShutdownMarker(opts.dataDir);
         await lock.release();

@@ -37,6 +37,15 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   { name: 'http.max.body.bytes', type: 'int', default: String(8 * 1024 * 1024), min: 1024, doc: 'Largest HTTP request body.' },
   { name: 'log.retention.check.interval.ms', type: 'long', default: '300000', min: 100, doc: 'How often retention runs.' },
   { name: 'shutdown.timeout.ms', type: 'int', default: '10000', min: 0, doc: 'How long close() waits for in-flight requests.' },
+  // Consumer groups (the coordinator; see src/group)
+  { name: 'offsets.topic.num.partitions', type: 'int', default: '50', min: 1, doc: 'Partitions of the internal __consumer_offsets topic (fixed once it exists).' },
+  { name: 'group.min.session.timeout.ms', type: 'int', default: '6000', min: 1, doc: 'Smallest session timeout a group member may ask for.' },
+  { name: 'group.max.session.timeout.ms', type: 'int', default: '1800000', min: 1, doc: 'Largest session timeout a group member may ask for.' },
+  { name: 'group.initial.rebalance.delay.ms', type: 'int', default: '3000', min: 0, doc: 'How long the first rebalance of an empty group waits for more members.' },
+  { name: 'group.max.size', type: 'int', default: '10000', min: 1, doc: 'Most members one consumer group may have.' },
+  { name: 'offsets.retention.minutes', type: 'long', default: '10080', min: 1, doc: 'Committed offsets of a group empty this long expire.' },
+  { name: 'offsets.retention.check.interval.ms', type: 'long', default: '600000', min: 1, doc: 'How often expired offsets are removed.' },
+  { name: 'offset.metadata.max.bytes', type: 'int', default: '4096', min: 0, doc: 'Largest metadata string an offset commit may carry.' },
 ];
 
 export const BROKER_CONFIG = defsByName(BROKER_CONFIG_DEFS);

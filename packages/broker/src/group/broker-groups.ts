@@ -1,0 +1,244 @@
+/**
+ * Wires the group coordinator into the broker: the internal topic
+ * `__consumer_offsets` (created on first start), the offsets log over its
+ * partitions, the request handlers and the HTTP routes.
+ */
+import { MqError, errorCodeFromNumber, errorNumber } from '@mq/protocol/errors';
+import { iterateBatches, lastOffset } from '@mq/protocol/batch';
+import type { Logger } from 'pino';
+import type { BrokerConfig } from '../config/broker-config.js';
+import type { BrokerContext } from '../context.js';
+import type { HandlerMap } from '../handlers/types.js';
+import type { Router } from '../http/router.js';
+import type { TopicManager } from '../topics/topic-manager.js';
+import { createGroupCoordinator, type GroupCoordinator } from './group-coordinator.js';
+import type { OffsetsLog } from './offsets-log.js';
+import { OFFSETS_TOPIC, groupOptionsFromConfig, parseGroupCoordinatorOptions } from './options.js';
+
+/** Broker config keys of the coordinator (Kafka's names) and their defaults. */
+export const GROUP_CONFIG_KEYS = [
+  'offsets.topic.num.partitions',
+  'group.min.session.timeout.ms',
+  'group.max.session.timeout.ms',
+  'group.initial.rebalance.delay.ms',
+  'group.max.size',
+  'offsets.retention.minutes',
+  'offsets.retention.check.interval.ms',
+  'offset.metadata.max.bytes',
+] as const;
+
+export interface BrokerGroupsDeps {
+  config: BrokerConfig;
+  topics: TopicManager;
+  logger: Logger;
+  clock: () => number;
+}
+
+export interface BrokerGroups {
+  readonly coordinator: GroupCoordinator;
+  readonly handlers: HandlerMap;
+  registerRoutes(router: Router, ctx: BrokerContext): void;
+  close(): void;
+}
+
+export function isInternalTopic(name: string): boolean {
+  return name === OFFSETS_TOPIC;
+}
+
+/** The offsets log over the partitions of `__consumer_offsets` this broker leads. */
+function offsetsLogOver(topics: TopicManager): OffsetsLog {
+  const partition = (p: number) => topics.partition(OFFSETS_TOPIC, p);
+  return {
+    get partitionCount() {
+      return topics.require(OFFSETS_TOPIC).partitions.length;
+    },
+    // Single broker: appended (and flushed per the topic's flush policy) is acks=all.
+    async append(p, batch) {
+      const r = await partition(p).append(batch);
+      return { baseOffset: r.baseOffset };
+    },
+    async read(p, fromOffset, maxBytes) {
+      const part = partition(p);
+      const records = await part.read(fromOffset, maxBytes);
+      let next = fromOffset;
+      for (const span of iterateBatches(records)) next = lastOffset(span.header) + 1;
+      return { records, nextOffset: next };
+    },
+    startOffset: (p) => partition(p).logStartOffset,
+    endOffset: (p) => partition(p).highWatermark,
+  };
+}
+
+export async function startGroups(deps: BrokerGroupsDeps): Promise<BrokerGroups> {
+  const { topics, config, logger } = deps;
+  const raw: Record<string, string> = {};
+  for (const key of GROUP_CONFIG_KEYS) raw[key] = config.get(key);
+  const options = parseGroupCoordinatorOptions(groupOptionsFromConfig(raw));
+  let existing = topics.get(OFFSETS_TOPIC);
+  if (!existing) {
+    await topics.create({
+      name: OFFSETS_TOPIC,
+      numPartitions: options.offsetsTopicPartitions,
+      replicationFactor: 1,
+      // Compaction is not implemented yet: keep every record rather than lose committed offsets to retention.
+      configs: { 'retention.ms': '-1', 'retention.bytes': '-1' },
+    });
+    existing = topics.require(OFFSETS_TOPIC);
+  }
+  const partitions = existing.partitions.length;
+  if (partitions !== options.offsetsTopicPartitions) {
+    logger.warn(
+      { configured: options.offsetsTopicPartitions, actual: partitions },
+      `${OFFSETS_TOPIC} already exists with another partition count; using it (the count is fixed once created)`,
+    );
+  }
+  const coordinator = createGroupCoordinator(
+    { ...options, offsetsTopicPartitions: partitions },
+    {
+      offsetsLog: offsetsLogOver(topics),
+      topics: {
+        partitionCount: (t) => (isInternalTopic(t) ? undefined : topics.get(t)?.partitions.length),
+        logEndOffset: (t, p) => topics.get(t)?.partitions[p]?.highWatermark,
+      },
+      clock: deps.clock,
+      logger: logger.child({ component: 'group-coordinator' }),
+    },
+  );
+  const started = Date.now();
+  await coordinator.startup();
+  logger.info({ partitions, groups: coordinator.groupCount, ms: Date.now() - started }, 'group coordinator ready');
+  return {
+    coordinator,
+    handlers: groupHandlers(coordinator),
+    registerRoutes: (router, ctx) => registerGroupRoutes(router, ctx, coordinator),
+    close: () => coordinator.close(),
+  };
+}
+
+export function groupHandlers(coordinator: GroupCoordinator): HandlerMap {
+  const from = (ctx: { connection: { clientId: string; remote: string } }) => ({
+    clientId: ctx.connection.clientId,
+    clientHost: ctx.connection.remote,
+  });
+  return {
+    findCoordinator: async (req, ctx) => {
+      if ((req.keyType ?? 0) !== 0) {
+        return { errorCode: errorNumber('INVALID_REQUEST'), errorMessage: 'only group coordinators (key type 0) exist; transactions are not supported' };
+      }
+      const key = req.key ?? '';
+      if (key === '') return { errorCode: errorNumber('INVALID_GROUP_ID'), errorMessage: 'group id must not be empty' };
+      if (!coordinator.isCoordinatorFor(key)) {
+        return { errorCode: errorNumber('COORDINATOR_NOT_AVAILABLE'), errorMessage: `the coordinator of group "${key}" is not available yet` };
+      }
+      const b = ctx.broker;
+      return { errorCode: 0, nodeId: b.brokerId, host: b.advertisedHost, port: b.port };
+    },
+    joinGroup: (req, ctx) => coordinator.joinGroup(req, from(ctx)),
+    syncGroup: (req, ctx) => coordinator.syncGroup(req, from(ctx)),
+    heartbeat: (req) => coordinator.heartbeat(req),
+    leaveGroup: (req) => coordinator.leaveGroup(req),
+    offsetCommit: (req) => coordinator.offsetCommit(req),
+    offsetFetch: (req) => coordinator.offsetFetch(req),
+    listGroups: (req) => coordinator.listGroups(req),
+    describeGroups: (req) => coordinator.describeGroups(req),
+    deleteGroups: (req) => coordinator.deleteGroups(req),
+  };
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * HTTP: GET /groups, GET /groups/{group} (members, assignment, committed
+ * offsets, log end, lag), POST /groups/{group}/offsets (commit from outside
+ * the group: `{topic, partition, offset, metadata?}` or `{offsets: [...]}`),
+ * DELETE /groups/{group}.
+ */
+export function registerGroupRoutes(router: Router, _ctx: BrokerContext, coordinator: GroupCoordinator): void {
+  router.add('GET', '/groups', async (req) => {
+    const states = req.query.getAll('state');
+    const r = await coordinator.listGroups({ statesFilter: states });
+    return { status: 200, body: r.groups!.map((g) => ({ group: g.groupId, state: g.state, protocol_type: g.protocolType })) };
+  });
+
+  router.add('GET', '/groups/{group}', async (req) => {
+    const s = coordinator.summarize(req.params.group!);
+    return {
+      status: 200,
+      body: {
+        group: s.groupId,
+        state: s.state,
+        protocol_type: s.protocolType,
+        protocol: s.protocol,
+        generation: s.generationId,
+        leader: s.leader,
+        members: s.members.map((m) => ({
+          member_id: m.memberId,
+          group_instance_id: m.groupInstanceId,
+          client_id: m.clientId,
+          client_host: m.clientHost,
+          assignment: m.assignment,
+        })),
+        offsets: s.offsets.map((o) => ({
+          topic: o.topic,
+          partition: o.partition,
+          committed_offset: o.committedOffset,
+          log_end_offset: o.logEndOffset,
+          lag: o.lag,
+          metadata: o.metadata,
+          owner: o.owner,
+        })),
+        total_lag: s.offsets.reduce((n, o) => n + (o.lag ?? 0), 0),
+      },
+    };
+  });
+
+  router.add('POST', '/groups/{group}/offsets', async (req) => {
+    const group = req.params.group!;
+    const body = await req.json();
+    if (!isObject(body)) throw new MqError('INVALID_REQUEST', 'the body must be {topic, partition, offset, metadata?} or {offsets: [...]}');
+    const list = Array.isArray(body.offsets) ? body.offsets : [body];
+    if (list.length === 0) throw new MqError('INVALID_REQUEST', '"offsets" is empty');
+    const byTopic = new Map<string, Array<{ partition: number; committedOffset: number; metadata: string; committedLeaderEpoch: number }>>();
+    for (const item of list) {
+      if (!isObject(item)) throw new MqError('INVALID_REQUEST', 'each offset must be an object {topic, partition, offset, metadata?}');
+      const { topic, partition, offset, metadata } = item;
+      if (typeof topic !== 'string' || topic === '') throw new MqError('INVALID_REQUEST', '"topic" must be a non-empty string');
+      if (typeof partition !== 'number' || !Number.isInteger(partition) || partition < 0) {
+        throw new MqError('INVALID_REQUEST', '"partition" must be an integer >= 0');
+      }
+      if (typeof offset !== 'number' || !Number.isSafeInteger(offset)) throw new MqError('INVALID_REQUEST', '"offset" must be an integer');
+      if (metadata !== undefined && typeof metadata !== 'string') throw new MqError('INVALID_REQUEST', '"metadata" must be a string');
+      let parts = byTopic.get(topic);
+      if (!parts) byTopic.set(topic, (parts = []));
+      parts.push({ partition, committedOffset: offset, metadata: metadata ?? '', committedLeaderEpoch: -1 });
+    }
+    const r = await coordinator.offsetCommit({
+      groupId: group,
+      generationId: -1,
+      memberId: '',
+      topics: [...byTopic].map(([name, partitions]) => ({ name, partitions })),
+    });
+    const results = r.topics!.flatMap((t) =>
+      t.partitions!.map((p) => ({ topic: t.name!, partition: p.partition!, errorCode: p.errorCode ?? 0, errorMessage: p.errorMessage ?? '' })),
+    );
+    const failed = results.find((x) => x.errorCode !== 0);
+    if (failed) {
+      // One typed error for the whole request (the valid ones in it were stored; the body lists which).
+      const code = errorCodeFromNumber(failed.errorCode);
+      throw new MqError(code, failed.errorMessage, {
+        results: results.map((x) => ({ topic: x.topic, partition: x.partition, error: x.errorCode ? errorCodeFromNumber(x.errorCode) : null })),
+      });
+    }
+    return { status: 200, body: { group, committed: results.map((x) => ({ topic: x.topic, partition: x.partition })) } };
+  });
+
+  router.add('DELETE', '/groups/{group}', async (req) => {
+    const group = req.params.group!;
+    const r = (await coordinator.deleteGroups({ groupIds: [group] })).results![0]!;
+    if (r.errorCode) throw new MqError(errorCodeFromNumber(r.errorCode), r.errorMessage ?? '');
+    return { status: 200, body: { group, deleted: true } };
+  });
+}
+

@@ -19,9 +19,11 @@ export interface BenchCommandOptions {
   /** Where results go (default stdout) and progress goes (default stderr). */
   out?: NodeJS.WritableStream;
   err?: NodeJS.WritableStream;
+  /** Stops the run (the CLI passes its Ctrl-C signal); without it SIGINT is handled here. */
+  signal?: AbortSignal;
 }
 
-interface BenchArgs {
+export interface BenchArgs {
   workload: 'produce' | 'consume' | 'e2e';
   target: TargetName;
   bootstrap?: string;
@@ -136,7 +138,8 @@ export async function runBenchFromArgs(args: BenchArgs, opts: BenchCommandOption
   const { target, broker } = await openTarget(args, opts);
   const abort = new AbortController();
   const onSigint = (): void => abort.abort();
-  process.once('SIGINT', onSigint);
+  if (opts.signal) opts.signal.addEventListener('abort', onSigint, { once: true });
+  else process.once('SIGINT', onSigint);
   const ctx: WorkloadContext = {
     progress: args.quiet ? null : err,
     environment,
@@ -201,7 +204,8 @@ export async function runBenchFromArgs(args: BenchArgs, opts: BenchCommandOption
     }
     if (args.topic === undefined) await target.deleteTopic(result.parameters.topic as string).catch(() => undefined);
   } finally {
-    process.off('SIGINT', onSigint);
+    if (opts.signal) opts.signal.removeEventListener('abort', onSigint);
+    else process.off('SIGINT', onSigint);
     await target.close().catch(() => undefined);
     await broker?.close();
   }

@@ -57,7 +57,9 @@ export class LatencyRecorder {
 
   summary(): LatencySummary {
     const h = this.histogram;
-    const at = (p: number): number => (h.totalCount === 0 ? 0 : h.getValueAtPercentile(p) / 1000);
+    const max = h.totalCount === 0 ? 0 : h.maxValue / 1000;
+    // HDR reports the top of a value's bucket; never above the true max.
+    const at = (p: number): number => (h.totalCount === 0 ? 0 : Math.min(h.getValueAtPercentile(p) / 1000, max));
     return {
       count: h.totalCount,
       mean: h.totalCount === 0 ? 0 : round3(h.mean / 1000),
@@ -65,14 +67,15 @@ export class LatencyRecorder {
       p90: at(90),
       p99: at(99),
       p999: at(99.9),
-      max: h.totalCount === 0 ? 0 : h.maxValue / 1000,
+      max,
     };
   }
 
   /** Latency (ms) at each percentile in `percentiles`, for plots. */
   curve(percentiles: readonly number[]): Array<[number, number]> {
     const h = this.histogram;
-    return percentiles.map((p) => [p, h.totalCount === 0 ? 0 : h.getValueAtPercentile(p) / 1000]);
+    const max = h.maxValue / 1000;
+    return percentiles.map((p) => [p, h.totalCount === 0 ? 0 : Math.min(h.getValueAtPercentile(p) / 1000, max)]);
   }
 
   reset(): void {

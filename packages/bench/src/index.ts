@@ -12,7 +12,7 @@ export { createKeyGenerator, formatKeySpec, parseKeySpec, HOT_COLD_KEYS, HOT_SHA
 export { createPayloads, readStamp, stampValue, STAMP_BYTES } from './payload.js';
 export { createPartitioner } from './target.js';
 export { CURVE_PERCENTILES, MB, formatResultTable, throughput } from './result.js';
-export { buildBenchCommand, BENCH_TARGETS } from './command.js';
+export { benchBuilder, buildBenchCommand, runBenchFromArgs, BENCH_TARGETS } from './command.js';
 export {
   DEFAULT_ACKS,
   DEFAULT_BATCH_BYTES,
@@ -53,7 +53,7 @@ export type { WorkloadContext } from './workloads/run-context.js';
 export type { MemoryTargetOptions } from './targets/memory.js';
 export type { MqTargetOptions } from './targets/mq.js';
 export type { LocalBroker, LocalBrokerOptions } from './local-broker.js';
-export type { BenchCommandOptions } from './command.js';
+export type { BenchArgs, BenchCommandOptions } from './command.js';
 export type {
   CommonBenchOptions,
   ConsumeBenchOptions,

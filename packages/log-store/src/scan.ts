@@ -38,6 +38,8 @@ export interface ScanOptions {
   minBaseOffset: number;
   /** Upper bound on a batch's size when judging a header sane. */
   maxBatchBytes: number;
+  /** Largest last offset a batch may have (the segment's base + the largest relative offset). */
+  maxLastOffset?: number;
 }
 
 export async function scanSegment(
@@ -69,6 +71,9 @@ export async function scanSegment(
     const size = h.batchLength + LOG_OVERHEAD;
     if (pos + size > end) return stop(`batch at ${pos} needs ${size} bytes, ${end - pos} are there (torn write)`);
     if (h.baseOffset < nextOffset) return stop(`batch at ${pos} has base offset ${h.baseOffset}, expected at least ${nextOffset}`);
+    if (h.baseOffset + h.lastOffsetDelta > (options.maxLastOffset ?? Number.MAX_SAFE_INTEGER)) {
+      return stop(`batch at ${pos} has offsets up to ${h.baseOffset + h.lastOffsetDelta}, past what its segment can hold`);
+    }
     if (options.verify) {
       if (pos + size > chunkStart + chunkLen) {
         if (size > chunk.length) chunk = Buffer.allocUnsafe(size);

@@ -204,6 +204,7 @@ export class Segment {
     const index = this.index;
     const timeIndex = this.timeIndex;
     const scanOpts = { verify: false, minBaseOffset: this.baseOffset, maxBatchBytes: options.maxBatchBytes };
+    const entriesBefore = index.entries + timeIndex.entries;
     index.truncate(Number.MAX_SAFE_INTEGER, position);
     // Header-scan from the last surviving index entry up to `position` to learn the next offset there.
     const from = index.entries > 0 ? index.positionAt(index.entries - 1) : 0;
@@ -224,6 +225,8 @@ export class Segment {
       });
     }
     timeIndex.truncate(nextOffset - this.baseOffset);
+    // Entries went: the files hold stale ones at the same places, so rewrite them whole.
+    if (index.entries + timeIndex.entries < entriesBefore) this.markIndexesForRewrite();
     // Max timestamp: the last surviving time entry covers everything before its offset.
     let maxTs = -1;
     let maxOff = -1;
@@ -263,7 +266,7 @@ export class Segment {
       this.file,
       position,
       end,
-      { verify: options.verify, minBaseOffset: this.nextOffset, maxBatchBytes: options.maxBatchBytes },
+      { verify: options.verify, minBaseOffset: this.nextOffset, maxBatchBytes: options.maxBatchBytes, maxLastOffset: this.baseOffset + MAX_RELATIVE_OFFSET },
       (pos, h, size) => this.track(pos, h, size, options.indexIntervalBytes),
     );
     this.size = result.validEnd;

@@ -6,6 +6,8 @@ import { Admin } from './admin.js';
 import { Cluster } from './cluster.js';
 import { Consumer } from './consumer/consumer.js';
 import type { ConsumerOptions } from './consumer/options.js';
+import { GroupAdmin } from './group/group-admin.js';
+import { GroupConsumer, type GroupConsumerOptions } from './group/group-consumer.js';
 import { parseClientOptions, type ClientOptions, type ParsedClientOptions } from './options.js';
 import type { ProducerOptions } from './producer/options.js';
 import { Producer } from './producer/producer.js';
@@ -16,6 +18,7 @@ export class MqClient {
   private readonly producers = new Set<Producer>();
   private readonly consumers = new Set<Consumer>();
   private adminClient: Admin | undefined;
+  private groupAdmin: GroupAdmin | undefined;
 
   constructor(options: ClientOptions = {}) {
     this.options = parseClientOptions(options);
@@ -33,10 +36,20 @@ export class MqClient {
     return p;
   }
 
+  /** With a `groupId`: a consumer in that consumer group (subscribe, commit); without: manual assignment. */
+  consumer(options: GroupConsumerOptions): GroupConsumer;
+  consumer(options?: ConsumerOptions): Consumer;
   consumer(options: ConsumerOptions = {}): Consumer {
-    const c: Consumer = new Consumer(this.cluster, options, () => this.consumers.delete(c));
+    const c: Consumer = options.groupId
+      ? new GroupConsumer(this.cluster, options as GroupConsumerOptions, () => this.consumers.delete(c))
+      : new Consumer(this.cluster, options, () => this.consumers.delete(c));
     this.consumers.add(c);
     return c;
+  }
+
+  /** Consumer groups: list, describe (with lag), delete, reset offsets. */
+  groups(): GroupAdmin {
+    return (this.groupAdmin ??= new GroupAdmin(this.cluster));
   }
 
   admin(): Admin {

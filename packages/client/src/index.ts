@@ -2,6 +2,9 @@ export { MqClient } from './client.js';
 export { Admin } from './admin.js';
 export { Producer } from './producer/index.js';
 export { Consumer } from './consumer/index.js';
+export { GroupConsumer } from './group/group-consumer.js';
+export { GroupAdmin } from './group/group-admin.js';
+export { cooperativeStickyAssignor, rangeAssignor, roundRobinAssignor, stickyAssignor } from './group/index.js';
 export { Retrier } from './retrier.js';
 export { defaultPartitioner, murmur2, murmur2Partition, toPositive } from './partitioner.js';
 export { MqError, isMqError } from '@mq/protocol/errors';
@@ -40,5 +43,15 @@ export type {
   TopicPartitionOffset,
 } from './consumer/index.js';
 export type { Partitioner, PartitionerContext } from './partitioner.js';
+export type {
+  DeliverySemantics,
+  EachBatchPayload,
+  EachMessagePayload,
+  GroupConsumerOptions,
+  RunOptions,
+} from './group/group-consumer.js';
+export type { GroupDescription, GroupMemberDescription, GroupPartitionLag, ListedGroup, ResetResult, ResetSpec } from './group/group-admin.js';
+export type { CommittedOffset, OffsetAndMetadata, TopicPartitionOffsetAndMetadata } from './group/coordinator-client.js';
+export type { Assignor, AssignorMember, RebalanceListener } from './group/index.js';
 export type { RetryOptions } from './retrier.js';
 export type { ErrorCode } from '@mq/protocol/errors';

@@ -10,3 +10,5 @@ export { abortableSleep, abortError, isProgrammerError } from './retrier.js';
 export type { ParsedClientOptions } from './options.js';
 export type { RequestOptions, RequestPayload, ResponseOf } from './connection.js';
 export type { Target } from './cluster.js';
+export { CoordinatorClient, clusterMetadataSource } from './group/coordinator-client.js';
+export { GroupMember } from './group/group-member.js';

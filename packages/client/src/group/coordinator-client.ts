@@ -1,0 +1,223 @@
+/**
+ * Requests to a group's coordinator: finds it (FindCoordinator), sends the
+ * membership requests there (the GroupRpc of the group member), and commits
+ * and fetches offsets with the client's retry policy. The coordinator is
+ * looked up again after NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE or a
+ * lost connection.
+ */
+import { MqError, errorCodeFromNumber, isMqError, type ErrorCode } from '@mq/protocol/errors';
+import type { mq } from '@mq/protocol/wire';
+import type { Cluster, Target } from '../cluster.js';
+import { Retrier } from '../retrier.js';
+import type { Generation, GroupMetadataSource, GroupRpc, TopicPartition } from './types.js';
+
+export interface OffsetAndMetadata {
+  offset: number;
+  metadata?: string;
+  leaderEpoch?: number;
+}
+
+export interface TopicPartitionOffsetAndMetadata extends TopicPartition, OffsetAndMetadata {}
+
+export interface CommittedOffset {
+  topic: string;
+  partition: number;
+  /** -1 when the group has no committed offset for the partition. */
+  offset: number;
+  metadata: string;
+  leaderEpoch: number;
+}
+
+const COORDINATOR_GONE: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['NOT_COORDINATOR', 'COORDINATOR_NOT_AVAILABLE']);
+
+function codeOf(r: { errorCode?: number | null }): ErrorCode {
+  return errorCodeFromNumber(r.errorCode ?? 0);
+}
+
+export class CoordinatorClient implements GroupRpc {
+  private coordinatorId: number | null = null;
+  private finding: Promise<number> | null = null;
+  private readonly retrier: Retrier;
+
+  constructor(
+    private readonly cluster: Cluster,
+    readonly groupId: string,
+    private readonly joinTimeoutMs: number = cluster.options.requestTimeoutMs,
+  ) {
+    if (typeof groupId !== 'string' || groupId === '') throw new MqError('INVALID_ARGUMENT', 'groupId must be a non-empty string');
+    this.retrier = new Retrier({ retries: 8, initialDelayMs: 100, maxDelayMs: 2000 });
+  }
+
+  coordinatorLost(): void {
+    this.coordinatorId = null;
+  }
+
+  /** The broker id of the group's coordinator (looked up once, then cached). */
+  async coordinator(signal?: AbortSignal): Promise<number> {
+    if (this.coordinatorId !== null) return this.coordinatorId;
+    this.finding ??= this.find(signal).finally(() => {
+      this.finding = null;
+    });
+    return this.finding;
+  }
+
+  private async find(signal?: AbortSignal): Promise<number> {
+    return this.retrier.run(
+      async ({ bail }) => {
+        const r = await this.cluster.send({ kind: 'any' }, 'findCoordinator', { key: this.groupId, keyType: 0 }, { signal });
+        const code = codeOf(r);
+        if (code === 'NONE') {
+          this.coordinatorId = r.nodeId ?? 0;
+          return this.coordinatorId;
+        }
+        const err = new MqError(code, `finding the coordinator of group "${this.groupId}": ${r.errorMessage || code}`);
+        if (!err.retriable && !COORDINATOR_GONE.has(code)) bail(err);
+        throw new MqError(code, err.message, { retriable: true });
+      },
+      { signal },
+    );
+  }
+
+  private async call<B extends 'joinGroup' | 'syncGroup' | 'heartbeat' | 'leaveGroup' | 'offsetCommit' | 'offsetFetch'>(
+    body: B,
+    payload: NonNullable<mq.RequestFrame[B]>,
+    signal?: AbortSignal,
+    timeoutMs?: number,
+  ) {
+    const id = await this.coordinator(signal);
+    const target: Target = { kind: 'broker', id };
+    try {
+      const r = await this.cluster.send(target, body, payload as never, { signal, timeoutMs });
+      if (COORDINATOR_GONE.has(codeOf(r as { errorCode?: number }))) this.coordinatorLost();
+      return r;
+    } catch (err) {
+      if (isMqError(err) && err.retriable) this.coordinatorLost();
+      throw err;
+    }
+  }
+
+  joinGroup(req: mq.JoinGroupRequest.$Properties, signal?: AbortSignal): Promise<mq.JoinGroupResponse.$Properties> {
+    // A join waits for the whole rebalance: allow the rebalance timeout plus the usual request time.
+    const timeout = (req.rebalanceTimeoutMs ?? 0) + this.cluster.options.requestTimeoutMs;
+    return this.call('joinGroup', req, signal, Math.max(timeout, this.joinTimeoutMs));
+  }
+
+  syncGroup(req: mq.SyncGroupRequest.$Properties, signal?: AbortSignal): Promise<mq.SyncGroupResponse.$Properties> {
+    return this.call('syncGroup', req, signal, this.joinTimeoutMs + this.cluster.options.requestTimeoutMs);
+  }
+
+  heartbeat(req: mq.HeartbeatRequest.$Properties, signal?: AbortSignal): Promise<mq.HeartbeatResponse.$Properties> {
+    return this.call('heartbeat', req, signal);
+  }
+
+  leaveGroup(req: mq.LeaveGroupRequest.$Properties, signal?: AbortSignal): Promise<mq.LeaveGroupResponse.$Properties> {
+    return this.call('leaveGroup', req, signal);
+  }
+
+  /**
+   * Commits offsets, as a member (`generation`) or from outside the group
+   * (null: only while the group is empty). Resolves once the coordinator
+   * has stored them durably; rejects with the first partition's error.
+   */
+  async commit(
+    offsets: readonly TopicPartitionOffsetAndMetadata[],
+    generation: Generation | null,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    if (offsets.length === 0) return;
+    const byTopic = new Map<string, mq.OffsetCommitPartition.$Properties[]>();
+    for (const o of offsets) {
+      if (!Number.isSafeInteger(o.offset) || o.offset < 0) {
+        throw new MqError('INVALID_ARGUMENT', `offset ${o.offset} for ${o.topic}-${o.partition} must be an integer >= 0`);
+      }
+      let list = byTopic.get(o.topic);
+      if (!list) byTopic.set(o.topic, (list = []));
+      list.push({ partition: o.partition, committedOffset: o.offset, committedLeaderEpoch: o.leaderEpoch ?? -1, metadata: o.metadata ?? '' });
+    }
+    const payload = {
+      groupId: this.groupId,
+      generationId: generation?.generationId ?? -1,
+      memberId: generation?.memberId ?? '',
+      groupInstanceId: generation?.groupInstanceId ?? '',
+      topics: [...byTopic].map(([name, partitions]) => ({ name, partitions })),
+    };
+    await this.retrier.run(
+      async ({ bail }) => {
+        const r = await this.call('offsetCommit', payload, signal);
+        for (const t of r.topics ?? []) {
+          for (const p of t.partitions ?? []) {
+            const code = codeOf(p);
+            if (code === 'NONE') continue;
+            if (COORDINATOR_GONE.has(code)) this.coordinatorLost();
+            const err = new MqError(code, `commit of ${t.name}-${p.partition} for group "${this.groupId}" failed: ${p.errorMessage || code}`, {
+              topic: t.name,
+              partition: p.partition,
+            });
+            if (!err.retriable) bail(err);
+            throw err;
+          }
+        }
+      },
+      { signal },
+    );
+  }
+
+  /** Committed offsets of the group (every committed partition when `partitions` is omitted). */
+  async committed(partitions?: readonly TopicPartition[], signal?: AbortSignal): Promise<CommittedOffset[]> {
+    const byTopic = new Map<string, number[]>();
+    for (const tp of partitions ?? []) {
+      let list = byTopic.get(tp.topic);
+      if (!list) byTopic.set(tp.topic, (list = []));
+      list.push(tp.partition);
+    }
+    const r = await this.retrier.run(
+      async ({ bail }) => {
+        const r = await this.call('offsetFetch', { groupId: this.groupId, topics: [...byTopic].map(([name, ps]) => ({ name, partitions: ps })) }, signal);
+        const code = codeOf(r);
+        if (code !== 'NONE') {
+          const err = new MqError(code, `fetching committed offsets of group "${this.groupId}": ${r.errorMessage || code}`);
+          if (!err.retriable && !COORDINATOR_GONE.has(code)) bail(err);
+          throw new MqError(code, err.message, { retriable: true });
+        }
+        return r;
+      },
+      { signal },
+    );
+    const out: CommittedOffset[] = [];
+    for (const t of r.topics ?? []) {
+      for (const p of t.partitions ?? []) {
+        const code = codeOf(p);
+        if (code !== 'NONE') throw new MqError(code, `committed offset of ${t.name}-${p.partition}: ${code}`);
+        out.push({
+          topic: t.name ?? '',
+          partition: p.partition ?? 0,
+          offset: p.committedOffset ?? -1,
+          metadata: p.metadata ?? '',
+          leaderEpoch: p.committedLeaderEpoch ?? -1,
+        });
+      }
+    }
+    return out;
+  }
+}
+
+/** Topic metadata for the group member, from the client's metadata cache. */
+export function clusterMetadataSource(cluster: Cluster): GroupMetadataSource {
+  return {
+    async partitionCounts(topics, signal) {
+      const out = new Map<string, number>();
+      for (const t of topics) {
+        try {
+          out.set(t, (await cluster.topic(t, signal)).partitions.length);
+        } catch (err) {
+          if (!isMqError(err, 'UNKNOWN_TOPIC_OR_PARTITION')) throw err;
+        }
+      }
+      return out;
+    },
+    async listTopics(signal) {
+      return (await cluster.listTopics(signal)).filter((t) => !t.internal).map((t) => t.name);
+    },
+  };
+}
+

@@ -1,6 +1,7 @@
 import { errorNumber } from '@mq/protocol/errors';
 import { BODY_API, mq } from '@mq/protocol/wire';
-import { createTopic, startTestBroker, TestClient, topicName, type TestBroker } from './helpers.js';
+import type { BrokerContext } from '../src/context.js';
+import { createTopic, httpJson, startTestBroker, TestClient, topicName, type TestBroker } from './helpers.js';
 
 describe('broker admin APIs over WebSocket', () => {
   let t: TestBroker;
@@ -20,13 +21,18 @@ describe('broker admin APIs over WebSocket', () => {
     expect(h.brokerId).toBe(0);
     expect(h.clusterId).toBe(t.broker.clusterId);
     expect(h.maxFrameBytes).toBe(16 * 1024 * 1024);
-    const apis = h.apiVersions.map((v) => v.api).sort((a, b) => a - b);
-    expect(apis).toEqual(
-      ['handshake', 'metadata', 'createTopics', 'deleteTopics', 'createPartitions', 'describeConfigs', 'produce', 'fetch', 'listOffsets', 'offsetForLeaderEpoch']
-        .map((b) => BODY_API[b as keyof typeof BODY_API])
-        .sort((a, b) => a - b),
-    );
-    expect(apis).not.toContain(mq.ApiKey.JOIN_GROUP);
+    const advertised = new Set(h.apiVersions.map((v) => v.api));
+    // The core APIs of this package are all there...
+    for (const body of ['handshake', 'metadata', 'createTopics', 'deleteTopics', 'createPartitions', 'describeConfigs', 'produce', 'fetch', 'listOffsets', 'offsetForLeaderEpoch'] as const) {
+      expect(advertised.has(BODY_API[body])).toBe(true);
+    }
+    // ...and every API is advertised exactly when the broker serves it.
+    for (const body of Object.keys(BODY_API) as Array<keyof typeof BODY_API>) {
+      if (body === 'handshake') continue;
+      // (An empty produce is acks=0 in proto3 and would get no answer.)
+      const r = await c.request({ [body]: body === 'produce' ? { acks: 1 } : {} });
+      expect([body, r.errorCode === errorNumber('UNSUPPORTED_VERSION')]).toEqual([body, !advertised.has(BODY_API[body])]);
+    }
   });
 
   it('creates a topic and describes it in metadata with leader, epoch, replicas and ISR', async () => {
@@ -165,5 +171,39 @@ describe('auto.create.topics.enable', () => {
     expect(bad.metadata!.topics[0]!.errorCode).toBe(errorNumber('INVALID_TOPIC'));
     await c.close();
     await on.cleanup();
+  });
+});
+
+describe('internal topics', () => {
+  it('lists __consumer_offsets only on request and refuses client writes, deletes and resizes', async () => {
+    let ctx: BrokerContext | undefined;
+    const t = await startTestBroker({}, { routes: [(_router, c) => (ctx = c)] });
+    const c = await TestClient.connect(t.url);
+    // The broker creates it when consumer groups are wired in; otherwise create it as the broker would.
+    if (!ctx!.topics.get('__consumer_offsets')) await ctx!.topics.create({ name: '__consumer_offsets', numPartitions: 2 });
+    const named = await c.request({ metadata: { topics: ['__consumer_offsets'] } });
+    expect(named.metadata!.topics[0]).toMatchObject({ errorCode: 0, internal: true });
+    const withInternal = await c.request({ metadata: { includeInternal: true } });
+    expect(withInternal.metadata!.topics.map((x) => x.name)).toContain('__consumer_offsets');
+    const all = await c.request({ metadata: {} });
+    expect(all.metadata!.topics.map((x) => x.name)).not.toContain('__consumer_offsets');
+    const http = await httpJson(`${t.httpUrl}/topics`);
+    expect(http.body.map((x: { name: string }) => x.name)).not.toContain('__consumer_offsets');
+    expect((await httpJson(`${t.httpUrl}/topics?include_internal=true`)).body.map((x: { name: string }) => x.name)).toContain('__consumer_offsets');
+    expect((await httpJson(`${t.httpUrl}/topics/__consumer_offsets/records`, { body: { value: 'x' } })).status).toBe(400);
+    expect((await httpJson(`${t.httpUrl}/topics/__consumer_offsets`, { method: 'DELETE' })).status).toBe(400);
+    const created = await c.request({ createTopics: { topics: [{ name: '__transaction_state', numPartitions: 1 }] } });
+    expect(created.createTopics!.results[0]!.errorCode).toBe(errorNumber('INVALID_TOPIC'));
+    const deleted = await c.request({ deleteTopics: { topics: ['__consumer_offsets'] } });
+    expect(deleted.deleteTopics!.results[0]!.errorCode).toBe(errorNumber('INVALID_TOPIC'));
+    const resized = await c.request({ createPartitions: { topics: [{ topic: '__consumer_offsets', count: 500 }] } });
+    expect(resized.createPartitions!.results[0]!.errorCode).toBe(errorNumber('INVALID_TOPIC'));
+    const { encodeBatchSync } = await import('@mq/protocol/batch');
+    const produced = await c.request({
+      produce: { acks: 1, topics: [{ name: '__consumer_offsets', partitions: [{ partition: 0, records: encodeBatchSync([{ value: 'x' }]) }] }] },
+    });
+    expect(produced.produce!.topics[0]!.partitions[0]!.errorCode).toBe(errorNumber('INVALID_TOPIC'));
+    await c.close();
+    await t.cleanup();
   });
 });

@@ -13,7 +13,7 @@ export function describeTopic(topic: Topic): mq.TopicMetadata.$Properties {
   return {
     errorCode: 0,
     name: topic.name,
-    internal: false,
+    internal: topic.internal,
     topicId: topic.topicId,
     partitions: topic.partitions.map((p) => ({
       errorCode: 0,
@@ -37,7 +37,7 @@ export const metadata: Handler<'metadata'> = async (req, ctx) => {
   const names = req.topics ?? [];
   const topics: mq.TopicMetadata.$Properties[] = [];
   if (names.length === 0) {
-    for (const t of b.topics.list()) topics.push(describeTopic(t));
+    for (const t of b.topics.list()) if (!t.internal || req.includeInternal) topics.push(describeTopic(t));
   } else {
     for (const name of names) {
       try {

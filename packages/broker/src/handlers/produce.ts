@@ -10,6 +10,7 @@ import { MqError } from '@mq/protocol/errors';
 import { toMqError, wireError } from '../errors.js';
 import { leaderAppend, parseAcks, type Acks, type LeaderAppendResult } from '../records/leader-append.js';
 import { NO_RESPONSE, type Handler } from './types.js';
+import { refuseInternal } from '../topics/topic-name.js';
 import type { RequestContext } from '../context.js';
 
 function asBuffer(u: Uint8Array | null | undefined): Buffer {
@@ -54,6 +55,7 @@ export const produce: Handler<'produce'> = async (req, ctx) => {
       try {
         if (acksError) throw acksError;
         if (req.transactionalId) throw new MqError('INVALID_REQUEST', 'transactions are not supported by this broker');
+        refuseInternal(name, 'produce to');
         const topic = b.topics.require(name);
         const partition = b.topics.partition(name, index);
         result = leaderAppend(topic, partition, asBuffer(p.records), acks!, now);

@@ -2,6 +2,7 @@
 import type { mq } from '@mq/protocol/wire';
 import { MqError } from '@mq/protocol/errors';
 import { wireError } from '../errors.js';
+import { refuseInternal } from '../topics/topic-name.js';
 import type { TopicChangeResult } from '../topics/topic-manager.js';
 import type { RequestContext } from '../context.js';
 import type { Handler } from './types.js';
@@ -45,8 +46,9 @@ export const createTopics: Handler<'createTopics'> = async (req, ctx) => ({
   results: await perTopic(
     req.topics ?? [],
     (t) => t.name ?? '',
-    (t) =>
-      ctx.broker.topics.create(
+    (t) => {
+      refuseInternal(t.name ?? '', 'create');
+      return ctx.broker.topics.create(
         {
           name: t.name ?? '',
           numPartitions: t.numPartitions ?? 0,
@@ -54,21 +56,22 @@ export const createTopics: Handler<'createTopics'> = async (req, ctx) => ({
           configs: t.configs ?? {},
         },
         req.validateOnly ?? false,
-      ),
+      );
+    },
     ctx,
     'create topic',
   ),
 });
 
 export const deleteTopics: Handler<'deleteTopics'> = async (req, ctx) => ({
-  results: await perTopic(req.topics ?? [], (t) => t, (t) => ctx.broker.topics.delete(t), ctx, 'delete topic'),
+  results: await perTopic(req.topics ?? [], (t) => t, (t) => (refuseInternal(t, 'delete'), ctx.broker.topics.delete(t)), ctx, 'delete topic'),
 });
 
 export const createPartitions: Handler<'createPartitions'> = async (req, ctx) => ({
   results: await perTopic(
     req.topics ?? [],
     (t) => t.topic ?? '',
-    (t) => ctx.broker.topics.createPartitions(t.topic ?? '', t.count ?? 0, req.validateOnly ?? false),
+    (t) => (refuseInternal(t.topic ?? '', 'add partitions to'), ctx.broker.topics.createPartitions(t.topic ?? '', t.count ?? 0, req.validateOnly ?? false)),
     ctx,
     'create partitions',
   ),

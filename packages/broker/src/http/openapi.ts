@@ -25,7 +25,8 @@ export const OPERATIONS: Readonly<Record<string, Json>> = {
   },
   'GET /topics': {
     operationId: 'listTopics',
-    summary: 'List topics',
+    summary: 'List topics (internal ones such as __consumer_offsets only with include_internal=true)',
+    parameters: [{ name: 'include_internal', in: 'query', required: false, schema: { type: 'boolean', default: false } }],
     responses: { '200': json({ type: 'array', items: ref('TopicSummary') }, 'Every topic') },
   },
   'GET /topics/{topic}': {

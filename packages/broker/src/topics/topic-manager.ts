@@ -7,7 +7,7 @@
  * never mistaken for a new topic's data. Admin changes run one at a time.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { MqError } from '@mq/protocol/errors';
@@ -16,11 +16,13 @@ import { logOptionsFor, TopicConfig, validateTopicConfigs } from '../config/topi
 import { writeFileAtomic } from '../storage/atomic-file.js';
 import { Partition } from './partition.js';
 import type { OpenLog } from './partition-log.js';
-import { collisionKey, validateTopicName } from './topic-name.js';
+import { collisionKey, isInternalTopic, validateTopicName } from './topic-name.js';
 
 export const TOPICS_FILE = 'topics.json';
 const PARTITION_META_FILE = 'partition.metadata';
 const DELETE_SUFFIX = '-delete';
+/** Partition logs opened at once (load, create). */
+const OPEN_CONCURRENCY = 8;
 
 interface StoredPartition {
   leaderEpoch: number;
@@ -42,6 +44,8 @@ interface StoredTopics {
 
 export interface Topic {
   readonly name: string;
+  /** Written by the broker itself (e.g. __consumer_offsets). */
+  readonly internal: boolean;
   readonly topicId: string;
   readonly replicationFactor: number;
   readonly config: TopicConfig;
@@ -78,6 +82,8 @@ export interface TopicManagerComponents {
 }
 
 class TopicState implements Topic {
+  readonly internal: boolean;
+
   constructor(
     readonly name: string,
     readonly topicId: string,
@@ -85,7 +91,9 @@ class TopicState implements Topic {
     readonly config: TopicConfig,
     public partitions: Partition[],
     readonly createdAt: number,
-  ) {}
+  ) {
+    this.internal = isInternalTopic(name);
+  }
 }
 
 export class TopicManager {
@@ -117,11 +125,11 @@ export class TopicManager {
     const stored = await this.readStored();
     for (const [name, t] of Object.entries(stored.topics)) {
       const config = new TopicConfig(t.configs, this.options.config);
-      const partitions: Partition[] = [];
+      let partitions: Partition[] = [];
       try {
-        for (let p = 0; p < t.partitions.length; p++) {
-          partitions.push(await this.openPartition(name, t.topicId, p, config, t.partitions[p]!.leaderEpoch));
-        }
+        partitions = await this.openPartitions(t.partitions.length, 0, (p, out) =>
+          this.openPartition(name, t.topicId, p, config, t.partitions[p]!.leaderEpoch).then((x) => void out.push(x)),
+        );
       } catch (err) {
         await Promise.allSettled(partitions.map((x) => x.close()));
         throw err;
@@ -205,7 +213,11 @@ export class TopicManager {
       const config = new TopicConfig(configs, cfg);
       const partitions: Partition[] = [];
       try {
-        for (let p = 0; p < numPartitions; p++) partitions.push(await this.openPartition(name, topicId, p, config, 0));
+        partitions.push(
+          ...(await this.openPartitions(numPartitions, 0, (p, out) =>
+            this.openPartition(name, topicId, p, config, 0).then((x) => void out.push(x)),
+          )),
+        );
         const state = new TopicState(name, topicId, rf, config, partitions, this.clock());
         this.topics.set(name, state);
         try {
@@ -280,7 +292,11 @@ export class TopicManager {
       if (validateOnly || this.closed) return result;
       const added: Partition[] = [];
       try {
-        for (let p = current; p < count; p++) added.push(await this.openPartition(name, t.topicId, p, t.config, 0));
+        added.push(
+          ...(await this.openPartitions(count - current, current, (p, out) =>
+            this.openPartition(name, t.topicId, p, t.config, 0).then((x) => void out.push(x)),
+          )),
+        );
         t.partitions = [...t.partitions, ...added];
         await this.persist();
       } catch (err) {
@@ -344,6 +360,30 @@ export class TopicManager {
     return run;
   }
 
+  /**
+   * Opens partitions first..first+count-1 a few at a time; returns them in
+   * index order. On failure closes the ones opened and rethrows.
+   */
+  private async openPartitions(
+    count: number,
+    first: number,
+    open: (index: number, out: Partition[]) => Promise<void>,
+  ): Promise<Partition[]> {
+    const out: Partition[] = [];
+    let next = first;
+    const end = first + count;
+    const worker = async () => {
+      while (next < end) await open(next++, out);
+    };
+    const results = await Promise.allSettled(Array.from({ length: Math.min(OPEN_CONCURRENCY, count) }, worker));
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) {
+      await Promise.allSettled(out.map((p) => p.close()));
+      throw failed.reason;
+    }
+    return out.sort((a, b) => a.index - b.index);
+  }
+
   private async openPartition(
     topic: string,
     topicId: string,
@@ -367,7 +407,8 @@ export class TopicManager {
       stored = undefined;
     }
     await mkdir(dir, { recursive: true });
-    if (stored === undefined) await writeFileAtomic(metaFile, `version=1\ntopic_id=${topicId}\n`);
+    // No fsync needed: topics.json (fsynced) is the truth; a lost partition.metadata is rewritten on open.
+    if (stored === undefined) await writeFile(metaFile, `version=1\ntopic_id=${topicId}\n`);
     const log = await this.components.openLog(dir, logOptionsFor(config));
     const id = this.options.brokerId;
     return new Partition(topic, index, log, leaderEpoch, id, [id]);

@@ -27,3 +27,17 @@ export function validateTopicName(name: unknown): string {
 export function collisionKey(name: string): string {
   return name.replace(/\./g, '_');
 }
+
+/** Topics the broker itself writes (consumer group offsets, transactions). */
+export const INTERNAL_TOPICS: ReadonlySet<string> = new Set(['__consumer_offsets', '__transaction_state']);
+
+export function isInternalTopic(name: string): boolean {
+  return INTERNAL_TOPICS.has(name);
+}
+
+/** Clients may read internal topics but not create, write, delete or resize them. */
+export function refuseInternal(name: string, action: string): void {
+  if (INTERNAL_TOPICS.has(name)) {
+    throw new MqError('INVALID_TOPIC', `topic "${name}" is internal to the broker: clients cannot ${action} it`);
+  }
+}

@@ -14,6 +14,7 @@ import type { BrokerContext } from '../../context.js';
 import { leaderAppend, parseAcks } from '../../records/leader-append.js';
 import type { Router } from '../router.js';
 import { partitionParam } from './topics.js';
+import { refuseInternal } from '../../topics/topic-name.js';
 
 type Encoding = 'text' | 'base64';
 
@@ -99,6 +100,7 @@ export function registerRecordRoutes(router: Router, ctx: BrokerContext): void {
 
   router.add('POST', '/topics/{topic}/records', async (req) => {
     const topicName = req.params.topic!;
+    refuseInternal(topicName, 'produce to');
     const topic = ctx.topics.require(topicName);
     const acksParam = req.query.get('acks');
     const acks = parseAcks(acksParam === null || acksParam === 'all' ? -1 : Number(acksParam));

@@ -3,6 +3,7 @@ import { MqError } from '@mq/protocol/errors';
 import type { BrokerContext } from '../../context.js';
 import type { Topic } from '../../topics/topic-manager.js';
 import type { Router } from '../router.js';
+import { refuseInternal } from '../../topics/topic-name.js';
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -53,6 +54,7 @@ export function registerTopicRoutes(router: Router, ctx: BrokerContext): void {
     const body = await req.json();
     if (!isObject(body)) throw new MqError('INVALID_REQUEST', 'the body must be an object {name, partition_count, replication_factor, configs}');
     if (typeof body.name !== 'string') throw new MqError('INVALID_TOPIC', '"name" must be a string');
+    refuseInternal(body.name, 'create');
     const configs = body.configs ?? {};
     if (!isObject(configs)) throw new MqError('INVALID_CONFIG', '"configs" must be an object of string values');
     const r = await topics.create({
@@ -65,11 +67,15 @@ export function registerTopicRoutes(router: Router, ctx: BrokerContext): void {
     return { status: 201, body: { ...topicDetail(t), ...(r.warning ? { warning: r.warning } : {}) } };
   });
 
-  router.add('GET', '/topics', async () => ({ status: 200, body: topics.list().map(topicSummary) }));
+  router.add('GET', '/topics', async (req) => {
+    const all = req.query.get('include_internal') === 'true';
+    return { status: 200, body: topics.list().filter((t) => all || !t.internal).map(topicSummary) };
+  });
 
   router.add('GET', '/topics/{topic}', async (req) => ({ status: 200, body: topicDetail(topics.require(req.params.topic!)) }));
 
   router.add('DELETE', '/topics/{topic}', async (req) => {
+    refuseInternal(req.params.topic!, 'delete');
     const r = await topics.delete(req.params.topic!);
     return { status: 200, body: { name: r.name, deleted: true, partition_count: r.numPartitions } };
   });

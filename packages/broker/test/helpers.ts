@@ -32,10 +32,14 @@ export interface TestBroker {
   cleanup(): Promise<void>;
 }
 
+/** Small internal topics keep test brokers quick to start. */
+const TEST_DEFAULTS: Record<string, string> = { 'offsets.topic.num.partitions': '1' };
+
 export async function startTestBroker(
-  config: Record<string, string> = {},
+  explicit: Record<string, string> = {},
   components: Omit<BrokerComponents, 'logger'> = {},
 ): Promise<TestBroker> {
+  const config = { ...TEST_DEFAULTS, ...explicit };
   const dataDir = await mkdtemp(path.join(tmpdir(), 'mq-broker-test-'));
   const lines: LogLine[] = [];
   const sink = new Writable({

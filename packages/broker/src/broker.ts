@@ -94,6 +94,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
         host: opts.host,
         port: opts.port,
         maxFrameBytes,
+        idleMs: config.int('connections.max.idle.ms'),
         limits: {
           maxInFlight: config.int('max.in.flight.requests.per.connection'),
           maxBufferedBytes: config.int('connection.max.buffered.bytes'),

@@ -54,3 +54,20 @@ describe('backpressure', () => {
     await c.close();
   });
 });
+
+describe('idle connections', () => {
+  it('closes a connection that sent nothing for connections.max.idle.ms', async () => {
+    const t = await startTestBroker({ 'connections.max.idle.ms': '1000' });
+    const idle = await TestClient.connect(t.url);
+    const busy = await TestClient.connect(t.url);
+    const started = Date.now();
+    const keepBusy = setInterval(() => void busy.request({ metadata: {} }).catch(() => undefined), 200);
+    const closed = await idle.closed;
+    clearInterval(keepBusy);
+    expect(closed.code).toBe(1001);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    expect((await busy.request({ metadata: {} })).metadata).toBeDefined();
+    await busy.close();
+    await t.cleanup();
+  });
+});

@@ -36,6 +36,7 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   { name: 'connection.max.buffered.bytes', type: 'int', default: String(8 * 1024 * 1024), min: 1024, doc: 'Unsent response bytes per connection above which the broker stops reading from it.' },
   { name: 'http.max.body.bytes', type: 'int', default: String(8 * 1024 * 1024), min: 1024, doc: 'Largest HTTP request body.' },
   { name: 'log.retention.check.interval.ms', type: 'long', default: '300000', min: 100, doc: 'How often retention runs.' },
+  { name: 'connections.max.idle.ms', type: 'long', default: '600000', min: 1000, doc: 'Close client connections that sent no request for this long (Kafka\'s default: 10 minutes).' },
   { name: 'shutdown.timeout.ms', type: 'int', default: '10000', min: 0, doc: 'How long close() waits for in-flight requests.' },
   // Consumer groups (the coordinator; see src/group)
   { name: 'offsets.topic.num.partitions', type: 'int', default: '50', min: 1, doc: 'Partitions of the internal __consumer_offsets topic (fixed once it exists).' },

@@ -15,8 +15,11 @@ export const offsetForLeaderEpoch: Handler<'offsetForLeaderEpoch'> = async (req,
         const p = b.topics.partition(name, index);
         p.checkLeaderEpoch(q.currentLeaderEpoch ?? -1);
         const r = p.log.leaderEpochs.endOffsetFor(q.leaderEpoch ?? 0);
-        // The latest epoch ends at the log end for the log, but consumers must not see past the high watermark.
-        const endOffset = r.epoch === p.leaderEpoch && r.endOffset > p.highWatermark && req.replicaId === -1 ? p.highWatermark : r.endOffset;
+        // The latest epoch ends at the log end, but only another broker's replica may see past the high
+        // watermark (consumers send -1, or leave replica_id unset, which proto3 reads as 0).
+        const replicaId = req.replicaId ?? -1;
+        const follower = replicaId >= 0 && replicaId !== b.brokerId;
+        const endOffset = !follower && r.epoch === p.leaderEpoch && r.endOffset > p.highWatermark ? p.highWatermark : r.endOffset;
         partitions.push({ partition: index, errorCode: 0, leaderEpoch: r.epoch, endOffset });
       } catch (err) {
         partitions.push({ partition: index, errorCode: wireError(err).errorCode, leaderEpoch: -1, endOffset: -1 });

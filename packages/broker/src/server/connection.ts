@@ -35,6 +35,8 @@ export class Connection {
   private draining = false;
   private idleWaiters: Array<() => void> = [];
   private readonly versions: Map<string, { min: number; max: number }>;
+  /** When the last frame arrived (for the idle sweep). */
+  lastActivity: number;
 
   constructor(
     readonly id: number,
@@ -47,6 +49,7 @@ export class Connection {
   ) {
     const remote = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`;
     this.info = { id, remote, clientId: '', signal: this.abort.signal };
+    this.lastActivity = Date.now();
     this.versions = new Map();
     const byApi = new Map(broker.apiVersions.map((r) => [r.api, r]));
     for (const body of Object.keys(handlers)) {
@@ -71,6 +74,7 @@ export class Connection {
 
   private onMessage(data: Buffer, isBinary: boolean): void {
     if (this.draining) return;
+    this.lastActivity = Date.now();
     if (!isBinary) {
       this.badInput(CLOSE_UNSUPPORTED_DATA, 'text frames are not mq frames: send binary protobuf frames');
       return;
@@ -202,6 +206,14 @@ export class Connection {
     const pause = this.draining || this.pausedForInFlight || this.pausedForBuffer;
     if (pause && !this.ws.isPaused) this.ws.pause();
     else if (!pause && this.ws.isPaused) this.ws.resume();
+  }
+
+  /** Closes the connection if it sent nothing for `idleMs` and has nothing in flight. */
+  closeIfIdle(now: number, idleMs: number): boolean {
+    if (this.inFlight > 0 || now - this.lastActivity < idleMs) return false;
+    this.logger.info({ conn: this.id, remote: this.info.remote, idleMs }, 'closing idle connection');
+    this.ws.close(CLOSE_GOING_AWAY, 'idle for too long');
+    return true;
   }
 
   /** Whether reading is paused (for tests and metrics). */

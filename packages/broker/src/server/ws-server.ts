@@ -17,6 +17,8 @@ export interface WsServerOptions {
   port: number;
   maxFrameBytes: number;
   limits: ConnectionLimits;
+  /** Close connections that sent nothing for this long. */
+  idleMs: number;
 }
 
 export class WsServer {
@@ -25,6 +27,7 @@ export class WsServer {
   private readonly connections = new Set<Connection>();
   private nextId = 1;
   private context?: BrokerContext;
+  private readonly idleSweep: NodeJS.Timeout;
 
   constructor(
     private readonly options: WsServerOptions,
@@ -41,6 +44,11 @@ export class WsServer {
       perMessageDeflate: false,
       clientTracking: false,
     });
+    this.idleSweep = setInterval(() => {
+      const now = Date.now();
+      for (const c of this.connections) c.closeIfIdle(now, options.idleMs);
+    }, Math.max(250, Math.min(30_000, Math.floor(options.idleMs / 4))));
+    this.idleSweep.unref();
     this.wss.on('connection', (ws, req) => {
       const ctx = this.context;
       if (!ctx) {
@@ -81,6 +89,7 @@ export class WsServer {
 
   /** Stops accepting, finishes in-flight requests, closes every connection. */
   async close(timeoutMs: number): Promise<void> {
+    clearInterval(this.idleSweep);
     const closed = new Promise<void>((resolve) => this.http.close(() => resolve()));
     await Promise.all([...this.connections].map((c) => c.drainAndClose(timeoutMs)));
     this.wss.close();

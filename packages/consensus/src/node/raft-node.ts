@@ -1,0 +1,538 @@
+import { MqError, isMqError } from '@mq/protocol/errors';
+import { applyToConfState, decodeConfChange, encodeConfChange } from '../core/conf-change.js';
+import { RaftCore } from '../core/raft.js';
+import { ConfChangeOp, EntryType, StateRole, type ConfChange, type ConfState, type Entry, type Message, type Ready } from '../core/types.js';
+import type { RaftStorage } from '../storage/types.js';
+import { parseRaftNodeOptions, type ParsedRaftNodeOptions, type RaftNodeOptions } from './options.js';
+import { silentLogger, systemClock, type Clock, type Logger, type RaftTransport, type StateMachine } from './types.js';
+
+export interface RaftNodeComponents {
+  storage: RaftStorage;
+  transport: RaftTransport;
+  stateMachine: StateMachine;
+  clock?: Clock;
+  logger?: Logger;
+  /** Source of randomness for election timeouts (seeded in the simulator). */
+  random?: () => number;
+}
+
+export interface RequestOptions {
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+export interface ProposeResult {
+  index: number;
+  term: number;
+  /** What the state machine's apply() returned for the entry. */
+  result: unknown;
+}
+
+export interface ProgressStatus {
+  match: number;
+  next: number;
+  state: string;
+  learner: boolean;
+  recentActive: boolean;
+}
+
+export interface RaftStatus {
+  id: number;
+  role: StateRole;
+  leader: number;
+  term: number;
+  vote: number;
+  commit: number;
+  applied: number;
+  firstIndex: number;
+  lastIndex: number;
+  snapshotIndex: number;
+  confState: ConfState;
+  /** Replication progress per member (leader only). */
+  progress: Record<number, ProgressStatus>;
+  leadTransferee: number;
+  pendingProposals: number;
+  pendingReads: number;
+}
+
+interface Pending<T> {
+  resolve(v: T): void;
+  reject(e: unknown): void;
+  cleanup(): void;
+}
+
+interface PendingProposal extends Pending<ProposeResult> {
+  term: number;
+}
+
+interface PendingRead extends Pending<number> {
+  index: number; // -1 until the leader confirmed
+}
+
+export interface RaftNode {
+  readonly id: number;
+  /** Replicates `data`; resolves once committed and applied here, with apply()'s result. Leader only (NOT_LEADER otherwise). */
+  propose(data: Uint8Array, options?: RequestOptions): Promise<ProposeResult>;
+  /** Linearizable read barrier: resolves with an index once this node's state machine has applied it. */
+  readIndex(options?: RequestOptions): Promise<number>;
+  campaign(): void;
+  /** Hands leadership to `id`; resolves when it is leader (or rejects on timeout). */
+  transferLeadership(id: number, options?: RequestOptions): Promise<void>;
+  addVoter(id: number, options?: RequestOptions & { context?: Uint8Array }): Promise<ConfState>;
+  addLearner(id: number, options?: RequestOptions & { context?: Uint8Array }): Promise<ConfState>;
+  removeNode(id: number, options?: RequestOptions & { context?: Uint8Array }): Promise<ConfState>;
+  /** Snapshot the state machine now and compact the log. */
+  compact(): Promise<number>;
+  status(): RaftStatus;
+  /** Called whenever role or leader changes. */
+  onLeaderChange(fn: (leader: number, role: StateRole, term: number) => void): () => void;
+  /** Feeds one message (the transport does this; tests may too). */
+  receive(m: Message): void;
+  close(): Promise<void>;
+}
+
+let ctxCounter = 0;
+
+/** Writes the founding membership as entries 1..n (term 1), identically on every founding node. */
+export async function bootstrapStorage(storage: RaftStorage, peers: number[]): Promise<boolean> {
+  if (storage.lastIndex() !== 0 || storage.snapshot().meta.index !== 0 || peers.length === 0) return false;
+  const entries: Entry[] = peers.map((id, i) => ({
+    term: 1,
+    index: i + 1,
+    type: EntryType.ConfChange,
+    data: encodeConfChange({ op: ConfChangeOp.AddVoter, nodeId: id }),
+  }));
+  await storage.save({ entries, hardState: { term: 1, vote: 0, commit: entries.length } });
+  return true;
+}
+
+/**
+ * Builds a Raft node: the deterministic core driven by a clock, persisting
+ * through `storage`, talking through `transport`, applying to `stateMachine`.
+ */
+export async function createRaftNode(options: RaftNodeOptions, components: RaftNodeComponents): Promise<RaftNode> {
+  const opts = parseRaftNodeOptions(options);
+  await bootstrapStorage(components.storage, opts.peers);
+  const node = new RaftNodeImpl(opts, components);
+  await node.start();
+  return node;
+}
+
+class RaftNodeImpl implements RaftNode {
+  readonly id: number;
+  private readonly core: RaftCore;
+  private readonly storage: RaftStorage;
+  private readonly transport: RaftTransport;
+  private readonly sm: StateMachine;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly opts: ParsedRaftNodeOptions;
+  private readonly proposals = new Map<number, PendingProposal>();
+  private readonly reads = new Map<string, PendingRead>();
+  private readonly leaderWatchers = new Set<(leader: number, role: StateRole, term: number) => void>();
+  private running = false;
+  private closed = false;
+  private fatal: unknown;
+  private cancelTick: (() => void) | undefined;
+  private applied = 0;
+  private snapshotIndex = 0;
+  private compacting = false;
+  private idle: Promise<void> = Promise.resolve();
+  private idleResolve: (() => void) | undefined;
+
+  constructor(opts: ParsedRaftNodeOptions, c: RaftNodeComponents) {
+    this.opts = opts;
+    this.id = opts.id;
+    this.storage = c.storage;
+    this.transport = c.transport;
+    this.sm = c.stateMachine;
+    this.clock = c.clock ?? systemClock;
+    this.logger = c.logger ?? silentLogger;
+    const snap = this.storage.snapshot();
+    this.snapshotIndex = snap.meta.index;
+    this.core = new RaftCore({ ...opts, applied: opts.applied ?? 0 }, this.storage, c.random ?? Math.random);
+  }
+
+  async start(): Promise<void> {
+    const snap = this.storage.snapshot();
+    const applied = this.opts.applied ?? 0;
+    if (snap.meta.index > applied) {
+      await this.sm.restore(snap.data, snap.meta.index);
+      this.core.log.applied = Math.max(this.core.log.applied, snap.meta.index);
+    }
+    this.applied = this.core.log.applied;
+    this.transport.listen((m) => this.receive(m));
+    this.scheduleTick();
+    this.kick();
+  }
+
+  private scheduleTick(): void {
+    if (this.closed) return;
+    this.cancelTick = this.clock.setTimeout(() => {
+      if (this.closed) return;
+      this.core.tick();
+      this.kick();
+      this.scheduleTick();
+    }, this.opts.tickMs);
+  }
+
+  receive(m: Message): void {
+    if (this.closed) return;
+    try {
+      this.core.step(m);
+    } catch (err) {
+      this.logger.warn({ err, from: m.from, type: m.type }, 'raft message refused');
+      return;
+    }
+    this.kick();
+  }
+
+  // ---- the Ready loop ----------------------------------------------------------
+
+  private kick(): void {
+    if (this.running || this.closed) return;
+    if (!this.core.hasReady()) return;
+    this.running = true;
+    this.idle = new Promise((r) => (this.idleResolve = r));
+    void this.loop();
+  }
+
+  private async loop(): Promise<void> {
+    try {
+      while (!this.closed && this.core.hasReady()) {
+        const rd = this.core.ready();
+        await this.handleReady(rd);
+        if (this.closed) return;
+        this.core.advance(rd);
+        this.afterAdvance();
+      }
+    } catch (err) {
+      this.fail(err);
+    } finally {
+      this.running = false;
+      this.idleResolve?.();
+    }
+    if (!this.closed && this.core.hasReady()) this.kick();
+  }
+
+  private async handleReady(rd: Ready): Promise<void> {
+    if (rd.snapshot || rd.entries.length > 0 || rd.hardState) {
+      // Durability first: term, vote and entries reach disk before any message that depends on them.
+      const update: Parameters<RaftStorage['save']>[0] = {};
+      if (rd.snapshot) update.snapshot = rd.snapshot;
+      if (rd.entries.length > 0) update.entries = rd.entries;
+      if (rd.hardState) update.hardState = rd.hardState;
+      await this.storage.save(update);
+      if (this.closed) return;
+      if (rd.snapshot) this.snapshotIndex = rd.snapshot.meta.index;
+    }
+    if (rd.messages.length > 0) this.transport.send(rd.messages);
+    if (rd.softState) {
+      if (rd.softState.role !== StateRole.Leader) this.failUnconfirmedReads('NOT_LEADER');
+      for (const w of this.leaderWatchers) w(rd.softState.leader, rd.softState.role, this.core.term);
+    }
+    if (rd.snapshot) {
+      await this.sm.restore(rd.snapshot.data, rd.snapshot.meta.index);
+      this.applied = rd.snapshot.meta.index;
+      for (const [index, p] of this.proposals) {
+        if (index <= this.applied) {
+          this.proposals.delete(index);
+          p.cleanup();
+          p.reject(new MqError('REQUEST_TIMED_OUT', `proposal at ${index}: outcome unknown (state replaced by a snapshot)`, { index }));
+        }
+      }
+    }
+    for (const e of rd.committedEntries) {
+      let result: unknown;
+      if (e.type === EntryType.ConfChange) {
+        let cc: ConfChange | undefined;
+        try {
+          cc = decodeConfChange(e.data);
+        } catch (err) {
+          this.logger.error({ err, index: e.index }, 'committed conf change is undecodable; ignored');
+        }
+        if (cc) {
+          const cs = applyToConfState(this.core.confState(), cc);
+          result = cs;
+          if (this.sm.applyConfChange) await this.sm.applyConfChange(cc, cs, e);
+        }
+      } else if (e.data.length > 0) {
+        result = await this.sm.apply(e);
+      }
+      this.applied = e.index;
+      const p = this.proposals.get(e.index);
+      if (p) {
+        this.proposals.delete(e.index);
+        p.cleanup();
+        if (p.term === e.term) p.resolve({ index: e.index, term: e.term, result });
+        else p.reject(new MqError('PROPOSAL_DROPPED', `proposal at ${e.index} was overwritten by a new leader; retry`, { index: e.index }));
+      }
+    }
+    for (const rs of rd.readStates) {
+      const r = this.reads.get(Buffer.from(rs.context).toString('hex'));
+      if (r) r.index = rs.index;
+    }
+  }
+
+  private afterAdvance(): void {
+    for (const [key, r] of this.reads) {
+      if (r.index >= 0 && r.index <= this.applied) {
+        this.reads.delete(key);
+        r.cleanup();
+        r.resolve(r.index);
+      }
+    }
+    if (this.opts.snapshotEntries > 0 && this.applied - this.snapshotIndex >= this.opts.snapshotEntries && !this.compacting) {
+      void this.compact().catch((err) => this.logger.warn({ err }, 'automatic snapshot failed'));
+    }
+  }
+
+  private fail(err: unknown): void {
+    this.fatal = err;
+    this.logger.error({ err }, 'raft node stopped: storage or state machine failed');
+    const e = isMqError(err) ? err : new MqError('STORAGE_ERROR', `raft node ${this.id} stopped: ${String(err)}`, { cause: err });
+    void this.shutdown(e);
+  }
+
+  // ---- requests -----------------------------------------------------------------
+
+  private guard(): void {
+    if (this.closed) throw new MqError('CLOSED', `raft node ${this.id} is closed`, { cause: this.fatal });
+  }
+
+  private track<T, P extends Pending<T>>(
+    options: RequestOptions | undefined,
+    what: string,
+    register: (p: P) => void,
+    unregister: () => void,
+    extra: Omit<P, keyof Pending<T>>,
+  ): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const timeoutMs = options?.timeoutMs ?? this.opts.requestTimeoutMs;
+      const signal = options?.signal;
+      const onAbort = () => {
+        unregister();
+        p.cleanup();
+        reject(new MqError('ABORTED', `${what} aborted`));
+      };
+      const cancelTimer = this.clock.setTimeout(() => {
+        unregister();
+        p.cleanup();
+        reject(new MqError('REQUEST_TIMED_OUT', `${what} timed out after ${timeoutMs} ms (outcome unknown)`));
+      }, timeoutMs);
+      const p = {
+        ...extra,
+        resolve,
+        reject,
+        cleanup: () => {
+          cancelTimer();
+          signal?.removeEventListener('abort', onAbort);
+        },
+      } as unknown as P;
+      if (signal?.aborted) {
+        cancelTimer();
+        reject(new MqError('ABORTED', `${what} aborted`));
+        return;
+      }
+      signal?.addEventListener('abort', onAbort, { once: true });
+      register(p);
+    });
+  }
+
+  propose(data: Uint8Array, options?: RequestOptions): Promise<ProposeResult> {
+    return this.proposeTyped(false, data, options);
+  }
+
+  private proposeTyped(conf: boolean, data: Uint8Array, options?: RequestOptions): Promise<ProposeResult> {
+    try {
+      this.guard();
+      if (this.proposals.size >= this.opts.maxPendingProposals) {
+        throw new MqError('BUFFER_FULL', `${this.proposals.size} proposals are pending on node ${this.id}; wait for some to complete`);
+      }
+      const { index, term } = conf ? this.core.proposeConfChange(data) : this.core.propose(data);
+      const promise = this.track<ProposeResult, PendingProposal>(
+        options,
+        `proposal at ${index}`,
+        (p) => this.proposals.set(index, p),
+        () => this.proposals.delete(index),
+        { term },
+      );
+      this.kick();
+      return promise;
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  readIndex(options?: RequestOptions): Promise<number> {
+    try {
+      this.guard();
+      const ctx = Buffer.alloc(16);
+      ctx.writeBigUInt64BE(BigInt(this.id), 0);
+      ctx.writeBigUInt64BE(BigInt(++ctxCounter), 8);
+      const key = ctx.toString('hex');
+      const promise = this.track<number, PendingRead>(
+        options,
+        'read index',
+        (p) => this.reads.set(key, p),
+        () => this.reads.delete(key),
+        { index: -1 },
+      );
+      try {
+        this.core.readIndex(ctx);
+      } catch (err) {
+        const r = this.reads.get(key);
+        this.reads.delete(key);
+        r?.cleanup();
+        r?.reject(err);
+      }
+      this.kick();
+      return promise;
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  private failUnconfirmedReads(code: 'NOT_LEADER'): void {
+    for (const [key, r] of this.reads) {
+      if (r.index >= 0) continue;
+      this.reads.delete(key);
+      r.cleanup();
+      r.reject(new MqError(code, `leadership changed before the read was confirmed; retry`, { leader: this.core.lead }));
+    }
+  }
+
+  campaign(): void {
+    this.guard();
+    this.core.campaign();
+    this.kick();
+  }
+
+  async transferLeadership(id: number, options?: RequestOptions): Promise<void> {
+    this.guard();
+    if (this.core.role !== StateRole.Leader) {
+      throw new MqError('NOT_LEADER', `node ${this.id} is not the leader`, { leader: this.core.lead });
+    }
+    if (id === this.id) return;
+    if (!this.core.voters.has(id)) throw new MqError('UNKNOWN_NODE', `node ${id} is not a voter`);
+    let off: () => void = () => {};
+    const done = this.track<void, Pending<void>>(
+      options,
+      `leadership transfer to ${id}`,
+      (p) => {
+        off = this.onLeaderChange((leader) => {
+          if (leader === id) {
+            off();
+            p.cleanup();
+            p.resolve();
+          }
+        });
+      },
+      () => off(),
+      {},
+    );
+    this.core.transferLeadership(id);
+    this.kick();
+    return done;
+  }
+
+  async addVoter(id: number, options?: RequestOptions & { context?: Uint8Array }): Promise<ConfState> {
+    return this.changeConf({ op: ConfChangeOp.AddVoter, nodeId: id, context: options?.context }, options);
+  }
+
+  async addLearner(id: number, options?: RequestOptions & { context?: Uint8Array }): Promise<ConfState> {
+    return this.changeConf({ op: ConfChangeOp.AddLearner, nodeId: id, context: options?.context }, options);
+  }
+
+  async removeNode(id: number, options?: RequestOptions & { context?: Uint8Array }): Promise<ConfState> {
+    return this.changeConf({ op: ConfChangeOp.RemoveNode, nodeId: id, context: options?.context }, options);
+  }
+
+  private async changeConf(cc: ConfChange, options?: RequestOptions): Promise<ConfState> {
+    if (!Number.isSafeInteger(cc.nodeId) || cc.nodeId <= 0) throw new MqError('INVALID_ARGUMENT', `node id ${cc.nodeId} must be a positive integer`);
+    const r = await this.proposeTyped(true, encodeConfChange(cc), options);
+    return r.result as ConfState;
+  }
+
+  async compact(): Promise<number> {
+    this.guard();
+    if (this.compacting) return this.snapshotIndex;
+    this.compacting = true;
+    try {
+      // Snapshot exactly at `applied`: wait until the Ready loop is between batches.
+      while (this.running) await this.idle;
+      const index = this.applied;
+      if (index <= this.snapshotIndex) return this.snapshotIndex;
+      const data = await this.sm.snapshot();
+      if (this.applied !== index) {
+        // State moved on while serialising; take the next chance.
+        return this.snapshotIndex;
+      }
+      await this.storage.createSnapshot(index, this.core.confState(), data, this.opts.compactionKeepEntries);
+      this.snapshotIndex = index;
+      return index;
+    } finally {
+      this.compacting = false;
+    }
+  }
+
+  status(): RaftStatus {
+    const c = this.core;
+    const progress: Record<number, ProgressStatus> = {};
+    if (c.role === StateRole.Leader) {
+      for (const [id, pr] of c.prs) {
+        progress[id] = { match: pr.match, next: pr.next, state: pr.state, learner: pr.isLearner, recentActive: pr.recentActive };
+      }
+    }
+    return {
+      id: this.id,
+      role: c.role,
+      leader: c.lead,
+      term: c.term,
+      vote: c.vote,
+      commit: c.log.committed,
+      applied: this.applied,
+      firstIndex: c.log.firstIndex(),
+      lastIndex: c.log.lastIndex(),
+      snapshotIndex: this.snapshotIndex,
+      confState: c.confState(),
+      progress,
+      leadTransferee: c.leadTransferee,
+      pendingProposals: this.proposals.size,
+      pendingReads: this.reads.size,
+    };
+  }
+
+  onLeaderChange(fn: (leader: number, role: StateRole, term: number) => void): () => void {
+    this.leaderWatchers.add(fn);
+    return () => this.leaderWatchers.delete(fn);
+  }
+
+  /** The core, for the simulator's invariant checks (not part of the public API). */
+  get raft(): RaftCore {
+    return this.core;
+  }
+
+  private async shutdown(err: MqError): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.cancelTick?.();
+    for (const p of this.proposals.values()) {
+      p.cleanup();
+      p.reject(err);
+    }
+    this.proposals.clear();
+    for (const r of this.reads.values()) {
+      r.cleanup();
+      r.reject(err);
+    }
+    this.reads.clear();
+    this.leaderWatchers.clear();
+  }
+
+  async close(): Promise<void> {
+    await this.shutdown(new MqError('CLOSED', `raft node ${this.id} closed`));
+    await this.transport.close();
+    await this.storage.close();
+  }
+}

@@ -1,0 +1,5 @@
+export { Simulator, runSimulation, InvariantViolation } from './simulator.js';
+export { checkKvHistory } from './linearizability.js';
+export { Rng } from './rng.js';
+export type { SimOptions, SimResult } from './simulator.js';
+export type { KvOp, LinearizabilityResult } from './linearizability.js';

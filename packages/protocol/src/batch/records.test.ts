@@ -123,3 +123,26 @@ describe('record batch codec', () => {
     );
   });
 });
+
+describe('explicit offset deltas (compaction)', () => {
+  test('records keep the offset deltas given and the batch its last offset delta', () => {
+    const buf = encodeBatchSync(
+      [
+        { key: 'a', value: '1', offsetDelta: 2 },
+        { key: 'b', value: null, offsetDelta: 5 },
+      ],
+      { baseOffset: 100, lastOffsetDelta: 9, now: 1000 },
+    );
+    const decoded = decodeBatchSync(buf);
+    expect(decoded.header.lastOffsetDelta).toBe(9);
+    expect(decoded.header.recordCount).toBe(2);
+    expect(decoded.records.map((r) => r.offset)).toEqual([102, 105]);
+  });
+
+  test('deltas that do not increase, or a last delta below them, are INVALID_RECORD', () => {
+    expect(() => encodeBatchSync([{ value: 'a', offsetDelta: 3 }, { value: 'b', offsetDelta: 3 }])).toThrow(
+      expect.objectContaining({ code: 'INVALID_RECORD' }),
+    );
+    expect(() => encodeBatchSync([{ value: 'a', offsetDelta: 3 }], { lastOffsetDelta: 2 })).toThrow(expect.objectContaining({ code: 'INVALID_RECORD' }));
+  });
+});

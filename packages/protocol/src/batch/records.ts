@@ -49,6 +49,11 @@ export interface RecordInput {
   headers?: RecordHeaderInput[] | Record<string, Bytes | null>;
   /** Create time in ms since the epoch; defaults to the batch's `now`. */
   timestamp?: number;
+  /**
+   * Offset delta within the batch; defaults to the record's index. Deltas must
+   * increase. Set by log compaction, which keeps the surviving records' offsets.
+   */
+  offsetDelta?: number;
 }
 
 export interface RecordHeader {
@@ -79,6 +84,11 @@ export interface EncodeBatchOptions {
   producerId?: number;
   producerEpoch?: number;
   baseSequence?: number;
+  /**
+   * Last offset delta of the batch; defaults to the last record's offset
+   * delta. Compaction keeps a batch's original value when records go.
+   */
+  lastOffsetDelta?: number;
   /** Timestamp for records that carry none; defaults to Date.now(). */
   now?: number;
 }
@@ -96,6 +106,7 @@ interface Prepared {
   value: Buffer | null;
   headers: Array<[Buffer, Buffer | null]>;
   timestampDelta: number;
+  offsetDelta: number;
   bodySize: number;
 }
 
@@ -119,6 +130,7 @@ function encodeRecordsSection(records: readonly RecordInput[], now: number) {
     if (ts < baseTimestamp) baseTimestamp = ts;
   }
   let maxTimestamp = baseTimestamp;
+  let lastOffsetDelta = -1;
   const prepared: Prepared[] = new Array(records.length);
   let total = 0;
   for (let i = 0; i < records.length; i++) {
@@ -129,10 +141,15 @@ function encodeRecordsSection(records: readonly RecordInput[], now: number) {
     const value = toBuffer(r.value);
     const headers = normaliseHeaders(r.headers);
     const timestampDelta = ts - baseTimestamp;
-    let bodySize = 1 + varintSize(timestampDelta) + varintSize(i) + lenSize(key) + lenSize(value);
+    const offsetDelta = r.offsetDelta ?? i;
+    if (!Number.isSafeInteger(offsetDelta) || offsetDelta < 0 || offsetDelta > 0x7fff_ffff || offsetDelta <= lastOffsetDelta) {
+      throw new MqError('INVALID_RECORD', `record offset delta ${offsetDelta} must be an int32 above the previous one (${lastOffsetDelta})`);
+    }
+    lastOffsetDelta = offsetDelta;
+    let bodySize = 1 + varintSize(timestampDelta) + varintSize(offsetDelta) + lenSize(key) + lenSize(value);
     bodySize += varintSize(headers.length);
     for (const [hk, hv] of headers) bodySize += lenSize(hk) + lenSize(hv);
-    prepared[i] = { key, value, headers, timestampDelta, bodySize };
+    prepared[i] = { key, value, headers, timestampDelta, offsetDelta, bodySize };
     total += varintSize(bodySize) + bodySize;
   }
   const out = Buffer.allocUnsafe(total);
@@ -142,7 +159,7 @@ function encodeRecordsSection(records: readonly RecordInput[], now: number) {
     pos = writeVarint(out, pos, p.bodySize);
     out[pos++] = 0; // record attributes (unused)
     pos = writeVarint(out, pos, p.timestampDelta);
-    pos = writeVarint(out, pos, i);
+    pos = writeVarint(out, pos, p.offsetDelta);
     pos = writeBytes(out, pos, p.key);
     pos = writeBytes(out, pos, p.value);
     pos = writeVarint(out, pos, p.headers.length);
@@ -151,7 +168,7 @@ function encodeRecordsSection(records: readonly RecordInput[], now: number) {
       pos = writeBytes(out, pos, hv);
     }
   }
-  return { section: out, baseTimestamp, maxTimestamp };
+  return { section: out, baseTimestamp, maxTimestamp, lastOffsetDelta };
 }
 
 function writeBytes(out: Buffer, pos: number, b: Buffer | null): number {
@@ -169,8 +186,13 @@ function assemble(
   count: number,
   baseTimestamp: number,
   maxTimestamp: number,
+  recordsLastOffsetDelta: number,
   options: EncodeBatchOptions,
 ): Buffer {
+  const lastOffsetDelta = options.lastOffsetDelta ?? recordsLastOffsetDelta;
+  if (!Number.isSafeInteger(lastOffsetDelta) || lastOffsetDelta < recordsLastOffsetDelta || lastOffsetDelta > 0x7fff_ffff) {
+    throw new MqError('INVALID_RECORD', `last offset delta ${lastOffsetDelta} is below the last record's (${recordsLastOffsetDelta})`);
+  }
   const codec = options.compression ?? 'none';
   let attributes = codecId(codec) & ATTR_COMPRESSION_MASK;
   if (options.timestampType === 'log-append') attributes |= ATTR_LOG_APPEND_TIME;
@@ -183,7 +205,7 @@ function assemble(
   buf.writeInt32BE(options.partitionLeaderEpoch ?? -1, OFF_LEADER_EPOCH);
   buf.writeInt8(MAGIC, OFF_MAGIC);
   buf.writeInt16BE(attributes, OFF_ATTRIBUTES);
-  buf.writeInt32BE(count - 1, OFF_LAST_OFFSET_DELTA);
+  buf.writeInt32BE(lastOffsetDelta, OFF_LAST_OFFSET_DELTA);
   writeInt64(buf, OFF_BASE_TIMESTAMP, baseTimestamp);
   writeInt64(buf, OFF_MAX_TIMESTAMP, maxTimestamp);
   writeInt64(buf, OFF_PRODUCER_ID, options.producerId ?? -1);
@@ -200,16 +222,16 @@ function assemble(
  * (use `encodeBatch` for that).
  */
 export function encodeBatchSync(records: readonly RecordInput[], options: EncodeBatchOptions = {}): Buffer {
-  const { section, baseTimestamp, maxTimestamp } = encodeRecordsSection(records, options.now ?? Date.now());
+  const { section, baseTimestamp, maxTimestamp, lastOffsetDelta } = encodeRecordsSection(records, options.now ?? Date.now());
   const body = compressSync(options.compression ?? 'none', section);
-  return assemble(body, records.length, baseTimestamp, maxTimestamp, options);
+  return assemble(body, records.length, baseTimestamp, maxTimestamp, lastOffsetDelta, options);
 }
 
 /** Encodes records into one batch, with any codec. */
 export async function encodeBatch(records: readonly RecordInput[], options: EncodeBatchOptions = {}): Promise<Buffer> {
-  const { section, baseTimestamp, maxTimestamp } = encodeRecordsSection(records, options.now ?? Date.now());
+  const { section, baseTimestamp, maxTimestamp, lastOffsetDelta } = encodeRecordsSection(records, options.now ?? Date.now());
   const body = await compress(options.compression ?? 'none', section);
-  return assemble(body, records.length, baseTimestamp, maxTimestamp, options);
+  return assemble(body, records.length, baseTimestamp, maxTimestamp, lastOffsetDelta, options);
 }
 
 function decodeRecordsSection(section: Buffer, h: BatchHeader): DecodedRecord[] {

@@ -41,6 +41,10 @@ export const EARLIEST_TIMESTAMP = -2;
 const OFF_MAX_TIMESTAMP = 35;
 const OFF_CRC = 17;
 const MAX_LOCATE_CHUNK = 8 * 1024 * 1024;
+/** Read past the index interval so the batch an index entry leads to usually fits the first read. */
+const READ_SLACK_BYTES = 32 * 1024;
+/** Read-end positions remembered for sequential consumers (bounded). */
+const MAX_READ_HINTS = 256;
 
 /** The subset of pino's logger the log uses; a pino.Logger fits. */
 export interface LogStoreLogger {
@@ -209,6 +213,7 @@ class PartitionLog implements Log {
   private unflushedBytes = 0;
   /** Closed segments whose indexes are in memory, least recently used first. */
   private readonly indexLru: Segment[] = [];
+  private readonly readHints = new Map<number, { segment: Segment; position: number }>();
   private readonly loadingIndexes = new Map<Segment, Promise<{ index: OffsetIndex; timeIndex: TimeIndex }>>();
   recovery!: RecoveryReport;
 
@@ -698,12 +703,16 @@ class PartitionLog implements Log {
       const maxOffset = Math.min(options.maxOffset ?? leo, leo);
       const empty = { records: Buffer.alloc(0), nextOffset: fromOffset };
       if (fromOffset >= maxOffset) return empty;
+      const hint = this.readHints.get(fromOffset);
       for (let i = this.floorSegment(fromOffset); i < this.segments.length; i++) {
         const seg = this.segments[i]!;
         const end = seg.size;
         const index = seg === this.active ? seg.index! : (await this.indexOf(seg)).index;
-        const chunkBytes = Math.min(MAX_LOCATE_CHUNK, maxBytes) + this.opts.indexIntervalBytes + 2 * HEADER_SIZE;
-        const located = await seg.locate(Math.max(fromOffset, seg.baseOffset), end, index, chunkBytes);
+        // From a hint we start right at the batch; from the index, up to an interval (plus a batch) before it.
+        const exact = hint !== undefined && hint.segment === seg && hint.position < end;
+        const lead = exact ? 0 : this.opts.indexIntervalBytes + READ_SLACK_BYTES;
+        const chunkBytes = lead + Math.max(HEADER_SIZE, Math.min(MAX_LOCATE_CHUNK, maxBytes));
+        const located = await seg.locate(Math.max(fromOffset, seg.baseOffset), end, index, chunkBytes, exact ? hint.position : undefined);
         if (!located) continue;
         const { batch, chunk, chunkStart } = located;
         if (batch.header.baseOffset + batch.header.lastOffsetDelta >= maxOffset) return empty;
@@ -730,10 +739,17 @@ class PartitionLog implements Log {
           pos += size;
         }
         const from = batch.position - bufStart;
+        this.rememberReadEnd(next, seg, pos);
         return { records: buf.subarray(from, from + total), nextOffset: next };
       }
       return empty;
     });
+  }
+
+  /** Remembers where a read ended, so a consumer's next read starts there without an index lookup. */
+  private rememberReadEnd(offset: number, segment: Segment, position: number): void {
+    if (this.readHints.size >= MAX_READ_HINTS) this.readHints.delete(this.readHints.keys().next().value!);
+    this.readHints.set(offset, { segment, position });
   }
 
   /** Index of the last segment whose base offset is <= `offset` (0 when none). */
@@ -851,6 +867,7 @@ class PartitionLog implements Log {
         const located = await seg.locate(offset, seg.size, seg.index!, this.opts.indexIntervalBytes + 2 * HEADER_SIZE + 65536);
         const position = located ? located.batch.position : seg.size;
         await seg.restoreFrom(position, position, { verify: false, maxBatchBytes: Number.MAX_SAFE_INTEGER, indexIntervalBytes: this.opts.indexIntervalBytes });
+        this.readHints.clear();
         await seg.truncateFile(position);
         await this.deleteSegmentFiles(later);
         this.segments.splice(i + 1);
@@ -896,6 +913,7 @@ class PartitionLog implements Log {
   }
 
   private async deleteSegmentFiles(segs: Segment[]): Promise<void> {
+    this.readHints.clear();
     for (const seg of segs) {
       seg.deleted = true;
       this.untouchIndex(seg);

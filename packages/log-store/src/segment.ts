@@ -356,8 +356,14 @@ export class Segment {
    * Finds the first batch whose last offset is >= `offset`, reading headers
    * forward from the index entry at or before it, within [0, end).
    */
-  async locate(offset: number, end: number, index: OffsetIndex, chunkBytes: number): Promise<{ batch: LocatedBatch; chunk: Buffer; chunkStart: number } | null> {
-    let pos = index.lookup(Math.max(0, offset - this.baseOffset));
+  async locate(
+    offset: number,
+    end: number,
+    index: OffsetIndex,
+    chunkBytes: number,
+    startPosition?: number,
+  ): Promise<{ batch: LocatedBatch; chunk: Buffer; chunkStart: number } | null> {
+    let pos = startPosition ?? index.lookup(Math.max(0, offset - this.baseOffset));
     let chunk = Buffer.allocUnsafe(0);
     let chunkStart = pos;
     for (;;) {

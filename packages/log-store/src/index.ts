@@ -26,6 +26,7 @@ export type {
   RecoveryReport,
   RecoveryTruncation,
 } from './log.js';
+export type { CompactOptions, CompactionResult } from './compaction.js';
 export type { FlushPolicy, LogOptions, ParsedLogOptions } from './options.js';
 export type { FileInfo, LogFile, LogFileSystem } from './file-system.js';
 export type { EpochEntry, LeaderEpochCache } from './leader-epoch-cache.js';

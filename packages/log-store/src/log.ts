@@ -19,6 +19,7 @@ import {
 } from '@mq/protocol/batch';
 import { MqError, isMqError } from '@mq/protocol/errors';
 import { CheckpointFile } from './checkpoint.js';
+import { DEFAULT_COMPACTION_MAX_KEYS, buildOffsetMap, cleanSegment, type CompactOptions, type CompactionResult } from './compaction.js';
 import { lockDir, type DirLock } from './dir-lock.js';
 import { nodeFileSystem, type LogFileSystem } from './file-system.js';
 import { GroupCommit, type LogPosition } from './group-commit.js';
@@ -34,6 +35,8 @@ import { TimeIndex } from './time-index.js';
 export const RECOVERY_POINT_CHECKPOINT = 'recovery-point-checkpoint';
 export const LOG_START_OFFSET_CHECKPOINT = 'log-start-offset-checkpoint';
 export const CLEAN_SHUTDOWN_FILE = '.clean-shutdown';
+/** A compacted copy of a segment being written; replaces the .log by rename. */
+export const CLEANED_SUFFIX = '.cleaned';
 /** offsetForTimestamp() special values, as in Kafka's ListOffsets. */
 export const LATEST_TIMESTAMP = -1;
 export const EARLIEST_TIMESTAMP = -2;
@@ -140,6 +143,13 @@ export interface Log {
   applyRetention(now?: number): Promise<{ deletedSegments: number; deletedBytes: number }>;
   /** Rolls the active segment now (when it holds data). */
   roll(): Promise<void>;
+  /**
+   * Key-based compaction of the closed segments (cleanup.policy=compact):
+   * keeps the latest record per key, drops tombstones older than
+   * `deleteRetentionMs`. Offsets do not change. Reads and appends continue
+   * while the cleaned copies are written; the swap runs alone.
+   */
+  compact(options?: CompactOptions): Promise<CompactionResult>;
   flush(): Promise<void>;
   close(): Promise<void>;
 }
@@ -199,6 +209,7 @@ class PartitionLog implements Log {
   private leo = 0;
   private startOffset = 0;
   private readonly appendMutex = new Mutex();
+  private readonly compactionMutex = new Mutex();
   private readonly checkpointMutex = new Mutex();
   private readonly rw = new RwLock();
   private readonly epochs: PersistentLeaderEpochCache;
@@ -282,7 +293,7 @@ class PartitionLog implements Log {
       if (base !== null) bases.add(base);
     }
     for (const f of files) {
-      if (f.endsWith('.tmp')) await this.fs.unlink(path.join(this.dir, f));
+      if (f.endsWith('.tmp') || f.endsWith(CLEANED_SUFFIX)) await this.fs.unlink(path.join(this.dir, f)); // unfinished writes
       const base = parseSegmentName(f, INDEX_SUFFIX) ?? parseSegmentName(f, TIME_INDEX_SUFFIX);
       if (base !== null && !bases.has(base)) await this.fs.unlink(path.join(this.dir, f)); // orphan index
     }
@@ -997,6 +1008,88 @@ class PartitionLog implements Log {
         throw this.fail(`retention in ${this.dir}`, err);
       }
     });
+  }
+
+  // ============================================================ compaction
+
+  async compact(options: CompactOptions = {}): Promise<CompactionResult> {
+    this.ensureUsable();
+    if (options.upToOffset !== undefined) checkInt('upToOffset', options.upToOffset);
+    const now = options.now ?? this.clock();
+    const maxKeys = options.maxKeys ?? DEFAULT_COMPACTION_MAX_KEYS;
+    return this.compactionMutex.run(async () => {
+      const result: CompactionResult = { cleanedSegments: 0, removedRecords: 0, removedBatches: 0, bytesBefore: 0, bytesAfter: 0 };
+      // Phase 1, alongside reads and appends: closed segments are immutable, so clean copies of them.
+      const planned = await this.rw.read(async () => {
+        this.ensureUsable();
+        const upTo = Math.min(options.upToOffset ?? Number.MAX_SAFE_INTEGER, this.active.baseOffset);
+        const candidates = this.segments.filter((s) => s !== this.active && s.nextOffset <= upTo && s.size > 0);
+        if (candidates.length === 0) return [];
+        const { map } = await buildOffsetMap(this.segments.map((segment) => ({ segment, end: segment.size })), maxKeys);
+        const out: Array<{ seg: Segment; cleaned: string; sizeBefore: number; size: number }> = [];
+        for (const seg of candidates) {
+          const cleaned = seg.logPath + CLEANED_SUFFIX;
+          const file = await this.fs.open(cleaned, true);
+          try {
+            const r = await cleanSegment(seg, file, map, now - this.opts.deleteRetentionMs);
+            if (r.removedRecords === 0) {
+              await this.fs.unlink(cleaned);
+              continue;
+            }
+            result.removedRecords += r.removedRecords;
+            result.removedBatches += r.removedBatches;
+            out.push({ seg, cleaned, sizeBefore: seg.size, size: r.size });
+          } finally {
+            await file.close();
+          }
+        }
+        return out;
+      });
+      // Phase 2, alone: swap each cleaned copy in (indexes first removed, so a crash never pairs a new log with old indexes).
+      await this.rw.write(async () => {
+        for (const p of planned) {
+          if (this.closed || p.seg.deleted || !this.segments.includes(p.seg) || p.seg.size !== p.sizeBefore) {
+            await this.fs.unlink(p.cleaned);
+            continue;
+          }
+          try {
+            await this.swapCleaned(p.seg, p.cleaned);
+          } catch (err) {
+            throw this.fail(`compaction of ${p.seg.logPath}`, err);
+          }
+          result.cleanedSegments++;
+          result.bytesBefore += p.sizeBefore;
+          result.bytesAfter += p.size;
+        }
+      });
+      if (result.cleanedSegments > 0) this.logger.info({ dir: this.dir, ...result }, 'compacted log');
+      return result;
+    });
+  }
+
+  private async swapCleaned(old: Segment, cleaned: string): Promise<void> {
+    this.readHints.clear();
+    this.untouchIndex(old);
+    this.commit.forget(old.file);
+    await old.close();
+    await this.fs.unlink(old.indexPath);
+    await this.fs.unlink(old.timeIndexPath);
+    await this.fs.syncDir(this.dir);
+    await this.fs.rename(cleaned, old.logPath);
+    await this.fs.syncDir(this.dir);
+    const seg = await Segment.open(this.dir, old.baseOffset, this.fs, this.clock());
+    await seg.rebuildIndexes(Number.MAX_SAFE_INTEGER, this.opts.indexIntervalBytes);
+    seg.sealTimeIndex();
+    seg.markIndexesForRewrite();
+    await seg.persistIndexes();
+    await seg.syncIndexes();
+    await seg.closeIndexFiles();
+    seg.index!.trim();
+    seg.nextOffset = old.nextOffset;
+    this.segments[this.segments.indexOf(old)] = seg;
+    old.deleted = true;
+    this.touchIndex(seg);
+    this.evictIndexes();
   }
 
   // ================================================================= flush

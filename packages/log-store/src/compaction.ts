@@ -1,0 +1,156 @@
+/**
+ * Key-based log compaction (cleanup.policy=compact): the latest record per
+ * key survives; older records with the same key go; tombstones (null value)
+ * go once older than `deleteRetentionMs`. Surviving records keep their
+ * offsets: a batch that loses records is re-encoded with the same base
+ * offset, last offset delta, producer fields and codec; a batch that loses
+ * all of them is dropped (readers skip the gap). Transactional and control
+ * batches are kept as they are and do not take part.
+ */
+import {
+  HEADER_SIZE,
+  LOG_OVERHEAD,
+  compressionOf,
+  decodeBatch,
+  encodeBatch,
+  isControl,
+  isTransactional,
+  iterateBatches,
+  readBatchHeader,
+  timestampTypeOf,
+  type BatchHeader,
+} from '@mq/protocol/batch';
+import { writeFully, type LogFile } from './file-system.js';
+import type { Segment } from './segment.js';
+
+const CHUNK_BYTES = 1024 * 1024;
+
+export interface CompactOptions {
+  /** Only segments that end at or below this offset are cleaned (e.g. the high watermark). Default: all closed segments. */
+  upToOffset?: number;
+  /** Time used for the tombstone delay; defaults to the log's clock. */
+  now?: number;
+  /** Bound on the keys held in memory; beyond it the newest records are not used to clean (safe, less thorough). Default 1,000,000. */
+  maxKeys?: number;
+}
+
+export interface CompactionResult {
+  cleanedSegments: number;
+  removedRecords: number;
+  removedBatches: number;
+  bytesBefore: number;
+  bytesAfter: number;
+}
+
+export const DEFAULT_COMPACTION_MAX_KEYS = 1_000_000;
+
+/** Walks the whole batches of `seg` in [0, end), in chunks. */
+export async function* segmentBatches(seg: Segment, end: number): AsyncGenerator<{ buf: Buffer; position: number; header: BatchHeader; size: number }> {
+  let pos = 0;
+  while (pos < end) {
+    const chunk = await seg.readBytes(pos, Math.min(CHUNK_BYTES, end - pos));
+    let consumed = 0;
+    for (const span of iterateBatches(chunk)) {
+      yield { buf: chunk, position: span.position, header: span.header, size: span.size };
+      consumed = span.position + span.size;
+    }
+    if (consumed === 0) {
+      // One batch bigger than the chunk.
+      const header = readBatchHeader(await seg.readBytes(pos, HEADER_SIZE));
+      const size = header.batchLength + LOG_OVERHEAD;
+      if (size < HEADER_SIZE || pos + size > end) throw seg.corrupt(pos, `batch length ${header.batchLength} does not fit`);
+      const whole = await seg.readBytes(pos, size);
+      yield { buf: whole, position: 0, header, size };
+      consumed = size;
+    }
+    pos += consumed;
+  }
+}
+
+/** Latest offset of every key in the given segments (up to each one's `end`), bounded by `maxKeys`. */
+export async function buildOffsetMap(parts: Array<{ segment: Segment; end: number }>, maxKeys: number): Promise<{ map: Map<string, number>; complete: boolean }> {
+  const map = new Map<string, number>();
+  for (const { segment, end } of parts) {
+    for await (const b of segmentBatches(segment, end)) {
+      if (isTransactional(b.header) || isControl(b.header)) continue;
+      const decoded = await decodeBatch(b.buf, b.position);
+      // Stop before a batch whose new keys would overflow the bound: everything mapped so far is exact.
+      let fresh = 0;
+      for (const r of decoded.records) if (r.key !== null && !map.has(r.key.toString('latin1'))) fresh++;
+      if (map.size + fresh > maxKeys) return { map, complete: false };
+      for (const r of decoded.records) if (r.key !== null) map.set(r.key.toString('latin1'), r.offset);
+    }
+  }
+  return { map, complete: true };
+}
+
+/**
+ * Writes the cleaned copy of `seg` to `out`; returns what it removed and the
+ * new size. `out` is synced before returning.
+ */
+export async function cleanSegment(
+  seg: Segment,
+  out: LogFile,
+  map: Map<string, number>,
+  tombstoneCutoff: number,
+): Promise<{ size: number; removedRecords: number; removedBatches: number }> {
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  let written = 0;
+  let removedRecords = 0;
+  let removedBatches = 0;
+  const flush = async () => {
+    if (pendingBytes === 0) return;
+    const buf = pending.length === 1 ? pending[0]! : Buffer.concat(pending, pendingBytes);
+    await writeFully(out, buf, 0, buf.length, written);
+    written += buf.length;
+    pending = [];
+    pendingBytes = 0;
+  };
+  const emit = async (b: Buffer) => {
+    pending.push(b);
+    pendingBytes += b.length;
+    if (pendingBytes >= CHUNK_BYTES) await flush();
+  };
+  for await (const b of segmentBatches(seg, seg.size)) {
+    const h = b.header;
+    const original = b.buf.subarray(b.position, b.position + b.size);
+    if (isTransactional(h) || isControl(h)) {
+      await emit(Buffer.from(original));
+      continue;
+    }
+    const decoded = await decodeBatch(b.buf, b.position);
+    const kept = decoded.records.filter((r) => {
+      if (r.key === null) return true;
+      const latest = map.get(r.key.toString('latin1'));
+      if (latest !== undefined && latest > r.offset) return false;
+      return !(r.value === null && r.timestamp < tombstoneCutoff);
+    });
+    removedRecords += decoded.records.length - kept.length;
+    if (kept.length === decoded.records.length) {
+      await emit(Buffer.from(original));
+    } else if (kept.length === 0) {
+      removedBatches++;
+    } else {
+      await emit(
+        await encodeBatch(
+          kept.map((r) => ({ key: r.key, value: r.value, headers: r.headers, timestamp: r.timestamp, offsetDelta: r.offset - h.baseOffset })),
+          {
+            baseOffset: h.baseOffset,
+            partitionLeaderEpoch: h.partitionLeaderEpoch,
+            compression: compressionOf(h),
+            timestampType: timestampTypeOf(h),
+            producerId: h.producerId,
+            producerEpoch: h.producerEpoch,
+            baseSequence: h.baseSequence,
+            lastOffsetDelta: h.lastOffsetDelta,
+          },
+        ),
+      );
+    }
+  }
+  await flush();
+  await out.truncate(written);
+  await out.datasync();
+  return { size: written, removedRecords, removedBatches };
+}

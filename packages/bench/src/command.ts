@@ -198,6 +198,7 @@ export async function runBenchFromArgs(args: BenchArgs, opts: BenchCommandOption
           ...(args.rate === undefined ? {} : { rate: args.rate }),
           ...(args.consumers === undefined ? {} : { consumers: args.consumers }),
           ...(args.group === undefined ? {} : { group: args.group }),
+          ...(args.window === undefined ? {} : { window: args.window }),
         },
         ctx,
       );
@@ -236,7 +237,7 @@ export function benchBuilder(y: Argv): Argv<BenchArgs> {
     .option('linger-ms', { type: 'number', describe: 'producer linger in ms' })
     .option('compression', { choices: ['none', 'gzip', 'snappy', 'lz4', 'zstd'], describe: 'batch compression' })
     .option('producers', { type: 'number', describe: 'producers (connections) in this process' })
-    .option('window', { type: 'number', describe: 'outstanding records per producer (1 = await each ack)' })
+    .option('window', { type: 'number', describe: 'outstanding records per producer (1 = await each ack; produce 16384, e2e 65536)' })
     .option('rate', { type: 'number', describe: 'target records/s, open loop (produce: optional; e2e: default 10000)' })
     .option('consumers', { type: 'number', describe: 'consumers (need --group when > 1)' })
     .option('group', { type: 'string', describe: 'read as this consumer group (empty: a generated name)' })

@@ -16,6 +16,8 @@ export const DEFAULT_CONSUMERS = 1;
 export const DEFAULT_WINDOW = 16_384;
 export const DEFAULT_E2E_RATE = 10_000;
 export const DEFAULT_E2E_SECONDS = 10;
+/** Unacknowledged records the e2e producer may have before its schedule waits. */
+export const DEFAULT_E2E_WINDOW = 65_536;
 /** A consume or e2e run that receives nothing for this long stops and reports what is missing. */
 export const DEFAULT_IDLE_TIMEOUT_MS = 15_000;
 
@@ -65,6 +67,8 @@ export interface E2eBenchOptions extends CommonBenchOptions {
   compression?: Compression | string;
   consumers?: number;
   group?: string | boolean;
+  /** Records the producer may have unacknowledged; when full the schedule waits (and latency shows it). */
+  window?: number;
 }
 
 export interface ParsedCommon {
@@ -103,6 +107,7 @@ export interface ParsedE2eOptions extends ParsedCommon {
   compression: Compression;
   consumers: number;
   group: string | null;
+  window: number;
 }
 
 function invalid(message: string): never {
@@ -218,6 +223,7 @@ export function parseE2eOptions(o: E2eBenchOptions = {}): ParsedE2eOptions {
     compression: parseCompression(o.compression),
     consumers,
     group,
+    window: int('window', o.window, 1, DEFAULT_E2E_WINDOW),
   };
 }
 

@@ -9,9 +9,6 @@ import { CURVE_PERCENTILES, stripCount, throughput, type BenchResult } from '../
 import type { BenchTarget, TargetConsumer, TargetProducer } from '../target.js';
 import { environmentOf, sleep, withTimeout, type WorkloadContext } from './run-context.js';
 
-/** Records the e2e producer may have unacknowledged before the schedule waits (a bound, not a pacing). */
-export const E2E_WINDOW = 65_536;
-
 /**
  * End-to-end workload: consumers subscribe first, then one producer sends at
  * a fixed rate (open loop). Each value carries its intended send time; the
@@ -56,7 +53,7 @@ export async function runE2e(target: BenchTarget, options: E2eBenchOptions = {},
       batchBytes: o.batchBytes,
       lingerMs: o.lingerMs,
       compression: o.compression,
-      window: E2E_WINDOW,
+      window: o.window,
     });
     const payloads = createPayloads(o.size);
     const nextKey = createKeyGenerator(o.keys);
@@ -68,7 +65,7 @@ export async function runE2e(target: BenchTarget, options: E2eBenchOptions = {},
     let unacked = 0;
     while (sent < o.records && !ctx.signal?.aborted) {
       const due = schedule.dueCount(epochMs(), o.records);
-      while (sent < due && unacked < E2E_WINDOW) {
+      while (sent < due && unacked < o.window) {
         const value = stampValue(payloads[sent % payloads.length], schedule.dueAt(sent));
         unacked++;
         producer.send(nextKey(), value).then(

@@ -77,7 +77,7 @@ export class RaftCore {
     this.random = random;
     this.log = new RaftLog(storage);
     const { hardState, confState } = storage.initialState();
-    if (hardState.commit > this.log.lastIndex() || hardState.commit < this.log.committed && hardState.commit !== 0) {
+    if (hardState.commit > this.log.lastIndex()) {
       throw new MqError('CORRUPT_MESSAGE', `stored commit index ${hardState.commit} is outside the log [${this.log.firstIndex()}, ${this.log.lastIndex()}]`);
     }
     this.term = hardState.term;

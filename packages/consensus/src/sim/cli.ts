@@ -26,12 +26,16 @@ if (!Number.isSafeInteger(first) || !Number.isSafeInteger(count) || count < 1) {
 let clean = 0;
 let ops = 0;
 let elections = 0;
+let snapshots = 0;
+let crashes = 0;
 const started = Date.now();
 for (let seed = first; seed < first + count; seed++) {
   const r = await runSimulation({ seed, nodes, durationMs: Number(values.duration), trace: values.trace });
   if (values.trace && r.ok) console.log(r.trace.join('\n'));
   ops += r.okOps;
   elections += r.elections;
+  snapshots += r.snapshotsInstalled;
+  crashes += r.crashes;
   if (!r.ok) {
     if (values.trace) console.log(r.trace.join('\n'));
     console.log(`${clean}/${count} seeds ran clean (${nodes} nodes)`);
@@ -42,5 +46,5 @@ for (let seed = first; seed < first + count; seed++) {
   clean++;
 }
 console.log(
-  `${clean}/${count} seeds ran clean (${nodes} nodes, ${ops} acknowledged client ops, ${elections} elections, ${((Date.now() - started) / 1000).toFixed(1)} s)`,
+  `${clean}/${count} seeds ran clean (${nodes} nodes, ${ops} acknowledged client ops, ${elections} elections, ${crashes} crashes, ${snapshots} snapshot restores, ${((Date.now() - started) / 1000).toFixed(1)} s)`,
 );

@@ -34,6 +34,7 @@ export interface SimResult {
   okOps: number;
   elections: number;
   crashes: number;
+  snapshotsInstalled: number;
   trace: string[];
 }
 
@@ -155,6 +156,7 @@ class KvMachine implements StateMachine {
     return Buffer.from(JSON.stringify([...this.data]));
   }
   restore(data: Uint8Array): void {
+    this.sim.snapshotsInstalled++;
     this.data = new Map(data.length ? (JSON.parse(Buffer.from(data).toString()) as [string, string][]) : []);
   }
 }
@@ -195,6 +197,7 @@ export class Simulator {
   private elections = 0;
   private crashes = 0;
   private valueSeq = 0;
+  snapshotsInstalled = 0;
   private healed = false;
 
   constructor(options: SimOptions) {
@@ -369,7 +372,15 @@ export class Simulator {
       this.dropRate = this.rng.pick([0, 0.02, 0.1, 0.3]);
       this.dupRate = this.rng.pick([0, 0.05, 0.2]);
       this.log(`drop ${this.dropRate} dup ${this.dupRate}`);
-    } else if (r < 0.92) {
+    } else if (r < 0.88) {
+      // Leadership transfer to a random other voter (it may be lagging or cut off).
+      const leader = [...this.slots.values()].find((x) => x.node?.status().role === StateRole.Leader);
+      if (leader) {
+        const to = this.rng.pick(ids.filter((x) => x !== leader.id));
+        this.log(`transfer leadership ${leader.id} -> ${to}`);
+        leader.node!.transferLeadership(to, { timeoutMs: 300 }).catch(() => undefined);
+      }
+    } else if (r < 0.94) {
       // Crash a minority-plus-one at once: the leader and a follower that may have acked unsynced entries.
       const live = [...this.slots.values()].filter((x) => x.node);
       const leader = live.find((x) => x.node!.status().role === StateRole.Leader);
@@ -510,6 +521,7 @@ export class Simulator {
       okOps,
       elections: this.elections,
       crashes: this.crashes,
+      snapshotsInstalled: this.snapshotsInstalled,
       trace: this.trace,
     };
   }

@@ -254,12 +254,12 @@ async function benchReopenAfterKill(bigMb) {
 
 async function benchRss(sizesMb) {
   console.log('\n### Memory of a process serving reads from logs of different sizes (fresh process each)\n');
-  console.log('| log size | RSS after open MiB | RSS after 20k random reads + full scan MiB | heap used MiB |\n|---|---|---|---|');
+  console.log('| log size | RSS after open MiB | RSS after 20k random reads + full scan MiB | JS heap used MiB | Buffer memory (arrayBuffers) MiB |\n|---|---|---|---|---|');
   for (const mb of sizesMb) {
     const dir = path.join(root, `rss-${mb}`);
     await buildBigLog(dir, mb, 64);
     const out = JSON.parse(await runChild(['--child-rss', dir]));
-    console.log(`| ${fmt(mb)} MiB | ${fmt(out.open / MiB, 1)} | ${fmt(out.after / MiB, 1)} | ${fmt(out.heap / MiB, 1)} |`);
+    console.log(`| ${fmt(mb)} MiB | ${fmt(out.open / MiB, 1)} | ${fmt(out.after / MiB, 1)} | ${fmt(out.heap / MiB, 1)} | ${fmt(out.buffers / MiB, 1)} |`);
     await fsp.rm(dir, { recursive: true, force: true });
   }
 }
@@ -292,7 +292,7 @@ async function childRss(dir) {
   while (next < end) next = (await log.read(next, MiB)).nextOffset;
   globalThis.gc?.();
   const mu = process.memoryUsage();
-  process.stdout.write(JSON.stringify({ open, after: mu.rss, heap: mu.heapUsed }));
+  process.stdout.write(JSON.stringify({ open, after: mu.rss, heap: mu.heapUsed, buffers: mu.arrayBuffers }));
   await log.close();
 }
 

@@ -988,7 +988,8 @@ class PartitionLog implements Log {
       this.ensureUsable();
       let cut = 0; // segments [0, cut) go
       if (this.opts.retentionMs >= 0) {
-        while (cut < this.segments.length && this.segments[cut]!.size > 0 && now - this.segments[cut]!.largestTimestamp > this.opts.retentionMs) cut++;
+        const expired = (s: Segment) => (s.size === 0 ? s !== this.active : now - s.largestTimestamp > this.opts.retentionMs);
+        while (cut < this.segments.length && expired(this.segments[cut]!)) cut++;
       }
       if (this.opts.retentionBytes >= 0) {
         let size = 0;

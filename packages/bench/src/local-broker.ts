@@ -63,7 +63,7 @@ export async function startLocalBroker(options: LocalBrokerOptions = {}): Promis
     exited = true;
     resolve();
   }));
-  const port = await new Promise<number>((resolve, reject) => {
+  const listening = new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => fail(new MqError('REQUEST_TIMED_OUT', `local broker did not report "broker listening" within ${options.startTimeoutMs ?? DEFAULT_BROKER_START_TIMEOUT_MS} ms`)), options.startTimeoutMs ?? DEFAULT_BROKER_START_TIMEOUT_MS);
     const fail = (err: Error): void => {
       clearTimeout(timer);
@@ -96,9 +96,18 @@ export async function startLocalBroker(options: LocalBrokerOptions = {}): Promis
     };
     child.stdout?.on('data', onData);
     child.stderr?.on('data', onData);
-    child.once('exit', (code, signal) => fail(new MqError('BROKER_NOT_AVAILABLE', `local broker exited (${code ?? signal}) before listening:\n${lines.join('\n')}`)));
+    // 'close' comes after the output has been read, so the message carries the broker's last words.
+    child.once('close', (code, signal) => fail(new MqError('BROKER_NOT_AVAILABLE', `local broker exited (${code ?? signal}) before listening:\n${lines.join('\n')}`)));
     child.once('error', (err) => fail(err));
   });
+  let port: number;
+  try {
+    port = await listening;
+  } catch (err) {
+    if (child.pid !== undefined) await exit;
+    if (ownDir) await rm(dataDir, { recursive: true, force: true });
+    throw err;
+  }
   return {
     bootstrap: `127.0.0.1:${port}`,
     port,

@@ -360,11 +360,20 @@ class PartitionLog implements Log {
       if (i < verifyFrom) {
         // Trusted (below the recovery point, or clean shutdown).
         if (!isLast) {
-          const problem = await seg.loadIndexes(scanOpts.maxBatchBytes, this.opts.indexIntervalBytes);
-          if (problem) report.rebuiltIndexes.push(path.basename(seg.indexPath));
+          try {
+            const problem = await seg.inspectIndexes(scanOpts.maxBatchBytes, this.opts.indexIntervalBytes);
+            if (problem) report.rebuiltIndexes.push(path.basename(seg.indexPath));
+          } catch (err) {
+            if (!isMqError(err, 'CORRUPT_MESSAGE')) throw err;
+            // Damage below the recovery point (bad disk, outside interference): verify from here on.
+            this.logger.warn({ dir: this.dir, segment: seg.logPath, err: err.message }, 'segment below the recovery point is damaged; verifying from it');
+            report.clean = false;
+            verifyFrom = i;
+            i--;
+            continue;
+          }
           seg.nextOffset = this.segments[i + 1]!.baseOffset;
           if (epochRebuild) await this.assignEpochsFrom(seg, 0, seg.size);
-          this.touchIndex(seg);
         } else {
           const problem = await this.loadActiveIndexes(seg, false);
           if (problem) report.rebuiltIndexes.push(path.basename(seg.indexPath));

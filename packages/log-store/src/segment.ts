@@ -10,6 +10,7 @@ import { MqError } from '@mq/protocol/errors';
 import { readFully, writeFully, type LogFile, type LogFileSystem } from './file-system.js';
 import { OffsetIndex } from './offset-index.js';
 import { scanSegment, type ScanResult } from './scan.js';
+import { readInt64 } from './int64.js';
 import { TimeIndex } from './time-index.js';
 
 export const LOG_SUFFIX = '.log';
@@ -143,6 +144,39 @@ export class Segment {
     await this.persistIndexes();
     await this.closeIndexFiles();
     return problem;
+  }
+
+  /**
+   * Cheap check of a closed segment's index files at open, without reading
+   * them: both present and of a whole number of entries; the largest
+   * timestamp comes from the last time-index entry. Damaged or missing files
+   * are rebuilt now (returns the problem). Entry-level checks happen when the
+   * index is first loaded.
+   */
+  async inspectIndexes(maxBatchBytes: number, indexIntervalBytes: number): Promise<string | null> {
+    const [si, st] = await Promise.all([this.fs.stat(this.indexPath), this.fs.stat(this.timeIndexPath)]);
+    if (!si || !st || si.size % 8 !== 0 || st.size % 12 !== 0 || (this.size > 0 && si.size / 8 > this.size)) {
+      await this.rebuildIndexes(maxBatchBytes, indexIntervalBytes);
+      this.markIndexesForRewrite();
+      await this.persistIndexes();
+      await this.closeIndexFiles();
+      return !si || !st ? 'index file missing' : 'index file damaged';
+    }
+    this.indexFileBytes = si.size;
+    this.timeIndexFileBytes = st.size;
+    if (st.size >= 12) {
+      const f = await this.fs.open(this.timeIndexPath, false);
+      try {
+        const last = Buffer.alloc(12);
+        if ((await readFully(f, last, 0, 12, st.size - 12)) === 12) {
+          this.maxTimestamp = readInt64(last, 0);
+          this.offsetOfMaxTimestamp = this.baseOffset + last.readUInt32BE(8);
+        }
+      } finally {
+        await f.close();
+      }
+    }
+    return null;
   }
 
   /** Rebuilds both indexes from the log, headers only (the data below the recovery point is trusted). */

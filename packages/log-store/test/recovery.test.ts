@@ -232,3 +232,21 @@ test('a corrupt middle segment cuts the log there and drops the segments after i
     await log.close();
   }
 });
+
+test('damage below the recovery point is found when its index is rebuilt, and recovery verifies from there', async () => {
+  await writeLog(80);
+  crash(); // the recovery point (written at close) is at the end: every segment is "trusted"
+  const files = segmentFiles(dir);
+  const victim = path.join(dir, files[1]!);
+  fs.truncateSync(victim, fs.statSync(victim).size - 10);
+  fs.unlinkSync(victim.replace(/\.log$/, '.index'));
+  const log = await openLog(dir, OPTS);
+  try {
+    expect(log.recovery.clean).toBe(false);
+    expect(log.recovery.truncated?.segment).toBe(files[1]);
+    expect(segmentFiles(dir)).toEqual(files.slice(0, 2));
+    expect(await readAll(log)).toEqual(Array.from({ length: log.logEndOffset }, (_, i) => `r${i}:0`));
+  } finally {
+    await log.close();
+  }
+});

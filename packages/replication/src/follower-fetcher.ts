@@ -81,6 +81,8 @@ interface Entry {
   checkpointing: Promise<void> | null;
   delayedUntil: number;
   failures: number;
+  /** The last fetch answered with a diverging epoch. */
+  diverged: boolean;
   removed: boolean;
   /** Bumped when the partition's epoch or state changes under an in-flight request. */
   generation: number;
@@ -149,6 +151,7 @@ export class FollowerFetcher {
       checkpointing: null,
       delayedUntil: 0,
       failures: 0,
+      diverged: false,
       removed: false,
       generation: 0,
       work: Promise.resolve(),
@@ -419,7 +422,14 @@ export class FollowerFetcher {
 
   async #truncate(e: Entry, offset: number, reason: string): Promise<void> {
     const leo = e.log.logEndOffset;
-    if (offset >= leo) return;
+    if (offset >= leo) {
+      // Nothing to cut, but an epoch this replica recorded as a leader without
+      // appending anything must go, or it keeps diverging from the leader's
+      // cache (Kafka truncates the epoch cache at the log end for the same reason).
+      const entries = e.log.leaderEpochs.entries;
+      if (entries.length > 0 && entries[entries.length - 1]!.startOffset >= leo) await e.log.truncateTo(leo);
+      return;
+    }
     const fields = { topic: e.topic, partition: e.partition, from: leo, to: offset, highWatermark: e.highWatermark, reason };
     if (offset < e.highWatermark) {
       // Only an unclean leader election (or a leader that lost its disk) gets here.
@@ -487,8 +497,12 @@ export class FollowerFetcher {
           await this.#truncateToLeader(e, r.divergingEpoch);
           // Even when not final, the next fetch carries our new last epoch and is checked again.
           e.state = 'fetching';
+          // Two divergences in a row: one truncation should have settled it. Back off rather than spin.
+          if (e.diverged) this.#delayPartition(e, 'NONE', `log still diverges from leader ${this.leaderId} after truncation`);
+          e.diverged = true;
           return;
         }
+        e.diverged = false;
         if (r.records.length > 0) await this.#append(e, r.records);
         e.failures = 0;
         await this.#advance(e, r);

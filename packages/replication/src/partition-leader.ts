@@ -122,13 +122,14 @@ export class PartitionLeader {
   #alterSeq = 0;
   /** After a rejected proposal: no new one until the controller's state arrives, or this time passes. */
   #noProposalsUntil = 0;
-  #awaitingMetadata = false;
   #highWatermark: number;
   /** Where this leader's epoch starts: its log end offset when it became leader. */
   #epochStartOffset: number;
   readonly #followers = new Map<number, FollowerState>();
   readonly #purgatory: ProducePurgatory;
   readonly #watchers = new Set<() => void>();
+  /** Appends handed to the log and not yet done: resign waits for them. */
+  readonly #appending = new Set<Promise<void>>();
   #isrTimer: unknown;
   #closedWith: ErrorCode | null = null;
   /** Recent appends (last offset, cumulative bytes), to estimate bytes past an offset for fetch minBytes. */
@@ -257,7 +258,18 @@ export class PartitionLeader {
         );
       }
     }
-    const result = await this.#log.append(records, { assignOffsets: true, leaderEpoch: this.#leaderEpoch });
+    const appending = this.#log.append(records, { assignOffsets: true, leaderEpoch: this.#leaderEpoch });
+    const settled = appending.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#appending.add(settled);
+    let result;
+    try {
+      result = await appending;
+    } finally {
+      this.#appending.delete(settled);
+    }
     this.#recordAppend(result.lastOffset, result.bytes);
     this.#notify();
     this.#maybeAdvanceHighWatermark();
@@ -387,7 +399,8 @@ export class PartitionLeader {
   /**
    * Stops leading (a new leader was elected, or the partition moved): fails
    * waiting produces with `code` (NOT_LEADER by default), wakes parked
-   * fetches, and checkpoints the high watermark.
+   * fetches, waits for appends already handed to the log, and checkpoints the
+   * high watermark. Await it before the log gets a new leader or follower.
    */
   async resign(code: ErrorCode = 'NOT_LEADER'): Promise<void> {
     if (this.#closedWith) return;
@@ -398,6 +411,9 @@ export class PartitionLeader {
       () => new MqError(code, `${this.#name}: this broker is no longer the leader (epoch ${this.#leaderEpoch}); ask metadata for the new one`),
     );
     this.#notify();
+    // Appends already handed to the log finish in this epoch before anyone
+    // leads the log in the next one (Kafka's leaderIsrUpdateLock).
+    await Promise.all([...this.#appending]);
     this.#logger.info({ topic: this.topic, partition: this.partition, leaderEpoch: this.#leaderEpoch }, 'resigned leadership');
     await this.#saveCheckpoint();
   }
@@ -546,7 +562,7 @@ export class PartitionLeader {
   }
 
   #mayPropose(): boolean {
-    return !this.#closedWith && !this.#awaitingMetadata && this.#clock() >= this.#noProposalsUntil;
+    return !this.#closedWith && this.#clock() >= this.#noProposalsUntil;
   }
 
   #scheduleIsrCheck(): void {
@@ -597,12 +613,12 @@ export class PartitionLeader {
         if (seq !== this.#alterSeq || this.#closedWith) return;
         this.#pendingIsr = null;
         const code = isMqError(err) ? err.code : 'UNKNOWN';
-        if (code === 'INCONSISTENT_PARTITION_EPOCH' || code === 'FENCED_LEADER_EPOCH') {
-          // Our view is stale: wait for the controller's state to reach us.
-          this.#awaitingMetadata = true;
-        } else {
-          this.#noProposalsUntil = this.#clock() + Math.min(1000, this.#options.isrCheckIntervalMs);
-        }
+        // A stale view (INCONSISTENT_PARTITION_EPOCH, FENCED_LEADER_EPOCH) waits for the
+        // controller's state to reach us through applyPartitionState, or a lag period at most;
+        // other failures retry sooner.
+        const stale = code === 'INCONSISTENT_PARTITION_EPOCH' || code === 'FENCED_LEADER_EPOCH';
+        this.#noProposalsUntil =
+          this.#clock() + (stale ? this.#options.replicaLagTimeMaxMs : Math.min(1000, this.#options.isrCheckIntervalMs));
         this.#logger.warn({ ...logged, err }, `ISR ${kind} refused by the controller`);
       },
     );
@@ -619,7 +635,6 @@ export class PartitionLeader {
     this.#replicas = Object.freeze([...replicas]);
     this.#pendingIsr = null;
     this.#alterSeq++;
-    this.#awaitingMetadata = false;
     this.#noProposalsUntil = 0;
     const now = this.#clock();
     for (const id of this.#replicas) {

@@ -150,7 +150,11 @@ export class MemoryLog implements ReplicaLog {
 
   async truncateTo(offset: number): Promise<void> {
     this.#ensureOpen();
-    if (offset >= this.#logEndOffset) return;
+    if (offset >= this.#logEndOffset) {
+      // Still drop epochs recorded at the log end with nothing written in them.
+      this.leaderEpochs.truncateFromEnd(this.#logEndOffset);
+      return;
+    }
     if (offset < this.#logStartOffset) {
       throw new MqError('OFFSET_OUT_OF_RANGE', `cannot truncate to ${offset}, below the log start ${this.#logStartOffset}`);
     }

@@ -12,6 +12,8 @@ export {
 export { encodeConfChange, decodeConfChange, applyToConfState } from './core/conf-change.js';
 export { EntryType, MessageType, StateRole, ConfChangeOp, message } from './core/types.js';
 export { MemoryStorage } from './storage/memory-storage.js';
+export { FileStorage } from './storage/file-storage.js';
+export { createWsTransport, parseWsTransportOptions, DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_RECONNECT_MS } from './transport/ws-transport.js';
 export { createRaftNode, bootstrapStorage } from './node/raft-node.js';
 export { parseRaftNodeOptions, DEFAULT_TICK_MS, DEFAULT_REQUEST_TIMEOUT_MS } from './node/options.js';
 export { systemClock, silentLogger } from './node/types.js';
@@ -19,6 +21,8 @@ export { systemClock, silentLogger } from './node/types.js';
 export type { RaftOptions } from './core/options.js';
 export type { Entry, HardState, ConfState, ConfChange, Snapshot, SnapshotMeta, Message, Ready, ReadState, SoftState } from './core/types.js';
 export type { RaftStorage } from './storage/types.js';
+export type { FileStorageOptions } from './storage/file-storage.js';
+export type { WsTransport, WsTransportOptions } from './transport/ws-transport.js';
 export type { RaftNode, RaftNodeComponents, RaftStatus, ProgressStatus, ProposeResult, RequestOptions } from './node/raft-node.js';
 export type { RaftNodeOptions } from './node/options.js';
 export type { Clock, RaftTransport, StateMachine, Logger } from './node/types.js';

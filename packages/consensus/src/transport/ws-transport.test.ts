@@ -1,0 +1,103 @@
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { WebSocket } from 'ws';
+import { message, MessageType, EntryType, type Message } from '../core/types.js';
+import { raft as pb } from '../gen/raft.js';
+import { createWsTransport, fromWire, toWire, type WsTransport } from './ws-transport.js';
+
+const open: WsTransport[] = [];
+afterEach(async () => {
+  for (const t of open.splice(0)) await t.close();
+});
+
+async function waitFor(cond: () => boolean, timeout = 5000): Promise<void> {
+  const end = Date.now() + timeout;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('timed out waiting for condition');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+async function pair(): Promise<[WsTransport, WsTransport, Message[], Message[]]> {
+  const a = await createWsTransport({ id: 1, clusterId: 'c1' });
+  const b = await createWsTransport({ id: 2, clusterId: 'c1' });
+  open.push(a, b);
+  a.addPeer(2, `ws://127.0.0.1:${b.port}`);
+  b.addPeer(1, `ws://127.0.0.1:${a.port}`);
+  const gotA: Message[] = [];
+  const gotB: Message[] = [];
+  a.listen((m) => gotA.push(m));
+  b.listen((m) => gotB.push(m));
+  return [a, b, gotA, gotB];
+}
+
+describe('WebSocket transport', () => {
+  it('round-trips every field of a message through protobuf', () => {
+    const m = message({
+      type: MessageType.Snap,
+      to: 2,
+      from: 1,
+      term: 7,
+      logTerm: 6,
+      index: 100,
+      commit: 99,
+      reject: true,
+      rejectHint: 42,
+      context: Buffer.from('ctx'),
+      entries: [{ term: 7, index: 101, type: EntryType.ConfChange, data: Buffer.from('d') }],
+      snapshot: { index: 90, term: 5, size: 10, confState: { voters: [1, 2], learners: [3] } },
+      snapOffset: 4,
+      snapData: Buffer.from('chunk'),
+      snapDone: true,
+    });
+    const back = fromWire(pb.Message.decode(pb.Message.encode(toWire(m)).finish()));
+    expect({ ...back, context: Buffer.from(back.context), snapData: Buffer.from(back.snapData), entries: back.entries.map((e) => ({ ...e, data: Buffer.from(e.data) })) }).toEqual({
+      ...m,
+      context: Buffer.from('ctx'),
+      snapData: Buffer.from('chunk'),
+      entries: [{ term: 7, index: 101, type: EntryType.ConfChange, data: Buffer.from('d') }],
+    });
+  });
+
+  it('delivers messages both ways once connected', async () => {
+    const [a, b, gotA, gotB] = await pair();
+    await waitFor(() => {
+      a.send([message({ type: MessageType.Heartbeat, from: 1, to: 2, term: 3, commit: 5 })]);
+      return gotB.length > 0;
+    });
+    expect(gotB[0]).toMatchObject({ type: MessageType.Heartbeat, from: 1, to: 2, term: 3, commit: 5 });
+    await waitFor(() => {
+      b.send([message({ type: MessageType.HeartbeatResp, from: 2, to: 1, term: 3 })]);
+      return gotA.length > 0;
+    });
+    expect(a.stats().sent).toBeGreaterThan(0);
+  });
+
+  it('drops, without blocking, messages to a peer it cannot reach', async () => {
+    const a = await createWsTransport({ id: 1, peers: { 9: 'ws://127.0.0.1:1' } });
+    open.push(a);
+    a.listen(() => undefined);
+    a.send([message({ type: MessageType.Heartbeat, from: 1, to: 9, term: 1 }), message({ type: MessageType.Heartbeat, from: 1, to: 5, term: 1 })]);
+    expect(a.stats().dropped).toBe(2);
+  });
+
+  it('refuses a connection from an unknown node, another cluster, or garbage', async () => {
+    const b = await createWsTransport({ id: 2, clusterId: 'c1', peers: { 1: 'ws://127.0.0.1:1' } });
+    open.push(b);
+    const got: Message[] = [];
+    b.listen((m) => got.push(m));
+    const attempt = (frame: Uint8Array) =>
+      new Promise<{ code: number; reason: string }>((resolve) => {
+        const ws = new WebSocket(`ws://127.0.0.1:${b.port}`);
+        ws.on('open', () => ws.send(frame));
+        ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() }));
+      });
+    const unknown = await attempt(pb.Envelope.encode({ hello: { clusterId: 'c1', from: 7, to: 2 } }).finish());
+    expect(unknown).toEqual({ code: 4002, reason: expect.stringContaining('UNKNOWN_NODE') });
+    const other = await attempt(pb.Envelope.encode({ hello: { clusterId: 'other', from: 1, to: 2 } }).finish());
+    expect(other.code).toBe(4001);
+    const garbage = await attempt(Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f]));
+    expect(garbage.reason).toContain('CORRUPT_MESSAGE');
+    expect(got).toEqual([]);
+    expect(b.stats().refused).toBe(3);
+  });
+});

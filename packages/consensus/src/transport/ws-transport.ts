@@ -1,0 +1,275 @@
+import { MqError } from '@mq/protocol/errors';
+import type { AddressInfo } from 'node:net';
+import { WebSocket, WebSocketServer, type RawData } from 'ws';
+import { raft as pb } from '../gen/raft.js';
+import type { Entry, EntryType, Message, MessageType } from '../core/types.js';
+import { silentLogger, type Logger, type RaftTransport } from '../node/types.js';
+
+export interface WsTransportOptions {
+  /** This node's id. */
+  id: number;
+  /** Connections from another cluster are refused. */
+  clusterId?: string;
+  host?: string;
+  /** Port to listen on (0 = any free port; see `port` after start). */
+  port?: number;
+  /** Peer id -> WebSocket URL (ws://host:port). */
+  peers?: Record<number, string>;
+  /** Per-peer cap on bytes buffered in the socket; beyond it messages are dropped (Raft re-sends). */
+  maxBufferedBytes?: number;
+  /** Largest frame accepted. */
+  maxFrameBytes?: number;
+  /** Delay before reconnecting to a peer after a failure. */
+  reconnectMs?: number;
+}
+
+export const DEFAULT_MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
+export const DEFAULT_MAX_FRAME_BYTES = 64 * 1024 * 1024;
+export const DEFAULT_RECONNECT_MS = 200;
+
+export interface WsTransport extends RaftTransport {
+  readonly port: number;
+  addPeer(id: number, url: string): void;
+  removePeer(id: number): void;
+  /** Counters: messages sent, received, dropped (no connection or buffer full), refused connections. */
+  stats(): { sent: number; received: number; dropped: number; refused: number };
+}
+
+export type ParsedWsTransportOptions = Required<Omit<WsTransportOptions, 'peers'>> & { peers: Map<number, string> };
+
+export function parseWsTransportOptions(o: WsTransportOptions): ParsedWsTransportOptions {
+  if (!Number.isSafeInteger(o.id) || o.id <= 0) throw new MqError('INVALID_ARGUMENT', `transport id must be a positive integer, got ${o.id}`);
+  const peers = new Map<number, string>();
+  for (const [k, v] of Object.entries(o.peers ?? {})) {
+    const id = Number(k);
+    if (!Number.isSafeInteger(id) || id <= 0) throw new MqError('INVALID_ARGUMENT', `peer id ${k} must be a positive integer`);
+    if (!/^wss?:\/\//.test(v)) throw new MqError('INVALID_ARGUMENT', `peer ${k} address "${v}" must be a ws:// URL`);
+    if (id !== o.id) peers.set(id, v);
+  }
+  return {
+    id: o.id,
+    clusterId: o.clusterId ?? 'mq',
+    host: o.host ?? '127.0.0.1',
+    port: o.port ?? 0,
+    peers,
+    maxBufferedBytes: o.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES,
+    maxFrameBytes: o.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
+    reconnectMs: o.reconnectMs ?? DEFAULT_RECONNECT_MS,
+  };
+}
+
+export function toWire(m: Message): pb.IMessage {
+  return {
+    type: m.type,
+    to: m.to,
+    from: m.from,
+    term: m.term,
+    logTerm: m.logTerm,
+    index: m.index,
+    entries: m.entries.map((e) => ({ term: e.term, index: e.index, type: e.type, data: e.data })),
+    commit: m.commit,
+    reject: m.reject,
+    rejectHint: m.rejectHint,
+    context: m.context,
+    snapshot: m.snapshot
+      ? { index: m.snapshot.index, term: m.snapshot.term, size: m.snapshot.size, confState: { voters: m.snapshot.confState.voters, learners: m.snapshot.confState.learners } }
+      : null,
+    snapOffset: m.snapOffset,
+    snapData: m.snapData,
+    snapDone: m.snapDone,
+  };
+}
+
+export function fromWire(w: pb.IMessage): Message {
+  const entries: Entry[] = (w.entries ?? []).map((e) => ({
+    term: Number(e.term ?? 0),
+    index: Number(e.index ?? 0),
+    type: (e.type ?? 0) as EntryType,
+    data: e.data ?? new Uint8Array(0),
+  }));
+  const m: Message = {
+    type: (w.type ?? 0) as MessageType,
+    to: Number(w.to ?? 0),
+    from: Number(w.from ?? 0),
+    term: Number(w.term ?? 0),
+    logTerm: Number(w.logTerm ?? 0),
+    index: Number(w.index ?? 0),
+    entries,
+    commit: Number(w.commit ?? 0),
+    reject: Boolean(w.reject),
+    rejectHint: Number(w.rejectHint ?? 0),
+    context: w.context ?? new Uint8Array(0),
+    snapOffset: Number(w.snapOffset ?? 0),
+    snapData: w.snapData ?? new Uint8Array(0),
+    snapDone: Boolean(w.snapDone),
+  };
+  if (w.snapshot) {
+    m.snapshot = {
+      index: Number(w.snapshot.index ?? 0),
+      term: Number(w.snapshot.term ?? 0),
+      size: Number(w.snapshot.size ?? 0),
+      confState: { voters: (w.snapshot.confState?.voters ?? []).map(Number), learners: (w.snapshot.confState?.learners ?? []).map(Number) },
+    };
+  }
+  return m;
+}
+
+interface Peer {
+  id: number;
+  url: string;
+  ws: WebSocket | undefined;
+  open: boolean;
+  retryAt: number;
+}
+
+/**
+ * Raft messages over WebSocket + protobuf. Each node dials every peer it
+ * sends to (one outgoing connection per peer) and accepts connections that
+ * introduce themselves with a Hello of the right cluster and a known node id.
+ * Sending never blocks: with no open connection, or more than
+ * maxBufferedBytes queued in the socket, messages are dropped and counted.
+ */
+export async function createWsTransport(options: WsTransportOptions, components: { logger?: Logger } = {}): Promise<WsTransport> {
+  const o = parseWsTransportOptions(options);
+  const logger = components.logger ?? silentLogger;
+  const peers = new Map<number, Peer>();
+  for (const [id, url] of o.peers) peers.set(id, { id, url, ws: undefined, open: false, retryAt: 0 });
+  let handler: ((m: Message) => void) | undefined;
+  let closed = false;
+  const counters = { sent: 0, received: 0, dropped: 0, refused: 0 };
+  const incoming = new Set<WebSocket>();
+
+  const server = new WebSocketServer({ host: o.host, port: o.port, maxPayload: o.maxFrameBytes });
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  const port = (server.address() as AddressInfo).port;
+
+  server.on('connection', (ws) => {
+    incoming.add(ws);
+    let from = 0;
+    ws.on('close', () => incoming.delete(ws));
+    ws.on('error', () => undefined);
+    ws.on('message', (data: RawData) => {
+      let env: pb.Envelope;
+      try {
+        env = pb.Envelope.decode(toBuffer(data));
+      } catch (err) {
+        counters.refused++;
+        logger.warn({ err, from }, 'raft transport: undecodable frame; closing connection');
+        ws.close(4000, 'CORRUPT_MESSAGE: undecodable frame');
+        return;
+      }
+      if (from === 0) {
+        const h = env.hello;
+        const claimed = Number(h?.from ?? 0);
+        if (!h || h.clusterId !== o.clusterId || Number(h.to) !== o.id) {
+          counters.refused++;
+          ws.close(4001, `INVALID_REQUEST: expected a hello for cluster ${o.clusterId} node ${o.id}`);
+          return;
+        }
+        if (!peers.has(claimed)) {
+          counters.refused++;
+          logger.warn({ from: claimed }, 'raft transport: connection from an unknown node refused');
+          ws.close(4002, `UNKNOWN_NODE: node ${claimed} is not a known peer of node ${o.id}`);
+          return;
+        }
+        from = claimed;
+      }
+      for (const w of env.messages) {
+        const m = fromWire(w);
+        if (m.from !== from || m.to !== o.id) {
+          counters.refused++;
+          continue; // a message must come from the node that introduced itself
+        }
+        counters.received++;
+        handler?.(m);
+      }
+    });
+  });
+
+  const connect = (p: Peer): void => {
+    if (closed || p.ws || Date.now() < p.retryAt) return;
+    const ws = new WebSocket(p.url, { maxPayload: o.maxFrameBytes, perMessageDeflate: false });
+    p.ws = ws;
+    ws.on('open', () => {
+      if (p.ws !== ws) return;
+      p.open = true;
+      ws.send(pb.Envelope.encode({ hello: { clusterId: o.clusterId, from: o.id, to: p.id } }).finish());
+    });
+    const down = (why: string) => {
+      if (p.ws !== ws) return;
+      if (p.open) logger.info({ peer: p.id, why }, 'raft transport: connection to peer lost');
+      p.ws = undefined;
+      p.open = false;
+      p.retryAt = Date.now() + o.reconnectMs;
+    };
+    ws.on('close', (code, reason) => down(`closed ${code} ${reason.toString()}`));
+    ws.on('error', (err) => {
+      down(err.message);
+      ws.terminate();
+    });
+  };
+
+  return {
+    port,
+    send(messages: Message[]): void {
+      if (closed) return;
+      const byPeer = new Map<number, pb.IMessage[]>();
+      for (const m of messages) {
+        let list = byPeer.get(m.to);
+        if (!list) byPeer.set(m.to, (list = []));
+        list.push(toWire(m));
+      }
+      for (const [to, list] of byPeer) {
+        const p = peers.get(to);
+        if (!p) {
+          counters.dropped += list.length;
+          continue;
+        }
+        if (!p.open || !p.ws) {
+          counters.dropped += list.length;
+          connect(p);
+          continue;
+        }
+        if (p.ws.bufferedAmount > o.maxBufferedBytes) {
+          counters.dropped += list.length;
+          continue;
+        }
+        p.ws.send(pb.Envelope.encode({ messages: list }).finish());
+        counters.sent += list.length;
+      }
+    },
+    listen(h) {
+      handler = h;
+      // Dial everyone up front so the first election does not lose its votes.
+      for (const p of peers.values()) connect(p);
+    },
+    addPeer(id, url) {
+      if (id === o.id) return;
+      const old = peers.get(id);
+      if (old?.url === url) return;
+      old?.ws?.terminate();
+      peers.set(id, { id, url, ws: undefined, open: false, retryAt: 0 });
+    },
+    removePeer(id) {
+      peers.get(id)?.ws?.terminate();
+      peers.delete(id);
+    },
+    stats: () => ({ ...counters }),
+    async close() {
+      if (closed) return;
+      closed = true;
+      for (const p of peers.values()) p.ws?.terminate();
+      for (const ws of incoming) ws.terminate();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+function toBuffer(data: RawData): Buffer {
+  if (Buffer.isBuffer(data)) return data;
+  if (Array.isArray(data)) return Buffer.concat(data);
+  return Buffer.from(data);
+}

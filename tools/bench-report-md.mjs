@@ -173,7 +173,7 @@ export async function writeReport(out, { meta, ceilings, durability, results, pr
   if (profiles) {
     L.push('## What bounds mq: top self-time costs (`--cpu-prof`)');
     L.push('');
-    L.push('Profiles of one mq run each (client = the bench process with @mq/client; broker = the `mq broker start` child). Self time per function, as a share of the process's busy time (idle left out). The consume profile's client side also covers filling the topic first.');
+    L.push('Profiles of one mq run each (client = the bench process with @mq/client; broker = the `mq broker start` child). Self time per function, as a share of the process's busy time (idle left out). For consume the topic is filled by another process first, so the client profile is the read alone; the broker profile covers fill and read.');
     L.push('');
     for (const [name, p] of Object.entries(profiles)) {
       for (const side of ['client', 'broker']) {

@@ -65,12 +65,12 @@ export function latencySvg(title, series) {
   out.push(`<rect width="${W}" height="${H}" fill="white"/>`);
   out.push(`<text x="${m.l}" y="22" font-size="14" font-weight="bold">${escapeXml(title)}</text>`);
   for (const p of [0, 50, 90, 99, 99.9, 99.99]) {
-    const x = X(p);
+    const x = X(p).toFixed(1);
     out.push(`<line x1="${x}" y1="${m.t}" x2="${x}" y2="${m.t + ph}" stroke="#ddd"/>`);
     out.push(`<text x="${x}" y="${m.t + ph + 18}" text-anchor="middle">${p}%</text>`);
   }
   for (let v = yMin; v <= yMax * 1.0001; v *= 10) {
-    const y = Y(v);
+    const y = Y(v).toFixed(1);
     out.push(`<line x1="${m.l}" y1="${y}" x2="${m.l + pw}" y2="${y}" stroke="#ddd"/>`);
     out.push(`<text x="${m.l - 8}" y="${y + 4}" text-anchor="end">${v >= 1 ? v : v.toPrecision(1)} ms</text>`);
   }

@@ -7,6 +7,7 @@
 //   npm run bench:peers -w @mq/bench            (full run, ~15 min)
 //   npm run bench:peers -w @mq/bench -- --quick (small counts, ~4 min)
 //   options: --systems mq,nats,redis,rabbitmq  --repeat N  --no-profile  --out DIR
+//            --report-only (rewrite REPORT.md from results.json)  --profile-only (and redo the profiles)
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
@@ -147,27 +148,71 @@ async function runOne(system, server, c) {
 // ---------------------------------------------------------------- profiles
 async function profileMq(dir) {
   const out = {};
-  for (const [name, args] of [
-    ['produce-100B', ['produce', '--duration', D, '--size', 100]],
-    ['consume-100B', ['consume', '--records', N(100), '--size', 100]],
-  ]) {
-    const clientDir = path.join(dir, `${name}-client`);
-    const brokerDir = path.join(dir, `${name}-broker`);
-    await mkdir(clientDir, { recursive: true });
-    await mkdir(brokerDir, { recursive: true });
-    const r = await runBench([...args, '--target', 'mq', '--flush', 'os', '--broker-cpu-prof', brokerDir], { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${clientDir}`] });
-    const pick = async (d) => {
-      const files = (await readdir(d)).filter((f) => f.endsWith('.cpuprofile'));
-      return files.length ? topCosts(path.join(d, files[0]), 12) : [];
-    };
-    out[name] = { result: r.failed ? r.failed : `${fmtNum(r.recordsPerSec)} rec/s`, client: await pick(clientDir), broker: await pick(brokerDir) };
-    log(`profiled mq ${name}: ${out[name].result}`);
+  const pick = async (d) => {
+    const files = (await readdir(d)).filter((f) => f.endsWith('.cpuprofile'));
+    return files.length ? topCosts(path.join(d, files[0]), 12) : [];
+  };
+  const dirs = async (name) => {
+    const c = path.join(dir, `${name}-client`);
+    const b = path.join(dir, `${name}-broker`);
+    await mkdir(c, { recursive: true });
+    await mkdir(b, { recursive: true });
+    return [c, b];
+  };
+  {
+    // produce: client and broker each profiled for the run alone
+    const [clientDir, brokerDir] = await dirs('produce-100B');
+    const r = await runBench(['produce', '--duration', D, '--size', 100, '--target', 'mq', '--flush', 'os', '--broker-cpu-prof', brokerDir], {
+      nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${clientDir}`],
+    });
+    out['produce-100B'] = { result: r.failed ? r.failed : `${fmtNum(r.recordsPerSec)} rec/s`, client: await pick(clientDir), broker: await pick(brokerDir) };
+    log(`profiled mq produce-100B: ${out['produce-100B'].result}`);
+  }
+  {
+    // consume: the topic is filled first by another process, so the client
+    // profile holds the read alone; the broker profile covers fill and read.
+    const [clientDir, brokerDir] = await dirs('consume-100B');
+    const { startLocalBroker } = await import(path.join(ROOT, 'packages', 'bench', 'dist', 'index.js'));
+    const broker = await startLocalBroker({ config: { 'log.flush.policy': 'os' }, nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${brokerDir}`] });
+    let r;
+    try {
+      const topic = `bench-prof-${process.pid}`;
+      const fill = await runBench(['produce', '--topic', topic, '--records', N(100), '--size', 100, '--target', 'mq', '--bootstrap', broker.bootstrap]);
+      if (fill.failed) throw new Error(`filling ${topic}: ${fill.failed}`);
+      r = await runBench(['consume', '--topic', topic, '--no-prepare', '--records', N(100), '--target', 'mq', '--bootstrap', broker.bootstrap], {
+        nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${clientDir}`],
+      });
+    } finally {
+      await broker.close();
+    }
+    out['consume-100B'] = { result: r.failed ? r.failed : `${fmtNum(r.recordsPerSec)} rec/s`, client: await pick(clientDir), broker: await pick(brokerDir) };
+    log(`profiled mq consume-100B: ${out['consume-100B'].result}`);
   }
   return out;
 }
 
 // ---------------------------------------------------------------- main
+/** --report-only: rewrite the report from results.json; --profile-only: redo the profiles too. */
+async function rewrite({ reprofile }) {
+  const { readFile } = await import('node:fs/promises');
+  const data = JSON.parse(await readFile(path.join(OUT, 'results.json'), 'utf8'));
+  if (reprofile) {
+    await $`npx tsc -b packages/cli packages/bench`;
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-prof-'));
+    try {
+      data.profiles = await profileMq(dir);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+    await writeFile(path.join(OUT, 'results.json'), JSON.stringify(data, null, 2) + '\n');
+  }
+  const { writeReport } = await import('./bench-report-md.mjs');
+  await writeReport(OUT, data);
+  log(`rewrote ${path.relative(ROOT, path.join(OUT, 'REPORT.md'))}`);
+}
+
 async function main() {
+  if (flag('report-only') || flag('profile-only')) return rewrite({ reprofile: flag('profile-only') });
   const started = new Date();
   const load = os.loadavg();
   await ensureInstalled();

@@ -16,8 +16,8 @@ const POLL_MS = 100;
 /**
  * mq over @mq/client: one MqClient (one connection) per producer and per
  * consumer, as separate applications would have. Reading alone assigns every
- * partition from offset 0; a group of C members splits the partitions p % C
- * (the static assignment a range/round-robin group gives C members).
+ * partition from offset 0; a group joins with subscribe() (the broker's
+ * group coordinator assigns partitions, offsets are auto-committed).
  */
 export async function createMqTarget(options: MqTargetOptions): Promise<BenchTarget> {
   const clients = new Set<MqClient>();
@@ -30,12 +30,14 @@ export async function createMqTarget(options: MqTargetOptions): Promise<BenchTar
     clients.delete(c);
     await c.close();
   };
+  const nextOffsets = new Map<string, number[]>();
   const adminClient = open();
   const admin = adminClient.admin();
   return {
     name: 'mq',
     durability: options.durability ?? 'as the broker is configured',
     async createTopic(topic, partitions) {
+      nextOffsets.delete(topic);
       await admin.createTopics([{ topic, numPartitions: partitions }]);
     },
     async deleteTopic(topic) {
@@ -63,29 +65,47 @@ export async function createMqTarget(options: MqTargetOptions): Promise<BenchTar
     },
     async createConsumer(o): Promise<TargetConsumer> {
       const client = open();
-      const consumer: Consumer = client.consumer({ autoOffsetReset: 'earliest' });
+      // A rebalance hands a partition over from its last committed offset, so
+      // a group can see a record twice (at least once); count each offset once.
+      let next = nextOffsets.get(o.topic);
+      if (next === undefined) nextOffsets.set(o.topic, (next = new Array<number>(o.partitions).fill(0)));
+      const seen = next;
       let running = true;
       let loop: Promise<void> = Promise.resolve();
+      let consumer: Consumer;
       return {
         async start(onRecord) {
-          const mine = [];
-          for (let p = 0; p < o.partitions; p++) if (o.group === undefined || p % o.members === o.member) mine.push({ topic: o.topic, partition: p, offset: 0 });
-          consumer.assign(mine);
+          let ready: Promise<void> = Promise.resolve();
+          if (o.group === undefined) {
+            consumer = client.consumer({ autoOffsetReset: 'earliest' });
+            const all = [];
+            for (let p = 0; p < o.partitions; p++) all.push({ topic: o.topic, partition: p, offset: 0 });
+            consumer.assign(all);
+          } else {
+            const member = client.consumer({ groupId: o.group, autoOffsetReset: 'earliest' });
+            member.subscribe([o.topic]);
+            consumer = member;
+            ready = member.waitForAssignment();
+          }
           loop = (async () => {
             while (running) {
               const records = await consumer.poll(POLL_MS);
               for (let i = 0; i < records.length; i++) {
                 const r = records[i];
+                if (r.offset < seen[r.partition]) continue;
+                seen[r.partition] = r.offset + 1;
                 onRecord(r.value ?? EMPTY, r.key);
               }
             }
           })().catch((err: unknown) => {
             if (running) throw err;
           });
+          // A group member is ready once the group has given it partitions (polling drives the join).
+          await ready;
         },
         async close() {
           running = false;
-          await consumer.close();
+          await consumer?.close();
           await loop.catch(() => undefined);
           await release(client);
         },

@@ -28,7 +28,9 @@ export async function runConsume(target: BenchTarget, options: ConsumeBenchOptio
   const finished = new Promise<void>((resolve) => {
     done = resolve;
   });
+  let firstAt = 0;
   const onRecord = (value: Uint8Array, key: Uint8Array | null): void => {
+    if (records === 0) firstAt = monoMs();
     records++;
     bytes += value.length + (key === null ? 0 : key.length);
     if (records >= o.records) {
@@ -38,7 +40,10 @@ export async function runConsume(target: BenchTarget, options: ConsumeBenchOptio
   };
   const progress = new ProgressReporter(() => ({ records, bytes }), { stream: ctx.progress, intervalMs: ctx.progressIntervalMs, label: 'consume' }).start();
   const consumers: TargetConsumer[] = [];
-  const startAt = monoMs();
+  // The clock starts once every consumer is subscribed (a group has its
+  // partitions), or at the first record if that comes earlier: joining a
+  // group or creating a peer's consumer is setup, not reading.
+  let startAt = 0;
   try {
     for (let member = 0; member < o.consumers; member++) {
       const consumer = await target.createConsumer({
@@ -51,6 +56,8 @@ export async function runConsume(target: BenchTarget, options: ConsumeBenchOptio
       consumers.push(consumer);
     }
     await withTimeout(Promise.all(consumers.map((c) => c.start(onRecord))), o.idleTimeoutMs, 'starting the consumers');
+    startAt = records > 0 ? firstAt : monoMs();
+    lastProgressAt = monoMs();
     // Wait for every record, or stop when nothing arrives for idleTimeoutMs.
     let seen = records;
     while (records < o.records) {

@@ -60,7 +60,7 @@ async function runInner(ops: Op[], minInsyncReplicas: number, seed: number): Pro
   const check = (where: string): void => {
     for (const id of [1, 2, 3]) {
       const hw = replicaHw(sim, id);
-      for (const b of sim.broker(id).log.batches()) {
+      for (const b of sim.memoryLog(id).batches()) {
         if (b.lastOffset >= hw) break;
         const known = committed.get(b.baseOffset);
         if (!known) committed.set(b.baseOffset, b.bytes);
@@ -131,8 +131,8 @@ async function runInner(ops: Op[], minInsyncReplicas: number, seed: number): Pro
     await sim.advance(6_000); // every waiting produce settles
     await Promise.all(pending);
     check('after healing');
-    const reference = sim.contents(sim.state.leader);
-    for (const id of [1, 2, 3]) expect(sim.contents(id)).toEqual(reference);
+    const reference = await sim.contents(sim.state.leader);
+    for (const id of [1, 2, 3]) expect(await sim.contents(id)).toEqual(reference);
   } finally {
     await sim.close();
   }

@@ -5,7 +5,7 @@
  * handleFetch. Time moves only through ManualTimers.advance.
  */
 import { MqError } from '@mq/protocol/errors';
-import { encodeBatchSync } from '@mq/protocol/batch';
+import { encodeBatchSync, iterateBatches } from '@mq/protocol/batch';
 import {
   createFollowerFetcher,
   createPartitionLeader,
@@ -17,6 +17,7 @@ import {
   type OffsetForLeaderEpochRequest,
   type PartitionLeader,
   type PartitionState,
+  type ReplicaLog,
 } from '../src/index.js';
 import { ManualTimers, MemoryCheckpoint, MemoryLog, settle } from '../src/testing/index.js';
 
@@ -27,10 +28,13 @@ export interface Trace {
   lines: string[];
 }
 
+/** A log the simulation can hold: MemoryLog or a real @mq/log-store Log. */
+export type SimLog = ReplicaLog & { close(): Promise<void> };
+
 export interface SimBroker {
   id: number;
   alive: boolean;
-  log: MemoryLog;
+  log: SimLog;
   checkpoint: MemoryCheckpoint;
   leader: PartitionLeader | null;
   fetcher: FollowerFetcher | null;
@@ -44,6 +48,12 @@ export interface SimOptions {
   /** Records a line per protocol event (ISR changes, truncations, elections). */
   trace?: string[];
   seed?: number;
+  /**
+   * Opens broker `id`'s log (default: a MemoryLog). With real on-disk logs,
+   * set `realIo` so waits also give the file system real time.
+   */
+  openLog?: (id: number) => Promise<SimLog>;
+  realIo?: boolean;
 }
 
 function traceLogger(id: number, trace: string[] | undefined): Logger | undefined {
@@ -81,7 +91,7 @@ export function batch(value: string, count = 1): Buffer {
 export class SimCluster {
   readonly timers = new ManualTimers(1_000_000);
   readonly brokers = new Map<number, SimBroker>();
-  readonly options: Required<Omit<SimOptions, 'trace'>> & { trace?: string[] };
+  readonly options: Required<Omit<SimOptions, 'trace' | 'openLog'>> & { trace?: string[]; openLog?: SimOptions['openLog'] };
   state: PartitionState & { leader: number; replicas: number[] };
   /** Links cut between pairs of brokers ("a-b"). */
   readonly cut = new Set<string>();
@@ -93,6 +103,7 @@ export class SimCluster {
       replicaLagTimeMaxMs: 10_000,
       maxWaitMs: 500,
       seed: 1,
+      realIo: false,
       ...options,
     };
     this.#random = prng(this.options.seed);
@@ -127,6 +138,7 @@ export class SimCluster {
   }
 
   async start(): Promise<void> {
+    if (this.options.openLog) for (const b of this.brokers.values()) b.log = await this.options.openLog(b.id);
     await this.#applyRoles();
     await settle();
   }
@@ -300,16 +312,33 @@ export class SimCluster {
   }
 
   async advance(ms: number, step = 100): Promise<void> {
-    for (let t = 0; t < ms; t += step) await this.timers.advance(Math.min(step, ms - t));
+    await this.#settle();
+    for (let t = 0; t < ms; t += step) {
+      await this.timers.advance(Math.min(step, ms - t));
+      await this.#settle();
+    }
   }
 
   /** Advances time until `cond` holds, or throws after `limitMs` of simulated time. */
   async until(cond: () => boolean, limitMs = 60_000, what = 'condition'): Promise<void> {
-    await settle();
+    await this.#settle();
     for (let t = 0; !cond(); t += 100) {
       if (t >= limitMs) throw new Error(`${what} not reached within ${limitMs} ms of simulated time`);
       await this.timers.advance(100);
+      await this.#settle();
     }
+  }
+
+  async #settle(): Promise<void> {
+    await settle();
+    if (this.options.realIo) await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+
+  /** The broker's log as a MemoryLog (in-memory simulations only). */
+  memoryLog(id: number): MemoryLog {
+    const log = this.broker(id).log;
+    if (!(log instanceof MemoryLog)) throw new Error(`broker ${id} does not use a MemoryLog`);
+    return log;
   }
 
   async close(): Promise<void> {
@@ -318,13 +347,23 @@ export class SimCluster {
       await b.leader?.close();
       b.fetcher = null;
       b.leader = null;
+      await b.log.close();
     }
   }
 
-  /** Offsets → batch bytes of a broker's log. */
-  contents(id: number): Map<number, Buffer> {
+  /** Offsets → batch bytes of a broker's log, read through the Log API. */
+  async contents(id: number): Promise<Map<number, Buffer>> {
+    const log = this.broker(id).log;
     const out = new Map<number, Buffer>();
-    for (const b of this.broker(id).log.batches()) out.set(b.baseOffset, b.bytes);
+    let offset = log.logStartOffset;
+    while (offset < log.logEndOffset) {
+      const { records, nextOffset } = await log.read(offset, 1 << 20);
+      for (const span of iterateBatches(records)) {
+        out.set(span.header.baseOffset, Buffer.from(records.subarray(span.position, span.position + span.size)));
+      }
+      if (nextOffset <= offset) break;
+      offset = nextOffset;
+    }
     return out;
   }
 }

@@ -27,7 +27,7 @@ export async function writeReport(out, { meta, ceilings, durability, results, pr
   L.push(`Machine: ${env.cpuModel ?? '?'} × ${env.cores ?? '?'} cores, ${env.memoryGiB ?? '?'} GiB, ${env.platform ?? ''} ${env.kernel ?? ''}, Node ${env.node ?? '?'}, commit ${env.commit?.slice(0, 12) ?? '?'}${env.dirty ? ' (dirty tree)' : ''}.`);
   L.push(`Load average when the run started: ${meta.loadAverageBefore.map((x) => x.toFixed(2)).join(' / ')} (1/5/15 min). Each figure is the median of ${meta.repeat} run(s)${meta.quick ? ', quick mode (small counts)' : ''}.`);
   L.push('');
-  L.push('Every system runs the same workload code (`@mq/bench`, one fresh Node process per run, client and server in separate processes on loopback); only the adapter to each usual Node client differs (npm `nats`, `ioredis`, `rabbitmq-stream-js-client`, `@mq/client`). Produce runs try producer windows (records outstanding) of 16,384, 2,048 and 256 and keep each system's best (the sweep is in results.json); latency is send-to-ack (produce) or intended-send-to-delivery (e2e, open loop, so stalls are not hidden).');
+  L.push('Every system runs the same workload code (`@mq/bench`, one fresh Node process per run, client and server in separate processes on loopback); only the adapter to each usual Node client differs (npm `nats`, `ioredis`, `rabbitmq-stream-js-client`, `@mq/client`). Produce runs try producer windows (records outstanding) of 16,384, 2,048 and 256 and keep the best for each system (the sweep is in results.json); latency is send-to-ack (produce) or intended-send-to-delivery (e2e, open loop, so stalls are not hidden).');
   L.push('');
   if (meta.loadAverageBefore[0] > 1.5) {
     L.push(`> **Caveat:** this 2-core machine was shared with other work during the run (load ${meta.loadAverageBefore[0].toFixed(1)}). Absolute figures are lower and noisier than on an idle machine; the ratios, taken minutes apart, are the more meaningful part.`);
@@ -173,7 +173,7 @@ export async function writeReport(out, { meta, ceilings, durability, results, pr
   if (profiles) {
     L.push('## What bounds mq: top self-time costs (`--cpu-prof`)');
     L.push('');
-    L.push('Profiles of one mq run each (client = the bench process with @mq/client; broker = the `mq broker start` child). Self time per function, as a share of the process's busy time (idle left out). For consume the topic is filled by another process first, so the client profile is the read alone; the broker profile covers fill and read.');
+    L.push('Profiles of one mq run each (client = the bench process with @mq/client; broker = the `mq broker start` child). Self time per function, as a share of the busy time of that process (idle left out). For consume the topic is filled by another process first, so the client profile is the read alone; the broker profile covers fill and read.');
     L.push('');
     for (const [name, p] of Object.entries(profiles)) {
       for (const side of ['client', 'broker']) {

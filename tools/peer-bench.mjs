@@ -16,7 +16,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { $ } from 'zx';
 import { fileWriteCeiling, wsCeiling } from './bench-ceilings.mjs';
-import { fmtMs, fmtNum, latencySvg, topCosts } from './bench-report.mjs';
+import { fmtMs, fmtNum, topCosts } from './bench-report.mjs';
 import { startNats, startRabbit, startRedis } from './bench-servers.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

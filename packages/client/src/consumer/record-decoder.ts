@@ -36,6 +36,57 @@ export interface ConsumerRecord {
 
 const NO_HEADERS: RecordHeader[] = Object.freeze([]) as unknown as RecordHeader[];
 
+/**
+ * A fetched record. Key and value are views into the fetched bytes, made on
+ * first access (most consumers read the value and never the key): decoding
+ * a record allocates one object.
+ */
+class FetchedRecord implements ConsumerRecord {
+  private k: Buffer | null | undefined;
+  private v: Buffer | null | undefined;
+  constructor(
+    readonly topic: string,
+    readonly partition: number,
+    readonly offset: number,
+    readonly timestamp: number,
+    readonly headers: RecordHeader[],
+    private readonly section: Buffer,
+    private readonly keyStart: number,
+    private readonly keyLen: number,
+    private readonly valueStart: number,
+    private readonly valueLen: number,
+  ) {}
+
+  get key(): Buffer | null {
+    if (this.k === undefined) this.k = this.keyLen < 0 ? null : this.section.subarray(this.keyStart, this.keyStart + this.keyLen);
+    return this.k;
+  }
+
+  get value(): Buffer | null {
+    if (this.v === undefined) {
+      this.v = this.valueLen < 0 ? null : this.section.subarray(this.valueStart, this.valueStart + this.valueLen);
+    }
+    return this.v;
+  }
+
+  toJSON(): Record<string, unknown> {
+    const { topic, partition, offset, timestamp, key, value, headers } = this;
+    return { topic, partition, offset, timestamp, key, value, headers };
+  }
+}
+
+/** Skips `len` bytes (a length-prefixed field); returns the start, or -1 for null. */
+function skipBytes(r: VarintReader, len: number): number {
+  if (len < 0) {
+    if (len === -1) return -1;
+    throw new MqError('CORRUPT_MESSAGE', `negative length ${len}`);
+  }
+  const start = r.pos;
+  if (start + len > r.end) throw new MqError('CORRUPT_MESSAGE', `length ${len} runs past the end of the batch`);
+  r.pos = start + len;
+  return start;
+}
+
 /** The raw records of one partition from one fetch response, consumed in order. */
 export class CompletedFetch {
   private pos = 0;
@@ -86,8 +137,10 @@ export class CompletedFetch {
         r.pos++; // attributes
         const tsDelta = r.varint();
         const offset = h.baseOffset + r.varint();
-        const key = r.bytes(r.varint());
-        const value = r.bytes(r.varint());
+        const keyLen = r.varint();
+        const keyStart = skipBytes(r, keyLen);
+        const valueLen = r.varint();
+        const valueStart = skipBytes(r, valueLen);
         const hc = r.varint();
         let headers = NO_HEADERS;
         if (hc !== 0) {
@@ -101,15 +154,20 @@ export class CompletedFetch {
         }
         if (r.pos !== end) throw corrupt(this, 'record length does not match its fields');
         if (offset < minOffset) continue;
-        out.push({
-          topic: this.topic,
-          partition: this.partition,
-          offset,
-          timestamp: logAppend ? h.maxTimestamp : h.baseTimestamp + tsDelta,
-          key,
-          value,
-          headers,
-        });
+        out.push(
+          new FetchedRecord(
+            this.topic,
+            this.partition,
+            offset,
+            logAppend ? h.maxTimestamp : h.baseTimestamp + tsDelta,
+            headers,
+            r.buf,
+            keyStart,
+            keyLen,
+            valueStart,
+            valueLen,
+          ),
+        );
         added++;
       }
     }

@@ -14,6 +14,7 @@ import { BatchBuilder, measureRecord, type ProducerRecord } from './batch-builde
 import { BufferPool } from './buffer-pool.js';
 import type { ParsedProducerOptions } from './options.js';
 import type { RecordSink } from './record-sink.js';
+import { recordNow } from './record-clock.js';
 
 export interface PartitionQueue {
   readonly topic: string;
@@ -153,7 +154,7 @@ export class Accumulator {
         throw new TypeError(`the partitioner returned ${partition} for a topic of ${n} partitions`);
       }
     }
-    const timestamp = record.timestamp ?? Date.now();
+    const timestamp = record.timestamp ?? recordNow();
     if (!Number.isSafeInteger(timestamp) || timestamp < 0) {
       throw new MqError('INVALID_TIMESTAMP', `record timestamp must be a non-negative integer of ms, got ${timestamp}`);
     }

@@ -1,4 +1,6 @@
+import fc from 'fast-check';
 import { decodeBatch, decodeBatchSync, validateBatch } from '@mq/protocol/batch';
+import { recordNow } from './record-clock.js';
 import { BatchBuilder, measureRecord, type ProducerRecord } from './batch-builder.js';
 import type { RecordSink } from './record-sink.js';
 
@@ -75,5 +77,38 @@ describe('BatchBuilder', () => {
   it('rejects values that are not bytes or strings with INVALID_ARGUMENT', () => {
     expect(() => measureRecord({ value: 42 as unknown as string })).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
     expect(() => measureRecord({ value: 'a', headers: { h: {} as unknown as string } })).toThrow(/header "h"/);
+  });
+
+  it('encodes any string key, value and header exactly as Buffer.from(string) (ASCII fast path and UTF-8 path)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ key: fc.option(fc.string({ unit: 'binary', maxLength: 60 })), value: fc.string({ unit: 'binary', maxLength: 120 }), h: fc.string({ maxLength: 50 }) }), {
+          minLength: 1,
+          maxLength: 20,
+        }),
+        (rs) => {
+          const records = rs.map((r) => ({ key: r.key, value: r.value, headers: { h: r.h } }));
+          const decoded = decodeBatchSync(build(records, 64 * 1024).close('none') as Buffer).records;
+          decoded.forEach((d, i) => {
+            expect(d.key).toEqual(records[i]!.key === null ? null : Buffer.from(records[i]!.key!));
+            expect(d.value).toEqual(Buffer.from(records[i]!.value));
+            expect(d.headers[0]!.value).toEqual(Buffer.from(records[i]!.headers.h));
+          });
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe('recordNow', () => {
+  it('stays within a millisecond or so of the clock, and refreshes on the next tick', async () => {
+    const a = recordNow();
+    expect(Math.abs(a - Date.now())).toBeLessThanOrEqual(2);
+    await new Promise((r) => setTimeout(r, 15));
+    const b = recordNow();
+    expect(b - a).toBeGreaterThanOrEqual(10);
+    for (let i = 0; i < 1000; i++) recordNow();
+    expect(Math.abs(recordNow() - Date.now())).toBeLessThanOrEqual(2);
   });
 });

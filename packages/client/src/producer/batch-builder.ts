@@ -76,9 +76,27 @@ function writeInt64(buf: Buffer, pos: number, value: number): void {
   buf.writeUInt32BE(value - hi * 0x1_0000_0000, pos + 4);
 }
 
+/** Strings up to this many chars are scanned and copied in JS when pure ASCII (cheaper than two native calls); longer ones use Buffer.byteLength + utf8Write. */
+const ASCII_SCAN_MAX = 40;
+/** Set by byteLen: whether the last string measured was pure ASCII (and short). */
+let lastAscii = false;
+
 function byteLen(b: Bytes | null | undefined): number {
+  lastAscii = false;
   if (b === null || b === undefined) return -1;
-  if (typeof b === 'string') return b.length === 0 ? 0 : Buffer.byteLength(b, 'utf8');
+  if (typeof b === 'string') {
+    const n = b.length;
+    if (n === 0) return 0;
+    if (n <= ASCII_SCAN_MAX) {
+      let i = 0;
+      while (i < n && b.charCodeAt(i) < 0x80) i++;
+      if (i === n) {
+        lastAscii = true;
+        return n;
+      }
+    }
+    return Buffer.byteLength(b, 'utf8');
+  }
   return b.byteLength;
 }
 
@@ -95,7 +113,7 @@ function checkBytes(name: string, b: unknown): void {
  * Measured sizes of the record last passed to `measureRecord` (a scratch
  * object, so measuring allocates nothing).
  */
-const measured = { keyLen: -1, valueLen: -1, headersSize: 0, headerCount: 0 };
+const measured = { keyLen: -1, valueLen: -1, keyAscii: false, valueAscii: false, headersSize: 0, headerCount: 0 };
 
 function measureHeaders(h: HeadersInput | undefined): void {
   let size = 0;
@@ -130,7 +148,9 @@ export function measureRecord(record: ProducerRecord): number {
   checkBytes('key', record.key);
   checkBytes('value', record.value);
   measured.keyLen = byteLen(record.key);
+  measured.keyAscii = lastAscii;
   measured.valueLen = byteLen(record.value);
+  measured.valueAscii = lastAscii;
   measureHeaders(record.headers);
   // attributes(1) + timestampDelta(<=5 reserved) + offsetDelta(<=5 reserved) + key + value + header count + headers
   const body =
@@ -143,10 +163,16 @@ interface Utf8Writable {
   utf8Write(s: string, offset: number, length?: number): number;
 }
 
-function writeBytes(buf: Buffer, pos: number, b: Bytes | null | undefined, len: number): number {
+function writeBytes(buf: Buffer, pos: number, b: Bytes | null | undefined, len: number, ascii = false): number {
   pos = writeZigzag(buf, pos, len);
   if (len <= 0) return pos;
-  if (typeof b === 'string') return pos + (buf as unknown as Utf8Writable).utf8Write(b, pos, len);
+  if (typeof b === 'string') {
+    if (ascii) {
+      for (let i = 0; i < len; i++) buf[pos + i] = b.charCodeAt(i);
+      return pos + len;
+    }
+    return pos + (buf as unknown as Utf8Writable).utf8Write(b, pos, len);
+  }
   const src = b as Uint8Array;
   if (len < 32) {
     for (let i = 0; i < len; i++) buf[pos + i] = src[i]!;
@@ -207,8 +233,8 @@ export class BatchBuilder {
     buf[pos++] = 0; // record attributes
     pos = writeZigzag(buf, pos, tsDelta);
     pos = writeZigzag(buf, pos, count);
-    pos = writeBytes(buf, pos, record.key, keyLen);
-    pos = writeBytes(buf, pos, record.value, valueLen);
+    pos = writeBytes(buf, pos, record.key, keyLen, measured.keyAscii);
+    pos = writeBytes(buf, pos, record.value, valueLen, measured.valueAscii);
     pos = writeZigzag(buf, pos, hc);
     if (hc > 0) pos = writeHeaders(buf, pos, record.headers!);
     if (count === 0) {

@@ -60,9 +60,10 @@ async function readAll(request: FetchRequest, components: HandleFetchComponents)
       });
       continue;
     }
-    // Once the response holds data, later partitions only get what is left of maxBytes.
-    const max = budget < request.maxBytes ? Math.min(p.partitionMaxBytes, budget) : p.partitionMaxBytes;
-    // Out of budget: no records, but a follower's position is still recorded.
+    // Each partition gets what is left of maxBytes (the log still returns at least one
+    // whole batch, so a large batch is never stuck). Out of budget: no records, but a
+    // follower's position is still recorded.
+    const max = Math.min(p.partitionMaxBytes, budget);
     const r = await leader.fetch({ ...p, partitionMaxBytes: Math.max(0, max) }, request.replicaId, { skipRead: max <= 0 });
     budget -= r.records.length;
     partitions.push(r);

@@ -1,0 +1,138 @@
+import { encodeBatchSync } from '@mq/protocol/batch';
+import { handleFetch } from './fetch-handler.js';
+import { createPartitionLeader, type PartitionLeader } from './partition-leader.js';
+import { ManualTimers, MemoryCheckpoint, MemoryLog, settle } from './testing/index.js';
+import type { FetchRequest } from './types.js';
+
+function batch(value: string): Buffer {
+  return encodeBatchSync([{ value }], { now: 1 });
+}
+
+async function setup(isr = [1, 2]) {
+  const timers = new ManualTimers(0);
+  const leaders = new Map<string, PartitionLeader>();
+  for (const p of [0, 1]) {
+    leaders.set(
+      `t-${p}`,
+      await createPartitionLeader(
+        { topic: 't', partition: p, brokerId: 1, leaderEpoch: 1, partitionEpoch: 1, replicas: [1, 2], isr, replicaLagTimeMaxMs: 60_000 },
+        {
+          log: new MemoryLog(),
+          clock: timers.clock,
+          timers,
+          checkpoint: new MemoryCheckpoint(),
+          alterPartition: async (r) => ({ leaderEpoch: 1, partitionEpoch: 2, isr: r.isr }),
+        },
+      ),
+    );
+  }
+  const components = { timers, leaders: (t: string, p: number) => leaders.get(`${t}-${p}`), hosts: (t: string) => t === 't' };
+  return { timers, leaders, components, leader: (p: number) => leaders.get(`t-${p}`)! };
+}
+
+function request(over: Partial<FetchRequest> = {}, offsets: number[] = [0]): FetchRequest {
+  return {
+    replicaId: -1,
+    maxWaitMs: 1_000,
+    minBytes: 1,
+    maxBytes: 1 << 20,
+    partitions: offsets.map((fetchOffset, partition) => ({ topic: 't', partition, fetchOffset, partitionMaxBytes: 1 << 20, currentLeaderEpoch: -1 })),
+    ...over,
+  };
+}
+
+describe('handleFetch', () => {
+  it('parks a consumer fetch until the high watermark moves, not merely the log end', async () => {
+    const { components, leader } = await setup();
+    let answered = false;
+    const pending = handleFetch(request(), components).then((r) => {
+      answered = true;
+      return r;
+    });
+    await settle();
+    expect(answered).toBe(false);
+    await leader(0).append(batch('a'), { acks: 1 });
+    await settle();
+    expect(answered).toBe(false); // appended, not committed
+    await leader(0).fetch({ topic: 't', partition: 0, fetchOffset: 1, partitionMaxBytes: 1, currentLeaderEpoch: 1 }, 2);
+    const response = await pending;
+    expect(response.partitions[0]!.records.length).toBeGreaterThan(0);
+    expect(response.partitions[0]!.highWatermark).toBe(1);
+  });
+
+  it('answers an empty fetch after maxWaitMs, and removes its listeners', async () => {
+    const { components, timers, leader } = await setup();
+    let answered = false;
+    const pending = handleFetch(request({ maxWaitMs: 500 }), components).then((r) => {
+      answered = true;
+      return r;
+    });
+    await timers.advance(499);
+    expect(answered).toBe(false);
+    await timers.advance(1);
+    const r = await pending;
+    expect(r.partitions[0]!.records.length).toBe(0);
+    expect(timers.pendingCount).toBe(2); // only the two leaders' ISR checks remain
+    // No leftover watcher: appends do not call into the finished fetch.
+    await leader(0).append(batch('a'), { acks: 1 });
+  });
+
+  it('waits for minBytes across partitions', async () => {
+    const { components, leader } = await setup([1]);
+    const size = batch('a').length;
+    let answered = false;
+    const pending = handleFetch(request({ minBytes: size * 2 }, [0, 0]), components).then((r) => {
+      answered = true;
+      return r;
+    });
+    await leader(0).append(batch('a'), { acks: 1 });
+    await settle();
+    expect(answered).toBe(false);
+    await leader(1).append(batch('b'), { acks: 1 });
+    const r = await pending;
+    expect(r.partitions.map((p) => p.records.length)).toEqual([size, size]);
+  });
+
+  it('answers at once with errors and gives unknown partitions their own code', async () => {
+    const { components } = await setup();
+    const r = await handleFetch(
+      {
+        ...request(),
+        partitions: [
+          { topic: 't', partition: 0, fetchOffset: 0, partitionMaxBytes: 100, currentLeaderEpoch: 0 },
+          { topic: 't', partition: 7, fetchOffset: 0, partitionMaxBytes: 100, currentLeaderEpoch: -1 },
+          { topic: 'nope', partition: 0, fetchOffset: 0, partitionMaxBytes: 100, currentLeaderEpoch: -1 },
+        ],
+      },
+      components,
+    );
+    expect(r.partitions.map((p) => p.errorCode)).toEqual(['FENCED_LEADER_EPOCH', 'NOT_LEADER', 'UNKNOWN_TOPIC_OR_PARTITION']);
+  });
+
+  it('keeps a response within maxBytes after the first partition, but always returns one batch', async () => {
+    const { components, leader } = await setup([1]);
+    for (let i = 0; i < 3; i++) {
+      await leader(0).append(batch(`a${i}`), { acks: 1 });
+      await leader(1).append(batch(`b${i}`), { acks: 1 });
+    }
+    const size = batch('a0').length;
+    const r = await handleFetch(request({ maxBytes: 1, minBytes: 0 }, [0, 0]), components);
+    expect(r.partitions.map((p) => p.records.length)).toEqual([size, 0]);
+    const r2 = await handleFetch(request({ maxBytes: size * 4, minBytes: 0 }, [0, 0]), components);
+    expect(r2.partitions.map((p) => p.records.length)).toEqual([size * 3, size]);
+  });
+
+  it('stops waiting when aborted', async () => {
+    const { components } = await setup();
+    const ac = new AbortController();
+    const pending = handleFetch(request({ maxWaitMs: 60_000 }), components, ac.signal);
+    await settle();
+    ac.abort();
+    expect((await pending).partitions[0]!.errorCode).toBe('NONE');
+  });
+
+  it('refuses a non-positive maxBytes', async () => {
+    const { components } = await setup();
+    await expect(handleFetch(request({ maxBytes: 0 }), components)).rejects.toMatchObject({ code: 'INVALID_FETCH_SIZE' });
+  });
+});

@@ -1,0 +1,148 @@
+import { encodeBatchSync, setBaseOffset } from '@mq/protocol/batch';
+import { MqError } from '@mq/protocol/errors';
+import { createFollowerFetcher } from './follower-fetcher.js';
+import { ManualTimers, MemoryCheckpoint, MemoryLog, settle } from './testing/index.js';
+import type { FetchPartitionResponse, FetchRequest, OffsetForLeaderEpochRequest } from './types.js';
+
+function batchAt(offset: number, epoch: number, value = `v${offset}`): Buffer {
+  const b = encodeBatchSync([{ value }], { now: 1, partitionLeaderEpoch: epoch });
+  setBaseOffset(b, 0, offset);
+  return b;
+}
+
+function ok(over: Partial<FetchPartitionResponse>): FetchPartitionResponse {
+  return {
+    topic: 't',
+    partition: 0,
+    errorCode: 'NONE',
+    highWatermark: 0,
+    logStartOffset: 0,
+    logEndOffset: 0,
+    records: Buffer.alloc(0),
+    currentLeaderId: 2,
+    currentLeaderEpoch: 3,
+    ...over,
+  };
+}
+
+/** A scripted leader: each fetch takes the next answer; with none left it hangs until aborted. */
+function scripted(answers: ((req: FetchRequest) => FetchPartitionResponse | Error)[]) {
+  const requests: FetchRequest[] = [];
+  const epochRequests: OffsetForLeaderEpochRequest[] = [];
+  return {
+    requests,
+    epochRequests,
+    offsetForLeaderEpoch: async (_leader: number, req: OffsetForLeaderEpochRequest) => {
+      epochRequests.push(req);
+      return { partitions: req.partitions.map((p) => ({ topic: p.topic, partition: p.partition, errorCode: 'NONE' as const, leaderEpoch: p.leaderEpoch, endOffset: 2 })) };
+    },
+    fetch: (_leader: number, req: FetchRequest, signal: AbortSignal) => {
+      requests.push(req);
+      const next = answers.shift();
+      if (!next) {
+        return new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
+      }
+      const a = next(req);
+      return a instanceof Error ? Promise.reject(a) : Promise.resolve({ partitions: [a] });
+    },
+  };
+}
+
+async function setup(answers: ((req: FetchRequest) => FetchPartitionResponse | Error)[], log = new MemoryLog()) {
+  const timers = new ManualTimers(0);
+  const leader = scripted(answers);
+  const checkpoint = new MemoryCheckpoint();
+  const errors: MqError[] = [];
+  const fetcher = createFollowerFetcher(
+    { brokerId: 1, leaderId: 2, backoffMs: 100, maxBackoffMs: 1_000 },
+    { ...leader, clock: timers.clock, timers, random: () => 0.5, onPartitionError: (_t, _p, e) => errors.push(e) },
+  );
+  await fetcher.addPartition({ topic: 't', partition: 0, log, leaderEpoch: 3, checkpoint });
+  await settle();
+  return { timers, leader, checkpoint, fetcher, log, errors };
+}
+
+describe('FollowerFetcher', () => {
+  it('appends the leader\'s batches exactly, takes its high watermark, and reports its position in the next fetch', async () => {
+    const records = Buffer.concat([batchAt(0, 3), batchAt(1, 3)]);
+    const { leader, log, fetcher, checkpoint } = await setup([() => ok({ records, highWatermark: 1, logEndOffset: 2 })]);
+    expect(log.logEndOffset).toBe(2);
+    expect(Buffer.concat(log.batches().map((b) => b.bytes)).equals(records)).toBe(true);
+    expect(log.leaderEpochs.entries).toEqual([{ epoch: 3, startOffset: 0 }]);
+    expect(fetcher.status('t', 0)).toMatchObject({ state: 'fetching', highWatermark: 1 });
+    expect(checkpoint.value).toBe(1);
+    expect(leader.requests.map((r) => r.partitions[0]!.fetchOffset)).toEqual([0, 2]);
+    expect(leader.requests[1]!).toMatchObject({ replicaId: 1, partitions: [{ currentLeaderEpoch: 3, lastFetchedEpoch: 3 }] });
+    await fetcher.close();
+  });
+
+  it('asks OffsetForLeaderEpoch first when its log has epochs, and truncates to the answer', async () => {
+    const log = new MemoryLog();
+    for (let i = 0; i < 4; i++) await log.append(batchAt(i, 1), { assignOffsets: false });
+    const { leader, fetcher } = await setup([], log);
+    expect(leader.epochRequests[0]!.partitions[0]).toMatchObject({ currentLeaderEpoch: 3, leaderEpoch: 1 });
+    expect(log.logEndOffset).toBe(2);
+    expect(leader.requests[0]!.partitions[0]!.fetchOffset).toBe(2);
+    await fetcher.close();
+  });
+
+  it('backs off exponentially on transport errors and recovers', async () => {
+    const down = () => new MqError('CONNECTION_ERROR', 'down');
+    const { leader, timers, log, fetcher } = await setup([down, down, down, () => ok({ records: batchAt(0, 3), highWatermark: 1 })]);
+    expect(leader.requests).toHaveLength(1);
+    await timers.advance(99);
+    expect(leader.requests).toHaveLength(1);
+    await timers.advance(1); // 100 ms
+    expect(leader.requests).toHaveLength(2);
+    await timers.advance(200); // then 200 ms
+    expect(leader.requests).toHaveLength(3);
+    await timers.advance(399);
+    expect(leader.requests).toHaveLength(3);
+    await timers.advance(1); // then 400 ms
+    expect(log.logEndOffset).toBe(1);
+    await fetcher.close();
+  });
+
+  it('truncates to the leader\'s end when it is ahead of an unclean leader, logging loudly below its HW', async () => {
+    const log = new MemoryLog();
+    const { fetcher } = await setup([
+      () => ok({ records: Buffer.concat([batchAt(0, 3), batchAt(1, 3), batchAt(2, 3)]), highWatermark: 2 }),
+      () => ok({ errorCode: 'OFFSET_OUT_OF_RANGE', logEndOffset: 1, highWatermark: 1 }),
+    ], log);
+    await settle();
+    expect(log.logEndOffset).toBe(1);
+    expect(fetcher.status('t', 0)!.highWatermark).toBe(1);
+    await fetcher.close();
+  });
+
+  it('refuses a response whose batches do not start at its log end, appending nothing', async () => {
+    const { log, fetcher } = await setup([() => ok({ records: batchAt(5, 3) })]);
+    expect(log.logEndOffset).toBe(0);
+    expect(fetcher.status('t', 0)!.delayedUntil).toBeGreaterThan(0);
+    await fetcher.close();
+  });
+
+  it('stops fetching a partition fenced by a newer leader epoch and tells the broker', async () => {
+    const { errors, fetcher, leader, timers } = await setup([() => ok({ errorCode: 'FENCED_LEADER_EPOCH' })]);
+    expect(fetcher.status('t', 0)!.state).toBe('fenced');
+    expect(errors.map((e) => e.code)).toEqual(['FENCED_LEADER_EPOCH']);
+    await timers.advance(10_000);
+    expect(leader.requests).toHaveLength(1);
+    fetcher.updateLeaderEpoch('t', 0, 4);
+    await settle();
+    expect(leader.requests).toHaveLength(2);
+    expect(leader.requests[1]!.partitions[0]!.currentLeaderEpoch).toBe(4);
+    await fetcher.close();
+  });
+
+  it('removePartition saves the high watermark; close aborts the fetch in flight', async () => {
+    const { fetcher, leader, checkpoint } = await setup([() => ok({ records: batchAt(0, 3), highWatermark: 1 })]);
+    expect(leader.requests).toHaveLength(2); // the second hangs
+    expect(await fetcher.removePartition('t', 0)).toEqual({ highWatermark: 1 });
+    expect(checkpoint.value).toBe(1);
+    expect(fetcher.status('t', 0)).toBeUndefined();
+    await fetcher.close();
+    expect(fetcher.closed).toBe(true);
+    await expect(fetcher.addPartition({ topic: 't', partition: 1, log: new MemoryLog(), leaderEpoch: 1, checkpoint })).rejects.toMatchObject({ code: 'CLOSED' });
+  });
+});

@@ -353,6 +353,7 @@ class PartitionLog implements Log {
       }
     }
     const epochRebuild = epochProblem !== null;
+    let recoveryPointUsed = false;
 
     for (let i = 0; i < this.segments.length; i++) {
       const seg = this.segments[i]!;
@@ -405,6 +406,7 @@ class PartitionLog implements Log {
       let result;
       try {
         result = await seg.restoreFrom(from, fileSize, { verify: true, ...scanOpts });
+        if (from > 0) recoveryPointUsed = true;
       } catch (err) {
         if (from === 0 || !isMqError(err, 'CORRUPT_MESSAGE')) throw err;
         this.logger.warn({ dir: this.dir, segment: seg.logPath, err: (err as Error).message }, 'recovery point does not match the segment; verifying all of it');
@@ -457,14 +459,17 @@ class PartitionLog implements Log {
       await this.epochs.persist();
     }
     const here = this.point();
-    this.commit = new GroupCommit(clean ? here : { offset: this.startOffset, segmentBase: this.segments[0]!.baseOffset, position: 0 }, () => this.point());
-    if (!clean) {
-      // Make what recovery accepted durable, so the new recovery point is true.
-      for (const s of this.segments.slice(Math.max(0, verifyFrom))) this.commit.markDirty(s.file);
-      await this.commit.syncAll();
-      await this.checkpoint();
-    } else {
+    if (report.clean) {
+      this.commit = new GroupCommit(here, () => this.point());
       this.lastCheckpoint = here;
+    } else {
+      // What recovery accepted is in the page cache but maybe not on disk: the
+      // old recovery point stays until the next flush syncs the verified tail.
+      const first = this.segments[Math.min(verifyFrom, this.segments.length - 1)]!;
+      const durable = recoveryPointUsed && recoveryPoint ? recoveryPoint : { offset: first.baseOffset, segmentBase: first.baseOffset, position: 0 };
+      this.commit = new GroupCommit(durable, () => this.point());
+      this.lastCheckpoint = recoveryPointUsed ? durable : null;
+      for (const s of this.segments.slice(Math.min(verifyFrom, this.segments.length - 1))) this.commit.markDirty(s.file);
     }
     if (hadCleanShutdown) {
       await this.fs.unlink(path.join(this.dir, CLEAN_SHUTDOWN_FILE));

@@ -42,6 +42,23 @@ export interface ScanOptions {
   maxLastOffset?: number;
 }
 
+interface Chunk {
+  buf: Buffer;
+  start: number;
+  len: number;
+}
+
+async function readChunk(file: LogFile, start: number, length: number): Promise<Chunk> {
+  const buf = Buffer.allocUnsafe(length);
+  const len = await readFully(file, buf, 0, length, start);
+  return { buf, start, len };
+}
+
+/**
+ * Two passes per chunk: a header pass finds the whole batches in the chunk
+ * (and the first header problem), the next chunk is then read ahead from the
+ * first incomplete batch while the CRC pass runs over this one.
+ */
 export async function scanSegment(
   file: LogFile,
   start: number,
@@ -49,50 +66,82 @@ export async function scanSegment(
   options: ScanOptions,
   visit: BatchVisitor,
 ): Promise<ScanResult> {
-  let chunk = Buffer.allocUnsafe(Math.min(SCAN_CHUNK_BYTES, Math.max(HEADER_SIZE, end - start)));
-  let chunkStart = start;
-  let chunkLen = 0;
+  const chunkBytes = Math.min(SCAN_CHUNK_BYTES, Math.max(HEADER_SIZE, end - start));
   let pos = start;
   let nextOffset = options.minBaseOffset;
   let batches = 0;
-  const stop = (problem: string): ScanResult => ({ validEnd: pos, problem, batches });
+  const maxLast = options.maxLastOffset ?? Number.MAX_SAFE_INTEGER;
+  let ahead: Promise<Chunk> | null = start < end ? readChunk(file, start, Math.min(chunkBytes, end - start)) : null;
 
   while (pos < end) {
-    if (end - pos < HEADER_SIZE) return stop(`${end - pos} trailing bytes are too few for a batch header`);
-    // Make sure the header is in the chunk.
-    if (pos + HEADER_SIZE > chunkStart + chunkLen) {
-      chunkStart = pos;
-      chunkLen = await readFully(file, chunk, 0, Math.min(chunk.length, end - pos), pos);
-      if (chunkLen < HEADER_SIZE) return stop('file ends inside a batch header');
+    if (end - pos < HEADER_SIZE) {
+      await ahead?.catch(() => undefined);
+      return { validEnd: pos, problem: `${end - pos} trailing bytes are too few for a batch header`, batches };
     }
-    const h = readBatchHeader(chunk, pos - chunkStart);
-    const problem = headerProblem(h, options.maxBatchBytes);
-    if (problem) return stop(problem);
-    const size = h.batchLength + LOG_OVERHEAD;
-    if (pos + size > end) return stop(`batch at ${pos} needs ${size} bytes, ${end - pos} are there (torn write)`);
-    if (h.baseOffset < nextOffset) return stop(`batch at ${pos} has base offset ${h.baseOffset}, expected at least ${nextOffset}`);
-    if (h.baseOffset + h.lastOffsetDelta > (options.maxLastOffset ?? Number.MAX_SAFE_INTEGER)) {
-      return stop(`batch at ${pos} has offsets up to ${h.baseOffset + h.lastOffsetDelta}, past what its segment can hold`);
-    }
-    if (options.verify) {
-      if (pos + size > chunkStart + chunkLen) {
-        if (size > chunk.length) chunk = Buffer.allocUnsafe(size);
-        chunkStart = pos;
-        chunkLen = await readFully(file, chunk, 0, Math.min(chunk.length, end - pos), pos);
-        if (chunkLen < size) return stop(`batch at ${pos} is cut short`);
+    let chunk = await ahead!;
+    ahead = null;
+    if (chunk.len < HEADER_SIZE) return { validEnd: pos, problem: 'file ends inside a batch header', batches };
+    // Header pass.
+    const found: Array<{ pos: number; header: BatchHeader; size: number }> = [];
+    let p = pos;
+    let problem: string | null = null;
+    let expect = nextOffset;
+    while (p < end && p + HEADER_SIZE <= chunk.start + chunk.len) {
+      const h = readBatchHeader(chunk.buf, p - chunk.start);
+      problem = headerProblem(h, options.maxBatchBytes);
+      const size = h.batchLength + LOG_OVERHEAD;
+      if (!problem && p + size > end) problem = `batch at ${p} needs ${size} bytes, ${end - p} are there (torn write)`;
+      if (!problem && h.baseOffset < expect) problem = `batch at ${p} has base offset ${h.baseOffset}, expected at least ${expect}`;
+      if (!problem && h.baseOffset + h.lastOffsetDelta > maxLast) {
+        problem = `batch at ${p} has offsets up to ${h.baseOffset + h.lastOffsetDelta}, past what its segment can hold`;
       }
-      try {
-        validateBatch(chunk, pos - chunkStart);
-      } catch (err) {
-        if (isMqError(err)) return stop(`batch at ${pos}: ${err.message}`);
-        throw err;
+      if (problem) break;
+      if (p + size > chunk.start + chunk.len) {
+        if (found.length === 0 && options.verify) {
+          // One batch bigger than the chunk: read it whole.
+          chunk = await readChunk(file, p, size);
+          if (chunk.len < size) {
+            problem = `batch at ${p} is cut short`;
+            break;
+          }
+        } else if (found.length === 0) {
+          found.push({ pos: p, header: h, size }); // headers only: no need for its bytes
+          expect = h.baseOffset + h.lastOffsetDelta + 1;
+          p += size;
+          break;
+        } else {
+          break;
+        }
+      }
+      found.push({ pos: p, header: h, size });
+      expect = h.baseOffset + h.lastOffsetDelta + 1;
+      p += size;
+    }
+    if (!problem && p < end) ahead = readChunk(file, p, Math.min(chunkBytes, end - p));
+    // CRC pass (and visits) over the whole batches found.
+    for (const b of found) {
+      if (options.verify) {
+        try {
+          validateBatch(chunk.buf, b.pos - chunk.start);
+        } catch (err) {
+          if (isMqError(err)) {
+            await ahead?.catch(() => undefined);
+            return { validEnd: b.pos, problem: `batch at ${b.pos}: ${err.message}`, batches };
+          }
+          throw err;
+        }
+      }
+      const stopHere = visit(b.pos, b.header, b.size);
+      batches++;
+      nextOffset = b.header.baseOffset + b.header.lastOffsetDelta + 1;
+      pos = b.pos + b.size;
+      if (stopHere === true) {
+        await ahead?.catch(() => undefined);
+        return { validEnd: pos, problem: null, batches };
       }
     }
-    const stopHere = visit(pos, h, size);
-    batches++;
-    nextOffset = h.baseOffset + h.lastOffsetDelta + 1;
-    pos += size;
-    if (stopHere === true) return { validEnd: pos, problem: null, batches };
+    if (problem) return { validEnd: pos, problem, batches };
+    if (pos < end && ahead === null) ahead = readChunk(file, pos, Math.min(chunkBytes, end - pos));
   }
   return { validEnd: pos, problem: null, batches };
 }

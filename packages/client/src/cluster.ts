@@ -72,6 +72,8 @@ export class Cluster {
   private readonly topicFetchedAt = new Map<string, number>();
   controllerId = -1;
   clusterId = '';
+  /** Smallest frame limit any broker announced in its handshake (Infinity until one did). */
+  maxFrameBytes = Infinity;
   private readonly byAddress = new Map<string, Promise<Connection>>();
   private readonly byBrokerId = new Map<number, Connection>();
   private refreshing: Promise<void> | undefined;
@@ -107,6 +109,7 @@ export class Cluster {
         const existing = this.byBrokerId.get(conn.brokerId);
         if (conn.brokerId >= 0 && (!existing || existing.closed)) this.byBrokerId.set(conn.brokerId, conn);
         if (conn.clusterId) this.clusterId = conn.clusterId;
+        if (conn.maxFrameBytes > 0) this.maxFrameBytes = Math.min(this.maxFrameBytes, conn.maxFrameBytes);
         conn.onClose(() => {
           if (this.byAddress.get(address) === p) this.byAddress.delete(address);
           if (this.byBrokerId.get(conn.brokerId) === conn) this.byBrokerId.delete(conn.brokerId);

@@ -172,6 +172,9 @@ export class Connection {
             broker: this.address,
           }),
         );
+        // Like Kafka: a broker that does not answer in time gets a fresh connection (the next request reconnects).
+        this.fail(new MqError('CONNECTION_CLOSED', `connection to broker ${this.address} closed after a request timed out`));
+        this.ws.terminate();
       }, timeoutMs);
       if (signal) {
         p.onAbort = () => {

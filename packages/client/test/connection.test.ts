@@ -31,11 +31,14 @@ describe('Connection', () => {
     conn.close();
   });
 
-  it('times a request out with REQUEST_TIMED_OUT (retriable) and forgets it', async () => {
+  it('times a request out with REQUEST_TIMED_OUT (retriable) and drops the connection', async () => {
     const conn = await Connection.open(opts(broker.address));
     broker.holdProduce();
+
     await expect(conn.request('produce', { acks: 1, timeoutMs: 10, topics: [] })).rejects.toMatchObject({ code: 'REQUEST_TIMED_OUT', retriable: true });
     expect(conn.inFlight).toBe(0);
+    // The connection is dropped (as Kafka does), so the next request reconnects.
+    expect(conn.closed).toBe(true);
     conn.close();
   });
 

@@ -88,18 +88,19 @@ describe('producer', () => {
   });
 
   it('applies backpressure: a full buffer makes send wait, never grow, then BUFFER_FULL after maxBlockMs', async () => {
-    const p = client.producer({ lingerMs: 0, batchBytes: 1024, bufferMemory: 4096, maxBlockMs: 200 });
+    const p = client.producer({ lingerMs: 0, batchBytes: 1024, bufferMemory: 4096, maxBlockMs: 1000 });
     await p.send('one', { value: 'warm' });
     broker.holdProduce();
     const value = 'v'.repeat(900);
+    const sentAt = Date.now();
     const sends = Array.from({ length: 8 }, () => p.send('one', { value }));
-    await new Promise((r) => setTimeout(r, 50));
-    expect(p.stats.bufferedBytes).toBeLessThanOrEqual(4096);
+    // Four batches fill the 4 KiB buffer; the other four sends wait.
+    expect(p.stats.bufferedBytes).toBe(4096);
     expect(p.stats.blockedSends).toBe(4);
     expect(p.writable).toBe(false);
-    const t0 = Date.now();
     const settled = await Promise.allSettled(sends.slice(4));
-    expect(Date.now() - t0).toBeGreaterThanOrEqual(100);
+    expect(Date.now() - sentAt).toBeGreaterThanOrEqual(1000);
+    expect(p.stats.bufferedBytes).toBeLessThanOrEqual(4096);
     for (const s of settled) expect(s).toMatchObject({ status: 'rejected', reason: { code: 'BUFFER_FULL', retriable: true } });
     broker.release();
     const t = setInterval(() => broker.release(), 5);

@@ -190,9 +190,14 @@ export class Accumulator {
     return true;
   }
 
-  /** The largest batch a request can carry. */
+  /** The largest request: maxRequestBytes, lowered to the brokers' frame limit. */
+  maxRequestBytes(): number {
+    return Math.min(this.options.maxRequestBytes, this.cluster.maxFrameBytes);
+  }
+
+  /** The largest batch a request can carry (room left for the request's own fields). */
   maxBatchBytes(): number {
-    return this.options.maxRequestBytes - 256;
+    return this.maxRequestBytes() - 256;
   }
 
   private queue(topic: string, partition: number, n: number): PartitionQueue {

@@ -57,6 +57,7 @@ export class Sender {
   private run(): void {
     const now = Date.now();
     const { byLeader, nextCheckAt } = this.acc.scan(now);
+    const maxRequestBytes = this.acc.maxBatchBytes();
     for (const [leader, queues] of byLeader) {
       let i = 0;
       while (i < queues.length && (this.inFlight.get(leader) ?? 0) < this.options.maxInFlight) {
@@ -67,7 +68,7 @@ export class Sender {
           const batches: BatchBuilder[] = [];
           for (const b of q.ready) {
             const size = b.sizeBytes;
-            if (bytes + size > this.options.maxRequestBytes && (entries.length > 0 || batches.length > 0)) break;
+            if (bytes + size > maxRequestBytes && (entries.length > 0 || batches.length > 0)) break;
             batches.push(b);
             bytes += size;
           }

@@ -423,3 +423,22 @@ describe('reopen', () => {
     }
   });
 });
+
+describe('truncateTo and the log start', () => {
+  test('truncating inside the batch that holds the log start restarts the log at the log start', async () => {
+    const { dir: d, cleanup: c } = tempDir();
+    try {
+      const log = await openLog(d, { checkpointIntervalMs: 0 });
+      await log.append(batch('a', 5)); // offsets 0..4
+      await log.append(batch('b', 5)); // 5..9
+      await log.deleteRecordsBefore(7);
+      await log.truncateTo(8);
+      expect(log.logStartOffset).toBe(7);
+      expect(log.logEndOffset).toBe(7);
+      expect((await log.append(batch('c'))).baseOffset).toBe(7);
+      await log.close();
+    } finally {
+      c();
+    }
+  });
+});

@@ -890,6 +890,11 @@ class PartitionLog implements Log {
           this.untouchIndex(seg);
         }
         const located = await seg.locate(offset, seg.size, seg.index!, this.opts.indexIntervalBytes + 2 * HEADER_SIZE + 65536);
+        if (located && located.batch.header.baseOffset < this.startOffset) {
+          // The batch holding the log start goes: nothing visible is left, so restart at the log start.
+          await this.truncateFullyAndStartAt(this.startOffset);
+          return;
+        }
         const position = located ? located.batch.position : seg.size;
         await seg.restoreFrom(position, position, { verify: false, maxBatchBytes: Number.MAX_SAFE_INTEGER, indexIntervalBytes: this.opts.indexIntervalBytes });
         this.readHints.clear();

@@ -35,6 +35,12 @@ class Model {
       return;
     }
     const i = this.batches.findIndex((b) => b.last >= offset);
+    if (this.batches[i]!.base < this.start) {
+      // The batch holding the log start goes whole: the log restarts empty at its start.
+      this.batches = [];
+      this.end = this.start;
+      return;
+    }
     this.end = this.batches[i]!.base;
     this.batches.splice(i);
   }

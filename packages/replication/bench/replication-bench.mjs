@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { encodeBatchSync } from '@mq/protocol/batch';
 import { openLog } from '@mq/log-store';
-import { createFollowerFetcher, createPartitionLeader, handleFetch, systemTimers } from '../dist/index.js';
+import { createFollowerFetcher, createPartitionLeader, handleFetch, handleOffsetForLeaderEpoch, systemTimers } from '../dist/index.js';
 import { MemoryCheckpoint } from '../dist/testing/index.js';
 
 const { values: args } = parseArgs({
@@ -64,12 +64,7 @@ async function runOnce({ rf, acks, flush }) {
           await new Promise((r) => setImmediate(r));
           return handleFetch(req, components, signal);
         },
-        offsetForLeaderEpoch: async (_to, req) => ({
-          partitions: req.partitions.map((p) => {
-            const r = leader.offsetForLeaderEpoch(p.currentLeaderEpoch, p.leaderEpoch);
-            return { topic: p.topic, partition: p.partition, errorCode: r.errorCode, leaderEpoch: r.epoch, endOffset: r.endOffset };
-          }),
-        }),
+        offsetForLeaderEpoch: async (_to, req) => handleOffsetForLeaderEpoch(req, components),
         clock: Date.now,
         timers: systemTimers,
       },

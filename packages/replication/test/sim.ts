@@ -10,6 +10,7 @@ import {
   createFollowerFetcher,
   createPartitionLeader,
   handleFetch,
+  handleOffsetForLeaderEpoch,
   type AlterPartitionRequest,
   type FetchRequest,
   type FollowerFetcher,
@@ -177,14 +178,8 @@ export class SimCluster {
   async #offsetForLeaderEpoch(from: number, to: number, request: OffsetForLeaderEpochRequest) {
     await Promise.resolve();
     if (!this.#reachable(from, to)) throw new MqError('CONNECTION_ERROR', `broker ${to} unreachable from ${from}`);
-    const leader = this.broker(to).leader;
-    return {
-      partitions: request.partitions.map((p) => {
-        if (!leader) return { topic: p.topic, partition: p.partition, errorCode: 'NOT_LEADER' as const, leaderEpoch: -1, endOffset: -1 };
-        const r = leader.offsetForLeaderEpoch(p.currentLeaderEpoch, p.leaderEpoch);
-        return { topic: p.topic, partition: p.partition, errorCode: r.errorCode, leaderEpoch: r.epoch, endOffset: r.endOffset };
-      }),
-    };
+    const target = this.broker(to);
+    return handleOffsetForLeaderEpoch(request, { leaders: () => target.leader ?? undefined });
   }
 
   /** Makes every live broker play the role the controller's state gives it. */

@@ -145,4 +145,40 @@ describe('FollowerFetcher', () => {
     expect(fetcher.closed).toBe(true);
     await expect(fetcher.addPartition({ topic: 't', partition: 1, log: new MemoryLog(), leaderEpoch: 1, checkpoint })).rejects.toMatchObject({ code: 'CLOSED' });
   });
+
+  it('keeps other partitions fetching while one is in error', async () => {
+    const timers = new ManualTimers(0);
+    const requests: FetchRequest[] = [];
+    const logs = [new MemoryLog(), new MemoryLog()];
+    let round = 0;
+    const fetcher = createFollowerFetcher(
+      { brokerId: 1, leaderId: 2, backoffMs: 1_000, maxBackoffMs: 1_000 },
+      {
+        clock: timers.clock,
+        timers,
+        random: () => 0.5,
+        offsetForLeaderEpoch: async () => ({ partitions: [] }),
+        fetch: async (_l, req, signal) => {
+          requests.push(req);
+          if (++round > 3) return new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
+          return {
+            partitions: req.partitions.map((p) =>
+              p.partition === 0
+                ? ok({ partition: 0, errorCode: 'NOT_LEADER' })
+                : ok({ partition: 1, records: batchAt(p.fetchOffset, 3), highWatermark: p.fetchOffset }),
+            ),
+          };
+        },
+      },
+    );
+    for (const partition of [0, 1]) {
+      await fetcher.addPartition({ topic: 't', partition, log: logs[partition]!, leaderEpoch: 3, checkpoint: new MemoryCheckpoint() });
+    }
+    await settle();
+    expect(requests[0]!.partitions.map((p) => p.partition)).toEqual([0, 1]);
+    expect(requests[1]!.partitions.map((p) => p.partition)).toEqual([1]); // partition 0 backs off
+    expect(logs[1]!.logEndOffset).toBe(3);
+    expect(logs[0]!.logEndOffset).toBe(0);
+    await fetcher.close();
+  });
 });

@@ -305,4 +305,25 @@ describe('PartitionLeader', () => {
     expect(stored!.epoch).toBe(5);
     expect(decodeBatchSync(stored!.bytes).records[0]!.value!.toString()).toBe('hello');
   });
+
+  it('refuses a corrupt produce with a typed error and appends nothing', async () => {
+    const { leader, log } = await setup({ isr: [1], minInsyncReplicas: 1 });
+    const bad = batch('a');
+    bad[bad.length - 1] ^= 0xff; // flips a record byte: the CRC no longer matches
+    await expect(leader.append(bad, { acks: -1 })).rejects.toMatchObject({ code: 'CORRUPT_MESSAGE' });
+    await expect(leader.append(Buffer.from('not a batch'), { acks: 1 })).rejects.toMatchObject({ code: 'CORRUPT_MESSAGE' });
+    expect(log.logEndOffset).toBe(0);
+    await expect(leader.append(batch('b'), { acks: -1 })).resolves.toMatchObject({ baseOffset: 0 });
+  });
+
+  it('lets an acks=all waiter go when its signal aborts', async () => {
+    const { leader } = await setup();
+    const ac = new AbortController();
+    const produced = leader.append(batch('a'), { acks: -1, signal: ac.signal }).catch((e: unknown) => e);
+    await settle();
+    expect(leader.pendingProduces).toBe(1);
+    ac.abort(new Error('client went away'));
+    expect(await produced).toMatchObject({ message: 'client went away' });
+    expect(leader.pendingProduces).toBe(0);
+  });
 });

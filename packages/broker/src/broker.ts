@@ -97,6 +97,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
         idleMs: config.int('connections.max.idle.ms'),
         limits: {
           maxInFlight: config.int('max.in.flight.requests.per.connection'),
+          maxFetchesInFlight: config.int('max.in.flight.fetches.per.connection'),
           maxBufferedBytes: config.int('connection.max.buffered.bytes'),
         },
       },

@@ -34,7 +34,7 @@ describe('backpressure', () => {
     const responses = await Promise.all(all);
     expect(responses).toHaveLength(n);
     for (const r of responses) expect(r.fetch!.topics[0]!.partitions[0]!.records.length).toBeGreaterThan(200_000);
-    expect(t.lines.some((l) => l.msg === 'client drained: reading its requests again')).toBe(true);
+    await waitFor(() => t.lines.some((l) => l.msg === 'client drained: reading its requests again'), 5000);
     await c.close();
   });
 
@@ -68,6 +68,30 @@ describe('idle connections', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(900);
     expect((await busy.request({ metadata: {} })).metadata).toBeDefined();
     await busy.close();
+    await t.cleanup();
+  });
+});
+
+describe('fetch concurrency', () => {
+  it('builds at most max.in.flight.fetches.per.connection fetches at once, while other requests go on', async () => {
+    const t = await startTestBroker({ 'max.in.flight.fetches.per.connection': '1' });
+    const c = await TestClient.connect(t.url);
+    const name = topicName('fetches');
+    await createTopic(c, name, 1);
+    const started = Date.now();
+    const polls = Array.from({ length: 3 }, () =>
+      c.request({ fetch: { maxWaitMs: 200, minBytes: 1, topics: [{ name, partitions: [{ partition: 0, fetchOffset: 0 }] }] } }),
+    );
+    await Promise.all(polls);
+    // One at a time: three waits of 200 ms.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(580);
+    // A metadata request sent while a long poll runs is answered first.
+    const poll = c.request({ fetch: { maxWaitMs: 500, minBytes: 1, topics: [{ name, partitions: [{ partition: 0, fetchOffset: 0 }] }] } });
+    const t0 = Date.now();
+    await c.request({ metadata: {} });
+    expect(Date.now() - t0).toBeLessThan(400);
+    await poll;
+    await c.close();
     await t.cleanup();
   });
 });

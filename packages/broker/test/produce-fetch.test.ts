@@ -1,7 +1,7 @@
 import { decodeBatchSync, encodeBatchSync, iterateBatches } from '@mq/protocol/batch';
 import { errorNumber } from '@mq/protocol/errors';
 import { mq } from '@mq/protocol/wire';
-import { createTopic, startTestBroker, TestClient, topicName, type TestBroker } from './helpers.js';
+import { createTopic, startTestBroker, TestClient, topicName, waitFor, type TestBroker } from './helpers.js';
 
 function values(records: Uint8Array): string[] {
   const buf = Buffer.from(records);
@@ -266,7 +266,7 @@ describe('shutdown and retention', () => {
     expect(r.highWatermark).toBe(10);
     const f = await c.request({ fetch: { topics: [{ name, partitions: [{ partition: 0, fetchOffset: 0 }] }] } });
     expect(f.fetch!.topics[0]!.partitions[0]!.errorCode).toBe(errorNumber('OFFSET_OUT_OF_RANGE'));
-    expect(t.lines.some((l) => l.msg === 'retention deleted old segments')).toBe(true);
+    await waitFor(() => t.lines.some((l) => l.msg === 'retention deleted old segments'));
     await c.close();
     await t.cleanup();
   });

@@ -33,6 +33,7 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   { name: 'max.partition.fetch.bytes', type: 'int', default: String(1024 * 1024), min: 1, doc: 'Per-partition fetch size when a request gives none.' },
   { name: 'fetch.max.wait.ms', type: 'int', default: '30000', min: 0, doc: 'Cap on a fetch request\'s max_wait_ms.' },
   { name: 'max.in.flight.requests.per.connection', type: 'int', default: '64', min: 1, doc: 'Requests processed at once per connection; more pause reading.' },
+  { name: 'max.in.flight.fetches.per.connection', type: 'int', default: '4', min: 1, doc: 'Fetches processed at once per connection (bounds response memory: this x fetch.max.bytes).' },
   { name: 'connection.max.buffered.bytes', type: 'int', default: String(8 * 1024 * 1024), min: 1024, doc: 'Unsent response bytes per connection above which the broker stops reading from it.' },
   { name: 'http.max.body.bytes', type: 'int', default: String(8 * 1024 * 1024), min: 1024, doc: 'Largest HTTP request body.' },
   { name: 'log.retention.check.interval.ms', type: 'long', default: '300000', min: 100, doc: 'How often retention runs.' },

@@ -15,7 +15,11 @@ import { toMqError } from '../errors.js';
 import { NO_RESPONSE, type Handler, type HandlerMap } from '../handlers/types.js';
 
 export interface ConnectionLimits {
+  /** Requests processed at once. */
   maxInFlight: number;
+  /** Fetches processed at once (each may build a response of up to fetch.max.bytes). */
+  maxFetchesInFlight: number;
+  /** Unsent response bytes above which no further request is started or read. */
   maxBufferedBytes: number;
 }
 
@@ -28,9 +32,12 @@ export class Connection {
   readonly info: ConnectionInfo;
   private readonly abort = new AbortController();
   private inFlight = 0;
-  /** Frames received while the in-flight limit was reached (bounded: reading is paused meanwhile). */
-  private readonly queue: Buffer[] = [];
-  private pausedForInFlight = false;
+  private fetchesInFlight = 0;
+  /**
+   * Decoded frames waiting for a slot, in arrival order (bounded: reading is
+   * paused while anything waits, so only what ws had already buffered lands here).
+   */
+  private readonly queue: mq.RequestFrame[] = [];
   private pausedForBuffer = false;
   private draining = false;
   private idleWaiters: Array<() => void> = [];
@@ -79,13 +86,29 @@ export class Connection {
       this.badInput(CLOSE_UNSUPPORTED_DATA, 'text frames are not mq frames: send binary protobuf frames');
       return;
     }
-    if (this.inFlight >= this.limits.maxInFlight) {
-      this.queue.push(data);
-      this.pausedForInFlight = true;
-      this.updateReading();
+    let frame: mq.RequestFrame;
+    try {
+      frame = decodeRequest(data);
+    } catch (err) {
+      this.badInput(CLOSE_INVALID_PAYLOAD, (err as Error).message);
       return;
     }
-    this.process(data);
+    this.queue.push(frame);
+    this.pump();
+  }
+
+  /** Starts queued requests while the limits allow; pauses reading while any wait. */
+  private pump(): void {
+    while (this.queue.length > 0 && !this.draining && !this.pausedForBuffer && this.inFlight < this.limits.maxInFlight) {
+      if (this.queue[0]!.body === 'fetch' && this.fetchesInFlight >= this.limits.maxFetchesInFlight) break;
+      this.process(this.queue.shift()!);
+    }
+    this.updateReading();
+    if (this.inFlight === 0 && this.queue.length === 0 && this.idleWaiters.length > 0) {
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const w of waiters) w();
+    }
   }
 
   private badInput(code: number, reason: string): void {
@@ -94,14 +117,7 @@ export class Connection {
     this.ws.close(code, reason.slice(0, 120));
   }
 
-  private process(data: Buffer): void {
-    let frame: mq.RequestFrame;
-    try {
-      frame = decodeRequest(data);
-    } catch (err) {
-      this.badInput(CLOSE_INVALID_PAYLOAD, (err as Error).message);
-      return;
-    }
+  private process(frame: mq.RequestFrame): void {
     const correlationId = frame.correlationId;
     const body = frame.body as RequestBody | undefined;
     if (frame.clientId && !this.info.clientId) (this.info as { clientId: string }).clientId = frame.clientId;
@@ -131,6 +147,8 @@ export class Connection {
       logger: this.logger,
     };
     this.inFlight++;
+    const isFetch = body === 'fetch';
+    if (isFetch) this.fetchesInFlight++;
     let result: Promise<unknown>;
     try {
       result = handler(frame[body] as never, ctx);
@@ -152,7 +170,8 @@ export class Connection {
       )
       .finally(() => {
         this.inFlight--;
-        this.afterRequest();
+        if (isFetch) this.fetchesInFlight--;
+        this.pump();
       });
   }
 
@@ -182,28 +201,13 @@ export class Connection {
       this.socket.once('drain', () => {
         this.pausedForBuffer = false;
         this.logger.debug({ conn: this.id }, 'client drained: reading its requests again');
-        this.updateReading();
+        this.pump();
       });
     }
   }
 
-  private afterRequest(): void {
-    while (this.queue.length > 0 && this.inFlight < this.limits.maxInFlight && !this.draining) {
-      this.process(this.queue.shift()!);
-    }
-    if (this.queue.length === 0 && this.pausedForInFlight) {
-      this.pausedForInFlight = false;
-      this.updateReading();
-    }
-    if (this.inFlight === 0 && this.queue.length === 0) {
-      const waiters = this.idleWaiters;
-      this.idleWaiters = [];
-      for (const w of waiters) w();
-    }
-  }
-
   private updateReading(): void {
-    const pause = this.draining || this.pausedForInFlight || this.pausedForBuffer;
+    const pause = this.draining || this.pausedForBuffer || this.queue.length > 0;
     if (pause && !this.ws.isPaused) this.ws.pause();
     else if (!pause && this.ws.isPaused) this.ws.resume();
   }

@@ -14,12 +14,15 @@ export class RaftLog {
   unstableSnapshot: Snapshot | undefined;
   committed: number;
   applied: number;
+  /** Highest index handed out for applying (>= applied). */
+  applying: number;
 
   constructor(readonly storage: RaftStorage) {
     const first = storage.firstIndex();
     this.offset = storage.lastIndex() + 1;
     this.committed = first - 1;
     this.applied = first - 1;
+    this.applying = first - 1;
   }
 
   firstIndex(): number {
@@ -147,6 +150,7 @@ export class RaftLog {
       throw new MqError('INVALID_ARGUMENT', `applied ${i} is out of range [${this.applied}, ${this.committed}]`);
     }
     this.applied = i;
+    if (this.applying < i) this.applying = i;
   }
 
   /** Entries [lo, lastIndex] capped at maxBytes (at least one). */
@@ -185,11 +189,12 @@ export class RaftLog {
   }
 
   hasNextCommitted(): boolean {
-    return this.committed > this.applied && this.committed >= this.firstIndex();
+    return this.committed > this.applying && this.committed >= this.firstIndex();
   }
 
+  /** Committed entries not yet handed out for applying. */
   nextCommitted(maxBytes: number): Entry[] {
-    const lo = Math.max(this.applied + 1, this.firstIndex());
+    const lo = Math.max(this.applying + 1, this.firstIndex());
     if (this.committed < lo) return [];
     return this.slice(lo, this.committed + 1, maxBytes);
   }

@@ -69,6 +69,7 @@ export class RaftCore {
   private prevSoft: SoftState;
   private prevHard: HardState;
   private readyOut = false;
+  private readyHasSnapshot = false;
   private readonly random: () => number;
 
   constructor(options: RaftOptions, storage: RaftStorage, random: () => number) {
@@ -227,9 +228,12 @@ export class RaftCore {
 
   ready(): Ready {
     if (this.readyOut) throw new MqError('INVALID_ARGUMENT', 'the previous Ready was not advanced');
+    const committed = this.log.unstableSnapshot ? [] : this.log.nextCommitted(this.opts.maxApplyBytes);
+    if (committed.length > 0) this.log.applying = committed[committed.length - 1]!.index;
+    this.readyHasSnapshot = this.log.unstableSnapshot !== undefined;
     const rd: Ready = {
       entries: [...this.log.unstable],
-      committedEntries: this.log.unstableSnapshot ? [] : this.log.nextCommitted(this.opts.maxApplyBytes),
+      committedEntries: committed,
       messages: this.msgs,
       readStates: this.readStates,
     };
@@ -251,7 +255,10 @@ export class RaftCore {
     if (rd.hardState) this.prevHard = rd.hardState;
     if (rd.snapshot) {
       this.log.stableSnapTo(rd.snapshot.meta.index);
-      if (rd.snapshot.meta.index > this.log.applied) this.log.applied = rd.snapshot.meta.index;
+      if (rd.snapshot.meta.index > this.log.applied) {
+        this.log.applied = rd.snapshot.meta.index;
+        this.log.applying = Math.max(this.log.applying, rd.snapshot.meta.index);
+      }
     }
     if (rd.entries.length > 0) {
       const last = rd.entries[rd.entries.length - 1]!;
@@ -261,13 +268,28 @@ export class RaftCore {
         if (self && self.maybeUpdate(last.index) && this.maybeCommit()) this.bcastAppend();
       }
     }
-    if (rd.committedEntries.length > 0) {
-      const last = rd.committedEntries[rd.committedEntries.length - 1]!;
-      for (const e of rd.committedEntries) {
-        if (e.type === EntryType.ConfChange) this.applyConfChangeEntry(e);
-        if (this.role === StateRole.Leader && e.term === this.term) this.uncommittedBytes = Math.max(0, this.uncommittedBytes - entrySize(e));
-      }
-      if (last.index > this.log.applied) this.log.appliedTo(last.index);
+    this.appliedEntries(rd.committedEntries);
+  }
+
+  /**
+   * While a Ready is out (its writes in flight), entries that became
+   * committed since can be applied right away: they are durable on a quorum.
+   * Confirm them with appliedEntries() once applied.
+   */
+  takeCommitted(): Entry[] {
+    if (!this.readyOut || this.readyHasSnapshot || this.log.unstableSnapshot) return [];
+    const ents = this.log.nextCommitted(this.opts.maxApplyBytes);
+    if (ents.length > 0) this.log.applying = ents[ents.length - 1]!.index;
+    return ents;
+  }
+
+  /** Confirms that committed entries (in order) were applied; entries at or below `applied` are skipped. */
+  appliedEntries(ents: Entry[]): void {
+    for (const e of ents) {
+      if (e.index <= this.log.applied) continue;
+      if (e.type === EntryType.ConfChange) this.applyConfChangeEntry(e);
+      if (this.role === StateRole.Leader && e.term === this.term) this.uncommittedBytes = Math.max(0, this.uncommittedBytes - entrySize(e));
+      this.log.appliedTo(e.index);
     }
   }
 

@@ -348,6 +348,7 @@ export class ScenarioHarness {
       n.state = new Map(JSON.parse(Buffer.from(snap.data).toString()) as [string, string][]);
       n.applied = snap.meta.index;
       core.log.applied = snap.meta.index;
+      core.log.applying = snap.meta.index;
     }
     this.nodes.set(id, n);
     if (restart) this.processReady(n, false);

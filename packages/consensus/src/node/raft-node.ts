@@ -1,7 +1,7 @@
 import { MqError, isMqError } from '@mq/protocol/errors';
 import { applyToConfState, decodeConfChange, encodeConfChange } from '../core/conf-change.js';
 import { RaftCore } from '../core/raft.js';
-import { ConfChangeOp, EntryType, StateRole, type ConfChange, type ConfState, type Entry, type Message, type Ready } from '../core/types.js';
+import { ConfChangeOp, EntryType, MessageType, StateRole, type ConfChange, type ConfState, type Entry, type Message, type Ready } from '../core/types.js';
 import type { RaftStorage } from '../storage/types.js';
 import { parseRaftNodeOptions, type ParsedRaftNodeOptions, type RaftNodeOptions } from './options.js';
 import { silentLogger, systemClock, type Clock, type Logger, type RaftTransport, type StateMachine } from './types.js';
@@ -93,6 +93,8 @@ export interface RaftNode {
 
 let ctxCounter = 0;
 
+const LEADER_MESSAGES = new Set<number>([MessageType.App, MessageType.Heartbeat, MessageType.Snap, MessageType.TimeoutNow]);
+
 /** Writes the founding membership as entries 1..n (term 1), identically on every founding node. */
 export async function bootstrapStorage(storage: RaftStorage, peers: number[]): Promise<boolean> {
   if (storage.lastIndex() !== 0 || storage.snapshot().meta.index !== 0 || peers.length === 0) return false;
@@ -137,6 +139,9 @@ class RaftNodeImpl implements RaftNode {
   private applied = 0;
   private snapshotIndex = 0;
   private compacting = false;
+  private applyChain: Promise<void> = Promise.resolve();
+  /** Term and vote as last written durably. */
+  private synced = { term: -1, vote: -1 };
   private idle: Promise<void> = Promise.resolve();
   private idleResolve: (() => void) | undefined;
 
@@ -159,8 +164,11 @@ class RaftNodeImpl implements RaftNode {
     if (snap.meta.index > applied) {
       await this.sm.restore(snap.data, snap.meta.index);
       this.core.log.applied = Math.max(this.core.log.applied, snap.meta.index);
+      this.core.log.applying = Math.max(this.core.log.applying, this.core.log.applied);
     }
     this.applied = this.core.log.applied;
+    const hs = this.storage.initialState().hardState;
+    this.synced = { term: hs.term, vote: hs.vote };
     this.transport.listen((m) => this.receive(m));
     this.scheduleTick();
     this.kick();
@@ -184,6 +192,7 @@ class RaftNodeImpl implements RaftNode {
       this.logger.warn({ err, from: m.from, type: m.type }, 'raft message refused');
       return;
     }
+    if (this.running) this.applyNewlyCommitted();
     this.kick();
   }
 
@@ -216,22 +225,41 @@ class RaftNodeImpl implements RaftNode {
   }
 
   private async handleReady(rd: Ready): Promise<void> {
+    // A leader's appends, heartbeats and snapshot chunks depend on nothing it
+    // has yet to persist (its own copy counts towards commit only once
+    // durable), so they go out while it writes: leader and follower fsyncs
+    // overlap (Raft thesis 10.2.1). Votes, vote grants and acks wait for disk.
+    let late = rd.messages;
+    if (rd.messages.length > 0 && (rd.entries.length > 0 || rd.hardState || rd.snapshot)) {
+      const early: Message[] = [];
+      late = [];
+      for (const m of rd.messages) (LEADER_MESSAGES.has(m.type) ? early : late).push(m);
+      if (early.length > 0) this.transport.send(early);
+    }
+    let durable: Promise<void> | undefined;
     if (rd.snapshot || rd.entries.length > 0 || rd.hardState) {
-      // Durability first: term, vote and entries reach disk before any message that depends on them.
       const update: Parameters<RaftStorage['save']>[0] = {};
       if (rd.snapshot) update.snapshot = rd.snapshot;
       if (rd.entries.length > 0) update.entries = rd.entries;
       if (rd.hardState) update.hardState = rd.hardState;
-      await this.storage.save(update);
-      if (this.closed) return;
-      if (rd.snapshot) this.snapshotIndex = rd.snapshot.meta.index;
-    }
-    if (rd.messages.length > 0) this.transport.send(rd.messages);
-    if (rd.softState) {
-      if (rd.softState.role !== StateRole.Leader) this.failUnconfirmedReads('NOT_LEADER');
-      for (const w of this.leaderWatchers) w(rd.softState.leader, rd.softState.role, this.core.term);
+      const hs = rd.hardState;
+      const commitOnly = !rd.snapshot && rd.entries.length === 0 && hs !== undefined && hs.term === this.synced.term && hs.vote === this.synced.vote;
+      const write = this.storage.save(update);
+      if (commitOnly) {
+        // Only the commit index moved: nothing waits on its durability (it is
+        // re-learned after a crash). Storage writes stay ordered.
+        write.catch((err: unknown) => this.fail(err));
+      } else {
+        durable = write.then(() => {
+          if (hs) this.synced = { term: hs.term, vote: hs.vote };
+        });
+      }
     }
     if (rd.snapshot) {
+      await durable;
+      if (this.closed) return;
+      this.snapshotIndex = rd.snapshot.meta.index;
+      await this.applyChain;
       await this.sm.restore(rd.snapshot.data, rd.snapshot.meta.index);
       this.applied = rd.snapshot.meta.index;
       for (const [index, p] of this.proposals) {
@@ -242,7 +270,38 @@ class RaftNodeImpl implements RaftNode {
         }
       }
     }
-    for (const e of rd.committedEntries) {
+    for (const rs of rd.readStates) {
+      const r = this.reads.get(Buffer.from(rs.context).toString('hex'));
+      if (r) r.index = rs.index;
+    }
+    // Committed entries are durable on a quorum: they are applied while this
+    // node's own write is still in flight (as etcd does).
+    if (rd.committedEntries.length > 0) await this.applyInOrder(rd.committedEntries);
+    if (durable) await durable;
+    if (this.closed) return;
+    if (late.length > 0) this.transport.send(late);
+    if (rd.softState) {
+      if (rd.softState.role !== StateRole.Leader) this.failUnconfirmedReads('NOT_LEADER');
+      for (const w of this.leaderWatchers) w(rd.softState.leader, rd.softState.role, this.core.term);
+    }
+  }
+
+  /** Entries that became committed while a Ready is in flight are applied at once. */
+  private applyNewlyCommitted(): void {
+    const ents = this.core.takeCommitted();
+    if (ents.length > 0) void this.applyInOrder(ents).catch((err: unknown) => this.fail(err));
+  }
+
+  private applyInOrder(ents: Entry[]): Promise<void> {
+    const run = this.applyChain.then(() => this.applyEntries(ents));
+    this.applyChain = run.catch(() => undefined);
+    return run;
+  }
+
+  private async applyEntries(ents: Entry[]): Promise<void> {
+    for (const e of ents) {
+      if (this.closed) return;
+      if (e.index <= this.applied) continue;
       let result: unknown;
       if (e.type === EntryType.ConfChange) {
         let cc: ConfChange | undefined;
@@ -260,6 +319,7 @@ class RaftNodeImpl implements RaftNode {
         result = await this.sm.apply(e);
       }
       this.applied = e.index;
+      this.core.appliedEntries([e]);
       const p = this.proposals.get(e.index);
       if (p) {
         this.proposals.delete(e.index);
@@ -268,13 +328,10 @@ class RaftNodeImpl implements RaftNode {
         else p.reject(new MqError('PROPOSAL_DROPPED', `proposal at ${e.index} was overwritten by a new leader; retry`, { index: e.index }));
       }
     }
-    for (const rs of rd.readStates) {
-      const r = this.reads.get(Buffer.from(rs.context).toString('hex'));
-      if (r) r.index = rs.index;
-    }
+    this.resolveReads();
   }
 
-  private afterAdvance(): void {
+  private resolveReads(): void {
     for (const [key, r] of this.reads) {
       if (r.index >= 0 && r.index <= this.applied) {
         this.reads.delete(key);
@@ -282,6 +339,10 @@ class RaftNodeImpl implements RaftNode {
         r.resolve(r.index);
       }
     }
+  }
+
+  private afterAdvance(): void {
+    this.resolveReads();
     if (this.opts.snapshotEntries > 0 && this.applied - this.snapshotIndex >= this.opts.snapshotEntries && !this.compacting) {
       void this.compact().catch((err) => this.logger.warn({ err }, 'automatic snapshot failed'));
     }

@@ -107,10 +107,12 @@ class SimDisk extends MemoryStorage {
       this.pending.push(item);
       this.sim.schedule(this.sim.rng.chance(0.2) ? this.sim.rng.int(5, 50) : this.sim.rng.int(0, 3), () => {
         const i = this.pending.indexOf(item);
-        if (i < 0) return; // lost in a crash
-        this.pending.splice(0, i + 1);
-        this.land(update);
-        if (inc === this.incarnation) resolve();
+        if (i < 0) return; // lost in a crash, or landed with a later write
+        // The disk completes writes in order: earlier ones land first.
+        for (const p of this.pending.splice(0, i + 1)) {
+          this.land(p.update);
+          if (p.inc === this.incarnation) p.resolve();
+        }
       });
     });
   }

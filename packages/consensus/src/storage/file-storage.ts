@@ -188,7 +188,12 @@ export class FileStorage extends MemoryStorage {
       if (update.snapshot) rec.snapshot = toPbMeta(update.snapshot.meta);
       if (update.entries?.length) rec.entries = update.entries.map(toPbEntry);
       if (update.hardState) rec.hardState = update.hardState;
-      await this.appendRecord(rec);
+      // Like etcd's MustSync: a change of the commit index alone need not be
+      // fsynced (it is re-learned from the leader); entries, term and vote must.
+      const hs = update.hardState;
+      const mustSync =
+        Boolean(update.snapshot) || Boolean(update.entries?.length) || (hs !== undefined && (hs.term !== this.hard.term || hs.vote !== this.hard.vote));
+      await this.appendRecord(rec, mustSync);
       this.applyUpdate(update);
     });
   }
@@ -234,11 +239,11 @@ export class FileStorage extends MemoryStorage {
     this.walSize = size;
   }
 
-  private async appendRecord(rec: pb.IWalRecord): Promise<void> {
+  private async appendRecord(rec: pb.IWalRecord, mustSync: boolean): Promise<void> {
     const frame = frameRecord(rec);
     await this.wal.write(frame, 0, frame.length, this.walSize);
     this.walSize += frame.length;
-    if (this.sync) await this.wal.datasync();
+    if (this.sync && mustSync) await this.wal.datasync();
   }
 
   private async writeSnapshotFile(s: Snapshot): Promise<void> {

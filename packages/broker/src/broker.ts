@@ -15,6 +15,7 @@ import { registerSystemRoutes } from './http/routes/system.js';
 import { registerTopicRoutes } from './http/routes/topics.js';
 import { startGroups } from './group/broker-groups.js';
 import { logStoreFactory } from './log-factory.js';
+import { BrokerMetrics } from './metrics.js';
 import { parseBrokerOptions, type BrokerOptions } from './options.js';
 import { WsServer } from './server/ws-server.js';
 import {
@@ -127,6 +128,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
       softwareVersion: BROKER_VERSION,
       shutdownSignal: shutdown.signal,
       clock,
+      metrics: new BrokerMetrics(),
     };
     registerTopicRoutes(router, ctx);
     registerRecordRoutes(router, ctx);

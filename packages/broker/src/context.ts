@@ -7,6 +7,7 @@
 import type { Logger } from 'pino';
 import type { ApiVersionRange } from '@mq/protocol/wire';
 import type { BrokerConfig } from './config/broker-config.js';
+import type { BrokerMetrics } from './metrics.js';
 import type { TopicManager } from './topics/topic-manager.js';
 
 export interface BrokerContext {
@@ -26,6 +27,7 @@ export interface BrokerContext {
   /** Aborted when the broker starts shutting down: long polls answer at once. */
   readonly shutdownSignal: AbortSignal;
   readonly clock: () => number;
+  readonly metrics: BrokerMetrics;
 }
 
 export interface ConnectionInfo {

@@ -177,6 +177,12 @@ describe('HTTP API', () => {
     const m = await fetch(`${api}/metrics`).then((r) => r.text());
     expect(m).toMatch(/^mq_connections 1$/m);
     expect(m).toContain(`mq_partition_high_watermark{topic="${name}",partition="0"} 0`);
+    expect(m).toMatch(/^mq_requests_total\{api="createTopics"\} [1-9]/m);
+    c.sendRaw(Buffer.from([0xff, 0xff]));
+    await c.closed;
+    const after = await fetch(`${api}/metrics`).then((r) => r.text());
+    expect(Number(/^mq_bad_frames_total (\d+)$/m.exec(after)![1])).toBeGreaterThanOrEqual(1);
+    expect(Number(/^mq_frame_bytes_out_total (\d+)$/m.exec(after)![1])).toBeGreaterThan(0);
     await c.close();
   });
 

@@ -66,6 +66,7 @@ export class Connection {
     }
     ws.on('message', (data: Buffer, isBinary: boolean) => this.onMessage(data, isBinary));
     ws.on('error', (err: Error & { code?: string }) => {
+      broker.metrics.badFrames++;
       this.logger.warn({ conn: id, remote, code: err.code, err: err.message }, 'bad frame: connection closed');
     });
     ws.once('close', (code: number, reason: Buffer) => {
@@ -82,6 +83,7 @@ export class Connection {
   private onMessage(data: Buffer, isBinary: boolean): void {
     if (this.draining) return;
     this.lastActivity = Date.now();
+    this.broker.metrics.bytesIn += data.length;
     if (!isBinary) {
       this.badInput(CLOSE_UNSUPPORTED_DATA, 'text frames are not mq frames: send binary protobuf frames');
       return;
@@ -112,6 +114,7 @@ export class Connection {
   }
 
   private badInput(code: number, reason: string): void {
+    this.broker.metrics.badFrames++;
     this.logger.warn({ conn: this.id, remote: this.info.remote, closeCode: code, reason }, 'bad frame: connection closed');
     this.queue.length = 0;
     this.ws.close(code, reason.slice(0, 120));
@@ -146,6 +149,7 @@ export class Connection {
       apiVersion: version,
       logger: this.logger,
     };
+    this.broker.metrics.request(body);
     this.inFlight++;
     const isFetch = body === 'fetch';
     if (isFetch) this.fetchesInFlight++;
@@ -165,6 +169,7 @@ export class Connection {
           const e = toMqError(err);
           if (e.code === 'UNKNOWN') this.logger.error({ conn: this.id, api: body, err }, 'request failed');
           else this.logger.warn({ conn: this.id, api: body, code: e.code, err: e.message }, 'request refused');
+          this.broker.metrics.refusal(e.code);
           this.send({ correlationId, errorCode: errorNumber(e.code), errorMessage: e.message });
         },
       )
@@ -176,6 +181,7 @@ export class Connection {
   }
 
   private refuse(correlationId: number, err: MqError, api?: string): void {
+    this.broker.metrics.refusal(err.code);
     this.logger.warn({ conn: this.id, remote: this.info.remote, correlationId, api, code: err.code, err: err.message }, 'bad request');
     this.send({ correlationId, errorCode: errorNumber(err.code), errorMessage: err.message });
   }
@@ -193,6 +199,7 @@ export class Connection {
         errorMessage: `internal error: response does not encode: ${(err as Error).message}`,
       });
     }
+    this.broker.metrics.bytesOut += bytes.length;
     this.ws.send(bytes, { binary: true });
     if (!this.pausedForBuffer && this.ws.bufferedAmount > this.limits.maxBufferedBytes) {
       this.pausedForBuffer = true;

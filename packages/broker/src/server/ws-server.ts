@@ -55,6 +55,7 @@ export class WsServer {
         ws.close(1013, 'broker is starting');
         return;
       }
+      ctx.metrics.connectionsAccepted++;
       const socket = req.socket as Socket;
       socket.setNoDelay(true);
       const conn = new Connection(this.nextId++, ws, socket, ctx, this.handlers, this.options.limits, this.logger);

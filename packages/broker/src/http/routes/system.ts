@@ -40,6 +40,6 @@ export function registerSystemRoutes(router: Router, ctx: BrokerContext, stats: 
         size.push(`mq_partition_size_bytes${l} ${p.isClosed ? 0 : p.log.size}`);
       }
     }
-    return { status: 200, text: [...lines, ...start, ...size, ''].join('\n'), contentType: 'text/plain; version=0.0.4' };
+    return { status: 200, text: [...lines, ...start, ...size, ...ctx.metrics.render(), ''].join('\n'), contentType: 'text/plain; version=0.0.4' };
   });
 }

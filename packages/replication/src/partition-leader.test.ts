@@ -326,4 +326,23 @@ describe('PartitionLeader', () => {
     expect(await produced).toMatchObject({ message: 'client went away' });
     expect(leader.pendingProduces).toBe(0);
   });
+
+  it('removes at once an ISR member that comes back below the high watermark (an empty disk)', async () => {
+    const s = await setup({ replicaLagTimeMaxMs: 60_000 });
+    const { leader } = s;
+    for (let i = 0; i < 3; i++) await leader.append(batch(`v${i}`), { acks: 1 });
+    await leader.fetch(replicaFetch(3), 2);
+    await leader.fetch(replicaFetch(3), 3);
+    expect(leader.highWatermark).toBe(3);
+    // Broker 3 restarts with an empty log, long before the lag time would notice.
+    await leader.fetch(replicaFetch(0, { lastFetchedEpoch: -1 }), 3);
+    await settle();
+    expect(s.proposals.map((p) => p.isr)).toEqual([[1, 2]]);
+    expect(leader.isr).toEqual([1, 2]);
+    expect(leader.highWatermark).toBe(3);
+    // It refetches and rejoins once caught up.
+    await leader.fetch(replicaFetch(3), 3);
+    await settle();
+    expect(leader.isr).toEqual([1, 2, 3]);
+  });
 });

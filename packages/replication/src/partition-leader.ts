@@ -68,6 +68,8 @@ interface FollowerState {
   lastCaughtUpTimeMs: number;
   /** The leader's log end offset when this follower last fetched. */
   lastFetchLeaderLogEndOffset: number;
+  /** It fetched below the HW while in the ISR: out at the next check, whatever its lag. */
+  lostRecords: boolean;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -426,7 +428,7 @@ export class PartitionLeader {
   // ------------------------------------------------------------------ inner
 
   #newFollower(now: number): FollowerState {
-    return { logEndOffset: UNDEFINED, logStartOffset: UNDEFINED, lastFetchTimeMs: 0, lastCaughtUpTimeMs: now, lastFetchLeaderLogEndOffset: UNDEFINED };
+    return { logEndOffset: UNDEFINED, logStartOffset: UNDEFINED, lastFetchTimeMs: 0, lastCaughtUpTimeMs: now, lastFetchLeaderLogEndOffset: UNDEFINED, lostRecords: false };
   }
 
   #ensureLeader(): void {
@@ -515,6 +517,24 @@ export class PartitionLeader {
       this.#followers.set(replicaId, f);
     }
     const leo = this.#log.logEndOffset;
+    if (request.fetchOffset < this.#highWatermark && this.#isr.includes(replicaId)) {
+      // An ISR member never truncates below the HW, so it lost committed records
+      // (an empty or damaged disk, a restart with a shorter log): it must not
+      // stay eligible for leadership while it refetches them.
+      if (!f.lostRecords) {
+        this.#logger.error(
+          { topic: this.topic, partition: this.partition, replicaId, fetchOffset: request.fetchOffset, highWatermark: this.#highWatermark },
+          'ISR member fetches below the high watermark: it lost committed records; removing it from the ISR',
+        );
+      }
+      f.lostRecords = true;
+      f.logEndOffset = request.fetchOffset;
+      f.lastFetchLeaderLogEndOffset = leo;
+      f.lastFetchTimeMs = now;
+      this.#maybeShrinkIsr();
+      return;
+    }
+    if (request.fetchOffset >= this.#highWatermark) f.lostRecords = false;
     if (request.fetchOffset >= leo) f.lastCaughtUpTimeMs = Math.max(f.lastCaughtUpTimeMs, now);
     else if (request.fetchOffset >= f.lastFetchLeaderLogEndOffset && f.lastFetchLeaderLogEndOffset !== UNDEFINED) {
       f.lastCaughtUpTimeMs = Math.max(f.lastCaughtUpTimeMs, f.lastFetchTimeMs);
@@ -579,7 +599,7 @@ export class PartitionLeader {
     const lagging = this.#isr.filter((id) => {
       if (id === this.brokerId) return false;
       const f = this.#followers.get(id);
-      return !f || now - f.lastCaughtUpTimeMs > this.#options.replicaLagTimeMaxMs;
+      return !f || f.lostRecords || now - f.lastCaughtUpTimeMs > this.#options.replicaLagTimeMaxMs;
     });
     if (lagging.length === 0) return;
     this.#propose(

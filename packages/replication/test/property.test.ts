@@ -1,7 +1,8 @@
 /**
- * Property: under random produces, crashes, restarts, network cuts and leader
- * changes (clean elections, from the ISR), no offset at or below a replica's
- * high watermark ever holds two different batches across replicas, and every
+ * Property: under random produces, crashes, restarts, follower disk wipes,
+ * network cuts and leader changes (clean elections, from the ISR), no offset
+ * below a replica's high watermark ever holds two different batches across
+ * replicas, and every
  * acks=all write that was acknowledged stays at the offset it was
  * acknowledged at. A failing case prints its fast-check seed and replays
  * exactly (the cluster is in memory with a manual clock).
@@ -15,6 +16,7 @@ type Op =
   | { kind: 'advance'; ms: number }
   | { kind: 'crash'; broker: number }
   | { kind: 'restart'; broker: number }
+  | { kind: 'wipe'; broker: number }
   | { kind: 'elect'; broker: number }
   | { kind: 'cut'; a: number; b: number }
   | { kind: 'heal' };
@@ -24,6 +26,7 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 4, arbitrary: fc.record({ kind: fc.constant('advance' as const), ms: fc.integer({ min: 10, max: 4_000 }) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('crash' as const), broker: fc.integer({ min: 1, max: 3 }) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('restart' as const), broker: fc.integer({ min: 1, max: 3 }) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('wipe' as const), broker: fc.integer({ min: 1, max: 3 }) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('elect' as const), broker: fc.integer({ min: 1, max: 3 }) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('cut' as const), a: fc.integer({ min: 1, max: 3 }), b: fc.integer({ min: 1, max: 3 }) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('heal' as const) }) },
@@ -104,6 +107,9 @@ async function runInner(ops: Op[], minInsyncReplicas: number, seed: number): Pro
           break;
         case 'restart':
           await sim.restart(op.broker);
+          break;
+        case 'wipe':
+          await sim.wipe(op.broker);
           break;
         case 'elect':
           if (sim.broker(sim.state.leader).alive) await sim.elect(op.broker);

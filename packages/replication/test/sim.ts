@@ -288,6 +288,22 @@ export class SimCluster {
     await settle();
   }
 
+  /**
+   * A follower's disk is replaced: it crashes, comes back with an empty log
+   * (and no checkpoint), and the controller, seeing the new incarnation
+   * register, has dropped it from the ISR (as crash() does).
+   */
+  async wipe(id: number): Promise<void> {
+    const b = this.broker(id);
+    if (!b.alive || id === this.state.leader) return;
+    await this.crash(id);
+    await b.log.close();
+    b.log = new MemoryLog({ clock: this.timers.clock });
+    b.checkpoint = new MemoryCheckpoint();
+    this.trace(`b${id}: disk wiped`);
+    await this.restart(id);
+  }
+
   async restart(id: number): Promise<void> {
     const b = this.broker(id);
     if (b.alive) return;

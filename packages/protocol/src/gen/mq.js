@@ -110,6 +110,7 @@ export const mq = $root.mq = (() => {
         values[valuesById[28] = "DESCRIBE_GROUPS"] = 28;
         values[valuesById[29] = "DELETE_GROUPS"] = 29;
         values[valuesById[30] = "INIT_PRODUCER_ID"] = 30;
+        values[valuesById[40] = "CONTROLLER_FORWARD"] = 40;
         return values;
     })();
 
@@ -146,11 +147,12 @@ export const mq = $root.mq = (() => {
         RequestFrame.prototype.describeGroups = null;
         RequestFrame.prototype.deleteGroups = null;
         RequestFrame.prototype.initProducerId = null;
+        RequestFrame.prototype.controllerForward = null;
 
         let $oneOfFields;
 
         $Object.defineProperty(RequestFrame.prototype, "body", {
-            get: $util.oneOfGetter($oneOfFields = ["handshake", "metadata", "createTopics", "deleteTopics", "createPartitions", "describeConfigs", "produce", "fetch", "listOffsets", "offsetForLeaderEpoch", "findCoordinator", "joinGroup", "syncGroup", "heartbeat", "leaveGroup", "offsetCommit", "offsetFetch", "listGroups", "describeGroups", "deleteGroups", "initProducerId"]),
+            get: $util.oneOfGetter($oneOfFields = ["handshake", "metadata", "createTopics", "deleteTopics", "createPartitions", "describeConfigs", "produce", "fetch", "listOffsets", "offsetForLeaderEpoch", "findCoordinator", "joinGroup", "syncGroup", "heartbeat", "leaveGroup", "offsetCommit", "offsetFetch", "listGroups", "describeGroups", "deleteGroups", "initProducerId", "controllerForward"]),
             set: $util.oneOfSetter($oneOfFields)
         });
 
@@ -213,6 +215,8 @@ export const mq = $root.mq = (() => {
                 $root.mq.DeleteGroupsRequest.encode(m.deleteGroups, w.uint32(314).fork(), q + 1).ldelim();
             if (m.initProducerId != null && $Object.hasOwnProperty.call(m, "initProducerId"))
                 $root.mq.InitProducerIdRequest.encode(m.initProducerId, w.uint32(322).fork(), q + 1).ldelim();
+            if (m.controllerForward != null && $Object.hasOwnProperty.call(m, "controllerForward"))
+                $root.mq.ControllerForwardRequest.encode(m.controllerForward, w.uint32(402).fork(), q + 1).ldelim();
             if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
                 for (var i = 0; i < m.$unknowns.length; ++i)
                     w.raw(m.$unknowns[i]);
@@ -420,6 +424,13 @@ export const mq = $root.mq = (() => {
                         m.body = "initProducerId";
                         continue;
                     }
+                case 50: {
+                        if (u !== 2)
+                            break;
+                        m.controllerForward = $root.mq.ControllerForwardRequest.decode(r, r.size(), $undefined, q + 1, m.controllerForward);
+                        m.body = "controllerForward";
+                        continue;
+                    }
                 }
                 r.skipType(u, q, t);
                 if (!r.discardUnknown) {
@@ -480,11 +491,12 @@ export const mq = $root.mq = (() => {
         ResponseFrame.prototype.describeGroups = null;
         ResponseFrame.prototype.deleteGroups = null;
         ResponseFrame.prototype.initProducerId = null;
+        ResponseFrame.prototype.controllerForward = null;
 
         let $oneOfFields;
 
         $Object.defineProperty(ResponseFrame.prototype, "body", {
-            get: $util.oneOfGetter($oneOfFields = ["handshake", "metadata", "createTopics", "deleteTopics", "createPartitions", "describeConfigs", "produce", "fetch", "listOffsets", "offsetForLeaderEpoch", "findCoordinator", "joinGroup", "syncGroup", "heartbeat", "leaveGroup", "offsetCommit", "offsetFetch", "listGroups", "describeGroups", "deleteGroups", "initProducerId"]),
+            get: $util.oneOfGetter($oneOfFields = ["handshake", "metadata", "createTopics", "deleteTopics", "createPartitions", "describeConfigs", "produce", "fetch", "listOffsets", "offsetForLeaderEpoch", "findCoordinator", "joinGroup", "syncGroup", "heartbeat", "leaveGroup", "offsetCommit", "offsetFetch", "listGroups", "describeGroups", "deleteGroups", "initProducerId", "controllerForward"]),
             set: $util.oneOfSetter($oneOfFields)
         });
 
@@ -549,6 +561,8 @@ export const mq = $root.mq = (() => {
                 $root.mq.DeleteGroupsResponse.encode(m.deleteGroups, w.uint32(314).fork(), q + 1).ldelim();
             if (m.initProducerId != null && $Object.hasOwnProperty.call(m, "initProducerId"))
                 $root.mq.InitProducerIdResponse.encode(m.initProducerId, w.uint32(322).fork(), q + 1).ldelim();
+            if (m.controllerForward != null && $Object.hasOwnProperty.call(m, "controllerForward"))
+                $root.mq.ControllerForwardResponse.encode(m.controllerForward, w.uint32(402).fork(), q + 1).ldelim();
             if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
                 for (var i = 0; i < m.$unknowns.length; ++i)
                     w.raw(m.$unknowns[i]);
@@ -763,6 +777,13 @@ export const mq = $root.mq = (() => {
                             break;
                         m.initProducerId = $root.mq.InitProducerIdResponse.decode(r, r.size(), $undefined, q + 1, m.initProducerId);
                         m.body = "initProducerId";
+                        continue;
+                    }
+                case 50: {
+                        if (u !== 2)
+                            break;
+                        m.controllerForward = $root.mq.ControllerForwardResponse.decode(r, r.size(), $undefined, q + 1, m.controllerForward);
+                        m.body = "controllerForward";
                         continue;
                     }
                 }
@@ -11275,6 +11296,250 @@ export const mq = $root.mq = (() => {
         };
 
         return InitProducerIdResponse;
+    })();
+
+    mq.ControllerForwardRequest = (function() {
+
+        const ControllerForwardRequest = function (p) {
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        ControllerForwardRequest.prototype.brokerId = 0;
+        ControllerForwardRequest.prototype.command = $util.newBuffer([]);
+        ControllerForwardRequest.prototype.timeoutMs = 0;
+
+        ControllerForwardRequest.create = function(properties) {
+            return new ControllerForwardRequest(properties);
+        };
+
+        ControllerForwardRequest.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.brokerId != null && $Object.hasOwnProperty.call(m, "brokerId") && m.brokerId !== 0)
+                w.uint32(8).int32(m.brokerId);
+            if (m.command != null && $Object.hasOwnProperty.call(m, "command") && m.command.length)
+                w.uint32(18).bytes(m.command);
+            if (m.timeoutMs != null && $Object.hasOwnProperty.call(m, "timeoutMs") && m.timeoutMs !== 0)
+                w.uint32(24).uint32(m.timeoutMs);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        ControllerForwardRequest.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.ControllerForwardRequest();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.int32())
+                            m.brokerId = v;
+                        else
+                            delete m.brokerId;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.bytes()).length)
+                            m.command = v;
+                        else
+                            delete m.command;
+                        continue;
+                    }
+                case 3: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.uint32())
+                            m.timeoutMs = v;
+                        else
+                            delete m.timeoutMs;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        ControllerForwardRequest.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.ControllerForwardRequest";
+        };
+
+        return ControllerForwardRequest;
+    })();
+
+    mq.ControllerForwardResponse = (function() {
+
+        const ControllerForwardResponse = function (p) {
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        ControllerForwardResponse.prototype.errorCode = 0;
+        ControllerForwardResponse.prototype.errorMessage = "";
+        ControllerForwardResponse.prototype.result = $util.newBuffer([]);
+        ControllerForwardResponse.prototype.controllerId = 0;
+
+        ControllerForwardResponse.create = function(properties) {
+            return new ControllerForwardResponse(properties);
+        };
+
+        ControllerForwardResponse.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.errorCode != null && $Object.hasOwnProperty.call(m, "errorCode") && m.errorCode !== 0)
+                w.uint32(8).int32(m.errorCode);
+            if (m.errorMessage != null && $Object.hasOwnProperty.call(m, "errorMessage") && m.errorMessage !== "")
+                w.uint32(18).string(m.errorMessage);
+            if (m.result != null && $Object.hasOwnProperty.call(m, "result") && m.result.length)
+                w.uint32(26).bytes(m.result);
+            if (m.controllerId != null && $Object.hasOwnProperty.call(m, "controllerId") && m.controllerId !== 0)
+                w.uint32(32).int32(m.controllerId);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        ControllerForwardResponse.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.ControllerForwardResponse();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.int32())
+                            m.errorCode = v;
+                        else
+                            delete m.errorCode;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.errorMessage = v;
+                        else
+                            delete m.errorMessage;
+                        continue;
+                    }
+                case 3: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.bytes()).length)
+                            m.result = v;
+                        else
+                            delete m.result;
+                        continue;
+                    }
+                case 4: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.int32())
+                            m.controllerId = v;
+                        else
+                            delete m.controllerId;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        ControllerForwardResponse.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.ControllerForwardResponse";
+        };
+
+        return ControllerForwardResponse;
     })();
 
     return mq;

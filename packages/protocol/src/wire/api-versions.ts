@@ -35,6 +35,7 @@ export const SUPPORTED_API_VERSIONS: readonly ApiVersionRange[] = [
   { api: mq.ApiKey.DESCRIBE_GROUPS, minVersion: 0, maxVersion: 0 },
   { api: mq.ApiKey.DELETE_GROUPS, minVersion: 0, maxVersion: 0 },
   { api: mq.ApiKey.INIT_PRODUCER_ID, minVersion: 0, maxVersion: 0 },
+  { api: mq.ApiKey.CONTROLLER_FORWARD, minVersion: 0, maxVersion: 0 },
 ];
 
 /** The highest version both lists support, or undefined when they share none. */

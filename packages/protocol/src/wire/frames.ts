@@ -32,6 +32,7 @@ export const BODY_API: Readonly<Record<RequestBody, mq.ApiKey>> = {
   describeGroups: mq.ApiKey.DESCRIBE_GROUPS,
   deleteGroups: mq.ApiKey.DELETE_GROUPS,
   initProducerId: mq.ApiKey.INIT_PRODUCER_ID,
+  controllerForward: mq.ApiKey.CONTROLLER_FORWARD,
 };
 
 export function encodeRequest(frame: RequestFrame): Uint8Array {

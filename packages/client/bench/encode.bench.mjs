@@ -6,7 +6,7 @@
 import { createRequire } from 'node:module';
 import { encodeBatchSync, decodeBatchSync } from '@mq/protocol/batch';
 import { BatchBuilder, measureRecord } from '../dist/producer/batch-builder.js';
-import { recordNow } from '../dist/producer/record-clock.js';
+import { coarseNow as recordNow } from '../dist/coarse-clock.js';
 import { CompletedFetch } from '../dist/consumer/record-decoder.js';
 
 const require = createRequire(import.meta.url);

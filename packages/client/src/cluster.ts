@@ -8,6 +8,7 @@ import { MqError, errorCodeFromNumber, isMqError, type ErrorCode } from '@mq/pro
 import type { RequestBody } from '@mq/protocol/wire';
 import { Connection, type RequestOptions, type RequestPayload, type ResponseOf } from './connection.js';
 import type { ParsedClientOptions } from './options.js';
+import { coarseNow } from './coarse-clock.js';
 import { Retrier } from './retrier.js';
 
 export interface BrokerDescription {
@@ -213,7 +214,7 @@ export class Cluster {
     const t = this.topics.get(topic);
     if (!t) return undefined;
     const at = this.topicFetchedAt.get(topic) ?? 0;
-    if (Date.now() - at > this.options.metadataMaxAgeMs) return undefined;
+    if (coarseNow() - at > this.options.metadataMaxAgeMs) return undefined;
     return t;
   }
 

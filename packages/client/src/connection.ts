@@ -128,6 +128,26 @@ export class Connection {
   }
 
   request<B extends RequestBody>(body: B, payload: RequestPayload<B>, options: RequestOptions = {}): Promise<ResponseOf<B>> {
+    return this.requestEncoded(
+      body,
+      (correlationId, apiVersion, clientId) => {
+        const frame: mq.RequestFrame.$Properties = { correlationId, apiVersion, clientId };
+        (frame as Record<string, unknown>)[body] = payload;
+        return encodeRequest(frame);
+      },
+      options,
+    );
+  }
+
+  /**
+   * Sends a request whose frame the caller encodes (the producer's
+   * hand-written produce frame); the answer is matched and decoded as usual.
+   */
+  requestEncoded<B extends RequestBody>(
+    body: B,
+    encode: (correlationId: number, apiVersion: number, clientId: string) => Uint8Array,
+    options: RequestOptions = {},
+  ): Promise<ResponseOf<B>> {
     if (this.closedError) return Promise.reject(this.closedError);
     const signal = options.signal;
     if (signal?.aborted) return Promise.reject(abortError(signal));
@@ -139,9 +159,7 @@ export class Connection {
     }
     const correlationId = this.nextCorrelationId;
     this.nextCorrelationId = this.nextCorrelationId >= 0xffffffff ? 1 : this.nextCorrelationId + 1;
-    const frame: mq.RequestFrame.$Properties = { correlationId, apiVersion, clientId: this.options.clientId };
-    (frame as Record<string, unknown>)[body] = payload;
-    const bytes = encodeRequest(frame);
+    const bytes = encode(correlationId, apiVersion, this.options.clientId);
     if (this.maxFrameBytes > 0 && bytes.length > this.maxFrameBytes) {
       return Promise.reject(
         new MqError('MESSAGE_TOO_LARGE', `request of ${bytes.length} bytes is over the broker's limit of ${this.maxFrameBytes}`),

@@ -10,9 +10,8 @@
 const SEED = 0x9747b28c;
 const M = 0x5bd1e995;
 
-/** Kafka's murmur2 (seed 0x9747b28c) over raw bytes; a signed 32-bit result like Java's. */
-export function murmur2(data: Uint8Array): number {
-  const length = data.length;
+/** Kafka's murmur2 (seed 0x9747b28c) over raw bytes (the first `length` of them); a signed 32-bit result like Java's. */
+export function murmur2(data: Uint8Array, length = data.length): number {
   let h = (SEED ^ length) | 0;
   const length4 = length >>> 2;
   for (let i = 0; i < length4; i++) {
@@ -51,14 +50,24 @@ interface Utf8Writable {
 
 /** The partition Kafka's default partitioner gives `key` among `numPartitions`. Strings hash as UTF-8. */
 export function murmur2Partition(key: Uint8Array | string, numPartitions: number): number {
-  if (typeof key === 'string') {
-    if (key.length * 3 <= scratch.length) {
-      const n = (scratch as unknown as Utf8Writable).utf8Write(key, 0);
-      return toPositive(murmur2(scratch.subarray(0, n))) % numPartitions;
-    }
-    return toPositive(murmur2(Buffer.from(key, 'utf8'))) % numPartitions;
-  }
+  if (typeof key === 'string') return toPositive(murmur2String(key)) % numPartitions;
   return toPositive(murmur2(key)) % numPartitions;
+}
+
+/** murmur2 of a string's UTF-8 bytes; short ASCII strings are read in place, others through a scratch buffer. */
+function murmur2String(key: string): number {
+  const n = key.length;
+  if (n <= 64) {
+    let i = 0;
+    while (i < n) {
+      const c = key.charCodeAt(i);
+      if (c >= 0x80) break;
+      scratch[i++] = c;
+    }
+    if (i === n) return murmur2(scratch, n);
+  }
+  if (n * 3 <= scratch.length) return murmur2(scratch, (scratch as unknown as Utf8Writable).utf8Write(key, 0));
+  return murmur2(Buffer.from(key, 'utf8'));
 }
 
 export interface PartitionerContext {

@@ -186,4 +186,47 @@ describe('producer', () => {
     expect(() => client.producer({ compression: 'brotli' as 'gzip' })).toThrow(/compression must be one of/);
     expect(() => client.producer({ bufferMemory: 1000, batchBytes: 2000 })).toThrow(/bufferMemory/);
   });
+
+  it('write() is fire and forget: no promise, records land in order, flush resolves', async () => {
+    const p = client.producer({ lingerMs: 1 });
+    await client.admin().describeTopic('one'); // metadata cached: writes are taken at once
+    for (let i = 0; i < 500; i++) expect(p.write('one', { value: `w${i}` })).toBe(true);
+    await p.flush();
+    expect(stored('one', 0).map((r) => r.value!.toString())).toEqual(Array.from({ length: 500 }, (_, i) => `w${i}`));
+  });
+
+  it('write() failures reach onWriteError and make the next flush reject, once', async () => {
+    const seen: unknown[] = [];
+    const p = client.producer({ lingerMs: 0, onWriteError: (err) => seen.push(err) });
+    p.write('nope', { value: 'a' });
+    p.write('nope', { value: 'b' });
+    await expect(p.flush()).rejects.toMatchObject({ code: 'UNKNOWN_TOPIC_OR_PARTITION', failedRecords: 2 });
+    expect(seen).toHaveLength(2);
+    await expect(p.flush()).resolves.toBeUndefined();
+  });
+
+  it('write() returns false when the buffer is full; drain() says when to go on', async () => {
+    const p = client.producer({ lingerMs: 0, batchBytes: 1024, bufferMemory: 2048, maxBlockMs: 5000 });
+    await p.send('one', { value: 'warm' });
+    broker.holdProduce();
+    const value = 'v'.repeat(900);
+    let writable = true;
+    let n = 0;
+    while (writable) {
+      writable = p.write('one', { value });
+      n++;
+    }
+    expect(n).toBeLessThanOrEqual(3);
+    const drained = p.drain();
+    broker.release();
+    const t = setInterval(() => broker.release(), 5);
+    try {
+      await drained;
+      expect(p.writable).toBe(true);
+      await p.flush();
+    } finally {
+      clearInterval(t);
+    }
+    expect(stored('one', 0)).toHaveLength(n + 1);
+  });
 });

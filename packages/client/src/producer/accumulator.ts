@@ -14,7 +14,7 @@ import { BatchBuilder, measureRecord, type ProducerRecord } from './batch-builde
 import { BufferPool } from './buffer-pool.js';
 import type { ParsedProducerOptions } from './options.js';
 import type { RecordSink } from './record-sink.js';
-import { recordNow } from './record-clock.js';
+import { coarseNow } from '../coarse-clock.js';
 
 export interface PartitionQueue {
   readonly topic: string;
@@ -154,7 +154,7 @@ export class Accumulator {
         throw new TypeError(`the partitioner returned ${partition} for a topic of ${n} partitions`);
       }
     }
-    const timestamp = record.timestamp ?? recordNow();
+    const timestamp = record.timestamp ?? coarseNow();
     if (!Number.isSafeInteger(timestamp) || timestamp < 0) {
       throw new MqError('INVALID_TIMESTAMP', `record timestamp must be a non-negative integer of ms, got ${timestamp}`);
     }

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { decodeBatch, decodeBatchSync, validateBatch } from '@mq/protocol/batch';
-import { recordNow } from './record-clock.js';
+import { coarseNow as recordNow } from '../coarse-clock.js';
 import { BatchBuilder, measureRecord, type ProducerRecord } from './batch-builder.js';
 import type { RecordSink } from './record-sink.js';
 
@@ -101,7 +101,7 @@ describe('BatchBuilder', () => {
   });
 });
 
-describe('recordNow', () => {
+describe('coarseNow', () => {
   it('stays within a millisecond or so of the clock, and refreshes on the next tick', async () => {
     const a = recordNow();
     expect(Math.abs(a - Date.now())).toBeLessThanOrEqual(2);

@@ -30,6 +30,8 @@ export interface ProducerOptions {
   retries?: number;
   compression?: CompressionCodec;
   partitioner?: Partitioner;
+  /** Called for each record of `write()` that fails (they also make the next flush() reject). */
+  onWriteError?: (err: unknown) => void;
 }
 
 export const DEFAULT_ACKS = -1;

@@ -2,13 +2,13 @@
  * The producer: `send` one record or `sendBatch` many; records are batched
  * per partition, sent to the leaders and resolved with their offsets.
  */
-import { MqError } from '@mq/protocol/errors';
+import { MqError, isMqError } from '@mq/protocol/errors';
 import type { Cluster } from '../cluster.js';
 import { Retrier, abortError } from '../retrier.js';
 import { Accumulator } from './accumulator.js';
 import type { ProducerRecord } from './batch-builder.js';
 import { parseProducerOptions, type ParsedProducerOptions, type ProducerOptions } from './options.js';
-import { GroupSink, SingleSink, type RecordMetadata } from './record-sink.js';
+import { ErrorSink, GroupSink, SingleSink, type RecordMetadata } from './record-sink.js';
 import { Sender } from './sender.js';
 
 export interface FlushOptions {
@@ -30,6 +30,7 @@ export class Producer {
   private readonly acc: Accumulator;
   private readonly sender: Sender;
   private closing: Promise<void> | undefined;
+  private readonly writeErrors: ErrorSink;
 
   constructor(
     cluster: Cluster,
@@ -37,6 +38,7 @@ export class Producer {
     private readonly onClose?: () => void,
   ) {
     this.options = parseProducerOptions(options);
+    this.writeErrors = new ErrorSink(options.onWriteError);
     const retrier = new Retrier({ ...cluster.options.retry, retries: this.options.retries });
     this.acc = new Accumulator(this.options, cluster, { wake: () => this.sender.wake() });
     this.sender = new Sender(this.options, cluster, this.acc, retrier);
@@ -65,6 +67,18 @@ export class Producer {
     });
   }
 
+  /**
+   * Fire and forget: takes the record without a promise (the fastest path).
+   * Returns `writable`: false means the buffer is full — wait for `drain()`
+   * before writing more (records written anyway wait their turn, up to
+   * `maxBlockMs`). A record that fails goes to the `onWriteError` option and
+   * makes the next `flush()` or `close()` reject.
+   */
+  write(topic: string, record: ProducerRecord): boolean {
+    this.acc.append(topic, record, this.writeErrors, 0);
+    return this.acc.writable;
+  }
+
   /** False when sends would wait (the buffer is full); `drain()` resolves when they would not. */
   get writable(): boolean {
     return this.acc.writable;
@@ -91,6 +105,15 @@ export class Producer {
     } finally {
       this.acc.flushing--;
     }
+    const failed = this.writeErrors.take();
+    if (failed) {
+      const first = failed.error as { message?: string; code?: string };
+      throw new MqError(
+        isMqError(failed.error) ? failed.error.code : 'UNKNOWN',
+        `${failed.count} written record${failed.count === 1 ? '' : 's'} failed; the first: ${first?.message ?? String(failed.error)}`,
+        { cause: failed.error, failedRecords: failed.count },
+      );
+    }
   }
 
   /**
@@ -99,14 +122,17 @@ export class Producer {
    */
   close(options: FlushOptions = {}): Promise<void> {
     this.closing ??= (async () => {
+      let writeFailure: unknown;
       try {
         await this.flush(options);
-      } catch {
-        // the deadline passed: whatever is left fails below
+      } catch (err) {
+        // A deadline that passed: whatever is left fails below. Failed write()s: reported after closing.
+        if (isMqError(err) && err.failedRecords !== undefined) writeFailure = err;
       }
       this.acc.abortAll(new MqError('CLOSED', 'the producer was closed before these records were sent'));
       this.sender.stop();
       this.onClose?.();
+      if (writeFailure) throw writeFailure;
     })();
     return this.closing;
   }

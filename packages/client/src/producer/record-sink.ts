@@ -55,3 +55,31 @@ export class GroupSink implements RecordSink {
     this.reject(err);
   }
 }
+
+/**
+ * The sink of fire-and-forget `write()`s: nothing per record on success; the
+ * first failure (and a count) is kept for the next `flush()`/`close()` to
+ * throw, and each failure goes to `onError` when given.
+ */
+export class ErrorSink implements RecordSink {
+  private first: unknown;
+  private failures = 0;
+
+  constructor(private readonly onError?: (err: unknown) => void) {}
+
+  ok(): void {}
+
+  fail(_index: number, err: unknown): void {
+    if (this.failures++ === 0) this.first = err;
+    this.onError?.(err);
+  }
+
+  /** The failures since the last call: the first error and how many there were. */
+  take(): { error: unknown; count: number } | undefined {
+    if (this.failures === 0) return undefined;
+    const out = { error: this.first, count: this.failures };
+    this.first = undefined;
+    this.failures = 0;
+    return out;
+  }
+}

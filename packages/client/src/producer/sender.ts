@@ -12,6 +12,7 @@ import type { ResponseOf } from '../connection.js';
 import { completeBatch, failBatch, type Accumulator, type PartitionQueue } from './accumulator.js';
 import type { BatchBuilder } from './batch-builder.js';
 import type { ParsedProducerOptions } from './options.js';
+import { encodeProduceFrame, type ProducePartitionData } from './produce-frame.js';
 import type { Retrier } from '../retrier.js';
 
 interface Entry {
@@ -107,7 +108,7 @@ export class Sender {
     const acks = this.options.acks;
     let resp: ResponseOf<'produce'> | undefined;
     try {
-      const byTopic = new Map<string, Array<{ partition: number; records: Uint8Array }>>();
+      const byTopic = new Map<string, ProducePartitionData[]>();
       for (const { q, batches } of entries) {
         const parts: Buffer[] = [];
         for (const b of batches) {
@@ -116,16 +117,14 @@ export class Sender {
         }
         let list = byTopic.get(q.topic);
         if (!list) byTopic.set(q.topic, (list = []));
-        list.push({ partition: q.partition, records: parts.length === 1 ? parts[0]! : Buffer.concat(parts) });
+        list.push({ partition: q.partition, records: parts.length === 1 ? parts[0]! : parts });
       }
+      const topics = [...byTopic].map(([name, partitions]) => ({ name, partitions }));
       const conn = await this.cluster.brokerConnection(leader);
-      resp = await conn.request(
+      resp = await conn.requestEncoded(
         'produce',
-        {
-          acks,
-          timeoutMs: this.options.ackTimeoutMs,
-          topics: [...byTopic].map(([name, partitions]) => ({ name, partitions })),
-        },
+        (correlationId, apiVersion, clientId) =>
+          encodeProduceFrame({ correlationId, apiVersion, clientId, acks, timeoutMs: this.options.ackTimeoutMs, topics }),
         { timeoutMs: this.options.ackTimeoutMs + this.cluster.options.requestTimeoutMs, expectResponse: acks !== 0 },
       );
     } catch (err) {

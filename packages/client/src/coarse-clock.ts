@@ -1,6 +1,6 @@
 /**
- * Create timestamps for records without reading the system clock for each
- * one: the time is read once per synchronous run of sends (invalidated by a
+ * The time for hot paths (record create timestamps, metadata freshness)
+ * without reading the system clock on every record: the time is read once per synchronous run of sends (invalidated by a
  * microtask) and again every 128 records within a long run, so a timestamp
  * is never more than a fraction of a millisecond old — but a loop of sends
  * does not pay for Date.now() on every record.
@@ -16,7 +16,7 @@ function invalidate(): void {
   invalidationQueued = false;
 }
 
-export function recordNow(): number {
+export function coarseNow(): number {
   if (uses >= REFRESH_EVERY) {
     cached = Date.now();
     uses = 0;

@@ -14,6 +14,7 @@ interface ConsumeArgs extends ClientArgs, FormatArgs {
   'timeout-ms'?: number;
   'print-key': boolean;
   'value-encoding': 'utf8' | 'base64';
+  group?: string;
 }
 
 function text(b: Buffer | null, encoding: BufferEncoding): string | null {
@@ -47,6 +48,12 @@ export function consumeCommand(ctx: CliContext): CommandModule {
         .option('timeout-ms', { type: 'number', describe: 'exit when no record arrives for this long' })
         .option('print-key', { type: 'boolean', default: false, describe: 'text format: print key<TAB>value' })
         .option('value-encoding', { type: 'string', choices: ['utf8', 'base64'], default: 'utf8', describe: 'how keys, values and headers are printed' })
+        .option('group', {
+          alias: 'g',
+          type: 'string',
+          describe: 'consume as a member of this consumer group: partitions are shared with its other members and progress is committed (--from-beginning only applies when the group has no committed offset)',
+        })
+        .conflicts('group', ['partition', 'offset'])
         .conflicts('from-beginning', 'offset') as unknown as Argv<ConsumeArgs>,
     handler: async (args) => {
       const partition = nonNegativeInt('--partition', args.partition);
@@ -66,7 +73,9 @@ export function consumeCommand(ctx: CliContext): CommandModule {
       }
       const encoding = args['value-encoding'] as BufferEncoding;
       const client = makeClient(args);
-      const consumer = client.consumer({ autoOffsetReset: start === 'earliest' ? 'earliest' : 'latest' });
+      const autoOffsetReset = start === 'earliest' ? 'earliest' : 'latest';
+      const group = args.group !== undefined ? client.consumer({ groupId: args.group, autoOffsetReset }) : undefined;
+      const consumer = group ?? client.consumer({ autoOffsetReset });
       let seen = 0;
       try {
         const meta = await client.admin().describeTopic(args.topic);
@@ -74,7 +83,8 @@ export function consumeCommand(ctx: CliContext): CommandModule {
           throw new UsageError(`partition ${partition} of topic "${args.topic}" does not exist (it has ${meta.partitions.length})`);
         }
         const parts = partition !== undefined ? [partition] : meta.partitions.map((p) => p.partition);
-        consumer.assign(parts.map((p): TopicPartitionOffset => ({ topic: args.topic, partition: p, ...(typeof start === 'number' ? { offset: start } : {}) })));
+        if (group) group.subscribe([args.topic]);
+        else consumer.assign(parts.map((p): TopicPartitionOffset => ({ topic: args.topic, partition: p, ...(typeof start === 'number' ? { offset: start } : {}) })));
         let lastRecordAt = Date.now();
         while (!ctx.signal.aborted && (max === undefined || seen < max)) {
           const wait = idleMs === undefined ? 1000 : Math.max(0, Math.min(1000, lastRecordAt + idleMs - Date.now()));

@@ -7,9 +7,10 @@ import type { CliContext } from '../context.js';
 import { benchCommand } from './bench.js';
 import { brokerCommand } from './broker.js';
 import { consumeCommand } from './consume.js';
+import { groupCommand } from './group.js';
 import { produceCommand } from './produce.js';
 import { topicCommand } from './topic.js';
 
 export type CommandFactory = (ctx: CliContext) => CommandModule;
 
-export const COMMANDS: readonly CommandFactory[] = [brokerCommand, topicCommand, produceCommand, consumeCommand, benchCommand];
+export const COMMANDS: readonly CommandFactory[] = [brokerCommand, topicCommand, produceCommand, consumeCommand, groupCommand, benchCommand];

@@ -346,3 +346,23 @@ describe('PartitionLeader', () => {
     expect(leader.isr).toEqual([1, 2, 3]);
   });
 });
+
+describe('PartitionLeader on a log that records epochs only on append', () => {
+  it('answers OffsetForLeaderEpoch as if its epoch had been recorded when it took over', async () => {
+    const timers = new ManualTimers(0);
+    const log = new MemoryLog({ assignLeaderEpoch: false }); // like @mq/log-store today
+    for (let i = 0; i < 3; i++) await log.append(batch(`v${i}`), { leaderEpoch: 1 });
+    const leader = await createPartitionLeader(
+      { topic: 'orders', partition: 0, brokerId: 1, leaderEpoch: 3, partitionEpoch: 0, replicas: [1, 2], isr: [1, 2] },
+      { log, clock: timers.clock, timers, checkpoint: new MemoryCheckpoint(), alterPartition: async (r) => ({ leaderEpoch: 3, partitionEpoch: 1, isr: r.isr }) },
+    );
+    expect(log.leaderEpochs.entries).toEqual([{ epoch: 1, startOffset: 0 }]);
+    // A follower that led epoch 2 (never seen here) learns epoch 1 ended at 3, not "unknown".
+    expect(leader.offsetForLeaderEpoch(3, 2)).toEqual({ errorCode: 'NONE', epoch: 1, endOffset: 3 });
+    expect(leader.offsetForLeaderEpoch(3, 3)).toEqual({ errorCode: 'NONE', epoch: 3, endOffset: 3 });
+    await leader.append(batch('x'), { acks: 1 });
+    expect(log.leaderEpochs.entries).toEqual([{ epoch: 1, startOffset: 0 }, { epoch: 3, startOffset: 3 }]);
+    expect(leader.offsetForLeaderEpoch(3, 2)).toEqual({ errorCode: 'NONE', epoch: 1, endOffset: 3 });
+    await leader.close();
+  });
+});

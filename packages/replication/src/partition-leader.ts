@@ -15,6 +15,7 @@ import {
   type AlterPartitionFn,
   type Clock,
   type EpochEndOffset,
+  type EpochEntry,
   type FetchPartitionRequest,
   type FetchPartitionResponse,
   type HighWatermarkCheckpoint,
@@ -242,7 +243,8 @@ export class PartitionLeader {
    * appended), then waits until the high watermark passes the last offset
    * (REQUEST_TIMED_OUT at the deadline, NOT_ENOUGH_REPLICAS_AFTER_APPEND if the
    * ISR shrank below min.insync.replicas meanwhile, NOT_LEADER if leadership
-   * was lost).
+   * was lost). The log append is issued before this returns its promise, so
+   * calls made in arrival order keep per-partition order.
    */
   async append(records: Buffer, options: LeaderAppendOptions): Promise<LeaderAppendResult> {
     this.#ensureLeader();
@@ -369,7 +371,7 @@ export class PartitionLeader {
     if (this.#closedWith) return { errorCode: this.#closedWith, epoch: UNDEFINED, endOffset: UNDEFINED };
     const code = this.#epochError(currentLeaderEpoch);
     if (code) return { errorCode: code, epoch: UNDEFINED, endOffset: UNDEFINED };
-    return { errorCode: 'NONE', ...endOffsetForEpoch(this.#log.leaderEpochs.entries, leaderEpoch, this.#log.logEndOffset) };
+    return { errorCode: 'NONE', ...endOffsetForEpoch(this.#epochEntries(), leaderEpoch, this.#log.logEndOffset) };
   }
 
   /**
@@ -480,10 +482,22 @@ export class PartitionLeader {
     return null;
   }
 
+  /**
+   * The log's epoch cache, plus this leader's epoch at the offset where it
+   * took over when the log has not recorded it yet (a log without
+   * assignLeaderEpoch records it with the first append): OffsetForLeaderEpoch
+   * then answers as if it had been recorded on becoming leader, as Kafka does.
+   */
+  #epochEntries(): readonly EpochEntry[] {
+    const entries = this.#log.leaderEpochs.entries;
+    if (latestEpoch(entries) >= this.#leaderEpoch) return entries;
+    return [...entries.filter((e) => e.startOffset < this.#epochStartOffset), { epoch: this.#leaderEpoch, startOffset: this.#epochStartOffset }];
+  }
+
   #divergence(request: FetchPartitionRequest): EpochEndOffset | null {
     const last = request.lastFetchedEpoch ?? UNDEFINED;
     if (last === UNDEFINED) return null;
-    const eo = endOffsetForEpoch(this.#log.leaderEpochs.entries, last, this.#log.logEndOffset);
+    const eo = endOffsetForEpoch(this.#epochEntries(), last, this.#log.logEndOffset);
     if (eo.epoch < last || eo.endOffset < request.fetchOffset) return eo;
     return null;
   }

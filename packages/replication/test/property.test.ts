@@ -44,17 +44,17 @@ function replicaHw(sim: SimCluster, id: number): number {
   return b.checkpoint.value ?? 0;
 }
 
-async function run(ops: Op[], minInsyncReplicas: number, seed: number): Promise<void> {
+async function run(ops: Op[], minInsyncReplicas: number, seed: number, assignLeaderEpoch: boolean): Promise<void> {
   const t0 = Date.now();
   try {
-    await runInner(ops, minInsyncReplicas, seed);
+    await runInner(ops, minInsyncReplicas, seed, assignLeaderEpoch);
   } finally {
     if (process.env.DEBUG_SIM) process.stderr.write(`run ${ops.length} ops ${Date.now() - t0} ms\n`);
   }
 }
 
-async function runInner(ops: Op[], minInsyncReplicas: number, seed: number): Promise<void> {
-  const sim = new SimCluster({ brokers: 3, minInsyncReplicas, replicaLagTimeMaxMs: 3_000, seed });
+async function runInner(ops: Op[], minInsyncReplicas: number, seed: number, assignLeaderEpoch: boolean): Promise<void> {
+  const sim = new SimCluster({ brokers: 3, minInsyncReplicas, replicaLagTimeMaxMs: 3_000, seed, assignLeaderEpoch });
   const committed = new Map<number, Buffer>();
   const acked = new Map<number, string>();
   const pending: Promise<unknown>[] = [];
@@ -147,7 +147,13 @@ async function runInner(ops: Op[], minInsyncReplicas: number, seed: number): Pro
 describe('replication safety under random faults', () => {
   it('never lets two replicas disagree below the high watermark, and never loses an acknowledged write', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(opArb, { minLength: 5, maxLength: 40 }), fc.constantFrom(1, 2), fc.integer({ min: 1, max: 1_000 }), run),
+      fc.asyncProperty(
+        fc.array(opArb, { minLength: 5, maxLength: 40 }),
+        fc.constantFrom(1, 2),
+        fc.integer({ min: 1, max: 1_000 }),
+        fc.boolean(),
+        run,
+      ),
       { numRuns: Number(process.env.RUNS ?? 200), seed: process.env.SEED ? Number(process.env.SEED) : undefined, verbose: 1 },
     );
   });

@@ -55,6 +55,8 @@ export interface SimOptions {
    */
   openLog?: (id: number) => Promise<SimLog>;
   realIo?: boolean;
+  /** MemoryLogs offer assignLeaderEpoch (default), or record epochs only with appends, like @mq/log-store. */
+  assignLeaderEpoch?: boolean;
 }
 
 function traceLogger(id: number, trace: string[] | undefined): Logger | undefined {
@@ -105,6 +107,7 @@ export class SimCluster {
       maxWaitMs: 500,
       seed: 1,
       realIo: false,
+      assignLeaderEpoch: true,
       ...options,
     };
     this.#random = prng(this.options.seed);
@@ -113,7 +116,7 @@ export class SimCluster {
       this.brokers.set(id, {
         id,
         alive: true,
-        log: new MemoryLog({ clock: this.timers.clock }),
+        log: new MemoryLog({ clock: this.timers.clock, assignLeaderEpoch: this.options.assignLeaderEpoch }),
         checkpoint: new MemoryCheckpoint(),
         leader: null,
         fetcher: null,
@@ -298,7 +301,7 @@ export class SimCluster {
     if (!b.alive || id === this.state.leader) return;
     await this.crash(id);
     await b.log.close();
-    b.log = new MemoryLog({ clock: this.timers.clock });
+    b.log = new MemoryLog({ clock: this.timers.clock, assignLeaderEpoch: this.options.assignLeaderEpoch });
     b.checkpoint = new MemoryCheckpoint();
     this.trace(`b${id}: disk wiped`);
     await this.restart(id);

@@ -40,6 +40,11 @@ class MemoryEpochCache implements ReplicaEpochCache {
 
 export interface MemoryLogOptions {
   clock?: () => number;
+  /**
+   * Whether the log offers assignLeaderEpoch (default true). False mimics a
+   * log that records a leader epoch only with an append (@mq/log-store today).
+   */
+  assignLeaderEpoch?: boolean;
 }
 
 export class MemoryLog implements ReplicaLog {
@@ -51,8 +56,17 @@ export class MemoryLog implements ReplicaLog {
   #closed = false;
   #appending: Promise<unknown> = Promise.resolve();
 
+  /** Records a new leader's epoch at `startOffset` without an append. */
+  readonly assignLeaderEpoch?: (epoch: number, startOffset: number) => Promise<void>;
+
   constructor(options: MemoryLogOptions = {}) {
     this.#clock = options.clock ?? (() => 0);
+    if (options.assignLeaderEpoch ?? true) {
+      this.assignLeaderEpoch = async (epoch, startOffset) => {
+        this.#ensureOpen();
+        this.leaderEpochs.assign(epoch, startOffset);
+      };
+    }
   }
 
   get logStartOffset(): number {
@@ -178,11 +192,6 @@ export class MemoryLog implements ReplicaLog {
     this.#logStartOffset = offset;
     this.#logEndOffset = offset;
     this.leaderEpochs.list.length = 0;
-  }
-
-  async assignLeaderEpoch(epoch: number, startOffset: number): Promise<void> {
-    this.#ensureOpen();
-    this.leaderEpochs.assign(epoch, startOffset);
   }
 
   async flush(): Promise<void> {

@@ -103,10 +103,11 @@ describe('broker served to the client and HTTP (real process)', () => {
     const { offset } = (await res.json()) as { offset: number };
     const consumer = client().consumer({ autoOffsetReset: 'earliest' });
     consumer.assign([{ topic, partition: 3, offset }]);
-    const [rec] = await waitFor(async () => {
+    const got = await waitFor(async () => {
       const rs = await consumer.poll(500);
       return rs.length > 0 ? rs : undefined;
     });
+    const rec = got![0];
     expect([rec!.key?.toString(), rec!.value?.toString(), rec!.offset]).toEqual(['from-http', 'hello client', offset]);
     await consumer.close();
   });

@@ -2,15 +2,29 @@
 import WebSocket from 'ws';
 import { decodeResponse, encodeRequest, type mq, type RequestFrame } from '@mq/protocol/wire';
 
+/**
+ * A decoded response as tests read it: protobufjs fills proto3 scalars and
+ * repeated fields with defaults, so only the oneof body may really be absent.
+ */
+export type Decoded<T> = T extends Uint8Array
+  ? Uint8Array
+  : T extends ReadonlyArray<infer U>
+    ? Decoded<U>[]
+    : T extends object
+      ? { [K in keyof T]-?: Decoded<NonNullable<T[K]>> }
+      : T;
+
+export type WireResponse = Decoded<mq.ResponseFrame>;
+
 export class TestClient {
   private next = 1;
-  private readonly pending = new Map<number, { resolve: (f: mq.ResponseFrame) => void; reject: (e: Error) => void }>();
+  private readonly pending = new Map<number, { resolve: (f: WireResponse) => void; reject: (e: Error) => void }>();
   readonly closed: Promise<{ code: number; reason: string }>;
-  readonly unmatched: mq.ResponseFrame[] = [];
+  readonly unmatched: WireResponse[] = [];
 
   private constructor(readonly ws: WebSocket) {
     ws.on('message', (data: Buffer) => {
-      const frame = decodeResponse(data);
+      const frame = decodeResponse(data) as unknown as WireResponse;
       const p = this.pending.get(frame.correlationId);
       if (!p) {
         this.unmatched.push(frame);
@@ -39,7 +53,7 @@ export class TestClient {
   }
 
   /** Sends a request frame and waits for its response. */
-  request(frame: Omit<RequestFrame, 'correlationId'>, timeoutMs = 10_000): Promise<mq.ResponseFrame> {
+  request(frame: Omit<RequestFrame, 'correlationId'>, timeoutMs = 10_000): Promise<WireResponse> {
     const correlationId = this.next++;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {

@@ -612,7 +612,7 @@ export class RaftCore {
     const prevIndex = pr.next - 1;
     const prevTerm = this.log.termOr(prevIndex);
     let ents: Entry[] = [];
-    let compacted = prevTerm < 0;
+    let compacted = prevTerm < 0 || pr.next < this.log.firstIndex();
     if (!compacted) {
       try {
         ents = this.log.entriesFrom(pr.next, this.opts.maxSizePerMsg);

@@ -3,7 +3,7 @@ import { checkKvHistory, type KvOp } from './linearizability.js';
 import { runSimulation } from './simulator.js';
 
 // CI runs a few hundred seeds; `npm run sim -- --seeds N` runs any number.
-const SEEDS_3 = Number(process.env.SIM_SEEDS_3 ?? 200);
+const SEEDS_3 = Number(process.env.SIM_SEEDS_3 ?? 160);
 const SEEDS_5 = Number(process.env.SIM_SEEDS_5 ?? 80);
 
 describe('deterministic simulation', () => {

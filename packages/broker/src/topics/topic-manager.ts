@@ -207,7 +207,8 @@ export class TopicManager {
         ? `topic names with a period ('.') or underscore ('_') could collide in metric names; use one or the other, not both`
         : undefined;
       const result: TopicChangeResult = { name, numPartitions, replicationFactor: rf, configs, ...(warning ? { warning } : {}) };
-      if (validateOnly || this.closed) return result;
+      if (validateOnly) return result;
+      this.checkOpen();
 
       const topicId = randomBytes(16).toString('base64url');
       const config = new TopicConfig(configs, cfg);
@@ -289,7 +290,8 @@ export class TopicManager {
         configs: { ...t.config.own },
         warning,
       };
-      if (validateOnly || this.closed) return result;
+      if (validateOnly) return result;
+      this.checkOpen();
       const added: Partition[] = [];
       try {
         added.push(
@@ -351,9 +353,13 @@ export class TopicManager {
     return n;
   }
 
+  private checkOpen(): void {
+    if (this.closed) throw new MqError('BROKER_NOT_AVAILABLE', 'the broker is shutting down');
+  }
+
   private serial<T>(fn: () => Promise<T>): Promise<T> {
     const run = this.admin.then(() => {
-      if (this.closed) throw new MqError('BROKER_NOT_AVAILABLE', 'the broker is shutting down');
+      this.checkOpen();
       return fn();
     });
     this.admin = run.catch(() => undefined);

@@ -47,7 +47,7 @@ function median(xs) {
 
 const value = 'v'.repeat(VALUE_BYTES);
 const broker = await startBroker();
-const client = new MqClient({ bootstrap: broker.bootstrap });
+const client = new MqClient({ bootstrap: broker.bootstrap, maskFrames: process.env.MASK !== '0' });
 const admin = client.admin();
 const results = [];
 

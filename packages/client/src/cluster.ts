@@ -99,6 +99,7 @@ export class Cluster {
         connectTimeoutMs: this.options.connectTimeoutMs,
         requestTimeoutMs: this.options.requestTimeoutMs,
         maxResponseBytes: this.options.maxResponseBytes,
+        maskFrames: this.options.maskFrames,
       },
       signal,
     ).then(

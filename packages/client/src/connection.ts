@@ -33,6 +33,8 @@ export interface ConnectionOptions {
   requestTimeoutMs: number;
   /** Largest response frame accepted from the broker. */
   maxResponseBytes: number;
+  /** false: send frames with an all-zero mask (no masking pass; see ClientOptions.maskFrames). */
+  maskFrames?: boolean;
 }
 
 export interface RequestOptions {
@@ -303,6 +305,7 @@ function openSocket(options: ConnectionOptions, signal?: AbortSignal): Promise<W
       perMessageDeflate: false,
       maxPayload: options.maxResponseBytes,
       handshakeTimeout: options.connectTimeoutMs,
+      ...(options.maskFrames === false ? { generateMask: (mask: Buffer) => void mask.fill(0) } : {}),
     });
     const cleanup = () => {
       ws.off('open', onOpen);

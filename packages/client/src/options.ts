@@ -16,6 +16,13 @@ export interface ClientOptions {
   maxResponseBytes?: number;
   /** The retry policy of every request. */
   retry?: RetryOptions;
+  /**
+   * Mask client frames with a random key, as RFC 6455 requires (default
+   * true). false uses an all-zero key, which skips the masking pass over
+   * every byte sent: only for trusted networks without intermediaries that
+   * cache, where the masking buys nothing.
+   */
+  maskFrames?: boolean;
 }
 
 export const DEFAULT_BOOTSTRAP = 'localhost:9092';
@@ -34,6 +41,7 @@ export interface ParsedClientOptions {
   metadataMaxAgeMs: number;
   maxResponseBytes: number;
   retry: ParsedRetryOptions;
+  maskFrames: boolean;
 }
 
 export function invalidArgument(message: string): MqError {
@@ -68,5 +76,6 @@ export function parseClientOptions(options: ClientOptions = {}): ParsedClientOpt
     metadataMaxAgeMs: positiveInt('metadataMaxAgeMs', options.metadataMaxAgeMs ?? DEFAULT_METADATA_MAX_AGE_MS, 0),
     maxResponseBytes: positiveInt('maxResponseBytes', options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES, 1024),
     retry: parseRetryOptions(options.retry),
+    maskFrames: options.maskFrames ?? true,
   };
 }

@@ -81,4 +81,11 @@ describe('Connection', () => {
     expect(() => new MqClient({ bootstrap: 'http://x:y:z' })).toThrow(/is not host:port/);
     expect(() => new MqClient({ bootstrap: '' })).toThrow(/at least one/);
   });
+
+  it('works with unmasked (all-zero key) frames when asked', async () => {
+    const conn = await Connection.open({ ...opts(broker.address), maskFrames: false });
+    const r = await conn.request('metadata', { topics: ['one'] });
+    expect(r.topics![0]!.name).toBe('one');
+    conn.close();
+  });
 });

@@ -296,6 +296,23 @@ export class GroupConsumer extends Consumer {
     }
   }
 
+  /** Yields records one at a time (polling as a group member, so commits and the poll interval work) until closed. */
+  override async *[Symbol.asyncIterator](): AsyncIterator<ConsumerRecord> {
+    while (!this.closing) {
+      let records: ConsumerRecord[];
+      try {
+        records = await this.poll(1000);
+      } catch (err) {
+        if (isMqError(err, 'CLOSED')) return;
+        throw err;
+      }
+      for (const r of records) {
+        if (this.closing) return;
+        yield r;
+      }
+    }
+  }
+
   override async close(): Promise<void> {
     if (this.closing) return;
     this.closing = true;

@@ -11,7 +11,9 @@ import { listOffsets } from './list-offsets.js';
 import { metadata } from './metadata.js';
 import { offsetForLeaderEpoch } from './offset-for-leader-epoch.js';
 import { produce } from './produce.js';
-import { createPartitions, createTopics, deleteTopics } from './topic-admin.js';
+import { createPartitions } from './create-partitions.js';
+import { createTopics } from './create-topics.js';
+import { deleteTopics } from './delete-topics.js';
 import type { HandlerMap } from './types.js';
 
 export const DEFAULT_HANDLERS: HandlerMap = {

@@ -229,4 +229,16 @@ describe('producer', () => {
     }
     expect(stored('one', 0)).toHaveLength(n + 1);
   });
+
+  it('fails queued records soon (not at the delivery timeout) when their topic is deleted', async () => {
+    const p = client.producer({ lingerMs: 0 });
+    await p.send('one', { value: 'warm' });
+    broker.topics.delete('one');
+    const t0 = Date.now();
+    await expect(p.send('one', { value: 'lost' })).rejects.toMatchObject({
+      code: 'UNKNOWN_TOPIC_OR_PARTITION',
+      message: 'topic "one" does not exist (create it with: mq topic create one)',
+    });
+    expect(Date.now() - t0).toBeLessThan(5000);
+  });
 });

@@ -57,6 +57,7 @@ export class Accumulator {
   private blockedHead = 0;
   private blockedTimer: NodeJS.Timeout | undefined;
   private readonly metadataWanted = new Set<string>();
+  private readonly metadataAt = new Map<string, number>();
   /** Batches created and not yet completed. */
   private incomplete = 0;
   private idleWaiters: Array<() => void> = [];
@@ -267,14 +268,33 @@ export class Accumulator {
     }
   }
 
-  /** Fetches metadata for a topic in the background, then retries blocked sends. */
+  /**
+   * Fetches metadata for a topic in the background, then retries blocked
+   * sends and wakes the sender. Refreshes of one topic are spaced by the
+   * retrier's first backoff, so a partition without a leader is not polled
+   * in a loop.
+   */
   wantMetadata(topic: string): void {
-    if (this.metadataWanted.has(topic)) return;
+    if (this.metadataWanted.has(topic) || this.closed) return;
     this.metadataWanted.add(topic);
+    const wait = (this.metadataAt.get(topic) ?? 0) + this.cluster.retrier.options.initialDelayMs - Date.now();
+    if (wait > 0) {
+      setTimeout(() => {
+        this.metadataWanted.delete(topic);
+        this.wantMetadata(topic);
+      }, wait).unref();
+      return;
+    }
+    this.metadataAt.set(topic, Date.now());
     this.cluster.refreshMetadata([topic]).then(
       () => {
         this.metadataWanted.delete(topic);
-        if (!this.cluster.cachedTopic(topic)) this.failBlocked(topic, unknownTopicError(topic));
+        if (!this.cluster.cachedTopic(topic)) {
+          // The topic does not exist (any more): what waits for it fails now, not at the delivery timeout.
+          const err = unknownTopicError(topic);
+          this.failBlocked(topic, err);
+          this.failQueued(topic, err);
+        }
         this.processBlocked();
         this.hooks.wake();
       },
@@ -286,6 +306,20 @@ export class Accumulator {
         this.processBlocked();
       },
     );
+  }
+
+  /** Fails the batches of a topic that are not in flight. */
+  private failQueued(topic: string, err: unknown): void {
+    for (const q of this.queues.get(topic) ?? []) {
+      if (!q || q.inFlight) continue;
+      const pending = q.open ? [...q.ready, q.open] : [...q.ready];
+      q.ready.length = 0;
+      q.open = undefined;
+      for (const batch of pending) {
+        failBatch(batch, err);
+        this.completed(batch);
+      }
+    }
   }
 
   private failBlocked(topic: string, err: unknown): void {

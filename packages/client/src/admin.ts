@@ -290,7 +290,8 @@ export class Admin {
       if (r.warning) res.warning = r.warning;
       out.push(res);
     }
-    if (failures.length === 1) throw failures[0]!;
+    const [first] = failures;
+    if (first && failures.length === 1) throw first;
     if (failures.length > 1) {
       throw new MqError(failures[0]!.code, failures.map((f) => f.message).join('; '), { errors: failures, succeeded: out });
     }

@@ -128,12 +128,11 @@ export class Retrier {
 export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(abortError(signal));
-    let timer: NodeJS.Timeout | undefined;
     const onAbort = () => {
       clearTimeout(timer);
       reject(abortError(signal!));
     };
-    timer = setTimeout(() => {
+    const timer = setTimeout(() => {
       signal?.removeEventListener('abort', onAbort);
       resolve();
     }, ms);

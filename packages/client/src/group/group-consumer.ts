@@ -97,7 +97,12 @@ export class GroupConsumer extends Consumer {
   private asyncCommits: Promise<void> = Promise.resolve();
   private readonly logger: GroupMemberLogger | undefined;
 
-  constructor(cluster: Cluster, options: GroupConsumerOptions, onClose?: () => void, logger?: GroupMemberLogger) {
+  constructor(
+    private readonly cluster: Cluster,
+    options: GroupConsumerOptions,
+    onClose?: () => void,
+    logger?: GroupMemberLogger,
+  ) {
     super(cluster, options, onClose);
     this.group = parseGroupConsumerOptions(options);
     this.groupId = options.groupId;
@@ -351,9 +356,16 @@ export class GroupConsumer extends Consumer {
   /** Commits the consumed offsets of the partitions this consumer owns. */
   private async commitConsumed(signal?: AbortSignal, only?: readonly TopicPartition[]): Promise<void> {
     const keys = only ? new Set(only.map(tpKey)) : null;
-    const offsets = [...this.consumed.entries()].filter(([k]) => !keys || keys.has(k)).map(([, v]) => v);
+    const offsets = [...this.consumed.entries()]
+      .filter(([k]) => !keys || keys.has(k))
+      .map(([, v]) => ({ ...v, leaderEpoch: this.leaderEpochOf(v) }));
     if (offsets.length === 0) return;
     await this.coordinator.commit(offsets, this.subscribed ? this.requireGeneration() : null, signal);
+  }
+
+  /** The leader epoch this consumer last saw for a partition (from its metadata), -1 when unknown. */
+  private leaderEpochOf(tp: TopicPartition): number {
+    return this.cluster.cachedTopic(tp.topic)?.partitions[tp.partition]?.leaderEpoch ?? -1;
   }
 
   private async onAssigned(tps: TopicPartition[]): Promise<void> {

@@ -371,9 +371,13 @@ export class RaftCore {
     if (!this.promotable()) return;
     // Do not campaign while a membership change we know is committed is not applied yet.
     if (this.log.committed > this.log.applied) {
-      for (const e of this.log.slice(this.log.applied + 1, this.log.committed + 1, Number.MAX_SAFE_INTEGER)) {
-        if (e.type === EntryType.ConfChange) return;
+      let pending: Entry[];
+      try {
+        pending = this.log.slice(Math.max(this.log.applied + 1, this.log.firstIndex()), this.log.committed + 1, Number.MAX_SAFE_INTEGER);
+      } catch {
+        return;
       }
+      for (const e of pending) if (e.type === EntryType.ConfChange) return;
     }
     if (this.opts.preVote && !transfer) this.runCampaign(true, false);
     else this.runCampaign(false, transfer);

@@ -8,7 +8,7 @@ export interface RaftNodeOptions extends RaftOptions {
   tickMs?: number;
   /** Default timeout of propose/readIndex/membership calls. */
   requestTimeoutMs?: number;
-  /** Proposals waiting to be applied on this node before propose() refuses with BUFFER_FULL. */
+  /** Proposals (and, separately, reads) waiting on this node before propose()/readIndex() refuse with BUFFER_FULL. */
   maxPendingProposals?: number;
   /** Take a snapshot and compact the log every this many applied entries (0 = never automatically). */
   snapshotEntries?: number;

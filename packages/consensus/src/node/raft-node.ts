@@ -178,7 +178,11 @@ class RaftNodeImpl implements RaftNode {
     if (this.closed) return;
     this.cancelTick = this.clock.setTimeout(() => {
       if (this.closed) return;
-      this.core.tick();
+      try {
+        this.core.tick();
+      } catch (err) {
+        this.logger.error({ err }, 'raft tick failed');
+      }
       this.kick();
       this.scheduleTick();
     }, this.opts.tickMs);
@@ -432,6 +436,9 @@ class RaftNodeImpl implements RaftNode {
       ctx.writeBigUInt64BE(BigInt(this.id), 0);
       ctx.writeBigUInt64BE(BigInt(++ctxCounter), 8);
       const key = ctx.toString('hex');
+      if (this.reads.size >= this.opts.maxPendingProposals) {
+        throw new MqError('BUFFER_FULL', `${this.reads.size} reads are pending on node ${this.id}; wait for some to complete`);
+      }
       const promise = this.track<number, PendingRead>(
         options,
         'read index',

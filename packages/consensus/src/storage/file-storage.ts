@@ -22,7 +22,16 @@ import { MemoryStorage } from './memory-storage.js';
 export interface FileStorageOptions {
   /** fsync writes (default true). Turning it off loses Raft's durability guarantees. */
   sync?: boolean;
+  /**
+   * The WAL grows in zero-filled steps of this many bytes (default 16 MiB,
+   * 0 = grow on every append). Overwriting allocated blocks lets fdatasync
+   * skip the file-size metadata journal commit, which is what makes fsync
+   * latency tails short on ext4/xfs (etcd preallocates its WAL for the same reason).
+   */
+  preallocateBytes?: number;
 }
+
+export const DEFAULT_PREALLOCATE_BYTES = 16 * 1024 * 1024;
 
 const HEADER = 8;
 const SNAP_MAGIC = 0x4d51534e; // 'MQSN'
@@ -31,6 +40,8 @@ const MAX_RECORD = 256 * 1024 * 1024;
 export class FileStorage extends MemoryStorage {
   private wal!: fsp.FileHandle;
   private walSize = 0;
+  private allocated = 0;
+  private readonly preallocate: number;
   private chain: Promise<unknown> = Promise.resolve();
   private readonly sync: boolean;
   /** Bytes cut from a torn tail at open (0 if the WAL ended cleanly). */
@@ -42,6 +53,10 @@ export class FileStorage extends MemoryStorage {
   ) {
     super();
     this.sync = options.sync ?? true;
+    this.preallocate = options.preallocateBytes ?? DEFAULT_PREALLOCATE_BYTES;
+    if (!Number.isSafeInteger(this.preallocate) || this.preallocate < 0) {
+      throw new MqError('INVALID_ARGUMENT', `preallocateBytes must be a non-negative integer, got ${options.preallocateBytes}`);
+    }
   }
 
   static async open(dir: string, options: FileStorageOptions = {}): Promise<FileStorage> {
@@ -102,14 +117,12 @@ export class FileStorage extends MemoryStorage {
       if (buf.length - off < HEADER) break; // torn header
       const len = buf.readUInt32BE(off);
       const crc = buf.readUInt32BE(off + 4);
-      if (len > MAX_RECORD) {
-        throw new MqError('CORRUPT_MESSAGE', `raft WAL ${walPath}: record at byte ${off} claims ${len} bytes`, { offset: off });
-      }
-      if (off + HEADER + len > buf.length) break; // torn payload
+      if (len === 0) break; // preallocated space: the end of the log
+      if (len > MAX_RECORD || off + HEADER + len > buf.length) break; // torn (or garbage) tail
       const payload = buf.subarray(off + HEADER, off + HEADER + len);
       if (crc32c(payload) !== crc) {
-        if (off + HEADER + len < buf.length) {
-          throw new MqError('CORRUPT_MESSAGE', `raft WAL ${walPath}: record at byte ${off} fails its checksum and is followed by more data; refusing to start`, { offset: off });
+        if (validRecordAt(buf, off + HEADER + len)) {
+          throw new MqError('CORRUPT_MESSAGE', `raft WAL ${walPath}: record at byte ${off} fails its checksum and valid records follow; refusing to start`, { offset: off });
         }
         break; // torn last record
       }
@@ -122,7 +135,10 @@ export class FileStorage extends MemoryStorage {
       this.replay(rec, walPath, off);
       off += HEADER + len;
     }
-    this.truncatedBytes = buf.length - off;
+    // Anything non-zero after the last good record is a torn write that was never acknowledged.
+    let lastNonZero = buf.length - 1;
+    while (lastNonZero >= off && buf[lastNonZero] === 0) lastNonZero--;
+    this.truncatedBytes = lastNonZero >= off ? lastNonZero + 1 - off : 0;
     // Reconcile with the snapshot file (it may be newer than the WAL's last marker).
     const si = this.snap.meta.index;
     if (si > this.dummyIndex) {
@@ -139,10 +155,17 @@ export class FileStorage extends MemoryStorage {
     }
     this.wal = await fsp.open(walPath, constants.O_RDWR | constants.O_CREAT);
     if (this.truncatedBytes > 0) {
-      await this.wal.truncate(off);
+      // Zero the torn bytes from the back, so that a crash midway still leaves a torn (not corrupt) tail.
+      const zeros = Buffer.alloc(64 * 1024);
+      for (let end = off + this.truncatedBytes; end > off; ) {
+        const start = Math.max(off, end - zeros.length);
+        await this.wal.write(zeros, 0, end - start, start);
+        end = start;
+      }
       if (this.sync) await this.wal.sync();
     }
     this.walSize = off;
+    this.allocated = buf.length;
   }
 
   private replay(rec: pb.WalRecord, walPath: string, off: number): void {
@@ -225,9 +248,10 @@ export class FileStorage extends MemoryStorage {
       for (let i = 0; i < this.ents.length; i += 1000) recs.push({ entries: this.ents.slice(i, i + 1000).map(toPbEntry) });
       for (const r of recs) {
         const frame = frameRecord(r);
-        await fh.write(frame);
+        await fh.write(frame, 0, frame.length, size);
         size += frame.length;
       }
+      this.allocated = this.preallocate > 0 ? await zeroFill(fh, size, size + this.preallocate, false) : size;
       if (this.sync) await fh.sync();
     } finally {
       await fh.close();
@@ -241,6 +265,9 @@ export class FileStorage extends MemoryStorage {
 
   private async appendRecord(rec: pb.IWalRecord, mustSync: boolean): Promise<void> {
     const frame = frameRecord(rec);
+    if (this.preallocate > 0 && this.walSize + frame.length > this.allocated) {
+      this.allocated = await zeroFill(this.wal, this.allocated, this.walSize + frame.length + this.preallocate, this.sync);
+    }
     await this.wal.write(frame, 0, frame.length, this.walSize);
     this.walSize += frame.length;
     if (this.sync && mustSync) await this.wal.datasync();
@@ -282,6 +309,22 @@ export class FileStorage extends MemoryStorage {
       this.unlock();
     });
   }
+}
+
+/** True when a well-formed record (length, checksum) starts at `off`. */
+function validRecordAt(buf: Buffer, off: number): boolean {
+  if (buf.length - off < HEADER) return false;
+  const len = buf.readUInt32BE(off);
+  if (len === 0 || off + HEADER + len > buf.length) return false;
+  return crc32c(buf.subarray(off + HEADER, off + HEADER + len)) === buf.readUInt32BE(off + 4);
+}
+
+/** Writes zeros over [from, to) and returns `to` (the new allocated size). */
+async function zeroFill(fh: fsp.FileHandle, from: number, to: number, sync: boolean): Promise<number> {
+  const zeros = Buffer.alloc(Math.min(1024 * 1024, to - from));
+  for (let at = from; at < to; at += zeros.length) await fh.write(zeros, 0, Math.min(zeros.length, to - at), at);
+  if (sync) await fh.sync(); // the size change is metadata: one full sync per step
+  return to;
 }
 
 function frameRecord(rec: pb.IWalRecord): Buffer {

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EntryType, type Entry } from '../core/types.js';
@@ -17,14 +17,14 @@ raftStorageCompliance('MemoryStorage', { create: async () => new MemoryStorage()
 raftStorageCompliance('FileStorage', {
   create: async () => {
     const dir = join(root, `c${++n}`);
-    const s = await FileStorage.open(dir);
+    const s = await FileStorage.open(dir, { preallocateBytes: 4096 });
     dirs.set(s, dir);
     return s;
   },
   reopen: async (s) => {
     const dir = dirs.get(s)!;
     await s.close();
-    const r = await FileStorage.open(dir);
+    const r = await FileStorage.open(dir, { preallocateBytes: 4096 });
     dirs.set(r, dir);
     return r;
   },
@@ -39,21 +39,40 @@ function ents(from: number, to: number, term: number): Entry[] {
 describe('FileStorage faults at start-up', () => {
   it('cuts a torn last record (a crash mid-write) and keeps everything before it', async () => {
     const dir = join(root, 'torn');
-    const s = await FileStorage.open(dir);
+    const s = await FileStorage.open(dir, { preallocateBytes: 1024 });
     await s.save({ entries: ents(1, 5, 1), hardState: { term: 1, vote: 1, commit: 5 } });
+    const good = s.walBytes;
     await s.save({ entries: ents(6, 8, 1) });
+    const end = s.walBytes;
     await s.close();
+    // The last record only partly reached the disk: its tail is still zeros.
     const wal = join(dir, 'wal');
-    truncateSync(wal, statSync(wal).size - 7);
-    const r = await FileStorage.open(dir);
+    const buf = readFileSync(wal);
+    buf.fill(0, end - 7, end);
+    writeFileSync(wal, buf);
+    const r = await FileStorage.open(dir, { preallocateBytes: 1024 });
     expect(r.truncatedBytes).toBeGreaterThan(0);
+    expect(r.truncatedBytes).toBeLessThanOrEqual(end - good);
     expect(r.lastIndex()).toBe(5);
     await r.save({ entries: ents(6, 6, 2) });
     await r.close();
-    const again = await FileStorage.open(dir);
+    const again = await FileStorage.open(dir, { preallocateBytes: 1024 });
+    expect(again.truncatedBytes).toBe(0);
     expect(again.lastIndex()).toBe(6);
     expect(again.term(6)).toBe(2);
     await again.close();
+  });
+
+  it('grows the WAL in preallocated steps and finds the end of the log in the zeros', async () => {
+    const dir = join(root, 'prealloc');
+    const s = await FileStorage.open(dir, { preallocateBytes: 2048 });
+    for (let i = 0; i < 30; i++) await s.save({ entries: ents(i * 10 + 1, i * 10 + 10, 1), hardState: { term: 1, vote: 0, commit: i * 10 + 10 } });
+    expect(statSync(join(dir, 'wal')).size).toBeGreaterThan(s.walBytes);
+    await s.close();
+    const r = await FileStorage.open(dir, { preallocateBytes: 2048 });
+    expect(r.lastIndex()).toBe(300);
+    expect(r.truncatedBytes).toBe(0);
+    await r.close();
   });
 
   it('refuses to open when a record in the middle is corrupt', async () => {

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { decodeBatchSync, encodeBatchSync, iterateBatches } from '@mq/protocol/batch';
 import { pino } from 'pino';
+import { errorNumber } from '@mq/protocol/errors';
 import { startBroker } from '../src/index.js';
 
 const quiet = { logger: pino({ level: 'silent' }) };
@@ -83,5 +84,40 @@ describe('restart', () => {
       code: 'INVALID_CONFIG',
       message: expect.stringMatching(/EADDRINUSE/),
     });
+  });
+});
+
+describe('a partition log that fails to open', () => {
+  it('goes offline with STORAGE_ERROR while the broker serves the other partitions', async () => {
+    const { rm: remove, writeFile } = await import('node:fs/promises');
+    const t = await startTestBroker();
+    let c = await TestClient.connect(t.url);
+    const name = topicName('offline');
+    await createTopic(c, name, 2);
+    await c.close();
+    await t.broker.close();
+    // Replace partition 1's directory with a plain file: its log cannot open.
+    await remove(path.join(t.dataDir, `${name}-1`), { recursive: true });
+    await writeFile(path.join(t.dataDir, `${name}-1`), 'not a directory');
+    await t.restart();
+    expect(t.lines.some((l) => l.msg === 'partition log failed to open: partition offline')).toBe(true);
+    c = await TestClient.connect(t.url);
+    const md = await c.request({ metadata: { topics: [name] } });
+    expect(md.metadata!.topics[0]!.partitions.map((p) => p.errorCode)).toEqual([0, errorNumber('STORAGE_ERROR')]);
+    const produce = (partition: number) =>
+      c.request({ produce: { acks: 1, topics: [{ name, partitions: [{ partition, records: encodeBatchSync([{ value: 'x' }]) }] }] } });
+    expect((await produce(0)).produce!.topics[0]!.partitions[0]!.errorCode).toBe(0);
+    expect((await produce(1)).produce!.topics[0]!.partitions[0]!.errorCode).toBe(errorNumber('STORAGE_ERROR'));
+    const f = await c.request({ fetch: { topics: [{ name, partitions: [{ partition: 1, fetchOffset: 0 }] }] } });
+    expect(f.fetch!.topics[0]!.partitions[0]!.errorCode).toBe(errorNumber('STORAGE_ERROR'));
+    const lo = await c.request({ listOffsets: { topics: [{ name, partitions: [{ partition: 1, timestamp: -2 }] }] } });
+    expect(lo.listOffsets!.topics[0]!.partitions[0]!.errorCode).toBe(errorNumber('STORAGE_ERROR'));
+    const http = await httpJson(`${t.httpUrl}/topics/${name}`);
+    expect(http.body.partitions[1]).toMatchObject({ offline: true });
+    // Deleting the topic still works and clears the way.
+    const del = await c.request({ deleteTopics: { topics: [name] } });
+    expect(del.deleteTopics!.results[0]!.errorCode).toBe(0);
+    await c.close();
+    await t.cleanup();
   });
 });

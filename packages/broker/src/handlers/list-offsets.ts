@@ -12,6 +12,7 @@ import type { Partition } from '../topics/partition.js';
 import type { Handler } from './types.js';
 
 export async function lookupOffset(p: Partition, timestamp: number): Promise<{ offset: number; timestamp: number }> {
+  if (p.offline) throw p.offline.error();
   if (timestamp === EARLIEST_TIMESTAMP) return { offset: p.logStartOffset, timestamp: -1 };
   if (timestamp === LATEST_TIMESTAMP) return { offset: p.highWatermark, timestamp: -1 };
   if (timestamp === LOG_END_TIMESTAMP) return { offset: p.logEndOffset, timestamp: -1 };

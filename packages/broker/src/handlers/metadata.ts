@@ -3,6 +3,7 @@
  * replicas and ISR. An empty topic list means every topic.
  */
 import type { mq } from '@mq/protocol/wire';
+import { errorNumber } from '@mq/protocol/errors';
 import type { BrokerContext } from '../context.js';
 import { wireError } from '../errors.js';
 import type { Topic } from '../topics/topic-manager.js';
@@ -16,7 +17,7 @@ export function describeTopic(topic: Topic): mq.TopicMetadata.$Properties {
     internal: topic.internal,
     topicId: topic.topicId,
     partitions: topic.partitions.map((p) => ({
-      errorCode: 0,
+      errorCode: p.offline ? errorNumber('STORAGE_ERROR') : 0,
       partition: p.index,
       leader: p.leaderId,
       leaderEpoch: p.leaderEpoch,

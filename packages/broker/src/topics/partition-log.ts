@@ -3,6 +3,7 @@
  * the factory that opens one. The broker takes the factory as a component so
  * the wiring stays in one place (`log-factory.ts`).
  */
+import { MqError } from '@mq/protocol/errors';
 import type { TopicLogOptions } from '../config/topic-config.js';
 
 export interface AppendResult {
@@ -34,3 +35,46 @@ export interface PartitionLog {
 }
 
 export type OpenLog = (dir: string, options: TopicLogOptions) => Promise<PartitionLog>;
+
+/**
+ * Stands in for a partition log that could not be opened at start (damaged
+ * files, permissions): the broker still starts and serves every other
+ * partition, and this one answers STORAGE_ERROR until the cause is fixed and
+ * the broker restarted.
+ */
+export class OfflineLog implements PartitionLog {
+  readonly logStartOffset = -1;
+  readonly logEndOffset = -1;
+  readonly size = 0;
+  readonly leaderEpochs = {
+    endOffsetFor: (): { epoch: number; endOffset: number } => {
+      throw this.error();
+    },
+  };
+
+  constructor(
+    readonly dir: string,
+    readonly cause: Error,
+  ) {}
+
+  error(): MqError {
+    return new MqError('STORAGE_ERROR', `partition log ${this.dir} is offline: it failed to open (${this.cause.message}); fix it and restart the broker`, {
+      cause: this.cause,
+    });
+  }
+
+  append(): Promise<AppendResult> {
+    return Promise.reject(this.error());
+  }
+  read(): Promise<{ records: Buffer; nextOffset: number }> {
+    return Promise.reject(this.error());
+  }
+  offsetForTimestamp(): Promise<{ offset: number; timestamp: number } | null> {
+    return Promise.reject(this.error());
+  }
+  async applyRetention(): Promise<{ deletedSegments: number; deletedBytes: number }> {
+    return { deletedSegments: 0, deletedBytes: 0 };
+  }
+  async flush(): Promise<void> {}
+  async close(): Promise<void> {}
+}

@@ -6,7 +6,7 @@
  * fsynced it).
  */
 import { MqError } from '@mq/protocol/errors';
-import type { AppendResult, PartitionLog } from './partition-log.js';
+import { OfflineLog, type AppendResult, type PartitionLog } from './partition-log.js';
 
 export type AppendListener = (bytes: number) => void;
 
@@ -27,6 +27,11 @@ export class Partition {
     readonly replicas: readonly number[],
   ) {
     this.hw = log.logEndOffset;
+  }
+
+  /** The log failed to open: every read and write answers STORAGE_ERROR. */
+  get offline(): OfflineLog | undefined {
+    return this.log instanceof OfflineLog ? this.log : undefined;
   }
 
   get isr(): readonly number[] {
@@ -56,6 +61,7 @@ export class Partition {
    */
   async append(batches: Buffer): Promise<AppendResult> {
     if (this.closed) throw new MqError('NOT_LEADER', `partition ${this.topic}-${this.index} is closed on this broker`);
+    if (this.offline) throw this.offline.error();
     const result = await this.log.append(batches, { assignOffsets: true, leaderEpoch: this.leaderEpoch, validate: false });
     const next = result.lastOffset + 1;
     if (next > this.hw) this.hw = next;
@@ -66,6 +72,7 @@ export class Partition {
 
   /** Reads committed batches from `offset`; OFFSET_OUT_OF_RANGE outside [logStart, logEnd]. */
   async read(offset: number, maxBytes: number): Promise<Buffer> {
+    if (this.offline) throw this.offline.error();
     if (!Number.isSafeInteger(offset) || offset < this.log.logStartOffset || offset > this.log.logEndOffset) {
       throw new MqError(
         'OFFSET_OUT_OF_RANGE',

@@ -15,7 +15,7 @@ import type { BrokerConfig } from '../config/broker-config.js';
 import { logOptionsFor, TopicConfig, validateTopicConfigs } from '../config/topic-config.js';
 import { writeFileAtomic } from '../storage/atomic-file.js';
 import { Partition } from './partition.js';
-import type { OpenLog } from './partition-log.js';
+import { OfflineLog, type OpenLog } from './partition-log.js';
 import { collisionKey, isInternalTopic, validateTopicName } from './topic-name.js';
 
 export const TOPICS_FILE = 'topics.json';
@@ -127,8 +127,17 @@ export class TopicManager {
       const config = new TopicConfig(t.configs, this.options.config);
       let partitions: Partition[] = [];
       try {
+        // A partition whose log fails to open goes offline; the broker serves the rest.
         partitions = await this.openPartitions(t.partitions.length, 0, (p, out) =>
-          this.openPartition(name, t.topicId, p, config, t.partitions[p]!.leaderEpoch).then((x) => void out.push(x)),
+          this.openPartition(name, t.topicId, p, config, t.partitions[p]!.leaderEpoch).then(
+            (x) => void out.push(x),
+            (err: Error) => {
+              const dir = path.join(this.dataDir, `${name}-${p}`);
+              this.logger.error({ err, topic: name, partition: p, dir }, 'partition log failed to open: partition offline');
+              const id = this.options.brokerId;
+              out.push(new Partition(name, p, new OfflineLog(dir, err), t.partitions[p]!.leaderEpoch, id, [id]));
+            },
+          ),
         );
       } catch (err) {
         await Promise.allSettled(partitions.map((x) => x.close()));
@@ -250,8 +259,13 @@ export class TopicManager {
       const doomed: string[] = [];
       for (const p of t.partitions) {
         const target = `${p.log.dir}.${t.topicId}${DELETE_SUFFIX}`;
-        await rename(p.log.dir, target);
-        doomed.push(target);
+        try {
+          await rename(p.log.dir, target);
+          doomed.push(target);
+        } catch (err) {
+          // An offline partition's directory may be missing.
+          if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+        }
       }
       await this.persist();
       await Promise.all(doomed.map((d) => rm(d, { recursive: true, force: true })));

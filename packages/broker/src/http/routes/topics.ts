@@ -35,6 +35,7 @@ export function topicDetail(t: Topic) {
       isr: [...p.isr],
       low: p.logStartOffset,
       high: p.highWatermark,
+      ...(p.offline ? { offline: true, error: p.offline.error().message } : {}),
     })),
   };
 }

@@ -142,7 +142,9 @@ export class SimCluster {
   }
 
   async start(): Promise<void> {
-    if (this.options.openLog) for (const b of this.brokers.values()) b.log = await this.options.openLog(b.id);
+    if (this.options.openLog) {
+      for (const b of this.brokers.values()) b.log = this.#tracked(await this.options.openLog(b.id));
+    }
     await this.#applyRoles();
     await settle();
   }
@@ -343,9 +345,33 @@ export class SimCluster {
     }
   }
 
+  /** Log operations in flight on real logs: simulated time waits for them. */
+  #ioInFlight = 0;
+
+  #tracked(log: SimLog): SimLog {
+    const io = ['append', 'read', 'truncateTo', 'deleteRecordsBefore', 'flush'];
+    return new Proxy(log, {
+      get: (target, prop) => {
+        const value: unknown = Reflect.get(target, prop, target);
+        if (typeof value !== 'function') return value;
+        if (!io.includes(String(prop))) return value.bind(target);
+        return (...args: unknown[]) => {
+          this.#ioInFlight++;
+          return (value as (...a: unknown[]) => Promise<unknown>).apply(target, args).finally(() => this.#ioInFlight--);
+        };
+      },
+    });
+  }
+
+  /** Lets pending work run; with real logs, until no log operation is in flight. */
   async #settle(): Promise<void> {
     await settle();
-    if (this.options.realIo) await new Promise((resolve) => setTimeout(resolve, 10));
+    if (!this.options.realIo) return;
+    for (let quiet = 0; quiet < 2; ) {
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      await settle();
+      quiet = this.#ioInFlight === 0 ? quiet + 1 : 0;
+    }
   }
 
   /** The broker's log as a MemoryLog (in-memory simulations only). */

@@ -229,31 +229,36 @@ async function main() {
   };
   log(`file write ${fmtNum(ceilings.fileWrite.mbPerSec)} MB/s; ws up ${fmtNum(ceilings.ws.produceMbPerSec)} MB/s, down ${fmtNum(ceilings.ws.consumeMbPerSec)} MB/s`);
 
+  // Every server is started first and the runs go case by case, each case
+  // against every system back to back: on a shared machine whose load drifts,
+  // the systems being compared then see the same conditions.
   const results = [];
   const durability = {};
-  for (const system of SYSTEMS) {
-    let server = null;
-    try {
-      if (system === 'nats') server = await startNats();
-      else if (system === 'redis') server = await startRedis();
-      else if (system === 'redis-fsync') server = await startRedis({ fsync: 'always' });
-      else if (system === 'rabbitmq') {
-        const epmdBefore = (await $`pgrep -x epmd`.nothrow()).exitCode === 0;
-        server = await startRabbit();
-        server.epmdBefore = epmdBefore;
+  const servers = new Map();
+  const epmdBefore = (await $`pgrep -x epmd`.nothrow()).exitCode === 0;
+  try {
+    for (const system of SYSTEMS) {
+      if (system.startsWith('mq')) {
+        servers.set(system, null);
+        durability[system] =
+          system === 'mq-fsync'
+            ? 'local broker, log.flush.policy=always: fsync before every ack'
+            : 'local broker, log.flush.policy=os: ack after the write to the OS, no fsync (the OS flushes)';
+        continue;
       }
-    } catch (err) {
-      log(`${system}: could not start (${err.message.split('\n')[0]}); skipped`);
-      durability[system] = `not run: ${err.message.split('\n')[0]}`;
-      continue;
+      try {
+        const start = { nats: startNats, redis: () => startRedis(), 'redis-fsync': () => startRedis({ fsync: 'always' }), rabbitmq: startRabbit }[system];
+        const server = await start();
+        servers.set(system, server);
+        durability[system] = server.durability;
+        log(`${system} listening on ${server.address}`);
+      } catch (err) {
+        log(`${system}: could not start (${err.message.split('\n')[0]}); skipped`);
+        durability[system] = `not run: ${err.message.split('\n')[0]}`;
+      }
     }
-    durability[system] = server
-      ? server.durability
-      : system === 'mq-fsync'
-        ? 'local broker, log.flush.policy=always: fsync before every ack'
-        : 'local broker, log.flush.policy=os: ack after the write to the OS, no fsync (the OS flushes)';
-    try {
-      for (const c of cases) {
+    for (const c of cases) {
+      for (const [system, server] of servers) {
         if (system.endsWith('-fsync') && !c.fsync) continue;
         results.push(await runCase(system, server, c));
         if (system === 'mq' && c.id === 'produce-1p-100B' && results.at(-1).recordsPerSec) {
@@ -262,12 +267,10 @@ async function main() {
           results.push(await runCase(system, server, { id: 'half-rate-produce-100B', kind: 'half', size: 100, args: ['produce', '--rate', rate, '--duration', D, '--size', 100, '--window', window] }));
         }
       }
-    } finally {
-      if (server) {
-        await server.stop();
-        if (system === 'rabbitmq' && !server.epmdBefore) await $`epmd -kill`.nothrow();
-      }
     }
+  } finally {
+    for (const server of servers.values()) if (server) await server.stop().catch((err) => log(`stopping ${server.name}: ${err.message}`));
+    if (servers.has('rabbitmq') && !epmdBefore) await $`epmd -kill`.nothrow();
   }
 
   let profiles = null;

@@ -64,6 +64,13 @@ describe('produce and fetch', () => {
     expect(values(f.fetch!.topics[0]!.partitions[0]!.records)).toEqual(Array.from({ length: n }, (_, i) => `${i}:m${i}`));
   });
 
+  it('takes an absurd acks=all timeout as no timeout rather than timing out at once', async () => {
+    const name = topicName('timeout');
+    await createTopic(c, name, 1);
+    const r = await c.request(produceReq(name, 0, ['patient'], -1, 2 ** 32 - 1));
+    expect(r.produce!.topics[0]!.partitions[0]).toMatchObject({ errorCode: 0, baseOffset: 0 });
+  });
+
   it('sends nothing for acks=0 but still writes', async () => {
     const name = topicName('acks0');
     await createTopic(c, name, 1);

@@ -18,8 +18,11 @@ function asBuffer(u: Uint8Array | null | undefined): Buffer {
   return Buffer.isBuffer(u) ? u : Buffer.from(u.buffer, u.byteOffset, u.byteLength);
 }
 
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  if (ms <= 0) return p;
+  // Node timers cannot wait longer than 2^31-1 ms (a longer one would fire at once).
+  if (ms <= 0 || ms > MAX_TIMER_MS) return p;
   return new Promise<T>((resolve, reject) => {
     const timer = setTimeout(() => reject(new MqError('REQUEST_TIMED_OUT', `${what} was not acknowledged within ${ms} ms`)), ms);
     p.then(

@@ -48,6 +48,8 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   { name: 'offsets.retention.minutes', type: 'long', default: '10080', min: 1, doc: 'Committed offsets of a group empty this long expire.' },
   { name: 'offsets.retention.check.interval.ms', type: 'long', default: '600000', min: 1, doc: 'How often expired offsets are removed.' },
   { name: 'offset.metadata.max.bytes', type: 'int', default: '4096', min: 0, doc: 'Largest metadata string an offset commit may carry.' },
+  { name: 'offsets.topic.segment.bytes', type: 'int', default: String(100 * 1024 * 1024), min: 1024, doc: 'segment.bytes of __consumer_offsets when it is created (closed segments get compacted).' },
+  { name: 'offsets.compaction.interval.ms', type: 'long', default: '60000', min: 10, doc: 'How often the closed segments of __consumer_offsets are compacted (latest record per key kept).' },
 ];
 
 export const BROKER_CONFIG = defsByName(BROKER_CONFIG_DEFS);

@@ -80,8 +80,8 @@ export async function startGroups(deps: BrokerGroupsDeps): Promise<BrokerGroups>
       name: OFFSETS_TOPIC,
       numPartitions: options.offsetsTopicPartitions,
       replicationFactor: 1,
-      // Compaction is not implemented yet: keep every record rather than lose committed offsets to retention.
-      configs: { 'retention.ms': '-1', 'retention.bytes': '-1' },
+      // Never lose committed offsets to time or size retention: the coordinator compacts the topic instead (below).
+      configs: { 'retention.ms': '-1', 'retention.bytes': '-1', 'segment.bytes': config.get('offsets.topic.segment.bytes') },
     });
     existing = topics.require(OFFSETS_TOPIC);
   }
@@ -107,11 +107,64 @@ export async function startGroups(deps: BrokerGroupsDeps): Promise<BrokerGroups>
   const started = Date.now();
   await coordinator.startup();
   logger.info({ partitions, groups: coordinator.groupCount, ms: Date.now() - started }, 'group coordinator ready');
+  const compactor = startOffsetsCompaction(topics, Number(config.get('offsets.compaction.interval.ms')), logger);
   return {
     coordinator,
     handlers: groupHandlers(coordinator),
     registerRoutes: (router, ctx) => registerGroupRoutes(router, ctx, coordinator),
-    close: () => coordinator.close(),
+    close: () => {
+      compactor.stop();
+      coordinator.close();
+    },
+  };
+}
+
+/** What a log-store log offers for compaction (not part of the broker's PartitionLog view yet). */
+interface CompactableLog {
+  compact?(options?: { upToOffset?: number }): Promise<{ cleanedSegments: number; removedRecords: number; bytesBefore: number; bytesAfter: number }>;
+}
+
+/**
+ * `__consumer_offsets` is a compacted topic: every record is keyed by
+ * (group, topic, partition) or (group), so only the latest per key matters.
+ * The topic configs cannot say cleanup.policy=compact yet, so the
+ * coordinator runs the log-store's key compaction over its closed segments
+ * (below the high watermark) on a timer; tombstones go after the log's
+ * deleteRetentionMs. The active segment is never compacted (as in Kafka).
+ */
+export function startOffsetsCompaction(topics: TopicManager, intervalMs: number, logger: Logger): { stop(): void; runOnce(): Promise<number> } {
+  let running: Promise<number> | null = null;
+  let stopped = false;
+  const runOnce = (): Promise<number> =>
+    (running ??= (async () => {
+      let removed = 0;
+      try {
+        const topic = topics.get(OFFSETS_TOPIC);
+        for (const p of topic?.partitions ?? []) {
+          if (stopped || p.isClosed) break;
+          const log = p.log as unknown as CompactableLog;
+          if (!log.compact) return 0;
+          const r = await log.compact({ upToOffset: p.highWatermark });
+          removed += r.removedRecords;
+          if (r.removedRecords > 0) {
+            logger.info({ partition: p.index, removedRecords: r.removedRecords, bytesBefore: r.bytesBefore, bytesAfter: r.bytesAfter }, 'compacted __consumer_offsets');
+          }
+        }
+      } catch (err) {
+        if (!stopped) logger.warn({ err }, 'compaction of __consumer_offsets failed; retrying on the next interval');
+      } finally {
+        running = null;
+      }
+      return removed;
+    })());
+  const timer = setInterval(() => void runOnce(), intervalMs);
+  timer.unref();
+  return {
+    runOnce,
+    stop() {
+      stopped = true;
+      clearInterval(timer);
+    },
   };
 }
 

@@ -1,0 +1,67 @@
+/**
+ * The coordinator inside a real (in-process) broker: commits over the wire
+ * land in __consumer_offsets, its closed segments get compacted to the
+ * latest record per key, and a restart rebuilds the same state from what is
+ * left.
+ */
+import { readdir, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { errorCodeFromNumber } from '@mq/protocol/errors';
+import { startTestBroker, TestClient, type TestBroker } from '../../test/helpers.js';
+
+async function segmentBytes(dir: string): Promise<number> {
+  let total = 0;
+  for (const f of await readdir(dir)) if (f.endsWith('.log')) total += (await stat(path.join(dir, f))).size;
+  return total;
+}
+
+describe('group coordinator in the broker', () => {
+  let t: TestBroker;
+  let c: TestClient;
+  afterEach(async () => {
+    await c?.close();
+    await t?.cleanup();
+  });
+
+  it('compacts __consumer_offsets and restarts with the latest offsets', async () => {
+    t = await startTestBroker({ 'offsets.topic.segment.bytes': '2048', 'offsets.compaction.interval.ms': '50' });
+    c = await TestClient.connect(t.url);
+    const created = await c.request({ createTopics: { topics: [{ name: 'ledger', numPartitions: 2 }] } });
+    expect(created.createTopics!.results[0]!.errorCode).toBe(0);
+    const { encodeBatchSync } = await import('@mq/protocol/batch');
+    for (let p = 0; p < 2; p++) {
+      await c.request({ produce: { acks: -1, timeoutMs: 5000, topics: [{ name: 'ledger', partitions: [{ partition: p, records: encodeBatchSync(Array.from({ length: 500 }, (_, i) => ({ value: `v${i}` }))) }] }] } });
+    }
+    const commit = async (group: string, partition: number, offset: number) => {
+      const r = await c.request({
+        offsetCommit: { groupId: group, generationId: -1, memberId: '', topics: [{ name: 'ledger', partitions: [{ partition, committedOffset: offset, metadata: `at ${offset}` }] }] },
+      });
+      expect(errorCodeFromNumber(r.offsetCommit!.topics[0]!.partitions[0]!.errorCode)).toBe('NONE');
+    };
+    for (let i = 1; i <= 300; i++) {
+      await commit('busy', i % 2, i);
+      if (i % 100 === 0) await commit('quiet', 0, i / 100);
+    }
+    const dir = path.join(t.dataDir, '__consumer_offsets-0');
+    // The compactor runs every 50 ms: of the 303 commit records, only the latest per key and the
+    // active segment's records stay; the files shrink to about one segment.
+    const removed = () => t.lines.filter((l) => l.msg === 'compacted __consumer_offsets').reduce((n, l) => n + (l.removedRecords as number), 0);
+    const deadline = Date.now() + 20_000;
+    while (removed() < 250) {
+      if (Date.now() > deadline) throw new Error(`compaction removed only ${removed()} records`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(await segmentBytes(dir)).toBeLessThan(2 * 2048);
+    const fetch = async (group: string) => {
+      const r = await c.request({ offsetFetch: { groupId: group, topics: [{ name: 'ledger', partitions: [0, 1] }] } });
+      return r.offsetFetch!.topics[0]!.partitions.map((p) => [p.partition, p.committedOffset, p.metadata]);
+    };
+    const expected = { busy: [[0, 300, 'at 300'], [1, 299, 'at 299']], quiet: [[0, 3, 'at 3'], [1, -1, '']] };
+    expect(await fetch('busy')).toEqual(expected.busy);
+    await c.close();
+    await t.restart();
+    c = await TestClient.connect(t.url);
+    expect(await fetch('busy')).toEqual(expected.busy);
+    expect(await fetch('quiet')).toEqual(expected.quiet);
+  });
+});

@@ -81,7 +81,8 @@ export class Connection {
   }
 
   private onMessage(data: Buffer, isBinary: boolean): void {
-    if (this.draining) return;
+    // Frames ws had buffered before a close began are dropped.
+    if (this.draining || this.ws.readyState !== this.ws.OPEN) return;
     this.lastActivity = Date.now();
     this.broker.metrics.bytesIn += data.length;
     if (!isBinary) {
@@ -117,7 +118,8 @@ export class Connection {
     this.broker.metrics.badFrames++;
     this.logger.warn({ conn: this.id, remote: this.info.remote, closeCode: code, reason }, 'bad frame: connection closed');
     this.queue.length = 0;
-    this.ws.close(code, reason.slice(0, 120));
+    // A close reason is at most 123 bytes: keep it short and ASCII.
+    this.ws.close(code, reason.replace(/[^\x20-\x7e]/g, '?').slice(0, 120));
   }
 
   private process(frame: mq.RequestFrame): void {

@@ -30,7 +30,17 @@ export async function run(argv: string[], io: CliIo, signal: AbortSignal = new A
       throw failure;
     })
     .epilogue('Client commands reach the broker at --bootstrap (default localhost:9092, or env MQ_BOOTSTRAP).');
-  for (const make of COMMANDS) y.command(make(ctx));
+  const first = argv.find((a) => !a.startsWith('-'));
+  for (const entry of COMMANDS) {
+    if (typeof entry === 'function') {
+      y.command(entry(ctx));
+    } else if (entry.command.split(' ')[0] === first) {
+      y.command((await entry.load())(ctx));
+    } else {
+      // Listed for --help; never run (the real module is loaded when its name is the command).
+      y.command({ command: entry.command, describe: entry.describe, builder: (b) => b, handler: () => {} });
+    }
+  }
   try {
     await y.parseAsync();
   } catch (err) {

@@ -1,10 +1,12 @@
 /**
  * Every `mq` command, in one list. A command is a factory taking the CLI
- * context and returning a yargs command module; add new ones here.
+ * context and returning a yargs command module; add new ones here. A heavy
+ * command can be listed `lazy(...)`: its module is imported only when that
+ * command runs (`mq --help` shows its name and description either way), so
+ * `mq topic list` does not pay for loading the benchmark harness.
  */
 import type { CommandModule } from 'yargs';
 import type { CliContext } from '../context.js';
-import { benchCommand } from './bench.js';
 import { brokerCommand } from './broker.js';
 import { consumeCommand } from './consume.js';
 import { groupCommand } from './group.js';
@@ -13,4 +15,26 @@ import { topicCommand } from './topic.js';
 
 export type CommandFactory = (ctx: CliContext) => CommandModule;
 
-export const COMMANDS: readonly CommandFactory[] = [brokerCommand, topicCommand, produceCommand, consumeCommand, groupCommand, benchCommand];
+export interface LazyCommand {
+  /** The yargs command string, e.g. `bench <workload>`. */
+  command: string;
+  describe: string;
+  load: () => Promise<CommandFactory>;
+}
+
+export type CommandEntry = CommandFactory | LazyCommand;
+
+export function lazy(command: string, describe: string, load: () => Promise<CommandFactory>): LazyCommand {
+  return { command, describe, load };
+}
+
+export const COMMANDS: readonly CommandEntry[] = [
+  brokerCommand,
+  topicCommand,
+  produceCommand,
+  consumeCommand,
+  groupCommand,
+  lazy('bench <workload>', 'measure produce, consume or end-to-end throughput and latency (a local broker unless --bootstrap)', () =>
+    import('./bench.js').then((m) => m.benchCommand),
+  ),
+];

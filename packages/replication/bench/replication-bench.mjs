@@ -3,8 +3,13 @@
 // "network" (no sockets: this measures the replication layer and the disk).
 // Compares replication factor 1 with RF 3 at acks=1 and acks=all, under flush
 // "os" and flush "always", interleaved over several rounds; prints medians.
+// Then moves leadership round the three replicas and times, for each move,
+// the replication layer's part of a failover: from the old leader resigning to
+// the first acks=all produce answered by the new one (new leader created,
+// followers moved over, truncated if needed, caught up). Election and
+// metadata propagation are the controller's and are not included.
 //
-//   npm run bench -w @mq/replication [-- --seconds 2 --rounds 3 --inflight 32 --records 10 --bytes 100]
+//   npm run bench -w @mq/replication [-- --seconds 2 --rounds 3 --inflight 32 --records 10 --bytes 100 --failovers 50]
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +26,7 @@ const { values: args } = parseArgs({
     inflight: { type: 'string', default: '32' },
     records: { type: 'string', default: '10' },
     bytes: { type: 'string', default: '100' },
+    failovers: { type: 'string', default: '50' },
   },
 });
 const SECONDS = Number(args.seconds);
@@ -28,6 +34,7 @@ const ROUNDS = Number(args.rounds);
 const INFLIGHT = Number(args.inflight);
 const RECORDS = Number(args.records);
 const BYTES = Number(args.bytes);
+const FAILOVERS = Number(args.failovers);
 
 const value = Buffer.alloc(BYTES, 'x');
 const template = encodeBatchSync(
@@ -126,3 +133,71 @@ for (const c of configs) {
     `${c.name.padEnd(26)} ${rps.toFixed(0).padStart(11)} ${median(rs.map((r) => r.mbPerSec)).toFixed(1).padStart(9)} ${median(rs.map((r) => r.p50)).toFixed(2).padStart(8)} ${median(rs.map((r) => r.p99)).toFixed(2).padStart(8)} ${(rps / base).toFixed(2).padStart(10)}x`,
   );
 }
+
+async function failovers() {
+  const dirs = [];
+  const logs = [];
+  const checkpoints = [];
+  for (let i = 0; i < 3; i++) {
+    const dir = await mkdtemp(join(tmpdir(), 'mq-repl-bench-'));
+    dirs.push(dir);
+    logs.push(await openLog(dir, { flush: { policy: 'os' } }));
+    checkpoints.push(new MemoryCheckpoint());
+  }
+  const ids = [1, 2, 3];
+  let leader;
+  let fetchers = [];
+  const components = { timers: systemTimers, leaders: () => leader };
+  const lead = async (id, epoch) => {
+    for (const f of fetchers) await f.close();
+    fetchers = [];
+    if (leader) await leader.resign();
+    leader = await createPartitionLeader(
+      { topic: 'bench', partition: 0, brokerId: id, leaderEpoch: epoch, partitionEpoch: epoch, replicas: ids, isr: ids, minInsyncReplicas: 2 },
+      {
+        log: logs[id - 1],
+        clock: Date.now,
+        timers: systemTimers,
+        checkpoint: checkpoints[id - 1],
+        alterPartition: async (r) => ({ leaderEpoch: epoch, partitionEpoch: epoch + 1, isr: r.isr }),
+      },
+    );
+    for (const other of ids.filter((x) => x !== id)) {
+      const f = createFollowerFetcher(
+        { brokerId: other, leaderId: id, maxWaitMs: 500, backoffMs: 10 },
+        {
+          fetch: async (_to, req, signal) => {
+            await new Promise((r) => setImmediate(r));
+            return handleFetch(req, components, signal);
+          },
+          offsetForLeaderEpoch: async (_to, req) => handleOffsetForLeaderEpoch(req, components),
+          clock: Date.now,
+          timers: systemTimers,
+        },
+      );
+      await f.addPartition({ topic: 'bench', partition: 0, log: logs[other - 1], leaderEpoch: epoch, checkpoint: checkpoints[other - 1] });
+      fetchers.push(f);
+    }
+  };
+  await lead(1, 0);
+  const times = [];
+  for (let i = 1; i <= FAILOVERS; i++) {
+    // Some load, with acks=1 writes the followers may not have yet when leadership moves.
+    await Promise.all(Array.from({ length: 20 }, () => leader.append(Buffer.from(template), { acks: -1, timeoutMs: 30_000 })));
+    for (let k = 0; k < 5; k++) void leader.append(Buffer.from(template), { acks: 1 }).catch(() => undefined);
+    const t0 = performance.now();
+    await lead(ids[i % 3], i);
+    await leader.append(Buffer.from(template), { acks: -1, timeoutMs: 30_000 });
+    times.push(performance.now() - t0);
+  }
+  for (const f of fetchers) await f.close();
+  await leader.close();
+  for (const l of logs) await l.close();
+  await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
+  times.sort((a, b) => a - b);
+  const q = (p) => times[Math.min(times.length - 1, Math.floor(p * times.length))];
+  console.log(
+    `\nleader moves: ${FAILOVERS}, from old leader resigning to the first acks=all produce on the new one: p50 ${q(0.5).toFixed(1)} ms, p99 ${q(0.99).toFixed(1)} ms, max ${times[times.length - 1].toFixed(1)} ms`,
+  );
+}
+await failovers();

@@ -66,7 +66,8 @@ async function run(name, fn) {
 
 const producer = client.producer({ acks: 1, lingerMs: 5, batchBytes: 256 * 1024, bufferMemory: 64 << 20, maxRequestBytes: 4 << 20 });
 
-await run('send() per record, awaited in windows of 10k', async (topic) => {
+const ONLY = process.env.ONLY; // 'produce' or 'consume' to run one half
+if (ONLY !== 'consume') await run('send() per record, awaited in windows of 10k', async (topic) => {
   let window = [];
   for (let i = 0; i < N; i++) {
     window.push(producer.send(topic, { key: `k${i & 1023}`, value }));
@@ -78,7 +79,7 @@ await run('send() per record, awaited in windows of 10k', async (topic) => {
   await Promise.all(window);
 });
 
-await run('sendBatch() of 1000 records', async (topic) => {
+if (ONLY !== 'consume') await run('sendBatch() of 1000 records', async (topic) => {
   const batch = Array.from({ length: 1000 }, (_, i) => ({ key: `k${i & 1023}`, value }));
   const pending = [];
   for (let i = 0; i < N; i += 1000) {
@@ -89,7 +90,7 @@ await run('sendBatch() of 1000 records', async (topic) => {
 });
 
 // Consume: fill a topic once, then time reading it back with fresh consumers.
-{
+if (ONLY !== 'produce') {
   const topic = 'bench-consume';
   await admin.createTopic(topic, { numPartitions: 1 });
   const fill = Array.from({ length: 1000 }, (_, i) => ({ key: `k${i}`, value }));
@@ -97,7 +98,7 @@ await run('sendBatch() of 1000 records', async (topic) => {
   const rates = [];
   for (let r = 0; r < ROUNDS + 1; r++) {
     const t0 = process.hrtime.bigint();
-    const c = client.consumer({ autoOffsetReset: 'earliest', maxPollRecords: 5000 });
+    const c = client.consumer({ autoOffsetReset: 'earliest', maxPollRecords: 5000, partitionMaxBytes: Number(process.env.PART_BYTES ?? 1 << 20) });
     c.assign([{ topic, partition: 0 }]);
     let n = 0;
     let bytes = 0;

@@ -28,6 +28,7 @@ let ops = 0;
 let elections = 0;
 let snapshots = 0;
 let crashes = 0;
+let confChanges = 0;
 const started = Date.now();
 for (let seed = first; seed < first + count; seed++) {
   const r = await runSimulation({ seed, nodes, durationMs: Number(values.duration), trace: values.trace });
@@ -36,6 +37,7 @@ for (let seed = first; seed < first + count; seed++) {
   elections += r.elections;
   snapshots += r.snapshotsInstalled;
   crashes += r.crashes;
+  confChanges += r.confChanges;
   if (!r.ok) {
     if (values.trace) console.log(r.trace.join('\n'));
     console.log(`${clean}/${count} seeds ran clean (${nodes} nodes)`);
@@ -46,5 +48,5 @@ for (let seed = first; seed < first + count; seed++) {
   clean++;
 }
 console.log(
-  `${clean}/${count} seeds ran clean (${nodes} nodes, ${ops} acknowledged client ops, ${elections} elections, ${crashes} crashes, ${snapshots} snapshot restores, ${((Date.now() - started) / 1000).toFixed(1)} s)`,
+  `${clean}/${count} seeds ran clean (${nodes} nodes, ${ops} acknowledged client ops, ${elections} elections, ${crashes} crashes, ${confChanges} membership changes, ${snapshots} snapshot restores, ${((Date.now() - started) / 1000).toFixed(1)} s)`,
 );

@@ -10,13 +10,19 @@ describe('deterministic simulation', () => {
   it(`${SEEDS_3} seeds of a 3-node cluster under faults run clean`, async () => {
     const failures: string[] = [];
     let acked = 0;
+    let confChanges = 0;
+    let crashes = 0;
     for (let seed = 1; seed <= SEEDS_3; seed++) {
       const r = await runSimulation({ seed, nodes: 3 });
       acked += r.okOps;
+      confChanges += r.confChanges;
+      crashes += r.crashes;
       if (!r.ok) failures.push(`seed ${seed}: ${r.violation}`);
     }
     expect(failures).toEqual([]);
     expect(acked).toBeGreaterThan(SEEDS_3 * 50); // the clients made progress
+    expect(confChanges).toBeGreaterThan(SEEDS_3 / 10); // and the faults did happen
+    expect(crashes).toBeGreaterThan(SEEDS_3);
   }, 120_000);
 
   it(`${SEEDS_5} seeds of a 5-node cluster under faults run clean`, async () => {

@@ -35,6 +35,7 @@ export interface SimResult {
   elections: number;
   crashes: number;
   snapshotsInstalled: number;
+  confChanges: number;
   trace: string[];
 }
 
@@ -200,6 +201,7 @@ export class Simulator {
   private crashes = 0;
   private valueSeq = 0;
   snapshotsInstalled = 0;
+  private confChanges = 0;
   private healed = false;
 
   constructor(options: SimOptions) {
@@ -370,11 +372,11 @@ export class Simulator {
     } else if (r < 0.75) {
       const dead = [...this.slots.values()].filter((s) => !s.node);
       if (dead.length > 0) void this.startNode(this.rng.pick(dead));
-    } else if (r < 0.85) {
+    } else if (r < 0.8) {
       this.dropRate = this.rng.pick([0, 0.02, 0.1, 0.3]);
       this.dupRate = this.rng.pick([0, 0.05, 0.2]);
       this.log(`drop ${this.dropRate} dup ${this.dupRate}`);
-    } else if (r < 0.88) {
+    } else if (r < 0.84) {
       // Leadership transfer to a random other voter (it may be lagging or cut off).
       const leader = [...this.slots.values()].find((x) => x.node?.status().role === StateRole.Leader);
       if (leader) {
@@ -382,7 +384,27 @@ export class Simulator {
         this.log(`transfer leadership ${leader.id} -> ${to}`);
         leader.node!.transferLeadership(to, { timeoutMs: 300 }).catch(() => undefined);
       }
-    } else if (r < 0.94) {
+    } else if (r < 0.93) {
+      // Membership: remove a voter (maybe the leader itself), or add a node back as learner, then voter.
+      const leader = [...this.slots.values()].find((x) => x.node?.status().role === StateRole.Leader);
+      if (leader) {
+        const cs = leader.node!.status().confState;
+        const id = this.rng.pick(ids);
+        const op = cs.learners.includes(id) ? 'add-voter' : cs.voters.includes(id) ? (cs.voters.length > 2 ? 'remove' : 'none') : 'add-learner';
+        if (op !== 'none') {
+          this.log(`membership: ${op} ${id} via leader ${leader.id}`);
+          const n = leader.node!;
+          const p = op === 'remove' ? n.removeNode(id) : op === 'add-voter' ? n.addVoter(id) : n.addLearner(id);
+          p.then(
+            (c) => {
+              this.confChanges++;
+              this.log(`membership now voters=${c.voters.join(',')} learners=${c.learners.join(',')}`);
+            },
+            () => undefined,
+          );
+        }
+      }
+    } else if (r < 0.97) {
       // Crash a minority-plus-one at once: the leader and a follower that may have acked unsynced entries.
       const live = [...this.slots.values()].filter((x) => x.node);
       const leader = live.find((x) => x.node!.status().role === StateRole.Leader);
@@ -524,6 +546,7 @@ export class Simulator {
       elections: this.elections,
       crashes: this.crashes,
       snapshotsInstalled: this.snapshotsInstalled,
+      confChanges: this.confChanges,
       trace: this.trace,
     };
   }
@@ -533,14 +556,17 @@ export class Simulator {
     const leaders = live.filter((s) => s.node!.status().role === StateRole.Leader);
     if (leaders.length !== 1) this.fail(`liveness: ${leaders.length} leaders after the network healed (expected 1)`);
     const leader = leaders[0]!.node!.status();
+    const members = new Set([...leader.confState.voters, ...leader.confState.learners]);
     for (const s of live) {
+      if (!members.has(s.id)) continue; // removed nodes are not told and need not converge
       const st = s.node!.status();
       if (st.applied !== leader.commit) {
         this.fail(`liveness: node ${s.id} applied ${st.applied} but leader ${leader.id} committed ${leader.commit} after settling`);
       }
     }
-    const states = live.map((s) => JSON.stringify([...s.sm!.data].sort()));
-    const appliedIdx = live.map((s) => s.node!.status().applied);
+    const current = live.filter((s) => members.has(s.id));
+    const states = current.map((s) => JSON.stringify([...s.sm!.data].sort()));
+    const appliedIdx = current.map((s) => s.node!.status().applied);
     if (appliedIdx.every((a) => a === appliedIdx[0]) && states.some((x) => x !== states[0])) {
       this.fail('state machine safety: nodes at the same applied index hold different state');
     }

@@ -529,6 +529,7 @@ class RaftNodeImpl implements RaftNode {
     try {
       // Snapshot exactly at `applied`: wait until the Ready loop is between batches.
       while (this.running) await this.idle;
+      await this.applyChain;
       const index = this.applied;
       if (index <= this.snapshotIndex) return this.snapshotIndex;
       const data = await this.sm.snapshot();

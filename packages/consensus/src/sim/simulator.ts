@@ -286,12 +286,11 @@ export class Simulator {
 
   private async startNode(s: Slot): Promise<void> {
     const inc = ++s.inc;
-    const sim = this;
     const clock: Clock = {
-      now: () => sim.now,
-      setTimeout(fn, ms) {
+      now: () => this.now,
+      setTimeout: (fn, ms) => {
         let live = true;
-        sim.schedule(ms, () => {
+        this.schedule(ms, () => {
           if (live && s.inc === inc && s.node) fn();
         });
         return () => {
@@ -361,7 +360,11 @@ export class Simulator {
       this.log(`one-way partition ${a} -> ${b}`);
     } else if (r < 0.3) {
       const a = this.rng.pick(ids);
-      for (const b of ids) if (b !== a) this.blocked.add(`${a}>${b}`), this.blocked.add(`${b}>${a}`);
+      for (const b of ids) {
+        if (b === a) continue;
+        this.blocked.add(`${a}>${b}`);
+        this.blocked.add(`${b}>${a}`);
+      }
       this.log(`node ${a} isolated`);
     } else if (r < 0.45) {
       this.blocked.clear();

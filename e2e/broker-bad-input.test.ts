@@ -115,3 +115,43 @@ describe('bad input against a running broker', () => {
     expect((await fetch(`${broker.httpUrl}/topics/${topic}/partitions/0/records?offset=-3`)).status).toBe(400);
   });
 });
+
+describe('a slow client against a running broker', () => {
+  afterAll(async () => {
+    await cleanup();
+  });
+
+  it('a client that stops reading does not make the broker buffer without bound', async () => {
+    const rss = async () => {
+      const text = await (await fetch(`${broker.httpUrl}/metrics`)).text();
+      return Number(/^process_resident_memory_bytes (\d+)$/m.exec(text)![1]);
+    };
+    // 1 MiB of data to fetch again and again.
+    const broker = await startBroker();
+    const url = `ws://${broker.bootstrap}`;
+    const writer = await TestClient.connect(url);
+    const name = uniqueName('slow');
+    await writer.request({ createTopics: { topics: [{ name, numPartitions: 1, replicationFactor: 1 }] } });
+    for (let i = 0; i < 32; i++) {
+      await writer.request({ produce: { acks: 1, topics: [{ name, partitions: [{ partition: 0, records: encodeBatchSync([{ value: Buffer.alloc(32 * 1024, i) }]) }] }] } });
+    }
+    await writer.close();
+    const before = await rss();
+    // The slow client asks for 400 x 1 MiB (400 MiB of responses) and reads none of it.
+    const slow = await TestClient.connect(url);
+    (slow.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket.pause();
+    const n = 400;
+    const pending = Array.from({ length: n }, () =>
+      slow.request({ fetch: { maxBytes: 1 << 20, topics: [{ name, partitions: [{ partition: 0, fetchOffset: 0, partitionMaxBytes: 1 << 20 }] }] } }, 60_000),
+    );
+    await new Promise((r) => setTimeout(r, 1500));
+    const during = await rss();
+    // Bounded: the send buffer limit plus a few fetches in flight, far below the 400 MiB asked for.
+    expect(during - before).toBeLessThan(150 * 1024 * 1024);
+    (slow.ws as unknown as { _socket: { resume(): void } })._socket.resume();
+    const responses = await Promise.all(pending);
+    // Every response arrives, each with about 1 MiB of whole batches.
+    expect(responses.every((r) => r.fetch!.topics[0]!.partitions[0]!.records.length > 900 * 1024)).toBe(true);
+    await slow.close();
+  });
+});

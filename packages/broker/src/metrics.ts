@@ -35,6 +35,9 @@ export class BrokerMetrics {
       '# HELP mq_frame_bytes_out_total Response frame bytes sent.',
       '# TYPE mq_frame_bytes_out_total counter',
       `mq_frame_bytes_out_total ${this.bytesOut}`,
+      '# HELP process_resident_memory_bytes Resident memory of the broker process.',
+      '# TYPE process_resident_memory_bytes gauge',
+      `process_resident_memory_bytes ${process.memoryUsage.rss()}`,
     ];
     return lines;
   }

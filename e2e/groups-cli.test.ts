@@ -116,34 +116,36 @@ describe('consumer groups via the CLI and HTTP', () => {
     await createTopic(broker.bootstrap, topic, 2);
     await produce(broker.bootstrap, topic, 20);
     const api = broker.httpUrl;
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const json = async (r: Response | Promise<Response>): Promise<any> => (await r).json();
     const post = (body: unknown) => fetch(`${api}/groups/${group}/offsets`, { method: 'POST', body: JSON.stringify(body) });
     const ok = await post({ topic, partition: 0, offset: 4, metadata: 'from http' });
     expect(ok.status).toBe(200);
     const many = await post({ offsets: [{ topic, partition: 1, offset: 2 }] });
     expect(many.status).toBe(200);
-    const g = await (await fetch(`${api}/groups/${group}`)).json();
+    const g = await json(fetch(`${api}/groups/${group}`));
     expect(g.state).toBe('Empty');
     const p0 = g.offsets.find((o: { partition: number }) => o.partition === 0);
     expect(p0).toMatchObject({ committed_offset: 4, metadata: 'from http' });
     expect(p0.lag).toBe(p0.log_end_offset - 4);
     expect(g.total_lag).toBe(20 - 6);
-    const groups = await (await fetch(`${api}/groups`)).json();
+    const groups = await json(fetch(`${api}/groups`));
     expect(groups).toContainEqual({ group, state: 'Empty', protocol_type: '' });
 
     const noPartition = await post({ topic, partition: 9, offset: 1 });
     expect(noPartition.status).toBe(404);
-    expect((await noPartition.json()).error.code).toBe('UNKNOWN_TOPIC_OR_PARTITION');
+    expect((await json(noPartition)).error.code).toBe('UNKNOWN_TOPIC_OR_PARTITION');
     const beyond = await post({ topic, partition: 0, offset: 1_000_000 });
     expect(beyond.status).toBe(400);
-    expect((await beyond.json()).error.code).toBe('INVALID_COMMIT_OFFSET');
+    expect((await json(beyond)).error.code).toBe('INVALID_COMMIT_OFFSET');
     const garbage = await post({ topic, partition: 'zero', offset: 1 });
     expect(garbage.status).toBe(400);
-    expect((await garbage.json()).error.code).toBe('INVALID_REQUEST');
+    expect((await json(garbage)).error.code).toBe('INVALID_REQUEST');
     const unknown = await fetch(`${api}/groups/${uniqueName('nobody')}`);
     expect(unknown.status).toBe(404);
-    expect((await unknown.json()).error.code).toBe('GROUP_ID_NOT_FOUND');
+    expect((await json(unknown)).error.code).toBe('GROUP_ID_NOT_FOUND');
     // Nothing of the refused commits was stored.
-    const again = await (await fetch(`${api}/groups/${group}`)).json();
+    const again = await json(fetch(`${api}/groups/${group}`));
     expect(again.offsets.map((o: { committed_offset: number }) => o.committed_offset)).toEqual([4, 2]);
   });
 });

@@ -12,7 +12,8 @@ export {
 export { encodeConfChange, decodeConfChange, applyToConfState } from './core/conf-change.js';
 export { EntryType, MessageType, StateRole, ConfChangeOp, message } from './core/types.js';
 export { MemoryStorage } from './storage/memory-storage.js';
-export { FileStorage } from './storage/file-storage.js';
+export { FileStorage, DEFAULT_PREALLOCATE_BYTES } from './storage/file-storage.js';
+export { MemoryNetwork } from './transport/memory-transport.js';
 export { createWsTransport, parseWsTransportOptions, DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_RECONNECT_MS } from './transport/ws-transport.js';
 export { createRaftNode, bootstrapStorage } from './node/raft-node.js';
 export { parseRaftNodeOptions, DEFAULT_TICK_MS, DEFAULT_REQUEST_TIMEOUT_MS } from './node/options.js';

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ATTR_LOG_APPEND_TIME, encodeBatchSync, readBatchHeader, validateBatch } from '@mq/protocol/batch';
+import { ATTR_LOG_APPEND_TIME, encodeBatchSync, iterateBatches, readBatchHeader, validateBatch } from '@mq/protocol/batch';
 import { isMqError } from '@mq/protocol/errors';
 import { batch, batchOffsets, faultyFs, segmentFiles, tempDir, values } from '../test/helpers.js';
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, openLog, type Log } from './log.js';
@@ -436,6 +436,58 @@ describe('truncateTo and the log start', () => {
       expect(log.logStartOffset).toBe(7);
       expect(log.logEndOffset).toBe(7);
       expect((await log.append(batch('c'))).baseOffset).toBe(7);
+      await log.close();
+    } finally {
+      c();
+    }
+  });
+});
+
+describe('concurrency', () => {
+  test('reads running alongside appends, rolls and truncations only ever see whole, valid batches', async () => {
+    const { dir: d, cleanup: c } = tempDir();
+    try {
+      const log = await openLog(d, { segmentBytes: 4096, indexIntervalBytes: 256, checkpointIntervalMs: 0, flush: { policy: 'always' } });
+      let stop = false;
+      const writers = Array.from({ length: 4 }, async (_, w) => {
+        for (let i = 0; i < 60; i++) await log.append(batch(`w${w}-${i}`, 1 + (i % 3), { valueBytes: 40 }));
+      });
+      const readers = Array.from({ length: 3 }, async () => {
+        let reads = 0;
+        while (!stop) {
+          await new Promise((r) => setImmediate(r)); // reads at the end need no I/O: let the writers' I/O run
+          const end = log.logEndOffset;
+          const from = Math.floor(Math.random() * (end - log.logStartOffset + 1)) + log.logStartOffset;
+          try {
+            const r = await log.read(from, 700);
+            for (const s of iterateBatches(r.records)) validateBatch(r.records, s.position);
+            reads++;
+          } catch (err) {
+            if (!isMqError(err, 'OFFSET_OUT_OF_RANGE')) throw err; // a truncation may move the end under us
+          }
+        }
+        return reads;
+      });
+      const truncator = (async () => {
+        for (let i = 0; i < 5; i++) {
+          await new Promise((r) => setTimeout(r, 20));
+          await log.truncateTo(Math.floor(log.logEndOffset * 0.9));
+        }
+      })();
+      await Promise.all([...writers, truncator]);
+      stop = true;
+      const reads = await Promise.all(readers);
+      expect(reads.reduce((a, b) => a + b, 0)).toBeGreaterThan(10);
+      // The final log is contiguous and valid.
+      let next = 0;
+      while (next < log.logEndOffset) {
+        const r = await log.read(next, 1 << 20);
+        for (const s of iterateBatches(r.records)) {
+          validateBatch(r.records, s.position);
+          expect(s.header.baseOffset).toBe(next);
+          next = s.header.baseOffset + s.header.lastOffsetDelta + 1;
+        }
+      }
       await log.close();
     } finally {
       c();

@@ -429,7 +429,7 @@ class PartitionLog implements Log {
           reason: result.problem,
         };
         this.logger.warn({ dir: this.dir, ...report.truncated }, 'recovery truncated a torn or corrupt log tail');
-        await seg.truncateFile(result.validEnd);
+        await seg.truncateFile(result.validEnd, false);
         for (const later of this.segments.splice(i + 1)) {
           report.deletedSegments.push(path.basename(later.logPath));
           report.truncated.bytes += later.size;

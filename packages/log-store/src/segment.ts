@@ -435,10 +435,14 @@ export class Segment {
 
   // --------------------------------------------------------------- truncate
 
-  /** Cuts the log file at `position` (a batch boundary) and makes the cut durable. */
-  async truncateFile(position: number): Promise<void> {
+  /**
+   * Cuts the log file at `position` (a batch boundary). `durable` syncs the
+   * cut: truncation of valid data must not come back after a crash; recovery
+   * cutting a torn tail need not (it would only cut it again).
+   */
+  async truncateFile(position: number, durable = true): Promise<void> {
     await this.file.truncate(position);
-    await this.file.datasync();
+    if (durable) await this.file.datasync();
   }
 
   async close(): Promise<void> {

@@ -7,8 +7,12 @@
  * acknowledged at. A failing case prints its fast-check seed and replays
  * exactly (the cluster is in memory with a manual clock).
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import fc from 'fast-check';
-import { decodeBatchSync } from '@mq/protocol/batch';
+import { decodeBatchSync, readBatchHeader } from '@mq/protocol/batch';
+import { openLog } from '@mq/log-store';
 import { SimCluster } from './sim.js';
 
 type Op =
@@ -44,26 +48,57 @@ function replicaHw(sim: SimCluster, id: number): number {
   return b.checkpoint.value ?? 0;
 }
 
-async function run(ops: Op[], minInsyncReplicas: number, seed: number, assignLeaderEpoch: boolean): Promise<void> {
+type LogKind = 'memory' | 'memory-epochs-on-append' | 'log-store';
+
+async function batchesOf(sim: SimCluster, id: number, kind: LogKind): Promise<{ baseOffset: number; lastOffset: number; bytes: Buffer }[]> {
+  if (kind !== 'log-store') return sim.memoryLog(id).batches();
+  return [...(await sim.contents(id))].map(([baseOffset, bytes]) => ({
+    baseOffset,
+    lastOffset: baseOffset + readBatchHeader(bytes).lastOffsetDelta,
+    bytes,
+  }));
+}
+
+async function run(ops: Op[], minInsyncReplicas: number, seed: number, kind: LogKind): Promise<void> {
   const t0 = Date.now();
+  const dirs: string[] = [];
   try {
-    await runInner(ops, minInsyncReplicas, seed, assignLeaderEpoch);
+    await runInner(ops, minInsyncReplicas, seed, kind, dirs);
   } finally {
+    await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
     if (process.env.DEBUG_SIM) process.stderr.write(`run ${ops.length} ops ${Date.now() - t0} ms\n`);
   }
 }
 
-async function runInner(ops: Op[], minInsyncReplicas: number, seed: number, assignLeaderEpoch: boolean): Promise<void> {
-  const sim = new SimCluster({ brokers: 3, minInsyncReplicas, replicaLagTimeMaxMs: 3_000, seed, assignLeaderEpoch });
+async function runInner(ops: Op[], minInsyncReplicas: number, seed: number, kind: LogKind, dirs: string[]): Promise<void> {
+  const sim = new SimCluster({
+    brokers: 3,
+    minInsyncReplicas,
+    replicaLagTimeMaxMs: 3_000,
+    seed,
+    assignLeaderEpoch: kind === 'memory',
+    ...(kind === 'log-store'
+      ? {
+          realIo: true,
+          openLog: async (id: number) => {
+            const dir = await mkdtemp(join(tmpdir(), `mq-replication-prop-b${id}-`));
+            dirs.push(dir);
+            return openLog(dir, { flush: { policy: 'os' } });
+          },
+        }
+      : {}),
+  });
   const committed = new Map<number, Buffer>();
   const acked = new Map<number, string>();
   const pending: Promise<unknown>[] = [];
   let next = 0;
 
-  const check = (where: string): void => {
+  const check = async (where: string): Promise<void> => {
+    // Acks that arrive while real logs are read are checked next time.
+    const ackedBefore = [...acked];
     for (const id of [1, 2, 3]) {
       const hw = replicaHw(sim, id);
-      for (const b of sim.memoryLog(id).batches()) {
+      for (const b of await batchesOf(sim, id, kind)) {
         if (b.lastOffset >= hw) break;
         const known = committed.get(b.baseOffset);
         if (!known) committed.set(b.baseOffset, b.bytes);
@@ -72,7 +107,7 @@ async function runInner(ops: Op[], minInsyncReplicas: number, seed: number, assi
         }
       }
     }
-    for (const [offset, value] of acked) {
+    for (const [offset, value] of ackedBefore) {
       const c = committed.get(offset);
       if (!c) throw new Error(`${where}: acknowledged offset ${offset} ("${value}") is not committed`);
       if (valueOf(c) !== value) throw new Error(`${where}: acknowledged offset ${offset} holds "${valueOf(c)}", acked "${value}"`);
@@ -121,7 +156,7 @@ async function runInner(ops: Op[], minInsyncReplicas: number, seed: number, assi
           sim.cut.clear();
           break;
       }
-      check(`after op ${i} ${JSON.stringify(op)}`);
+      await check(`after op ${i} ${JSON.stringify(op)}`);
     }
     if (process.env.DEBUG_SIM === '2') process.stderr.write('healing\n');
     // Heal everything: all replicas converge on one log holding every acknowledged write.
@@ -136,13 +171,19 @@ async function runInner(ops: Op[], minInsyncReplicas: number, seed: number, assi
     );
     await sim.advance(6_000); // every waiting produce settles
     await Promise.all(pending);
-    check('after healing');
+    await check('after healing');
     const reference = await sim.contents(sim.state.leader);
     for (const id of [1, 2, 3]) expect(await sim.contents(id)).toEqual(reference);
   } finally {
     await sim.close();
   }
 }
+
+const fcOptions = (runs: number) => ({
+  numRuns: Number(process.env.RUNS ?? runs),
+  seed: process.env.SEED ? Number(process.env.SEED) : undefined,
+  verbose: 1 as const,
+});
 
 describe('replication safety under random faults', () => {
   it('never lets two replicas disagree below the high watermark, and never loses an acknowledged write', async () => {
@@ -151,10 +192,24 @@ describe('replication safety under random faults', () => {
         fc.array(opArb, { minLength: 5, maxLength: 40 }),
         fc.constantFrom(1, 2),
         fc.integer({ min: 1, max: 1_000 }),
-        fc.boolean(),
+        fc.constantFrom<LogKind>('memory', 'memory-epochs-on-append'),
         run,
       ),
-      { numRuns: Number(process.env.RUNS ?? 200), seed: process.env.SEED ? Number(process.env.SEED) : undefined, verbose: 1 },
+      fcOptions(200),
     );
   });
+
+  // The same property on real @mq/log-store logs: slower (real I/O), so fewer and shorter runs.
+  it('holds on @mq/log-store logs too', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(opArb, { minLength: 5, maxLength: 25 }),
+        fc.constantFrom(1, 2),
+        fc.integer({ min: 1, max: 1_000 }),
+        fc.constant<LogKind>('log-store'),
+        run,
+      ),
+      fcOptions(8),
+    );
+  }, 120_000);
 });

@@ -303,7 +303,9 @@ export class SimCluster {
     if (!b.alive || id === this.state.leader) return;
     await this.crash(id);
     await b.log.close();
-    b.log = new MemoryLog({ clock: this.timers.clock, assignLeaderEpoch: this.options.assignLeaderEpoch });
+    b.log = this.options.openLog
+      ? this.#tracked(await this.options.openLog(id))
+      : new MemoryLog({ clock: this.timers.clock, assignLeaderEpoch: this.options.assignLeaderEpoch });
     b.checkpoint = new MemoryCheckpoint();
     this.trace(`b${id}: disk wiped`);
     await this.restart(id);

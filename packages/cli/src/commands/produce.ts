@@ -1,7 +1,7 @@
 /** `mq produce <topic>`: one record per line of stdin. */
 import { createInterface } from 'node:readline';
 import type { Argv, CommandModule } from 'yargs';
-import type { ProducerRecord, RecordMetadata } from '@mq/client';
+import type { RecordMetadata } from '@mq/client';
 import { parseAcks, parseCompression } from '@mq/client/internal';
 import { writeLine, type CliContext } from '../context.js';
 import { UsageError } from '../errors.js';
@@ -18,8 +18,7 @@ interface ProduceArgs extends ClientArgs, FormatArgs {
   'linger-ms': number;
 }
 
-const CHUNK = 1000;
-const MAX_CHUNKS_IN_FLIGHT = 8;
+const MAX_OUTSTANDING = 10_000;
 
 /** Parses `k=v,k2=v2` into record headers. */
 export function parseHeaders(spec: string | undefined): Array<{ key: string; value: string }> | undefined {
@@ -58,10 +57,14 @@ export function produceCommand(ctx: CliContext): CommandModule {
         lingerMs: nonNegativeInt('--linger-ms', args['linger-ms']) ?? 5,
       });
       let count = 0;
-      const inFlight: Array<Promise<RecordMetadata[]>> = [];
-      const emit = async (results: RecordMetadata[]) => {
-        if (args.format !== 'json') return;
-        for (const r of results) await writeLine(ctx.stdout, JSON.stringify(r));
+      let acked = 0;
+      // Each line is sent as it arrives (so typing into a terminal works); results are printed in input
+      // order through one promise chain; at most MAX_OUTSTANDING records are awaited at once.
+      let chain: Promise<void> = Promise.resolve();
+      let failure: unknown;
+      const emit = (m: RecordMetadata): void | Promise<void> => {
+        acked++;
+        if (args.format === 'json') return writeLine(ctx.stdout, JSON.stringify(m));
       };
       try {
         // Fail fast, before reading stdin, when the topic or partition does not exist.
@@ -70,16 +73,9 @@ export function produceCommand(ctx: CliContext): CommandModule {
           throw new UsageError(`partition ${partition} of topic "${args.topic}" does not exist (it has ${meta.partitions.length})`);
         }
         const lines = createInterface({ input: ctx.stdin, crlfDelay: Infinity });
-        let chunk: ProducerRecord[] = [];
         let lineNo = 0;
-        const flushChunk = async () => {
-          if (chunk.length === 0) return;
-          inFlight.push(producer.sendBatch(args.topic, chunk));
-          count += chunk.length;
-          chunk = [];
-          while (inFlight.length >= MAX_CHUNKS_IN_FLIGHT) await emit(await inFlight.shift()!);
-        };
         for await (const line of lines) {
+          if (failure !== undefined) break;
           lineNo++;
           let key: string | undefined = args.key;
           let value = line;
@@ -89,18 +85,22 @@ export function produceCommand(ctx: CliContext): CommandModule {
             key = line.slice(0, i);
             value = line.slice(i + sep.length);
           }
-          chunk.push({ key, value, headers, partition });
-          if (chunk.length >= CHUNK) await flushChunk();
+          const sent = producer.send(args.topic, { key, value, headers, partition });
+          count++;
+          chain = chain.then(() => sent).then(emit);
+          chain.catch((err: unknown) => {
+            failure ??= err;
+          });
+          if (count - acked >= MAX_OUTSTANDING) await chain.catch(() => undefined);
           if (ctx.signal.aborted) break;
         }
-        await flushChunk();
-        while (inFlight.length > 0) await emit(await inFlight.shift()!);
+        await chain;
         await producer.flush();
       } finally {
-        await Promise.allSettled(inFlight);
+        await chain.catch(() => undefined);
         await client.close({ timeoutMs: 2000 });
       }
-      if (args.format !== 'json') ctx.stderr.write(`produced ${count} record${count === 1 ? '' : 's'} to "${args.topic}"\n`);
+      if (args.format !== 'json') ctx.stderr.write(`produced ${acked} record${acked === 1 ? '' : 's'} to "${args.topic}"\n`);
     },
   };
   return cmd as unknown as CommandModule;

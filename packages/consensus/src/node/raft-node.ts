@@ -140,6 +140,8 @@ class RaftNodeImpl implements RaftNode {
   private snapshotIndex = 0;
   private compacting = false;
   private applyChain: Promise<void> = Promise.resolve();
+  /** `options.applied`: what a durable state machine had applied before this start. */
+  private readonly restoredApplied: number;
   /** Term and vote as last written durably. */
   private synced = { term: -1, vote: -1 };
   private idle: Promise<void> = Promise.resolve();
@@ -155,7 +157,8 @@ class RaftNodeImpl implements RaftNode {
     this.logger = c.logger ?? silentLogger;
     const snap = this.storage.snapshot();
     this.snapshotIndex = snap.meta.index;
-    this.core = new RaftCore({ ...opts, applied: opts.applied ?? 0 }, this.storage, c.random ?? Math.random);
+    this.restoredApplied = opts.applied ?? 0;
+    this.core = new RaftCore({ ...opts, applied: 0 }, this.storage, c.random ?? Math.random);
   }
 
   async start(): Promise<void> {
@@ -306,6 +309,13 @@ class RaftNodeImpl implements RaftNode {
     for (const e of ents) {
       if (this.closed) return;
       if (e.index <= this.applied) continue;
+      if (e.index <= this.restoredApplied) {
+        // A durable state machine already holds this entry (it may have applied
+        // it before this node's own copy was durable): only the core learns of it.
+        this.applied = e.index;
+        this.core.appliedEntries([e]);
+        continue;
+      }
       let result: unknown;
       if (e.type === EntryType.ConfChange) {
         let cc: ConfChange | undefined;

@@ -32,6 +32,12 @@ export interface TestBroker {
   cleanup(): Promise<void>;
 }
 
+/** Brokers started and not yet cleaned up; a failed test's broker is closed after its file. */
+const live = new Set<TestBroker>();
+afterAll(async () => {
+  for (const t of [...live]) await t.cleanup().catch(() => undefined);
+});
+
 /** Small internal topics keep test brokers quick to start. */
 const TEST_DEFAULTS: Record<string, string> = { 'offsets.topic.num.partitions': '1' };
 
@@ -65,11 +71,16 @@ export async function startTestBroker(
       t.broker = await startBroker({ dataDir, port, httpPort, config: extra }, { ...components, logger });
     },
     async cleanup() {
-      await t.broker.close();
-      await rm(dataDir, { recursive: true, force: true });
+      live.delete(t);
+      try {
+        await t.broker.close();
+      } finally {
+        await rm(dataDir, { recursive: true, force: true });
+      }
     },
   };
   t.broker = await startBroker({ dataDir, port: 0, httpPort: 0, config }, { ...components, logger });
+  live.add(t);
   return t;
 }
 

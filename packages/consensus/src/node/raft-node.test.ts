@@ -98,6 +98,7 @@ describe('RaftNode over WebSocket', () => {
     expect(idx).toBeGreaterThanOrEqual(r2.index);
     expect(follower.kv.data.get('a')).toBe('2');
     await expect(follower.node.propose(Buffer.from('b=1'))).rejects.toMatchObject({ code: 'NOT_LEADER', leader: leader.id });
+    await expect(leader.node.propose(Buffer.alloc(2 * 1024 * 1024))).rejects.toMatchObject({ code: 'MESSAGE_TOO_LARGE' });
   });
 
   it('transfers leadership on request (the lagging-target case is in testdata/leadership-transfer.txt)', async () => {

@@ -26,6 +26,8 @@ export interface WsTransportOptions {
 export const DEFAULT_MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
 export const DEFAULT_MAX_FRAME_BYTES = 64 * 1024 * 1024;
 export const DEFAULT_RECONNECT_MS = 200;
+/** Messages to one peer are packed into frames of about this size. */
+const FRAME_TARGET_BYTES = 1024 * 1024;
 
 export interface WsTransport extends RaftTransport {
   readonly port: number;
@@ -216,13 +218,21 @@ export async function createWsTransport(options: WsTransportOptions, components:
     port,
     send(messages: Message[]): void {
       if (closed) return;
-      const byPeer = new Map<number, pb.IMessage[]>();
+      // One frame per peer per call, split so that no frame grows past FRAME_TARGET_BYTES.
+      const frames: [number, pb.IMessage[]][] = [];
+      const open = new Map<number, { list: pb.IMessage[]; bytes: number }>();
       for (const m of messages) {
-        let list = byPeer.get(m.to);
-        if (!list) byPeer.set(m.to, (list = []));
-        list.push(toWire(m));
+        const size = 64 + m.snapData.length + m.context.length + m.entries.reduce((n, e) => n + e.data.length + 24, 0);
+        let f = open.get(m.to);
+        if (!f || (f.bytes > 0 && f.bytes + size > FRAME_TARGET_BYTES)) {
+          f = { list: [], bytes: 0 };
+          open.set(m.to, f);
+          frames.push([m.to, f.list]);
+        }
+        f.list.push(toWire(m));
+        f.bytes += size;
       }
-      for (const [to, list] of byPeer) {
+      for (const [to, list] of frames) {
         const p = peers.get(to);
         if (!p) {
           counters.dropped += list.length;

@@ -278,8 +278,13 @@ export class Fetcher {
       list.push(st);
     }
     if (toReset.length > 0) void this.resetPositions(toReset).catch(() => {});
-    for (const [leader, list] of byLeader) void this.fetch(leader, list);
-    for (const [leader, list] of urgent) void this.fetch(leader, list);
+    for (const [leader, list] of [...byLeader, ...urgent]) {
+      // fetch() handles every expected failure itself; anything else is reported by poll(), never left unhandled.
+      this.fetch(leader, list).catch((err: unknown) => {
+        for (const st of list) st.error = isMqError(err) ? err : new MqError('UNKNOWN', `fetch failed: ${String(err)}`, { cause: err });
+        this.notify();
+      });
+    }
     if (nextRetry !== Infinity && !this.retryTimer) {
       this.retryTimer = setTimeout(() => {
         this.retryTimer = undefined;

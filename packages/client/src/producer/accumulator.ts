@@ -255,8 +255,10 @@ export class Accumulator {
     return { byLeader, nextCheckAt };
   }
 
-  /** A batch is done (acknowledged or failed for good): free its memory. */
+  /** A batch is done (acknowledged or failed for good): free its memory, once. */
   completed(batch: BatchBuilder): void {
+    if (batch.released) return;
+    batch.released = true;
     this.incomplete--;
     this.pool.release(batch.buffer);
     this.checkIdle();
@@ -420,11 +422,15 @@ export class Accumulator {
 }
 
 export function failBatch(batch: BatchBuilder, err: unknown): void {
+  if (batch.settled) return;
+  batch.settled = true;
   const { sinks, sinkIndexes } = batch;
   for (let i = 0; i < sinks.length; i++) sinks[i]!.fail(sinkIndexes[i]!, err);
 }
 
 export function completeBatch(batch: BatchBuilder, baseOffset: number): void {
+  if (batch.settled) return;
+  batch.settled = true;
   const { sinks, sinkIndexes, topic, partition } = batch;
   for (let i = 0; i < sinks.length; i++) sinks[i]!.ok(sinkIndexes[i]!, topic, partition, baseOffset < 0 ? -1 : baseOffset + i);
 }

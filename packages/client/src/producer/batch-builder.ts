@@ -194,6 +194,10 @@ export class BatchBuilder {
   /** The finished batch (set by `close`). */
   bytes: Buffer | undefined;
   attempts = 0;
+  /** Set once every record of the batch has been resolved or failed (completion is idempotent). */
+  settled = false;
+  /** Set once its memory went back to the pool. */
+  released = false;
 
   constructor(
     /** Pooled memory the records are written into; released when the batch completes. */

@@ -71,7 +71,11 @@ export class ErrorSink implements RecordSink {
 
   fail(_index: number, err: unknown): void {
     if (this.failures++ === 0) this.first = err;
-    this.onError?.(err);
+    try {
+      this.onError?.(err);
+    } catch {
+      // a throwing callback must not break the producer; the failure is still reported by flush()
+    }
   }
 
   /** The failures since the last call: the first error and how many there were. */

@@ -83,11 +83,16 @@ export class Sender {
         if (entries.length === 0) break;
         this.inFlight.set(leader, (this.inFlight.get(leader) ?? 0) + 1);
         this.requests++;
-        void this.produce(leader, entries).finally(() => {
-          this.inFlight.set(leader, (this.inFlight.get(leader) ?? 1) - 1);
-          this.requests--;
-          this.wake();
-        });
+        this.produce(leader, entries)
+          .catch((err: unknown) => {
+            // produce() settles every record itself; this is a last resort so that nothing is left pending.
+            for (const e of entries) this.failed(e, err);
+          })
+          .finally(() => {
+            this.inFlight.set(leader, (this.inFlight.get(leader) ?? 1) - 1);
+            this.requests--;
+            this.wake();
+          });
       }
     }
     this.armTimer(nextCheckAt, now);

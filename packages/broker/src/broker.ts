@@ -14,6 +14,8 @@ import { registerRecordRoutes } from './http/routes/records.js';
 import { registerSystemRoutes } from './http/routes/system.js';
 import { registerTopicRoutes } from './http/routes/topics.js';
 import { startGroups } from './group/broker-groups.js';
+import { isClusterConfig, startClusterNode, type ClusterNode } from './cluster/cluster-node.js';
+import { registerClusterRoutes } from './cluster/routes.js';
 import { logStoreFactory } from './log-factory.js';
 import { BrokerMetrics } from './metrics.js';
 import { parseBrokerOptions, type BrokerOptions } from './options.js';
@@ -88,7 +90,14 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     const groups = await startGroups({ config, topics, logger: log, clock });
     cleanups.push(async () => groups.close());
 
-    const handlers: HandlerMap = { ...DEFAULT_HANDLERS, ...groups.handlers, ...components.handlers };
+    // Cluster mode (controller.quorum.voters set): the metadata log, replication and the cluster's handlers.
+    let cluster: ClusterNode | undefined;
+    if (isClusterConfig(config)) {
+      cluster = await startClusterNode({ brokerId: meta.brokerId, dataDir: opts.dataDir, config }, log);
+      cleanups.push(() => cluster!.close());
+    }
+
+    const handlers: HandlerMap = { ...DEFAULT_HANDLERS, ...groups.handlers, ...cluster?.handlers, ...components.handlers };
     const maxFrameBytes = config.int('max.frame.bytes');
     const ws = new WsServer(
       {
@@ -134,6 +143,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     registerRecordRoutes(router, ctx);
     registerSystemRoutes(router, ctx, { connections: () => ws.connectionCount });
     groups.registerRoutes(router, ctx);
+    if (cluster) registerClusterRoutes(router, cluster);
     for (const r of components.routes ?? []) r(router, ctx);
 
     const retention = setInterval(() => {
@@ -147,6 +157,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     retention.unref();
 
     ws.serve(ctx);
+    cluster?.register({ host: advertised, port, httpPort });
     http.setReady(true);
     log.info({ port, httpPort, host: opts.host, brokerId: meta.brokerId, clusterId: meta.clusterId }, 'broker listening');
 
@@ -159,6 +170,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
         http.setReady(false);
         const timeout = config.int('shutdown.timeout.ms');
         await Promise.all([ws.close(timeout), http.close()]);
+        await cluster?.close();
         groups.close();
         await topics.close();
         await writeCleanShutdownMarker(opts.dataDir);

@@ -50,6 +50,18 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   { name: 'offset.metadata.max.bytes', type: 'int', default: '4096', min: 0, doc: 'Largest metadata string an offset commit may carry.' },
   { name: 'offsets.topic.segment.bytes', type: 'int', default: String(100 * 1024 * 1024), min: 1024, doc: 'segment.bytes of __consumer_offsets when it is created (closed segments get compacted).' },
   { name: 'offsets.compaction.interval.ms', type: 'long', default: '60000', min: 10, doc: 'How often the closed segments of __consumer_offsets are compacted (latest record per key kept).' },
+  // Cluster (see src/controller and src/cluster); empty controller.quorum.voters = a single broker.
+  { name: 'controller.quorum.voters', type: 'string', default: '', doc: 'Raft voters of the metadata log, id@host:port of each one\'s Raft listener, comma separated (every broker of a small cluster is a voter). Empty: run as a single broker.' },
+  { name: 'broker.rack', type: 'string', default: '', doc: 'Rack (or zone) of this broker; replicas of a partition are spread over racks.' },
+  { name: 'cluster.peer.addresses', type: 'string', default: '', doc: 'id@host:port overrides of other brokers\' addresses for inter-broker connections (e.g. through a proxy); default: their registered address.' },
+  { name: 'controller.tick.ms', type: 'int', default: '100', min: 1, doc: 'Raft tick of the metadata log (election timeout is 10 ticks, randomised up to 2x).' },
+  { name: 'controller.fsync', type: 'boolean', default: 'true', doc: 'fsync the metadata log (turn off only for tests).' },
+  { name: 'broker.session.timeout.ms', type: 'int', default: '6000', min: 100, doc: 'A broker the active controller has not heard from for this long is fenced; its partitions get new leaders from their ISR.' },
+  { name: 'replica.lag.time.max.ms', type: 'long', default: '10000', min: 1, doc: 'A follower not caught up for this long leaves the ISR.' },
+  { name: 'replica.fetch.max.wait.ms', type: 'int', default: '500', min: 0, doc: 'Long-poll time of follower fetches.' },
+  { name: 'unclean.leader.election.enable', type: 'boolean', default: 'false', doc: 'Default of the topic key: elect a replica outside the ISR when no ISR member is alive (may lose acknowledged records).' },
+  { name: 'auto.leader.rebalance.enable', type: 'boolean', default: 'true', doc: 'Move leadership back to each partition\'s preferred replica when it is in sync again.' },
+  { name: 'leader.imbalance.check.interval.ms', type: 'long', default: '30000', min: 100, doc: 'How often the active controller checks for leaders away from their preferred replica.' },
 ];
 
 export const BROKER_CONFIG = defsByName(BROKER_CONFIG_DEFS);

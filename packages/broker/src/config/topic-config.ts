@@ -20,6 +20,7 @@ export const TOPIC_CONFIG_DEFAULTS: Readonly<Record<string, string>> = {
   'flush.interval.bytes': 'log.flush.interval.bytes',
   'min.insync.replicas': 'min.insync.replicas',
   'message.timestamp.type': 'log.message.timestamp.type',
+  'unclean.leader.election.enable': 'unclean.leader.election.enable',
 };
 
 export const TOPIC_CONFIG: ReadonlyMap<string, ConfigDef> = new Map(

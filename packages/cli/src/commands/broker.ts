@@ -11,6 +11,7 @@ interface StartArgs {
   config?: string;
   'config-set'?: string[];
   'broker-id'?: number;
+  'controller-voters'?: string;
 }
 
 export function brokerCommand(ctx: CliContext): CommandModule {
@@ -24,10 +25,12 @@ export function brokerCommand(ctx: CliContext): CommandModule {
         .option('port', { type: 'number', describe: 'WebSocket port for clients (0: any free port)', defaultDescription: '9092' })
         .option('http-port', { type: 'number', describe: 'HTTP API port (0: any free port)', defaultDescription: '9080' })
         .option('broker-id', { type: 'number', describe: 'this broker\'s id' })
+        .option('controller-voters', { type: 'string', describe: 'join a cluster: id@host:raftPort of every controller voter, comma separated (sets controller.quorum.voters)' })
         .option('config', { type: 'string', describe: 'broker config file (key=value lines, or .json)' })
         .option('config-set', { type: 'string', array: true, describe: 'broker config key=value (repeatable; overrides --config)' }) as unknown as Argv<StartArgs>,
     handler: async (args) => {
       const config = parseKeyValues('--config-set', args['config-set']);
+      if (args['controller-voters'] !== undefined) config['controller.quorum.voters'] = args['controller-voters'];
       // Loaded here so that client commands never load the broker.
       const { startBroker } = await import('@mq/broker');
       const broker = await startBroker({

@@ -1,0 +1,183 @@
+/**
+ * A broker's cluster membership: the controller (Raft voter, metadata log),
+ * the connections to the other brokers, the replica manager, and the
+ * handlers that serve the cluster's view. startBroker starts one when
+ * `controller.quorum.voters` is configured; without it the broker runs alone
+ * exactly as before.
+ */
+import type { Logger } from 'pino';
+import { errorCodeFromNumber, isMqError, MqError } from '@mq/protocol/errors';
+import type { FetchFn, OffsetForLeaderEpochFn } from '@mq/replication';
+import type { BrokerConfig } from '../config/broker-config.js';
+import { encodeCommand, type CommandResult } from '../controller/commands.js';
+import { Controller } from '../controller/controller.js';
+import type { HandlerMap } from '../handlers/types.js';
+import { clusterHandlers } from './handlers.js';
+import { parsePeerAddresses, PeerConnections } from './peer-connections.js';
+import { ReplicaManager } from './replica-manager.js';
+
+export interface ClusterNodeOptions {
+  brokerId: number;
+  dataDir: string;
+  config: BrokerConfig;
+}
+
+export interface BrokerEndpoints {
+  host: string;
+  port: number;
+  httpPort: number;
+}
+
+export interface ClusterNode {
+  readonly controller: Controller;
+  readonly replicas: ReplicaManager;
+  readonly handlers: HandlerMap;
+  /** Registers this broker with the controller (retried in the background until it succeeds or the node closes). */
+  register(endpoints: BrokerEndpoints): void;
+  close(): Promise<void>;
+}
+
+/** Whether the configuration asks for cluster mode. */
+export function isClusterConfig(config: BrokerConfig): boolean {
+  return config.get('controller.quorum.voters').trim() !== '';
+}
+
+export async function startClusterNode(o: ClusterNodeOptions, logger: Logger): Promise<ClusterNode> {
+  const cfg = o.config;
+  const overrides = parsePeerAddresses(cfg.get('cluster.peer.addresses'));
+  let brokerEpoch = -1;
+  let peers: PeerConnections | undefined;
+  const controller = new Controller(
+    {
+      brokerId: o.brokerId,
+      voters: cfg.get('controller.quorum.voters'),
+      tickMs: cfg.int('controller.tick.ms'),
+      sessionTimeoutMs: cfg.int('broker.session.timeout.ms'),
+      autoLeaderRebalance: cfg.bool('auto.leader.rebalance.enable'),
+      leaderImbalanceCheckMs: cfg.int('leader.imbalance.check.interval.ms'),
+      fsync: cfg.bool('controller.fsync'),
+    },
+    {
+      logger,
+      forward: async (controllerId, command, timeoutMs): Promise<CommandResult> => {
+        const r = await peers!.request(controllerId, 'controllerForward', { brokerId: o.brokerId, command: encodeCommand(command), timeoutMs }, { timeoutMs: timeoutMs + 2000 });
+        if (!r.errorCode) return { ok: true, value: r.result && r.result.length > 0 ? JSON.parse(Buffer.from(r.result).toString('utf8')) : undefined };
+        return { ok: false, code: errorCodeFromNumber(r.errorCode), message: r.errorMessage || 'refused by the controller' };
+      },
+    },
+  );
+  peers = new PeerConnections(
+    {
+      brokerId: o.brokerId,
+      overrides,
+      connectTimeoutMs: 3000,
+      requestTimeoutMs: cfg.int('replica.fetch.max.wait.ms') + 10_000,
+      maxResponseBytes: cfg.int('max.frame.bytes') * 2,
+    },
+    (id) => {
+      const b = controller.metadata.broker(id);
+      return b ? `${b.host}:${b.port}` : undefined;
+    },
+  );
+  await controller.start(o.dataDir);
+
+  const fetch: FetchFn = async (leaderId, req, signal) => {
+    const byTopic = new Map<string, { partition: number; fetchOffset: number; partitionMaxBytes: number; currentLeaderEpoch: number; logStartOffset: number; lastFetchedEpoch: number }[]>();
+    for (const p of req.partitions) {
+      let l = byTopic.get(p.topic);
+      if (!l) byTopic.set(p.topic, (l = []));
+      l.push({ partition: p.partition, fetchOffset: p.fetchOffset, partitionMaxBytes: p.partitionMaxBytes, currentLeaderEpoch: p.currentLeaderEpoch, logStartOffset: p.logStartOffset ?? -1, lastFetchedEpoch: p.lastFetchedEpoch ?? -1 });
+    }
+    const res = await peers!.request(
+      leaderId,
+      'fetch',
+      { replicaId: req.replicaId, replicaEpoch: req.replicaEpoch ?? -1, maxWaitMs: req.maxWaitMs, minBytes: req.minBytes, maxBytes: req.maxBytes, topics: [...byTopic].map(([name, partitions]) => ({ name, partitions })) },
+      { signal, timeoutMs: req.maxWaitMs + 10_000 },
+    );
+    return {
+      partitions: (res.topics ?? []).flatMap((t) =>
+        (t.partitions ?? []).map((p) => ({
+          topic: t.name ?? '',
+          partition: p.partition ?? 0,
+          errorCode: errorCodeFromNumber(p.errorCode ?? 0),
+          errorMessage: p.errorMessage ?? '',
+          highWatermark: Number(p.highWatermark ?? -1),
+          logStartOffset: Number(p.logStartOffset ?? -1),
+          logEndOffset: Number(p.logEndOffset ?? -1),
+          records: p.records ? Buffer.from(p.records.buffer, p.records.byteOffset, p.records.byteLength) : Buffer.alloc(0),
+          ...(p.divergingEpoch ? { divergingEpoch: { epoch: p.divergingEpoch.epoch ?? -1, endOffset: Number(p.divergingEpoch.endOffset ?? -1) } } : {}),
+          currentLeaderId: p.currentLeaderId ?? -1,
+          currentLeaderEpoch: p.currentLeaderEpoch ?? -1,
+        })),
+      ),
+    };
+  };
+  const offsetForLeaderEpoch: OffsetForLeaderEpochFn = async (leaderId, req, signal) => {
+    const byTopic = new Map<string, { partition: number; currentLeaderEpoch: number; leaderEpoch: number }[]>();
+    for (const p of req.partitions) {
+      let l = byTopic.get(p.topic);
+      if (!l) byTopic.set(p.topic, (l = []));
+      l.push({ partition: p.partition, currentLeaderEpoch: p.currentLeaderEpoch, leaderEpoch: p.leaderEpoch });
+    }
+    const res = await peers!.request(leaderId, 'offsetForLeaderEpoch', { replicaId: req.replicaId, topics: [...byTopic].map(([name, partitions]) => ({ name, partitions })) }, { signal, timeoutMs: 10_000 });
+    return {
+      partitions: (res.topics ?? []).flatMap((t) =>
+        (t.partitions ?? []).map((p) => ({
+          topic: t.name ?? '',
+          partition: p.partition ?? 0,
+          errorCode: errorCodeFromNumber(p.errorCode ?? 0),
+          leaderEpoch: p.leaderEpoch ?? -1,
+          endOffset: Number(p.endOffset ?? -1),
+        })),
+      ),
+    };
+  };
+
+  const replicas = new ReplicaManager(
+    {
+      brokerId: o.brokerId,
+      dataDir: o.dataDir,
+      config: cfg,
+      replicaLagTimeMaxMs: cfg.int('replica.lag.time.max.ms'),
+      replicaFetchMaxWaitMs: cfg.int('replica.fetch.max.wait.ms'),
+    },
+    { controller, fetch, offsetForLeaderEpoch, logger, clock: Date.now, brokerEpoch: () => brokerEpoch },
+  );
+  replicas.schedule();
+
+  let closed = false;
+  let registering: Promise<void> | undefined;
+  const log = logger.child({ component: 'cluster' });
+  return {
+    controller,
+    replicas,
+    handlers: clusterHandlers({ controller, replicas, config: cfg }),
+    register(ep: BrokerEndpoints) {
+      const incarnation = Controller.newIncarnation();
+      registering ??= (async () => {
+        while (!closed) {
+          try {
+            const v = (await controller.submit(
+              { type: 'registerBroker', id: o.brokerId, host: ep.host, port: ep.port, httpPort: ep.httpPort, rack: cfg.get('broker.rack'), incarnation },
+              10_000,
+            )) as { brokerEpoch: number };
+            brokerEpoch = v.brokerEpoch;
+            log.info({ brokerEpoch, incarnation }, 'registered with the controller');
+            return;
+          } catch (err) {
+            if (closed) return;
+            log.warn({ code: isMqError(err) ? (err as MqError).code : 'UNKNOWN', err: (err as Error).message }, 'registration with the controller failed; retrying');
+            await new Promise((r) => setTimeout(r, 500));
+          }
+        }
+      })();
+    },
+    async close() {
+      closed = true;
+      await replicas.close();
+      peers!.close();
+      await controller.close();
+      await registering?.catch(() => undefined);
+    },
+  };
+}

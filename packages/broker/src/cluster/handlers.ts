@@ -1,0 +1,376 @@
+/**
+ * The request handlers of a broker in a cluster. They replace the
+ * single-broker ones for the APIs whose answer depends on the cluster:
+ * Metadata from the metadata log; Produce, Fetch, ListOffsets and
+ * OffsetForLeaderEpoch on the partitions this broker leads (NOT_LEADER
+ * otherwise, so the client refreshes metadata and goes to the leader);
+ * topic admin through the controller; ControllerForward for other brokers.
+ */
+import { randomBytes } from 'node:crypto';
+import type { mq } from '@mq/protocol/wire';
+import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, LOG_END_TIMESTAMP } from '@mq/protocol/wire';
+import { MqError, errorNumber, isMqError } from '@mq/protocol/errors';
+import { handleFetch, handleOffsetForLeaderEpoch, systemTimers, type FetchRequest } from '@mq/replication';
+import { validateTopicConfigs, TopicConfig } from '../config/topic-config.js';
+import { decodeCommand, type CommandResult } from '../controller/commands.js';
+import type { Controller } from '../controller/controller.js';
+import type { TopicRecord } from '../controller/types.js';
+import { toMqError, wireError } from '../errors.js';
+import { NO_RESPONSE, type HandlerMap } from '../handlers/types.js';
+import { checkProducedBatches, stampLogAppendTime } from '../records/produce-batches.js';
+import { parseAcks, type Acks } from '../records/leader-append.js';
+import { refuseInternal, validateTopicName } from '../topics/topic-name.js';
+import type { BrokerConfig } from '../config/broker-config.js';
+import type { RequestContext } from '../context.js';
+import type { ReplicaManager } from './replica-manager.js';
+
+export interface ClusterHandlerDeps {
+  controller: Controller;
+  replicas: ReplicaManager;
+  config: BrokerConfig;
+}
+
+const EMPTY = Buffer.alloc(0);
+
+function asBuffer(u: Uint8Array | null | undefined): Buffer {
+  if (!u) return EMPTY;
+  return Buffer.isBuffer(u) ? u : Buffer.from(u.buffer, u.byteOffset, u.byteLength);
+}
+
+function notLeader(d: ClusterHandlerDeps, topic: string, partition: number): MqError {
+  const t = d.controller.metadata.topic(topic);
+  const p = t?.partitions[partition];
+  if (!t) {
+    validateTopicName(topic);
+    return new MqError('UNKNOWN_TOPIC_OR_PARTITION', `topic "${topic}" does not exist (create it with: mq topic create ${topic})`);
+  }
+  if (!p) return new MqError('UNKNOWN_TOPIC_OR_PARTITION', `topic "${topic}" has no partition ${partition} (it has ${t.partitions.length})`, { retriable: false });
+  if (p.leader < 0) return new MqError('LEADER_NOT_AVAILABLE', `${topic}-${partition} has no leader: no in-sync replica is alive`);
+  return new MqError('NOT_LEADER', `broker ${d.controller.options.brokerId} is not the leader of ${topic}-${partition} (broker ${p.leader} is); refresh metadata`, { leader: p.leader });
+}
+
+function describeTopic(t: TopicRecord): mq.TopicMetadata.$Properties {
+  return {
+    errorCode: 0,
+    name: t.name,
+    internal: false,
+    topicId: t.topicId,
+    partitions: t.partitions.map((p, i) => ({
+      errorCode: p.leader < 0 ? errorNumber('LEADER_NOT_AVAILABLE') : 0,
+      partition: i,
+      leader: p.leader,
+      leaderEpoch: p.leaderEpoch,
+      replicas: [...p.replicas],
+      isr: [...p.isr],
+      offlineReplicas: [],
+      partitionEpoch: p.partitionEpoch,
+    })),
+  };
+}
+
+export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
+  const md = d.controller.metadata;
+
+  async function createTopic(name: string, numPartitions: number, replicationFactor: number, configs: Record<string, unknown>, validateOnly: boolean) {
+    validateTopicName(name);
+    refuseInternal(name, 'create');
+    const cfg = d.config;
+    const n = numPartitions > 0 ? numPartitions : cfg.int('num.partitions');
+    if (n > cfg.int('topic.max.partitions')) throw new MqError('INVALID_PARTITIONS', `partition count ${n} is over this broker's limit of ${cfg.int('topic.max.partitions')} (topic.max.partitions)`);
+    const rf = replicationFactor > 0 ? replicationFactor : cfg.int('default.replication.factor');
+    const own = validateTopicConfigs(configs, cfg.int('max.frame.bytes'));
+    const topicConfig = new TopicConfig(own, cfg);
+    if (topicConfig.minInsyncReplicas > rf) {
+      throw new MqError('INVALID_CONFIG', `min.insync.replicas ${topicConfig.minInsyncReplicas} is more than the replication factor ${rf}: acks=all could never succeed`);
+    }
+    const live = md.brokers().filter((b) => !b.fenced).length;
+    if (rf > live) throw new MqError('INVALID_REPLICATION_FACTOR', `replication factor ${rf} is larger than the number of live brokers (${live})`);
+    if (md.topic(name)) throw new MqError('TOPIC_ALREADY_EXISTS', `topic "${name}" already exists`);
+    const result = { name, errorCode: 0, numPartitions: n, replicationFactor: rf, configs: own, warning: '' };
+    if (validateOnly) return result;
+    await d.controller.submit({ type: 'createTopic', name, topicId: randomBytes(16).toString('base64url'), numPartitions: n, replicationFactor: rf, configs: own });
+    await d.controller.catchUp().catch(() => undefined);
+    return result;
+  }
+
+  const handlers: HandlerMap = {
+    metadata: async (req, ctx) => {
+      const b = ctx.broker;
+      const names = req.topics ?? [];
+      const topics: mq.TopicMetadata.$Properties[] = [];
+      if (names.length === 0) {
+        for (const t of md.topics()) topics.push(describeTopic(t));
+      } else {
+        for (const name of names) {
+          try {
+            validateTopicName(name);
+            let t = md.topic(name);
+            if (!t && b.config.bool('auto.create.topics.enable')) {
+              await createTopic(name, 0, 0, {}, false).catch((err: { code?: string }) => {
+                if (err.code !== 'TOPIC_ALREADY_EXISTS') throw err;
+              });
+              t = md.topic(name);
+            }
+            if (!t) throw new MqError('UNKNOWN_TOPIC_OR_PARTITION', `topic "${name}" does not exist (create it with: mq topic create ${name})`, { retriable: false });
+            topics.push(describeTopic(t));
+          } catch (err) {
+            const e = wireError(err);
+            topics.push({ name, errorCode: e.errorCode, errorMessage: e.errorMessage, partitions: [] });
+          }
+        }
+      }
+      const brokers = md.brokers().map((r) => ({ id: r.id, host: r.host, port: r.port, httpPort: r.httpPort, rack: r.rack, fenced: r.fenced }));
+      return { clusterId: b.clusterId, controllerId: d.controller.controllerId, brokers, topics };
+    },
+
+    produce: async (req, ctx) => {
+      let acks: Acks | undefined;
+      let acksError: unknown;
+      try {
+        acks = parseAcks(req.acks ?? 1);
+      } catch (err) {
+        acksError = err;
+      }
+      const now = ctx.broker.clock();
+      const timeoutMs = req.timeoutMs || 30_000;
+      const pending: Array<{ topic: string; partition: number; result: Promise<{ baseOffset: number; logAppendTime: number; logStartOffset: number }> }> = [];
+      for (const t of req.topics ?? []) {
+        const name = t.name ?? '';
+        for (const p of t.partitions ?? []) {
+          const index = p.partition ?? 0;
+          let result;
+          try {
+            if (acksError) throw acksError;
+            if (req.transactionalId) throw new MqError('INVALID_REQUEST', 'transactions are not supported by this broker');
+            refuseInternal(name, 'produce to');
+            const leader = d.replicas.leaderOf(name, index);
+            const hosted = d.replicas.hostedPartition(name, index);
+            if (!leader || !hosted) throw notLeader(d, name, index);
+            const batches = asBuffer(p.records);
+            const checked = checkProducedBatches(batches, hosted.config.maxMessageBytes);
+            const logAppendTime = hosted.config.logAppendTime ? now : -1;
+            if (logAppendTime >= 0) stampLogAppendTime(batches, checked, now);
+            // append() hands the batches to the log before it returns, so arrival order is kept.
+            result = leader.append(batches, { acks: acks!, timeoutMs, signal: ctx.connection.signal }).then((r) => ({
+              baseOffset: r.baseOffset,
+              logAppendTime,
+              logStartOffset: r.logStartOffset,
+            }));
+          } catch (err) {
+            result = Promise.reject(err);
+          }
+          result.catch(() => undefined);
+          pending.push({ topic: name, partition: index, result });
+        }
+      }
+      const topics = new Map<string, mq.PartitionProduceResponse.$Properties[]>();
+      for (const item of pending) {
+        let entry: mq.PartitionProduceResponse.$Properties;
+        try {
+          const r = await item.result;
+          entry = { partition: item.partition, errorCode: 0, baseOffset: r.baseOffset, logAppendTime: r.logAppendTime, logStartOffset: r.logStartOffset };
+        } catch (err) {
+          logRefusal(ctx, 'produce', item.topic, item.partition, err);
+          entry = { partition: item.partition, ...wireError(err), baseOffset: -1, logAppendTime: -1, logStartOffset: -1 };
+        }
+        let list = topics.get(item.topic);
+        if (!list) topics.set(item.topic, (list = []));
+        list.push(entry);
+      }
+      if (acks === 0) return NO_RESPONSE;
+      return { topics: [...topics].map(([name, partitions]) => ({ name, partitions })) };
+    },
+
+    fetch: async (req, ctx) => {
+      const b = ctx.broker;
+      const cfg = b.config;
+      const brokerMax = Math.min(cfg.int('fetch.max.bytes'), b.maxFrameBytes - 64 * 1024);
+      const replicaId = req.replicaId ?? -1;
+      const request: FetchRequest = {
+        replicaId: replicaId > 0 ? replicaId : -1,
+        replicaEpoch: Number(req.replicaEpoch ?? -1),
+        maxWaitMs: Math.min(req.maxWaitMs ?? 0, cfg.int('fetch.max.wait.ms')),
+        minBytes: req.minBytes ?? 0,
+        maxBytes: req.maxBytes ? Math.min(req.maxBytes, brokerMax) : brokerMax,
+        partitions: (req.topics ?? []).flatMap((t) =>
+          (t.partitions ?? []).map((p) => ({
+            topic: t.name ?? '',
+            partition: p.partition ?? 0,
+            fetchOffset: Number(p.fetchOffset ?? 0),
+            partitionMaxBytes: p.partitionMaxBytes || cfg.int('max.partition.fetch.bytes'),
+            currentLeaderEpoch: p.currentLeaderEpoch ?? -1,
+            logStartOffset: Number(p.logStartOffset ?? -1),
+            lastFetchedEpoch: replicaId > 0 ? (p.lastFetchedEpoch ?? -1) : -1,
+          })),
+        ),
+      };
+      const signal = AbortSignal.any([ctx.connection.signal, b.shutdownSignal]);
+      const res = await handleFetch(request, { timers: systemTimers, leaders: (t, p) => d.replicas.leaderOf(t, p), hosts: (t, p) => d.replicas.hosts(t, p) }, signal);
+      const out = new Map<string, mq.FetchPartitionResponse.$Properties[]>();
+      for (const p of res.partitions) {
+        let list = out.get(p.topic);
+        if (!list) out.set(p.topic, (list = []));
+        if (p.errorCode !== 'NONE' && p.errorCode !== 'NOT_LEADER' && p.errorCode !== 'OFFSET_OUT_OF_RANGE') {
+          ctx.logger.warn({ conn: ctx.connection.id, replicaId: request.replicaId, topic: p.topic, partition: p.partition, code: p.errorCode, err: p.errorMessage }, 'fetch refused');
+        }
+        list.push({
+          partition: p.partition,
+          errorCode: errorNumber(p.errorCode),
+          errorMessage: p.errorMessage ?? '',
+          highWatermark: p.highWatermark,
+          lastStableOffset: p.highWatermark,
+          logStartOffset: p.logStartOffset,
+          logEndOffset: p.logEndOffset,
+          records: p.records,
+          divergingEpoch: p.divergingEpoch ? { epoch: p.divergingEpoch.epoch, endOffset: p.divergingEpoch.endOffset } : null,
+          currentLeaderId: p.currentLeaderId,
+          currentLeaderEpoch: p.currentLeaderEpoch,
+        });
+      }
+      return { topics: [...out].map(([name, partitions]) => ({ name, partitions })) };
+    },
+
+    listOffsets: async (req, ctx) => {
+      const topics: mq.ListOffsetsTopicResponse.$Properties[] = [];
+      for (const t of req.topics ?? []) {
+        const name = t.name ?? '';
+        const partitions: mq.ListOffsetsPartitionResponse.$Properties[] = [];
+        for (const lp of t.partitions ?? []) {
+          const index = lp.partition ?? 0;
+          try {
+            const leader = d.replicas.leaderOf(name, index);
+            const hosted = d.replicas.hostedPartition(name, index);
+            if (!leader || !hosted) throw notLeader(d, name, index);
+            const asked = lp.currentLeaderEpoch ?? -1;
+            if (asked >= 0 && asked < leader.leaderEpoch) throw new MqError('FENCED_LEADER_EPOCH', `leader epoch ${asked} is older than ${leader.leaderEpoch} for ${name}-${index}`);
+            if (asked > leader.leaderEpoch) throw new MqError('UNKNOWN_LEADER_EPOCH', `leader epoch ${asked} is newer than ${leader.leaderEpoch} for ${name}-${index}`);
+            const ts = Number(lp.timestamp ?? LATEST_TIMESTAMP);
+            const hw = leader.highWatermark;
+            let found: { offset: number; timestamp: number };
+            if (ts === EARLIEST_TIMESTAMP) found = { offset: leader.logStartOffset, timestamp: -1 };
+            else if (ts === LATEST_TIMESTAMP) found = { offset: hw, timestamp: -1 };
+            else if (ts === LOG_END_TIMESTAMP) found = { offset: leader.logEndOffset, timestamp: -1 };
+            else if (!Number.isSafeInteger(ts) || ts < 0) throw new MqError('INVALID_REQUEST', `timestamp ${ts} is neither a time in ms nor -1 (latest), -2 (earliest) or -3 (log end)`);
+            else {
+              const r = await hosted.log.offsetForTimestamp(ts);
+              found = !r || r.offset >= hw ? { offset: -1, timestamp: -1 } : r;
+            }
+            partitions.push({ partition: index, errorCode: 0, timestamp: found.timestamp, offset: found.offset, leaderEpoch: leader.leaderEpoch, logStartOffset: leader.logStartOffset, highWatermark: hw });
+          } catch (err) {
+            logRefusal(ctx, 'list offsets', name, index, err);
+            partitions.push({ partition: index, ...wireError(err), timestamp: -1, offset: -1, leaderEpoch: -1, logStartOffset: -1, highWatermark: -1 });
+          }
+        }
+        topics.push({ name, partitions });
+      }
+      return { topics };
+    },
+
+    offsetForLeaderEpoch: async (req) => {
+      const res = handleOffsetForLeaderEpoch(
+        {
+          replicaId: req.replicaId ?? -1,
+          partitions: (req.topics ?? []).flatMap((t) =>
+            (t.partitions ?? []).map((p) => ({ topic: t.name ?? '', partition: p.partition ?? 0, currentLeaderEpoch: p.currentLeaderEpoch ?? -1, leaderEpoch: p.leaderEpoch ?? 0 })),
+          ),
+        },
+        { leaders: (t, p) => d.replicas.leaderOf(t, p), hosts: (t, p) => d.replicas.hosts(t, p) },
+      );
+      const out = new Map<string, mq.OffsetForLeaderEpochPartitionResponse.$Properties[]>();
+      for (const p of res.partitions) {
+        let list = out.get(p.topic);
+        if (!list) out.set(p.topic, (list = []));
+        list.push({ partition: p.partition, errorCode: errorNumber(p.errorCode), leaderEpoch: p.leaderEpoch, endOffset: p.endOffset });
+      }
+      return { topics: [...out].map(([name, partitions]) => ({ name, partitions })) };
+    },
+
+    createTopics: async (req, ctx) => {
+      const results: mq.TopicResult.$Properties[] = [];
+      const names = (req.topics ?? []).map((t) => t.name ?? '');
+      for (const t of req.topics ?? []) {
+        const name = t.name ?? '';
+        try {
+          if (names.filter((n) => n === name).length > 1) throw new MqError('INVALID_REQUEST', `topic "${name}" appears more than once in the request`);
+          results.push(await createTopic(name, t.numPartitions ?? 0, t.replicationFactor ?? 0, t.configs ?? {}, req.validateOnly ?? false));
+          if (!req.validateOnly) ctx.logger.info({ topic: name }, 'topic created through the controller');
+        } catch (err) {
+          logRefusal(ctx, 'create topic', name, -1, err);
+          results.push({ name, ...wireError(err) });
+        }
+      }
+      return { results };
+    },
+
+    deleteTopics: async (req, ctx) => {
+      const results: mq.TopicResult.$Properties[] = [];
+      for (const name of req.topics ?? []) {
+        try {
+          if (!d.config.bool('delete.topic.enable')) throw new MqError('TOPIC_DELETION_DISABLED', 'topic deletion is disabled (delete.topic.enable=false)');
+          validateTopicName(name);
+          refuseInternal(name, 'delete');
+          const v = (await d.controller.submit({ type: 'deleteTopic', name })) as { partitions: number; replicationFactor: number; configs: Record<string, string> };
+          await d.controller.catchUp().catch(() => undefined);
+          results.push({ name, errorCode: 0, numPartitions: v.partitions, replicationFactor: v.replicationFactor, configs: v.configs, warning: '' });
+        } catch (err) {
+          logRefusal(ctx, 'delete topic', name, -1, err);
+          results.push({ name, ...wireError(err) });
+        }
+      }
+      return { results };
+    },
+
+    createPartitions: async (req, ctx) => {
+      const results: mq.TopicResult.$Properties[] = [];
+      for (const t of req.topics ?? []) {
+        const name = t.topic ?? '';
+        try {
+          refuseInternal(name, 'add partitions to');
+          const existing = md.topic(name);
+          if (!existing) throw new MqError('UNKNOWN_TOPIC_OR_PARTITION', `topic "${name}" does not exist (create it with: mq topic create ${name})`, { retriable: false });
+          const count = t.count ?? 0;
+          if (count <= existing.partitions.length) throw new MqError('INVALID_PARTITIONS', `topic "${name}" has ${existing.partitions.length} partitions; the new count ${count} must be larger (partitions can only be added)`);
+          const rf = existing.partitions[0]?.replicas.length ?? 1;
+          const warning = 'records with a key may now map to a different partition than before (murmur2(key) % partitions changed), so per-key ordering across the change is not kept';
+          if (!req.validateOnly) {
+            await d.controller.submit({ type: 'createPartitions', name, count });
+            await d.controller.catchUp().catch(() => undefined);
+          }
+          results.push({ name, errorCode: 0, numPartitions: count, replicationFactor: rf, configs: { ...existing.configs }, warning });
+        } catch (err) {
+          logRefusal(ctx, 'create partitions', name, -1, err);
+          results.push({ name, ...wireError(err) });
+        }
+      }
+      return { results };
+    },
+
+    controllerForward: async (req, ctx) => {
+      let result: CommandResult;
+      try {
+        const cmd = decodeCommand(req.command ?? new Uint8Array());
+        result = await d.controller.handleForward(cmd, Math.min(req.timeoutMs || 10_000, 60_000));
+      } catch (err) {
+        const e = toMqError(err);
+        if (!isMqError(err) || (e.code !== 'NOT_LEADER' && e.code !== 'PROPOSAL_DROPPED')) ctx.logger.warn({ from: req.brokerId, code: e.code, err: e.message }, 'controller forward failed');
+        result = { ok: false, code: e.code === 'NOT_LEADER' ? 'NOT_CONTROLLER' : e.code, message: e.message };
+      }
+      if (result.ok) return { errorCode: 0, errorMessage: '', result: Buffer.from(JSON.stringify(result.value ?? null)), controllerId: d.controller.controllerId };
+      let code = 0;
+      try {
+        code = errorNumber(result.code as never);
+      } catch {
+        code = errorNumber('UNKNOWN');
+      }
+      return { errorCode: code, errorMessage: result.message, result: EMPTY, controllerId: d.controller.controllerId };
+    },
+  };
+  return handlers;
+}
+
+function logRefusal(ctx: RequestContext, what: string, topic: string, partition: number, err: unknown): void {
+  const e = toMqError(err);
+  const fields = { conn: ctx.connection.id, remote: ctx.connection.remote, topic, partition, code: e.code, err: e.message };
+  if (e.code === 'UNKNOWN' || e.code === 'STORAGE_ERROR') ctx.logger.error({ ...fields, stack: (err as Error).stack }, `${what} failed`);
+  else if (e.code !== 'NOT_LEADER') ctx.logger.warn(fields, `${what} refused`);
+}

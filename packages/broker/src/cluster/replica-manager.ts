@@ -1,0 +1,340 @@
+/**
+ * The partitions this broker hosts in a cluster: it follows the metadata log
+ * and, for every partition it is a replica of, opens the log and becomes its
+ * leader (a PartitionLeader from @mq/replication) or a follower (one
+ * FollowerFetcher per leader broker, fetching over the inter-broker
+ * connection). Role changes run one at a time, in metadata order: a leader
+ * resigns (appends in flight finish in its epoch) before the log is handed
+ * to a fetcher, and the reverse. A broker that has lost the active
+ * controller for longer than its session resigns every leadership it holds
+ * (the controller has fenced it and elected others by then).
+ */
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import type { Logger } from 'pino';
+
+import { openLog, type Log } from '@mq/log-store';
+import {
+  createFollowerFetcher,
+  createPartitionLeader,
+  FileCheckpoint,
+  systemTimers,
+  type AlterPartitionRequest,
+  type FetchFn,
+  type FollowerFetcher,
+  type OffsetForLeaderEpochFn,
+  type PartitionLeader,
+  type PartitionState,
+} from '@mq/replication';
+import type { BrokerConfig } from '../config/broker-config.js';
+import { logOptionsFor, TopicConfig } from '../config/topic-config.js';
+import type { Controller } from '../controller/controller.js';
+import type { PartitionRecord, TopicRecord } from '../controller/types.js';
+
+export const CLUSTER_LOG_DIR = 'cluster-logs';
+
+export interface ReplicaManagerOptions {
+  brokerId: number;
+  dataDir: string;
+  config: BrokerConfig;
+  replicaLagTimeMaxMs: number;
+  replicaFetchMaxWaitMs: number;
+}
+
+export interface ReplicaManagerComponents {
+  controller: Controller;
+  fetch: FetchFn;
+  offsetForLeaderEpoch: OffsetForLeaderEpochFn;
+  logger: Logger;
+  clock: () => number;
+  brokerEpoch: () => number;
+}
+
+export interface HostedPartition {
+  readonly topic: string;
+  readonly partition: number;
+  readonly topicId: string;
+  readonly log: Log;
+  readonly config: TopicConfig;
+  role: 'leader' | 'follower' | 'none';
+  leader: PartitionLeader | undefined;
+  followingFrom: number;
+  leaderEpoch: number;
+  partitionEpoch: number;
+  readonly checkpoint: FileCheckpoint;
+}
+
+function key(topic: string, partition: number): string {
+  return `${topic}\u0000${partition}`;
+}
+
+export class ReplicaManager {
+  private readonly hosted = new Map<string, HostedPartition>();
+  private readonly fetchers = new Map<number, FollowerFetcher>();
+  private running: Promise<void> | undefined;
+  private again = false;
+  private closed = false;
+  private selfFenced = false;
+  private readonly logDir: string;
+  private readonly logger: Logger;
+  private readonly unsubscribe: () => void;
+  private readonly fenceTimer: NodeJS.Timeout;
+
+  constructor(
+    private readonly options: ReplicaManagerOptions,
+    private readonly c: ReplicaManagerComponents,
+  ) {
+    this.logDir = path.join(options.dataDir, CLUSTER_LOG_DIR);
+    this.logger = c.logger.child({ component: 'replicas' });
+    this.unsubscribe = c.controller.metadata.onChange((delta) => {
+      for (const u of delta.uncleanElections) {
+        this.logger.error(u, `UNCLEAN LEADER ELECTION: ${u.topic}-${u.partition} is now led by broker ${u.leader}, which was not in the ISR; acknowledged records may be lost`);
+      }
+      this.schedule();
+    });
+    this.fenceTimer = setInterval(() => this.checkSelfFence(), 200);
+    this.fenceTimer.unref();
+  }
+
+  /** The local partition leader, if this broker leads it. */
+  leaderOf(topic: string, partition: number): PartitionLeader | undefined {
+    const h = this.hosted.get(key(topic, partition));
+    return h?.role === 'leader' ? h.leader : undefined;
+  }
+
+  hostedPartition(topic: string, partition: number): HostedPartition | undefined {
+    return this.hosted.get(key(topic, partition));
+  }
+
+  hosts(topic: string, partition: number): boolean {
+    return this.hosted.has(key(topic, partition));
+  }
+
+  /** Resolves once the partitions match the metadata applied so far. */
+  async settled(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  schedule(): void {
+    if (this.closed) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = (async () => {
+      do {
+        this.again = false;
+        try {
+          await this.reconcile();
+        } catch (err) {
+          this.logger.error({ err }, 'applying partition metadata failed; retrying');
+          await new Promise((r) => setTimeout(r, 200));
+          this.again = !this.closed;
+        }
+      } while (this.again && !this.closed);
+      this.running = undefined;
+    })();
+  }
+
+  private checkSelfFence(): void {
+    const leaderless = this.c.controller.leaderlessMs;
+    const fenced = leaderless > this.c.controller.options.sessionTimeoutMs;
+    if (fenced !== this.selfFenced) {
+      this.selfFenced = fenced;
+      if (fenced) this.logger.warn({ leaderlessMs: leaderless }, 'no active controller for longer than the broker session: resigning all partition leaderships');
+      else this.logger.info('the active controller is reachable again');
+      this.schedule();
+    }
+  }
+
+  private async reconcile(): Promise<void> {
+    const me = this.options.brokerId;
+    const md = this.c.controller.metadata;
+    const wanted = new Set<string>();
+    for (const t of md.topics()) {
+      for (let p = 0; p < t.partitions.length; p++) {
+        const rec = t.partitions[p]!;
+        if (!rec.replicas.includes(me)) continue;
+        wanted.add(key(t.name, p));
+        let h = this.hosted.get(key(t.name, p));
+        if (h && h.topicId !== t.topicId) {
+          await this.drop(h, true);
+          h = undefined;
+        }
+        if (this.closed) return;
+        h ??= await this.open(t, p);
+        await this.apply(h, t, rec);
+      }
+    }
+    for (const [k, h] of [...this.hosted]) {
+      if (!wanted.has(k)) await this.drop(h, !md.topic(h.topic) || md.topic(h.topic)!.topicId !== h.topicId);
+    }
+  }
+
+  private async open(t: TopicRecord, partition: number): Promise<HostedPartition> {
+    const config = new TopicConfig(t.configs, this.options.config);
+    const dir = path.join(this.logDir, `${t.name}-${partition}.${t.topicId}`);
+    const log = await openLog(dir, logOptionsFor(config), { logger: this.logger.child({ log: `${t.name}-${partition}` }) as never });
+    const h: HostedPartition = {
+      topic: t.name,
+      partition,
+      topicId: t.topicId,
+      log,
+      config,
+      role: 'none',
+      leader: undefined,
+      followingFrom: -1,
+      leaderEpoch: -1,
+      partitionEpoch: -1,
+      checkpoint: new FileCheckpoint(`${dir}.hw`),
+    };
+    this.hosted.set(key(t.name, partition), h);
+    return h;
+  }
+
+  private async apply(h: HostedPartition, t: TopicRecord, rec: PartitionRecord): Promise<void> {
+    const me = this.options.brokerId;
+    const target = this.selfFenced ? -1 : rec.leader;
+    if (target === me) {
+      if (h.role === 'leader' && h.leader && !h.leader.closed && h.leaderEpoch === rec.leaderEpoch) {
+        if (h.partitionEpoch !== rec.partitionEpoch) {
+          h.partitionEpoch = rec.partitionEpoch;
+          await h.leader.applyPartitionState(stateOf(rec));
+        }
+        return;
+      }
+      await this.stopRole(h);
+      const minIsr = Math.min(h.config.minInsyncReplicas, rec.replicas.length);
+      h.leader = await createPartitionLeader(
+        {
+          topic: t.name,
+          partition: h.partition,
+          brokerId: me,
+          leaderEpoch: rec.leaderEpoch,
+          partitionEpoch: rec.partitionEpoch,
+          replicas: rec.replicas,
+          isr: rec.isr,
+          minInsyncReplicas: minIsr,
+          replicaLagTimeMaxMs: this.options.replicaLagTimeMaxMs,
+        },
+        {
+          log: h.log,
+          clock: this.c.clock,
+          timers: systemTimers,
+          checkpoint: h.checkpoint,
+          alterPartition: (req) => this.alterPartition(req),
+          logger: this.logger,
+        },
+      );
+      h.role = 'leader';
+      h.leaderEpoch = rec.leaderEpoch;
+      h.partitionEpoch = rec.partitionEpoch;
+      this.logger.info({ topic: t.name, partition: h.partition, leaderEpoch: rec.leaderEpoch, isr: rec.isr, logEndOffset: h.log.logEndOffset }, 'leading partition');
+      return;
+    }
+    if (target >= 0) {
+      if (h.role === 'follower' && h.followingFrom === target) {
+        if (h.leaderEpoch !== rec.leaderEpoch) {
+          h.leaderEpoch = rec.leaderEpoch;
+          this.fetcher(target).updateLeaderEpoch(t.name, h.partition, rec.leaderEpoch);
+        }
+        h.partitionEpoch = rec.partitionEpoch;
+        return;
+      }
+      await this.stopRole(h);
+      await this.fetcher(target).addPartition({ topic: t.name, partition: h.partition, log: h.log, leaderEpoch: rec.leaderEpoch, checkpoint: h.checkpoint });
+      h.role = 'follower';
+      h.followingFrom = target;
+      h.leaderEpoch = rec.leaderEpoch;
+      h.partitionEpoch = rec.partitionEpoch;
+      return;
+    }
+    await this.stopRole(h);
+    h.leaderEpoch = rec.leaderEpoch;
+    h.partitionEpoch = rec.partitionEpoch;
+  }
+
+  private async alterPartition(req: AlterPartitionRequest): Promise<PartitionState> {
+    const v = (await this.c.controller.submit(
+      { type: 'alterPartition', topic: req.topic, partition: req.partition, leaderId: req.leaderId, leaderEpoch: req.leaderEpoch, partitionEpoch: req.partitionEpoch, isr: [...req.isr] },
+      this.c.controller.options.sessionTimeoutMs,
+    )) as PartitionState;
+    this.logger.info({ topic: req.topic, partition: req.partition, isr: v.isr, partitionEpoch: v.partitionEpoch }, 'ISR changed');
+    return v;
+  }
+
+  private fetcher(leaderId: number): FollowerFetcher {
+    let f = this.fetchers.get(leaderId);
+    if (!f || f.closed) {
+      f = createFollowerFetcher(
+        { brokerId: this.options.brokerId, brokerEpoch: this.c.brokerEpoch(), leaderId, maxWaitMs: this.options.replicaFetchMaxWaitMs },
+        {
+          fetch: this.c.fetch,
+          offsetForLeaderEpoch: this.c.offsetForLeaderEpoch,
+          clock: this.c.clock,
+          timers: systemTimers,
+          logger: this.logger,
+          onPartitionError: (topic, partition, error) => {
+            this.logger.warn({ topic, partition, leaderId, code: error.code, err: error.message }, 'follower partition stopped until the metadata catches up');
+          },
+        },
+      );
+      this.fetchers.set(leaderId, f);
+    }
+    return f;
+  }
+
+  private async stopRole(h: HostedPartition): Promise<void> {
+    if (h.role === 'leader' && h.leader) {
+      await h.leader.resign();
+      h.leader = undefined;
+    } else if (h.role === 'follower') {
+      const f = this.fetchers.get(h.followingFrom);
+      if (f) {
+        await f.removePartition(h.topic, h.partition);
+        if (f.partitionCount === 0) {
+          this.fetchers.delete(h.followingFrom);
+          await f.close();
+        }
+      }
+      h.followingFrom = -1;
+    }
+    h.role = 'none';
+  }
+
+  private async drop(h: HostedPartition, deleteFiles: boolean): Promise<void> {
+    await this.stopRole(h);
+    this.hosted.delete(key(h.topic, h.partition));
+    await h.log.close();
+    if (deleteFiles) {
+      await rm(h.log.dir, { recursive: true, force: true });
+      await rm(h.checkpoint.path, { force: true });
+      this.logger.info({ topic: h.topic, partition: h.partition }, 'partition removed from this broker');
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.unsubscribe();
+    clearInterval(this.fenceTimer);
+    await this.settled().catch(() => undefined);
+    for (const h of this.hosted.values()) if (h.role === 'leader' && h.leader) await h.leader.close().catch(() => undefined);
+    await Promise.allSettled([...this.fetchers.values()].map((f) => f.close()));
+    this.fetchers.clear();
+    for (const h of this.hosted.values()) {
+      await h.log.flush().catch(() => undefined);
+      await h.log.close().catch((err: unknown) => this.logger.error({ err }, 'closing a partition log failed'));
+    }
+    this.hosted.clear();
+  }
+
+  /** Every hosted partition (for status and describe). */
+  list(): HostedPartition[] {
+    return [...this.hosted.values()];
+  }
+}
+
+function stateOf(rec: PartitionRecord): PartitionState {
+  return { leaderEpoch: rec.leaderEpoch, partitionEpoch: rec.partitionEpoch, isr: [...rec.isr], replicas: [...rec.replicas] };
+}
+

@@ -1,0 +1,53 @@
+/** GET /cluster: this broker's view of the cluster (controller, brokers, partitions it hosts, under-replicated and offline partitions). */
+import type { Router } from '../http/router.js';
+import type { ClusterNode } from './cluster-node.js';
+
+export function clusterStatus(node: ClusterNode): Record<string, unknown> {
+  const st = node.controller.status();
+  const md = node.controller.metadata;
+  const underReplicated: { topic: string; partition: number; replicas: number[]; isr: number[] }[] = [];
+  const offline: { topic: string; partition: number; replicas: number[]; isr: number[] }[] = [];
+  let partitions = 0;
+  for (const t of md.topics()) {
+    t.partitions.forEach((p, partition) => {
+      partitions++;
+      const item = { topic: t.name, partition, replicas: [...p.replicas], isr: [...p.isr] };
+      if (p.leader < 0) offline.push(item);
+      else if (p.isr.length < p.replicas.length) underReplicated.push(item);
+    });
+  }
+  return {
+    brokerId: node.controller.options.brokerId,
+    controllerId: st.controllerId,
+    activeController: st.active,
+    raft: { term: st.raftTerm, commit: st.raftCommit, applied: st.applied },
+    brokers: md.brokers().map((b) => ({
+      id: b.id,
+      host: b.host,
+      port: b.port,
+      httpPort: b.httpPort,
+      rack: b.rack,
+      brokerEpoch: b.brokerEpoch,
+      fenced: b.fenced,
+      lastSeenMsAgo: st.brokers.find((x) => x.id === b.id)?.lastSeenMsAgo ?? -1,
+    })),
+    topics: md.topics().length,
+    partitions,
+    underReplicated,
+    offline,
+    hosted: node.replicas.list().map((h) => ({
+      topic: h.topic,
+      partition: h.partition,
+      role: h.role,
+      leaderEpoch: h.leaderEpoch,
+      logStartOffset: h.log.logStartOffset,
+      logEndOffset: h.log.logEndOffset,
+      highWatermark: h.leader?.highWatermark ?? -1,
+      isr: h.leader ? [...h.leader.isr] : undefined,
+    })),
+  };
+}
+
+export function registerClusterRoutes(router: Router, node: ClusterNode): void {
+  router.add('GET', '/cluster', async () => ({ status: 200, body: clusterStatus(node) }));
+}

@@ -1,0 +1,84 @@
+/** Controller options: the Raft voters, timings of liveness and leader balancing. */
+import { MqError } from '@mq/protocol/errors';
+
+export interface ControllerOptions {
+  /** This broker's id (also its Raft node id). */
+  brokerId: number;
+  /** `id@host:port` of every controller voter (the Raft transport's address), comma separated. */
+  voters: string;
+  /** Raft tick. */
+  tickMs?: number;
+  /** A broker not heard from for this long is fenced. */
+  sessionTimeoutMs?: number;
+  /** How often the active controller checks broker liveness. */
+  livenessCheckMs?: number;
+  /** Move leadership back to preferred replicas. */
+  autoLeaderRebalance?: boolean;
+  leaderImbalanceCheckMs?: number;
+  /** Snapshot the metadata every this many entries. */
+  snapshotEntries?: number;
+  /** fsync the metadata log (on by default; the tests of a whole cluster on one disk may turn it off). */
+  fsync?: boolean;
+}
+
+export const DEFAULT_CONTROLLER_TICK_MS = 100;
+export const DEFAULT_SESSION_TIMEOUT_MS = 6000;
+export const DEFAULT_LIVENESS_CHECK_MS = 200;
+export const DEFAULT_LEADER_IMBALANCE_CHECK_MS = 30_000;
+export const DEFAULT_METADATA_SNAPSHOT_ENTRIES = 10_000;
+
+export interface Voter {
+  id: number;
+  host: string;
+  port: number;
+}
+
+export type ParsedControllerOptions = Readonly<Required<Omit<ControllerOptions, 'voters'>>> & { readonly voters: readonly Voter[] };
+
+/** Parses `1@127.0.0.1:19091,2@127.0.0.1:19092`. */
+export function parseVoters(text: string, what = 'controller.quorum.voters'): Voter[] {
+  const out: Voter[] = [];
+  for (const part of text.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const m = /^(\d+)@(.+):(\d+)$/.exec(part);
+    if (!m) throw new MqError('INVALID_CONFIG', `${what}: "${part}" is not id@host:port (e.g. 1@127.0.0.1:19091)`);
+    const id = Number(m[1]);
+    const port = Number(m[3]);
+    if (port < 1 || port > 65535) throw new MqError('INVALID_CONFIG', `${what}: port ${port} of ${id} is not a port number`);
+    if (id < 1) throw new MqError('INVALID_CONFIG', `${what}: broker id ${id} must be positive in a cluster (Raft node ids start at 1)`);
+    if (out.some((v) => v.id === id)) throw new MqError('INVALID_CONFIG', `${what}: broker ${id} is listed twice`);
+    out.push({ id, host: m[2]!, port });
+  }
+  return out;
+}
+
+function nonNeg(name: string, v: number): number {
+  if (!Number.isSafeInteger(v) || v < 0) throw new MqError('INVALID_CONFIG', `${name} must be a non-negative integer, got ${v}`);
+  return v;
+}
+
+export function parseControllerOptions(o: ControllerOptions): ParsedControllerOptions {
+  const voters = parseVoters(o.voters);
+  if (voters.length === 0) throw new MqError('INVALID_CONFIG', 'controller.quorum.voters is empty');
+  if (!voters.some((v) => v.id === o.brokerId)) {
+    throw new MqError(
+      'INVALID_CONFIG',
+      `broker ${o.brokerId} is not in controller.quorum.voters (${voters.map((v) => v.id).join(', ')}); every broker of a small cluster is a voter`,
+    );
+  }
+  const tickMs = nonNeg('controller.tick.ms', o.tickMs ?? DEFAULT_CONTROLLER_TICK_MS) || DEFAULT_CONTROLLER_TICK_MS;
+  const sessionTimeoutMs = nonNeg('broker.session.timeout.ms', o.sessionTimeoutMs ?? DEFAULT_SESSION_TIMEOUT_MS);
+  if (sessionTimeoutMs < tickMs * 15) {
+    throw new MqError('INVALID_CONFIG', `broker.session.timeout.ms ${sessionTimeoutMs} must be at least 15 Raft ticks (${tickMs * 15} ms): liveness is judged from Raft heartbeats`);
+  }
+  return Object.freeze({
+    brokerId: o.brokerId,
+    voters: Object.freeze(voters.map((v) => Object.freeze({ ...v }))),
+    tickMs,
+    sessionTimeoutMs,
+    livenessCheckMs: nonNeg('livenessCheckMs', o.livenessCheckMs ?? DEFAULT_LIVENESS_CHECK_MS) || DEFAULT_LIVENESS_CHECK_MS,
+    autoLeaderRebalance: o.autoLeaderRebalance ?? true,
+    leaderImbalanceCheckMs: nonNeg('leader.imbalance.check.interval.ms', o.leaderImbalanceCheckMs ?? DEFAULT_LEADER_IMBALANCE_CHECK_MS) || DEFAULT_LEADER_IMBALANCE_CHECK_MS,
+    snapshotEntries: nonNeg('snapshotEntries', o.snapshotEntries ?? DEFAULT_METADATA_SNAPSHOT_ENTRIES),
+    fsync: o.fsync ?? true,
+  });
+}

@@ -62,4 +62,44 @@ describe('client across a broker SIGKILL and restart', () => {
       await broker.kill();
     }
   });
+
+  it('a consumer polling through the crash reconnects and reads every acknowledged record once, in order', async () => {
+    const broker = await startBroker();
+    const client = new MqClient({ bootstrap: broker.bootstrap, retry: { initialDelayMs: 50, maxDelayMs: 500, retries: 20 } });
+    const readerClient = new MqClient({ bootstrap: broker.bootstrap, retry: { initialDelayMs: 50, maxDelayMs: 500, retries: 20 } });
+    try {
+      const topic = uniqueName('crash-consumer');
+      await client.admin().createTopic(topic, { numPartitions: 1 });
+      const consumer = readerClient.consumer({ autoOffsetReset: 'earliest', maxWaitMs: 200 });
+      consumer.assign([{ topic, partition: 0 }]);
+      const read: ConsumerRecord[] = [];
+      let reading = true;
+      const reader = (async () => {
+        while (reading) {
+          try {
+            read.push(...(await consumer.poll(200)));
+          } catch {
+            // errors while the broker is down are retried by polling again
+          }
+        }
+      })();
+      const producer = client.producer({ acks: 'all', lingerMs: 0 });
+      const acked: RecordMetadata[] = [];
+      for (let i = 0; i < 100; i++) acked.push(await producer.send(topic, { value: `before-${i}` }));
+      await waitFor(() => read.length >= 100, { timeout: 10_000, message: 'reading before the crash' });
+      await broker.kill();
+      await broker.restart();
+      for (let i = 0; i < 100; i++) acked.push(await producer.send(topic, { value: `after-${i}` }));
+      await waitFor(() => read.length >= 200, { timeout: 20_000, message: 'reading after the restart' });
+      reading = false;
+      await reader;
+      expect(read.map((r) => r.offset)).toEqual(acked.map((m) => m.offset));
+      expect(read.slice(-1)[0]!.value!.toString()).toBe('after-99');
+      await consumer.close();
+    } finally {
+      await readerClient.close({ timeoutMs: 2000 });
+      await client.close({ timeoutMs: 2000 });
+      await broker.kill();
+    }
+  });
 });

@@ -156,6 +156,8 @@ describe('producer', () => {
     await expect(p.send('one', { value: 'x'.repeat(10_000) })).rejects.toMatchObject({ code: 'RECORD_TOO_LARGE', retriable: false });
     const big = await p.send('one', { value: 'y'.repeat(3000) }); // over batchBytes: a batch of its own
     expect(big.offset).toBe(0);
+    const small = client.producer({ batchBytes: 1024, bufferMemory: 2048 });
+    await expect(small.send('one', { value: 'z'.repeat(3000) })).rejects.toMatchObject({ code: 'RECORD_TOO_LARGE', message: expect.stringContaining('bufferMemory') });
   });
 
   it('acks=0 resolves with offset -1 once written', async () => {

@@ -162,6 +162,13 @@ export class Accumulator {
     let q = this.queue(topic, partition, n);
     if (q.open && q.open.tryAppend(record, size, timestamp, sink, index)) return true;
     const need = Math.max(this.options.batchBytes, HEADER_SIZE + size);
+    if (need > this.options.bufferMemory) {
+      throw new MqError(
+        'RECORD_TOO_LARGE',
+        `record of about ${size} bytes does not fit the producer's bufferMemory of ${this.options.bufferMemory} bytes (raise bufferMemory)`,
+        { size, retriable: false },
+      );
+    }
     if (need > this.maxBatchBytes()) {
       throw new MqError(
         'RECORD_TOO_LARGE',

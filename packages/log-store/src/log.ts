@@ -35,6 +35,8 @@ import { TimeIndex } from './time-index.js';
 export const RECOVERY_POINT_CHECKPOINT = 'recovery-point-checkpoint';
 export const LOG_START_OFFSET_CHECKPOINT = 'log-start-offset-checkpoint';
 export const CLEAN_SHUTDOWN_FILE = '.clean-shutdown';
+/** Present while the log is being emptied and restarted at the offset it holds. */
+export const RESTART_FILE = '.restart-at';
 /** A compacted copy of a segment being written; replaces the .log by rename. */
 export const CLEANED_SUFFIX = '.cleaned';
 /** offsetForTimestamp() special values, as in Kafka's ListOffsets. */
@@ -286,7 +288,8 @@ class PartitionLog implements Log {
       badCheckpoints: [],
       durationMs: 0,
     };
-    const files = await this.fs.readdir(this.dir);
+    let files = await this.fs.readdir(this.dir);
+    if (await this.finishRestart(files)) files = await this.fs.readdir(this.dir);
     const bases = new Set<number>();
     for (const f of files) {
       const base = parseSegmentName(f, LOG_SUFFIX);
@@ -924,22 +927,48 @@ class PartitionLog implements Log {
 
   /** Empties the log and restarts it at `offset` (Kafka's truncateFullyAndStartAt). Caller holds the write lock. */
   private async truncateFullyAndStartAt(offset: number): Promise<void> {
-    // Checkpoints first: a crash part-way then reopens as an empty log at `offset`.
-    const point = { offset, segmentBase: offset, position: 0 };
-    await this.checkpointMutex.run(() => this.writeRecoveryPoint(point));
-    await this.logStartFile.write([[offset]]);
-    this.epochs.clear();
-    await this.epochs.persist();
+    // Intent first: a crash part-way is finished by the next open (see finishRestart).
+    const marker = path.join(this.dir, RESTART_FILE);
+    await this.fs.writeFileAtomic(marker, Buffer.from(`${offset}\n`));
     await this.deleteSegmentFiles(this.segments);
+    await this.writeRestartCheckpoints(offset);
     const seg = await Segment.create(this.dir, offset, this.fs, this.clock());
     seg.markIndexesForRewrite();
     this.segments = [seg];
     this.active = seg;
     this.leo = offset;
     this.startOffset = offset;
-    this.commit.durable = point;
+    this.commit.durable = { offset, segmentBase: offset, position: 0 };
+    await this.fs.syncDir(this.dir);
+    await this.fs.unlink(marker);
     await this.fs.syncDir(this.dir);
     this.logger.info({ dir: this.dir, offset }, 'log emptied and restarted');
+  }
+
+  private async writeRestartCheckpoints(offset: number): Promise<void> {
+    await this.checkpointMutex.run(() => this.writeRecoveryPoint({ offset, segmentBase: offset, position: 0 }));
+    await this.logStartFile.write([[offset]]);
+    this.epochs.clear();
+    await this.epochs.persist();
+  }
+
+  /** Completes a truncateFullyAndStartAt that a crash interrupted; returns whether there was one. */
+  private async finishRestart(files: string[]): Promise<boolean> {
+    if (!files.includes(RESTART_FILE)) return false;
+    const data = await this.fs.readFile(path.join(this.dir, RESTART_FILE));
+    const offset = data ? Number(data.toString('utf8').trim()) : NaN;
+    if (Number.isSafeInteger(offset) && offset >= 0) {
+      for (const f of files) {
+        if (parseSegmentName(f, LOG_SUFFIX) !== null || parseSegmentName(f, INDEX_SUFFIX) !== null || parseSegmentName(f, TIME_INDEX_SUFFIX) !== null) {
+          await this.fs.unlink(path.join(this.dir, f));
+        }
+      }
+      await this.writeRestartCheckpoints(offset);
+      this.logger.warn({ dir: this.dir, offset }, 'finished restarting the log at an offset (interrupted by a crash)');
+    }
+    await this.fs.unlink(path.join(this.dir, RESTART_FILE));
+    await this.fs.syncDir(this.dir);
+    return true;
   }
 
   private async deleteSegmentFiles(segs: Segment[]): Promise<void> {

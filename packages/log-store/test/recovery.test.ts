@@ -250,3 +250,21 @@ test('damage below the recovery point is found when its index is rebuilt, and re
     await log.close();
   }
 });
+
+test('a crash in the middle of emptying the log (truncation below the log start) is finished at the next open', async () => {
+  await writeLog(30);
+  crash();
+  // As if truncateTo(offset < logStartOffset) had written its intent and then died.
+  fs.writeFileSync(path.join(dir, '.restart-at'), '5\n');
+  const log = await openLog(dir, OPTS);
+  try {
+    expect(log.logStartOffset).toBe(5);
+    expect(log.logEndOffset).toBe(5);
+    expect(log.leaderEpochs.entries).toEqual([]);
+    expect(segmentFiles(dir)).toEqual(['00000000000000000005.log']);
+    expect((await log.append(batch('again'))).baseOffset).toBe(5);
+  } finally {
+    await log.close();
+  }
+  expect(fs.existsSync(path.join(dir, '.restart-at'))).toBe(false);
+});

@@ -24,7 +24,7 @@ import { tpKey } from './consumer-protocol.js';
 import { CoordinatorClient, clusterMetadataSource, type CommittedOffset, type TopicPartitionOffsetAndMetadata } from './coordinator-client.js';
 import { GroupMember, type GroupMemberLogger } from './group-member.js';
 import type { GroupMemberOptions } from './options.js';
-import type { RebalanceListener, TopicPartition } from './types.js';
+import type { GroupRpc, RebalanceListener, TopicPartition } from './types.js';
 
 export type DeliverySemantics = 'at-least-once' | 'at-most-once';
 
@@ -39,6 +39,14 @@ export interface GroupConsumerOptions extends ConsumerOptions, Omit<GroupMemberO
 }
 
 export const DEFAULT_AUTO_COMMIT_INTERVAL_MS = 5_000;
+
+/** What the group consumer needs of its coordinator (a CoordinatorClient; tests pass a fake). */
+export type GroupCoordinatorClient = GroupRpc & Pick<CoordinatorClient, 'commit' | 'committed'>;
+
+export interface GroupConsumerComponents {
+  logger?: GroupMemberLogger;
+  coordinator?: GroupCoordinatorClient;
+}
 
 export interface EachMessagePayload {
   topic: string;
@@ -84,7 +92,7 @@ function parseGroupConsumerOptions(o: GroupConsumerOptions): ParsedGroupConsumer
 export class GroupConsumer extends Consumer {
   readonly groupId: string;
   readonly group: ParsedGroupConsumerOptions;
-  private readonly coordinator: CoordinatorClient;
+  private readonly coordinator: GroupCoordinatorClient;
   private readonly member: GroupMember;
   private userListener: RebalanceListener = {};
   private subscribed = false;
@@ -101,11 +109,12 @@ export class GroupConsumer extends Consumer {
     private readonly cluster: Cluster,
     options: GroupConsumerOptions,
     onClose?: () => void,
-    logger?: GroupMemberLogger,
+    components: GroupConsumerComponents = {},
   ) {
     super(cluster, options, onClose);
     this.group = parseGroupConsumerOptions(options);
     this.groupId = options.groupId;
+    const logger = components.logger;
     this.logger = logger;
     const memberOptions: GroupMemberOptions = {
       groupId: options.groupId,
@@ -120,7 +129,7 @@ export class GroupConsumer extends Consumer {
       metadataMaxAgeMs: options.metadataMaxAgeMs,
       rack: options.rack,
     };
-    this.coordinator = new CoordinatorClient(cluster, options.groupId);
+    this.coordinator = components.coordinator ?? new CoordinatorClient(cluster, options.groupId);
     this.member = new GroupMember(memberOptions, {
       rpc: this.coordinator,
       metadata: clusterMetadataSource(cluster),
@@ -263,7 +272,7 @@ export class GroupConsumer extends Consumer {
       try {
         records = await this.pollGroup(pollTimeout, { signal }, false);
       } catch (err) {
-        if (isMqError(err, 'ABORTED') || isMqError(err, 'CLOSED')) break;
+        if (signal?.aborted || this.closing || isMqError(err, 'ABORTED') || isMqError(err, 'CLOSED')) break;
         throw err;
       }
       const byPartition = new Map<string, ConsumerRecord[]>();

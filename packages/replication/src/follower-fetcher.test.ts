@@ -54,7 +54,7 @@ async function setup(answers: ((req: FetchRequest) => FetchPartitionResponse | E
   const checkpoint = new MemoryCheckpoint();
   const errors: MqError[] = [];
   const fetcher = createFollowerFetcher(
-    { brokerId: 1, leaderId: 2, backoffMs: 100, maxBackoffMs: 1_000 },
+    { brokerId: 1, leaderId: 2, backoffMs: 100, maxBackoffMs: 1_000, highWatermarkCheckpointIntervalMs: 0 },
     { ...leader, clock: timers.clock, timers, random: () => 0.5, onPartitionError: (_t, _p, e) => errors.push(e) },
   );
   await fetcher.addPartition({ topic: 't', partition: 0, log, leaderEpoch: 3, checkpoint });

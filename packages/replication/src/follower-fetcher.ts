@@ -14,6 +14,7 @@
  */
 import { MqError, isMqError, type ErrorCode } from '@mq/protocol/errors';
 import { iterateBatches, lastOffset as batchLastOffset } from '@mq/protocol/batch';
+import { CheckpointWriter } from './checkpoint-writer.js';
 import { latestEpoch, truncationTarget } from './epoch-cache.js';
 import { parseFollowerFetcherOptions, type FollowerFetcherOptions, type ParsedFollowerFetcherOptions } from './options.js';
 import {
@@ -77,8 +78,7 @@ interface Entry {
   leaderEpoch: number;
   state: FollowerPartitionState;
   highWatermark: number;
-  checkpointed: number;
-  checkpointing: Promise<void> | null;
+  checkpointWriter: CheckpointWriter;
   delayedUntil: number;
   failures: number;
   /** The last fetch answered with a diverging epoch. */
@@ -138,6 +138,13 @@ export class FollowerFetcher {
     }
     const stored = await options.checkpoint.load();
     const hw = Math.min(Math.max(stored ?? 0, options.log.logStartOffset), options.log.logEndOffset);
+    const checkpointWriter = new CheckpointWriter(
+      options.checkpoint,
+      { timers: this.#c.timers, logger: this.#logger, fields: { topic: options.topic, partition: options.partition } },
+      this.#options.highWatermarkCheckpointIntervalMs,
+      hw,
+      stored,
+    );
     this.#entries.set(key, {
       key,
       topic: options.topic,
@@ -147,8 +154,7 @@ export class FollowerFetcher {
       leaderEpoch: options.leaderEpoch,
       state: 'truncating',
       highWatermark: hw,
-      checkpointed: stored ?? UNDEFINED,
-      checkpointing: null,
+      checkpointWriter,
       delayedUntil: 0,
       failures: 0,
       diverged: false,
@@ -191,7 +197,7 @@ export class FollowerFetcher {
     e.generation++;
     this.#entries.delete(e.key);
     await e.work;
-    await this.#saveCheckpoint(e);
+    await e.checkpointWriter.flush();
     this.#poke();
     return { highWatermark: e.highWatermark };
   }
@@ -221,7 +227,7 @@ export class FollowerFetcher {
     for (const e of entries) {
       e.removed = true;
       await e.work;
-      await this.#saveCheckpoint(e);
+      await e.checkpointWriter.flush();
     }
   }
 
@@ -435,11 +441,12 @@ export class FollowerFetcher {
       // Only an unclean leader election (or a leader that lost its disk) gets here.
       this.#logger.error(fields, 'truncating below the high watermark: records this replica saw committed are discarded');
       e.highWatermark = Math.max(offset, e.log.logStartOffset);
+      e.checkpointWriter.set(e.highWatermark);
     } else {
       this.#logger.info(fields, 'truncating divergent tail');
     }
     await e.log.truncateTo(Math.max(offset, e.log.logStartOffset));
-    await this.#saveCheckpoint(e);
+    await e.checkpointWriter.flush();
   }
 
   // ----------------------------------------------------------------- fetch
@@ -548,7 +555,7 @@ export class FollowerFetcher {
     const hw = Math.min(r.highWatermark, e.log.logEndOffset);
     if (hw > e.highWatermark) {
       e.highWatermark = hw;
-      void this.#saveCheckpoint(e);
+      e.checkpointWriter.set(hw);
     }
     // Follow the leader's log start (retention, DeleteRecords) once committed here too.
     if (r.logStartOffset > e.log.logStartOffset && r.logStartOffset <= e.highWatermark) {
@@ -566,7 +573,8 @@ export class FollowerFetcher {
       );
       await truncateFullyAndStartAt(e.log, r.logStartOffset);
       e.highWatermark = r.logStartOffset;
-      await this.#saveCheckpoint(e);
+      e.checkpointWriter.set(e.highWatermark);
+      await e.checkpointWriter.flush();
       return;
     }
     if (r.logEndOffset >= 0 && leo > r.logEndOffset) {
@@ -576,25 +584,6 @@ export class FollowerFetcher {
     this.#delayPartition(e, r.errorCode, r.errorMessage);
   }
 
-  #saveCheckpoint(e: Entry): Promise<void> {
-    if (e.checkpointing) return e.checkpointing.then(() => (e.checkpointed === e.highWatermark ? undefined : this.#saveCheckpoint(e)));
-    if (e.checkpointed === e.highWatermark) return Promise.resolve();
-    const run = async (): Promise<void> => {
-      try {
-        while (e.checkpointed !== e.highWatermark) {
-          const hw = e.highWatermark;
-          await e.checkpoint.save(hw);
-          e.checkpointed = hw;
-        }
-      } catch (err) {
-        this.#logger.warn({ topic: e.topic, partition: e.partition, err }, 'high watermark checkpoint failed');
-      } finally {
-        e.checkpointing = null;
-      }
-    };
-    e.checkpointing = run();
-    return e.checkpointing;
-  }
 }
 
 /** Empties a log and restarts it at `offset`, with the log's own method when it has one. */

@@ -18,6 +18,8 @@ export const DEFAULT_REPLICA_FETCH_PARTITION_MAX_BYTES = 1024 * 1024;
 export const DEFAULT_REPLICA_FETCH_BACKOFF_MS = 100;
 export const DEFAULT_REPLICA_FETCH_MAX_BACKOFF_MS = 5_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+/** Kafka's replica.high.watermark.checkpoint.interval.ms. */
+export const DEFAULT_HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS = 5_000;
 
 function invalid(message: string): MqError {
   return new MqError('INVALID_CONFIG', message);
@@ -58,6 +60,8 @@ export interface PartitionLeaderOptions {
   maxPendingProduces?: number;
   /** Bound on fetches parked waiting for data. */
   maxPendingFetches?: number;
+  /** How often at most the HW is written to its checkpoint; 0 writes every change. */
+  highWatermarkCheckpointIntervalMs?: number;
 }
 
 export type ParsedPartitionLeaderOptions = Readonly<Required<Omit<PartitionLeaderOptions, 'replicas' | 'isr'>>> & {
@@ -103,6 +107,11 @@ export function parsePartitionLeaderOptions(options: PartitionLeaderOptions): Pa
     isrCheckIntervalMs,
     maxPendingProduces: int('maxPendingProduces', options.maxPendingProduces ?? DEFAULT_MAX_PENDING_PRODUCES, 1),
     maxPendingFetches: int('maxPendingFetches', options.maxPendingFetches ?? DEFAULT_MAX_PENDING_FETCHES, 1),
+    highWatermarkCheckpointIntervalMs: int(
+      'highWatermarkCheckpointIntervalMs',
+      options.highWatermarkCheckpointIntervalMs ?? DEFAULT_HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS,
+      0,
+    ),
   });
 }
 
@@ -123,6 +132,8 @@ export interface FollowerFetcherOptions {
   maxBackoffMs?: number;
   /** Deadline of one Fetch or OffsetForLeaderEpoch exchange, on top of maxWaitMs. */
   requestTimeoutMs?: number;
+  /** How often at most a partition's HW is written to its checkpoint; 0 writes every change. */
+  highWatermarkCheckpointIntervalMs?: number;
 }
 
 export type ParsedFollowerFetcherOptions = Readonly<Required<FollowerFetcherOptions>>;
@@ -147,5 +158,10 @@ export function parseFollowerFetcherOptions(options: FollowerFetcherOptions): Pa
     backoffMs,
     maxBackoffMs,
     requestTimeoutMs: int('requestTimeoutMs', options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, 1),
+    highWatermarkCheckpointIntervalMs: int(
+      'highWatermarkCheckpointIntervalMs',
+      options.highWatermarkCheckpointIntervalMs ?? DEFAULT_HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS,
+      0,
+    ),
   });
 }

@@ -44,6 +44,7 @@ async function setup(overrides: { isr?: number[]; minInsyncReplicas?: number; re
       isr: overrides.isr ?? [1, 2, 3],
       minInsyncReplicas: overrides.minInsyncReplicas ?? 2,
       replicaLagTimeMaxMs: overrides.replicaLagTimeMaxMs ?? 1_000,
+      highWatermarkCheckpointIntervalMs: 0,
       ...(overrides.maxPendingProduces ? { maxPendingProduces: overrides.maxPendingProduces } : {}),
     },
     {

@@ -8,6 +8,7 @@
 import { MqError, isMqError, type ErrorCode } from '@mq/protocol/errors';
 import { endOffsetForEpoch, latestEpoch } from './epoch-cache.js';
 import { parsePartitionLeaderOptions, type ParsedPartitionLeaderOptions, type PartitionLeaderOptions } from './options.js';
+import { CheckpointWriter } from './checkpoint-writer.js';
 import { ProducePurgatory } from './produce-purgatory.js';
 import {
   CONSUMER_REPLICA_ID,
@@ -139,8 +140,7 @@ export class PartitionLeader {
   readonly #recent: { lastOffset: number; cumBytes: number }[] = [];
   #recentStartOffset: number;
   #recentBytes = 0;
-  #checkpointed: number;
-  #checkpointing: Promise<void> | null = null;
+  readonly #checkpointWriter: CheckpointWriter;
 
   constructor(options: ParsedPartitionLeaderOptions, components: PartitionLeaderComponents, highWatermark: number) {
     this.#options = options;
@@ -159,9 +159,15 @@ export class PartitionLeader {
     this.#replicas = options.replicas;
     this.#isr = options.isr;
     this.#highWatermark = highWatermark;
-    this.#checkpointed = highWatermark;
     this.#recentStartOffset = this.#log.logEndOffset;
     this.#epochStartOffset = this.#log.logEndOffset;
+    this.#checkpointWriter = new CheckpointWriter(
+      this.#checkpoint,
+      { timers: this.#timers, logger: this.#logger, fields: { topic: this.topic, partition: this.partition } },
+      options.highWatermarkCheckpointIntervalMs,
+      highWatermark,
+      highWatermark,
+    );
     this.#purgatory = new ProducePurgatory({ maxWaiters: options.maxPendingProduces, name: this.#name }, this.#timers);
     const now = this.#clock();
     for (const id of this.#replicas) if (id !== this.brokerId) this.#followers.set(id, this.#newFollower(now));
@@ -419,7 +425,7 @@ export class PartitionLeader {
     // leads the log in the next one (Kafka's leaderIsrUpdateLock).
     await Promise.all([...this.#appending]);
     this.#logger.info({ topic: this.topic, partition: this.partition, leaderEpoch: this.#leaderEpoch }, 'resigned leadership');
-    await this.#saveCheckpoint();
+    await this.#checkpointWriter.flush();
   }
 
   /** {@link resign} with LOG_CLOSED. */
@@ -584,7 +590,7 @@ export class PartitionLeader {
     const tooSmall = this.#isr.length < this.#options.minInsyncReplicas;
     this.#purgatory.complete(min, tooSmall ? () => this.#minIsrError('NOT_ENOUGH_REPLICAS_AFTER_APPEND') : undefined);
     this.#notify();
-    void this.#saveCheckpoint();
+    this.#checkpointWriter.set(min);
   }
 
   #maybeExpandIsr(replicaId: number, f: FollowerState): void {
@@ -710,26 +716,5 @@ export class PartitionLeader {
       else hi = mid;
     }
     return lo === 0 ? 0 : this.#recent[lo - 1]!.cumBytes;
-  }
-
-  /** Writes the high watermark, coalescing: at most one save in flight, the latest value wins. */
-  #saveCheckpoint(): Promise<void> {
-    if (this.#checkpointing) return this.#checkpointing;
-    if (this.#checkpointed === this.#highWatermark) return Promise.resolve();
-    const run = async (): Promise<void> => {
-      try {
-        while (this.#checkpointed !== this.#highWatermark) {
-          const hw = this.#highWatermark;
-          await this.#checkpoint.save(hw);
-          this.#checkpointed = hw;
-        }
-      } catch (err) {
-        this.#logger.warn({ topic: this.topic, partition: this.partition, err }, 'high watermark checkpoint failed');
-      } finally {
-        this.#checkpointing = null;
-      }
-    };
-    this.#checkpointing = run();
-    return this.#checkpointing;
   }
 }

@@ -75,6 +75,8 @@ async function runInner(ops: Op[], minInsyncReplicas: number, seed: number, kind
     brokers: 3,
     minInsyncReplicas,
     replicaLagTimeMaxMs: 3_000,
+    // Lagging checkpoints: a restarted replica starts from an older HW.
+    highWatermarkCheckpointIntervalMs: 1_000,
     seed,
     assignLeaderEpoch: kind === 'memory',
     ...(kind === 'log-store'

@@ -57,6 +57,8 @@ export interface SimOptions {
   realIo?: boolean;
   /** MemoryLogs offer assignLeaderEpoch (default), or record epochs only with appends, like @mq/log-store. */
   assignLeaderEpoch?: boolean;
+  /** Default 0: every HW change is checkpointed at once. */
+  highWatermarkCheckpointIntervalMs?: number;
 }
 
 function traceLogger(id: number, trace: string[] | undefined): Logger | undefined {
@@ -108,6 +110,7 @@ export class SimCluster {
       seed: 1,
       realIo: false,
       assignLeaderEpoch: true,
+      highWatermarkCheckpointIntervalMs: 0,
       ...options,
     };
     this.#random = prng(this.options.seed);
@@ -209,6 +212,7 @@ export class SimCluster {
             isr: this.state.isr,
             minInsyncReplicas: this.options.minInsyncReplicas,
             replicaLagTimeMaxMs: this.options.replicaLagTimeMaxMs,
+            highWatermarkCheckpointIntervalMs: this.options.highWatermarkCheckpointIntervalMs,
           },
           {
             log: b.log,
@@ -230,7 +234,15 @@ export class SimCluster {
         }
         if (b.fetcher) await b.fetcher.close();
         const fetcher = createFollowerFetcher(
-          { brokerId: b.id, leaderId: this.state.leader, maxWaitMs: this.options.maxWaitMs, backoffMs: 50, maxBackoffMs: 400, requestTimeoutMs: 5_000 },
+          {
+            brokerId: b.id,
+            leaderId: this.state.leader,
+            maxWaitMs: this.options.maxWaitMs,
+            backoffMs: 50,
+            maxBackoffMs: 400,
+            requestTimeoutMs: 5_000,
+            highWatermarkCheckpointIntervalMs: this.options.highWatermarkCheckpointIntervalMs,
+          },
           {
             fetch: (to, req, signal) => this.#fetch(b.id, to, req, signal),
             offsetForLeaderEpoch: (to, req) => this.#offsetForLeaderEpoch(b.id, to, req),

@@ -11,8 +11,10 @@ export interface RaftOptions {
   preVote?: boolean;
   /** A leader steps down when it has not heard from a quorum within an election timeout; followers then honour a leader lease. */
   checkQuorum?: boolean;
-  /** Byte cap of the entries in one append message. */
+  /** Byte cap of the entries in one append message (at least one entry is always sent). */
   maxSizePerMsg?: number;
+  /** Largest entry a proposal may carry (MESSAGE_TOO_LARGE beyond). Keep it below the transport's frame limit. */
+  maxEntryBytes?: number;
   /** Pipelining window per follower: messages and bytes in flight. */
   maxInflightMsgs?: number;
   maxInflightBytes?: number;
@@ -31,6 +33,7 @@ export interface RaftOptions {
 export const DEFAULT_ELECTION_TICK = 10;
 export const DEFAULT_HEARTBEAT_TICK = 1;
 export const DEFAULT_MAX_SIZE_PER_MSG = 1024 * 1024;
+export const DEFAULT_MAX_ENTRY_BYTES = 1024 * 1024;
 export const DEFAULT_MAX_INFLIGHT_MSGS = 256;
 export const DEFAULT_MAX_INFLIGHT_BYTES = 32 * 1024 * 1024;
 export const DEFAULT_MAX_UNCOMMITTED_BYTES = 64 * 1024 * 1024;
@@ -53,6 +56,7 @@ export function parseRaftOptions(o: RaftOptions): ParsedRaftOptions {
     preVote: o.preVote ?? true,
     checkQuorum: o.checkQuorum ?? true,
     maxSizePerMsg: positiveInt('maxSizePerMsg', o.maxSizePerMsg ?? DEFAULT_MAX_SIZE_PER_MSG),
+    maxEntryBytes: positiveInt('maxEntryBytes', o.maxEntryBytes ?? DEFAULT_MAX_ENTRY_BYTES),
     maxInflightMsgs: positiveInt('maxInflightMsgs', o.maxInflightMsgs ?? DEFAULT_MAX_INFLIGHT_MSGS),
     maxInflightBytes: positiveInt('maxInflightBytes', o.maxInflightBytes ?? DEFAULT_MAX_INFLIGHT_BYTES),
     maxUncommittedBytes: positiveInt('maxUncommittedBytes', o.maxUncommittedBytes ?? DEFAULT_MAX_UNCOMMITTED_BYTES),

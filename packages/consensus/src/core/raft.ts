@@ -129,8 +129,8 @@ export class RaftCore {
       throw new MqError('PROPOSAL_DROPPED', `leadership is being transferred to ${this.leadTransferee}; retry on the new leader`);
     }
     if (!this.prs.has(this.id)) throw new MqError('NOT_LEADER', `node ${this.id} was removed from the cluster`);
-    if (data.length > this.opts.maxSizePerMsg) {
-      throw new MqError('MESSAGE_TOO_LARGE', `entry of ${data.length} bytes exceeds maxSizePerMsg (${this.opts.maxSizePerMsg}); split it or raise the limit`);
+    if (data.length > this.opts.maxEntryBytes) {
+      throw new MqError('MESSAGE_TOO_LARGE', `entry of ${data.length} bytes exceeds maxEntryBytes (${this.opts.maxEntryBytes}); split it or raise the limit`);
     }
     const size = data.length + 24;
     if (this.uncommittedBytes > 0 && this.uncommittedBytes + size > this.opts.maxUncommittedBytes) {

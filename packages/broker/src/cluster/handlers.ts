@@ -345,6 +345,24 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
       return { results };
     },
 
+    describeConfigs: async (req) => {
+      const results: mq.ConfigResult.$Properties[] = [];
+      for (const name of req.topics ?? []) {
+        try {
+          const t = md.topic(name);
+          if (!t) {
+            validateTopicName(name);
+            throw new MqError('UNKNOWN_TOPIC_OR_PARTITION', `topic "${name}" does not exist (create it with: mq topic create ${name})`, { retriable: false });
+          }
+          results.push({ resource: name, errorCode: 0, entries: new TopicConfig(t.configs, d.config).entries() });
+        } catch (err) {
+          results.push({ resource: name, ...wireError(err), entries: [] });
+        }
+      }
+      if (req.includeBroker) results.push({ resource: '', errorCode: 0, entries: d.config.entries() });
+      return { results };
+    },
+
     controllerForward: async (req, ctx) => {
       let result: CommandResult;
       try {

@@ -8,6 +8,7 @@
 import type { CommandModule } from 'yargs';
 import type { CliContext } from '../context.js';
 import { brokerCommand } from './broker.js';
+import { clusterCommand } from './cluster.js';
 import { consumeCommand } from './consume.js';
 import { groupCommand } from './group.js';
 import { produceCommand } from './produce.js';
@@ -30,6 +31,7 @@ export function lazy(command: string, describe: string, load: () => Promise<Comm
 
 export const COMMANDS: readonly CommandEntry[] = [
   brokerCommand,
+  clusterCommand,
   topicCommand,
   produceCommand,
   consumeCommand,

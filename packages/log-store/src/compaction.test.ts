@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { decodeBatchSync, encodeBatchSync, iterateBatches } from '@mq/protocol/batch';
 import { segmentFiles, tempDir } from '../test/helpers.js';
+import { nodeFileSystem, type LogFileSystem } from './file-system.js';
 import { openLog, type Log } from './log.js';
 
 let dir: string;
@@ -96,4 +97,32 @@ test('upToOffset leaves segments past it alone; a leftover .cleaned file is remo
   expect(fs.existsSync(path.join(dir, '00000000000000000000.log.cleaned'))).toBe(false);
   expect((await readAll(again)).length).toBe(40);
   await again.close();
+});
+
+test('a truncation while compaction is writing its copies voids the plan: nothing superseded only by truncated records is lost', async () => {
+  let release!: () => void;
+  let reached!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const atGate = new Promise<void>((r) => (reached = r));
+  const gated: LogFileSystem = {
+    ...nodeFileSystem,
+    async open(file, create) {
+      if (file.endsWith('.cleaned')) {
+        reached();
+        await gate;
+      }
+      return nodeFileSystem.open(file, create);
+    },
+  };
+  const log = await openLog(dir, OPTS, { fs: gated });
+  await log.append(encodeBatchSync([{ key: 'k', value: 'old', timestamp: Date.now() }]));
+  await log.roll();
+  const newer = await log.append(encodeBatchSync([{ key: 'k', value: 'new', timestamp: Date.now() }]));
+  const compaction = log.compact();
+  await atGate;
+  await log.truncateTo(newer.baseOffset); // the only record superseding "old" goes
+  release();
+  expect(await compaction).toMatchObject({ cleanedSegments: 0 });
+  expect((await readAll(log)).map((r) => r.value)).toEqual(['old']);
+  await log.close();
 });

@@ -148,8 +148,9 @@ export interface Log {
   /**
    * Key-based compaction of the closed segments (cleanup.policy=compact):
    * keeps the latest record per key, drops tombstones older than
-   * `deleteRetentionMs`. Offsets do not change. Reads and appends continue
-   * while the cleaned copies are written; the swap runs alone.
+   * `deleteRetentionMs`. Offsets do not change. Reads, appends and retention
+   * continue while the cleaned copies are written; the swap runs alone; a
+   * truncation in between voids the plan.
    */
   compact(options?: CompactOptions): Promise<CompactionResult>;
   flush(): Promise<void>;
@@ -212,6 +213,8 @@ class PartitionLog implements Log {
   private startOffset = 0;
   private readonly appendMutex = new Mutex();
   private readonly compactionMutex = new Mutex();
+  /** Bumped by every truncation; a compaction planned before one is void. */
+  private truncations = 0;
   private readonly checkpointMutex = new Mutex();
   private readonly rw = new RwLock();
   private readonly epochs: PersistentLeaderEpochCache;
@@ -879,6 +882,7 @@ class PartitionLog implements Log {
     await this.rw.write(async () => {
       this.ensureUsable();
       if (offset >= this.leo) return;
+      this.truncations++;
       try {
         if (offset < this.startOffset) {
           await this.truncateFullyAndStartAt(offset);
@@ -1068,36 +1072,44 @@ class PartitionLog implements Log {
     const maxKeys = options.maxKeys ?? DEFAULT_COMPACTION_MAX_KEYS;
     return this.compactionMutex.run(async () => {
       const result: CompactionResult = { cleanedSegments: 0, removedRecords: 0, removedBatches: 0, bytesBefore: 0, bytesAfter: 0 };
-      // Phase 1, alongside reads and appends: closed segments are immutable, so clean copies of them.
-      const planned = await this.rw.read(async () => {
-        this.ensureUsable();
-        const upTo = Math.min(options.upToOffset ?? Number.MAX_SAFE_INTEGER, this.active.baseOffset);
-        const candidates = this.segments.filter((s) => s !== this.active && s.nextOffset <= upTo && s.size > 0);
-        if (candidates.length === 0) return [];
-        const { map } = await buildOffsetMap(this.segments.map((segment) => ({ segment, end: segment.size })), maxKeys);
-        const out: Array<{ seg: Segment; cleaned: string; sizeBefore: number; size: number }> = [];
-        for (const seg of candidates) {
-          const cleaned = seg.logPath + CLEANED_SUFFIX;
-          const file = await this.fs.open(cleaned, true);
-          try {
-            const r = await cleanSegment(seg, file, map, now - this.opts.deleteRetentionMs);
-            if (r.removedRecords === 0) {
-              await this.fs.unlink(cleaned);
-              continue;
-            }
-            result.removedRecords += r.removedRecords;
-            result.removedBatches += r.removedBatches;
-            out.push({ seg, cleaned, sizeBefore: seg.size, size: r.size });
-          } finally {
-            await file.close();
-          }
+      // Phase 1, without the log's lock (closed segments are immutable; appends,
+      // reads and retention go on): write cleaned copies. A truncation meanwhile
+      // voids the plan (the key map could name records that no longer exist).
+      const version = this.truncations;
+      const intact = (seg: Segment) => !this.closed && !seg.deleted && this.segments.includes(seg) && this.truncations === version;
+      this.ensureUsable();
+      const upTo = Math.min(options.upToOffset ?? Number.MAX_SAFE_INTEGER, this.active.baseOffset);
+      const candidates = this.segments.filter((s) => s !== this.active && s.nextOffset <= upTo && s.size > 0);
+      if (candidates.length === 0) return result;
+      const parts = this.segments.map((segment) => ({ segment, end: segment.size }));
+      let map: Map<string, number>;
+      try {
+        ({ map } = await buildOffsetMap(parts, maxKeys));
+      } catch (err) {
+        if (parts.every((p) => intact(p.segment))) throw err;
+        return result; // the log changed under us (retention, truncation, close): nothing done, try again later
+      }
+      const planned: Array<{ seg: Segment; cleaned: string; sizeBefore: number; size: number; removedRecords: number; removedBatches: number }> = [];
+      for (const seg of candidates) {
+        if (!intact(seg)) continue;
+        const cleaned = seg.logPath + CLEANED_SUFFIX;
+        const file = await this.fs.open(cleaned, true);
+        try {
+          const sizeBefore = seg.size;
+          const r = await cleanSegment(seg, file, map, now - this.opts.deleteRetentionMs);
+          if (r.removedRecords === 0) await this.fs.unlink(cleaned);
+          else planned.push({ seg, cleaned, sizeBefore, ...r });
+        } catch (err) {
+          await this.fs.unlink(cleaned);
+          if (intact(seg)) throw err;
+        } finally {
+          await file.close();
         }
-        return out;
-      });
+      }
       // Phase 2, alone: swap each cleaned copy in (indexes first removed, so a crash never pairs a new log with old indexes).
       await this.rw.write(async () => {
         for (const p of planned) {
-          if (this.closed || p.seg.deleted || !this.segments.includes(p.seg) || p.seg.size !== p.sizeBefore) {
+          if (!intact(p.seg) || p.seg.size !== p.sizeBefore) {
             await this.fs.unlink(p.cleaned);
             continue;
           }
@@ -1107,6 +1119,8 @@ class PartitionLog implements Log {
             throw this.fail(`compaction of ${p.seg.logPath}`, err);
           }
           result.cleanedSegments++;
+          result.removedRecords += p.removedRecords;
+          result.removedBatches += p.removedBatches;
           result.bytesBefore += p.sizeBefore;
           result.bytesAfter += p.size;
         }

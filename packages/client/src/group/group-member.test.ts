@@ -225,6 +225,18 @@ describe('group member', () => {
     expect(rpc.leaves).toBe(0);
   });
 
+  it('a subscription changed while a join is in flight is not lost', async () => {
+    const { rpc, member, advance } = setup();
+    member.subscribe(['orders']);
+    member.subscribe(['other']);
+    await member.waitForStable();
+    await advance(500);
+    await member.waitForStable();
+    expect(decodeSubscription(rpc.lastJoin!.protocols![0]!.metadata).topics).toEqual(['other']);
+    expect(member.assignment().every((tp) => tp.topic === 'other')).toBe(true);
+    await member.close();
+  });
+
   it('a pattern subscription joins with the matching topics', async () => {
     const { rpc, member } = setup();
     member.subscribe(/^ord/);

@@ -107,6 +107,8 @@ export class GroupMember {
   private joinedTopics: string[] = [];
   private leaderCounts = new Map<string, number>();
   private rejoinReason: string | null = 'initial join';
+  /** Counts rejoin requests, so one that arrives during a round is not lost when the round ends. */
+  private rejoinRequests = 0;
   private attempt = 0;
   private loopDone: Promise<void> | null = null;
   private wake: (() => void) | null = null;
@@ -202,6 +204,7 @@ export class GroupMember {
 
   /** Asks for a rebalance (e.g. after a subscription or metadata change). */
   requestRejoin(reason: string): void {
+    this.rejoinRequests++;
     if (this.rejoinReason === null) this.rejoinReason = reason;
     if (this.stateValue === 'stable') this.stateValue = 'unjoined';
     this.stopHeartbeat();
@@ -373,6 +376,7 @@ export class GroupMember {
       await this.callListener('onPartitionsRevoked', revoked);
       if (this.closing) return false;
     }
+    const requests = this.rejoinRequests;
     const topics = await this.resolveTopics();
     const reason = this.rejoinReason ?? 'rejoin';
     this.stateValue = 'joining';
@@ -423,7 +427,7 @@ export class GroupMember {
     if (syncCode !== 'NONE') return this.onJoinOrSyncError(syncCode, sync, 'sync');
     const assigned = decodeAssignment(sync.assignment).sort(compareTp);
     // A rejoin asked for while this round was in flight still has to happen.
-    if (this.rejoinReason === reason) this.rejoinReason = null;
+    if (this.rejoinRequests === requests) this.rejoinReason = null;
     await this.install(assigned);
     return false;
   }

@@ -3,7 +3,7 @@
  * (fetch, metadata) and a scripted one-member coordinator that records every
  * commit: what is committed, and when, under at-least-once and at-most-once.
  */
-import { errorNumber } from '@mq/protocol/errors';
+import { MqError, errorNumber } from '@mq/protocol/errors';
 import type { mq } from '@mq/protocol/wire';
 import { Cluster } from '../cluster.js';
 import { MqClient } from '../client.js';
@@ -155,6 +155,19 @@ describe('group consumer', () => {
     expect(seen).toEqual([0, 1, 2, 3, ...Array.from({ length: 17 }, (_, i) => i + 3)]);
     await c.close();
     expect(coord.lastCommitted()).toEqual([[0, 20]]);
+  });
+
+  it('a partition whose committed offset cannot be fetched yet is started on a later poll, at that offset', async () => {
+    coord.stored.set(0, 15);
+    const real = coord.committed.bind(coord);
+    let failures = 1;
+    coord.committed = async (tps) => {
+      if (failures-- > 0) throw new MqError('COORDINATOR_NOT_AVAILABLE', 'coordinator moving');
+      return real(tps);
+    };
+    const c = consumer();
+    expect(await pollSome(c)).toEqual([15, 16, 17, 18, 19]);
+    await c.close();
   });
 
   it('refuses manual assignment once subscribed, and bad options', () => {

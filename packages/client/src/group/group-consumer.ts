@@ -104,6 +104,8 @@ export class GroupConsumer extends Consumer {
   private nextAutoCommit: number;
   private asyncCommits: Promise<void> = Promise.resolve();
   private readonly logger: GroupMemberLogger | undefined;
+  /** Assigned partitions whose committed offsets could not be fetched yet. */
+  private unstarted: TopicPartition[] = [];
 
   constructor(
     private readonly cluster: Cluster,
@@ -191,6 +193,16 @@ export class GroupConsumer extends Consumer {
     for (const [k, v] of this.inFlight) this.consumed.set(k, v);
     this.inFlight.clear();
     this.maybeAutoCommit();
+    if (this.unstarted.length > 0) {
+      const retry = this.unstarted;
+      this.unstarted = [];
+      try {
+        await this.startPartitions(retry);
+      } catch (err) {
+        this.unstarted.push(...retry.filter((tp) => !this.unstarted.some((u) => tpKey(u) === tpKey(tp))));
+        if (!isMqError(err) || !err.retriable) throw err;
+      }
+    }
     if (this.subscribed && this.member.state !== 'stable' && this.assignment().length === 0) {
       const ac = new AbortController();
       const onAbort = () => ac.abort();
@@ -378,6 +390,18 @@ export class GroupConsumer extends Consumer {
   }
 
   private async onAssigned(tps: TopicPartition[]): Promise<void> {
+    try {
+      await this.startPartitions(tps);
+    } catch (err) {
+      // Not fetched until their committed offsets are known: poll() tries again.
+      this.logger?.warn({ group: this.groupId, err }, 'fetching committed offsets failed; retrying on the next poll');
+      this.unstarted.push(...tps);
+    }
+    await this.userListener.onPartitionsAssigned?.(tps);
+  }
+
+  /** Adds partitions to the fetcher at the group's committed offsets (autoOffsetReset where there is none). */
+  private async startPartitions(tps: readonly TopicPartition[]): Promise<void> {
     if (tps.length > 0) {
       const committed = await this.coordinator.committed(tps);
       const at = new Map(committed.map((c) => [tpKey(c), c.offset]));
@@ -390,7 +414,6 @@ export class GroupConsumer extends Consumer {
       super.assign([...current.filter((c) => !tps.some((t) => tpKey(t) === tpKey(c))), ...added]);
       for (const a of added) if (a.offset !== undefined) this.consumed.set(tpKey(a), { topic: a.topic, partition: a.partition, offset: a.offset! });
     }
-    await this.userListener.onPartitionsAssigned?.(tps);
   }
 
   private async onRevoked(tps: TopicPartition[]): Promise<void> {
@@ -420,6 +443,7 @@ export class GroupConsumer extends Consumer {
 
   private dropPartitions(tps: readonly TopicPartition[]): void {
     const gone = new Set(tps.map(tpKey));
+    this.unstarted = this.unstarted.filter((tp) => !gone.has(tpKey(tp)));
     for (const k of gone) {
       this.consumed.delete(k);
       this.inFlight.delete(k);

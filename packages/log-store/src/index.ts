@@ -13,6 +13,7 @@ export {
   DEFAULT_SEGMENT_MS,
 } from './options.js';
 export { nodeFileSystem } from './file-system.js';
+export { IndexCache } from './index-cache.js';
 export { UNDEFINED_EPOCH, UNDEFINED_OFFSET } from './leader-epoch-cache.js';
 
 export type {
@@ -29,4 +30,5 @@ export type {
 export type { CompactOptions, CompactionResult } from './compaction.js';
 export type { FlushPolicy, LogOptions, ParsedLogOptions } from './options.js';
 export type { FileInfo, LogFile, LogFileSystem } from './file-system.js';
+export type { CachedIndexes } from './index-cache.js';
 export type { EpochEntry, LeaderEpochCache } from './leader-epoch-cache.js';

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { ATTR_LOG_APPEND_TIME, encodeBatchSync, iterateBatches, readBatchHeader, validateBatch } from '@mq/protocol/batch';
 import { isMqError } from '@mq/protocol/errors';
 import { batch, batchOffsets, faultyFs, segmentFiles, tempDir, values } from '../test/helpers.js';
+import { IndexCache } from './index-cache.js';
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, openLog, type Log } from './log.js';
 import type { LogOptions } from './options.js';
 
@@ -413,6 +414,29 @@ describe('reopen', () => {
     expect(log.logEndOffset).toBe(100);
     expect((await log.append(batch('next'))).baseOffset).toBe(100);
     expect(values((await log.read(98, 1 << 20)).records).map((v) => v.value)).toEqual(['b49:0', 'b49:1', 'next:0']);
+  });
+
+  test('one index cache shared by two logs keeps to its budget', async () => {
+    const cache = new IndexCache(600);
+    const { dir: d2, cleanup: c2 } = tempDir();
+    try {
+      const a = await openTracked({ segmentBytes: 1024, indexIntervalBytes: 0 }, { indexCache: cache });
+      const b = await openLog(d2, { segmentBytes: 1024, indexIntervalBytes: 0, checkpointIntervalMs: 0 }, { indexCache: cache });
+      for (let i = 0; i < 60; i++) {
+        await a.append(batch(`a${i}`, 1, { valueBytes: 30 }));
+        await b.append(batch(`b${i}`, 1, { valueBytes: 30 }));
+      }
+      for (let k = 0; k < 40; k++) {
+        const off = (k * 37) % 60;
+        expect(values((await a.read(off, 1)).records)[0]!.value).toBe(`a${off}:0`);
+        expect(values((await b.read(off, 1)).records)[0]!.value).toBe(`b${off}:0`);
+        expect(cache.bytes).toBeLessThanOrEqual(600 + 300); // the budget, plus the one index just used (~250 bytes)
+      }
+      expect(cache.size).toBeGreaterThan(0);
+      await b.close();
+    } finally {
+      c2();
+    }
   });
 
   test('indexes stay in a bounded cache: evicted ones are reloaded on demand', async () => {

@@ -23,6 +23,7 @@ import { DEFAULT_COMPACTION_MAX_KEYS, buildOffsetMap, cleanSegment, type Compact
 import { lockDir, type DirLock } from './dir-lock.js';
 import { nodeFileSystem, type LogFileSystem } from './file-system.js';
 import { GroupCommit, type LogPosition } from './group-commit.js';
+import { IndexCache } from './index-cache.js';
 import { writeInt64 } from './int64.js';
 import { PersistentLeaderEpochCache, type LeaderEpochCache } from './leader-epoch-cache.js';
 import { Mutex, RwLock } from './locks.js';
@@ -67,6 +68,8 @@ export interface LogComponents {
   clock?: () => number;
   /** All file I/O goes through this (tests inject faults here). */
   fs?: LogFileSystem;
+  /** A cache shared by many logs (one budget per broker); default: one of `indexCacheBytes` for this log. */
+  indexCache?: IndexCache;
 }
 
 export interface AppendOptions {
@@ -228,7 +231,7 @@ class PartitionLog implements Log {
   private readonly timers: NodeJS.Timeout[] = [];
   private unflushedBytes = 0;
   /** Closed segments whose indexes are in memory, least recently used first. */
-  private readonly indexLru: Segment[] = [];
+  private readonly indexCache: IndexCache;
   private readonly readHints = new Map<number, { segment: Segment; position: number }>();
   private readonly loadingIndexes = new Map<Segment, Promise<{ index: OffsetIndex; timeIndex: TimeIndex }>>();
   recovery!: RecoveryReport;
@@ -240,7 +243,9 @@ class PartitionLog implements Log {
     private readonly clock: () => number,
     private readonly logger: LogStoreLogger,
     private readonly lock: DirLock,
+    indexCache: IndexCache | undefined,
   ) {
+    this.indexCache = indexCache ?? new IndexCache(opts.indexCacheBytes);
     this.epochs = new PersistentLeaderEpochCache(dir, fs, () => this.leo);
     this.recoveryPointFile = new CheckpointFile(dir, RECOVERY_POINT_CHECKPOINT, fs);
     this.logStartFile = new CheckpointFile(dir, LOG_START_OFFSET_CHECKPOINT, fs);
@@ -483,7 +488,6 @@ class PartitionLog implements Log {
     }
     report.durationMs = performance.now() - started;
     this.recovery = report;
-    this.evictIndexes();
     this.startTimers();
     this.logger.info({ dir: this.dir, logStartOffset: this.startOffset, logEndOffset: this.leo, segments: this.segments.length, recovery: report }, 'log opened');
   }
@@ -814,7 +818,6 @@ class PartitionLog implements Log {
           if (problem) this.logger.warn({ dir: this.dir, segment: seg.logPath, problem }, 'rebuilt segment index');
           const loaded = { index: seg.index!, timeIndex: seg.timeIndex! };
           this.touchIndex(seg);
-          this.evictIndexes();
           return loaded;
         })
         .finally(() => this.loadingIndexes.delete(seg));
@@ -824,19 +827,8 @@ class PartitionLog implements Log {
   }
 
   private touchIndex(seg: Segment): void {
-    const i = this.indexLru.indexOf(seg);
-    if (i >= 0) this.indexLru.splice(i, 1);
-    if (seg !== this.active && !seg.deleted) this.indexLru.push(seg);
-  }
-
-  private evictIndexes(): void {
-    let bytes = 0;
-    for (const s of this.indexLru) bytes += (s.index?.byteSize ?? 0) + (s.timeIndex?.entries ?? 0) * 12;
-    while (bytes > this.opts.indexCacheBytes && this.indexLru.length > 1) {
-      const s = this.indexLru.shift()!;
-      bytes -= (s.index?.byteSize ?? 0) + (s.timeIndex?.entries ?? 0) * 12;
-      s.evictIndexes();
-    }
+    if (seg !== this.active && !seg.deleted && seg.index) this.indexCache.touch(seg);
+    else this.indexCache.forget(seg);
   }
 
   // ========================================================== by timestamp
@@ -892,9 +884,11 @@ class PartitionLog implements Log {
         const seg = this.segments[i]!;
         const later = this.segments.slice(i + 1);
         if (seg !== this.active) {
+          // Load its indexes and take them out of the (possibly shared) cache: it becomes the active segment.
+          const loaded = await this.indexOf(seg);
           this.untouchIndex(seg);
-          await this.indexOf(seg); // make sure it is loaded before it becomes active
-          this.untouchIndex(seg);
+          seg.index = loaded.index;
+          seg.timeIndex = loaded.timeIndex;
         }
         const located = await seg.locate(offset, seg.size, seg.index!, this.opts.indexIntervalBytes + 2 * HEADER_SIZE + 65536);
         if (located && located.batch.header.baseOffset < this.startOffset) {
@@ -925,8 +919,7 @@ class PartitionLog implements Log {
   }
 
   private untouchIndex(seg: Segment): void {
-    const i = this.indexLru.indexOf(seg);
-    if (i >= 0) this.indexLru.splice(i, 1);
+    this.indexCache.forget(seg);
   }
 
   /** Empties the log and restarts it at `offset` (Kafka's truncateFullyAndStartAt). Caller holds the write lock. */
@@ -1152,7 +1145,6 @@ class PartitionLog implements Log {
     this.segments[this.segments.indexOf(old)] = seg;
     old.deleted = true;
     this.touchIndex(seg);
-    this.evictIndexes();
   }
 
   // ================================================================= flush
@@ -1230,6 +1222,7 @@ class PartitionLog implements Log {
         error = err;
       }
       for (const seg of this.segments) {
+        this.indexCache.forget(seg);
         try {
           await seg.close();
         } catch (err) {
@@ -1255,7 +1248,7 @@ export async function openLog(dir: string, options: LogOptions = {}, components:
     throw toStorageError(`creating log directory ${dir}`, err, { dir });
   }
   const lock = await lockDir(dir, fs);
-  const log = new PartitionLog(dir, opts, fs, clock, logger, lock);
+  const log = new PartitionLog(dir, opts, fs, clock, logger, lock, components.indexCache);
   try {
     await log.load();
   } catch (err) {

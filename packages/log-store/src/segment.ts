@@ -366,6 +366,11 @@ export class Segment {
     await Promise.all(files.map((f) => f?.close()));
   }
 
+  /** Bytes the in-memory indexes take. */
+  get indexBytes(): number {
+    return (this.index?.byteSize ?? 0) + (this.timeIndex?.entries ?? 0) * 12;
+  }
+
   /** Index of a closed segment can be dropped from memory (reloaded on demand). */
   evictIndexes(): void {
     this.index = null;

@@ -6,7 +6,7 @@
  */
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { errorCodeFromNumber } from '@mq/protocol/errors';
+import { errorCodeFromNumber, errorNumber as errorNumberOf } from '@mq/protocol/errors';
 import { startTestBroker, TestClient, type TestBroker } from '../../test/helpers.js';
 
 async function segmentBytes(dir: string): Promise<number> {
@@ -14,6 +14,10 @@ async function segmentBytes(dir: string): Promise<number> {
   for (const f of await readdir(dir)) if (f.endsWith('.log')) total += (await stat(path.join(dir, f))).size;
   return total;
 }
+
+import { mq as wire } from '@mq/protocol/wire';
+
+const subscription = wire.ConsumerSubscription.encode({ topics: ['ledger'] }).finish();
 
 describe('group coordinator in the broker', () => {
   let t: TestBroker;
@@ -63,5 +67,38 @@ describe('group coordinator in the broker', () => {
     c = await TestClient.connect(t.url);
     expect(await fetch('busy')).toEqual(expected.busy);
     expect(await fetch('quiet')).toEqual(expected.quiet);
+  });
+
+  it('answers joins waiting for a rebalance at once when the broker shuts down', async () => {
+    t = await startTestBroker({ 'group.initial.rebalance.delay.ms': '0' });
+    c = await TestClient.connect(t.url);
+    const join = async (memberId: string, timeoutMs = 10_000) =>
+      (
+        await c.request(
+          {
+            joinGroup: {
+              groupId: 'slow',
+              memberId,
+              sessionTimeoutMs: 30_000,
+              rebalanceTimeoutMs: 60_000,
+              protocolType: 'consumer',
+              protocols: [{ name: 'range', metadata: subscription }],
+            },
+          },
+          timeoutMs,
+        )
+      ).joinGroup!;
+    const a = await join((await join('')).memberId);
+    expect(a.errorCode).toBe(0);
+    const bId = (await join('')).memberId;
+    // b's join waits for a to rejoin (up to the 60 s rebalance timeout)...
+    const waiting = join(bId, 30_000);
+    await new Promise((r) => setTimeout(r, 200));
+    const started = Date.now();
+    await t.broker.close();
+    // ...but the shutdown answers it (or closes the connection) without waiting that long.
+    const r = await waiting.catch((err: Error) => ({ errorCode: -1, errorMessage: err.message }));
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(r.errorCode === errorNumberOf('COORDINATOR_NOT_AVAILABLE') || r.errorCode === -1).toBe(true);
   });
 });

@@ -169,10 +169,18 @@ export function startOffsetsCompaction(topics: TopicManager, intervalMs: number,
 }
 
 export function groupHandlers(coordinator: GroupCoordinator): HandlerMap {
-  const from = (ctx: { connection: { clientId: string; remote: string } }) => ({
-    clientId: ctx.connection.clientId,
-    clientHost: ctx.connection.remote,
-  });
+  // On shutdown, joins and syncs waiting for a rebalance are answered at once
+  // (COORDINATOR_NOT_AVAILABLE: the client retries elsewhere) instead of holding the close.
+  let hooked = false;
+  const from = (ctx: { connection: { clientId: string; remote: string }; broker: { shutdownSignal: AbortSignal } }) => {
+    if (!hooked) {
+      hooked = true;
+      const signal = ctx.broker.shutdownSignal;
+      if (signal.aborted) coordinator.close();
+      else signal.addEventListener('abort', () => coordinator.close(), { once: true });
+    }
+    return { clientId: ctx.connection.clientId, clientHost: ctx.connection.remote };
+  };
   return {
     findCoordinator: async (req, ctx) => {
       if ((req.keyType ?? 0) !== 0) {

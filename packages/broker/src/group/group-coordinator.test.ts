@@ -397,6 +397,32 @@ describe('group coordinator: offsets', () => {
     expect(await fetch('g')).toMatchObject({ committedOffset: 10 });
   });
 
+  it('coalesces concurrent commits into shared appends; each still answers only once durable', async () => {
+    const m = await stableSingle(w, 'g');
+    const before = w.log.appends;
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => commit('g', m, [{ partition: i % 3, committedOffset: i }])));
+    expect(results.every((r) => code(r.topics![0]!.partitions![0]!) === 'NONE')).toBe(true);
+    expect(w.log.appends - before).toBeLessThan(20);
+    expect(w.log.appends - before).toBeGreaterThan(0);
+    // The last commit of each partition wins, as in the log.
+    expect(await fetch('g', 0)).toMatchObject({ committedOffset: 18 });
+    expect(await fetch('g', 1)).toMatchObject({ committedOffset: 19 });
+    expect(await fetch('g', 2)).toMatchObject({ committedOffset: 17 });
+    await w.start();
+    expect(await fetch('g', 1)).toMatchObject({ committedOffset: 19 });
+  });
+
+  it('a failed shared append fails every commit in it and changes nothing', async () => {
+    const m = await stableSingle(w, 'g');
+    await commit('g', m, [{ partition: 0, committedOffset: 1 }]);
+    w.log.failNext();
+    const results = await Promise.all([2, 3, 4].map((o) => commit('g', m, [{ partition: 0, committedOffset: o }])));
+    const codes = results.map((r) => code(r.topics![0]!.partitions![0]!));
+    // The first goes alone and fails; the two queued behind it share the next append and succeed.
+    expect(codes).toEqual(['STORAGE_ERROR', 'NONE', 'NONE']);
+    expect(await fetch('g', 0)).toMatchObject({ committedOffset: 4 });
+  });
+
   it('allows commits from outside the group only while it is empty', async () => {
     const outside = await commit('admin-set', null, [{ partition: 0, committedOffset: 7 }]);
     expect(code(outside.topics![0]!.partitions![0]!)).toBe('NONE');

@@ -125,6 +125,7 @@ class Coordinator implements GroupCoordinator {
   private readonly logger: GroupLogger;
   private readonly newMemberId: (clientId: string) => string;
   private expiryTimer?: TimerHandle;
+  private readonly commitQueues = new Map<number, CommitQueue>();
   private closed = false;
 
   constructor(
@@ -837,7 +838,7 @@ class Coordinator implements GroupCoordinator {
       }
       group.pendingWrites++;
       try {
-        const { baseOffset } = await this.log.append(group.partition, encodeBatchSync(records, { now }));
+        const baseOffset = await this.appendCommit(group.partition, records);
         accepted.forEach((a, i) => {
           const prev = group!.offsets.get(a.key);
           if (!prev || prev.logOffset < baseOffset + i) group!.offsets.set(a.key, { ...a.value, logOffset: baseOffset + i });
@@ -1063,6 +1064,51 @@ class Coordinator implements GroupCoordinator {
 
   // ---------------------------------------------------------------- persistence
 
+  /**
+   * Offset commits to one partition of the offsets log are coalesced: while
+   * one append is in flight, the commits that arrive wait and then go out
+   * together as one record batch (bounded in bytes). Each resolves with the
+   * log offset of its first record once the shared batch is durable; if the
+   * append fails, every commit in it fails and nothing is applied.
+   */
+  private appendCommit(partition: number, records: RecordInput[]): Promise<number> {
+    let q = this.commitQueues.get(partition);
+    if (!q) this.commitQueues.set(partition, (q = { waiting: [], busy: false }));
+    const queue = q;
+    return new Promise<number>((resolve, reject) => {
+      queue.waiting.push({ records, resolve, reject });
+      if (!queue.busy) void this.drainCommits(partition, queue);
+    });
+  }
+
+  private async drainCommits(partition: number, q: CommitQueue): Promise<void> {
+    q.busy = true;
+    try {
+      while (q.waiting.length > 0) {
+        const batch: CommitQueue['waiting'] = [];
+        let bytes = 0;
+        while (q.waiting.length > 0 && (batch.length === 0 || bytes < COALESCE_MAX_BYTES)) {
+          const next = q.waiting.shift()!;
+          for (const r of next.records) bytes += (r.key as Buffer).length + ((r.value as Buffer | null)?.length ?? 0) + 32;
+          batch.push(next);
+        }
+        try {
+          const all = batch.flatMap((b) => b.records);
+          const { baseOffset } = await this.log.append(partition, encodeBatchSync(all, { now: this.clock() }));
+          let offset = baseOffset;
+          for (const b of batch) {
+            b.resolve(offset);
+            offset += b.records.length;
+          }
+        } catch (e) {
+          for (const b of batch) b.reject(e);
+        }
+      }
+    } finally {
+      q.busy = false;
+    }
+  }
+
   private storeGroup(group: Group): Promise<unknown> {
     const value: GroupValue = {
       protocolType: group.protocolType,
@@ -1084,6 +1130,14 @@ class Coordinator implements GroupCoordinator {
     const record = { key: encodeKey({ type: 'group', group: group.groupId }), value: encodeGroupValue(value) };
     return this.log.append(group.partition, encodeBatchSync([record], { now: this.clock() }));
   }
+}
+
+/** Largest coalesced commit batch (well under the log's default 1 MiB batch limit). */
+const COALESCE_MAX_BYTES = 256 * 1024;
+
+interface CommitQueue {
+  waiting: Array<{ records: RecordInput[]; resolve: (baseOffset: number) => void; reject: (err: unknown) => void }>;
+  busy: boolean;
 }
 
 interface Joining {

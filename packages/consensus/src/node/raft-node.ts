@@ -136,6 +136,7 @@ class RaftNodeImpl implements RaftNode {
   private closed = false;
   private fatal: unknown;
   private cancelTick: (() => void) | undefined;
+  private nextTickAt = 0;
   private applied = 0;
   private snapshotIndex = 0;
   private compacting = false;
@@ -179,6 +180,11 @@ class RaftNodeImpl implements RaftNode {
 
   private scheduleTick(): void {
     if (this.closed) return;
+    // Ticks keep to a fixed schedule (no drift from a busy event loop); when
+    // far behind, the schedule restarts instead of firing a burst.
+    const now = this.clock.now();
+    this.nextTickAt = this.nextTickAt === 0 ? now + this.opts.tickMs : this.nextTickAt + this.opts.tickMs;
+    if (this.nextTickAt < now - this.opts.tickMs) this.nextTickAt = now + this.opts.tickMs;
     this.cancelTick = this.clock.setTimeout(() => {
       if (this.closed) return;
       try {
@@ -188,7 +194,7 @@ class RaftNodeImpl implements RaftNode {
       }
       this.kick();
       this.scheduleTick();
-    }, this.opts.tickMs);
+    }, Math.max(0, this.nextTickAt - now));
   }
 
   receive(m: Message): void {

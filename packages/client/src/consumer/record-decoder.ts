@@ -1,8 +1,9 @@
 /**
  * Lazy decoding of fetched batches (the consume hot path): a fetch response
  * stays raw bytes until poll() asks for records, and then only as many
- * records as asked are decoded, straight into ConsumerRecord objects whose
- * keys and values are views into the fetched bytes (no copies).
+ * records as asked are checked and turned into small ConsumerRecord objects
+ * that read their fields from the fetched bytes when asked (keys and values
+ * are views, no copies).
  */
 import {
   ATTR_COMPRESSION_MASK,
@@ -36,55 +37,139 @@ export interface ConsumerRecord {
 
 const NO_HEADERS: RecordHeader[] = Object.freeze([]) as unknown as RecordHeader[];
 
-/**
- * A fetched record. Key and value are views into the fetched bytes, made on
- * first access (most consumers read the value and never the key): decoding
- * a record allocates one object.
- */
-class FetchedRecord implements ConsumerRecord {
-  private k: Buffer | null | undefined;
-  private v: Buffer | null | undefined;
+/** What the records of one batch share (one object per batch, not per record). */
+class BatchContext {
   constructor(
     readonly topic: string,
     readonly partition: number,
+    /** The batch's records section (decompressed when it was compressed). */
+    readonly section: Buffer,
+    readonly baseTimestamp: number,
+    /** LogAppendTime: every record has the batch's max timestamp (else its own). */
+    readonly logAppendTime: boolean,
+    readonly maxTimestamp: number,
+  ) {}
+}
+
+/**
+ * Where the last readVarint() stopped. The getters below re-read fields of
+ * records that drain() has already checked, so they need neither a reader
+ * object nor bounds checks.
+ */
+let after = 0;
+
+function readVarint(buf: Buffer, pos: number): number {
+  let result = 0;
+  let shift = 0;
+  let byte: number;
+  do {
+    byte = buf[pos++]!;
+    if (shift < 28) result |= (byte & 0x7f) << shift;
+    else result += (byte & 0x7f) * 2 ** shift;
+    shift += 7;
+  } while (byte & 0x80);
+  after = pos;
+  if (shift <= 28) return (result >>> 1) ^ -(result & 1);
+  const u = result < 0 ? result + 2 ** 32 : result;
+  return u % 2 === 0 ? u / 2 : -(u + 1) / 2;
+}
+
+/** Position of the key length varint of the record whose attributes byte is at `p`. */
+function keyLengthAt(buf: Buffer, p: number): number {
+  readVarint(buf, p + 1); // timestamp delta
+  readVarint(buf, after); // offset delta
+  return after;
+}
+
+/**
+ * A fetched record. It holds its batch, its position in the batch and its
+ * offset (the consume hot path allocates this one small object per record);
+ * key, value, timestamp and headers are read from the fetched bytes on first
+ * access, key and value as views (no copies).
+ */
+class FetchedRecord implements ConsumerRecord {
+  private k: Buffer | null | undefined = undefined;
+  private v: Buffer | null | undefined = undefined;
+  private h: RecordHeader[] | undefined = undefined;
+  constructor(
+    private readonly b: BatchContext,
+    /** Position of the record's attributes byte in the batch section. */
+    private readonly p: number,
     readonly offset: number,
-    readonly timestamp: number,
-    readonly headers: RecordHeader[],
-    private readonly section: Buffer,
-    private readonly keyStart: number,
-    private readonly keyLen: number,
-    private readonly valueStart: number,
-    private readonly valueLen: number,
   ) {}
 
+  get topic(): string {
+    return this.b.topic;
+  }
+
+  get partition(): number {
+    return this.b.partition;
+  }
+
+  get timestamp(): number {
+    const b = this.b;
+    return b.logAppendTime ? b.maxTimestamp : b.baseTimestamp + readVarint(b.section, this.p + 1);
+  }
+
   get key(): Buffer | null {
-    if (this.k === undefined) this.k = this.keyLen < 0 ? null : this.section.subarray(this.keyStart, this.keyStart + this.keyLen);
+    if (this.k === undefined) {
+      const buf = this.b.section;
+      const len = readVarint(buf, keyLengthAt(buf, this.p));
+      this.k = len < 0 ? null : buf.subarray(after, after + len);
+    }
     return this.k;
   }
 
   get value(): Buffer | null {
     if (this.v === undefined) {
-      this.v = this.valueLen < 0 ? null : this.section.subarray(this.valueStart, this.valueStart + this.valueLen);
+      const buf = this.b.section;
+      const keyLen = readVarint(buf, keyLengthAt(buf, this.p));
+      const len = readVarint(buf, keyLen > 0 ? after + keyLen : after);
+      this.v = len < 0 ? null : buf.subarray(after, after + len);
     }
     return this.v;
+  }
+
+  get headers(): RecordHeader[] {
+    if (this.h === undefined) this.h = this.readHeaders();
+    return this.h;
+  }
+
+  private readHeaders(): RecordHeader[] {
+    const buf = this.b.section;
+    const keyLen = readVarint(buf, keyLengthAt(buf, this.p));
+    const valueLen = readVarint(buf, keyLen > 0 ? after + keyLen : after);
+    const count = readVarint(buf, valueLen > 0 ? after + valueLen : after);
+    if (count === 0) return NO_HEADERS;
+    const headers = new Array<RecordHeader>(count);
+    for (let j = 0; j < count; j++) {
+      const hkLen = readVarint(buf, after);
+      const key = buf.toString('utf8', after, after + hkLen);
+      const hvLen = readVarint(buf, after + hkLen);
+      headers[j] = { key, value: hvLen < 0 ? null : buf.subarray(after, after + hvLen) };
+      if (hvLen > 0) after += hvLen;
+    }
+    return headers;
   }
 
   toJSON(): Record<string, unknown> {
     const { topic, partition, offset, timestamp, key, value, headers } = this;
     return { topic, partition, offset, timestamp, key, value, headers };
   }
+
+  [Symbol.for('nodejs.util.inspect.custom')](): Record<string, unknown> {
+    return this.toJSON();
+  }
 }
 
-/** Skips `len` bytes (a length-prefixed field); returns the start, or -1 for null. */
-function skipBytes(r: VarintReader, len: number): number {
+/** Skips `len` bytes (a length-prefixed field); -1 is null. */
+function skipBytes(r: VarintReader, len: number): void {
   if (len < 0) {
-    if (len === -1) return -1;
+    if (len === -1) return;
     throw new MqError('CORRUPT_MESSAGE', `negative length ${len}`);
   }
-  const start = r.pos;
-  if (start + len > r.end) throw new MqError('CORRUPT_MESSAGE', `length ${len} runs past the end of the batch`);
-  r.pos = start + len;
-  return start;
+  if (r.pos + len > r.end) throw new MqError('CORRUPT_MESSAGE', `length ${len} runs past the end of the batch`);
+  r.pos += len;
 }
 
 /** The raw records of one partition from one fetch response, consumed in order. */
@@ -93,6 +178,7 @@ export class CompletedFetch {
   /** Reader over the records section of the current batch (decompressed when needed). */
   private reader: VarintReader | undefined;
   private header: BatchHeader | undefined;
+  private context: BatchContext | undefined;
   private left = 0;
   /** Offset after the last batch consumed: where the position goes when a batch is done. */
   nextOffset: number;
@@ -126,48 +212,34 @@ export class CompletedFetch {
     let added = 0;
     while (added < max) {
       if (this.left === 0 && !(await this.nextBatch())) break;
-      const h = this.header!;
+      const ctx = this.context!;
+      const baseOffset = this.header!.baseOffset;
       const r = this.reader!;
-      const logAppend = (h.attributes & ATTR_LOG_APPEND_TIME) !== 0;
+      // Every field is checked here, once; the record object reads them back lazily.
       while (this.left > 0 && added < max) {
         this.left--;
         const len = r.varint();
-        const end = r.pos + len;
+        const start = r.pos;
+        const end = start + len;
         if (len < 0 || end > r.end) throw corrupt(this, `record length ${len} does not fit the batch`);
         r.pos++; // attributes
-        const tsDelta = r.varint();
-        const offset = h.baseOffset + r.varint();
-        const keyLen = r.varint();
-        const keyStart = skipBytes(r, keyLen);
-        const valueLen = r.varint();
-        const valueStart = skipBytes(r, valueLen);
+        r.varint(); // timestamp delta
+        const offset = baseOffset + r.varint();
+        skipBytes(r, r.varint()); // key
+        skipBytes(r, r.varint()); // value
         const hc = r.varint();
-        let headers = NO_HEADERS;
         if (hc !== 0) {
           if (hc < 0 || hc > len) throw corrupt(this, `invalid header count ${hc}`);
-          headers = new Array<RecordHeader>(hc);
           for (let j = 0; j < hc; j++) {
-            const hk = r.bytes(r.varint());
-            if (hk === null) throw corrupt(this, 'null header key');
-            headers[j] = { key: hk.toString('utf8'), value: r.bytes(r.varint()) };
+            const hk = r.varint();
+            if (hk < 0) throw corrupt(this, 'null header key');
+            skipBytes(r, hk);
+            skipBytes(r, r.varint());
           }
         }
         if (r.pos !== end) throw corrupt(this, 'record length does not match its fields');
         if (offset < minOffset) continue;
-        out.push(
-          new FetchedRecord(
-            this.topic,
-            this.partition,
-            offset,
-            logAppend ? h.maxTimestamp : h.baseTimestamp + tsDelta,
-            headers,
-            r.buf,
-            keyStart,
-            keyLen,
-            valueStart,
-            valueLen,
-          ),
-        );
+        out.push(new FetchedRecord(ctx, start, offset));
         added++;
       }
     }
@@ -194,6 +266,14 @@ export class CompletedFetch {
       let section = buf.subarray(start + HEADER_SIZE, start + size);
       if (codec !== 'none') section = await decompress(codec, section);
       this.header = h;
+      this.context = new BatchContext(
+        this.topic,
+        this.partition,
+        section,
+        h.baseTimestamp,
+        (h.attributes & ATTR_LOG_APPEND_TIME) !== 0,
+        h.maxTimestamp,
+      );
       this.reader = new VarintReader(section, 0, section.length);
       this.left = h.recordCount;
       return true;

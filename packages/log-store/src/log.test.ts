@@ -188,6 +188,16 @@ describe('follower appends', () => {
   });
 });
 
+describe('follower offsets out of range', () => {
+  test('a follower batch whose offsets go past 2^53 is INVALID_RECORD and nothing is written', async () => {
+    const log = await openTracked();
+    const b = encodeBatchSync([{ value: 'x' }], { baseOffset: 2 ** 60 });
+    await expectCode(log.append(b, { assignOffsets: false, validate: false }), 'INVALID_RECORD');
+    expect(log.logEndOffset).toBe(0);
+    expect(log.size).toBe(0);
+  });
+});
+
 describe('leader epochs', () => {
   test('epochs are recorded, persisted, answered by endOffsetFor and truncated with the log', async () => {
     let log = await openTracked();

@@ -601,6 +601,7 @@ class PartitionLog implements Log {
         }
         next = b.header.baseOffset + b.header.lastOffsetDelta + 1;
       }
+      if (!Number.isSafeInteger(next)) throw new MqError('INVALID_RECORD', `batch offsets up to ${next - 1} are past what offsets can hold (2^53)`);
       span = next - baseOffset;
     }
     await this.maybeRoll(buf.length, baseOffset, baseOffset + span - 1, now);

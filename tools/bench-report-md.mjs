@@ -161,7 +161,7 @@ export async function writeReport(out, { meta, ceilings, durability, results, pr
     const m = get('mq', 'sync-produce-100B');
     const b = bestPeer('sync-produce-100B', (r) => r.latencyMs.p99, true);
     const ok = m && b ? m.latencyMs.p99 <= b.latencyMs.p99 : null;
-    L.push(`| one-at-a-time produce p99 ≤ best peer | mq ${m ? fmtMs(m.latencyMs.p99) : 'n/a'} vs ${b ? `${LABEL[b.system]} ${fmtMs(b.latencyMs.p99)}` : 'n/a'} | ${ok === null ? 'not measured' : ok ? '**yes**' : `**no**: ${(m.latencyMs.p99 / b.latencyMs.p99).toFixed(1)}× the best peer's p99`} |`);
+    L.push(`| one-at-a-time produce p99 ≤ best peer | mq ${m ? fmtMs(m.latencyMs.p99) : 'n/a'} vs ${b ? `${LABEL[b.system]} ${fmtMs(b.latencyMs.p99)}` : 'n/a'} | ${ok === null ? 'not measured' : ok ? '**yes**' : `**no**: ${(m.latencyMs.p99 / b.latencyMs.p99).toFixed(2)}× the best peer's p99 (${fmtMs(m.latencyMs.p99 - b.latencyMs.p99)} more)`} |`);
   }
   {
     const m = get('mq', 'half-rate-produce-100B');

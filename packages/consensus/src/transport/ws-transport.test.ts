@@ -72,12 +72,35 @@ describe('WebSocket transport', () => {
     expect(a.stats().sent).toBeGreaterThan(0);
   });
 
-  it('drops, without blocking, messages to a peer it cannot reach', async () => {
+  it('drops, without blocking, messages to an unknown node and beyond a bounded queue for an unreachable one', async () => {
     const a = await createWsTransport({ id: 1, peers: { 9: 'ws://127.0.0.1:1' } });
     open.push(a);
     a.listen(() => undefined);
-    a.send([message({ type: MessageType.Heartbeat, from: 1, to: 9, term: 1 }), message({ type: MessageType.Heartbeat, from: 1, to: 5, term: 1 })]);
-    expect(a.stats().dropped).toBe(2);
+    a.send([message({ type: MessageType.Heartbeat, from: 1, to: 5, term: 1 })]);
+    expect(a.stats().dropped).toBe(1);
+    const big = { term: 1, index: 1, type: EntryType.Normal, data: Buffer.alloc(512 * 1024) };
+    const t0 = Date.now();
+    for (let i = 0; i < 20; i++) a.send([message({ type: MessageType.App, from: 1, to: 9, term: 1, entries: [big] })]);
+    expect(Date.now() - t0).toBeLessThan(1000);
+    expect(a.stats().dropped).toBeGreaterThan(5); // 4 MiB wait for the connection, the rest is dropped
+  });
+
+  it('re-dials a restarted peer by itself and delivers what was sent meanwhile', async () => {
+    const [a, b, , gotB] = await pair();
+    await waitFor(() => {
+      a.send([message({ type: MessageType.Heartbeat, from: 1, to: 2, term: 1 })]);
+      return gotB.length > 0;
+    });
+    const port = b.port;
+    await b.close();
+    open.splice(open.indexOf(b), 1);
+    await new Promise((r) => setTimeout(r, 50));
+    a.send([message({ type: MessageType.Vote, from: 1, to: 2, term: 2, index: 7 })]); // while b is down
+    const b2 = await createWsTransport({ id: 2, clusterId: 'c1', port, peers: { 1: `ws://127.0.0.1:${a.port}` } });
+    open.push(b2);
+    const got2: Message[] = [];
+    b2.listen((m) => got2.push(m));
+    await waitFor(() => got2.some((m) => m.type === MessageType.Vote));
   });
 
   it('refuses a connection from an unknown node, another cluster, or garbage', async () => {

@@ -122,7 +122,14 @@ interface Peer {
   ws: WebSocket | undefined;
   open: boolean;
   retryAt: number;
+  /** Frames waiting for the connection to open (bounded by PENDING_BYTES). */
+  pending: Uint8Array[];
+  pendingBytes: number;
+  timer: NodeJS.Timeout | undefined;
 }
+
+/** While a connection is being (re)established, up to this many bytes of frames wait for it. */
+const PENDING_BYTES = 4 * 1024 * 1024;
 
 /**
  * Raft messages over WebSocket + protobuf. Each node dials every peer it
@@ -135,7 +142,7 @@ export async function createWsTransport(options: WsTransportOptions, components:
   const o = parseWsTransportOptions(options);
   const logger = components.logger ?? silentLogger;
   const peers = new Map<number, Peer>();
-  for (const [id, url] of o.peers) peers.set(id, { id, url, ws: undefined, open: false, retryAt: 0 });
+  for (const [id, url] of o.peers) peers.set(id, newPeer(id, url));
   let handler: ((m: Message) => void) | undefined;
   let closed = false;
   const counters = { sent: 0, received: 0, dropped: 0, refused: 0 };
@@ -192,13 +199,25 @@ export async function createWsTransport(options: WsTransportOptions, components:
   });
 
   const connect = (p: Peer): void => {
-    if (closed || p.ws || Date.now() < p.retryAt) return;
+    if (closed || p.ws || peers.get(p.id) !== p) return;
+    const wait = p.retryAt - Date.now();
+    if (wait > 0) {
+      // Reconnect on a timer, not only when the next message comes: a peer
+      // that restarted must hear the next vote request.
+      p.timer ??= setTimeout(() => {
+        p.timer = undefined;
+        connect(p);
+      }, wait);
+      return;
+    }
     const ws = new WebSocket(p.url, { maxPayload: o.maxFrameBytes, perMessageDeflate: false });
     p.ws = ws;
     ws.on('open', () => {
       if (p.ws !== ws) return;
       p.open = true;
       ws.send(pb.Envelope.encode({ hello: { clusterId: o.clusterId, from: o.id, to: p.id } }).finish());
+      for (const f of p.pending.splice(0)) ws.send(f);
+      p.pendingBytes = 0;
     });
     const down = (why: string) => {
       if (p.ws !== ws) return;
@@ -206,6 +225,7 @@ export async function createWsTransport(options: WsTransportOptions, components:
       p.ws = undefined;
       p.open = false;
       p.retryAt = Date.now() + o.reconnectMs;
+      connect(p);
     };
     ws.on('close', (code, reason) => down(`closed ${code} ${reason.toString()}`));
     ws.on('error', (err) => {
@@ -239,7 +259,13 @@ export async function createWsTransport(options: WsTransportOptions, components:
           continue;
         }
         if (!p.open || !p.ws) {
-          counters.dropped += list.length;
+          const frame = pb.Envelope.encode({ messages: list }).finish();
+          if (p.pendingBytes + frame.length > PENDING_BYTES) counters.dropped += list.length;
+          else {
+            p.pending.push(frame);
+            p.pendingBytes += frame.length;
+            counters.sent += list.length;
+          }
           connect(p);
           continue;
         }
@@ -261,21 +287,31 @@ export async function createWsTransport(options: WsTransportOptions, components:
       const old = peers.get(id);
       if (old?.url === url) return;
       old?.ws?.terminate();
-      peers.set(id, { id, url, ws: undefined, open: false, retryAt: 0 });
+      if (old?.timer) clearTimeout(old.timer);
+      peers.set(id, newPeer(id, url));
     },
     removePeer(id) {
-      peers.get(id)?.ws?.terminate();
+      const p = peers.get(id);
+      if (p?.timer) clearTimeout(p.timer);
+      p?.ws?.terminate();
       peers.delete(id);
     },
     stats: () => ({ ...counters }),
     async close() {
       if (closed) return;
       closed = true;
-      for (const p of peers.values()) p.ws?.terminate();
+      for (const p of peers.values()) {
+        if (p.timer) clearTimeout(p.timer);
+        p.ws?.terminate();
+      }
       for (const ws of incoming) ws.terminate();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+function newPeer(id: number, url: string): Peer {
+  return { id, url, ws: undefined, open: false, retryAt: 0, pending: [], pendingBytes: 0, timer: undefined };
 }
 
 function toBuffer(data: RawData): Buffer {

@@ -51,9 +51,10 @@ function defaultCommand(): string[] {
  * broker each have a core.
  */
 export async function startLocalBroker(options: LocalBrokerOptions = {}): Promise<LocalBroker> {
+  // Resolve the command first: a missing CLI must not leave a temporary directory behind.
+  const [exe, ...base] = options.command ?? defaultCommand();
   const ownDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'mq-bench-')));
-  const [exe, ...base] = options.command ?? defaultCommand();
   const args = [...(options.nodeFlags ?? []), ...base, 'broker', 'start', '--data-dir', dataDir, '--port', '0', '--http-port', '0'];
   for (const [k, v] of Object.entries(options.config ?? {})) args.push('--config-set', `${k}=${v}`);
   const child: ChildProcess = spawn(exe, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, MQ_LOG_LEVEL: process.env.MQ_LOG_LEVEL ?? 'info' } });

@@ -26,7 +26,7 @@ export type {
   ReadResult,
   RecoveryReport,
   RecoveryTruncation,
-} from './log.js';
+} from './types.js';
 export type { CompactOptions, CompactionResult } from './compaction.js';
 export type { FlushPolicy, LogOptions, ParsedLogOptions } from './options.js';
 export type { FileInfo, LogFile, LogFileSystem } from './file-system.js';

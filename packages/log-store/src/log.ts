@@ -8,16 +8,14 @@ import {
   ATTR_LOG_APPEND_TIME,
   HEADER_SIZE,
   LOG_OVERHEAD,
-  MAGIC,
   computeBatchCrc,
   decodeBatch,
   readBatchHeader,
   setBaseOffset,
   setPartitionLeaderEpoch,
-  validateBatch,
-  type BatchHeader,
 } from '@mq/protocol/batch';
 import { MqError, isMqError } from '@mq/protocol/errors';
+import { checkInt, parseAppend, toStorageError, type ParsedBatch } from './append-checks.js';
 import { CheckpointFile } from './checkpoint.js';
 import { DEFAULT_COMPACTION_MAX_KEYS, buildOffsetMap, cleanSegment, type CompactOptions, type CompactionResult } from './compaction.js';
 import { lockDir, type DirLock } from './dir-lock.js';
@@ -32,6 +30,16 @@ import { parseLogOptions, type LogOptions, type ParsedLogOptions } from './optio
 import { scanSegment } from './scan.js';
 import { INDEX_SUFFIX, LOG_SUFFIX, MAX_RELATIVE_OFFSET, Segment, TIME_INDEX_SUFFIX, parseSegmentName, type AppendedBatch } from './segment.js';
 import { TimeIndex } from './time-index.js';
+import type {
+  AppendOptions,
+  AppendResult,
+  Log,
+  LogComponents,
+  LogStoreLogger,
+  ReadOptions,
+  ReadResult,
+  RecoveryReport,
+} from './types.js';
 
 export const RECOVERY_POINT_CHECKPOINT = 'recovery-point-checkpoint';
 export const LOG_START_OFFSET_CHECKPOINT = 'log-start-offset-checkpoint';
@@ -52,162 +60,9 @@ const READ_SLACK_BYTES = 32 * 1024;
 /** Read-end positions remembered for sequential consumers (bounded). */
 const MAX_READ_HINTS = 256;
 
-/** The subset of pino's logger the log uses; a pino.Logger fits. */
-export interface LogStoreLogger {
-  debug(obj: object, msg?: string): void;
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
+export type { AppendOptions, AppendResult, Log, LogComponents, LogStoreLogger, ReadOptions, ReadResult, RecoveryReport, RecoveryTruncation } from './types.js';
 
 const silentLogger: LogStoreLogger = { debug() {}, info() {}, warn() {}, error() {} };
-
-export interface LogComponents {
-  logger?: LogStoreLogger;
-  /** Milliseconds since the epoch; drives rolling, retention and log-append time. */
-  clock?: () => number;
-  /** All file I/O goes through this (tests inject faults here). */
-  fs?: LogFileSystem;
-  /** A cache shared by many logs (one budget per broker); default: one of `indexCacheBytes` for this log. */
-  indexCache?: IndexCache;
-}
-
-export interface AppendOptions {
-  /** Default true (leader): patch base offsets in place. False (follower): append the batches exactly as given. */
-  assignOffsets?: boolean;
-  /** Patch partitionLeaderEpoch in every batch and record the epoch in the epoch cache. */
-  leaderEpoch?: number;
-  /** Default true: check header and CRC-32C of every batch. False checks the header only. */
-  validate?: boolean;
-}
-
-export interface AppendResult {
-  baseOffset: number;
-  lastOffset: number;
-  /** The broker time stamped into log-append-time batches, or -1 when every batch uses create time. */
-  logAppendTime: number;
-  batches: number;
-  bytes: number;
-}
-
-export interface ReadOptions {
-  /** Only batches whose last offset is below this (the high watermark). */
-  maxOffset?: number;
-}
-
-export interface ReadResult {
-  records: Buffer;
-  nextOffset: number;
-}
-
-export interface RecoveryTruncation {
-  segment: string;
-  position: number;
-  offset: number;
-  bytes: number;
-  reason: string;
-}
-
-export interface RecoveryReport {
-  /** True when the log was closed cleanly and opened without a scan. */
-  clean: boolean;
-  /** Offset recovery started verifying from (the recovery point), or null after a clean shutdown. */
-  recoveredFrom: number | null;
-  /** Bytes checked (header + CRC) during recovery. */
-  scannedBytes: number;
-  scannedBatches: number;
-  /** Where the log was cut, when a torn or corrupt batch was found. */
-  truncated: RecoveryTruncation | null;
-  /** Whole segments dropped because they followed the cut. */
-  deletedSegments: string[];
-  /** Index files that were missing or damaged and were rebuilt. */
-  rebuiltIndexes: string[];
-  /** Checkpoint files that were unreadable (and ignored). */
-  badCheckpoints: string[];
-  durationMs: number;
-}
-
-export interface Log {
-  readonly dir: string;
-  readonly logStartOffset: number;
-  /** The next offset to assign. */
-  readonly logEndOffset: number;
-  /** Bytes of the segment .log files on disk. */
-  readonly size: number;
-  readonly segmentCount: number;
-  /** Everything below this offset has been fdatasync'ed. */
-  readonly durableOffset: number;
-  readonly leaderEpochs: LeaderEpochCache;
-  /** What opening the log found and repaired. */
-  readonly recovery: RecoveryReport;
-  append(batches: Buffer, options?: AppendOptions): Promise<AppendResult>;
-  read(fromOffset: number, maxBytes: number, options?: ReadOptions): Promise<ReadResult>;
-  truncateTo(offset: number): Promise<void>;
-  offsetForTimestamp(ts: number): Promise<{ offset: number; timestamp: number } | null>;
-  deleteRecordsBefore(offset: number): Promise<void>;
-  applyRetention(now?: number): Promise<{ deletedSegments: number; deletedBytes: number }>;
-  /** Rolls the active segment now (when it holds data). */
-  roll(): Promise<void>;
-  /**
-   * Key-based compaction of the closed segments (cleanup.policy=compact):
-   * keeps the latest record per key, drops tombstones older than
-   * `deleteRetentionMs`. Offsets do not change. Reads, appends and retention
-   * continue while the cleaned copies are written; the swap runs alone; a
-   * truncation in between voids the plan.
-   */
-  compact(options?: CompactOptions): Promise<CompactionResult>;
-  flush(): Promise<void>;
-  close(): Promise<void>;
-}
-
-function toStorageError(op: string, err: unknown, extra: Record<string, unknown> = {}): MqError {
-  if (isMqError(err)) return err as MqError;
-  const errno = (err as NodeJS.ErrnoException)?.code;
-  return new MqError('STORAGE_ERROR', `${op} failed: ${(err as Error)?.message ?? String(err)}`, { cause: err, errno, ...extra });
-}
-
-function checkInt(name: string, value: number, min = 0): void {
-  if (!Number.isSafeInteger(value) || value < min) {
-    throw new MqError('INVALID_ARGUMENT', `${name} must be an integer >= ${min}, got ${String(value)}`);
-  }
-}
-
-interface ParsedBatch {
-  position: number;
-  size: number;
-  header: BatchHeader;
-}
-
-/** Splits and checks the batches of one append. Throws CORRUPT_MESSAGE / RECORD_TOO_LARGE / INVALID_RECORD. */
-function parseAppend(buf: Buffer, validate: boolean, maxBatchBytes: number): ParsedBatch[] {
-  if (!Buffer.isBuffer(buf)) throw new MqError('INVALID_ARGUMENT', 'append() takes a Buffer of encoded batches');
-  const out: ParsedBatch[] = [];
-  let pos = 0;
-  while (pos < buf.length) {
-    if (buf.length - pos < HEADER_SIZE) {
-      throw new MqError('CORRUPT_MESSAGE', `${buf.length - pos} trailing bytes after batch ${out.length} are not a batch`);
-    }
-    let header: BatchHeader;
-    if (validate) {
-      header = validateBatch(buf, pos, { maxBatchBytes });
-    } else {
-      header = readBatchHeader(buf, pos);
-      const size = header.batchLength + LOG_OVERHEAD;
-      if (header.batchLength < HEADER_SIZE - LOG_OVERHEAD) throw new MqError('CORRUPT_MESSAGE', `batch length ${header.batchLength} is shorter than a header`);
-      if (size > maxBatchBytes) {
-        throw new MqError('RECORD_TOO_LARGE', `batch of ${size} bytes is over the limit of ${maxBatchBytes}`, { size, limit: maxBatchBytes });
-      }
-      if (pos + size > buf.length) throw new MqError('CORRUPT_MESSAGE', `batch length says ${size} bytes but only ${buf.length - pos} are there`);
-      if (header.magic !== MAGIC) throw new MqError('CORRUPT_MESSAGE', `unknown batch magic ${header.magic}`);
-      if (header.lastOffsetDelta < 0) throw new MqError('CORRUPT_MESSAGE', `negative last offset delta ${header.lastOffsetDelta}`);
-    }
-    const size = header.batchLength + LOG_OVERHEAD;
-    out.push({ position: pos, size, header });
-    pos += size;
-  }
-  if (out.length === 0) throw new MqError('INVALID_RECORD', 'append() needs at least one batch');
-  return out;
-}
 
 class PartitionLog implements Log {
   private segments: Segment[] = [];

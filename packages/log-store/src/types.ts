@@ -1,0 +1,115 @@
+/**
+ * The public types of a partition log: the `Log` interface (the contract in
+ * docs/CONTRACTS.md plus additions), its options per call, its results and
+ * the recovery report, and the components `openLog` takes.
+ */
+import type { CompactOptions, CompactionResult } from './compaction.js';
+import type { LogFileSystem } from './file-system.js';
+import type { IndexCache } from './index-cache.js';
+import type { LeaderEpochCache } from './leader-epoch-cache.js';
+
+/** The subset of pino's logger the log uses; a pino.Logger fits. */
+export interface LogStoreLogger {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+export interface LogComponents {
+  logger?: LogStoreLogger;
+  /** Milliseconds since the epoch; drives rolling, retention and log-append time. */
+  clock?: () => number;
+  /** All file I/O goes through this (tests inject faults here). */
+  fs?: LogFileSystem;
+  /** A cache shared by many logs (one budget per broker); default: one of `indexCacheBytes` for this log. */
+  indexCache?: IndexCache;
+}
+
+export interface AppendOptions {
+  /** Default true (leader): patch base offsets in place. False (follower): append the batches exactly as given. */
+  assignOffsets?: boolean;
+  /** Patch partitionLeaderEpoch in every batch and record the epoch in the epoch cache. */
+  leaderEpoch?: number;
+  /** Default true: check header and CRC-32C of every batch. False checks the header only. */
+  validate?: boolean;
+}
+
+export interface AppendResult {
+  baseOffset: number;
+  lastOffset: number;
+  /** The broker time stamped into log-append-time batches, or -1 when every batch uses create time. */
+  logAppendTime: number;
+  batches: number;
+  bytes: number;
+}
+
+export interface ReadOptions {
+  /** Only batches whose last offset is below this (the high watermark). */
+  maxOffset?: number;
+}
+
+export interface ReadResult {
+  records: Buffer;
+  nextOffset: number;
+}
+
+export interface RecoveryTruncation {
+  segment: string;
+  position: number;
+  offset: number;
+  bytes: number;
+  reason: string;
+}
+
+export interface RecoveryReport {
+  /** True when the log was closed cleanly and opened without a scan. */
+  clean: boolean;
+  /** Offset recovery started verifying from (the recovery point), or null after a clean shutdown. */
+  recoveredFrom: number | null;
+  /** Bytes checked (header + CRC) during recovery. */
+  scannedBytes: number;
+  scannedBatches: number;
+  /** Where the log was cut, when a torn or corrupt batch was found. */
+  truncated: RecoveryTruncation | null;
+  /** Whole segments dropped because they followed the cut. */
+  deletedSegments: string[];
+  /** Index files that were missing or damaged and were rebuilt. */
+  rebuiltIndexes: string[];
+  /** Checkpoint files that were unreadable (and ignored). */
+  badCheckpoints: string[];
+  durationMs: number;
+}
+
+export interface Log {
+  readonly dir: string;
+  readonly logStartOffset: number;
+  /** The next offset to assign. */
+  readonly logEndOffset: number;
+  /** Bytes of the segment .log files on disk. */
+  readonly size: number;
+  readonly segmentCount: number;
+  /** Everything below this offset has been fdatasync'ed. */
+  readonly durableOffset: number;
+  readonly leaderEpochs: LeaderEpochCache;
+  /** What opening the log found and repaired. */
+  readonly recovery: RecoveryReport;
+  append(batches: Buffer, options?: AppendOptions): Promise<AppendResult>;
+  read(fromOffset: number, maxBytes: number, options?: ReadOptions): Promise<ReadResult>;
+  truncateTo(offset: number): Promise<void>;
+  offsetForTimestamp(ts: number): Promise<{ offset: number; timestamp: number } | null>;
+  deleteRecordsBefore(offset: number): Promise<void>;
+  applyRetention(now?: number): Promise<{ deletedSegments: number; deletedBytes: number }>;
+  /** Rolls the active segment now (when it holds data). */
+  roll(): Promise<void>;
+  /**
+   * Key-based compaction of the closed segments (cleanup.policy=compact):
+   * keeps the latest record per key, drops tombstones older than
+   * `deleteRetentionMs`. Offsets do not change. Reads, appends and retention
+   * continue while the cleaned copies are written; the swap runs alone; a
+   * truncation in between voids the plan.
+   */
+  compact(options?: CompactOptions): Promise<CompactionResult>;
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}

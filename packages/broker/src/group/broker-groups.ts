@@ -14,6 +14,7 @@ import type { TopicManager } from '../topics/topic-manager.js';
 import { createGroupCoordinator, type GroupCoordinator } from './group-coordinator.js';
 import type { OffsetsLog } from './offsets-log.js';
 import { OFFSETS_TOPIC, groupOptionsFromConfig, parseGroupCoordinatorOptions } from './options.js';
+import type { TopicView } from './types.js';
 
 /** Broker config keys of the coordinator (Kafka's names) and their defaults. */
 export const GROUP_CONFIG_KEYS = [
@@ -37,6 +38,12 @@ export interface BrokerGroupsDeps {
 export interface BrokerGroups {
   readonly coordinator: GroupCoordinator;
   readonly handlers: HandlerMap;
+  /**
+   * Replaces where the coordinator looks topics up (partition counts, high
+   * watermarks). By default the broker's local TopicManager; in cluster mode
+   * the cluster's metadata must be given here.
+   */
+  useTopicView(view: TopicView): void;
   registerRoutes(router: Router, ctx: BrokerContext): void;
   close(): void;
 }
@@ -92,26 +99,49 @@ export async function startGroups(deps: BrokerGroupsDeps): Promise<BrokerGroups>
       `${OFFSETS_TOPIC} already exists with another partition count; using it (the count is fixed once created)`,
     );
   }
+  let view: TopicView = {
+    partitionCount: (t) => topics.get(t)?.partitions.length,
+    logEndOffset: (t, p) => topics.get(t)?.partitions[p]?.highWatermark,
+  };
   const coordinator = createGroupCoordinator(
     { ...options, offsetsTopicPartitions: partitions },
     {
       offsetsLog: offsetsLogOver(topics),
       topics: {
-        partitionCount: (t) => (isInternalTopic(t) ? undefined : topics.get(t)?.partitions.length),
-        logEndOffset: (t, p) => topics.get(t)?.partitions[p]?.highWatermark,
+        partitionCount: (t) => (isInternalTopic(t) ? undefined : view.partitionCount(t)),
+        logEndOffset: (t, p) => view.logEndOffset(t, p),
       },
       clock: deps.clock,
       logger: logger.child({ component: 'group-coordinator' }),
     },
   );
+  const voters = clusterVoters(config);
   const started = Date.now();
-  await coordinator.startup();
-  logger.info({ partitions, groups: coordinator.groupCount, ms: Date.now() - started }, 'group coordinator ready');
+  if (!voters) {
+    await coordinator.startup();
+    logger.info({ partitions, groups: coordinator.groupCount, ms: Date.now() - started }, 'group coordinator ready');
+  }
   const compactor = startOffsetsCompaction(topics, Number(config.get('offsets.compaction.interval.ms')), logger);
+  // Cluster mode: each broker coordinates the offsets partitions that map to it (see coordinatorOf);
+  // it learns its id from the first request and loads them then (clients get COORDINATOR_LOAD_IN_PROGRESS meanwhile).
+  let loading: Promise<void> | null = null;
+  const loadOwned = (brokerId: number) =>
+    (loading ??= (async () => {
+      for (let p = 0; p < partitions; p++) {
+        if (coordinatorOf(p, voters!) === brokerId) await coordinator.loadPartition(p);
+      }
+      logger.info({ partitions, brokerId, groups: coordinator.groupCount, ms: Date.now() - started }, 'group coordinator ready (cluster mode)');
+    })().catch((err) => {
+      loading = null;
+      logger.error({ err }, 'loading group state failed; retrying on the next request');
+    }));
   return {
     coordinator,
-    handlers: groupHandlers(coordinator),
+    handlers: groupHandlers(coordinator, voters ? { voters, onRequest: (brokerId) => void loadOwned(brokerId) } : {}),
     registerRoutes: (router, ctx) => registerGroupRoutes(router, ctx, coordinator),
+    useTopicView: (v) => {
+      view = v;
+    },
     close: () => {
       compactor.stop();
       coordinator.close();
@@ -168,11 +198,51 @@ export function startOffsetsCompaction(topics: TopicManager, intervalMs: number,
   };
 }
 
-export function groupHandlers(coordinator: GroupCoordinator): HandlerMap {
+/**
+ * Broker ids of the cluster's voters when the broker runs in cluster mode
+ * (`controller.quorum.voters`), sorted; null for a single broker.
+ */
+export function clusterVoters(config: Pick<BrokerConfig, 'get'>): number[] | null {
+  let raw = '';
+  try {
+    raw = config.get('controller.quorum.voters');
+  } catch {
+    return null; // a build without cluster mode
+  }
+  const ids = raw
+    .split(',')
+    .map((v) => v.trim())
+    .filter((v) => v !== '')
+    .map((v) => Number(v.split('@')[0]))
+    .filter((n) => Number.isInteger(n) && n >= 0);
+  return ids.length > 0 ? [...new Set(ids)].sort((a, b) => a - b) : null;
+}
+
+/**
+ * The broker that coordinates the groups of one `__consumer_offsets`
+ * partition in cluster mode: spread over the voters, the same answer on
+ * every broker. (Until the offsets partitions are replicated and the
+ * coordinator follows their leaders, a group is available while this broker is.)
+ */
+export function coordinatorOf(partition: number, voters: readonly number[]): number {
+  return voters[partition % voters.length]!;
+}
+
+export interface GroupHandlerOptions {
+  /** Cluster mode: the voters' broker ids (sorted). */
+  voters?: readonly number[];
+  /** Called with this broker's id on each request (cluster mode loads its partitions on the first). */
+  onRequest?: (brokerId: number) => void;
+}
+
+export function groupHandlers(coordinator: GroupCoordinator, options: GroupHandlerOptions = {}): HandlerMap {
+  const { voters, onRequest } = options;
+  const seen = (ctx: { broker: { brokerId: number } }) => onRequest?.(ctx.broker.brokerId);
   // On shutdown, joins and syncs waiting for a rebalance are answered at once
   // (COORDINATOR_NOT_AVAILABLE: the client retries elsewhere) instead of holding the close.
   let hooked = false;
-  const from = (ctx: { connection: { clientId: string; remote: string }; broker: { shutdownSignal: AbortSignal } }) => {
+  const from = (ctx: { connection: { clientId: string; remote: string }; broker: { shutdownSignal: AbortSignal; brokerId: number } }) => {
+    seen(ctx);
     if (!hooked) {
       hooked = true;
       const signal = ctx.broker.shutdownSignal;
@@ -188,6 +258,12 @@ export function groupHandlers(coordinator: GroupCoordinator): HandlerMap {
       }
       const key = req.key ?? '';
       if (key === '') return { errorCode: errorNumber('INVALID_GROUP_ID'), errorMessage: 'group id must not be empty' };
+      seen(ctx);
+      if (voters) {
+        const nodeId = coordinatorOf(coordinator.partitionFor(key), voters);
+        // Clients connect to a broker by its id from Metadata; host and port are filled for this broker only.
+        if (nodeId !== ctx.broker.brokerId) return { errorCode: 0, nodeId, host: '', port: 0 };
+      }
       if (!coordinator.isCoordinatorFor(key)) {
         return { errorCode: errorNumber('COORDINATOR_NOT_AVAILABLE'), errorMessage: `the coordinator of group "${key}" is not available yet` };
       }
@@ -196,13 +272,13 @@ export function groupHandlers(coordinator: GroupCoordinator): HandlerMap {
     },
     joinGroup: (req, ctx) => coordinator.joinGroup(req, from(ctx)),
     syncGroup: (req, ctx) => coordinator.syncGroup(req, from(ctx)),
-    heartbeat: (req) => coordinator.heartbeat(req),
-    leaveGroup: (req) => coordinator.leaveGroup(req),
-    offsetCommit: (req) => coordinator.offsetCommit(req),
-    offsetFetch: (req) => coordinator.offsetFetch(req),
-    listGroups: (req) => coordinator.listGroups(req),
-    describeGroups: (req) => coordinator.describeGroups(req),
-    deleteGroups: (req) => coordinator.deleteGroups(req),
+    heartbeat: (req, ctx) => (seen(ctx), coordinator.heartbeat(req)),
+    leaveGroup: (req, ctx) => (seen(ctx), coordinator.leaveGroup(req)),
+    offsetCommit: (req, ctx) => (seen(ctx), coordinator.offsetCommit(req)),
+    offsetFetch: (req, ctx) => (seen(ctx), coordinator.offsetFetch(req)),
+    listGroups: (req, ctx) => (seen(ctx), coordinator.listGroups(req)),
+    describeGroups: (req, ctx) => (seen(ctx), coordinator.describeGroups(req)),
+    deleteGroups: (req, ctx) => (seen(ctx), coordinator.deleteGroups(req)),
   };
 }
 

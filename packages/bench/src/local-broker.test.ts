@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startLocalBroker } from './local-broker.js';
@@ -43,6 +43,22 @@ describe('startLocalBroker', () => {
     expect(lines.join('')).toContain('"sets":["log.flush.policy=always"]');
     await broker.close();
     expect(existsSync(broker.dataDir)).toBe(false);
+  });
+
+  it('leaves no temporary data dir behind when the broker cannot be spawned or dies before listening', async () => {
+    const privateTmp = await mkdtemp(path.join(dir, 'tmp-'));
+    const saved = process.env.TMPDIR;
+    process.env.TMPDIR = privateTmp;
+    try {
+      await expect(startLocalBroker({ command: [path.join(dir, 'no-such-node')] })).rejects.toThrow(/ENOENT/);
+      process.env.FAKE_MODE = 'crash';
+      await expect(startLocalBroker({ command: [process.execPath, script] })).rejects.toMatchObject({ code: 'BROKER_NOT_AVAILABLE' });
+      expect(await readdir(privateTmp)).toEqual([]);
+    } finally {
+      delete process.env.FAKE_MODE;
+      if (saved === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = saved;
+    }
   });
 
   it('fails with the broker output when the process exits before listening', async () => {

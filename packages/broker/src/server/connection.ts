@@ -13,6 +13,13 @@ import { BODY_API, decodeRequest, encodeResponse, type mq, type RequestBody, typ
 import type { BrokerContext, ConnectionInfo, RequestContext } from '../context.js';
 import { toMqError } from '../errors.js';
 import { NO_RESPONSE, type Handler, type HandlerMap } from '../handlers/types.js';
+import { encodeFetchResponseFrame, wsBinaryFrameHeader } from './fetch-frame.js';
+
+/** The parts of ws's Sender that tell whether it holds frames back (compression or Blob reads in progress). */
+interface WsSenderState {
+  _state?: number;
+  _queue?: unknown[];
+}
 
 export interface ConnectionLimits {
   /** Requests processed at once. */
@@ -190,6 +197,10 @@ export class Connection {
 
   private send(frame: ResponseFrame): void {
     if (this.ws.readyState !== this.ws.OPEN) return;
+    if (frame.fetch && this.sendFetch(frame.correlationId ?? 0, frame.fetch)) {
+      this.afterSend();
+      return;
+    }
     let bytes: Uint8Array;
     try {
       bytes = encodeResponse(frame);
@@ -203,6 +214,39 @@ export class Connection {
     }
     this.broker.metrics.bytesOut += bytes.length;
     this.ws.send(bytes, { binary: true });
+    this.afterSend();
+  }
+
+  /**
+   * A fetch response goes out as one WebSocket frame written straight to the
+   * socket from a list of buffers, the log's record buffers among them (no
+   * copy into a new frame). That is only in order with ws's own frames while
+   * ws's sender writes synchronously (no compression, no Blob data pending),
+   * which this connection's server guarantees (perMessageDeflate off) and
+   * which is checked here; otherwise, or when the frame does not encode, the
+   * ordinary path sends it. Returns whether the frame was sent.
+   */
+  private sendFetch(correlationId: number, body: NonNullable<ResponseFrame['fetch']>): boolean {
+    const sender = (this.ws as unknown as { _sender?: WsSenderState })._sender;
+    if (!sender || sender._state !== 0 || (sender._queue?.length ?? 0) > 0 || this.socket.destroyed) return false;
+    let parts: Buffer[];
+    try {
+      parts = encodeFetchResponseFrame(correlationId, body);
+    } catch {
+      return false;
+    }
+    let length = 0;
+    for (const p of parts) length += p.length;
+    this.broker.metrics.bytesOut += length;
+    this.socket.cork();
+    this.socket.write(wsBinaryFrameHeader(length));
+    for (const p of parts) this.socket.write(p);
+    this.socket.uncork();
+    return true;
+  }
+
+  /** Stops reading requests while the client is not reading its responses. */
+  private afterSend(): void {
     if (!this.pausedForBuffer && this.ws.bufferedAmount > this.limits.maxBufferedBytes) {
       this.pausedForBuffer = true;
       this.logger.debug({ conn: this.id, buffered: this.ws.bufferedAmount }, 'client is not reading: paused reading its requests');

@@ -477,6 +477,24 @@ describe('truncateTo and the log start', () => {
   });
 });
 
+describe('truncateFullyAndStartAt', () => {
+  test('a follower behind the leader log start restarts past its own log end, and that survives a reopen', async () => {
+    const log = await openTracked();
+    await log.append(batch('a', 3), { leaderEpoch: 1 }); // 0..2
+    await log.truncateFullyAndStartAt(100);
+    expect(log.logStartOffset).toBe(100);
+    expect(log.logEndOffset).toBe(100);
+    expect(log.leaderEpochs.entries).toEqual([]);
+    await expectCode(log.read(0, 1024), 'OFFSET_OUT_OF_RANGE');
+    const r = await log.append(batch('b', 2, { baseOffset: 100 }), { assignOffsets: false });
+    expect(r.baseOffset).toBe(100);
+    await closeTracked(log);
+    const again = await openTracked();
+    expect(again.logStartOffset).toBe(100);
+    expect(again.logEndOffset).toBe(102);
+  });
+});
+
 describe('concurrency', () => {
   test('reads running alongside appends, rolls and truncations only ever see whole, valid batches', async () => {
     const { dir: d, cleanup: c } = tempDir();

@@ -733,7 +733,7 @@ class PartitionLog implements Log {
       this.truncations++;
       try {
         if (offset < this.startOffset) {
-          await this.truncateFullyAndStartAt(offset);
+          await this.restartAt(offset);
           return;
         }
         const i = this.floorSegment(offset);
@@ -749,7 +749,7 @@ class PartitionLog implements Log {
         const located = await seg.locate(offset, seg.size, seg.index!, this.opts.indexIntervalBytes + 2 * HEADER_SIZE + 65536);
         if (located && located.batch.header.baseOffset < this.startOffset) {
           // The batch holding the log start goes: nothing visible is left, so restart at the log start.
-          await this.truncateFullyAndStartAt(this.startOffset);
+          await this.restartAt(this.startOffset);
           return;
         }
         const position = located ? located.batch.position : seg.size;
@@ -778,8 +778,27 @@ class PartitionLog implements Log {
     this.indexCache.forget(seg);
   }
 
-  /** Empties the log and restarts it at `offset` (Kafka's truncateFullyAndStartAt). Caller holds the write lock. */
-  private async truncateFullyAndStartAt(offset: number): Promise<void> {
+  /**
+   * Empties the log and restarts it at `offset`, which may lie past the log
+   * end: what a follower does when its log is behind the leader's log start
+   * (Kafka's truncateFullyAndStartAt). Crash-safe through an intent file.
+   */
+  async truncateFullyAndStartAt(offset: number): Promise<void> {
+    this.ensureUsable();
+    checkInt('offset', offset);
+    await this.rw.write(async () => {
+      this.ensureUsable();
+      this.truncations++;
+      try {
+        await this.restartAt(offset);
+      } catch (err) {
+        throw this.fail(`restart of ${this.dir} at ${offset}`, err);
+      }
+    });
+  }
+
+  /** Empties the log and restarts it at `offset`. Caller holds the write lock. */
+  private async restartAt(offset: number): Promise<void> {
     // Intent first: a crash part-way is finished by the next open (see finishRestart).
     const marker = path.join(this.dir, RESTART_FILE);
     await this.fs.writeFileAtomic(marker, Buffer.from(`${offset}\n`));

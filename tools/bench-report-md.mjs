@@ -30,7 +30,7 @@ export async function writeReport(out, { meta, ceilings, durability, results, pr
   L.push('Every system runs the same workload code (`@mq/bench`, one fresh Node process per run, client and server in separate processes on loopback), case by case with every system back to back so that all see the same machine load; only the adapter to each usual Node client differs (npm `nats`, `ioredis`, `rabbitmq-stream-js-client`, `@mq/client`). Produce runs try producer windows (records outstanding) of 16,384, 2,048 and 256 and keep the best for each system (the sweep is in results.json); latency is send-to-ack (produce) or intended-send-to-delivery (e2e, open loop, so stalls are not hidden).');
   L.push('');
   if (meta.loadAverageBefore[0] > 1.5) {
-    L.push(`> **Caveat:** this 2-core machine was shared with other work during the run (load ${meta.loadAverageBefore[0].toFixed(1)}). Absolute figures are lower and noisier than on an idle machine; the ratios, taken minutes apart, are the more meaningful part.`);
+    L.push(`> **Caveat:** this 2-core machine was shared with other work during the run (load ${meta.loadAverageBefore[0].toFixed(1)}). Absolute figures are lower and noisier than on an idle machine; the ratios, each taken with the systems run back to back, are the more meaningful part.`);
     L.push('');
   }
 

@@ -6,7 +6,7 @@
 //     (a send started right after the kill, retried by the client), p50/p99 over --kills kills.
 //   node packages/broker/bench/cluster-bench.mjs [--seconds 3] [--rounds 3] [--kills 10] [--value-bytes 100]
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -22,6 +22,7 @@ const { values: a } = parseArgs({
     'value-bytes': { type: 'string', default: '100' },
     window: { type: 'string', default: '2000' },
     'session-ms': { type: 'string', default: '2000' },
+    'failover-only': { type: 'boolean', default: false },
   },
 });
 const SECONDS = Number(a.seconds);
@@ -47,8 +48,10 @@ const config = ['broker.session.timeout.ms=' + a['session-ms'], 'controller.tick
 function startBroker(id) {
   const child = spawn(process.execPath, [BIN, 'broker', 'start', '--broker-id', String(id), '--data-dir', path.join(root, `b${id}`), '--port', String(ports[id].client), '--http-port', String(ports[id].http), '--controller-voters', voters, ...config.flatMap((c) => ['--config-set', c])], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, MQ_LOG_LEVEL: 'warn' } });
   procs[id] = child;
-  child.stdout.resume();
-  child.stderr.resume();
+  // Broker logs (warn and above) go to <root>/b<id>.log, kept when the run fails.
+  const log = createWriteStream(path.join(root, `b${id}.log`), { flags: 'a' });
+  child.stdout.pipe(log);
+  child.stderr.pipe(log);
   return child;
 }
 async function status(id) {
@@ -87,6 +90,7 @@ async function leaderOf(topic) {
 }
 
 let client;
+let failed = false;
 try {
   for (const id of ids) startBroker(id);
   await healthy([]);
@@ -103,7 +107,7 @@ try {
   await healthy(['bench-rf1', 'bench-rf3', 'bench-failover']);
 
   const results = new Map(configs.map((c) => [c.name, { rate: [], mbs: [], p50: [], p99: [] }]));
-  for (let round = 0; round < ROUNDS + 1; round++) {
+  for (let round = 0; round < (a['failover-only'] ? 0 : ROUNDS + 1); round++) {
     for (const c of configs) {
       const producer = client.producer({ acks: c.acks, lingerMs: 2 });
       const lat = [];
@@ -128,11 +132,13 @@ try {
     }
   }
   const base = median(results.get(configs[0].name).rate);
+  if (!a['failover-only']) {
   console.log(`\nproduce: ${ROUNDS} rounds x ${SECONDS}s per config (after a warm-up round), ${VALUE.length} B values, ${WINDOW} sends in flight, lingerMs 2, flush os; medians`);
   console.log('config         records/s   MB/s   p50 ms   p99 ms   vs RF1');
   for (const c of configs) {
     const r = results.get(c.name);
     console.log(`${c.name}  ${String(Math.round(median(r.rate))).padStart(10)}  ${median(r.mbs).toFixed(1).padStart(5)}  ${median(r.p50).toFixed(1).padStart(7)}  ${median(r.p99).toFixed(1).padStart(7)}   ${(median(r.rate) / base).toFixed(2)}x`);
+  }
   }
 
   // Failover.
@@ -153,9 +159,14 @@ try {
   }
   console.log(`\nfailover: SIGKILL the leader, first successful acks=all produce on the partition (broker.session.timeout.ms=${a['session-ms']}, controller.tick.ms=50), ${KILLS} kills`);
   console.log(`p50 ${pct(times, 50).toFixed(0)} ms   p99 ${pct(times, 99).toFixed(0)} ms   min ${Math.min(...times).toFixed(0)} ms   max ${Math.max(...times).toFixed(0)} ms`);
+} catch (err) {
+  failed = true;
+  for (const id of ids) console.error(`broker ${id}:`, JSON.stringify(await status(id).catch((e) => String(e))));
+  console.error(`failed; broker logs kept in ${root}`);
+  throw err;
 } finally {
   await client?.close().catch(() => {});
   for (const p of Object.values(procs)) p.kill('SIGKILL');
   await sleep(300);
-  rmSync(root, { recursive: true, force: true });
+  if (!failed) rmSync(root, { recursive: true, force: true });
 }

@@ -11,6 +11,7 @@ import type { FetchFn, OffsetForLeaderEpochFn } from '@mq/replication';
 import type { BrokerConfig } from '../config/broker-config.js';
 import { encodeCommand, type CommandResult } from '../controller/commands.js';
 import { Controller } from '../controller/controller.js';
+import { CONTROLLED_SHUTDOWN } from '../controller/metadata-state.js';
 import type { HandlerMap } from '../handlers/types.js';
 import { clusterHandlers } from './handlers.js';
 import { parsePeerAddresses, PeerConnections } from './peer-connections.js';
@@ -174,6 +175,16 @@ export async function startClusterNode(o: ClusterNodeOptions, logger: Logger): P
     },
     async close() {
       closed = true;
+      // Controlled shutdown: ask the controller to fence this broker first, so its partitions get new
+      // leaders now rather than after the session timeout. Best effort (there may be no quorum left).
+      if (brokerEpoch >= 0 && controller.controllerId > 0) {
+        try {
+          await controller.submit({ type: 'fenceBroker', id: o.brokerId, brokerEpoch, reason: CONTROLLED_SHUTDOWN }, 2000);
+          log.info('controlled shutdown: fenced, partition leadership moved to other brokers');
+        } catch (err) {
+          log.warn({ err: (err as Error).message }, 'controlled shutdown: could not reach the controller; others take over after the session timeout');
+        }
+      }
       await replicas.close();
       peers!.close();
       await controller.close();

@@ -21,6 +21,7 @@ export interface FenceBrokerCommand {
   id: number;
   /** Only the registration with this epoch is fenced (a newer one is left alone). */
   brokerEpoch: number;
+  /** `controlled shutdown` (the broker asked itself) keeps it fenced until its next registration. */
   reason: string;
 }
 

@@ -263,7 +263,7 @@ export class Controller {
         if (!b.fenced && silentMs > this.options.sessionTimeoutMs) {
           this.logger.warn({ broker: b.id, silentMs, brokerEpoch: b.brokerEpoch }, `fencing broker ${b.id}: not heard from for ${silentMs} ms`);
           await this.submitQuietly({ type: 'fenceBroker', id: b.id, brokerEpoch: b.brokerEpoch, reason: `not heard from for ${silentMs} ms` });
-        } else if (b.fenced && silentMs <= this.options.livenessCheckMs * 3 && this.caughtUp(b, st.progress)) {
+        } else if (b.fenced && !b.shuttingDown && silentMs <= this.options.livenessCheckMs * 3 && this.caughtUp(b, st.progress)) {
           this.logger.info({ broker: b.id, brokerEpoch: b.brokerEpoch }, `unfencing broker ${b.id}: alive and caught up with the metadata log`);
           await this.submitQuietly({ type: 'unfenceBroker', id: b.id, brokerEpoch: b.brokerEpoch });
         }

@@ -161,6 +161,16 @@ describe('MetadataState', () => {
     expect(h.run({ type: 'deleteTopic', name: 'orders' })).toMatchObject({ ok: false, code: 'UNKNOWN_TOPIC_OR_PARTITION' });
   });
 
+  it('a broker fenced by its controlled shutdown stays fenced until it registers again', () => {
+    const h = threeBrokers();
+    const leader = h.part('orders', 0).leader;
+    expect(h.run({ type: 'fenceBroker', id: leader, brokerEpoch: h.epochOf(leader), reason: 'controlled shutdown' })).toMatchObject({ ok: true });
+    expect(h.part('orders', 0).leader).not.toBe(leader);
+    expect(h.unfence(leader)).toMatchObject({ ok: false, code: 'STALE_BROKER_EPOCH' });
+    h.register(leader, 'next-run');
+    expect(h.unfence(leader)).toMatchObject({ ok: true });
+  });
+
   it('hands out disjoint producer id blocks', () => {
     const h = harness();
     expect(h.run({ type: 'allocateProducerIds', brokerId: 1, count: 1000 })).toEqual({ ok: true, value: { firstProducerId: 0, count: 1000 } });

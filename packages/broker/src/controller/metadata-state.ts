@@ -12,6 +12,8 @@ import { assignReplicas } from './placement.js';
 import type { BrokerRegistration, MetadataDelta, PartitionRecord, TopicRecord } from './types.js';
 
 export const PRODUCER_ID_BLOCK = 1000;
+/** The fence reason a broker gives for its own controlled shutdown. */
+export const CONTROLLED_SHUTDOWN = 'controlled shutdown';
 
 interface Snapshot {
   version: 1;
@@ -130,8 +132,12 @@ export class MetadataState implements StateMachine {
         const b = this.brokersById.get(cmd.id);
         if (!b) return refuse('BROKER_NOT_AVAILABLE', `broker ${cmd.id} is not registered`);
         if (b.brokerEpoch !== cmd.brokerEpoch) return refuse('STALE_BROKER_EPOCH', `broker ${cmd.id} epoch ${cmd.brokerEpoch} is not the current ${b.brokerEpoch}`);
-        if (b.fenced) return { ok: true };
-        this.brokersById.set(cmd.id, { ...b, fenced: true });
+        const shuttingDown = cmd.reason === CONTROLLED_SHUTDOWN || b.shuttingDown === true;
+        if (b.fenced) {
+          if (shuttingDown && !b.shuttingDown) this.brokersById.set(cmd.id, { ...b, shuttingDown });
+          return { ok: true };
+        }
+        this.brokersById.set(cmd.id, { ...b, fenced: true, ...(shuttingDown ? { shuttingDown } : {}) });
         d.brokers = true;
         this.removeFromPartitions(cmd.id, d);
         return { ok: true };
@@ -141,6 +147,7 @@ export class MetadataState implements StateMachine {
         if (!b) return refuse('BROKER_NOT_AVAILABLE', `broker ${cmd.id} is not registered`);
         if (b.brokerEpoch !== cmd.brokerEpoch) return refuse('STALE_BROKER_EPOCH', `broker ${cmd.id} epoch ${cmd.brokerEpoch} is not the current ${b.brokerEpoch}`);
         if (!b.fenced) return { ok: true };
+        if (b.shuttingDown) return refuse('STALE_BROKER_EPOCH', `broker ${cmd.id} epoch ${cmd.brokerEpoch} shut down; it must register again`);
         this.brokersById.set(cmd.id, { ...b, fenced: false });
         d.brokers = true;
         this.electOffline(d);

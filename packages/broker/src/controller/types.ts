@@ -17,6 +17,8 @@ export interface BrokerRegistration {
   readonly brokerEpoch: number;
   /** Not alive as far as the active controller knows: leads nothing, in no ISR it could be dropped from. */
   readonly fenced: boolean;
+  /** Fenced by its own controlled shutdown: stays fenced until it registers again. */
+  readonly shuttingDown?: boolean;
 }
 
 export interface PartitionRecord {

@@ -24,40 +24,79 @@ interface Slot {
   error?: unknown;
 }
 
-async function readAll(slots: Slot[], maxBytes: number, ctx: RequestContext) {
-  let total = 0;
-  const out = new Map<string, mq.FetchPartitionResponse.$Properties[]>();
-  for (const s of slots) {
-    let entry: mq.FetchPartitionResponse.$Properties;
+const EMPTY = Buffer.alloc(0);
+
+/** What one partition's read gave: its bytes, or the error to answer with. */
+type ReadOutcome = { records: Buffer } | { error: unknown };
+
+async function readSlot(s: Slot, maxBytes: number, ctx: RequestContext): Promise<ReadOutcome> {
+  try {
     const p = s.partition;
-    try {
-      if (s.error) throw s.error;
-      if (!p || p.isClosed) {
-        // Deleted meanwhile (UNKNOWN_TOPIC_OR_PARTITION) or no longer led here.
-        ctx.broker.topics.partition(s.topic, s.index);
-        throw new MqError('NOT_LEADER', `${s.topic}-${s.index} is no longer served by this broker`);
-      }
-      p.checkLeaderEpoch(s.leaderEpoch);
-      let records: Buffer = Buffer.alloc(0);
+    if (s.error) throw s.error;
+    if (!p || p.isClosed) {
+      // Deleted meanwhile (UNKNOWN_TOPIC_OR_PARTITION) or no longer led here.
+      ctx.broker.topics.partition(s.topic, s.index);
+      throw new MqError('NOT_LEADER', `${s.topic}-${s.index} is no longer served by this broker`);
+    }
+    p.checkLeaderEpoch(s.leaderEpoch);
+    // No budget left: the partition is checked (errors are still answered) but not read.
+    if (maxBytes <= 0) return { records: EMPTY };
+    return { records: await p.read(s.offset, maxBytes) };
+  } catch (error) {
+    return { error };
+  }
+}
+
+/**
+ * Reads every slot. When the partitions' limits together fit the response
+ * budget (the usual case: 1 MiB per partition, 16 MiB per response) the
+ * partitions are read at once; otherwise one after another, each with what
+ * is left of the budget. Either way only the first data in the response may
+ * exceed the budget (a batch larger than the limit), later data that would
+ * is left out and fetched next time.
+ */
+async function readAll(slots: Slot[], maxBytes: number, ctx: RequestContext) {
+  let sum = 0;
+  for (const s of slots) sum += s.maxBytes;
+  const outcomes: ReadOutcome[] = [];
+  if (sum <= maxBytes) {
+    outcomes.push(...(await Promise.all(slots.map((s) => readSlot(s, Math.max(1, s.maxBytes), ctx)))));
+  } else {
+    let total = 0;
+    for (const s of slots) {
       const budget = maxBytes - total;
-      if (budget > 0 || total === 0) {
-        records = await p.read(s.offset, Math.max(1, Math.min(s.maxBytes, budget)));
-        // Only the first data in the response may exceed the budget.
-        if (total > 0 && records.length > budget) records = Buffer.alloc(0);
-      }
+      const o = await readSlot(s, budget > 0 || total === 0 ? Math.max(1, Math.min(s.maxBytes, budget)) : 0, ctx);
+      if ('records' in o) total += o.records.length;
+      outcomes.push(o);
+    }
+  }
+  let total = 0;
+  let hasError = false;
+  const out = new Map<string, mq.FetchPartitionResponse.$Properties[]>();
+  for (let i = 0; i < slots.length; i++) {
+    const s = slots[i]!;
+    const o = outcomes[i]!;
+    const p = s.partition;
+    let entry: mq.FetchPartitionResponse.$Properties;
+    if ('records' in o) {
+      let records = o.records;
+      // Only the first data in the response may exceed the budget.
+      if (total > 0 && total + records.length > maxBytes) records = EMPTY;
       total += records.length;
       entry = {
         partition: s.index,
         errorCode: 0,
-        highWatermark: p.highWatermark,
-        lastStableOffset: p.highWatermark,
-        logStartOffset: p.logStartOffset,
-        logEndOffset: p.logEndOffset,
+        highWatermark: p!.highWatermark,
+        lastStableOffset: p!.highWatermark,
+        logStartOffset: p!.logStartOffset,
+        logEndOffset: p!.logEndOffset,
         records,
-        currentLeaderId: p.leaderId,
-        currentLeaderEpoch: p.leaderEpoch,
+        currentLeaderId: p!.leaderId,
+        currentLeaderEpoch: p!.leaderEpoch,
       };
-    } catch (err) {
+    } else {
+      const err = o.error;
+      hasError = true;
       const e = toMqError(err);
       if (e.code === 'UNKNOWN') ctx.logger.error({ err, topic: s.topic, partition: s.index }, 'fetch failed');
       else if (e.code !== 'NOT_LEADER') ctx.logger.warn({ conn: ctx.connection.id, topic: s.topic, partition: s.index, code: e.code, err: e.message }, 'fetch refused');
@@ -68,7 +107,7 @@ async function readAll(slots: Slot[], maxBytes: number, ctx: RequestContext) {
         lastStableOffset: -1,
         logStartOffset: p && !p.isClosed ? p.logStartOffset : -1,
         logEndOffset: -1,
-        records: Buffer.alloc(0),
+        records: EMPTY,
         currentLeaderId: p?.leaderId ?? -1,
         currentLeaderEpoch: p?.leaderEpoch ?? -1,
       };
@@ -77,7 +116,6 @@ async function readAll(slots: Slot[], maxBytes: number, ctx: RequestContext) {
     if (!list) out.set(s.topic, (list = []));
     list.push(entry);
   }
-  const hasError = slots.some((s) => s.error !== undefined) || [...out.values()].some((l) => l.some((e) => e.errorCode));
   return { response: { topics: [...out].map(([name, partitions]) => ({ name, partitions })) }, total, hasError };
 }
 

@@ -24,7 +24,7 @@ const PULL_BATCH = 10_000;
 export async function createNatsTarget(options: NatsTargetOptions): Promise<BenchTarget> {
   const conns: NatsConnection[] = [];
   const open = async (): Promise<NatsConnection> => {
-    const nc = await connect({ servers: options.servers, maxPingOut: 100, reconnect: false });
+    const nc = await connect({ servers: options.servers, maxPingOut: 100, reconnect: false, noAsyncTraces: true });
     conns.push(nc);
     return nc;
   };

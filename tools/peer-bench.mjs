@@ -6,7 +6,7 @@
 //
 //   npm run bench:peers -w @mq/bench            (full run, ~15 min)
 //   npm run bench:peers -w @mq/bench -- --quick (small counts, ~4 min)
-//   options: --systems mq,nats,redis,rabbitmq  --repeat N  --no-profile  --out DIR
+//   options: --systems mq,nats,redis,rabbitmq  --repeat N  --windows 16384,2048,256  --no-profile  --out DIR
 //            --report-only (rewrite REPORT.md from results.json)  --profile-only (and redo the profiles)
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -108,7 +108,7 @@ function median(results, key) {
 // suits one client and starves another (npm nats slows down with thousands
 // of outstanding publishes), so produce runs try each window and keep the best;
 // e2e then uses the system's best window for that record size.
-const WINDOWS = QUICK ? [16384, 1024] : [16384, 2048, 256];
+const WINDOWS = opt('windows', QUICK ? '16384,1024' : '16384,2048,256').split(',').map(Number);
 const bestWindow = new Map(); // `${system}/${size}` -> window
 
 async function runCase(system, server, c) {
@@ -211,10 +211,31 @@ async function rewrite({ reprofile }) {
   log(`rewrote ${path.relative(ROOT, path.join(OUT, 'REPORT.md'))}`);
 }
 
+/** Samples the 1-minute load average every 5 s while the run goes on. */
+function sampleLoad() {
+  const samples = [os.loadavg()[0]];
+  const timer = setInterval(() => samples.push(os.loadavg()[0]), 5000);
+  timer.unref();
+  return () => {
+    clearInterval(timer);
+    samples.push(os.loadavg()[0]);
+    const sorted = [...samples].sort((a, b) => a - b);
+    const mean = samples.reduce((a, b) => a + b, 0) / samples.length;
+    return { samples: samples.length, min: sorted[0], median: sorted[Math.floor((sorted.length - 1) / 2)], mean, max: sorted.at(-1) };
+  };
+}
+
+/** The harness alone (in-process queue, no I/O): how much CPU the bench process gets right now. */
+async function harnessCeiling() {
+  const r = await runBench(['produce', '--duration', 2, '--size', 100, '--target', 'memory']);
+  return r.failed ? null : r.recordsPerSec;
+}
+
 async function main() {
   if (flag('report-only') || flag('profile-only')) return rewrite({ reprofile: flag('profile-only') });
   const started = new Date();
   const load = os.loadavg();
+  const stopLoad = sampleLoad();
   await ensureInstalled();
   await mkdir(OUT, { recursive: true });
   const cases = buildCases();
@@ -227,7 +248,8 @@ async function main() {
     ws: await wsCeiling({ totalBytes: QUICK ? 256e6 : 1024e6, messageBytes: 1 << 20 }),
     ws64k: await wsCeiling({ totalBytes: QUICK ? 128e6 : 512e6, messageBytes: 64 << 10 }),
   };
-  log(`file write ${fmtNum(ceilings.fileWrite.mbPerSec)} MB/s; ws up ${fmtNum(ceilings.ws.produceMbPerSec)} MB/s, down ${fmtNum(ceilings.ws.consumeMbPerSec)} MB/s`);
+  ceilings.harnessBefore = await harnessCeiling();
+  log(`file write ${fmtNum(ceilings.fileWrite.mbPerSec)} MB/s; ws up ${fmtNum(ceilings.ws.produceMbPerSec)} MB/s, down ${fmtNum(ceilings.ws.consumeMbPerSec)} MB/s; harness ${fmtNum(ceilings.harnessBefore)} records/s`);
 
   // Every server is started first and the runs go case by case, each case
   // against every system back to back: on a shared machine whose load drifts,
@@ -273,6 +295,10 @@ async function main() {
     if (servers.has('rabbitmq') && !epmdBefore) await $`epmd -kill`.nothrow();
   }
 
+  ceilings.harnessAfter = await harnessCeiling();
+  const loadDuringRun = stopLoad();
+  log(`load average during the run: ${loadDuringRun.min.toFixed(1)}–${loadDuringRun.max.toFixed(1)} (median ${loadDuringRun.median.toFixed(1)})`);
+
   let profiles = null;
   if (PROFILE && SYSTEMS.includes('mq')) {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-prof-'));
@@ -288,6 +314,8 @@ async function main() {
     started: started.toISOString(),
     finished: new Date().toISOString(),
     loadAverageBefore: load,
+    loadDuringRun,
+    windows: WINDOWS,
     environment: results.find((r) => r.environment)?.environment ?? null,
     repeat: REPEAT,
     quick: QUICK,

@@ -11,13 +11,19 @@ const partitions = Number(partitionsArg);
 const records = Number(recordsArg);
 const { MqClient } = await import(pathToFileURL(path.resolve(distDir, 'index.js')).href);
 const client = new MqClient({ bootstrap });
-const consumer = client.consumer({ autoOffsetReset: 'earliest' });
+// PARTITION_MAX_BYTES / FETCH_MAX_BYTES (env) override the consumer's defaults.
+const consumer = client.consumer({
+  autoOffsetReset: 'earliest',
+  ...(process.env.PARTITION_MAX_BYTES ? { partitionMaxBytes: Number(process.env.PARTITION_MAX_BYTES) } : {}),
+  ...(process.env.FETCH_MAX_BYTES ? { fetchMaxBytes: Number(process.env.FETCH_MAX_BYTES) } : {}),
+});
 const all = [];
 for (let p = 0; p < partitions; p++) all.push({ topic, partition: p, offset: 0 });
 consumer.assign(all);
 let n = 0;
 let bytes = 0;
 const t0 = process.hrtime.bigint();
+const c0 = process.cpuUsage();
 if (mode === 'batches') {
   while (n < records) {
     for (const batch of await consumer.pollBatches(1000)) {
@@ -38,6 +44,8 @@ if (mode === 'batches') {
   }
 }
 const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+const cpu = process.cpuUsage(c0);
+const cpuSeconds = (cpu.user + cpu.system) / 1e6;
 await consumer.close();
 await client.close();
-process.stdout.write(JSON.stringify({ records: n, bytes, seconds, recordsPerSec: n / seconds, mbPerSec: bytes / seconds / 1e6 }) + '\n');
+process.stdout.write(JSON.stringify({ records: n, bytes, seconds, cpuSeconds, userSeconds: cpu.user / 1e6, systemSeconds: cpu.system / 1e6, recordsPerSec: n / seconds, mbPerSec: bytes / seconds / 1e6 }) + '\n');

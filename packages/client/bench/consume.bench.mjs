@@ -3,7 +3,9 @@
 // broker process runs per broker build, its topic is filled once, and then
 // every round runs each variant's consumer in a fresh process, interleaved
 // (A B A B ...) so that both see the same machine load. Prints medians and
-// the ratio of each variant to the first.
+// the ratio of each variant to the first, in records/s and in CPU time per
+// record of the consumer and of the broker process (CPU time is the steadier
+// figure on a loaded machine; the x ratios are speedups over the first variant).
 //
 //   npm run build -w @mq/cli && node packages/client/bench/consume.bench.mjs
 //   VARIANTS='base=/tmp/base/client/dist:/tmp/base/broker/dist,new=packages/client/dist:packages/broker/dist' \
@@ -15,6 +17,7 @@
 // after the fill to the end),
 // CONSUMER_NODE_ARGS / BROKER_NODE_ARGS extra node flags for those processes (e.g. --trace-gc).
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
@@ -33,7 +36,7 @@ const variants = (process.env.VARIANTS ?? `current=${path.join(here, '../dist')}
   .map((spec) => {
     const [name, rest] = spec.split('=');
     const [client, broker, mode] = rest.split(':');
-    return { name, client: path.resolve(client), broker: path.resolve(broker), mode: mode ?? MODE, rates: [] };
+    return { name, client: path.resolve(client), broker: path.resolve(broker), mode: mode ?? MODE, rates: [], clientCpu: [], brokerCpu: [] };
   });
 
 const profArgs = (tag) => (CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF, '--cpu-prof-name', `${tag}-${Date.now()}.cpuprofile`] : []);
@@ -55,6 +58,7 @@ async function startBroker(dist, tag) {
   });
   return {
     bootstrap: `127.0.0.1:${port}`,
+    pid: child.pid,
     /** Starts the broker's CPU profile (after the fill, so it covers the reads only). */
     profile() {
       if (CPU_PROF) child.kill('SIGUSR2');
@@ -111,6 +115,16 @@ function lastJson(out) {
   return JSON.parse(last);
 }
 
+/** CPU seconds a process has used so far (Linux /proc; NaN elsewhere). */
+function processCpu(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, in clock ticks of 10 ms
+  } catch {
+    return NaN;
+  }
+}
+
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
@@ -129,9 +143,13 @@ try {
   for (let r = 0; r < ROUNDS; r++) {
     const order = r % 2 === 0 ? variants : [...variants].reverse();
     for (const v of order) {
-      const res = await runConsumer(v, brokers.get(v.broker).bootstrap, 'bench-consume', `${v.name}-${r}`);
+      const broker = brokers.get(v.broker);
+      const b0 = processCpu(broker.pid);
+      const res = await runConsumer(v, broker.bootstrap, 'bench-consume', `${v.name}-${r}`);
       if (res.records < N) throw new Error(`${v.name} read ${res.records} of ${N}`);
       v.rates.push(res.recordsPerSec);
+      v.clientCpu.push((res.cpuSeconds * 1e9) / res.records);
+      v.brokerCpu.push(((processCpu(broker.pid) - b0) * 1e9) / res.records);
       process.stderr.write(`round ${r + 1} ${v.name}: ${Math.round(res.recordsPerSec).toLocaleString('en-US')} records/s\n`);
     }
   }
@@ -143,6 +161,8 @@ const base = median(variants[0].rates);
 for (const v of variants) {
   const m = median(v.rates);
   console.log(
-    `${v.name.padEnd(12)} ${Math.round(m).toLocaleString('en-US').padStart(10)} records/s ${((m * SIZE) / 1e6).toFixed(1).padStart(7)} MB/s  x${(m / base).toFixed(2)}  (mode ${v.mode}; rounds: ${v.rates.map((x) => Math.round(x / 1000) + 'k').join(' ')})`,
+    `${v.name.padEnd(12)} ${Math.round(m).toLocaleString('en-US').padStart(10)} records/s ${((m * SIZE) / 1e6).toFixed(1).padStart(7)} MB/s  x${(m / base).toFixed(2)}` +
+      `  CPU per record: consumer ${median(v.clientCpu).toFixed(0)} ns (x${(median(variants[0].clientCpu) / median(v.clientCpu)).toFixed(2)}), broker ${median(v.brokerCpu).toFixed(0)} ns (x${(median(variants[0].brokerCpu) / median(v.brokerCpu)).toFixed(2)})` +
+      `  (mode ${v.mode}; rounds: ${v.rates.map((x) => Math.round(x / 1000) + 'k').join(' ')})`,
   );
 }

@@ -12,11 +12,9 @@ import {
   COMPRESSION_CODECS,
   HEADER_SIZE,
   LOG_OVERHEAD,
-  VarintReader,
   decompress,
   readBatchHeader,
   validateBatch,
-  type BatchHeader,
 } from '@mq/protocol/batch';
 import { MqError } from '@mq/protocol/errors';
 
@@ -59,14 +57,32 @@ class BatchContext {
 let after = 0;
 
 function readVarint(buf: Buffer, pos: number): number {
+  const b0 = buf[pos]!;
+  if (b0 < 0x80) {
+    after = pos + 1;
+    return (b0 >>> 1) ^ -(b0 & 1);
+  }
+  const b1 = buf[pos + 1]!;
+  if (b1 < 0x80) {
+    after = pos + 2;
+    const u = (b0 & 0x7f) | (b1 << 7);
+    return (u >>> 1) ^ -(u & 1);
+  }
+  return longVarint(buf, pos, buf.length);
+}
+
+/** Varints of three bytes or more, with the checks the shared reader makes. */
+function longVarint(buf: Buffer, pos: number, end: number): number {
   let result = 0;
   let shift = 0;
   let byte: number;
   do {
+    if (pos >= end) throw new MqError('CORRUPT_MESSAGE', 'varint runs past the end of the batch');
     byte = buf[pos++]!;
     if (shift < 28) result |= (byte & 0x7f) << shift;
     else result += (byte & 0x7f) * 2 ** shift;
     shift += 7;
+    if (shift > 63) throw new MqError('CORRUPT_MESSAGE', 'varint is longer than 10 bytes');
   } while (byte & 0x80);
   after = pos;
   if (shift <= 28) return (result >>> 1) ^ -(result & 1);
@@ -96,6 +112,8 @@ class FetchedRecord implements ConsumerRecord {
     /** Position of the record's attributes byte in the batch section. */
     private readonly p: number,
     readonly offset: number,
+    /** Position of the value length (read on every value access, so kept rather than re-found). */
+    private readonly vp: number,
   ) {}
 
   get topic(): string {
@@ -123,8 +141,7 @@ class FetchedRecord implements ConsumerRecord {
   get value(): Buffer | null {
     if (this.v === undefined) {
       const buf = this.b.section;
-      const keyLen = readVarint(buf, keyLengthAt(buf, this.p));
-      const len = readVarint(buf, keyLen > 0 ? after + keyLen : after);
+      const len = readVarint(buf, this.vp);
       this.v = len < 0 ? null : buf.subarray(after, after + len);
     }
     return this.v;
@@ -137,8 +154,7 @@ class FetchedRecord implements ConsumerRecord {
 
   private readHeaders(): RecordHeader[] {
     const buf = this.b.section;
-    const keyLen = readVarint(buf, keyLengthAt(buf, this.p));
-    const valueLen = readVarint(buf, keyLen > 0 ? after + keyLen : after);
+    const valueLen = readVarint(buf, this.vp);
     const count = readVarint(buf, valueLen > 0 ? after + valueLen : after);
     if (count === 0) return NO_HEADERS;
     const headers = new Array<RecordHeader>(count);
@@ -162,23 +178,44 @@ class FetchedRecord implements ConsumerRecord {
   }
 }
 
-/** Skips `len` bytes (a length-prefixed field); -1 is null. */
-function skipBytes(r: VarintReader, len: number): void {
+/**
+ * Reads a zig-zag varint at `pos`, not past `end`, leaving the position after
+ * it in `after`. Record fields are mostly one or two bytes: those are inline.
+ */
+function checkedVarint(buf: Buffer, pos: number, end: number): number {
+  if (pos + 1 < end) {
+    const b0 = buf[pos]!;
+    if (b0 < 0x80) {
+      after = pos + 1;
+      return (b0 >>> 1) ^ -(b0 & 1);
+    }
+    const b1 = buf[pos + 1]!;
+    if (b1 < 0x80) {
+      after = pos + 2;
+      const u = (b0 & 0x7f) | (b1 << 7);
+      return (u >>> 1) ^ -(u & 1);
+    }
+  }
+  return longVarint(buf, pos, end);
+}
+
+/** The position after a length-prefixed field of length `len` at `pos` (-1 is null). */
+function skipBytes(pos: number, len: number, end: number): number {
   if (len < 0) {
-    if (len === -1) return;
+    if (len === -1) return pos;
     throw new MqError('CORRUPT_MESSAGE', `negative length ${len}`);
   }
-  if (r.pos + len > r.end) throw new MqError('CORRUPT_MESSAGE', `length ${len} runs past the end of the batch`);
-  r.pos += len;
+  if (pos + len > end) throw new MqError('CORRUPT_MESSAGE', `length ${len} runs past the end of the batch`);
+  return pos + len;
 }
 
 /** The raw records of one partition from one fetch response, consumed in order. */
 export class CompletedFetch {
   private pos = 0;
-  /** Reader over the records section of the current batch (decompressed when needed). */
-  private reader: VarintReader | undefined;
-  private header: BatchHeader | undefined;
+  /** The current batch (its records section is decompressed when needed) and the read position in it. */
   private context: BatchContext | undefined;
+  private baseOffset = 0;
+  private rpos = 0;
   private left = 0;
   /** Offset after the last batch consumed: where the position goes when a batch is done. */
   nextOffset: number;
@@ -213,34 +250,43 @@ export class CompletedFetch {
     while (added < max) {
       if (this.left === 0 && !(await this.nextBatch())) break;
       const ctx = this.context!;
-      const baseOffset = this.header!.baseOffset;
-      const r = this.reader!;
+      const baseOffset = this.baseOffset;
+      const buf = ctx.section;
+      const sectionEnd = buf.length;
+      let pos = this.rpos;
       // Every field is checked here, once; the record object reads them back lazily.
-      while (this.left > 0 && added < max) {
-        this.left--;
-        const len = r.varint();
-        const start = r.pos;
-        const end = start + len;
-        if (len < 0 || end > r.end) throw corrupt(this, `record length ${len} does not fit the batch`);
-        r.pos++; // attributes
-        r.varint(); // timestamp delta
-        const offset = baseOffset + r.varint();
-        skipBytes(r, r.varint()); // key
-        skipBytes(r, r.varint()); // value
-        const hc = r.varint();
-        if (hc !== 0) {
-          if (hc < 0 || hc > len) throw corrupt(this, `invalid header count ${hc}`);
-          for (let j = 0; j < hc; j++) {
-            const hk = r.varint();
-            if (hk < 0) throw corrupt(this, 'null header key');
-            skipBytes(r, hk);
-            skipBytes(r, r.varint());
+      try {
+        while (this.left > 0 && added < max) {
+          this.left--;
+          const len = checkedVarint(buf, pos, sectionEnd);
+          const start = after;
+          const end = start + len;
+          if (len < 0 || end > sectionEnd) throw corrupt(this, `record length ${len} does not fit the batch`);
+          checkedVarint(buf, start + 1, end); // timestamp delta (after the attributes byte)
+          const offset = baseOffset + checkedVarint(buf, after, end);
+          const keyLen = checkedVarint(buf, after, end);
+          const vp = skipBytes(after, keyLen, end);
+          const valueLen = checkedVarint(buf, vp, end);
+          pos = skipBytes(after, valueLen, end);
+          const hc = checkedVarint(buf, pos, end);
+          pos = after;
+          if (hc !== 0) {
+            if (hc < 0 || hc > len) throw corrupt(this, `invalid header count ${hc}`);
+            for (let j = 0; j < hc; j++) {
+              const hk = checkedVarint(buf, pos, end);
+              if (hk < 0) throw corrupt(this, 'null header key');
+              pos = skipBytes(after, hk, end);
+              const hv = checkedVarint(buf, pos, end);
+              pos = skipBytes(after, hv, end);
+            }
           }
+          if (pos !== end) throw corrupt(this, 'record length does not match its fields');
+          if (offset < minOffset) continue;
+          out.push(new FetchedRecord(ctx, start, offset, vp));
+          added++;
         }
-        if (r.pos !== end) throw corrupt(this, 'record length does not match its fields');
-        if (offset < minOffset) continue;
-        out.push(new FetchedRecord(ctx, start, offset));
-        added++;
+      } finally {
+        this.rpos = pos;
       }
     }
     return added;
@@ -265,7 +311,8 @@ export class CompletedFetch {
       const codec = COMPRESSION_CODECS[h.attributes & ATTR_COMPRESSION_MASK] ?? 'none';
       let section = buf.subarray(start + HEADER_SIZE, start + size);
       if (codec !== 'none') section = await decompress(codec, section);
-      this.header = h;
+      this.baseOffset = h.baseOffset;
+      this.rpos = 0;
       this.context = new BatchContext(
         this.topic,
         this.partition,
@@ -274,7 +321,6 @@ export class CompletedFetch {
         (h.attributes & ATTR_LOG_APPEND_TIME) !== 0,
         h.maxTimestamp,
       );
-      this.reader = new VarintReader(section, 0, section.length);
       this.left = h.recordCount;
       return true;
     }

@@ -8,7 +8,12 @@ export type Acks = 0 | 1 | -1 | 'all';
 export interface ProducerOptions {
   /** 0: do not wait; 1: the leader wrote it; 'all' (or -1): every in-sync replica has it (default 'all'). */
   acks?: Acks;
-  /** How long a batch waits for more records before it is sent (default 5 ms). */
+  /**
+   * How long a batch may wait for more records before it is sent (default 0:
+   * at once). Batching does not depend on it: while a partition's request is
+   * in flight its next batch keeps filling, so under load requests carry many
+   * records anyway; a linger only adds latency to a partition that is idle.
+   */
   lingerMs?: number;
   /** Size of one batch buffer in bytes (default 64 KiB); bigger records get a batch of their own. */
   batchBytes?: number;
@@ -35,7 +40,7 @@ export interface ProducerOptions {
 }
 
 export const DEFAULT_ACKS = -1;
-export const DEFAULT_LINGER_MS = 5;
+export const DEFAULT_LINGER_MS = 0;
 export const DEFAULT_BATCH_BYTES = 64 * 1024;
 export const DEFAULT_BUFFER_MEMORY = 32 * 1024 * 1024;
 export const DEFAULT_MAX_BLOCK_MS = 60_000;

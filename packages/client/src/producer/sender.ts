@@ -39,15 +39,24 @@ export class Sender {
     return this.requests;
   }
 
-  /** Schedules a send pass (coalesced: at most one per turn of the event loop). */
+  /**
+   * Schedules a send pass, coalesced so that the sends of one synchronous run
+   * share it. With lingerMs 0 the pass runs as a microtask, so a record goes
+   * out in the same turn of the event loop that sent it; otherwise at the end
+   * of the turn (setImmediate), which also gathers sends made from several
+   * I/O callbacks of one turn.
+   */
   wake(): void {
     if (this.scheduled) return;
     this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      this.run();
-    });
+    if (this.options.lingerMs === 0) queueMicrotask(this.pass);
+    else setImmediate(this.pass);
   }
+
+  private readonly pass = (): void => {
+    this.scheduled = false;
+    this.run();
+  };
 
   stop(): void {
     clearTimeout(this.timer);

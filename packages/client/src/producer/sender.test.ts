@@ -1,0 +1,140 @@
+import { decodeRequest } from '@mq/protocol/wire';
+import type { Cluster } from '../cluster.js';
+import { Retrier } from '../retrier.js';
+import { DEFAULT_LINGER_MS } from './options.js';
+import { Producer } from './producer.js';
+
+interface Held {
+  partitions: Array<{ partition: number; records: number }>;
+  answer(): void;
+}
+
+/**
+ * A cluster of one broker whose produce requests the test answers by hand:
+ * each request is held until `answer()` is called, so a request "in flight"
+ * stays in flight as long as the test wants.
+ */
+function stubCluster(partitions: number) {
+  const held: Held[] = [];
+  const next = new Map<number, number>();
+  const conn = {
+    requestEncoded(_body: string, encode: (c: number, v: number, id: string) => Uint8Array) {
+      const req = decodeRequest(encode(1, 0, 'test')).produce!;
+      const parts = req.topics![0]!.partitions!.map((p) => {
+        const buf = Buffer.from(p.records!.buffer, p.records!.byteOffset, p.records!.byteLength);
+        let records = 0;
+        for (let pos = 0; pos < buf.length; pos += buf.readInt32BE(pos + 8) + 12) records += buf.readInt32BE(pos + 57);
+        return { partition: p.partition ?? 0, records };
+      });
+      return new Promise((resolve) => {
+        held.push({
+          partitions: parts,
+          answer: () =>
+            resolve({
+              topics: [
+                {
+                  name: 't',
+                  partitions: parts.map(({ partition, records }) => {
+                    const base = next.get(partition) ?? 0;
+                    next.set(partition, base + records);
+                    return { partition, errorCode: 0, baseOffset: base };
+                  }),
+                },
+              ],
+            }),
+        });
+      });
+    },
+  };
+  const meta = {
+    name: 't',
+    topicId: '',
+    internal: false,
+    partitions: Array.from({ length: partitions }, (_, partition) => ({ partition, leader: 1, leaderEpoch: 0, replicas: [1], isr: [1], offlineReplicas: [] })),
+  };
+  const cluster = {
+    options: { requestTimeoutMs: 30_000, retry: {} },
+    retrier: new Retrier(),
+    maxFrameBytes: 64 << 20,
+    cachedTopic: () => meta,
+    leaderOf: () => 1,
+    brokerConnection: async () => conn,
+    invalidate() {},
+    refreshMetadata: async () => {},
+  } as unknown as Cluster;
+  return { cluster, held };
+}
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+async function waitFor(condition: () => boolean, timeoutMs = 2000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}
+
+describe('sender latency', () => {
+  it('sends at once by default (lingerMs 0)', () => {
+    expect(DEFAULT_LINGER_MS).toBe(0);
+  });
+
+  // Regression: with lingerMs 0 the send pass waited for setImmediate, i.e. behind every I/O callback of the turn.
+  it('with lingerMs 0 hands the request to the connection before the event loop turns', async () => {
+    const { cluster, held } = stubCluster(1);
+    const p = new Producer(cluster, { acks: 1 });
+    const sent = p.send('t', { partition: 0, value: 'a' });
+    let turned = false;
+    setImmediate(() => (turned = true));
+    // Microtasks only: the request must be written before the setImmediate above runs.
+    for (let i = 0; i < 20 && held.length === 0; i++) await Promise.resolve();
+    expect(turned).toBe(false);
+    expect(held).toHaveLength(1);
+    held[0]!.answer();
+    await expect(sent).resolves.toEqual({ topic: 't', partition: 0, offset: 0 });
+  });
+
+  it('batches what arrives while a partition has a request in flight into the next request', async () => {
+    const { cluster, held } = stubCluster(1);
+    const p = new Producer(cluster, { acks: 1 });
+    const first = p.send('t', { partition: 0, value: 'first' });
+    await waitFor(() => held.length === 1);
+    const rest = Array.from({ length: 100 }, (_, i) => p.send('t', { partition: 0, value: `v${i}` }));
+    await nextTurn();
+    expect(held).toHaveLength(1); // one request per partition in flight: the 100 wait, batched
+    held[0]!.answer();
+    await first;
+    await waitFor(() => held.length === 2);
+    expect(held[1]!.partitions).toEqual([{ partition: 0, records: 100 }]);
+    held[1]!.answer();
+    expect((await Promise.all(rest)).map((r) => r.offset)).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
+  });
+
+  it('a partition whose request is slow does not hold another partition of the same broker', async () => {
+    const { cluster, held } = stubCluster(2);
+    const p = new Producer(cluster, { acks: 1 });
+    const slow = p.send('t', { partition: 0, value: 'slow' });
+    await waitFor(() => held.length === 1);
+    const fast = p.send('t', { partition: 1, value: 'fast' });
+    await waitFor(() => held.length === 2);
+    expect(held.map((h) => h.partitions.map((x) => x.partition))).toEqual([[0], [1]]);
+    held[1]!.answer();
+    await expect(fast).resolves.toEqual({ topic: 't', partition: 1, offset: 0 });
+    held[0]!.answer();
+    await expect(slow).resolves.toEqual({ topic: 't', partition: 0, offset: 0 });
+  });
+
+  it('with a linger the batch waits for it, then goes', async () => {
+    const { cluster, held } = stubCluster(1);
+    const p = new Producer(cluster, { acks: 1, lingerMs: 30 });
+    const t0 = Date.now();
+    const sent = p.send('t', { partition: 0, value: 'a' });
+    await nextTurn();
+    expect(held).toHaveLength(0);
+    await waitFor(() => held.length === 1);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(25);
+    held[0]!.answer();
+    await sent;
+  });
+});

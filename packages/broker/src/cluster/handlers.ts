@@ -71,6 +71,22 @@ function describeTopic(t: TopicRecord): mq.TopicMetadata.$Properties {
 export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
   const md = d.controller.metadata;
 
+  /** Resolves once this broker's metadata satisfies `ready` (a change committed elsewhere has been applied here), or after `timeoutMs`. */
+  function applied(ready: () => boolean, timeoutMs = 5000): Promise<void> {
+    if (ready()) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, timeoutMs);
+      const off = md.onChange(() => {
+        if (ready()) done();
+      });
+      function done() {
+        clearTimeout(timer);
+        off();
+        resolve();
+      }
+    });
+  }
+
   async function createTopic(name: string, numPartitions: number, replicationFactor: number, configs: Record<string, unknown>, validateOnly: boolean) {
     validateTopicName(name);
     refuseInternal(name, 'create');
@@ -88,8 +104,9 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
     if (md.topic(name)) throw new MqError('TOPIC_ALREADY_EXISTS', `topic "${name}" already exists`);
     const result = { name, errorCode: 0, numPartitions: n, replicationFactor: rf, configs: own, warning: '' };
     if (validateOnly) return result;
-    await d.controller.submit({ type: 'createTopic', name, topicId: randomBytes(16).toString('base64url'), numPartitions: n, replicationFactor: rf, configs: own });
-    await d.controller.catchUp().catch(() => undefined);
+    const topicId = randomBytes(16).toString('base64url');
+    await d.controller.submit({ type: 'createTopic', name, topicId, numPartitions: n, replicationFactor: rf, configs: own });
+    await applied(() => md.topic(name)?.topicId === topicId);
     return result;
   }
 
@@ -310,7 +327,7 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
           validateTopicName(name);
           refuseInternal(name, 'delete');
           const v = (await d.controller.submit({ type: 'deleteTopic', name })) as { partitions: number; replicationFactor: number; configs: Record<string, string> };
-          await d.controller.catchUp().catch(() => undefined);
+          await applied(() => md.topic(name) === undefined);
           results.push({ name, errorCode: 0, numPartitions: v.partitions, replicationFactor: v.replicationFactor, configs: v.configs, warning: '' });
         } catch (err) {
           logRefusal(ctx, 'delete topic', name, -1, err);
@@ -334,7 +351,7 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
           const warning = 'records with a key may now map to a different partition than before (murmur2(key) % partitions changed), so per-key ordering across the change is not kept';
           if (!req.validateOnly) {
             await d.controller.submit({ type: 'createPartitions', name, count });
-            await d.controller.catchUp().catch(() => undefined);
+            await applied(() => (md.topic(name)?.partitions.length ?? 0) >= count);
           }
           results.push({ name, errorCode: 0, numPartitions: count, replicationFactor: rf, configs: { ...existing.configs }, warning });
         } catch (err) {

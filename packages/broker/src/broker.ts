@@ -155,6 +155,10 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
       );
     }, config.int('log.retention.check.interval.ms'));
     retention.unref();
+    const cleaner = setInterval(() => {
+      void topics.compactTopics().catch((err: unknown) => log.error({ err }, 'compaction failed'));
+    }, config.int('log.cleaner.interval.ms'));
+    cleaner.unref();
 
     ws.serve(ctx);
     cluster?.register({ host: advertised, port, httpPort });
@@ -166,6 +170,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
       (closing ??= (async () => {
         log.info('broker shutting down');
         clearInterval(retention);
+        clearInterval(cleaner);
         shutdown.abort();
         http.setReady(false);
         const timeout = config.int('shutdown.timeout.ms');

@@ -28,7 +28,7 @@ describe('topic configs', () => {
     [{ 'retention.ms': '-2' }],
     [{ 'segment.bytes': '99999999999' }],
     [{ 'flush.policy': 'sometimes' }],
-    [{ 'cleanup.policy': 'compact' }],
+    [{ 'cleanup.policy': 'shred' }],
     [{ 'min.insync.replicas': '0' }],
     [{ 'max.message.bytes': String(1 << 24) }],
   ])('refuses %j with INVALID_CONFIG', (input) => {

@@ -21,6 +21,7 @@ export const TOPIC_CONFIG_DEFAULTS: Readonly<Record<string, string>> = {
   'min.insync.replicas': 'min.insync.replicas',
   'message.timestamp.type': 'log.message.timestamp.type',
   'unclean.leader.election.enable': 'unclean.leader.election.enable',
+  'delete.retention.ms': 'log.cleaner.delete.retention.ms',
 };
 
 export const TOPIC_CONFIG: ReadonlyMap<string, ConfigDef> = new Map(
@@ -36,9 +37,6 @@ export function validateTopicConfigs(
   maxFrameBytes: number,
 ): Record<string, string> {
   const configs = validateConfigs(TOPIC_CONFIG, input, 'topic');
-  if (input['cleanup.policy'] === 'compact') {
-    throw new MqError('INVALID_CONFIG', 'cleanup.policy=compact is not supported yet (use delete)');
-  }
   const maxMessage = configs['max.message.bytes'];
   if (maxMessage !== undefined && Number(maxMessage) > maxFrameBytes - 1024) {
     throw new MqError(
@@ -103,6 +101,17 @@ export interface TopicLogOptions {
   flush: FlushOption;
   retentionBytes: number;
   retentionMs: number;
+  deleteRetentionMs: number;
+}
+
+/** Whether the topic's cleanup.policy includes compaction ("compact" or "compact,delete"). */
+export function isCompacted(config: TopicConfig): boolean {
+  return config.get('cleanup.policy').split(',').includes('compact');
+}
+
+/** Whether time and size retention delete old segments ("delete" or "compact,delete"). */
+function deletesOldSegments(config: TopicConfig): boolean {
+  return config.get('cleanup.policy').split(',').includes('delete');
 }
 
 /** The log options (see @mq/log-store) a topic's partitions are opened with. */
@@ -121,7 +130,9 @@ export function logOptionsFor(config: TopicConfig): TopicLogOptions {
     indexIntervalBytes: config.int('index.interval.bytes'),
     maxBatchBytes: config.maxMessageBytes,
     flush,
-    retentionBytes: config.int('retention.bytes'),
-    retentionMs: config.int('retention.ms'),
+    // A compact-only topic is a changelog: time and size never delete a key's latest value.
+    retentionBytes: deletesOldSegments(config) ? config.int('retention.bytes') : -1,
+    retentionMs: deletesOldSegments(config) ? config.int('retention.ms') : -1,
+    deleteRetentionMs: config.int('delete.retention.ms'),
   };
 }

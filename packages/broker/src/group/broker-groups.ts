@@ -88,7 +88,7 @@ export async function startGroups(deps: BrokerGroupsDeps): Promise<BrokerGroups>
       numPartitions: options.offsetsTopicPartitions,
       replicationFactor: 1,
       // Never lose committed offsets to time or size retention: the coordinator compacts the topic instead (below).
-      configs: { 'retention.ms': '-1', 'retention.bytes': '-1', 'segment.bytes': config.get('offsets.topic.segment.bytes') },
+      configs: { 'cleanup.policy': 'compact', 'retention.ms': '-1', 'retention.bytes': '-1', 'segment.bytes': config.get('offsets.topic.segment.bytes') },
     });
     existing = topics.require(OFFSETS_TOPIC);
   }
@@ -157,8 +157,9 @@ interface CompactableLog {
 /**
  * `__consumer_offsets` is a compacted topic: every record is keyed by
  * (group, topic, partition) or (group), so only the latest per key matters.
- * The topic configs cannot say cleanup.policy=compact yet, so the
- * coordinator runs the log-store's key compaction over its closed segments
+ * The topic says cleanup.policy=compact; the coordinator (not the broker's
+ * general cleaner, which skips internal topics) runs the log-store's key
+ * compaction over its closed segments
  * (below the high watermark) on a timer; tombstones go after the log's
  * deleteRetentionMs. The active segment is never compacted (as in Kafka).
  */

@@ -12,7 +12,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import { MqError } from '@mq/protocol/errors';
 import type { BrokerConfig } from '../config/broker-config.js';
-import { logOptionsFor, TopicConfig, validateTopicConfigs } from '../config/topic-config.js';
+import { isCompacted, logOptionsFor, TopicConfig, validateTopicConfigs } from '../config/topic-config.js';
 import { writeFileAtomic } from '../storage/atomic-file.js';
 import { Partition } from './partition.js';
 import { OfflineLog, type OpenLog } from './partition-log.js';
@@ -342,6 +342,35 @@ export class TopicManager {
       }
     }
     return { deletedSegments, deletedBytes };
+  }
+
+  /**
+   * Compacts the closed segments of every compacted topic (cleanup.policy
+   * compact or compact,delete) up to the high watermark: the latest record
+   * of each key stays, at its offset; tombstones go after delete.retention.ms.
+   * Internal topics are skipped: the group coordinator compacts its own.
+   */
+  async compactTopics(): Promise<{ partitions: number; removedRecords: number }> {
+    let partitions = 0;
+    let removedRecords = 0;
+    for (const t of this.topics.values()) {
+      if (this.closed) break;
+      if (t.name.startsWith('__') || !isCompacted(t.config)) continue;
+      for (const p of t.partitions) {
+        if (p.isClosed || !p.log.compact) continue;
+        try {
+          const r = await p.log.compact({ upToOffset: p.highWatermark });
+          partitions++;
+          removedRecords += r.removedRecords;
+          if (r.removedRecords > 0) {
+            this.logger.info({ topic: t.name, partition: p.index, removedRecords: r.removedRecords, bytesBefore: r.bytesBefore, bytesAfter: r.bytesAfter }, 'compacted');
+          }
+        } catch (err) {
+          this.logger.error({ err, topic: t.name, partition: p.index }, 'compaction failed; retrying on the next interval');
+        }
+      }
+    }
+    return { partitions, removedRecords };
   }
 
   /** Flushes and closes every log. */

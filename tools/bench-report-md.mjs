@@ -176,6 +176,7 @@ export async function writeReport(out, { meta, ceilings, durability, results, pr
   L.push('|---|---|---|');
   const bestPeer = (id, key = (r) => r.recordsPerSec, lower = false) =>
     peers.map((p) => get(p, id)).filter(Boolean).sort((a, b) => (lower ? key(a) - key(b) : key(b) - key(a)))[0];
+  const missed = [];
   const verdict = (ratio, need) => (ratio === null ? 'not measured' : ratio >= need ? `**yes** (${ratio.toFixed(2)}×)` : `**no**: ${ratio.toFixed(2)}× of the ${need}× needed (mq must go ${(need / ratio).toFixed(1)}× faster)`);
   for (const [id, need, what] of [
     ['produce-1p-100B', 2, 'produce 100 B ≥ 2× best peer'],
@@ -185,6 +186,7 @@ export async function writeReport(out, { meta, ceilings, durability, results, pr
     const m = get('mq', id);
     const b = bestPeer(id);
     const ratio = m && b ? m.recordsPerSec / b.recordsPerSec : null;
+    if (ratio !== null && ratio < need) missed.push([what, id.replace('-1p', '')]);
     L.push(`| ${what} | mq ${m ? fmtNum(m.recordsPerSec) : 'n/a'}/s vs ${b ? `${LABEL[b.system]} ${fmtNum(b.recordsPerSec)}/s` : 'n/a'} | ${verdict(ratio, need)} |`);
   }
   {
@@ -193,20 +195,35 @@ export async function writeReport(out, { meta, ceilings, durability, results, pr
     const ratio = m && b ? m.recordsPerSec / b.recordsPerSec : null;
     const frac = m ? m.mbPerSec / ceilings.ws.consumeMbPerSec : null;
     const ok = (ratio !== null && ratio >= 1.5) || (frac !== null && frac >= 0.8);
+    if (ratio !== null && !ok) missed.push(['consume 1 KiB', 'consume-1KiB']);
     L.push(`| consume 1 KiB ≥ 1.5× best peer or ≥ 80% of the ws ceiling | mq ${m ? fmtNum(m.mbPerSec, 1) : 'n/a'} MB/s vs ${b ? `${LABEL[b.system]} ${fmtNum(b.mbPerSec, 1)}` : 'n/a'} MB/s; ${frac === null ? 'n/a' : `${(frac * 100).toFixed(0)}%`} of ws | ${ratio === null ? 'not measured' : ok ? `**yes** (${ratio.toFixed(2)}×)` : `**no**: ${ratio.toFixed(2)}× and ${(frac * 100).toFixed(0)}% of the ceiling`} |`);
   }
   {
     const m = get('mq', 'sync-produce-100B');
     const b = bestPeer('sync-produce-100B', (r) => r.latencyMs.p99, true);
     const ok = m && b ? m.latencyMs.p99 <= b.latencyMs.p99 : null;
+    if (ok === false) missed.push(['one-at-a-time produce p99', 'sync-produce-100B']);
     L.push(`| one-at-a-time produce p99 ≤ best peer | mq ${m ? fmtMs(m.latencyMs.p99) : 'n/a'} vs ${b ? `${LABEL[b.system]} ${fmtMs(b.latencyMs.p99)}` : 'n/a'} | ${ok === null ? 'not measured' : ok ? '**yes**' : `**no**: ${(m.latencyMs.p99 / b.latencyMs.p99).toFixed(2)}× the best peer's p99 (${fmtMs(m.latencyMs.p99 - b.latencyMs.p99)} more)`} |`);
   }
   {
     const m = get('mq', 'half-rate-produce-100B');
     const ok = m ? m.latencyMs.p99 < 5 : null;
+    if (ok === false) missed.push(['produce p99 at half the maximum rate', 'produce-100B']);
     L.push(`| produce p99 < 5 ms at half the maximum throughput | ${m ? `p99 ${fmtMs(m.latencyMs.p99)} at ${fmtNum(m.targetRate)} records/s (achieved ${fmtNum(m.recordsPerSec)}/s)` : 'n/a'} | ${ok === null ? 'not measured' : ok ? '**yes**' : `**no**: ${(m.latencyMs.p99 / 5).toFixed(1)}× the 5 ms bound`} |`);
   }
   L.push('');
+
+  if (profiles && missed.length > 0) {
+    L.push('What bounds each missed target: the top self-time costs of the matching `--cpu-prof` profile (full tables below).');
+    L.push('');
+    const top = (list) => (list ?? []).filter((f) => !f.name.startsWith('(program)') && !f.name.startsWith('(idle)')).slice(0, 4).map((f) => `\`${f.name}\` ${(f.share * 100).toFixed(0)}%`).join(', ');
+    for (const [what, name] of missed) {
+      const p = profiles[name];
+      if (!p) continue;
+      L.push(`- **${what}** (profile ${name}, ${p.result}): client ${top(p.client)}; broker ${top(p.broker)}.`);
+    }
+    L.push('');
+  }
 
   if (profiles) {
     L.push('## What bounds mq: top self-time costs (`--cpu-prof`)');

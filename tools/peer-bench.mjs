@@ -159,35 +159,42 @@ async function profileMq(dir) {
     await mkdir(b, { recursive: true });
     return [c, b];
   };
-  {
+  const profileProduce = async (name, args) => {
     // produce: client and broker each profiled for the run alone
-    const [clientDir, brokerDir] = await dirs('produce-100B');
-    const r = await runBench(['produce', '--duration', D, '--size', 100, '--target', 'mq', '--flush', 'os', '--broker-cpu-prof', brokerDir], {
+    const [clientDir, brokerDir] = await dirs(name);
+    const r = await runBench([...args, '--target', 'mq', '--flush', 'os', '--broker-cpu-prof', brokerDir], {
       nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${clientDir}`],
     });
-    out['produce-100B'] = { result: r.failed ? r.failed : `${fmtNum(r.recordsPerSec)} rec/s`, client: await pick(clientDir), broker: await pick(brokerDir) };
-    log(`profiled mq produce-100B: ${out['produce-100B'].result}`);
-  }
-  {
+    const result = r.failed ? r.failed : `${fmtNum(r.recordsPerSec)} rec/s, p99 ${fmtMs(r.latencyMs.p99)}`;
+    out[name] = { result, client: await pick(clientDir), broker: await pick(brokerDir) };
+    log(`profiled mq ${name}: ${result}`);
+  };
+  const profileConsume = async (name, size) => {
     // consume: the topic is filled first by another process, so the client
     // profile holds the read alone; the broker profile covers fill and read.
-    const [clientDir, brokerDir] = await dirs('consume-100B');
+    const [clientDir, brokerDir] = await dirs(name);
     const { startLocalBroker } = await import(path.join(ROOT, 'packages', 'bench', 'dist', 'index.js'));
     const broker = await startLocalBroker({ config: { 'log.flush.policy': 'os' }, nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${brokerDir}`] });
     let r;
     try {
-      const topic = `bench-prof-${process.pid}`;
-      const fill = await runBench(['produce', '--topic', topic, '--records', N(100), '--size', 100, '--target', 'mq', '--bootstrap', broker.bootstrap]);
+      const topic = `bench-prof-${process.pid}-${size}`;
+      const fill = await runBench(['produce', '--topic', topic, '--records', N(size), '--size', size, '--target', 'mq', '--bootstrap', broker.bootstrap]);
       if (fill.failed) throw new Error(`filling ${topic}: ${fill.failed}`);
-      r = await runBench(['consume', '--topic', topic, '--no-prepare', '--records', N(100), '--target', 'mq', '--bootstrap', broker.bootstrap], {
+      r = await runBench(['consume', '--topic', topic, '--no-prepare', '--records', N(size), '--size', size, '--target', 'mq', '--bootstrap', broker.bootstrap], {
         nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${clientDir}`],
       });
     } finally {
       await broker.close();
     }
-    out['consume-100B'] = { result: r.failed ? r.failed : `${fmtNum(r.recordsPerSec)} rec/s`, client: await pick(clientDir), broker: await pick(brokerDir) };
-    log(`profiled mq consume-100B: ${out['consume-100B'].result}`);
-  }
+    const result = r.failed ? r.failed : `${fmtNum(r.recordsPerSec)} rec/s, ${fmtNum(r.mbPerSec, 1)} MB/s`;
+    out[name] = { result, client: await pick(clientDir), broker: await pick(brokerDir) };
+    log(`profiled mq ${name}: ${result}`);
+  };
+  await profileProduce('produce-100B', ['produce', '--duration', D, '--size', 100]);
+  await profileProduce('produce-1KiB', ['produce', '--duration', D, '--size', 1024]);
+  await profileConsume('consume-100B', 100);
+  await profileConsume('consume-1KiB', 1024);
+  await profileProduce('sync-produce-100B', ['produce', '--records', QUICK ? 1000 : 3000, '--window', 1, '--linger-ms', 0, '--size', 100]);
   return out;
 }
 

@@ -1,14 +1,21 @@
-// Where produce latency goes: open-loop sends at RATE/s (or one at a time with
-// RATE=0), printing latency percentiles per 250 ms window, so a start-up stall
-// or a growing queue is visible, plus the producer's own stages.
-// Usage: node latency-probe.mjs <broker dist dir>
+// Produce latency against a broker in its own process: open-loop sends of
+// 100-byte records at RATE/s (latency from each record's intended send time),
+// or one at a time with RATE=0 (await each ack), acks=1, flush policy os.
+// Prints percentiles per BUCKET ms window (BUCKET=0: none), so a start-up
+// stall or a growing queue is visible, then the whole run's percentiles as one
+// JSON line and the produce requests' count and size.
+// Env: RATE (75000), SECONDS (4), LINGER (client default), WARM (0 sends
+// awaited before the clock starts), CLIENT_DIST (another build to compare).
+// Usage: node latency-probe.mjs [broker dist dir]
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import WebSocket from 'ws';
-import { MqClient } from '../dist/index.js';
+// CLIENT_DIST: another build of this package to compare (default: ../dist).
+const clientDist = process.env.CLIENT_DIST ?? path.join(path.dirname(fileURLToPath(import.meta.url)), '../dist');
+const { MqClient } = await import(pathToFileURL(path.resolve(clientDist, 'index.js')).href);
 
 // Counts the frames and bytes the client writes (produce requests, mostly).
 let frames = 0;
@@ -51,6 +58,8 @@ try {
   const atMs = new Float64Array(cap);
   const latMs = new Float64Array(cap);
   let n = 0;
+  let failed = 0;
+  let firstError;
   const t0 = performance.now();
   const frames0 = frames;
   const bytes0 = frameBytes;
@@ -74,11 +83,19 @@ try {
       const due = Math.min(total, Math.floor((now - t0) / interval) + 1);
       while (sent < due) {
         const intended = sent * interval;
-        producer.send(topic, record).then(() => {
-          atMs[n] = intended;
-          latMs[n++] = performance.now() - t0 - intended;
-          if (++done === total) allDone();
-        });
+        producer.send(topic, record).then(
+          () => {
+            atMs[n] = intended;
+            latMs[n++] = performance.now() - t0 - intended;
+            if (++done === total) allDone();
+          },
+          (err) => {
+            // BUFFER_FULL when the producer falls too far behind: counted, the run goes on.
+            failed++;
+            firstError ??= err;
+            if (++done === total) allDone();
+          },
+        );
         sent++;
       }
       if (sent >= total) break;
@@ -91,17 +108,31 @@ try {
   for (let i = 0; i < n; i++) {
     const at = atMs[i];
     const ms = latMs[i];
-    const b = Math.floor(at / BUCKET);
+    const b = BUCKET > 0 ? Math.floor(at / BUCKET) : 0;
     if (!buckets.has(b)) buckets.set(b, []);
     buckets.get(b).push(ms);
   }
-  for (const [b, xs] of [...buckets].sort((a, c) => a[0] - c[0])) {
+  for (const [b, xs] of BUCKET > 0 ? [...buckets].sort((a, c) => a[0] - c[0]) : []) {
     xs.sort((a, c) => a - c);
     console.log(`${String(b * BUCKET).padStart(5)} ms  n=${String(xs.length).padStart(6)}  p50 ${q(xs, 0.5).toFixed(2)}  p99 ${q(xs, 0.99).toFixed(2)}  max ${xs[xs.length - 1].toFixed(2)}`);
   }
   const all = Array.from(latMs.subarray(0, n)).sort((a, c) => a - c);
-  console.log(`all n=${all.length} p50 ${q(all, 0.5).toFixed(3)} p99 ${q(all, 0.99).toFixed(3)} p999 ${q(all, 0.999).toFixed(3)} max ${all[all.length - 1].toFixed(3)}`);
-  console.log(`requests ${frames - frames0}, ${((frameBytes - bytes0) / Math.max(1, frames - frames0) / 1024).toFixed(1)} KiB each`);
+  const requests = frames - frames0;
+  console.log(
+    JSON.stringify({
+      records: all.length,
+      failed,
+      ...(firstError ? { firstError: String(firstError.message ?? firstError) } : {}),
+      seconds: (performance.now() - t0) / 1000,
+      p50: q(all, 0.5),
+      p90: q(all, 0.9),
+      p99: q(all, 0.99),
+      p999: q(all, 0.999),
+      max: all[all.length - 1],
+      requests,
+      kibPerRequest: (frameBytes - bytes0) / Math.max(1, requests) / 1024,
+    }),
+  );
   await producer.close();
 } finally {
   await client.close();

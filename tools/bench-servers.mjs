@@ -67,12 +67,23 @@ async function stopProcess(proc, signal = 'SIGTERM', graceMs = 15000) {
   clearTimeout(timer);
 }
 
+/** Waits for a server to listen; if it does not, stops it and removes its directory. */
+async function waitOrClean(proc, port, dir) {
+  try {
+    await waitForPort(port, 20000, proc.child, proc.output);
+  } catch (err) {
+    await stopProcess(proc, 'SIGTERM', 5000);
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
+}
+
 /** nats-server with JetStream on file storage. */
 export async function startNats() {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-nats-'));
   const port = await freePort();
   const proc = launch('nats-server', ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir, '-m', '0']);
-  await waitForPort(port, 20000, proc.child, proc.output);
+  await waitOrClean(proc, port, dir);
   return {
     name: 'nats',
     address: `127.0.0.1:${port}`,
@@ -92,7 +103,7 @@ export async function startRedis({ fsync = 'everysec' } = {}) {
     '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--appendfsync', fsync,
     '--save', '', '--protected-mode', 'no', '--daemonize', 'no', '--maxmemory', '0',
   ]);
-  await waitForPort(port, 20000, proc.child, proc.output);
+  await waitOrClean(proc, port, dir);
   return {
     name: fsync === 'always' ? 'redis-fsync' : 'redis',
     address: `127.0.0.1:${port}`,
@@ -107,8 +118,23 @@ export async function startRedis({ fsync = 'everysec' } = {}) {
   };
 }
 
-/** rabbitmq-server (Debian 3.10) with the stream plugin, its own node name, ports and directories. */
-export async function startRabbit() {
+/**
+ * rabbitmq-server (Debian 3.10) with the stream plugin, its own node name,
+ * ports and directories. Another process can take one of the free ports
+ * between the probe and the VM's bind (the VM then stops at boot), so a
+ * failed start is cleaned up and retried on fresh ports.
+ */
+export async function startRabbit({ attempts = 3 } = {}) {
+  for (let i = 1; ; i++) {
+    try {
+      return await startRabbitOnce();
+    } catch (err) {
+      if (i >= attempts) throw err;
+    }
+  }
+}
+
+async function startRabbitOnce() {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-rabbit-'));
   const [amqpPort, streamPort, distPort] = [await freePort(), await freePort(), await freePort()];
   await mkdir(path.join(dir, 'home'), { recursive: true });
@@ -139,8 +165,14 @@ export async function startRabbit() {
     RABBITMQ_PID_FILE: path.join(dir, 'rabbit.pid'),
     ERL_EPMD_ADDRESS: '127.0.0.1',
   };
-  const proc = launch('/usr/lib/rabbitmq/bin/rabbitmq-server', [], { env });
-  await waitForPort(streamPort, 90000, proc.child, proc.output);
+  const proc = launch('/usr/lib/rabbitmq/bin/rabbitmq-server', [], { env, cwd: dir });
+  try {
+    await waitForPort(streamPort, 90000, proc.child, proc.output);
+  } catch (err) {
+    await stopProcess(proc, 'SIGTERM', 5000);
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
   return {
     name: 'rabbitmq',
     address: `127.0.0.1:${streamPort}`,

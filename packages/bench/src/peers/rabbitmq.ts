@@ -131,6 +131,7 @@ export async function createRabbitTarget(options: RabbitTargetOptions): Promise<
         for (const lane of lanes) lane.confirms.failAll(err);
       };
       let turnScheduled = false;
+      const oneAtATime = o.window === 1;
       const endTurn = (): void => {
         turnScheduled = false;
         for (const lane of lanes) lane.confirms.endGroup();
@@ -150,7 +151,11 @@ export async function createRabbitTarget(options: RabbitTargetOptions): Promise<
               if (Number(r.publishingId) !== id) onSendError(new Error(`RabbitMQ publishing ids out of step (${r.publishingId} for ${id})`));
             }, onSendError);
           } else sent.catch(onSendError);
-          if (!turnScheduled) {
+          if (oneAtATime) {
+            // The workload awaits every record: send the frame now rather than on the client's next-turn flush.
+            lane.confirms.endGroup();
+            lane.publisher.flush().catch(onSendError);
+          } else if (!turnScheduled) {
             turnScheduled = true;
             setImmediate(endTurn);
           }

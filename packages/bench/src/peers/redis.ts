@@ -21,7 +21,8 @@ const READ_COUNT = 5000;
 /**
  * Redis Streams over ioredis. A partition is one stream key
  * (`<topic>:<p>`). Producers pipeline XADD (one EXEC-less pipeline per event
- * loop turn, at most 1,000 commands); reading alone is XREAD from 0 over
+ * loop turn, at most 1,000 commands, several in flight), or send each XADD
+ * at once when the workload awaits every record (window 1); reading alone is XREAD from 0 over
  * every partition key, a group is XREADGROUP + XACK.
  */
 export async function createRedisTarget(options: RedisTargetOptions): Promise<BenchTarget> {
@@ -78,6 +79,19 @@ export async function createRedisTarget(options: RedisTargetOptions): Promise<Be
           (err: unknown) => done.reject(err),
         );
       };
+      if (o.window === 1) {
+        // One at a time: a plain XADD goes to the socket at once (a pipeline would wait for the next turn).
+        return {
+          send(k, value) {
+            const stream = keys[partitionOf(k)];
+            return k === undefined ? r.xadd(stream, '*', 'v', value) : r.xadd(stream, '*', 'k', k, 'v', value);
+          },
+          async flush() {},
+          async close() {
+            r.disconnect();
+          },
+        };
+      }
       return {
         send(k, value) {
           if (pending === null) {

@@ -30,6 +30,7 @@ export async function writeReport(out, { meta, ceilings, durability, results, pr
   if (ceilings.harnessBefore) {
     L.push(`The harness alone (\`mq-bench produce --target memory\`, an in-process queue, no I/O) ran at ${fmtNum(ceilings.harnessBefore)} records/s before the cases and ${fmtNum(ceilings.harnessAfter ?? NaN)} after; on this machine idle it does about 3.1M: that gap is how much of the CPU the benchmark processes got.`);
   }
+  if (meta.partial) L.push('**Partial run**: the run was cut short; only the cases measured before it stopped are shown.');
   L.push('');
   const windows = (meta.windows ?? [16384, 2048, 256]).map((w) => fmtNum(w)).join(', ');
   L.push(`Every system runs the same workload code (\`@mq/bench\`, one fresh Node process per run, client and server in separate processes on loopback), case by case with every system back to back so that all see the same machine load; only the adapter to each usual Node client differs (npm \`nats\`, \`ioredis\`, \`rabbitmq-stream-js-client\`, \`@mq/client\`). Produce runs try producer windows (records outstanding) of ${windows} and keep the best for each system (the sweep is in results.json); latency is send-to-ack (produce) or intended-send-to-delivery (e2e, open loop, so stalls are not hidden).`);

@@ -287,6 +287,11 @@ async function main() {
       }
     }
     for (const c of cases) {
+      // What has been measured so far, so a run cut short still leaves its figures (meta.partial).
+      await writeFile(
+        path.join(OUT, 'results.json'),
+        JSON.stringify({ meta: { command: `npm run bench:peers -w @mq/bench${argv.length ? ` -- ${argv.join(' ')}` : ''}`, started: started.toISOString(), finished: new Date().toISOString(), loadAverageBefore: load, windows: WINDOWS, repeat: REPEAT, quick: QUICK, partial: true, environment: results.find((r) => r.environment)?.environment ?? null }, ceilings, durability, results, profiles: null }, null, 2) + '\n',
+      );
       for (const [system, server] of servers) {
         if (system.endsWith('-fsync') && !c.fsync) continue;
         results.push(await runCase(system, server, c));

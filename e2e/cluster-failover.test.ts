@@ -54,6 +54,8 @@ describe('cluster: RF=3, min.insync=2, acks=all under leader kills, follower pau
             ),
           );
           if (window.length >= 32) await window.shift();
+          // Let timers and I/O run even when sends settle at once (a refused send must not starve the event loop).
+          if (s % 32 === 0) await new Promise((r) => setImmediate(r));
         }
         await Promise.all(window);
       })();

@@ -34,9 +34,10 @@ const SECONDS = Number(process.env.SECONDS ?? 4);
 const LINGER = process.env.LINGER === undefined ? undefined : Number(process.env.LINGER);
 const distDir = process.argv[2] ?? path.join(here, '../../broker/dist');
 const dataDir = mkdtempSync(path.join(tmpdir(), 'lat-probe-'));
-const child = spawn(process.execPath, [path.join(here, 'broker-child.mjs'), distDir, dataDir], { stdio: ['ignore', 'pipe', 'inherit'] });
+const child = spawn(process.execPath, [...(process.env.BROKER_NODE_FLAGS ?? '').split(' ').filter(Boolean), path.join(here, 'broker-child.mjs'), distDir, dataDir], { stdio: ['ignore', 'pipe', 'inherit'] });
 const port = await new Promise((resolve, reject) => {
   child.stdout.on('data', (d) => {
+    if (process.env.BROKER_OUT === '1') process.stderr.write(`[broker] ${d}`); // e.g. with NODE_OPTIONS=--trace-gc
     const m = /port (\d+)/.exec(String(d));
     if (m) resolve(Number(m[1]));
   });

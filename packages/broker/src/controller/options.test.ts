@@ -1,0 +1,37 @@
+import { parseControllerOptions, parseVoters } from './options.js';
+import { parsePeerAddresses } from '../cluster/peer-connections.js';
+
+describe('controller options', () => {
+  it('parses voters', () => {
+    expect(parseVoters('1@127.0.0.1:19091, 2@localhost:19092')).toEqual([
+      { id: 1, host: '127.0.0.1', port: 19091 },
+      { id: 2, host: 'localhost', port: 19092 },
+    ]);
+  });
+
+  it.each([
+    ['1@127.0.0.1', /not id@host:port/],
+    ['x@127.0.0.1:1', /not id@host:port/],
+    ['1@h:1,1@h:2', /listed twice/],
+    ['0@h:1', /must be positive/],
+    ['1@h:70000', /not a port/],
+  ])('refuses voters %s', (text, message) => {
+    expect(() => parseVoters(text)).toThrow(message);
+  });
+
+  it('requires this broker among the voters and a session of at least 15 ticks', () => {
+    expect(() => parseControllerOptions({ brokerId: 4, voters: '1@h:1,2@h:2' })).toThrow(/broker 4 is not in controller.quorum.voters/);
+    expect(() => parseControllerOptions({ brokerId: 1, voters: '1@h:1', tickMs: 100, sessionTimeoutMs: 1000 })).toThrow(/at least 15 Raft ticks/);
+    const o = parseControllerOptions({ brokerId: 1, voters: '1@h:1' });
+    expect(o).toMatchObject({ tickMs: 100, sessionTimeoutMs: 6000, autoLeaderRebalance: true, fsync: true });
+    expect(Object.isFrozen(o)).toBe(true);
+  });
+
+  it('parses peer address overrides', () => {
+    expect([...parsePeerAddresses('2@127.0.0.1:7002,3@127.0.0.1:7003')]).toEqual([
+      [2, '127.0.0.1:7002'],
+      [3, '127.0.0.1:7003'],
+    ]);
+    expect(() => parsePeerAddresses('2=127.0.0.1:7002')).toThrow(/not id@host:port/);
+  });
+});

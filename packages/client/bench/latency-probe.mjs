@@ -35,6 +35,11 @@ const LINGER = process.env.LINGER === undefined ? undefined : Number(process.env
 const distDir = process.argv[2] ?? path.join(here, '../../broker/dist');
 const dataDir = mkdtempSync(path.join(tmpdir(), 'lat-probe-'));
 const child = spawn(process.execPath, [...(process.env.BROKER_NODE_FLAGS ?? '').split(' ').filter(Boolean), path.join(here, 'broker-child.mjs'), distDir, dataDir], { stdio: ['ignore', 'pipe', 'inherit'] });
+// A crash must not leave the broker running.
+process.once('exit', () => {
+  child.kill('SIGKILL');
+  rmSync(dataDir, { recursive: true, force: true });
+});
 const port = await new Promise((resolve, reject) => {
   child.stdout.on('data', (d) => {
     if (process.env.BROKER_OUT === '1') process.stderr.write(`[broker] ${d}`); // e.g. with NODE_OPTIONS=--trace-gc

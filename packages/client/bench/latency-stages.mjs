@@ -32,6 +32,11 @@ const dataDir = mkdtempSync(path.join(tmpdir(), 'lat-stages-'));
 const child = spawn(process.execPath, ['--import', path.join(here, 'latency-stages-preload.mjs'), path.join(here, 'broker-child.mjs'), distDir, dataDir], {
   stdio: ['ignore', 'pipe', 'inherit'],
 });
+// A crash must not leave the broker running.
+process.once('exit', () => {
+  child.kill('SIGKILL');
+  rmSync(dataDir, { recursive: true, force: true });
+});
 let out = '';
 const port = await new Promise((resolve, reject) => {
   child.stdout.on('data', (d) => {

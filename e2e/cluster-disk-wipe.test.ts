@@ -55,6 +55,12 @@ describe('cluster: a follower with a wiped disk', () => {
         throw new Error(`${String(err)}\nvictim: ${JSON.stringify(v)}\nmeta: ${JSON.stringify(await c.anyStatus().catch(() => null))}\n${c.broker(victim).process.output.slice(-30).join('\n')}`);
       });
       expect(rejoined!.role).toBe('follower');
+      if (process.env.MQ_E2E_TRACE) {
+        for (const id of c.ids) {
+          const lines = c.broker(id).process.output.filter((l) => /ISR|fenc|registered|leading|following/.test(l));
+          process.stderr.write(`--- broker ${id}\n${lines.map((l) => l.slice(0, 400)).join('\n')}\n`);
+        }
+      }
       await send(500, 'after');
 
       // The rebuilt replica is complete: kill the leader; the others (one of them rebuilt) carry everything.

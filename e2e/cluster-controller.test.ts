@@ -4,6 +4,8 @@
  * the partitions whose leaders are alive (after at most the ISR shrink that
  * drops the dead follower), the dead controller's partitions get new leaders
  * from their ISR, and every acknowledged record is read back at its offset.
+ * When the old controller is back in sync, leadership returns to the
+ * preferred replicas.
  */
 import { MqClient, type RecordMetadata } from '@mq/client';
 import { cleanup, uniqueName, waitFor } from './src/harness.js';
@@ -90,9 +92,14 @@ describe('cluster: the active controller killed under load', () => {
       await consumer.close();
       for (const a of wanted) expect(read.get(`${a.partition}:${a.offset}`)).toBe(`v${a.seq}`);
 
-      // The old controller comes back as a follower and everything heals.
+      // The old controller comes back as a follower and everything heals; once it is in sync again,
+      // leadership returns to each partition's preferred (first) replica.
       await c.restart(controller);
       await c.waitHealthy(40_000, [topic]);
+      await waitFor(
+        async () => (await client.admin().describeTopic(topic)).partitions.every((p) => p.leader === p.replicas[0]),
+        { timeout: 20_000, interval: 250, message: 'leaders back on their preferred replicas' },
+      );
     } finally {
       await client.close().catch(() => undefined);
     }

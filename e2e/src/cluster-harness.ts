@@ -260,15 +260,22 @@ export class TestCluster {
   }
 }
 
+/**
+ * Starts a cluster. Ports are picked free and then handed to the brokers, so
+ * another process on the machine can take one in between: a cluster whose
+ * broker fails to listen is torn down and started once more on new ports.
+ */
 export async function startCluster(options: ClusterOptions = {}): Promise<TestCluster> {
-  const c = new TestCluster(options);
-  try {
-    await c.start();
-  } catch (err) {
-    await c.close();
-    throw err;
+  for (let attempt = 1; ; attempt++) {
+    const c = new TestCluster(options);
+    try {
+      await c.start();
+      return c;
+    } catch (err) {
+      await c.close();
+      if (attempt >= 2 || !/EADDRINUSE|address already in use/.test(String(err))) throw err;
+    }
   }
-  return c;
 }
 
 /** Broker settings that make failure detection quick enough for tests (seconds, not the production defaults). */

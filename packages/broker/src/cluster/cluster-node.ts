@@ -47,7 +47,20 @@ export async function startClusterNode(o: ClusterNodeOptions, logger: Logger): P
   const cfg = o.config;
   const overrides = parsePeerAddresses(cfg.get('cluster.peer.addresses'));
   let brokerEpoch = -1;
-  let peers: PeerConnections | undefined;
+  // Inter-broker connections; a peer's address comes from its registration (looked up when connecting).
+  const peers: PeerConnections = new PeerConnections(
+    {
+      brokerId: o.brokerId,
+      overrides,
+      connectTimeoutMs: 3000,
+      requestTimeoutMs: cfg.int('replica.fetch.max.wait.ms') + 10_000,
+      maxResponseBytes: cfg.int('max.frame.bytes') * 2,
+    },
+    (id) => {
+      const b = controller.metadata.broker(id);
+      return b ? `${b.host}:${b.port}` : undefined;
+    },
+  );
   const controller = new Controller(
     {
       brokerId: o.brokerId,
@@ -61,23 +74,10 @@ export async function startClusterNode(o: ClusterNodeOptions, logger: Logger): P
     {
       logger,
       forward: async (controllerId, command, timeoutMs): Promise<CommandResult> => {
-        const r = await peers!.request(controllerId, 'controllerForward', { brokerId: o.brokerId, command: encodeCommand(command), timeoutMs }, { timeoutMs: timeoutMs + 2000 });
+        const r = await peers.request(controllerId, 'controllerForward', { brokerId: o.brokerId, command: encodeCommand(command), timeoutMs }, { timeoutMs: timeoutMs + 2000 });
         if (!r.errorCode) return { ok: true, value: r.result && r.result.length > 0 ? JSON.parse(Buffer.from(r.result).toString('utf8')) : undefined };
         return { ok: false, code: errorCodeFromNumber(r.errorCode), message: r.errorMessage || 'refused by the controller' };
       },
-    },
-  );
-  peers = new PeerConnections(
-    {
-      brokerId: o.brokerId,
-      overrides,
-      connectTimeoutMs: 3000,
-      requestTimeoutMs: cfg.int('replica.fetch.max.wait.ms') + 10_000,
-      maxResponseBytes: cfg.int('max.frame.bytes') * 2,
-    },
-    (id) => {
-      const b = controller.metadata.broker(id);
-      return b ? `${b.host}:${b.port}` : undefined;
     },
   );
   await controller.start(o.dataDir);
@@ -89,7 +89,7 @@ export async function startClusterNode(o: ClusterNodeOptions, logger: Logger): P
       if (!l) byTopic.set(p.topic, (l = []));
       l.push({ partition: p.partition, fetchOffset: p.fetchOffset, partitionMaxBytes: p.partitionMaxBytes, currentLeaderEpoch: p.currentLeaderEpoch, logStartOffset: p.logStartOffset ?? -1, lastFetchedEpoch: p.lastFetchedEpoch ?? -1 });
     }
-    const res = await peers!.request(
+    const res = await peers.request(
       leaderId,
       'fetch',
       { replicaId: req.replicaId, replicaEpoch: req.replicaEpoch ?? -1, maxWaitMs: req.maxWaitMs, minBytes: req.minBytes, maxBytes: req.maxBytes, topics: [...byTopic].map(([name, partitions]) => ({ name, partitions })) },
@@ -120,7 +120,7 @@ export async function startClusterNode(o: ClusterNodeOptions, logger: Logger): P
       if (!l) byTopic.set(p.topic, (l = []));
       l.push({ partition: p.partition, currentLeaderEpoch: p.currentLeaderEpoch, leaderEpoch: p.leaderEpoch });
     }
-    const res = await peers!.request(leaderId, 'offsetForLeaderEpoch', { replicaId: req.replicaId, topics: [...byTopic].map(([name, partitions]) => ({ name, partitions })) }, { signal, timeoutMs: 10_000 });
+    const res = await peers.request(leaderId, 'offsetForLeaderEpoch', { replicaId: req.replicaId, topics: [...byTopic].map(([name, partitions]) => ({ name, partitions })) }, { signal, timeoutMs: 10_000 });
     return {
       partitions: (res.topics ?? []).flatMap((t) =>
         (t.partitions ?? []).map((p) => ({
@@ -186,7 +186,7 @@ export async function startClusterNode(o: ClusterNodeOptions, logger: Logger): P
         }
       }
       await replicas.close();
-      peers!.close();
+      peers.close();
       await controller.close();
       await registering?.catch(() => undefined);
     },

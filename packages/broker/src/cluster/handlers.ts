@@ -49,7 +49,7 @@ function notLeader(d: ClusterHandlerDeps, topic: string, partition: number): MqE
   return new MqError('NOT_LEADER', `broker ${d.controller.options.brokerId} is not the leader of ${topic}-${partition} (broker ${p.leader} is); refresh metadata`, { leader: p.leader });
 }
 
-function describeTopic(t: TopicRecord): mq.TopicMetadata.$Properties {
+function describeTopic(t: TopicRecord, fenced: (id: number) => boolean): mq.TopicMetadata.$Properties {
   return {
     errorCode: 0,
     name: t.name,
@@ -62,7 +62,7 @@ function describeTopic(t: TopicRecord): mq.TopicMetadata.$Properties {
       leaderEpoch: p.leaderEpoch,
       replicas: [...p.replicas],
       isr: [...p.isr],
-      offlineReplicas: [],
+      offlineReplicas: p.replicas.filter(fenced),
       partitionEpoch: p.partitionEpoch,
     })),
   };
@@ -110,13 +110,14 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
     return result;
   }
 
+  const fenced = (id: number) => md.broker(id)?.fenced !== false;
   const handlers: HandlerMap = {
     metadata: async (req, ctx) => {
       const b = ctx.broker;
       const names = req.topics ?? [];
       const topics: mq.TopicMetadata.$Properties[] = [];
       if (names.length === 0) {
-        for (const t of md.topics()) topics.push(describeTopic(t));
+        for (const t of md.topics()) topics.push(describeTopic(t, fenced));
       } else {
         for (const name of names) {
           try {
@@ -129,7 +130,7 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
               t = md.topic(name);
             }
             if (!t) throw new MqError('UNKNOWN_TOPIC_OR_PARTITION', `topic "${name}" does not exist (create it with: mq topic create ${name})`, { retriable: false });
-            topics.push(describeTopic(t));
+            topics.push(describeTopic(t, fenced));
           } catch (err) {
             const e = wireError(err);
             topics.push({ name, errorCode: e.errorCode, errorMessage: e.errorMessage, partitions: [] });

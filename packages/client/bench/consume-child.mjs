@@ -11,11 +11,12 @@ const partitions = Number(partitionsArg);
 const records = Number(recordsArg);
 const { MqClient } = await import(pathToFileURL(path.resolve(distDir, 'index.js')).href);
 const client = new MqClient({ bootstrap });
-// PARTITION_MAX_BYTES / FETCH_MAX_BYTES (env) override the consumer's defaults.
+// PARTITION_MAX_BYTES / FETCH_MAX_BYTES / CHECK_CRCS=0 (env) override the consumer's defaults.
 const consumer = client.consumer({
   autoOffsetReset: 'earliest',
   ...(process.env.PARTITION_MAX_BYTES ? { partitionMaxBytes: Number(process.env.PARTITION_MAX_BYTES) } : {}),
   ...(process.env.FETCH_MAX_BYTES ? { fetchMaxBytes: Number(process.env.FETCH_MAX_BYTES) } : {}),
+  ...(process.env.CHECK_CRCS === '0' ? { checkCrcs: false } : {}),
 });
 const all = [];
 for (let p = 0; p < partitions; p++) all.push({ topic, partition: p, offset: 0 });

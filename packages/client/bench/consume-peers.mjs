@@ -4,10 +4,13 @@
 // round, through the same harness binary and server launchers that
 // tools/peer-bench.mjs uses (its peer adapters untouched).
 //   npx tsc -b packages/cli packages/bench && node packages/client/bench/consume-peers.mjs
+// Each round also measures the raw ws ceiling (server→client, 1 MiB messages,
+// tools/bench-ceilings.mjs), so mq's 1 KiB MB/s can be set against it.
 // Env: ROUNDS (3), SYSTEMS (mq,redis,rabbitmq).
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { wsCeiling } from '../../../tools/bench-ceilings.mjs';
 import { startRabbit, startRedis } from '../../../tools/bench-servers.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -46,10 +49,14 @@ const median = (xs) => {
 
 const servers = {};
 const results = {};
+const ceilings = [];
 try {
   if (SYSTEMS.includes('redis')) servers.redis = await startRedis();
   if (SYSTEMS.includes('rabbitmq')) servers.rabbitmq = await startRabbit();
   for (let r = 0; r < ROUNDS; r++) {
+    const ws = await wsCeiling({ totalBytes: 512e6, messageBytes: 1 << 20 });
+    ceilings.push(ws.consumeMbPerSec);
+    process.stderr.write(`round ${r + 1} raw ws server→client: ${ws.consumeMbPerSec.toFixed(1)} MB/s\n`);
     for (const c of CASES) {
       for (const sys of r % 2 ? [...SYSTEMS].reverse() : SYSTEMS) {
         const target = sys === 'mq' ? ['--target', 'mq', '--flush', 'os'] : ['--target', sys, '--peer-address', servers[sys].address, '--durability', servers[sys].durability];
@@ -73,4 +80,6 @@ for (const c of CASES) {
   const best = peers.reduce((a, b) => (m[b] > (m[a] ?? -1) ? b : a), peers[0]);
   const cell = (s) => (Number.isNaN(m[s]) ? 'failed' : `${Math.round(m[s]).toLocaleString('en-US')} (${((m[s] * size) / 1e6).toFixed(1)} MB/s)`);
   console.log(`| ${c.id} | ${SYSTEMS.map(cell).join(' | ')} | ${best ? `${(m.mq / m[best]).toFixed(2)}× (${best})` : ''} |`);
+  if (size === 1024) console.log(`|   ${c.id} mq ÷ raw ws ceiling | ${((100 * m.mq * size) / 1e6 / median(ceilings)).toFixed(0)}% |`);
 }
+console.log(`raw ws ceiling, server→client, 1 MiB messages: ${median(ceilings).toFixed(1)} MB/s (rounds: ${ceilings.map((x) => x.toFixed(0)).join(', ')})`);

@@ -45,6 +45,7 @@ export interface BenchArgs {
   producers?: number;
   window?: number;
   rate?: number;
+  warmup?: number;
   consumers?: number;
   group?: string | boolean;
   topic?: string;
@@ -172,6 +173,7 @@ export async function runBenchFromArgs(args: BenchArgs, opts: BenchCommandOption
           ...(args.producers === undefined ? {} : { producers: args.producers }),
           ...(args.window === undefined ? {} : { window: args.window }),
           ...(args.rate === undefined ? {} : { rate: args.rate }),
+          ...(args.warmup === undefined ? {} : { warmup: args.warmup }),
         },
         ctx,
       );
@@ -239,6 +241,7 @@ export function benchBuilder(y: Argv): Argv<BenchArgs> {
     .option('producers', { type: 'number', describe: 'producers (connections) in this process' })
     .option('window', { type: 'number', describe: 'outstanding records per producer (1 = await each ack; produce 16384, e2e 65536)' })
     .option('rate', { type: 'number', describe: 'target records/s, open loop (produce: optional; e2e: default 10000)' })
+    .option('warmup', { type: 'number', describe: 'produce: seconds of the same load first, not measured (default 0)' })
     .option('consumers', { type: 'number', describe: 'consumers (need --group when > 1)' })
     .option('group', { type: 'string', describe: 'read as this consumer group (empty: a generated name)' })
     .option('topic', { type: 'string', describe: 'topic name (default: a fresh one, deleted afterwards)' })

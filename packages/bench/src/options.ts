@@ -45,6 +45,8 @@ export interface ProduceBenchOptions extends CommonBenchOptions {
   window?: number;
   /** Open-loop target rate (records/s, all producers together); latency is measured from the intended send time. */
   rate?: number;
+  /** Seconds of the same load run first and not measured (JIT, connections, metadata); default 0. */
+  warmup?: number;
 }
 
 export interface ConsumeBenchOptions extends CommonBenchOptions {
@@ -89,6 +91,7 @@ export interface ParsedProduceOptions extends ParsedCommon {
   producers: number;
   window: number;
   rate: number | null;
+  warmup: number;
 }
 
 export interface ParsedConsumeOptions extends ParsedCommon {
@@ -172,10 +175,15 @@ export function parseProduceOptions(o: ProduceBenchOptions = {}): ParsedProduceO
   const producers = int('producers', o.producers, 1, DEFAULT_PRODUCERS);
   const window = int('window', o.window, 1, DEFAULT_WINDOW);
   const rate = positive('rate', o.rate);
+  const warmup = o.warmup ?? 0;
+  if (typeof warmup !== 'number' || !Number.isFinite(warmup) || warmup < 0 || warmup > 3600) {
+    invalid(`--warmup must be a number of seconds from 0 to 3600, not ${String(o.warmup)}`);
+  }
   return {
     ...common,
     records,
     duration,
+    warmup,
     acks: parseAcks(o.acks),
     batchBytes: optionalInt('batch-bytes', o.batchBytes, 1, DEFAULT_BATCH_BYTES),
     lingerMs: optionalInt('linger-ms', o.lingerMs, 0, DEFAULT_LINGER_MS),

@@ -67,6 +67,19 @@ export async function driveProducers(
   o: ParsedProduceOptions,
   ctx: WorkloadContext,
 ): Promise<Omit<BenchResult, 'workload' | 'target' | 'parameters' | 'durability' | 'environment'>> {
+  const perProducerRate = o.rate === null ? null : o.rate / producers.length;
+  if (o.warmup > 0) {
+    // The same load, not measured: JIT, connections and metadata are warm when the clock starts.
+    const warm: Shared = { acked: 0, bytes: 0, errors: 0, firstError: undefined, inFlight: 0, lastAckAt: 0 };
+    const warmStart = monoMs();
+    const warmEnd = warmStart + o.warmup * 1000;
+    await Promise.all(
+      producers.map((producer, index) => {
+        const schedule = perProducerRate === null ? null : new OpenLoopSchedule(perProducerRate, warmStart);
+        return produceLoop(producer, index, Infinity, warmEnd, schedule, o, warm, new LatencyRecorder(), ctx.signal);
+      }),
+    );
+  }
   const latency = new LatencyRecorder();
   const shared: Shared = { acked: 0, bytes: 0, errors: 0, firstError: undefined, inFlight: 0, lastAckAt: 0 };
   const progress = new ProgressReporter(
@@ -75,7 +88,6 @@ export async function driveProducers(
   ).start();
   const startAt = monoMs();
   const deadline = o.duration === null ? Infinity : startAt + o.duration * 1000;
-  const perProducerRate = o.rate === null ? null : o.rate / producers.length;
   try {
     await Promise.all(
       producers.map((producer, index) => {

@@ -50,6 +50,26 @@ describe('produce workload', () => {
     expect(peak).toBe(7);
   });
 
+  it('runs the warm-up load first and counts only the measured records', async () => {
+    const target = createMemoryTarget({ ackDelayMs: 1 });
+    let sends = 0;
+    const createProducer = target.createProducer.bind(target);
+    target.createProducer = async (opts) => {
+      const p = await createProducer(opts);
+      const send = p.send.bind(p);
+      p.send = (key, value) => {
+        sends++;
+        return send(key, value);
+      };
+      return p;
+    };
+    const r = await runProduce(target, { records: 500, window: 20, warmup: 0.2 }, ctx);
+    expect(r.records).toBe(500);
+    expect(sends).toBeGreaterThan(500);
+    expect(r.parameters).toMatchObject({ warmup: 0.2 });
+    await expect(runProduce(createMemoryTarget(), { records: 10, warmup: -1 }, ctx)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+  });
+
   it('counts failed sends instead of hiding them', async () => {
     const r = await runProduce(createMemoryTarget({ maxRecords: 300 }), { records: 1000, window: 50 }, ctx);
     expect(r.records).toBe(300);

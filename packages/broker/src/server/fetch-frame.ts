@@ -8,6 +8,10 @@
  * list of buffers: glue, records, glue, records, ... Field order does not
  * matter to a protobuf decoder, so each partition's records come last in its
  * message. The bytes are exactly a valid `ResponseFrame`.
+ *
+ * The record buffers are written to the socket later, not copied now, so
+ * they must not change after the handler returns: log reads hand out fresh
+ * buffers, which is what makes this safe.
  */
 import { mq } from '@mq/protocol/wire';
 

@@ -1,9 +1,10 @@
 // A broker in its own process for the consume benchmark: imports @mq/broker's
 // dist from the directory given (so two builds can be compared side by side),
-// prints `port <n>` when listening and closes on SIGTERM.
+// prints `port <n>` when listening and closes on SIGTERM or when stdin ends
+// (its parent exited).
 // MQ_BENCH_PROFILE=file: SIGUSR2 starts a CPU profile, written to file on SIGTERM.
 // Usage: node broker-child.mjs <broker dist dir> <data dir>
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -24,13 +25,20 @@ process.on('SIGUSR2', () => {
   session.connect();
   void session.post('Profiler.enable').then(() => session.post('Profiler.start'));
 });
+let stopping = false;
 const stop = async () => {
+  if (stopping) return;
+  stopping = true;
   if (session) {
     const { profile } = await session.post('Profiler.stop');
     writeFileSync(process.env.MQ_BENCH_PROFILE, JSON.stringify(profile));
   }
   await broker.close();
+  rmSync(dataDir, { recursive: true, force: true }); // the data is the benchmark's, gone with it
   process.exit(0);
 };
 process.once('SIGTERM', stop);
 process.once('SIGINT', stop);
+// The parent holds our stdin: when it goes away (even killed), stop too.
+process.stdin.on('end', stop);
+process.stdin.resume();

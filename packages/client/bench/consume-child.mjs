@@ -9,6 +9,9 @@ import { pathToFileURL } from 'node:url';
 const [distDir, bootstrap, topic, partitionsArg, recordsArg, mode = 'poll'] = process.argv.slice(2);
 const partitions = Number(partitionsArg);
 const records = Number(recordsArg);
+// The parent holds our stdin: if it goes away mid-run, so do we.
+process.stdin.on('end', () => process.exit(2));
+process.stdin.resume();
 const { MqClient } = await import(pathToFileURL(path.resolve(distDir, 'index.js')).href);
 const client = new MqClient({ bootstrap });
 // PARTITION_MAX_BYTES / FETCH_MAX_BYTES / CHECK_CRCS=0 (env) override the consumer's defaults.
@@ -49,4 +52,5 @@ const cpu = process.cpuUsage(c0);
 const cpuSeconds = (cpu.user + cpu.system) / 1e6;
 await consumer.close();
 await client.close();
+process.stdin.destroy();
 process.stdout.write(JSON.stringify({ records: n, bytes, seconds, cpuSeconds, userSeconds: cpu.user / 1e6, systemSeconds: cpu.system / 1e6, recordsPerSec: n / seconds, mbPerSec: bytes / seconds / 1e6 }) + '\n');

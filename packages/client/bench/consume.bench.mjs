@@ -45,7 +45,7 @@ async function startBroker(dist, tag) {
   const dir = await mkdtemp(path.join(tmpdir(), 'mq-consume-bench-'));
   const env = CPU_PROF ? { ...process.env, MQ_BENCH_PROFILE: path.join(CPU_PROF, `broker-${tag}-${Date.now()}.cpuprofile`) } : process.env;
   const nodeArgs = (process.env.BROKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, path.join(here, 'broker-child.mjs'), dist, dir], { stdio: ['ignore', 'pipe', 'inherit'], env });
+  const child = spawn(process.execPath, [...nodeArgs, path.join(here, 'broker-child.mjs'), dist, dir], { stdio: ['pipe', 'pipe', 'inherit'], env });
   const port = await new Promise((resolve, reject) => {
     let buf = '';
     child.stdout.on('data', (d) => {
@@ -95,13 +95,20 @@ function runConsumer(v, bootstrap, topic, tag) {
   const child = spawn(
     process.execPath,
     [...profArgs(`consumer-${tag}`), ...(process.env.CONSUMER_NODE_ARGS ?? '').split(' ').filter(Boolean), path.join(here, 'consume-child.mjs'), v.client, bootstrap, topic, String(PARTITIONS), String(N), v.mode],
-    { stdio: ['ignore', 'pipe', process.env.CONSUMER_NODE_ARGS ? 'pipe' : 'inherit'] },
+    { stdio: ['pipe', 'pipe', process.env.CONSUMER_NODE_ARGS ? 'pipe' : 'inherit'] },
   );
   if (process.env.CONSUMER_NODE_ARGS) child.stderr.pipe(process.stderr);
   let out = '';
   child.stdout.on('data', (d) => (out += d));
   return new Promise((resolve, reject) => {
-    child.once('exit', (code) => (code === 0 ? resolve(lastJson(out)) : reject(new Error(`consumer ${v.name} exited ${code}`))));
+    child.once('exit', (code) => {
+      try {
+        if (code !== 0) throw new Error(`consumer ${v.name} exited ${code}`);
+        resolve(lastJson(out));
+      } catch (err) {
+        reject(err);
+      }
+    });
   });
 }
 

@@ -144,9 +144,21 @@ export async function startClusterNode(o: ClusterNodeOptions, logger: Logger): P
     },
     { controller, fetch, offsetForLeaderEpoch, logger, clock: Date.now, brokerEpoch: () => brokerEpoch },
   );
-  replicas.schedule();
-
   let closed = false;
+  // Act on partition metadata only once this broker has applied everything the controller had
+  // committed: on a restart the log replays old leaderships before the current ones.
+  void (async () => {
+    while (!closed) {
+      try {
+        await controller.catchUp(5000);
+        replicas.start();
+        return;
+      } catch {
+        // no controller yet: keep waiting
+      }
+    }
+  })();
+
   let registering: Promise<void> | undefined;
   const log = logger.child({ component: 'cluster' });
   return {

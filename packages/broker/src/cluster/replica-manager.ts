@@ -75,6 +75,8 @@ export class ReplicaManager {
   private again = false;
   private closed = false;
   private selfFenced = false;
+  /** Nothing is led or followed until the metadata has caught up once (a restart replays old leaderships first). */
+  private started = false;
   private readonly logDir: string;
   private readonly logger: Logger;
   private readonly unsubscribe: () => void;
@@ -115,8 +117,14 @@ export class ReplicaManager {
     while (this.running) await this.running;
   }
 
+  /** Starts acting on the metadata; call once it has caught up with the controller. */
+  start(): void {
+    this.started = true;
+    this.schedule();
+  }
+
   schedule(): void {
-    if (this.closed) return;
+    if (this.closed || !this.started) return;
     if (this.running) {
       this.again = true;
       return;

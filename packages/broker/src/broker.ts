@@ -95,6 +95,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     if (isClusterConfig(config)) {
       cluster = await startClusterNode({ brokerId: meta.brokerId, dataDir: opts.dataDir, config }, log);
       cleanups.push(() => cluster!.close());
+      groups.useTopicView(cluster.topicView());
     }
 
     const handlers: HandlerMap = { ...DEFAULT_HANDLERS, ...groups.handlers, ...cluster?.handlers, ...components.handlers };

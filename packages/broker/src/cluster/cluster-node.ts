@@ -33,6 +33,8 @@ export interface ClusterNode {
   readonly controller: Controller;
   readonly replicas: ReplicaManager;
   readonly handlers: HandlerMap;
+  /** Topics as the cluster knows them, for the group coordinator: partition counts, and HWs of partitions led here. */
+  topicView(): { partitionCount(topic: string): number | undefined; logEndOffset(topic: string, partition: number): number | undefined };
   /** Registers this broker with the controller (retried in the background until it succeeds or the node closes). */
   register(endpoints: BrokerEndpoints): void;
   close(): Promise<void>;
@@ -165,6 +167,10 @@ export async function startClusterNode(o: ClusterNodeOptions, logger: Logger): P
     controller,
     replicas,
     handlers: clusterHandlers({ controller, replicas, config: cfg }),
+    topicView: () => ({
+      partitionCount: (topic) => controller.metadata.topic(topic)?.partitions.length,
+      logEndOffset: (topic, partition) => replicas.leaderOf(topic, partition)?.highWatermark,
+    }),
     register(ep: BrokerEndpoints) {
       const incarnation = Controller.newIncarnation();
       registering ??= (async () => {

@@ -14,6 +14,7 @@ export {
 } from './options.js';
 export { nodeFileSystem } from './file-system.js';
 export { IndexCache } from './index-cache.js';
+export { LOCK_FILE, lockDir } from './dir-lock.js';
 export { UNDEFINED_EPOCH, UNDEFINED_OFFSET } from './leader-epoch-cache.js';
 
 export type {
@@ -31,4 +32,5 @@ export type { CompactOptions, CompactionResult } from './compaction.js';
 export type { FlushPolicy, LogOptions, ParsedLogOptions } from './options.js';
 export type { FileInfo, LogFile, LogFileSystem } from './file-system.js';
 export type { CachedIndexes } from './index-cache.js';
+export type { DirLock } from './dir-lock.js';
 export type { EpochEntry, LeaderEpochCache } from './leader-epoch-cache.js';

@@ -4,15 +4,15 @@
  * keeps a second broker out, and the clean-shutdown marker.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { lockDir, nodeFileSystem, type DirLock } from '@mq/log-store';
 import { MqError } from '@mq/protocol/errors';
 import { formatProperties, parseProperties } from '../config/config-def.js';
 import { writeFileAtomic } from './atomic-file.js';
 
 export const META_FILE = 'meta.properties';
 export const BROKER_CONFIG_FILE = 'broker.properties';
-export const LOCK_FILE = '.lock';
 export const CLEAN_SHUTDOWN_FILE = '.clean-shutdown';
 
 export interface BrokerMeta {
@@ -78,45 +78,17 @@ export async function writePersistedBrokerConfig(dataDir: string, config: Readon
   );
 }
 
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-export interface DataDirLock {
-  release(): Promise<void>;
-}
+export type DataDirLock = DirLock;
 
 /**
- * Takes the data directory's lock file (holding our pid). A lock left by a
- * process that no longer runs (after SIGKILL) is taken over.
+ * Takes the data directory's lock file (holding our pid) with the log
+ * store's directory lock: a second broker on the same directory, in this
+ * process or another, gets LOG_DIR_LOCKED; a lock left by a process that no
+ * longer runs (after SIGKILL) is taken over.
  */
 export async function lockDataDir(dataDir: string): Promise<DataDirLock> {
   await mkdir(dataDir, { recursive: true });
-  const file = path.join(dataDir, LOCK_FILE);
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const fh = await open(file, 'wx');
-      await fh.writeFile(String(process.pid));
-      await fh.close();
-      return { release: () => rm(file, { force: true }) };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const owner = Number((await readOptional(file))?.trim());
-      if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && processAlive(owner)) {
-        throw new MqError('LOG_DIR_LOCKED', `data directory ${dataDir} is in use by process ${owner}`);
-      }
-      if (owner === process.pid) {
-        throw new MqError('LOG_DIR_LOCKED', `data directory ${dataDir} is already open in this process`);
-      }
-      await rm(file, { force: true });
-    }
-  }
-  throw new MqError('LOG_DIR_LOCKED', `could not lock data directory ${dataDir}`);
+  return lockDir(dataDir, nodeFileSystem);
 }
 
 /** True when the previous run ended with a clean shutdown; removes the marker. */

@@ -31,7 +31,7 @@ import {
 } from './offsets-schema.js';
 import { parseGroupCoordinatorOptions, type GroupCoordinatorOptions, type ParsedGroupCoordinatorOptions } from './options.js';
 import type { OffsetsLog } from './offsets-log.js';
-import { systemTimers, type Clock, type TimerHandle, type Timers } from './timers.js';
+import { systemTimers, type Clock, type TimerHandle, type Timers } from '@mq/protocol/time';
 import { GROUP_STATES } from './types.js';
 import type {
   CommittedOffset,

@@ -2,7 +2,7 @@
  * One consumer group's state as the coordinator holds it. Plain data plus
  * small queries; every transition lives in group-coordinator.ts.
  */
-import type { TimerHandle } from './timers.js';
+import type { TimerHandle } from '@mq/protocol/time';
 import type { CommittedOffset, GroupState, JoinGroupResponse, SyncGroupResponse } from './types.js';
 
 export interface Protocol {

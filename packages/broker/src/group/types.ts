@@ -1,5 +1,5 @@
 import type { mq } from '@mq/protocol/wire';
-import type { Clock, Timers } from './timers.js';
+import type { Clock, Timers } from '@mq/protocol/time';
 import type { OffsetsLog } from './offsets-log.js';
 
 export type GroupState = 'Empty' | 'PreparingRebalance' | 'CompletingRebalance' | 'Stable' | 'Dead';

@@ -28,7 +28,7 @@ import {
   tpKey,
 } from './consumer-protocol.js';
 import { parseGroupMemberOptions, type GroupMemberOptions, type ParsedGroupMemberOptions } from './options.js';
-import { systemTimers, type Clock, type TimerHandle, type Timers } from './timers.js';
+import { systemTimers, type Clock, type TimerHandle, type Timers } from '@mq/protocol/time';
 import type {
   Assignor,
   AssignorMember,

@@ -23,12 +23,12 @@ export {
   DEFAULT_SESSION_TIMEOUT_MS,
   parseGroupMemberOptions,
 } from './options.js';
-export { ManualTime, systemTimers } from './timers.js';
+export { ManualTime, systemTimers } from '@mq/protocol/time';
 
 export type { GroupMemberComponents, GroupMemberLogger } from './group-member.js';
 export type { Subscription } from './consumer-protocol.js';
 export type { GroupMemberOptions, ParsedGroupMemberOptions } from './options.js';
-export type { Clock, TimerHandle, Timers } from './timers.js';
+export type { Clock, TimerHandle, Timers } from '@mq/protocol/time';
 export type {
   AssignmentContext,
   Assignor,

@@ -1,16 +1,18 @@
 /**
- * Time for the group member comes in through these components, so tests and
- * simulations drive it deterministically (the same shape as the broker's).
+ * Time comes into distributed logic (group coordinator, group member, ...)
+ * through these components, so a test or a simulator can drive it
+ * deterministically: nothing reaches for Date.now() or setTimeout directly.
  */
 export type Clock = () => number;
 
-export type TimerHandle = object;
+export type TimerHandle = { readonly __timer: unique symbol } | object;
 
 export interface Timers {
   setTimeout(fn: () => void, ms: number): TimerHandle;
   clearTimeout(handle: TimerHandle): void;
 }
 
+/** Real timers; unref'd so that pending group timers never keep a process alive. */
 export const systemTimers: Timers = {
   setTimeout(fn, ms) {
     const t = setTimeout(fn, ms);
@@ -22,7 +24,10 @@ export const systemTimers: Timers = {
   },
 };
 
-/** Manual time for tests: timers fire, in deadline order, only inside `advance()`. */
+/**
+ * A manual clock with timers for tests and simulation: time moves only when
+ * `advance()` is called, and due timers fire in deadline order.
+ */
 export class ManualTime implements Timers {
   private nowMs: number;
   private seq = 0;
@@ -34,6 +39,10 @@ export class ManualTime implements Timers {
 
   readonly clock: Clock = () => this.nowMs;
 
+  now(): number {
+    return this.nowMs;
+  }
+
   setTimeout(fn: () => void, ms: number): TimerHandle {
     const handle = {};
     this.pending.set(handle, { at: this.nowMs + Math.max(0, ms), seq: this.seq++, fn });
@@ -44,10 +53,12 @@ export class ManualTime implements Timers {
     this.pending.delete(handle);
   }
 
+  /** Number of armed timers (for leak checks in tests). */
   get armed(): number {
     return this.pending.size;
   }
 
+  /** Moves time forward by `ms`, firing every timer that falls due, in order. */
   advance(ms: number): void {
     const target = this.nowMs + ms;
     for (;;) {

@@ -4,7 +4,29 @@
  * place, the header and CRC written once when the batch closes. Compression
  * (when configured) runs once over the finished records section.
  */
-import { COMPRESSION_CODECS, HEADER_SIZE, LOG_OVERHEAD, computeBatchCrc, compress, type CompressionCodec } from '@mq/protocol/batch';
+import {
+  COMPRESSION_CODECS,
+  HEADER_SIZE,
+  LOG_OVERHEAD,
+  OFF_ATTRIBUTES,
+  OFF_BASE_SEQUENCE,
+  OFF_BASE_TIMESTAMP,
+  OFF_BATCH_LENGTH,
+  OFF_CRC,
+  OFF_LAST_OFFSET_DELTA,
+  OFF_LEADER_EPOCH,
+  OFF_MAGIC,
+  OFF_MAX_TIMESTAMP,
+  OFF_PRODUCER_EPOCH,
+  OFF_PRODUCER_ID,
+  OFF_RECORD_COUNT,
+  computeBatchCrc,
+  compress,
+  varintSize,
+  writeInt64,
+  writeVarint,
+  type CompressionCodec,
+} from '@mq/protocol/batch';
 import { MqError } from '@mq/protocol/errors';
 import type { RecordSink } from './record-sink.js';
 
@@ -20,60 +42,6 @@ export interface ProducerRecord {
   partition?: number;
   /** Create time in ms since the epoch (default now). */
   timestamp?: number;
-}
-
-// Header field offsets (FORMAT.md).
-const OFF_BATCH_LENGTH = 8;
-const OFF_LEADER_EPOCH = 12;
-const OFF_MAGIC = 16;
-const OFF_ATTRIBUTES = 21;
-const OFF_LAST_OFFSET_DELTA = 23;
-const OFF_BASE_TIMESTAMP = 27;
-const OFF_MAX_TIMESTAMP = 35;
-const OFF_PRODUCER_ID = 43;
-const OFF_PRODUCER_EPOCH = 51;
-const OFF_BASE_SEQUENCE = 53;
-const OFF_RECORD_COUNT = 57;
-const OFF_CRC = 17;
-
-/** Bytes of a zig-zag varint. */
-function zigzagSize(v: number): number {
-  if (v >= -64 && v < 64) return 1;
-  if (v >= -8192 && v < 8192) return 2;
-  if (v >= -1048576 && v < 1048576) return 3;
-  if (v >= -134217728 && v < 134217728) return 4;
-  let u = v >= 0 ? v * 2 : -v * 2 - 1;
-  let n = 1;
-  while (u >= 0x80) {
-    u = Math.floor(u / 128);
-    n++;
-  }
-  return n;
-}
-
-function writeZigzag(buf: Buffer, pos: number, value: number): number {
-  if (value >= -0x40000000 && value < 0x40000000) {
-    let v = ((value << 1) ^ (value >> 31)) >>> 0;
-    while (v >= 0x80) {
-      buf[pos++] = (v & 0x7f) | 0x80;
-      v >>>= 7;
-    }
-    buf[pos++] = v;
-    return pos;
-  }
-  let v = value >= 0 ? value * 2 : -value * 2 - 1;
-  while (v >= 0x80) {
-    buf[pos++] = (v % 128) | 0x80;
-    v = Math.floor(v / 128);
-  }
-  buf[pos++] = v;
-  return pos;
-}
-
-function writeInt64(buf: Buffer, pos: number, value: number): void {
-  const hi = Math.floor(value / 0x1_0000_0000);
-  buf.writeInt32BE(hi, pos);
-  buf.writeUInt32BE(value - hi * 0x1_0000_0000, pos + 4);
 }
 
 /** Strings up to this many chars are scanned and copied in JS when pure ASCII (cheaper than two native calls); longer ones use Buffer.byteLength + utf8Write. */
@@ -101,7 +69,7 @@ function byteLen(b: Bytes | null | undefined): number {
 }
 
 function lenFieldSize(len: number): number {
-  return len < 0 ? 1 : zigzagSize(len) + len;
+  return len < 0 ? 1 : varintSize(len) + len;
 }
 
 function checkBytes(name: string, b: unknown): void {
@@ -154,8 +122,8 @@ export function measureRecord(record: ProducerRecord): number {
   measureHeaders(record.headers);
   // attributes(1) + timestampDelta(<=5 reserved) + offsetDelta(<=5 reserved) + key + value + header count + headers
   const body =
-    1 + 5 + 5 + lenFieldSize(measured.keyLen) + lenFieldSize(measured.valueLen) + zigzagSize(measured.headerCount) + measured.headersSize;
-  return zigzagSize(body) + body;
+    1 + 5 + 5 + lenFieldSize(measured.keyLen) + lenFieldSize(measured.valueLen) + varintSize(measured.headerCount) + measured.headersSize;
+  return varintSize(body) + body;
 }
 
 /** Node's undocumented fast UTF-8 writer (Buffer#write without argument juggling). */
@@ -164,7 +132,7 @@ interface Utf8Writable {
 }
 
 function writeBytes(buf: Buffer, pos: number, b: Bytes | null | undefined, len: number, ascii = false): number {
-  pos = writeZigzag(buf, pos, len);
+  pos = writeVarint(buf, pos, len);
   if (len <= 0) return pos;
   if (typeof b === 'string') {
     if (ascii) {
@@ -231,15 +199,15 @@ export class BatchBuilder {
     const valueLen = measured.valueLen;
     const hc = measured.headerCount;
     const body =
-      1 + zigzagSize(tsDelta) + zigzagSize(count) + lenFieldSize(keyLen) + lenFieldSize(valueLen) + zigzagSize(hc) + measured.headersSize;
+      1 + varintSize(tsDelta) + varintSize(count) + lenFieldSize(keyLen) + lenFieldSize(valueLen) + varintSize(hc) + measured.headersSize;
     const buf = this.buffer;
-    let pos = writeZigzag(buf, this.pos, body);
+    let pos = writeVarint(buf, this.pos, body);
     buf[pos++] = 0; // record attributes
-    pos = writeZigzag(buf, pos, tsDelta);
-    pos = writeZigzag(buf, pos, count);
+    pos = writeVarint(buf, pos, tsDelta);
+    pos = writeVarint(buf, pos, count);
     pos = writeBytes(buf, pos, record.key, keyLen, measured.keyAscii);
     pos = writeBytes(buf, pos, record.value, valueLen, measured.valueAscii);
-    pos = writeZigzag(buf, pos, hc);
+    pos = writeVarint(buf, pos, hc);
     if (hc > 0) pos = writeHeaders(buf, pos, record.headers!);
     if (count === 0) {
       this.baseTimestamp = timestamp;

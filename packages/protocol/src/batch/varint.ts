@@ -7,6 +7,10 @@ import { MqError } from '../errors.js';
 
 /** Bytes that `writeVarint(value)` takes. */
 export function varintSize(value: number): number {
+  if (value >= -64 && value < 64) return 1;
+  if (value >= -8192 && value < 8192) return 2;
+  if (value >= -1048576 && value < 1048576) return 3;
+  if (value >= -134217728 && value < 134217728) return 4;
   let v = value >= 0 ? value * 2 : -value * 2 - 1;
   let n = 1;
   while (v >= 0x80) {

@@ -16,9 +16,9 @@ import { decodeCommand, type CommandResult } from '../controller/commands.js';
 import type { Controller } from '../controller/controller.js';
 import type { TopicRecord } from '../controller/types.js';
 import { toMqError, wireError } from '../errors.js';
-import { NO_RESPONSE, type HandlerMap } from '../handlers/types.js';
+import { produceHandler } from '../handlers/produce.js';
+import { type HandlerMap } from '../handlers/types.js';
 import { checkProducedBatches, stampLogAppendTime } from '../records/produce-batches.js';
-import { parseAcks, type Acks } from '../records/leader-append.js';
 import { refuseInternal, validateTopicName } from '../topics/topic-name.js';
 import type { BrokerConfig } from '../config/broker-config.js';
 import type { RequestContext } from '../context.js';
@@ -31,11 +31,6 @@ export interface ClusterHandlerDeps {
 }
 
 const EMPTY = Buffer.alloc(0);
-
-function asBuffer(u: Uint8Array | null | undefined): Buffer {
-  if (!u) return EMPTY;
-  return Buffer.isBuffer(u) ? u : Buffer.from(u.buffer, u.byteOffset, u.byteLength);
-}
 
 function notLeader(d: ClusterHandlerDeps, topic: string, partition: number): MqError {
   const t = d.controller.metadata.topic(topic);
@@ -141,63 +136,23 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
       return { clusterId: b.clusterId, controllerId: d.controller.controllerId, brokers, topics };
     },
 
-    produce: async (req, ctx) => {
-      let acks: Acks | undefined;
-      let acksError: unknown;
-      try {
-        acks = parseAcks(req.acks ?? 1);
-      } catch (err) {
-        acksError = err;
-      }
-      const now = ctx.broker.clock();
-      const timeoutMs = req.timeoutMs || 30_000;
-      const pending: Array<{ topic: string; partition: number; result: Promise<{ baseOffset: number; logAppendTime: number; logStartOffset: number }> }> = [];
-      for (const t of req.topics ?? []) {
-        const name = t.name ?? '';
-        for (const p of t.partitions ?? []) {
-          const index = p.partition ?? 0;
-          let result;
-          try {
-            if (acksError) throw acksError;
-            if (req.transactionalId) throw new MqError('INVALID_REQUEST', 'transactions are not supported by this broker');
-            refuseInternal(name, 'produce to');
-            const leader = d.replicas.leaderOf(name, index);
-            const hosted = d.replicas.hostedPartition(name, index);
-            if (!leader || !hosted) throw notLeader(d, name, index);
-            const batches = asBuffer(p.records);
-            const checked = checkProducedBatches(batches, hosted.config.maxMessageBytes);
-            const logAppendTime = hosted.config.logAppendTime ? now : -1;
-            if (logAppendTime >= 0) stampLogAppendTime(batches, checked, now);
-            // append() hands the batches to the log before it returns, so arrival order is kept.
-            result = leader.append(batches, { acks: acks!, timeoutMs, signal: ctx.connection.signal }).then((r) => ({
-              baseOffset: r.baseOffset,
-              logAppendTime,
-              logStartOffset: r.logStartOffset,
-            }));
-          } catch (err) {
-            result = Promise.reject(err);
-          }
-          result.catch(() => undefined);
-          pending.push({ topic: name, partition: index, result });
-        }
-      }
-      const topics = new Map<string, mq.PartitionProduceResponse.$Properties[]>();
-      for (const item of pending) {
-        let entry: mq.PartitionProduceResponse.$Properties;
-        try {
-          const r = await item.result;
-          entry = { partition: item.partition, errorCode: 0, baseOffset: r.baseOffset, logAppendTime: r.logAppendTime, logStartOffset: r.logStartOffset };
-        } catch (err) {
-          logRefusal(ctx, 'produce', item.topic, item.partition, err);
-          entry = { partition: item.partition, ...wireError(err), baseOffset: -1, logAppendTime: -1, logStartOffset: -1 };
-        }
-        let list = topics.get(item.topic);
-        if (!list) topics.set(item.topic, (list = []));
-        list.push(entry);
-      }
-      if (acks === 0) return NO_RESPONSE;
-      return { topics: [...topics].map(([name, partitions]) => ({ name, partitions })) };
-    },
+    produce: produceHandler(
+      (name, index, batches, acks, request, ctx) => {
+        const leader = d.replicas.leaderOf(name, index);
+        const hosted = d.replicas.hostedPartition(name, index);
+        if (!leader || !hosted) throw notLeader(d, name, index);
+        const checked = checkProducedBatches(batches, hosted.config.maxMessageBytes);
+        const logAppendTime = hosted.config.logAppendTime ? request.now : -1;
+        if (logAppendTime >= 0) stampLogAppendTime(batches, checked, request.now);
+        // append() hands the batches to the log before it returns, so arrival order is kept.
+        return leader.append(batches, { acks, timeoutMs: request.timeoutMs, signal: ctx.connection.signal }).then((r) => ({
+          baseOffset: r.baseOffset,
+          logAppendTime,
+          logStartOffset: r.logStartOffset,
+        }));
+      },
+      { defaultTimeoutMs: 30_000, logRefusal: (ctx, topic, partition, err) => logRefusal(ctx, 'produce', topic, partition, err) },
+    ),
 
     fetch: async (req, ctx) => {
       const b = ctx.broker;

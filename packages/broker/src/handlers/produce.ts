@@ -8,7 +8,7 @@
 import type { mq } from '@mq/protocol/wire';
 import { MqError } from '@mq/protocol/errors';
 import { toMqError, wireError } from '../errors.js';
-import { leaderAppend, parseAcks, type Acks, type LeaderAppendResult } from '../records/leader-append.js';
+import { leaderAppend, parseAcks, type Acks } from '../records/leader-append.js';
 import { NO_RESPONSE, type Handler } from './types.js';
 import { refuseInternal } from '../topics/topic-name.js';
 import type { RequestContext } from '../context.js';
@@ -38,56 +38,95 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   });
 }
 
-export const produce: Handler<'produce'> = async (req, ctx) => {
-  const b = ctx.broker;
-  let acks: Acks | undefined;
-  let acksError: unknown;
-  try {
-    acks = parseAcks(req.acks ?? 1);
-  } catch (err) {
-    acksError = err;
-  }
-  const now = b.clock();
-  const timeoutMs = req.timeoutMs ?? 0;
-  const pending: Array<{ topic: string; partition: number; result: Promise<LeaderAppendResult> }> = [];
-  for (const t of req.topics ?? []) {
-    const name = t.name ?? '';
-    for (const p of t.partitions ?? []) {
-      const index = p.partition ?? 0;
-      let result: Promise<LeaderAppendResult>;
-      try {
-        if (acksError) throw acksError;
-        if (req.transactionalId) throw new MqError('INVALID_REQUEST', 'transactions are not supported by this broker');
-        refuseInternal(name, 'produce to');
-        const topic = b.topics.require(name);
-        const partition = b.topics.partition(name, index);
-        result = leaderAppend(topic, partition, asBuffer(p.records), acks!, now);
-        if (acks === -1) result = withTimeout(result, timeoutMs, `produce to ${name}-${index}`);
-      } catch (err) {
-        result = Promise.reject(err);
-      }
-      result.catch(() => undefined);
-      pending.push({ topic: name, partition: index, result });
-    }
-  }
+/** What one partition's append answers in a produce response. */
+export interface PartitionAppended {
+  baseOffset: number;
+  logAppendTime: number;
+  logStartOffset: number;
+}
 
-  const topics = new Map<string, mq.PartitionProduceResponse.$Properties[]>();
-  for (const item of pending) {
-    let entry: mq.PartitionProduceResponse.$Properties;
+/**
+ * Appends one partition's batches as its leader (single broker: the local
+ * log; cluster: the PartitionLeader). It throws or rejects with a typed error
+ * to refuse; it must hand the batches to the log before it returns, so that
+ * requests on one connection keep their order.
+ */
+export type ProduceAppend = (
+  topic: string,
+  partition: number,
+  batches: Buffer,
+  acks: Acks,
+  request: { now: number; timeoutMs: number },
+  ctx: RequestContext,
+) => Promise<PartitionAppended>;
+
+/**
+ * The produce handler around an append strategy: validates acks and the
+ * request once, appends every partition (all started before any is awaited),
+ * answers each partition's base offset from its own append or its error, and
+ * sends no response for acks=0.
+ */
+export function produceHandler(
+  append: ProduceAppend,
+  options: { defaultTimeoutMs: number; logRefusal?: (ctx: RequestContext, topic: string, partition: number, err: unknown) => void },
+): Handler<'produce'> {
+  const logRefusal = options.logRefusal ?? logProduceError;
+  return async (req, ctx) => {
+    let acks: Acks | undefined;
+    let acksError: unknown;
     try {
-      const r = await item.result;
-      entry = { partition: item.partition, errorCode: 0, baseOffset: r.baseOffset, logAppendTime: r.logAppendTime, logStartOffset: r.logStartOffset };
+      acks = parseAcks(req.acks ?? 1);
     } catch (err) {
-      logProduceError(ctx, item.topic, item.partition, err);
-      entry = { partition: item.partition, ...wireError(err), baseOffset: -1, logAppendTime: -1, logStartOffset: -1 };
+      acksError = err;
     }
-    let list = topics.get(item.topic);
-    if (!list) topics.set(item.topic, (list = []));
-    list.push(entry);
-  }
-  if (acks === 0) return NO_RESPONSE;
-  return { topics: [...topics].map(([name, partitions]) => ({ name, partitions })) };
-};
+    const request = { now: ctx.broker.clock(), timeoutMs: req.timeoutMs || options.defaultTimeoutMs };
+    const pending: Array<{ topic: string; partition: number; result: Promise<PartitionAppended> }> = [];
+    for (const t of req.topics ?? []) {
+      const name = t.name ?? '';
+      for (const p of t.partitions ?? []) {
+        const index = p.partition ?? 0;
+        let result: Promise<PartitionAppended>;
+        try {
+          if (acksError) throw acksError;
+          if (req.transactionalId) throw new MqError('INVALID_REQUEST', 'transactions are not supported by this broker');
+          refuseInternal(name, 'produce to');
+          result = append(name, index, asBuffer(p.records), acks!, request, ctx);
+        } catch (err) {
+          result = Promise.reject(err);
+        }
+        result.catch(() => undefined);
+        pending.push({ topic: name, partition: index, result });
+      }
+    }
+
+    const topics = new Map<string, mq.PartitionProduceResponse.$Properties[]>();
+    for (const item of pending) {
+      let entry: mq.PartitionProduceResponse.$Properties;
+      try {
+        const r = await item.result;
+        entry = { partition: item.partition, errorCode: 0, baseOffset: r.baseOffset, logAppendTime: r.logAppendTime, logStartOffset: r.logStartOffset };
+      } catch (err) {
+        logRefusal(ctx, item.topic, item.partition, err);
+        entry = { partition: item.partition, ...wireError(err), baseOffset: -1, logAppendTime: -1, logStartOffset: -1 };
+      }
+      let list = topics.get(item.topic);
+      if (!list) topics.set(item.topic, (list = []));
+      list.push(entry);
+    }
+    if (acks === 0) return NO_RESPONSE;
+    return { topics: [...topics].map(([name, partitions]) => ({ name, partitions })) };
+  };
+}
+
+/** Single broker: append to the local partition log; acks=all with a timeout answers REQUEST_TIMED_OUT when slower. */
+export const produce = produceHandler(
+  (topic, index, batches, acks, request, ctx) => {
+    const b = ctx.broker;
+    const result = leaderAppend(b.topics.require(topic), b.topics.partition(topic, index), batches, acks, request.now);
+    return acks === -1 ? withTimeout(result, request.timeoutMs, `produce to ${topic}-${index}`) : result;
+  },
+  { defaultTimeoutMs: 0 },
+);
 
 function logProduceError(ctx: RequestContext, topic: string, partition: number, err: unknown): void {
   const e = toMqError(err);

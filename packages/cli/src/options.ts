@@ -3,6 +3,7 @@ import type { Argv } from 'yargs';
 import { MqClient } from '@mq/client';
 import { FORMATS, type OutputFormat } from './output.js';
 import { UsageError } from './errors.js';
+import { writeLine, type CliContext } from './context.js';
 
 export const DEFAULT_BOOTSTRAP = 'localhost:9092';
 
@@ -73,3 +74,19 @@ export function positiveInt(flag: string, v: number | undefined): number | undef
   if (!Number.isSafeInteger(v) || v < 1) throw new UsageError(`${flag} must be an integer >= 1, got ${v}`);
   return v;
 }
+
+/** Runs `fn` with a client made from the command's options, and closes it afterwards. */
+export async function withClient<T>(args: ClientArgs, fn: (c: MqClient) => Promise<T>): Promise<T> {
+  const client = makeClient(args);
+  try {
+    return await fn(client);
+  } finally {
+    await client.close({ timeoutMs: 1000 });
+  }
+}
+
+/** Prints `json` as one line under `--format json`, otherwise the text `text()` builds. */
+export function out(ctx: CliContext, args: FormatArgs, json: unknown, text: () => string): void | Promise<void> {
+  return writeLine(ctx.stdout, args.format === 'json' ? JSON.stringify(json) : text());
+}
+

@@ -1,25 +1,12 @@
 /** `mq group list|describe|reset-offsets|delete`: consumer groups, their members, offsets and lag. */
 import type { Argv, CommandModule } from 'yargs';
-import type { GroupDescription, MqClient, ResetSpec } from '@mq/client';
-import { writeLine, type CliContext } from '../context.js';
+import type { GroupDescription, ResetSpec } from '@mq/client';
+import type { CliContext } from '../context.js';
 import { UsageError } from '../errors.js';
 import { table } from '../output.js';
-import { makeClient, withClientOptions, withFormat, type ClientArgs, type FormatArgs } from '../options.js';
+import { withClient, withClientOptions, withFormat, out, type ClientArgs, type FormatArgs } from '../options.js';
 
 type Args = ClientArgs & FormatArgs;
-
-async function withClient<T>(args: ClientArgs, fn: (c: MqClient) => Promise<T>): Promise<T> {
-  const client = makeClient(args);
-  try {
-    return await fn(client);
-  } finally {
-    await client.close({ timeoutMs: 1000 });
-  }
-}
-
-function out(ctx: CliContext, args: FormatArgs, json: unknown, text: () => string): void | Promise<void> {
-  return writeLine(ctx.stdout, args.format === 'json' ? JSON.stringify(json) : text());
-}
 
 /** The text form of `mq group describe`: the group line, then one row per partition, then idle members. */
 export function describeText(d: GroupDescription): string {

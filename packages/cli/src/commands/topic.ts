@@ -1,25 +1,12 @@
 /** `mq topic create|list|describe|delete|alter`: topics and their partitions. */
 import type { Argv, CommandModule } from 'yargs';
-import type { MqClient, TopicDescription, Watermarks } from '@mq/client';
+import type { TopicDescription, Watermarks } from '@mq/client';
 import { writeLine, type CliContext } from '../context.js';
 import { UsageError } from '../errors.js';
 import { list, table } from '../output.js';
-import { makeClient, parseKeyValues, withClientOptions, withFormat, type ClientArgs, type FormatArgs } from '../options.js';
+import { parseKeyValues, withClient, withClientOptions, withFormat, out, type ClientArgs, type FormatArgs } from '../options.js';
 
 type Args = ClientArgs & FormatArgs;
-
-async function withClient<T>(args: ClientArgs, fn: (c: MqClient) => Promise<T>): Promise<T> {
-  const client = makeClient(args);
-  try {
-    return await fn(client);
-  } finally {
-    await client.close({ timeoutMs: 1000 });
-  }
-}
-
-function out(ctx: CliContext, args: FormatArgs, json: unknown, text: () => string): void | Promise<void> {
-  return writeLine(ctx.stdout, args.format === 'json' ? JSON.stringify(json) : text());
-}
 
 function partitionRows(d: TopicDescription, marks: Map<number, Watermarks>): string[][] {
   return d.partitions.map((p) => {

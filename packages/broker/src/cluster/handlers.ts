@@ -8,7 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { mq } from '@mq/protocol/wire';
-import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, LOG_END_TIMESTAMP } from '@mq/protocol/wire';
+import { LATEST_TIMESTAMP } from '@mq/protocol/wire';
 import { MqError, errorNumber, isMqError } from '@mq/protocol/errors';
 import { handleFetch, handleOffsetForLeaderEpoch, systemTimers, type FetchRequest } from '@mq/replication';
 import { validateTopicConfigs, TopicConfig } from '../config/topic-config.js';
@@ -16,6 +16,7 @@ import { decodeCommand, type CommandResult } from '../controller/commands.js';
 import type { Controller } from '../controller/controller.js';
 import type { TopicRecord } from '../controller/types.js';
 import { toMqError, wireError } from '../errors.js';
+import { lookupOffset } from '../handlers/list-offsets.js';
 import { produceHandler } from '../handlers/produce.js';
 import { type HandlerMap } from '../handlers/types.js';
 import { checkProducedBatches, stampLogAppendTime } from '../records/produce-batches.js';
@@ -217,17 +218,8 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
             const asked = lp.currentLeaderEpoch ?? -1;
             if (asked >= 0 && asked < leader.leaderEpoch) throw new MqError('FENCED_LEADER_EPOCH', `leader epoch ${asked} is older than ${leader.leaderEpoch} for ${name}-${index}`);
             if (asked > leader.leaderEpoch) throw new MqError('UNKNOWN_LEADER_EPOCH', `leader epoch ${asked} is newer than ${leader.leaderEpoch} for ${name}-${index}`);
-            const ts = Number(lp.timestamp ?? LATEST_TIMESTAMP);
             const hw = leader.highWatermark;
-            let found: { offset: number; timestamp: number };
-            if (ts === EARLIEST_TIMESTAMP) found = { offset: leader.logStartOffset, timestamp: -1 };
-            else if (ts === LATEST_TIMESTAMP) found = { offset: hw, timestamp: -1 };
-            else if (ts === LOG_END_TIMESTAMP) found = { offset: leader.logEndOffset, timestamp: -1 };
-            else if (!Number.isSafeInteger(ts) || ts < 0) throw new MqError('INVALID_REQUEST', `timestamp ${ts} is neither a time in ms nor -1 (latest), -2 (earliest) or -3 (log end)`);
-            else {
-              const r = await hosted.log.offsetForTimestamp(ts);
-              found = !r || r.offset >= hw ? { offset: -1, timestamp: -1 } : r;
-            }
+            const found = await lookupOffset({ logStartOffset: leader.logStartOffset, highWatermark: hw, logEndOffset: leader.logEndOffset }, hosted.log, Number(lp.timestamp ?? LATEST_TIMESTAMP));
             partitions.push({ partition: index, errorCode: 0, timestamp: found.timestamp, offset: found.offset, leaderEpoch: leader.leaderEpoch, logStartOffset: leader.logStartOffset, highWatermark: hw });
           } catch (err) {
             logRefusal(ctx, 'list offsets', name, index, err);

@@ -8,19 +8,33 @@ import type { mq } from '@mq/protocol/wire';
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, LOG_END_TIMESTAMP } from '@mq/protocol/wire';
 import { MqError } from '@mq/protocol/errors';
 import { wireError } from '../errors.js';
-import type { Partition } from '../topics/partition.js';
 import type { Handler } from './types.js';
 
-export async function lookupOffset(p: Partition, timestamp: number): Promise<{ offset: number; timestamp: number }> {
-  if (p.offline) throw p.offline.error();
-  if (timestamp === EARLIEST_TIMESTAMP) return { offset: p.logStartOffset, timestamp: -1 };
-  if (timestamp === LATEST_TIMESTAMP) return { offset: p.highWatermark, timestamp: -1 };
-  if (timestamp === LOG_END_TIMESTAMP) return { offset: p.logEndOffset, timestamp: -1 };
+/** Where a partition's offsets stand, as the leader sees them. */
+export interface OffsetMarks {
+  readonly logStartOffset: number;
+  readonly highWatermark: number;
+  readonly logEndOffset: number;
+}
+
+/**
+ * Answers one ListOffsets query against a partition's marks and log (the
+ * single broker's Partition, or a cluster PartitionLeader and its log). A
+ * timestamp lookup never answers an offset at or above the high watermark.
+ */
+export async function lookupOffset(
+  marks: OffsetMarks,
+  log: { offsetForTimestamp(ts: number): Promise<{ offset: number; timestamp: number } | null> },
+  timestamp: number,
+): Promise<{ offset: number; timestamp: number }> {
+  if (timestamp === EARLIEST_TIMESTAMP) return { offset: marks.logStartOffset, timestamp: -1 };
+  if (timestamp === LATEST_TIMESTAMP) return { offset: marks.highWatermark, timestamp: -1 };
+  if (timestamp === LOG_END_TIMESTAMP) return { offset: marks.logEndOffset, timestamp: -1 };
   if (!Number.isSafeInteger(timestamp) || timestamp < 0) {
     throw new MqError('INVALID_REQUEST', `timestamp ${timestamp} is neither a time in ms nor -1 (latest), -2 (earliest) or -3 (log end)`);
   }
-  const found = await p.log.offsetForTimestamp(timestamp);
-  if (!found || found.offset >= p.highWatermark) return { offset: -1, timestamp: -1 };
+  const found = await log.offsetForTimestamp(timestamp);
+  if (!found || found.offset >= marks.highWatermark) return { offset: -1, timestamp: -1 };
   return found;
 }
 
@@ -35,7 +49,8 @@ export const listOffsets: Handler<'listOffsets'> = async (req, ctx) => {
       try {
         const p = b.topics.partition(name, index);
         p.checkLeaderEpoch(lp.currentLeaderEpoch ?? -1);
-        const found = await lookupOffset(p, lp.timestamp ?? LATEST_TIMESTAMP);
+        if (p.offline) throw p.offline.error();
+        const found = await lookupOffset(p, p.log, lp.timestamp ?? LATEST_TIMESTAMP);
         partitions.push({
           partition: index,
           errorCode: 0,

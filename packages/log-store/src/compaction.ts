@@ -26,7 +26,11 @@ import type { Segment } from './segment.js';
 const CHUNK_BYTES = 1024 * 1024;
 
 export interface CompactOptions {
-  /** Only segments that end at or below this offset are cleaned (e.g. the high watermark). Default: all closed segments. */
+  /**
+   * Only segments that end at or below this offset are cleaned, and only records below it decide
+   * which older records go (pass the high watermark: records above it may still be truncated).
+   * Default: all closed segments, by every record of the log.
+   */
   upToOffset?: number;
   /** Time used for the tombstone delay; defaults to the log's clock. */
   now?: number;
@@ -67,18 +71,28 @@ export async function* segmentBatches(seg: Segment, end: number): AsyncGenerator
   }
 }
 
-/** Latest offset of every key in the given segments (up to each one's `end`), bounded by `maxKeys`. */
-export async function buildOffsetMap(parts: Array<{ segment: Segment; end: number }>, maxKeys: number): Promise<{ map: Map<string, number>; complete: boolean }> {
+/**
+ * Latest offset of every key in the given segments (up to each one's `end`), bounded by `maxKeys`.
+ * Records at or above `maxOffset` are not used: a record above the high watermark may still be
+ * truncated (leader change), so it must not make a committed older record of its key go.
+ */
+export async function buildOffsetMap(
+  parts: Array<{ segment: Segment; end: number }>,
+  maxKeys: number,
+  maxOffset: number = Number.MAX_SAFE_INTEGER,
+): Promise<{ map: Map<string, number>; complete: boolean }> {
   const map = new Map<string, number>();
   for (const { segment, end } of parts) {
     for await (const b of segmentBatches(segment, end)) {
+      if (b.header.baseOffset >= maxOffset) return { map, complete: true };
       if (isTransactional(b.header) || isControl(b.header)) continue;
       const decoded = await decodeBatch(b.buf, b.position);
+      const records = decoded.records.filter((r) => r.offset < maxOffset);
       // Stop before a batch whose new keys would overflow the bound: everything mapped so far is exact.
       let fresh = 0;
-      for (const r of decoded.records) if (r.key !== null && !map.has(r.key.toString('latin1'))) fresh++;
+      for (const r of records) if (r.key !== null && !map.has(r.key.toString('latin1'))) fresh++;
       if (map.size + fresh > maxKeys) return { map, complete: false };
-      for (const r of decoded.records) if (r.key !== null) map.set(r.key.toString('latin1'), r.offset);
+      for (const r of records) if (r.key !== null) map.set(r.key.toString('latin1'), r.offset);
     }
   }
   return { map, complete: true };

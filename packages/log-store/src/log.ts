@@ -902,8 +902,9 @@ class PartitionLog implements Log {
     return { count: doomed.length, bytes };
   }
 
-  async applyRetention(now: number = this.clock()): Promise<{ deletedSegments: number; deletedBytes: number }> {
+  async applyRetention(now: number = this.clock(), options: { upToOffset?: number } = {}): Promise<{ deletedSegments: number; deletedBytes: number }> {
     this.ensureUsable();
+    if (options.upToOffset !== undefined) checkInt('upToOffset', options.upToOffset);
     return this.rw.write(async () => {
       this.ensureUsable();
       let cut = 0; // segments [0, cut) go
@@ -918,6 +919,11 @@ class PartitionLog implements Log {
           size -= this.segments[cut]!.size;
           cut++;
         }
+      }
+      if (options.upToOffset !== undefined) {
+        // Only segments that end at or below upToOffset (a replica's high watermark) may go.
+        const end = (i: number) => (i + 1 < this.segments.length ? this.segments[i + 1]!.baseOffset : this.leo);
+        while (cut > 0 && end(cut - 1) > options.upToOffset) cut--;
       }
       if (cut === 0) return { deletedSegments: 0, deletedBytes: 0 };
       const newStart = cut < this.segments.length ? this.segments[cut]!.baseOffset : this.leo;
@@ -952,7 +958,7 @@ class PartitionLog implements Log {
       const parts = this.segments.map((segment) => ({ segment, end: segment.size }));
       let map: Map<string, number>;
       try {
-        ({ map } = await buildOffsetMap(parts, maxKeys));
+        ({ map } = await buildOffsetMap(parts, maxKeys, options.upToOffset));
       } catch (err) {
         if (parts.every((p) => intact(p.segment))) throw err;
         return result; // the log changed under us (retention, truncation, close): nothing done, try again later

@@ -99,7 +99,8 @@ export interface Log {
   truncateTo(offset: number): Promise<void>;
   offsetForTimestamp(ts: number): Promise<{ offset: number; timestamp: number } | null>;
   deleteRecordsBefore(offset: number): Promise<void>;
-  applyRetention(now?: number): Promise<{ deletedSegments: number; deletedBytes: number }>;
+  /** Time and size retention; with `upToOffset` (a replica's high watermark) only segments ending at or below it go. */
+  applyRetention(now?: number, options?: { upToOffset?: number }): Promise<{ deletedSegments: number; deletedBytes: number }>;
   /** Rolls the active segment now (when it holds data). */
   roll(): Promise<void>;
   /**

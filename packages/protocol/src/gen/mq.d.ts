@@ -2602,6 +2602,7 @@ export namespace mq {
         brokerId: number;
         command: Uint8Array;
         timeoutMs: number;
+        metadataFetch?: (mq.MetadataFetchRequest.$Properties|null);
         static create(properties: mq.ControllerForwardRequest.$Shape): mq.ControllerForwardRequest & mq.ControllerForwardRequest.$Shape;
         static create(properties?: mq.ControllerForwardRequest.$Properties): mq.ControllerForwardRequest;
         static encode(message: mq.ControllerForwardRequest.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
@@ -2614,9 +2615,92 @@ export namespace mq {
             brokerId?: (number|null);
             command?: (Uint8Array|null);
             timeoutMs?: (number|null);
+            metadataFetch?: (mq.MetadataFetchRequest.$Properties|null);
             $unknowns?: Uint8Array[];
         }
         type $Shape = mq.ControllerForwardRequest.$Properties;
+    }
+
+    interface IMetadataFetchRequest extends mq.MetadataFetchRequest.$Properties {
+    }
+
+    class MetadataFetchRequest {
+        constructor(properties?: mq.MetadataFetchRequest.$Properties);
+        $unknowns?: Uint8Array[];
+        brokerId: number;
+        incarnation: string;
+        fetchIndex: number;
+        maxWaitMs: number;
+        maxEntries: number;
+        static create(properties: mq.MetadataFetchRequest.$Shape): mq.MetadataFetchRequest & mq.MetadataFetchRequest.$Shape;
+        static create(properties?: mq.MetadataFetchRequest.$Properties): mq.MetadataFetchRequest;
+        static encode(message: mq.MetadataFetchRequest.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.MetadataFetchRequest & mq.MetadataFetchRequest.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace MetadataFetchRequest {
+        interface $Properties {
+            brokerId?: (number|null);
+            incarnation?: (string|null);
+            fetchIndex?: (number|null);
+            maxWaitMs?: (number|null);
+            maxEntries?: (number|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.MetadataFetchRequest.$Properties;
+    }
+
+    interface IMetadataLogEntry extends mq.MetadataLogEntry.$Properties {
+    }
+
+    class MetadataLogEntry {
+        constructor(properties?: mq.MetadataLogEntry.$Properties);
+        $unknowns?: Uint8Array[];
+        index: number;
+        data: Uint8Array;
+        static create(properties: mq.MetadataLogEntry.$Shape): mq.MetadataLogEntry & mq.MetadataLogEntry.$Shape;
+        static create(properties?: mq.MetadataLogEntry.$Properties): mq.MetadataLogEntry;
+        static encode(message: mq.MetadataLogEntry.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.MetadataLogEntry & mq.MetadataLogEntry.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace MetadataLogEntry {
+        interface $Properties {
+            index?: (number|null);
+            data?: (Uint8Array|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.MetadataLogEntry.$Properties;
+    }
+
+    interface IMetadataFetchResponse extends mq.MetadataFetchResponse.$Properties {
+    }
+
+    class MetadataFetchResponse {
+        constructor(properties?: mq.MetadataFetchResponse.$Properties);
+        $unknowns?: Uint8Array[];
+        entries: mq.MetadataLogEntry.$Properties[];
+        snapshot: Uint8Array;
+        snapshotIndex: number;
+        committedIndex: number;
+        static create(properties: mq.MetadataFetchResponse.$Shape): mq.MetadataFetchResponse & mq.MetadataFetchResponse.$Shape;
+        static create(properties?: mq.MetadataFetchResponse.$Properties): mq.MetadataFetchResponse;
+        static encode(message: mq.MetadataFetchResponse.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.MetadataFetchResponse & mq.MetadataFetchResponse.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace MetadataFetchResponse {
+        interface $Properties {
+            entries?: (mq.MetadataLogEntry.$Properties[]|null);
+            snapshot?: (Uint8Array|null);
+            snapshotIndex?: (number|null);
+            committedIndex?: (number|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.MetadataFetchResponse.$Properties;
     }
 
     interface IControllerForwardResponse extends mq.ControllerForwardResponse.$Properties {
@@ -2629,6 +2713,7 @@ export namespace mq {
         errorMessage: string;
         result: Uint8Array;
         controllerId: number;
+        metadataFetch?: (mq.MetadataFetchResponse.$Properties|null);
         static create(properties: mq.ControllerForwardResponse.$Shape): mq.ControllerForwardResponse & mq.ControllerForwardResponse.$Shape;
         static create(properties?: mq.ControllerForwardResponse.$Properties): mq.ControllerForwardResponse;
         static encode(message: mq.ControllerForwardResponse.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
@@ -2642,6 +2727,7 @@ export namespace mq {
             errorMessage?: (string|null);
             result?: (Uint8Array|null);
             controllerId?: (number|null);
+            metadataFetch?: (mq.MetadataFetchResponse.$Properties|null);
             $unknowns?: Uint8Array[];
         }
         type $Shape = mq.ControllerForwardResponse.$Properties;

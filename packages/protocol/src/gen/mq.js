@@ -11310,6 +11310,7 @@ export const mq = $root.mq = (() => {
         ControllerForwardRequest.prototype.brokerId = 0;
         ControllerForwardRequest.prototype.command = $util.newBuffer([]);
         ControllerForwardRequest.prototype.timeoutMs = 0;
+        ControllerForwardRequest.prototype.metadataFetch = null;
 
         ControllerForwardRequest.create = function(properties) {
             return new ControllerForwardRequest(properties);
@@ -11328,6 +11329,8 @@ export const mq = $root.mq = (() => {
                 w.uint32(18).bytes(m.command);
             if (m.timeoutMs != null && $Object.hasOwnProperty.call(m, "timeoutMs") && m.timeoutMs !== 0)
                 w.uint32(24).uint32(m.timeoutMs);
+            if (m.metadataFetch != null && $Object.hasOwnProperty.call(m, "metadataFetch"))
+                $root.mq.MetadataFetchRequest.encode(m.metadataFetch, w.uint32(34).fork(), q + 1).ldelim();
             if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
                 for (var i = 0; i < m.$unknowns.length; ++i)
                     w.raw(m.$unknowns[i]);
@@ -11388,6 +11391,12 @@ export const mq = $root.mq = (() => {
                             delete m.timeoutMs;
                         continue;
                     }
+                case 4: {
+                        if (u !== 2)
+                            break;
+                        m.metadataFetch = $root.mq.MetadataFetchRequest.decode(r, r.size(), $undefined, q + 1, m.metadataFetch);
+                        continue;
+                    }
                 }
                 r.skipType(u, q, t);
                 if (!r.discardUnknown) {
@@ -11414,6 +11423,380 @@ export const mq = $root.mq = (() => {
         return ControllerForwardRequest;
     })();
 
+    mq.MetadataFetchRequest = (function() {
+
+        const MetadataFetchRequest = function (p) {
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        MetadataFetchRequest.prototype.brokerId = 0;
+        MetadataFetchRequest.prototype.incarnation = "";
+        MetadataFetchRequest.prototype.fetchIndex = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+        MetadataFetchRequest.prototype.maxWaitMs = 0;
+        MetadataFetchRequest.prototype.maxEntries = 0;
+
+        MetadataFetchRequest.create = function(properties) {
+            return new MetadataFetchRequest(properties);
+        };
+
+        MetadataFetchRequest.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.brokerId != null && $Object.hasOwnProperty.call(m, "brokerId") && m.brokerId !== 0)
+                w.uint32(8).int32(m.brokerId);
+            if (m.incarnation != null && $Object.hasOwnProperty.call(m, "incarnation") && m.incarnation !== "")
+                w.uint32(18).string(m.incarnation);
+            if (m.fetchIndex != null && $Object.hasOwnProperty.call(m, "fetchIndex") && (typeof m.fetchIndex === "object" ? m.fetchIndex.low || m.fetchIndex.high : m.fetchIndex !== 0))
+                w.uint32(24).int64(m.fetchIndex);
+            if (m.maxWaitMs != null && $Object.hasOwnProperty.call(m, "maxWaitMs") && m.maxWaitMs !== 0)
+                w.uint32(32).uint32(m.maxWaitMs);
+            if (m.maxEntries != null && $Object.hasOwnProperty.call(m, "maxEntries") && m.maxEntries !== 0)
+                w.uint32(40).uint32(m.maxEntries);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        MetadataFetchRequest.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.MetadataFetchRequest();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.int32())
+                            m.brokerId = v;
+                        else
+                            delete m.brokerId;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.incarnation = v;
+                        else
+                            delete m.incarnation;
+                        continue;
+                    }
+                case 3: {
+                        if (u !== 0)
+                            break;
+                        if (typeof (v = r.int64()) === "object" ? v.low || v.high : v !== 0)
+                            m.fetchIndex = v;
+                        else
+                            delete m.fetchIndex;
+                        continue;
+                    }
+                case 4: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.uint32())
+                            m.maxWaitMs = v;
+                        else
+                            delete m.maxWaitMs;
+                        continue;
+                    }
+                case 5: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.uint32())
+                            m.maxEntries = v;
+                        else
+                            delete m.maxEntries;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        MetadataFetchRequest.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.MetadataFetchRequest";
+        };
+
+        return MetadataFetchRequest;
+    })();
+
+    mq.MetadataLogEntry = (function() {
+
+        const MetadataLogEntry = function (p) {
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        MetadataLogEntry.prototype.index = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+        MetadataLogEntry.prototype.data = $util.newBuffer([]);
+
+        MetadataLogEntry.create = function(properties) {
+            return new MetadataLogEntry(properties);
+        };
+
+        MetadataLogEntry.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.index != null && $Object.hasOwnProperty.call(m, "index") && (typeof m.index === "object" ? m.index.low || m.index.high : m.index !== 0))
+                w.uint32(8).int64(m.index);
+            if (m.data != null && $Object.hasOwnProperty.call(m, "data") && m.data.length)
+                w.uint32(18).bytes(m.data);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        MetadataLogEntry.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.MetadataLogEntry();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 0)
+                            break;
+                        if (typeof (v = r.int64()) === "object" ? v.low || v.high : v !== 0)
+                            m.index = v;
+                        else
+                            delete m.index;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.bytes()).length)
+                            m.data = v;
+                        else
+                            delete m.data;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        MetadataLogEntry.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.MetadataLogEntry";
+        };
+
+        return MetadataLogEntry;
+    })();
+
+    mq.MetadataFetchResponse = (function() {
+
+        const MetadataFetchResponse = function (p) {
+            this.entries = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        MetadataFetchResponse.prototype.entries = $util.emptyArray;
+        MetadataFetchResponse.prototype.snapshot = $util.newBuffer([]);
+        MetadataFetchResponse.prototype.snapshotIndex = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+        MetadataFetchResponse.prototype.committedIndex = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+
+        MetadataFetchResponse.create = function(properties) {
+            return new MetadataFetchResponse(properties);
+        };
+
+        MetadataFetchResponse.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.entries != null && m.entries.length) {
+                for (var i = 0; i < m.entries.length; ++i)
+                    $root.mq.MetadataLogEntry.encode(m.entries[i], w.uint32(10).fork(), q + 1).ldelim();
+            }
+            if (m.snapshot != null && $Object.hasOwnProperty.call(m, "snapshot") && m.snapshot.length)
+                w.uint32(18).bytes(m.snapshot);
+            if (m.snapshotIndex != null && $Object.hasOwnProperty.call(m, "snapshotIndex") && (typeof m.snapshotIndex === "object" ? m.snapshotIndex.low || m.snapshotIndex.high : m.snapshotIndex !== 0))
+                w.uint32(24).int64(m.snapshotIndex);
+            if (m.committedIndex != null && $Object.hasOwnProperty.call(m, "committedIndex") && (typeof m.committedIndex === "object" ? m.committedIndex.low || m.committedIndex.high : m.committedIndex !== 0))
+                w.uint32(32).int64(m.committedIndex);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        MetadataFetchResponse.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.MetadataFetchResponse();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if (!(m.entries && m.entries.length))
+                            m.entries = [];
+                        m.entries.push($root.mq.MetadataLogEntry.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.bytes()).length)
+                            m.snapshot = v;
+                        else
+                            delete m.snapshot;
+                        continue;
+                    }
+                case 3: {
+                        if (u !== 0)
+                            break;
+                        if (typeof (v = r.int64()) === "object" ? v.low || v.high : v !== 0)
+                            m.snapshotIndex = v;
+                        else
+                            delete m.snapshotIndex;
+                        continue;
+                    }
+                case 4: {
+                        if (u !== 0)
+                            break;
+                        if (typeof (v = r.int64()) === "object" ? v.low || v.high : v !== 0)
+                            m.committedIndex = v;
+                        else
+                            delete m.committedIndex;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        MetadataFetchResponse.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.MetadataFetchResponse";
+        };
+
+        return MetadataFetchResponse;
+    })();
+
     mq.ControllerForwardResponse = (function() {
 
         const ControllerForwardResponse = function (p) {
@@ -11427,6 +11810,7 @@ export const mq = $root.mq = (() => {
         ControllerForwardResponse.prototype.errorMessage = "";
         ControllerForwardResponse.prototype.result = $util.newBuffer([]);
         ControllerForwardResponse.prototype.controllerId = 0;
+        ControllerForwardResponse.prototype.metadataFetch = null;
 
         ControllerForwardResponse.create = function(properties) {
             return new ControllerForwardResponse(properties);
@@ -11447,6 +11831,8 @@ export const mq = $root.mq = (() => {
                 w.uint32(26).bytes(m.result);
             if (m.controllerId != null && $Object.hasOwnProperty.call(m, "controllerId") && m.controllerId !== 0)
                 w.uint32(32).int32(m.controllerId);
+            if (m.metadataFetch != null && $Object.hasOwnProperty.call(m, "metadataFetch"))
+                $root.mq.MetadataFetchResponse.encode(m.metadataFetch, w.uint32(42).fork(), q + 1).ldelim();
             if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
                 for (var i = 0; i < m.$unknowns.length; ++i)
                     w.raw(m.$unknowns[i]);
@@ -11514,6 +11900,12 @@ export const mq = $root.mq = (() => {
                             m.controllerId = v;
                         else
                             delete m.controllerId;
+                        continue;
+                    }
+                case 5: {
+                        if (u !== 2)
+                            break;
+                        m.metadataFetch = $root.mq.MetadataFetchResponse.decode(r, r.size(), $undefined, q + 1, m.metadataFetch);
                         continue;
                     }
                 }

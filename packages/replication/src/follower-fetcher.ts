@@ -527,7 +527,11 @@ export class FollowerFetcher {
     }
   }
 
-  /** Appends the whole batches of a response that start at our log end, exactly as the leader wrote them. */
+  /**
+   * Appends the whole batches of a response from our log end on, exactly as the leader wrote them.
+   * A batch may start above the offset expected when the leader's compaction removed whole batches
+   * in between (the gap holds nothing on the leader either); never below it.
+   */
   async #append(e: Entry, records: Buffer): Promise<void> {
     const leo = e.log.logEndOffset;
     let start = -1;
@@ -536,10 +540,10 @@ export class FollowerFetcher {
     for (const span of iterateBatches(records)) {
       const last = batchLastOffset(span.header);
       if (last < expected && start < 0) continue; // already have it
-      if (span.header.baseOffset !== expected) {
+      if (span.header.baseOffset < expected) {
         throw new MqError(
           'CORRUPT_MESSAGE',
-          `${e.topic}-${e.partition}: leader sent a batch at offset ${span.header.baseOffset} where ${expected} was expected`,
+          `${e.topic}-${e.partition}: leader sent a batch at offset ${span.header.baseOffset}, below the next offset expected (${expected})`,
         );
       }
       if (start < 0) start = span.position;

@@ -33,6 +33,8 @@ export interface ClusterNode {
   readonly controller: Controller;
   readonly replicas: ReplicaManager;
   readonly handlers: HandlerMap;
+  /** Connections to the other brokers (the HTTP API forwards record requests to partition leaders over them). */
+  readonly peers: PeerConnections;
   /** Topics as the cluster knows them, for the group coordinator: partition counts, and HWs of partitions led here. */
   topicView(): { partitionCount(topic: string): number | undefined; logEndOffset(topic: string, partition: number): number | undefined };
   /** Registers this broker with the controller (retried in the background until it succeeds or the node closes). */
@@ -166,6 +168,7 @@ export async function startClusterNode(o: ClusterNodeOptions, logger: Logger): P
   return {
     controller,
     replicas,
+    peers,
     handlers: clusterHandlers({ controller, replicas, config: cfg }),
     topicView: () => ({
       partitionCount: (topic) => controller.metadata.topic(topic)?.partitions.length,

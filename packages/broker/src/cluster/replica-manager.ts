@@ -104,6 +104,17 @@ export class ReplicaManager {
     return h?.role === 'leader' ? h.leader : undefined;
   }
 
+  /**
+   * This replica's high watermark: the leader's own, or what a follower has learned from its
+   * leader (never above the leader's); undefined while the partition has no role here.
+   */
+  highWatermarkOf(topic: string, partition: number): number | undefined {
+    const h = this.hosted.get(key(topic, partition));
+    if (h?.role === 'leader') return h.leader?.highWatermark;
+    if (h?.role === 'follower') return this.fetchers.get(h.followingFrom)?.status(topic, partition)?.highWatermark;
+    return undefined;
+  }
+
   hostedPartition(topic: string, partition: number): HostedPartition | undefined {
     return this.hosted.get(key(topic, partition));
   }

@@ -15,7 +15,9 @@ import { registerSystemRoutes } from './http/routes/system.js';
 import { registerTopicRoutes } from './http/routes/topics.js';
 import { startGroups } from './group/broker-groups.js';
 import { isClusterConfig, startClusterNode, type ClusterNode } from './cluster/cluster-node.js';
-import { registerClusterRoutes } from './cluster/routes.js';
+import { clusterHttpBackend, registerClusterRoutes } from './cluster/routes.js';
+import { startClusterCleaner } from './cluster/cluster-cleaner.js';
+import { singleBrokerBackend } from './http/backends/single-broker.js';
 import { logStoreFactory } from './log-factory.js';
 import { BrokerMetrics } from './metrics.js';
 import { parseBrokerOptions, type BrokerOptions } from './options.js';
@@ -140,8 +142,10 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
       clock,
       metrics: new BrokerMetrics(),
     };
-    registerTopicRoutes(router, ctx);
-    registerRecordRoutes(router, ctx);
+    // The topic and record routes serve the cluster's topics in cluster mode, the local ones otherwise.
+    const topicBackend = cluster ? clusterHttpBackend(cluster, handlers, ctx) : singleBrokerBackend(topics);
+    registerTopicRoutes(router, ctx, topicBackend);
+    registerRecordRoutes(router, ctx, topicBackend);
     registerSystemRoutes(router, ctx, { connections: () => ws.connectionCount });
     groups.registerRoutes(router, ctx);
     if (cluster) registerClusterRoutes(router, cluster);
@@ -160,6 +164,9 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
       void topics.compactTopics().catch((err: unknown) => log.error({ err }, 'compaction failed'));
     }, config.int('log.cleaner.interval.ms'));
     cleaner.unref();
+    // Cluster partitions: every replica compacts and applies retention to its own log, below its HW.
+    const clusterCleaner = cluster ? startClusterCleaner(cluster.replicas, config, log, clock) : undefined;
+    if (clusterCleaner) cleanups.push(() => clusterCleaner.stop());
 
     ws.serve(ctx);
     cluster?.register({ host: advertised, port, httpPort });
@@ -172,6 +179,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
         log.info('broker shutting down');
         clearInterval(retention);
         clearInterval(cleaner);
+        await clusterCleaner?.stop();
         shutdown.abort();
         http.setReady(false);
         const timeout = config.int('shutdown.timeout.ms');

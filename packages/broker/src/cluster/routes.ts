@@ -1,6 +1,28 @@
-/** GET /cluster: this broker's view of the cluster (controller, brokers, partitions it hosts, under-replicated and offline partitions). */
+/**
+ * The HTTP side of a cluster node: GET /cluster (this broker's view: controller, brokers,
+ * partitions it hosts, under-replicated and offline partitions), and the topic backend the
+ * topic and record routes use in cluster mode (http/backends/cluster.ts).
+ */
+import type { BrokerContext } from '../context.js';
+import type { HandlerMap } from '../handlers/types.js';
+import { clusterBackend } from '../http/backends/cluster.js';
+import type { TopicBackend } from '../http/backends/types.js';
 import type { Router } from '../http/router.js';
 import type { ClusterNode } from './cluster-node.js';
+
+/** The cluster topic backend of this node: `handlers` is the broker's full handler map (what its WebSocket clients get). */
+export function clusterHttpBackend(node: ClusterNode, handlers: HandlerMap, ctx: BrokerContext): TopicBackend {
+  return clusterBackend(
+    { brokerId: ctx.brokerId, config: ctx.config },
+    {
+      metadata: node.controller.metadata,
+      handlers,
+      peers: node.peers,
+      broker: () => ctx,
+      localLeader: (topic, partition) => node.replicas.leaderOf(topic, partition),
+    },
+  );
+}
 
 export function clusterStatus(node: ClusterNode): Record<string, unknown> {
   const st = node.controller.status();

@@ -39,6 +39,7 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
 export class HttpServer {
   private readonly server: Server;
   private ready = false;
+  private readonly closing = new AbortController();
 
   constructor(
     private readonly options: HttpServerOptions,
@@ -66,6 +67,7 @@ export class HttpServer {
 
   async close(): Promise<void> {
     this.ready = false;
+    this.closing.abort(new MqError('BROKER_NOT_AVAILABLE', 'the broker is shutting down'));
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.server.closeIdleConnections();
     const timer = setTimeout(() => this.server.closeAllConnections(), 5000);
@@ -92,7 +94,12 @@ export class HttpServer {
         res.setHeader('allow', match.allowed.join(', '));
       } else {
         let bodyPromise: Promise<unknown> | undefined;
+        const gone = new AbortController();
+        res.once('close', () => {
+          if (!res.writableFinished) gone.abort(new MqError('CONNECTION_CLOSED', 'the HTTP client went away'));
+        });
         const request: HttpRequest = {
+          signal: AbortSignal.any([gone.signal, this.closing.signal]),
           method: method as Method,
           path,
           params: match.params,

@@ -4,6 +4,7 @@ import { registerRecordRoutes } from './routes/records.js';
 import { registerSystemRoutes } from './routes/system.js';
 import { registerTopicRoutes } from './routes/topics.js';
 import type { BrokerContext } from '../context.js';
+import type { TopicBackend } from './backends/types.js';
 
 const noop = async () => ({ status: 200 });
 
@@ -29,8 +30,9 @@ describe('OpenAPI document', () => {
   it('describes exactly the routes the broker registers', () => {
     const router = new Router();
     const ctx = {} as BrokerContext;
-    registerTopicRoutes(router, ctx);
-    registerRecordRoutes(router, ctx);
+    const backend = {} as TopicBackend;
+    registerTopicRoutes(router, ctx, backend);
+    registerRecordRoutes(router, ctx, backend);
     registerSystemRoutes(router, ctx, { connections: () => 0 });
     const registered = router.list().map((r) => `${r.method} ${r.pattern}`).sort();
     expect(registered).toEqual(Object.keys(OPERATIONS).sort());

@@ -15,6 +15,8 @@ export interface HttpRequest {
   readonly params: Readonly<Record<string, string>>;
   readonly query: URLSearchParams;
   readonly raw: IncomingMessage;
+  /** Aborted when the client goes away before the answer is written, or the broker shuts down. */
+  readonly signal: AbortSignal;
   /** The parsed JSON body (INVALID_REQUEST when it is not JSON; MESSAGE_TOO_LARGE over the limit). */
   json(): Promise<unknown>;
 }

@@ -25,7 +25,7 @@ export interface PartitionLog {
   ): Promise<AppendResult>;
   read(fromOffset: number, maxBytes: number, options?: { maxOffset?: number }): Promise<{ records: Buffer; nextOffset: number }>;
   offsetForTimestamp(ts: number): Promise<{ offset: number; timestamp: number } | null>;
-  applyRetention(now?: number): Promise<{ deletedSegments: number; deletedBytes: number }>;
+  applyRetention(now?: number, options?: { upToOffset?: number }): Promise<{ deletedSegments: number; deletedBytes: number }>;
   /** Key compaction of closed segments below `upToOffset` (cleanup.policy=compact). */
   compact?(options: { upToOffset?: number }): Promise<{ removedRecords: number; bytesBefore: number; bytesAfter: number }>;
   flush(): Promise<void>;

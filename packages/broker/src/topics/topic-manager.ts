@@ -17,6 +17,7 @@ import { writeFileAtomic } from '../storage/atomic-file.js';
 import { Partition } from './partition.js';
 import { OfflineLog, type OpenLog } from './partition-log.js';
 import { collisionKey, isInternalTopic, validateTopicName } from './topic-name.js';
+import { compactPartitionLog, retainPartitionLog } from './log-cleaner.js';
 
 export const TOPICS_FILE = 'topics.json';
 const PARTITION_META_FILE = 'partition.metadata';
@@ -333,7 +334,7 @@ export class TopicManager {
       for (const p of t.partitions) {
         if (p.isClosed) continue;
         try {
-          const r = await p.log.applyRetention(this.clock());
+          const r = await retainPartitionLog(p.log, this.clock(), undefined);
           deletedSegments += r.deletedSegments;
           deletedBytes += r.deletedBytes;
         } catch (err) {
@@ -359,12 +360,9 @@ export class TopicManager {
       for (const p of t.partitions) {
         if (p.isClosed || !p.log.compact) continue;
         try {
-          const r = await p.log.compact({ upToOffset: p.highWatermark });
+          const r = await compactPartitionLog(p.log, p.highWatermark, { topic: t.name, partition: p.index }, this.logger);
           partitions++;
           removedRecords += r.removedRecords;
-          if (r.removedRecords > 0) {
-            this.logger.info({ topic: t.name, partition: p.index, removedRecords: r.removedRecords, bytesBefore: r.bytesBefore, bytesAfter: r.bytesAfter }, 'compacted');
-          }
         } catch (err) {
           this.logger.error({ err, topic: t.name, partition: p.index }, 'compaction failed; retrying on the next interval');
         }

@@ -11,8 +11,9 @@ import { murmur2Partition } from '@mq/client/partitioner';
 import { decodeBatch, encodeBatchSync, iterateBatches, type RecordInput } from '@mq/protocol/batch';
 import { MqError } from '@mq/protocol/errors';
 import type { BrokerContext } from '../../context.js';
-import { leaderAppend, parseAcks } from '../../records/leader-append.js';
+import { parseAcks } from '../../records/leader-append.js';
 import type { Router } from '../router.js';
+import type { TopicBackend } from '../backends/types.js';
 import { partitionParam } from './topics.js';
 import { refuseInternal } from '../../topics/topic-name.js';
 
@@ -95,13 +96,12 @@ function intParam(q: URLSearchParams, name: string, fallback: number): number {
   return Number(v);
 }
 
-export function registerRecordRoutes(router: Router, ctx: BrokerContext): void {
+export function registerRecordRoutes(router: Router, ctx: BrokerContext, backend: TopicBackend): void {
   const roundRobin = new Map<string, number>();
 
   router.add('POST', '/topics/{topic}/records', async (req) => {
     const topicName = req.params.topic!;
     refuseInternal(topicName, 'produce to');
-    const topic = ctx.topics.require(topicName);
     const acksParam = req.query.get('acks');
     const acks = parseAcks(acksParam === null || acksParam === 'all' ? -1 : Number(acksParam));
     if (acks === 0) throw new MqError('INVALID_REQUIRED_ACKS', 'acks=0 is not offered over HTTP (use 1 or all)');
@@ -118,7 +118,8 @@ export function registerRecordRoutes(router: Router, ctx: BrokerContext): void {
       single = true;
     }
     if (items.length === 0) throw new MqError('INVALID_REQUEST', 'no records to produce');
-    const n = topic.partitions.length;
+    const topic = await backend.produceTarget(topicName);
+    const n = topic.partitionCount;
     const byPartition = new Map<number, { records: RecordInput[]; slots: number[] }>();
     items.forEach((raw, i) => {
       const { record, key, partition } = toInput(raw, i, enc);
@@ -143,7 +144,7 @@ export function registerRecordRoutes(router: Router, ctx: BrokerContext): void {
     const now = ctx.clock();
     const results: Array<{ partition: number; offset: number }> = new Array(items.length);
     // Encode and size-check every batch before appending any, so a refused request writes nothing.
-    const limit = topic.config.maxMessageBytes;
+    const limit = topic.maxMessageBytes;
     const batches = [...byPartition].map(([p, group]) => {
       const batch = encodeBatchSync(group.records, { now });
       if (batch.length > limit) {
@@ -155,7 +156,7 @@ export function registerRecordRoutes(router: Router, ctx: BrokerContext): void {
       return { p, group, batch };
     });
     const appends = batches.map(({ p, group, batch }) => {
-      return leaderAppend(topic, ctx.topics.partition(topicName, p), batch, acks, now).then((r) => {
+      return backend.append(topicName, p, batch, acks, { now, signal: req.signal }).then((r) => {
         group.slots.forEach((slot, j) => (results[slot] = { partition: p, offset: r.baseOffset + j }));
       });
     });
@@ -166,8 +167,10 @@ export function registerRecordRoutes(router: Router, ctx: BrokerContext): void {
   });
 
   router.add('GET', '/topics/{topic}/partitions/{partition}/records', async (req) => {
-    const p = ctx.topics.partition(req.params.topic!, partitionParam(req.params.partition));
-    const offset = intParam(req.query, 'offset', p.logStartOffset);
+    const topic = req.params.topic!;
+    const partition = partitionParam(req.params.partition);
+    const asked = req.query.get('offset');
+    const offsetParam = asked === null || asked === '' ? undefined : intParam(req.query, 'offset', 0);
     const limit = ctx.config.int('fetch.max.bytes');
     const maxBytes = intParam(req.query, 'max_bytes', 1024 * 1024);
     if (maxBytes < 1 || maxBytes > limit) {
@@ -176,7 +179,9 @@ export function registerRecordRoutes(router: Router, ctx: BrokerContext): void {
     const maxRecords = intParam(req.query, 'max_records', 10_000);
     if (maxRecords < 1) throw new MqError('INVALID_REQUEST', 'max_records must be at least 1');
     const enc = parseEncoding(req.query.get('encoding') ?? undefined, 'query');
-    const buf = await p.read(offset, maxBytes);
+    const read = await backend.read(topic, partition, offsetParam, maxBytes, req.signal);
+    const buf = read.records;
+    const offset = read.offset;
     const records: Array<Record<string, unknown>> = [];
     let next = offset;
     outer: for (const span of iterateBatches(buf)) {
@@ -198,13 +203,13 @@ export function registerRecordRoutes(router: Router, ctx: BrokerContext): void {
     return {
       status: 200,
       body: {
-        topic: p.topic,
-        partition: p.index,
+        topic,
+        partition,
         encoding: enc,
         records,
         next_offset: next,
-        low: p.logStartOffset,
-        high: p.highWatermark,
+        low: read.low,
+        high: read.high,
       },
     };
   });

@@ -1,8 +1,8 @@
-/** HTTP topic routes: create, list, describe, delete, watermarks. */
+/** HTTP topic routes: create, list, describe, delete, watermarks, over a TopicBackend (single broker or cluster). */
 import { MqError } from '@mq/protocol/errors';
 import type { BrokerContext } from '../../context.js';
-import type { Topic } from '../../topics/topic-manager.js';
 import type { Router } from '../router.js';
+import type { TopicBackend, TopicSummaryView, TopicView } from '../backends/types.js';
 import { refuseInternal } from '../../topics/topic-name.js';
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -16,26 +16,27 @@ function optionalInt(body: Record<string, unknown>, key: string): number | undef
   return v;
 }
 
-export function topicSummary(t: Topic) {
-  return { name: t.name, partition_count: t.partitions.length, replication_factor: t.replicationFactor };
+export function topicSummary(t: TopicSummaryView) {
+  return { name: t.name, partition_count: t.partitionCount, replication_factor: t.replicationFactor };
 }
 
-export function topicDetail(t: Topic) {
+export function topicDetail(t: TopicView) {
   return {
     name: t.name,
     topic_id: t.topicId,
-    partition_count: t.partitions.length,
+    partition_count: t.partitionCount,
     replication_factor: t.replicationFactor,
-    configs: Object.fromEntries(t.config.entries().map((e) => [e.name, e.value])),
+    configs: t.configs,
     partitions: t.partitions.map((p) => ({
-      partition: p.index,
-      leader: p.leaderId,
+      partition: p.partition,
+      leader: p.leader,
       leader_epoch: p.leaderEpoch,
-      replicas: [...p.replicas],
-      isr: [...p.isr],
-      low: p.logStartOffset,
-      high: p.highWatermark,
-      ...(p.offline ? { offline: true, error: p.offline.error().message } : {}),
+      replicas: p.replicas,
+      isr: p.isr,
+      ...(p.low !== undefined ? { low: p.low } : {}),
+      ...(p.high !== undefined ? { high: p.high } : {}),
+      ...(p.offline ? { offline: true } : {}),
+      ...(p.error !== undefined ? { error: p.error } : {}),
     })),
   };
 }
@@ -48,9 +49,7 @@ export function partitionParam(raw: string | undefined): number {
   return Number(raw);
 }
 
-export function registerTopicRoutes(router: Router, ctx: BrokerContext): void {
-  const topics = ctx.topics;
-
+export function registerTopicRoutes(router: Router, _ctx: BrokerContext, backend: TopicBackend): void {
   router.add('POST', '/topics', async (req) => {
     const body = await req.json();
     if (!isObject(body)) throw new MqError('INVALID_REQUEST', 'the body must be an object {name, partition_count, replication_factor, configs}');
@@ -58,31 +57,30 @@ export function registerTopicRoutes(router: Router, ctx: BrokerContext): void {
     refuseInternal(body.name, 'create');
     const configs = body.configs ?? {};
     if (!isObject(configs)) throw new MqError('INVALID_CONFIG', '"configs" must be an object of string values');
-    const r = await topics.create({
+    const r = await backend.createTopic({
       name: body.name,
       numPartitions: optionalInt(body, 'partition_count'),
       replicationFactor: optionalInt(body, 'replication_factor'),
       configs,
     });
-    const t = topics.require(r.name);
-    return { status: 201, body: { ...topicDetail(t), ...(r.warning ? { warning: r.warning } : {}) } };
+    return { status: 201, body: { ...topicDetail(r.topic), ...(r.warning ? { warning: r.warning } : {}) } };
   });
 
   router.add('GET', '/topics', async (req) => {
     const all = req.query.get('include_internal') === 'true';
-    return { status: 200, body: topics.list().filter((t) => all || !t.internal).map(topicSummary) };
+    return { status: 200, body: (await backend.listTopics()).filter((t) => all || !t.internal).map(topicSummary) };
   });
 
-  router.add('GET', '/topics/{topic}', async (req) => ({ status: 200, body: topicDetail(topics.require(req.params.topic!)) }));
+  router.add('GET', '/topics/{topic}', async (req) => ({ status: 200, body: topicDetail(await backend.describeTopic(req.params.topic!)) }));
 
   router.add('DELETE', '/topics/{topic}', async (req) => {
     refuseInternal(req.params.topic!, 'delete');
-    const r = await topics.delete(req.params.topic!);
-    return { status: 200, body: { name: r.name, deleted: true, partition_count: r.numPartitions } };
+    const r = await backend.deleteTopic(req.params.topic!);
+    return { status: 200, body: { name: r.name, deleted: true, partition_count: r.partitionCount } };
   });
 
   router.add('GET', '/topics/{topic}/partitions/{partition}/watermarks', async (req) => {
-    const p = topics.partition(req.params.topic!, partitionParam(req.params.partition));
-    return { status: 200, body: { low: p.logStartOffset, high: p.highWatermark } };
+    const w = await backend.watermarks(req.params.topic!, partitionParam(req.params.partition), req.signal);
+    return { status: 200, body: { low: w.low, high: w.high } };
   });
 }

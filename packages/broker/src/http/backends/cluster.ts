@@ -1,0 +1,320 @@
+/**
+ * The HTTP topic backend of a broker in a cluster. It answers exactly as the
+ * wire API does, by calling the wire API: topic admin goes through this
+ * broker's own cluster handlers (CreateTopics / DeleteTopics, which forward
+ * to the active controller); records go to the partition's leader, through
+ * this broker's handlers when it leads the partition and otherwise over the
+ * inter-broker connection (Produce, Fetch, ListOffsets as any client would
+ * send them). So a client can use any broker's HTTP port, acks=all still
+ * waits for the ISR on the leader, and reads stop at the leader's high
+ * watermark. When the leader moves mid-request (NOT_LEADER,
+ * LEADER_NOT_AVAILABLE) the call waits for the metadata to change and tries
+ * the new leader, up to `leaderWaitMs`.
+ */
+import type { RequestBody } from '@mq/protocol/wire';
+import { LATEST_TIMESTAMP } from '@mq/protocol/wire';
+import { errorCodeFromNumber, MqError, type ErrorCode } from '@mq/protocol/errors';
+import type { BrokerConfig } from '../../config/broker-config.js';
+import { TopicConfig } from '../../config/topic-config.js';
+import type { BrokerContext, RequestContext } from '../../context.js';
+import type { MetadataState } from '../../controller/metadata-state.js';
+import type { PartitionRecord, TopicRecord } from '../../controller/types.js';
+import { NO_RESPONSE, type Handler, type HandlerMap, type RequestOf, type ResponseOf } from '../../handlers/types.js';
+import { isInternalTopic, validateTopicName } from '../../topics/topic-name.js';
+import type { PartitionView, TopicBackend, TopicView } from './types.js';
+
+/** Sends a wire request to another broker (the cluster's PeerConnections). */
+export interface PeerRequester {
+  request<B extends RequestBody>(id: number, body: B, payload: RequestOf<B>, options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<unknown>;
+}
+
+export interface ClusterBackendOptions {
+  brokerId: number;
+  config: BrokerConfig;
+  /** How long a record request waits for a partition's leader to appear or move. Default 5000. */
+  leaderWaitMs?: number;
+  /** acks=all produce timeout sent to the leader. Default 30000 (as the wire default). */
+  produceTimeoutMs?: number;
+  /** How long describe waits for remote leaders' watermarks before leaving them out. Default 2000. */
+  describeTimeoutMs?: number;
+}
+
+export interface ClusterBackendComponents {
+  metadata: MetadataState;
+  /** This broker's cluster handlers (CreateTopics, Produce, Fetch, ...). */
+  handlers: HandlerMap;
+  peers: PeerRequester;
+  /** The broker context handed to local handler calls. */
+  broker: () => BrokerContext;
+  /** Watermarks of partitions this broker leads, without a request. */
+  localLeader: (topic: string, partition: number) => { logStartOffset: number; highWatermark: number } | undefined;
+}
+
+export const DEFAULT_LEADER_WAIT_MS = 5000;
+export const DEFAULT_PRODUCE_TIMEOUT_MS = 30_000;
+export const DEFAULT_DESCRIBE_TIMEOUT_MS = 2000;
+
+/** Refusals after which nothing was done and the leader may have moved: wait for the metadata and try again. */
+const MOVED: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['NOT_LEADER', 'LEADER_NOT_AVAILABLE', 'UNKNOWN_LEADER_EPOCH', 'FENCED_LEADER_EPOCH']);
+
+function wireFailure(code: number | null | undefined, message: string | null | undefined, what: string): MqError | undefined {
+  const c = errorCodeFromNumber(code ?? 0);
+  if (c === 'NONE') return undefined;
+  return new MqError(c, message || `${what} failed with ${c}`, c === 'UNKNOWN_TOPIC_OR_PARTITION' ? { retriable: false } : {});
+}
+
+let requestIds = 0;
+
+export function clusterBackend(options: ClusterBackendOptions, c: ClusterBackendComponents): TopicBackend {
+  const me = options.brokerId;
+  const md = c.metadata;
+  const leaderWaitMs = options.leaderWaitMs ?? DEFAULT_LEADER_WAIT_MS;
+  const produceTimeoutMs = options.produceTimeoutMs ?? DEFAULT_PRODUCE_TIMEOUT_MS;
+  const describeTimeoutMs = options.describeTimeoutMs ?? DEFAULT_DESCRIBE_TIMEOUT_MS;
+
+  function requestContext(signal: AbortSignal): RequestContext {
+    const broker = c.broker();
+    const id = --requestIds; // negative ids: HTTP requests, never a WebSocket connection's
+    const logger = broker.logger.child({ http: true });
+    return { broker, connection: { id, remote: 'http', clientId: 'http-api', signal }, apiVersion: 0, logger };
+  }
+
+  /** One wire request to broker `id`: this broker's own handler, or a peer over the inter-broker connection. */
+  async function call<K extends RequestBody>(id: number, body: K, payload: RequestOf<K>, o: { timeoutMs: number; signal: AbortSignal }): Promise<ResponseOf<K>> {
+    if (id === me) {
+      const h = c.handlers[body] as Handler<K> | undefined;
+      if (!h) throw new MqError('UNKNOWN', `this broker has no ${body} handler`);
+      const r = await h(payload, requestContext(o.signal));
+      if (r === NO_RESPONSE) throw new MqError('UNKNOWN', `the ${body} handler did not answer`);
+      return r;
+    }
+    return (await c.peers.request(id, body, payload, o)) as ResponseOf<K>;
+  }
+
+  function topicRecord(name: string): TopicRecord {
+    const t = md.topic(name);
+    if (!t) {
+      validateTopicName(name);
+      throw new MqError('UNKNOWN_TOPIC_OR_PARTITION', `topic "${name}" does not exist (create it with: mq topic create ${name})`, { retriable: false });
+    }
+    return t;
+  }
+
+  function partitionRecord(topic: string, partition: number): PartitionRecord {
+    const t = topicRecord(topic);
+    const p = t.partitions[partition];
+    if (!p) throw new MqError('UNKNOWN_TOPIC_OR_PARTITION', `topic "${topic}" has no partition ${partition} (it has ${t.partitions.length})`, { retriable: false });
+    return p;
+  }
+
+  /** Resolves on the next metadata change, after `ms`, or when `signal` aborts. */
+  function metadataChange(ms: number, signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        off();
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      const off = md.onChange(done);
+      signal.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  /**
+   * Runs `attempt` against the partition's current leader; when there is none
+   * yet, or the leader answers that it is not (any more) the leader, waits for
+   * the metadata to move and tries again, for up to leaderWaitMs.
+   */
+  async function onLeader<T>(topic: string, partition: number, signal: AbortSignal, attempt: (leader: number) => Promise<T>): Promise<T> {
+    const clock = c.broker().clock;
+    const deadline = clock() + leaderWaitMs;
+    for (;;) {
+      signal.throwIfAborted();
+      const p = partitionRecord(topic, partition);
+      let err: MqError;
+      if (p.leader < 0) {
+        err = new MqError('LEADER_NOT_AVAILABLE', `${topic}-${partition} has no leader: no in-sync replica is alive`);
+      } else {
+        try {
+          return await attempt(p.leader);
+        } catch (e) {
+          if (!(e instanceof MqError) || !MOVED.has(e.code)) throw e;
+          err = e;
+        }
+      }
+      const left = deadline - clock();
+      if (left <= 0) throw err;
+      // A leader named by the metadata may not have taken over yet: poll at least every 100 ms.
+      await metadataChange(Math.min(left, 100), signal);
+    }
+  }
+
+  async function remoteWatermarks(leader: number, parts: Array<{ topic: string; partition: number }>, signal: AbortSignal, timeoutMs: number) {
+    const byTopic = new Map<string, number[]>();
+    for (const p of parts) {
+      let l = byTopic.get(p.topic);
+      if (!l) byTopic.set(p.topic, (l = []));
+      l.push(p.partition);
+    }
+    const res = await call(
+      leader,
+      'listOffsets',
+      { replicaId: -1, topics: [...byTopic].map(([name, ps]) => ({ name, partitions: ps.map((partition) => ({ partition, timestamp: LATEST_TIMESTAMP, currentLeaderEpoch: -1 })) })) },
+      { timeoutMs, signal },
+    );
+    const out = new Map<string, { low: number; high: number } | MqError>();
+    for (const t of res.topics ?? []) {
+      for (const p of t.partitions ?? []) {
+        const err = wireFailure(p.errorCode, p.errorMessage, 'ListOffsets');
+        out.set(`${t.name ?? ''}\u0000${p.partition ?? 0}`, err ?? { low: Number(p.logStartOffset ?? -1), high: Number(p.highWatermark ?? -1) });
+      }
+    }
+    return out;
+  }
+
+  async function watermarks(topic: string, partition: number, signal: AbortSignal): Promise<{ low: number; high: number }> {
+    return onLeader(topic, partition, signal, async (leader) => {
+      if (leader === me) {
+        const l = c.localLeader(topic, partition);
+        if (!l) throw new MqError('NOT_LEADER', `broker ${me} does not lead ${topic}-${partition} yet`);
+        return { low: l.logStartOffset, high: l.highWatermark };
+      }
+      const r = (await remoteWatermarks(leader, [{ topic, partition }], signal, 10_000)).get(`${topic}\u0000${partition}`);
+      if (!r) throw new MqError('UNKNOWN', `broker ${leader} did not answer for ${topic}-${partition}`);
+      if (r instanceof MqError) throw r;
+      return r;
+    });
+  }
+
+  async function view(t: TopicRecord, signal: AbortSignal): Promise<TopicView> {
+    const partitions: PartitionView[] = t.partitions.map((p, i) => ({
+      partition: i,
+      leader: p.leader,
+      leaderEpoch: p.leaderEpoch,
+      replicas: [...p.replicas],
+      isr: [...p.isr],
+      ...(p.leader < 0 ? { offline: true, error: `${t.name}-${i} has no leader: no in-sync replica is alive` } : {}),
+    }));
+    // Watermarks: this broker's own leaderships at once, the others from their leaders (best effort, bounded).
+    const remote = new Map<number, Array<{ topic: string; partition: number }>>();
+    for (const p of partitions) {
+      if (p.leader < 0) continue;
+      const local = p.leader === me ? c.localLeader(t.name, p.partition) : undefined;
+      if (local) {
+        p.low = local.logStartOffset;
+        p.high = local.highWatermark;
+      } else if (p.leader !== me) {
+        let l = remote.get(p.leader);
+        if (!l) remote.set(p.leader, (l = []));
+        l.push({ topic: t.name, partition: p.partition });
+      }
+    }
+    await Promise.all(
+      [...remote].map(async ([leader, parts]) => {
+        const marks = await remoteWatermarks(leader, parts, signal, describeTimeoutMs).catch(() => undefined);
+        for (const { partition } of parts) {
+          const m = marks?.get(`${t.name}\u0000${partition}`);
+          if (m && !(m instanceof MqError)) Object.assign(partitions[partition]!, { low: m.low, high: m.high });
+        }
+      }),
+    );
+    return {
+      name: t.name,
+      topicId: t.topicId,
+      internal: isInternalTopic(t.name),
+      partitionCount: t.partitions.length,
+      replicationFactor: t.partitions[0]?.replicas.length ?? 0,
+      configs: Object.fromEntries(new TopicConfig(t.configs, options.config).entries().map((e) => [e.name, e.value])),
+      partitions,
+    };
+  }
+
+  const adminSignal = () => AbortSignal.timeout(60_000);
+
+  return {
+    mode: 'cluster',
+
+    async createTopic(input) {
+      const res = await call(
+        me,
+        'createTopics',
+        {
+          topics: [{ name: input.name, numPartitions: input.numPartitions ?? 0, replicationFactor: input.replicationFactor ?? 0, configs: input.configs as Record<string, string> }],
+          validateOnly: false,
+        },
+        { timeoutMs: 30_000, signal: adminSignal() },
+      );
+      const r = res.results?.[0];
+      const err = wireFailure(r?.errorCode, r?.errorMessage, 'CreateTopics');
+      if (err) throw err;
+      return { topic: await view(topicRecord(input.name), adminSignal()), ...(r?.warning ? { warning: r.warning } : {}) };
+    },
+
+    async listTopics() {
+      return md.topics().map((t) => ({ name: t.name, internal: isInternalTopic(t.name), partitionCount: t.partitions.length, replicationFactor: t.partitions[0]?.replicas.length ?? 0 }));
+    },
+
+    async describeTopic(name) {
+      return view(topicRecord(name), adminSignal());
+    },
+
+    async deleteTopic(name) {
+      validateTopicName(name);
+      const res = await call(me, 'deleteTopics', { topics: [name] }, { timeoutMs: 30_000, signal: adminSignal() });
+      const r = res.results?.[0];
+      const err = wireFailure(r?.errorCode, r?.errorMessage, 'DeleteTopics');
+      if (err) throw err;
+      return { name, partitionCount: r?.numPartitions ?? 0 };
+    },
+
+    async produceTarget(name) {
+      const t = topicRecord(name);
+      return { partitionCount: t.partitions.length, maxMessageBytes: new TopicConfig(t.configs, options.config).maxMessageBytes };
+    },
+
+    append(topic, partition, batch, acks, { signal }) {
+      return onLeader(topic, partition, signal, async (leader) => {
+        const res = await call(
+          leader,
+          'produce',
+          { acks, timeoutMs: produceTimeoutMs, topics: [{ name: topic, partitions: [{ partition, records: batch }] }] },
+          { timeoutMs: produceTimeoutMs + 5000, signal },
+        );
+        const p = res.topics?.[0]?.partitions?.[0];
+        if (!p) throw new MqError('UNKNOWN', `broker ${leader} answered the produce to ${topic}-${partition} without that partition`);
+        const err = wireFailure(p.errorCode, p.errorMessage, 'Produce');
+        if (err) throw err;
+        return { baseOffset: Number(p.baseOffset ?? -1) };
+      });
+    },
+
+    async read(topic, partition, offset, maxBytes, signal) {
+      const from = offset ?? (await watermarks(topic, partition, signal)).low;
+      return onLeader(topic, partition, signal, async (leader) => {
+        const res = await call(
+          leader,
+          'fetch',
+          {
+            replicaId: -1,
+            maxWaitMs: 0,
+            minBytes: 0,
+            maxBytes,
+            topics: [{ name: topic, partitions: [{ partition, fetchOffset: from, partitionMaxBytes: maxBytes, currentLeaderEpoch: -1, logStartOffset: -1, lastFetchedEpoch: -1 }] }],
+          },
+          { timeoutMs: 30_000, signal },
+        );
+        const p = res.topics?.[0]?.partitions?.[0];
+        if (!p) throw new MqError('UNKNOWN', `broker ${leader} answered the fetch of ${topic}-${partition} without that partition`);
+        const err = wireFailure(p.errorCode, p.errorMessage, 'Fetch');
+        if (err) throw err;
+        const r = p.records;
+        const records = !r ? Buffer.alloc(0) : Buffer.isBuffer(r) ? r : Buffer.from(r.buffer, r.byteOffset, r.byteLength);
+        return { records, offset: from, low: Number(p.logStartOffset ?? -1), high: Number(p.highWatermark ?? -1) };
+      });
+    },
+
+    watermarks,
+  };
+}

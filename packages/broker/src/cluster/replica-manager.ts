@@ -64,6 +64,17 @@ export interface HostedPartition {
   readonly checkpoint: FileCheckpoint;
 }
 
+/** A change of this broker's leadership of one partition (see {@link ReplicaManager.onLeadershipChange}). */
+export interface LeadershipChange {
+  topic: string;
+  partition: number;
+  /** true: this broker now leads the partition (its PartitionLeader is in place); false: it is about to stop leading it. */
+  leader: boolean;
+  leaderEpoch: number;
+}
+
+export type LeadershipListener = (change: LeadershipChange) => void;
+
 function key(topic: string, partition: number): string {
   return `${topic}\u0000${partition}`;
 }
@@ -81,6 +92,7 @@ export class ReplicaManager {
   private readonly logger: Logger;
   private readonly unsubscribe: () => void;
   private readonly fenceTimer: NodeJS.Timeout;
+  private readonly leadershipListeners = new Set<LeadershipListener>();
 
   constructor(
     private readonly options: ReplicaManagerOptions,
@@ -102,6 +114,29 @@ export class ReplicaManager {
   leaderOf(topic: string, partition: number): PartitionLeader | undefined {
     const h = this.hosted.get(key(topic, partition));
     return h?.role === 'leader' ? h.leader : undefined;
+  }
+
+  /**
+   * Calls `fn` (synchronously, in metadata order) when this broker becomes
+   * the leader of a partition (after its PartitionLeader is in place, so
+   * leaderOf answers) and just before it stops leading one (before the
+   * leader resigns, so appends still in flight finish or fail after the
+   * listener has run). A new leader epoch on the same broker is a stop and
+   * a start. Returns the unsubscribe function.
+   */
+  onLeadershipChange(fn: LeadershipListener): () => void {
+    this.leadershipListeners.add(fn);
+    return () => this.leadershipListeners.delete(fn);
+  }
+
+  private emitLeadership(change: LeadershipChange): void {
+    for (const fn of [...this.leadershipListeners]) {
+      try {
+        fn(change);
+      } catch (err) {
+        this.logger.error({ err, topic: change.topic, partition: change.partition }, 'a leadership listener failed');
+      }
+    }
   }
 
   /**
@@ -249,6 +284,7 @@ export class ReplicaManager {
       h.leaderEpoch = rec.leaderEpoch;
       h.partitionEpoch = rec.partitionEpoch;
       this.logger.info({ topic: t.name, partition: h.partition, leaderEpoch: rec.leaderEpoch, isr: rec.isr, logEndOffset: h.log.logEndOffset }, 'leading partition');
+      this.emitLeadership({ topic: t.name, partition: h.partition, leader: true, leaderEpoch: rec.leaderEpoch });
       return;
     }
     if (target >= 0) {
@@ -305,6 +341,7 @@ export class ReplicaManager {
 
   private async stopRole(h: HostedPartition): Promise<void> {
     if (h.role === 'leader' && h.leader) {
+      this.emitLeadership({ topic: h.topic, partition: h.partition, leader: false, leaderEpoch: h.leaderEpoch });
       await h.leader.resign();
       h.leader = undefined;
     } else if (h.role === 'follower') {
@@ -337,7 +374,13 @@ export class ReplicaManager {
     this.unsubscribe();
     clearInterval(this.fenceTimer);
     await this.settled().catch(() => undefined);
-    for (const h of this.hosted.values()) if (h.role === 'leader' && h.leader) await h.leader.close().catch(() => undefined);
+    for (const h of this.hosted.values()) {
+      if (h.role === 'leader' && h.leader) {
+        this.emitLeadership({ topic: h.topic, partition: h.partition, leader: false, leaderEpoch: h.leaderEpoch });
+        await h.leader.close().catch(() => undefined);
+      }
+    }
+    this.leadershipListeners.clear();
     await Promise.allSettled([...this.fetchers.values()].map((f) => f.close()));
     this.fetchers.clear();
     for (const h of this.hosted.values()) {

@@ -8,9 +8,6 @@ import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { errorCodeFromNumber, errorNumber as errorNumberOf } from '@mq/protocol/errors';
 import { startTestBroker, TestClient, type TestBroker } from '../../test/helpers.js';
-import { clusterVoters, coordinatorOf, groupHandlers } from './broker-groups.js';
-import { createGroupCoordinator } from './group-coordinator.js';
-import { MemoryOffsetsLog } from './offsets-log.js';
 
 async function segmentBytes(dir: string): Promise<number> {
   let total = 0;
@@ -106,40 +103,5 @@ describe('group coordinator in the broker', () => {
     const r = await waiting.catch((err: Error) => ({ errorCode: -1, errorMessage: err.message }));
     expect(Date.now() - started).toBeLessThan(5000);
     expect(r.errorCode === errorNumberOf('COORDINATOR_NOT_AVAILABLE') || r.errorCode === -1).toBe(true);
-  });
-
-  it('cluster mode: every broker names the same coordinator for a group, spread over the voters', async () => {
-    const voters = clusterVoters({ get: () => '3@h:1, 1@h:2,2@h:3' });
-    expect(voters).toEqual([1, 2, 3]);
-    expect(clusterVoters({ get: () => '' })).toBeNull();
-    expect(clusterVoters({ get: () => { throw new Error('no such key'); } })).toBeNull();
-    // Each broker has its own coordinator holding only the partitions that map to it.
-    const coordinators = new Map<number, ReturnType<typeof createGroupCoordinator>>();
-    for (const brokerId of voters!) {
-      const c = createGroupCoordinator(
-        { offsetsTopicPartitions: 6 },
-        { offsetsLog: new MemoryOffsetsLog(6), topics: { partitionCount: () => undefined, logEndOffset: () => undefined } },
-      );
-      for (let p = 0; p < 6; p++) if (coordinatorOf(p, voters!) === brokerId) await c.loadPartition(p);
-      coordinators.set(brokerId, c);
-    }
-    const answers = new Map<number, Set<number>>();
-    for (const [brokerId, coordinator] of coordinators) {
-      const handlers = groupHandlers(coordinator, { voters: voters! });
-      for (const group of ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']) {
-        const ctx = { broker: { brokerId, advertisedHost: 'h', port: 9 } } as never;
-        const r = (await handlers.findCoordinator!({ key: group, keyType: 0 }, ctx)) as { errorCode: number; nodeId: number };
-        expect(r.errorCode).toBe(0);
-        const p = coordinator.partitionFor(group);
-        const set = answers.get(p) ?? new Set();
-        set.add(r.nodeId);
-        answers.set(p, set);
-        // The named broker really coordinates the group; the others do not.
-        expect(coordinators.get(r.nodeId)!.isCoordinatorFor(group)).toBe(true);
-      }
-    }
-    for (const [p, ids] of answers) expect([...ids]).toEqual([coordinatorOf(p, voters!)]);
-    expect(new Set([...answers.values()].map((s) => [...s][0])).size).toBeGreaterThan(1);
-    for (const c of coordinators.values()) c.close();
   });
 });

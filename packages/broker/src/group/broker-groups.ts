@@ -1,16 +1,21 @@
 /**
- * Wires the group coordinator into the broker: the internal topic
- * `__consumer_offsets` (created on first start), the offsets log over its
- * partitions, the request handlers and the HTTP routes.
+ * Wires the group coordinator into the broker. A single broker: the local
+ * internal topic `__consumer_offsets` (created on first start), every
+ * partition of it loaded at start, compacted on a timer. Cluster mode: the
+ * replicated cluster topic, coordinated partition by partition by its
+ * leaders (see cluster-groups.ts). Plus the request handlers and HTTP routes.
  */
-import { MqError, errorCodeFromNumber, errorNumber } from '@mq/protocol/errors';
+import { MqError, errorCodeFromNumber, errorNumber, type ErrorCode } from '@mq/protocol/errors';
 import { iterateBatches, lastOffset } from '@mq/protocol/batch';
 import type { Logger } from 'pino';
 import type { BrokerConfig } from '../config/broker-config.js';
+import { validateTopicConfigs } from '../config/topic-config.js';
 import type { BrokerContext } from '../context.js';
 import type { HandlerMap } from '../handlers/types.js';
 import type { Router } from '../http/router.js';
 import type { TopicManager } from '../topics/topic-manager.js';
+import type { ClusterNode } from '../cluster/cluster-node.js';
+import { ClusterGroups, type FindCoordinatorAnswer, type GroupsCluster } from './cluster-groups.js';
 import { createGroupCoordinator, type GroupCoordinator } from './group-coordinator.js';
 import type { OffsetsLog } from './offsets-log.js';
 import { OFFSETS_TOPIC, groupOptionsFromConfig, parseGroupCoordinatorOptions } from './options.js';
@@ -36,14 +41,16 @@ export interface BrokerGroupsDeps {
 }
 
 export interface BrokerGroups {
-  readonly coordinator: GroupCoordinator;
+  /** The coordinator: a single broker's from the start; in cluster mode once `__consumer_offsets` exists. */
+  readonly coordinator: GroupCoordinator | undefined;
   readonly handlers: HandlerMap;
   /**
-   * Replaces where the coordinator looks topics up (partition counts, high
-   * watermarks). By default the broker's local TopicManager; in cluster mode
-   * the cluster's metadata must be given here.
+   * Cluster mode: coordinate the groups of the `__consumer_offsets`
+   * partitions this broker leads, and see the cluster's topics. Until it is
+   * called, group requests are answered NOT_COORDINATOR /
+   * COORDINATOR_NOT_AVAILABLE.
    */
-  useTopicView(view: TopicView): void;
+  useCluster(node: Pick<ClusterNode, 'controller' | 'replicas' | 'topicView'>): void;
   registerRoutes(router: Router, ctx: BrokerContext): void;
   close(): void;
 }
@@ -52,7 +59,7 @@ export function isInternalTopic(name: string): boolean {
   return name === OFFSETS_TOPIC;
 }
 
-/** The offsets log over the partitions of `__consumer_offsets` this broker leads. */
+/** The offsets log over the partitions of a single broker's local `__consumer_offsets`. */
 function offsetsLogOver(topics: TopicManager): OffsetsLog {
   const partition = (p: number) => topics.partition(OFFSETS_TOPIC, p);
   return {
@@ -76,11 +83,93 @@ function offsetsLogOver(topics: TopicManager): OffsetsLog {
   };
 }
 
+/** Topic configs of `__consumer_offsets`: compacted, never deleted by time or size. */
+function offsetsTopicConfigs(config: BrokerConfig): Record<string, string> {
+  return { 'cleanup.policy': 'compact', 'retention.ms': '-1', 'retention.bytes': '-1', 'segment.bytes': config.get('offsets.topic.segment.bytes') };
+}
+
+/** Whether the broker runs in a cluster (same test as cluster-node's isClusterConfig, without loading it). */
+function clusterMode(config: BrokerConfig): boolean {
+  const has = (key: string) => {
+    try {
+      return config.get(key).trim() !== '';
+    } catch {
+      return false; // a build without that key
+    }
+  };
+  return has('controller.quorum.voters') || has('controller.quorum.bootstrap.servers');
+}
+
+/** The cluster as the groups see it, from the broker's cluster node. */
+export function groupsClusterOf(node: Pick<ClusterNode, 'controller' | 'replicas' | 'topicView'>): GroupsCluster {
+  const md = node.controller.metadata;
+  return {
+    brokerId: node.controller.options.brokerId,
+    topic: (name) => md.topic(name),
+    broker: (id) => md.broker(id),
+    liveBrokers: () => md.brokers().filter((b) => !b.fenced).length,
+    createTopic: async (t) => {
+      await node.controller.submit({ type: 'createTopic', ...t });
+    },
+    onMetadataChange: (fn) => md.onChange(() => fn()),
+    leaderOf: (topic, partition) => node.replicas.leaderOf(topic, partition),
+    localLog: (topic, partition) => node.replicas.hostedPartition(topic, partition)?.log,
+    onLeadershipChange: (fn) => node.replicas.onLeadershipChange(fn),
+    topics: node.topicView(),
+  };
+}
+
 export async function startGroups(deps: BrokerGroupsDeps): Promise<BrokerGroups> {
   const { topics, config, logger } = deps;
   const raw: Record<string, string> = {};
   for (const key of GROUP_CONFIG_KEYS) raw[key] = config.get(key);
   const options = parseGroupCoordinatorOptions(groupOptionsFromConfig(raw));
+  const groupLogger = logger.child({ component: 'group-coordinator' });
+  const internalHidden = (view: TopicView): TopicView => ({
+    partitionCount: (t) => (isInternalTopic(t) ? undefined : view.partitionCount(t)),
+    logEndOffset: (t, p) => view.logEndOffset(t, p),
+  });
+
+  if (clusterMode(config)) {
+    // Cluster mode: no local __consumer_offsets; the coordinator starts with the cluster (useCluster).
+    let cluster: ClusterGroups | undefined;
+    let closed = false;
+    const source: GroupHandlerSource = {
+      coordinator: () => cluster?.coordinator,
+      findCoordinator: (groupId) =>
+        cluster?.findCoordinator(groupId) ?? { errorCode: errorNumber('COORDINATOR_NOT_AVAILABLE'), errorMessage: 'this broker has not joined the cluster yet; retry' },
+      close: () => {
+        closed = true;
+        cluster?.close();
+      },
+    };
+    return {
+      get coordinator() {
+        return cluster?.coordinator;
+      },
+      handlers: groupHandlers(source),
+      useCluster(node) {
+        if (cluster || closed) return;
+        const view = node.topicView();
+        const replicationFactor = config.int('offsets.topic.replication.factor');
+        cluster = new ClusterGroups(
+          { ...groupsClusterOf(node), topics: internalHidden(view) },
+          {
+            coordinator: options,
+            offsetsTopicPartitions: options.offsetsTopicPartitions,
+            offsetsTopicReplicationFactor: replicationFactor,
+            offsetsTopicConfigs: validateTopicConfigs(offsetsTopicConfigs(config), config.int('max.frame.bytes')),
+            commitTimeoutMs: config.int('offsets.commit.timeout.ms'),
+          },
+          { clock: deps.clock, logger: groupLogger },
+        );
+        logger.info({ partitions: options.offsetsTopicPartitions, replicationFactor }, 'group coordinator follows the leaders of __consumer_offsets (cluster mode)');
+      },
+      registerRoutes: (router, ctx) => registerGroupRoutes(router, ctx, () => cluster?.coordinator),
+      close: () => source.close!(),
+    };
+  }
+
   let existing = topics.get(OFFSETS_TOPIC);
   if (!existing) {
     await topics.create({
@@ -88,7 +177,7 @@ export async function startGroups(deps: BrokerGroupsDeps): Promise<BrokerGroups>
       numPartitions: options.offsetsTopicPartitions,
       replicationFactor: 1,
       // Never lose committed offsets to time or size retention: the coordinator compacts the topic instead (below).
-      configs: { 'cleanup.policy': 'compact', 'retention.ms': '-1', 'retention.bytes': '-1', 'segment.bytes': config.get('offsets.topic.segment.bytes') },
+      configs: offsetsTopicConfigs(config),
     });
     existing = topics.require(OFFSETS_TOPIC);
   }
@@ -99,48 +188,28 @@ export async function startGroups(deps: BrokerGroupsDeps): Promise<BrokerGroups>
       `${OFFSETS_TOPIC} already exists with another partition count; using it (the count is fixed once created)`,
     );
   }
-  let view: TopicView = {
-    partitionCount: (t) => topics.get(t)?.partitions.length,
-    logEndOffset: (t, p) => topics.get(t)?.partitions[p]?.highWatermark,
-  };
   const coordinator = createGroupCoordinator(
     { ...options, offsetsTopicPartitions: partitions },
     {
       offsetsLog: offsetsLogOver(topics),
-      topics: {
-        partitionCount: (t) => (isInternalTopic(t) ? undefined : view.partitionCount(t)),
-        logEndOffset: (t, p) => view.logEndOffset(t, p),
-      },
+      topics: internalHidden({
+        partitionCount: (t) => topics.get(t)?.partitions.length,
+        logEndOffset: (t, p) => topics.get(t)?.partitions[p]?.highWatermark,
+      }),
       clock: deps.clock,
-      logger: logger.child({ component: 'group-coordinator' }),
+      logger: groupLogger,
     },
   );
-  const voters = clusterVoters(config);
   const started = Date.now();
-  if (!voters) {
-    await coordinator.startup();
-    logger.info({ partitions, groups: coordinator.groupCount, ms: Date.now() - started }, 'group coordinator ready');
-  }
+  await coordinator.startup();
+  logger.info({ partitions, groups: coordinator.groupCount, ms: Date.now() - started }, 'group coordinator ready');
   const compactor = startOffsetsCompaction(topics, Number(config.get('offsets.compaction.interval.ms')), logger);
-  // Cluster mode: each broker coordinates the offsets partitions that map to it (see coordinatorOf);
-  // it learns its id from the first request and loads them then (clients get COORDINATOR_LOAD_IN_PROGRESS meanwhile).
-  let loading: Promise<void> | null = null;
-  const loadOwned = (brokerId: number) =>
-    (loading ??= (async () => {
-      for (let p = 0; p < partitions; p++) {
-        if (coordinatorOf(p, voters!) === brokerId) await coordinator.loadPartition(p);
-      }
-      logger.info({ partitions, brokerId, groups: coordinator.groupCount, ms: Date.now() - started }, 'group coordinator ready (cluster mode)');
-    })().catch((err) => {
-      loading = null;
-      logger.error({ err }, 'loading group state failed; retrying on the next request');
-    }));
   return {
     coordinator,
-    handlers: groupHandlers(coordinator, voters ? { voters, onRequest: (brokerId) => void loadOwned(brokerId) } : {}),
-    registerRoutes: (router, ctx) => registerGroupRoutes(router, ctx, coordinator),
-    useTopicView: (v) => {
-      view = v;
+    handlers: groupHandlers({ coordinator: () => coordinator, close: () => coordinator.close() }),
+    registerRoutes: (router, ctx) => registerGroupRoutes(router, ctx, () => coordinator),
+    useCluster: () => {
+      throw new MqError('INVALID_CONFIG', 'useCluster needs cluster mode (controller.quorum.voters)');
     },
     close: () => {
       compactor.stop();
@@ -155,13 +224,15 @@ interface CompactableLog {
 }
 
 /**
- * `__consumer_offsets` is a compacted topic: every record is keyed by
+ * A single broker's `__consumer_offsets` is a compacted topic: every record is keyed by
  * (group, topic, partition) or (group), so only the latest per key matters.
  * The topic says cleanup.policy=compact; the coordinator (not the broker's
  * general cleaner, which skips internal topics) runs the log-store's key
  * compaction over its closed segments
  * (below the high watermark) on a timer; tombstones go after the log's
  * deleteRetentionMs. The active segment is never compacted (as in Kafka).
+ * (In cluster mode the topic is a replicated cluster topic with
+ * cleanup.policy=compact, which the cluster's cleaner compacts.)
  */
 export function startOffsetsCompaction(topics: TopicManager, intervalMs: number, logger: Logger): { stop(): void; runOnce(): Promise<number> } {
   let running: Promise<number> | null = null;
@@ -199,59 +270,35 @@ export function startOffsetsCompaction(topics: TopicManager, intervalMs: number,
   };
 }
 
-/**
- * Broker ids of the cluster's voters when the broker runs in cluster mode
- * (`controller.quorum.voters`), sorted; null for a single broker.
- */
-export function clusterVoters(config: Pick<BrokerConfig, 'get'>): number[] | null {
-  let raw = '';
-  try {
-    raw = config.get('controller.quorum.voters');
-  } catch {
-    return null; // a build without cluster mode
-  }
-  const ids = raw
-    .split(',')
-    .map((v) => v.trim())
-    .filter((v) => v !== '')
-    .map((v) => Number(v.split('@')[0]))
-    .filter((n) => Number.isInteger(n) && n >= 0);
-  return ids.length > 0 ? [...new Set(ids)].sort((a, b) => a - b) : null;
+/** Where the handlers find the coordinator (it may come and go in cluster mode). */
+export interface GroupHandlerSource {
+  /** The coordinator, or undefined while there is none (cluster mode before `__consumer_offsets` exists). */
+  coordinator(): GroupCoordinator | undefined;
+  /** Cluster mode: FindCoordinator from the metadata (the leader of the group's offsets partition). */
+  findCoordinator?(groupId: string): FindCoordinatorAnswer;
+  /** Called once when the broker starts shutting down: waiting joins and syncs are answered at once. */
+  close?(): void;
 }
 
-/**
- * The broker that coordinates the groups of one `__consumer_offsets`
- * partition in cluster mode: spread over the voters, the same answer on
- * every broker. (Until the offsets partitions are replicated and the
- * coordinator follows their leaders, a group is available while this broker is.)
- */
-export function coordinatorOf(partition: number, voters: readonly number[]): number {
-  return voters[partition % voters.length]!;
-}
+const NOT_HERE: ErrorCode = 'NOT_COORDINATOR';
 
-export interface GroupHandlerOptions {
-  /** Cluster mode: the voters' broker ids (sorted). */
-  voters?: readonly number[];
-  /** Called with this broker's id on each request (cluster mode loads its partitions on the first). */
-  onRequest?: (brokerId: number) => void;
-}
-
-export function groupHandlers(coordinator: GroupCoordinator, options: GroupHandlerOptions = {}): HandlerMap {
-  const { voters, onRequest } = options;
-  const seen = (ctx: { broker: { brokerId: number } }) => onRequest?.(ctx.broker.brokerId);
+export function groupHandlers(source: GroupHandlerSource): HandlerMap {
   // On shutdown, joins and syncs waiting for a rebalance are answered at once
   // (COORDINATOR_NOT_AVAILABLE: the client retries elsewhere) instead of holding the close.
   let hooked = false;
-  const from = (ctx: { connection: { clientId: string; remote: string }; broker: { shutdownSignal: AbortSignal; brokerId: number } }) => {
-    seen(ctx);
-    if (!hooked) {
-      hooked = true;
-      const signal = ctx.broker.shutdownSignal;
-      if (signal.aborted) coordinator.close();
-      else signal.addEventListener('abort', () => coordinator.close(), { once: true });
-    }
+  const hook = (ctx: { broker: { shutdownSignal: AbortSignal } }) => {
+    if (hooked) return;
+    hooked = true;
+    const close = () => (source.close ? source.close() : source.coordinator()?.close());
+    const signal = ctx.broker.shutdownSignal;
+    if (signal.aborted) close();
+    else signal.addEventListener('abort', close, { once: true });
+  };
+  const from = (ctx: { connection: { clientId: string; remote: string }; broker: { shutdownSignal: AbortSignal } }) => {
+    hook(ctx);
     return { clientId: ctx.connection.clientId, clientHost: ctx.connection.remote };
   };
+  const none = (groupId: string) => ({ errorCode: errorNumber(NOT_HERE), errorMessage: `this broker does not coordinate group "${groupId}" (ask FindCoordinator)` });
   return {
     findCoordinator: async (req, ctx) => {
       if ((req.keyType ?? 0) !== 0) {
@@ -259,27 +306,41 @@ export function groupHandlers(coordinator: GroupCoordinator, options: GroupHandl
       }
       const key = req.key ?? '';
       if (key === '') return { errorCode: errorNumber('INVALID_GROUP_ID'), errorMessage: 'group id must not be empty' };
-      seen(ctx);
-      if (voters) {
-        const nodeId = coordinatorOf(coordinator.partitionFor(key), voters);
-        // Clients connect to a broker by its id from Metadata; host and port are filled for this broker only.
-        if (nodeId !== ctx.broker.brokerId) return { errorCode: 0, nodeId, host: '', port: 0 };
-      }
-      if (!coordinator.isCoordinatorFor(key)) {
+      hook(ctx);
+      if (source.findCoordinator) return source.findCoordinator(key);
+      const coordinator = source.coordinator();
+      if (!coordinator?.isCoordinatorFor(key)) {
         return { errorCode: errorNumber('COORDINATOR_NOT_AVAILABLE'), errorMessage: `the coordinator of group "${key}" is not available yet` };
       }
       const b = ctx.broker;
       return { errorCode: 0, nodeId: b.brokerId, host: b.advertisedHost, port: b.port };
     },
-    joinGroup: (req, ctx) => coordinator.joinGroup(req, from(ctx)),
-    syncGroup: (req, ctx) => coordinator.syncGroup(req, from(ctx)),
-    heartbeat: (req, ctx) => (seen(ctx), coordinator.heartbeat(req)),
-    leaveGroup: (req, ctx) => (seen(ctx), coordinator.leaveGroup(req)),
-    offsetCommit: (req, ctx) => (seen(ctx), coordinator.offsetCommit(req)),
-    offsetFetch: (req, ctx) => (seen(ctx), coordinator.offsetFetch(req)),
-    listGroups: (req, ctx) => (seen(ctx), coordinator.listGroups(req)),
-    describeGroups: (req, ctx) => (seen(ctx), coordinator.describeGroups(req)),
-    deleteGroups: (req, ctx) => (seen(ctx), coordinator.deleteGroups(req)),
+    joinGroup: async (req, ctx) => {
+      const c = source.coordinator();
+      return c ? c.joinGroup(req, from(ctx)) : { ...none(req.groupId ?? ''), memberId: req.memberId ?? '', generationId: -1 };
+    },
+    syncGroup: async (req, ctx) => source.coordinator()?.syncGroup(req, from(ctx)) ?? none(req.groupId ?? ''),
+    heartbeat: async (req, ctx) => (hook(ctx), source.coordinator()?.heartbeat(req) ?? none(req.groupId ?? '')),
+    leaveGroup: async (req, ctx) => (hook(ctx), source.coordinator()?.leaveGroup(req) ?? none(req.groupId ?? '')),
+    offsetCommit: async (req, ctx) => {
+      hook(ctx);
+      const c = source.coordinator();
+      if (c) return c.offsetCommit(req);
+      const e = none(req.groupId ?? '');
+      return { topics: (req.topics ?? []).map((t) => ({ name: t.name ?? '', partitions: (t.partitions ?? []).map((p) => ({ partition: p.partition ?? 0, ...e })) })) };
+    },
+    offsetFetch: async (req, ctx) => (hook(ctx), source.coordinator()?.offsetFetch(req) ?? none(req.groupId ?? '')),
+    listGroups: async (req, ctx) => (hook(ctx), source.coordinator()?.listGroups(req) ?? { errorCode: 0, groups: [] }),
+    describeGroups: async (req, ctx) => {
+      hook(ctx);
+      const c = source.coordinator();
+      return c ? c.describeGroups(req) : { groups: (req.groupIds ?? []).map((groupId) => ({ groupId, state: 'Dead', ...none(groupId) })) };
+    },
+    deleteGroups: async (req, ctx) => {
+      hook(ctx);
+      const c = source.coordinator();
+      return c ? c.deleteGroups(req) : { results: (req.groupIds ?? []).map((groupId) => ({ groupId, ...none(groupId) })) };
+    },
   };
 }
 
@@ -293,15 +354,22 @@ function isObject(v: unknown): v is Record<string, unknown> {
  * the group: `{topic, partition, offset, metadata?}` or `{offsets: [...]}`),
  * DELETE /groups/{group}.
  */
-export function registerGroupRoutes(router: Router, _ctx: BrokerContext, coordinator: GroupCoordinator): void {
+export function registerGroupRoutes(router: Router, _ctx: BrokerContext, current: () => GroupCoordinator | undefined): void {
+  const need = (group: string): GroupCoordinator => {
+    const c = current();
+    if (!c) throw new MqError(NOT_HERE, `this broker does not coordinate group "${group}" (cluster mode: ask the leader of its __consumer_offsets partition)`);
+    return c;
+  };
   router.add('GET', '/groups', async (req) => {
     const states = req.query.getAll('state');
-    const r = await coordinator.listGroups({ statesFilter: states });
+    const c = current();
+    if (!c) return { status: 200, body: [] };
+    const r = await c.listGroups({ statesFilter: states });
     return { status: 200, body: r.groups!.map((g) => ({ group: g.groupId, state: g.state, protocol_type: g.protocolType })) };
   });
 
   router.add('GET', '/groups/{group}', async (req) => {
-    const s = coordinator.summarize(req.params.group!);
+    const s = need(req.params.group!).summarize(req.params.group!);
     return {
       status: 200,
       body: {
@@ -352,7 +420,7 @@ export function registerGroupRoutes(router: Router, _ctx: BrokerContext, coordin
       if (!parts) byTopic.set(topic, (parts = []));
       parts.push({ partition, committedOffset: offset, metadata: metadata ?? '', committedLeaderEpoch: -1 });
     }
-    const r = await coordinator.offsetCommit({
+    const r = await need(group).offsetCommit({
       groupId: group,
       generationId: -1,
       memberId: '',
@@ -374,7 +442,7 @@ export function registerGroupRoutes(router: Router, _ctx: BrokerContext, coordin
 
   router.add('DELETE', '/groups/{group}', async (req) => {
     const group = req.params.group!;
-    const r = (await coordinator.deleteGroups({ groupIds: [group] })).results![0]!;
+    const r = (await need(group).deleteGroups({ groupIds: [group] })).results![0]!;
     if (r.errorCode) throw new MqError(errorCodeFromNumber(r.errorCode), r.errorMessage ?? '');
     return { status: 200, body: { group, deleted: true } };
   });

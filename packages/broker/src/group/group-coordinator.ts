@@ -90,6 +90,8 @@ export interface GroupCoordinator {
   /** Gives a partition up (on losing its leadership): drops its groups; waiting members get NOT_COORDINATOR. */
   unloadPartition(partition: number): void;
   isCoordinatorFor(groupId: string): boolean;
+  /** Whether a partition of `__consumer_offsets` is loaded (its groups are served here). */
+  isPartitionLoaded(partition: number): boolean;
   joinGroup(req: JoinGroupRequest, ctx: RequestContext): Promise<JoinGroupResponse>;
   syncGroup(req: SyncGroupRequest, ctx: RequestContext): Promise<SyncGroupResponse>;
   heartbeat(req: HeartbeatRequest): Promise<HeartbeatResponse>;
@@ -118,6 +120,8 @@ export function createGroupCoordinator(
 class Coordinator implements GroupCoordinator {
   private readonly groups = new Map<string, Group>();
   private readonly partitions = new Map<number, PartitionStatus>();
+  /** Bumped by every load and unload of a partition: a load that finds it changed is stale. */
+  private readonly loadSeq = new Map<number, number>();
   private readonly log: OffsetsLog;
   private readonly topics: TopicView;
   private readonly clock: Clock;
@@ -156,7 +160,11 @@ class Coordinator implements GroupCoordinator {
   }
 
   isCoordinatorFor(groupId: string): boolean {
-    return this.partitions.get(this.partitionFor(groupId)) === 'loaded';
+    return this.isPartitionLoaded(this.partitionFor(groupId));
+  }
+
+  isPartitionLoaded(partition: number): boolean {
+    return this.partitions.get(partition) === 'loaded';
   }
 
   /** Null when this coordinator serves the group, else the error to answer with. */
@@ -178,15 +186,21 @@ class Coordinator implements GroupCoordinator {
   }
 
   async loadPartition(partition: number): Promise<void> {
-    if (this.partitions.has(partition)) return;
+    if (this.closed || this.partitions.has(partition)) return;
     this.partitions.set(partition, 'loading');
+    // An unload (or a newer load) while this one awaits makes it stale: it then stops without touching state.
+    const seq = this.nextLoadSeq(partition);
+    const stale = () => this.closed || this.loadSeq.get(partition) !== seq;
     try {
+      await this.log.awaitLoadable?.(partition);
+      if (stale()) return;
       const offsets = new Map<string, Map<string, CommittedOffset>>();
       const metadata = new Map<string, GroupValue>();
       let position = this.log.startOffset(partition);
       const end = this.log.endOffset(partition);
       while (position < end) {
         const { records, nextOffset } = await this.log.read(partition, position, this.options.offsetsLoadBufferBytes);
+        if (stale()) return;
         if (records.length === 0 || nextOffset <= position) break;
         for (const span of iterateBatches(records)) {
           const batch = decodeBatchSync(records, span.position);
@@ -197,6 +211,7 @@ class Coordinator implements GroupCoordinator {
         }
         position = nextOffset;
       }
+      if (stale()) return;
       const now = this.clock();
       for (const groupId of new Set([...offsets.keys(), ...metadata.keys()])) {
         const group = new Group(groupId, partition, now);
@@ -210,9 +225,15 @@ class Coordinator implements GroupCoordinator {
         this.logger.info({ partition, groups: new Set([...offsets.keys(), ...metadata.keys()]).size }, 'group state loaded');
       }
     } catch (e) {
-      this.partitions.delete(partition);
+      if (!stale()) this.partitions.delete(partition);
       throw e;
     }
+  }
+
+  private nextLoadSeq(partition: number): number {
+    const seq = (this.loadSeq.get(partition) ?? 0) + 1;
+    this.loadSeq.set(partition, seq);
+    return seq;
   }
 
   private applyRecord(
@@ -273,6 +294,14 @@ class Coordinator implements GroupCoordinator {
 
   unloadPartition(partition: number): void {
     this.partitions.delete(partition);
+    this.nextLoadSeq(partition); // a load still running for it stops
+    // Commits queued behind an append in flight are not appended by a coordinator that gave the partition up.
+    const queue = this.commitQueues.get(partition);
+    if (queue) {
+      const gone = new MqError('NOT_COORDINATOR', `__consumer_offsets-${partition} moved to another coordinator`);
+      for (const w of queue.waiting.splice(0)) w.reject(gone);
+      this.commitQueues.delete(partition);
+    }
     for (const [id, group] of this.groups) {
       if (group.partition !== partition) continue;
       this.dropGroup(group, 'NOT_COORDINATOR', `group "${id}" moved to another coordinator`);

@@ -18,7 +18,17 @@ export interface OffsetsLog {
   /** Whole batches from `fromOffset`; an empty buffer at the end of the log. */
   read(partition: number, fromOffset: number, maxBytes: number): Promise<{ records: Buffer; nextOffset: number }>;
   startOffset(partition: number): number;
+  /** Where loading stops: records below it are durable (on one broker: the log end; replicated: the high watermark). */
   endOffset(partition: number): number;
+  /**
+   * Resolves once the partition can be loaded: every record that may have
+   * been acknowledged before is below endOffset. A replicated partition's
+   * new leader waits here until its high watermark reaches the log end it
+   * had when it took over (its HW can lag behind records the previous
+   * leader already acknowledged). Rejects when the partition is no longer
+   * this broker's to load. Absent: loadable at once.
+   */
+  awaitLoadable?(partition: number): Promise<void>;
 }
 
 /** The part of a log-store `Log` the adapter needs (structural, so the group code does not import log-store). */

@@ -1,0 +1,214 @@
+/**
+ * Consumer groups in a cluster, the Kafka way: `__consumer_offsets` is a
+ * replicated cluster topic (created through the controller on the first
+ * FindCoordinator), and the coordinator of a group is the leader of the
+ * offsets partition its id hashes to. This broker's coordinator loads a
+ * partition when it becomes its leader (COORDINATOR_LOAD_IN_PROGRESS
+ * meanwhile) and unloads it when it stops leading (NOT_COORDINATOR: clients
+ * find the new coordinator). Writes go through the PartitionLeader with
+ * acks=all (see replicated-offsets-log.ts).
+ */
+import { randomBytes } from 'node:crypto';
+import { MqError, errorNumber, isMqError } from '@mq/protocol/errors';
+import { createGroupCoordinator, type GroupCoordinator } from './group-coordinator.js';
+import { partitionForGroup } from './offsets-schema.js';
+import { OFFSETS_TOPIC, type GroupCoordinatorOptions } from './options.js';
+import { replicatedOffsetsLog, type OffsetsPartitionLeader, type OffsetsReplicaLog } from './replicated-offsets-log.js';
+import type { GroupLogger, TopicView } from './types.js';
+
+/** What the cluster offers the groups (built from the broker's ClusterNode by `groupsClusterOf`). */
+export interface GroupsCluster {
+  readonly brokerId: number;
+  /** A topic of the cluster metadata: each partition's leader (-1: none). */
+  topic(name: string): { partitions: ReadonlyArray<{ leader: number; replicas: readonly number[] }> } | undefined;
+  /** A registered broker's endpoint. */
+  broker(id: number): { host: string; port: number; fenced: boolean } | undefined;
+  /** Registered, unfenced brokers. */
+  liveBrokers(): number;
+  /** Proposes a topic to the controller; a refusal (e.g. TOPIC_ALREADY_EXISTS) throws its MqError. */
+  createTopic(topic: { name: string; topicId: string; numPartitions: number; replicationFactor: number; configs: Record<string, string> }): Promise<void>;
+  onMetadataChange(fn: () => void): () => void;
+  leaderOf(topic: string, partition: number): OffsetsPartitionLeader | undefined;
+  localLog(topic: string, partition: number): OffsetsReplicaLog | undefined;
+  onLeadershipChange(fn: (change: { topic: string; partition: number; leader: boolean }) => void): () => void;
+  /** Partition counts from the metadata; high watermarks of partitions led here (undefined elsewhere). */
+  readonly topics: TopicView;
+}
+
+export interface ClusterGroupsOptions {
+  coordinator: GroupCoordinatorOptions;
+  /** offsets.topic.num.partitions: the partition count `__consumer_offsets` is created with. */
+  offsetsTopicPartitions: number;
+  /** offsets.topic.replication.factor: the most replicas it gets (capped at the live brokers when it is created). */
+  offsetsTopicReplicationFactor: number;
+  /** Topic configs it is created with (cleanup.policy=compact etc.; min.insync.replicas is added here). */
+  offsetsTopicConfigs: Record<string, string>;
+  /** offsets.commit.timeout.ms: how long a write waits for the in-sync replicas. */
+  commitTimeoutMs: number;
+  /** Wait before retrying a load that failed while this broker still leads the partition. */
+  loadRetryMs?: number;
+}
+
+export interface FindCoordinatorAnswer {
+  errorCode: number;
+  errorMessage?: string;
+  nodeId?: number;
+  host?: string;
+  port?: number;
+}
+
+/** The replication factor and min.insync.replicas `__consumer_offsets` is created with. */
+export function offsetsTopicReplication(configuredRf: number, liveBrokers: number): { replicationFactor: number; minInsyncReplicas: number } {
+  const replicationFactor = Math.max(1, Math.min(configuredRf, liveBrokers));
+  return { replicationFactor, minInsyncReplicas: replicationFactor >= 3 ? 2 : 1 };
+}
+
+export class ClusterGroups {
+  private coordinatorValue: GroupCoordinator | undefined;
+  private creating: Promise<void> | undefined;
+  private readonly unsubscribe: Array<() => void> = [];
+  private readonly retryTimers = new Set<NodeJS.Timeout>();
+  private closed = false;
+
+  constructor(
+    private readonly cluster: GroupsCluster,
+    private readonly options: ClusterGroupsOptions,
+    private readonly deps: { clock: () => number; logger: GroupLogger },
+  ) {
+    this.unsubscribe.push(cluster.onMetadataChange(() => this.maybeStart()));
+    this.unsubscribe.push(
+      cluster.onLeadershipChange((ch) => {
+        if (ch.topic !== OFFSETS_TOPIC || !this.coordinatorValue) return;
+        if (ch.leader) this.load(ch.partition);
+        else this.coordinatorValue.unloadPartition(ch.partition);
+      }),
+    );
+    this.maybeStart();
+  }
+
+  /** The coordinator, once `__consumer_offsets` exists. */
+  get coordinator(): GroupCoordinator | undefined {
+    return this.coordinatorValue;
+  }
+
+  /** The coordinator starts once the topic is in the metadata, and loads the partitions this broker leads already. */
+  private maybeStart(): void {
+    if (this.coordinatorValue || this.closed) return;
+    const topic = this.cluster.topic(OFFSETS_TOPIC);
+    if (!topic) return;
+    const partitions = topic.partitions.length;
+    if (partitions !== this.options.offsetsTopicPartitions) {
+      this.deps.logger.warn(
+        { configured: this.options.offsetsTopicPartitions, actual: partitions },
+        `${OFFSETS_TOPIC} exists with another partition count; using it (the count is fixed once created)`,
+      );
+    }
+    this.coordinatorValue = createGroupCoordinator(
+      { ...this.options.coordinator, offsetsTopicPartitions: partitions },
+      {
+        offsetsLog: replicatedOffsetsLog(
+          { leaderOf: (p) => this.cluster.leaderOf(OFFSETS_TOPIC, p), localLog: (p) => this.cluster.localLog(OFFSETS_TOPIC, p) },
+          { partitionCount: partitions, commitTimeoutMs: this.options.commitTimeoutMs },
+        ),
+        topics: this.cluster.topics,
+        clock: this.deps.clock,
+        logger: this.deps.logger,
+      },
+    );
+    for (let p = 0; p < partitions; p++) if (this.cluster.leaderOf(OFFSETS_TOPIC, p)) this.load(p);
+  }
+
+  private load(partition: number): void {
+    const coordinator = this.coordinatorValue;
+    if (!coordinator || this.closed) return;
+    const started = this.deps.clock();
+    coordinator.loadPartition(partition).then(
+      () => {
+        if (coordinator.isPartitionLoaded(partition)) {
+          this.deps.logger.info({ partition, ms: this.deps.clock() - started }, `coordinating the groups of ${OFFSETS_TOPIC}-${partition}`);
+        }
+      },
+      (err: unknown) => {
+        if (this.closed || !this.cluster.leaderOf(OFFSETS_TOPIC, partition)) return;
+        this.deps.logger.warn({ partition, err }, `loading ${OFFSETS_TOPIC}-${partition} failed; retrying`);
+        const timer = setTimeout(() => {
+          this.retryTimers.delete(timer);
+          if (this.cluster.leaderOf(OFFSETS_TOPIC, partition)) this.load(partition);
+        }, this.options.loadRetryMs ?? 500);
+        timer.unref();
+        this.retryTimers.add(timer);
+      },
+    );
+  }
+
+  /**
+   * FindCoordinator: the leader of the group's offsets partition, from the
+   * metadata (the same answer on every broker). COORDINATOR_NOT_AVAILABLE
+   * while the partition has no leader, and while `__consumer_offsets` does
+   * not exist yet (the first request creates it).
+   */
+  findCoordinator(groupId: string): FindCoordinatorAnswer {
+    const topic = this.cluster.topic(OFFSETS_TOPIC);
+    if (!topic) {
+      void this.ensureOffsetsTopic();
+      return unavailable(`${OFFSETS_TOPIC} is being created; retry`);
+    }
+    const p = partitionForGroup(groupId, topic.partitions.length);
+    const leader = topic.partitions[p]?.leader ?? -1;
+    if (leader < 0) return unavailable(`${OFFSETS_TOPIC}-${p} has no leader right now; retry`);
+    const b = this.cluster.broker(leader);
+    if (!b || b.fenced) return unavailable(`broker ${leader}, the leader of ${OFFSETS_TOPIC}-${p}, is not available; retry`);
+    return { errorCode: 0, nodeId: leader, host: b.host, port: b.port };
+  }
+
+  /**
+   * Creates `__consumer_offsets` through the controller (once at a time on
+   * this broker; a creation by another broker first is fine). Replication
+   * factor: offsets.topic.replication.factor, capped at the live brokers.
+   */
+  ensureOffsetsTopic(): Promise<void> {
+    if (this.closed || this.cluster.topic(OFFSETS_TOPIC)) return Promise.resolve();
+    return (this.creating ??= (async () => {
+      const live = this.cluster.liveBrokers();
+      if (live === 0) throw new MqError('COORDINATOR_NOT_AVAILABLE', `no live broker to host ${OFFSETS_TOPIC} yet`);
+      const { replicationFactor, minInsyncReplicas } = offsetsTopicReplication(this.options.offsetsTopicReplicationFactor, live);
+      if (replicationFactor < this.options.offsetsTopicReplicationFactor) {
+        this.deps.logger.warn(
+          { configured: this.options.offsetsTopicReplicationFactor, replicationFactor, liveBrokers: live },
+          `creating ${OFFSETS_TOPIC} with fewer replicas than offsets.topic.replication.factor: only ${live} broker(s) are live`,
+        );
+      }
+      try {
+        await this.cluster.createTopic({
+          name: OFFSETS_TOPIC,
+          topicId: randomBytes(16).toString('base64url'),
+          numPartitions: this.options.offsetsTopicPartitions,
+          replicationFactor,
+          configs: { ...this.options.offsetsTopicConfigs, 'min.insync.replicas': String(minInsyncReplicas) },
+        });
+        this.deps.logger.info({ partitions: this.options.offsetsTopicPartitions, replicationFactor, minInsyncReplicas }, `created ${OFFSETS_TOPIC}`);
+      } catch (err) {
+        if (!isMqError(err, 'TOPIC_ALREADY_EXISTS')) throw err;
+      }
+    })()
+      .catch((err: unknown) => {
+        if (!this.closed) this.deps.logger.warn({ err }, `creating ${OFFSETS_TOPIC} failed; the next FindCoordinator retries`);
+      })
+      .finally(() => {
+        this.creating = undefined;
+      }));
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const off of this.unsubscribe.splice(0)) off();
+    for (const t of this.retryTimers) clearTimeout(t);
+    this.retryTimers.clear();
+    this.coordinatorValue?.close();
+  }
+}
+
+function unavailable(message: string): FindCoordinatorAnswer {
+  return { errorCode: errorNumber('COORDINATOR_NOT_AVAILABLE'), errorMessage: message };
+}

@@ -8,6 +8,7 @@
 import { MqError, errorCodeFromNumber, isMqError, type ErrorCode } from '@mq/protocol/errors';
 import type { mq } from '@mq/protocol/wire';
 import type { Cluster, Target } from '../cluster.js';
+import type { ResponseOf } from '../connection.js';
 import { Retrier } from '../retrier.js';
 import type { Generation, GroupMetadataSource, GroupRpc, TopicPartition } from './types.js';
 
@@ -78,7 +79,7 @@ export class CoordinatorClient implements GroupRpc {
     );
   }
 
-  private async call<B extends 'joinGroup' | 'syncGroup' | 'heartbeat' | 'leaveGroup' | 'offsetCommit' | 'offsetFetch'>(
+  private async call<B extends 'joinGroup' | 'syncGroup' | 'heartbeat' | 'leaveGroup' | 'offsetCommit' | 'offsetFetch' | 'describeGroups' | 'deleteGroups'>(
     body: B,
     payload: NonNullable<mq.RequestFrame[B]>,
     signal?: AbortSignal,
@@ -94,6 +95,33 @@ export class CoordinatorClient implements GroupRpc {
       if (isMqError(err) && err.retriable) this.coordinatorLost();
       throw err;
     }
+  }
+
+  /**
+   * An admin request to the coordinator (describe, delete), retried with the
+   * client's policy while the coordinator moved (NOT_COORDINATOR,
+   * COORDINATOR_NOT_AVAILABLE: found again), is loading the group
+   * (COORDINATOR_LOAD_IN_PROGRESS) or the connection to it was lost.
+   * `codeOf` picks the error of the response that decides.
+   */
+  async request<B extends 'describeGroups' | 'deleteGroups'>(
+    body: B,
+    payload: NonNullable<mq.RequestFrame[B]>,
+    codeOfResponse: (r: ResponseOf<B>) => ErrorCode,
+    signal?: AbortSignal,
+  ): Promise<ResponseOf<B>> {
+    return this.retrier.run(
+      async () => {
+        const r = (await this.call(body, payload, signal)) as ResponseOf<B>;
+        const code = codeOfResponse(r);
+        if (COORDINATOR_GONE.has(code)) this.coordinatorLost();
+        if (COORDINATOR_GONE.has(code) || code === 'COORDINATOR_LOAD_IN_PROGRESS') {
+          throw new MqError(code, `${body} for group "${this.groupId}": the coordinator ${code === 'COORDINATOR_LOAD_IN_PROGRESS' ? 'is loading the group' : 'moved'}`, { retriable: true });
+        }
+        return r;
+      },
+      { signal },
+    );
   }
 
   joinGroup(req: mq.JoinGroupRequest.$Properties, signal?: AbortSignal): Promise<mq.JoinGroupResponse.$Properties> {

@@ -73,10 +73,11 @@ export class GroupAdmin {
     return new CoordinatorClient(this.cluster, groupId);
   }
 
-  /** Groups of every broker (each lists those it coordinates). */
+  /** Groups of every live broker (each lists those it coordinates). */
   async listGroups(options: { states?: string[]; signal?: AbortSignal } = {}): Promise<ListedGroup[]> {
     await this.cluster.refreshMetadata([], options.signal);
-    const ids = [...this.cluster.brokers.keys()];
+    // A fenced broker (down, or cut off from the controller) leads no __consumer_offsets partition, so it coordinates no group.
+    const ids = [...this.cluster.brokers.values()].filter((b) => !b.fenced).map((b) => b.id);
     const results = await Promise.all(
       ids.map((id) => this.cluster.send({ kind: 'broker', id }, 'listGroups', { statesFilter: options.states ?? [] }, { signal: options.signal })),
     );
@@ -92,8 +93,7 @@ export class GroupAdmin {
   /** Members, assignments, committed offsets, log ends and lag; GROUP_ID_NOT_FOUND for an unknown group. */
   async describeGroup(groupId: string, options: { signal?: AbortSignal } = {}): Promise<GroupDescription> {
     const coord = this.coordinator(groupId);
-    const id = await coord.coordinator(options.signal);
-    const r = await this.cluster.send({ kind: 'broker', id }, 'describeGroups', { groupIds: [groupId] }, { signal: options.signal });
+    const r = await coord.request('describeGroups', { groupIds: [groupId] }, (x) => errorCodeFromNumber(x.groups?.[0]?.errorCode ?? 0), options.signal);
     const g = r.groups?.[0];
     if (!g) fail('UNKNOWN', `no description of group "${groupId}" in the response`);
     const code = errorCodeFromNumber(g.errorCode ?? 0);
@@ -154,8 +154,7 @@ export class GroupAdmin {
 
   /** Deletes empty groups and their offsets; NON_EMPTY_GROUP while members are active. */
   async deleteGroup(groupId: string, options: { signal?: AbortSignal } = {}): Promise<void> {
-    const id = await this.coordinator(groupId).coordinator(options.signal);
-    const r = await this.cluster.send({ kind: 'broker', id }, 'deleteGroups', { groupIds: [groupId] }, { signal: options.signal });
+    const r = await this.coordinator(groupId).request('deleteGroups', { groupIds: [groupId] }, (x) => errorCodeFromNumber(x.results?.[0]?.errorCode ?? 0), options.signal);
     const res = r.results?.[0];
     const code = errorCodeFromNumber(res?.errorCode ?? 0);
     if (code !== 'NONE') fail(code, res?.errorMessage || `deleting group "${groupId}" failed: ${code}`, { groupId });

@@ -54,7 +54,9 @@ export const OPERATIONS: Readonly<Record<string, Json>> = {
       'Values, keys and header values are UTF-8 text unless `encoding` is "base64" (on the request object or on a record). ' +
       'A record with an explicit partition goes there; a keyed record goes to murmur2(key) % partitions (Kafka\'s default ' +
       'partitioner); an unkeyed record goes round-robin. Records of one partition in one request form one batch, in order. ' +
-      'A single record answers {partition, offset}; the array forms answer an array in request order.',
+      'A single record answers {partition, offset}; the array forms answer an array in request order. ' +
+      'In a cluster any broker takes the request: a partition led elsewhere is produced to on its leader over the ' +
+      'inter-broker connection, and acks=all (the default) answers once every in-sync replica has the records.',
     parameters: [
       topicParam,
       { name: 'acks', in: 'query', required: false, schema: { enum: ['1', 'all', '-1'], default: 'all' } },
@@ -85,6 +87,7 @@ export const OPERATIONS: Readonly<Record<string, Json>> = {
   'GET /topics/{topic}/partitions/{partition}/records': {
     operationId: 'readRecords',
     summary: 'Read records of a partition from an offset',
+    description: 'Only records below the high watermark. In a cluster any broker answers, reading from the partition leader.',
     parameters: [
       topicParam,
       partitionParam,
@@ -93,7 +96,7 @@ export const OPERATIONS: Readonly<Record<string, Json>> = {
       { name: 'max_records', in: 'query', required: false, schema: { type: 'integer', minimum: 1, default: 10000 } },
       { name: 'encoding', in: 'query', required: false, schema: ref('Encoding') },
     ],
-    responses: { '200': json(ref('RecordPage'), 'Records from the offset on'), ...errors(400, 404) },
+    responses: { '200': json(ref('RecordPage'), 'Records from the offset on'), ...errors(400, 404, 503) },
   },
   'GET /topics/{topic}/partitions/{partition}/watermarks': {
     operationId: 'watermarks',
@@ -101,7 +104,7 @@ export const OPERATIONS: Readonly<Record<string, Json>> = {
     parameters: [topicParam, partitionParam],
     responses: {
       '200': json({ type: 'object', properties: { low: { type: 'integer' }, high: { type: 'integer' } }, required: ['low', 'high'] }, 'Watermarks'),
-      ...errors(404),
+      ...errors(404, 503),
     },
   },
   'GET /health': {
@@ -177,8 +180,10 @@ const SCHEMAS: Json = {
             leader_epoch: { type: 'integer' },
             replicas: { type: 'array', items: { type: 'integer' } },
             isr: { type: 'array', items: { type: 'integer' } },
-            low: { type: 'integer' },
-            high: { type: 'integer' },
+            low: { type: 'integer', description: 'Log start offset on the leader; left out when the leader did not answer in time (cluster)' },
+            high: { type: 'integer', description: 'High watermark on the leader; left out like low' },
+            offline: { type: 'boolean', description: 'Present (true) when the partition cannot serve: its log failed to open, or it has no leader' },
+            error: { type: 'string', description: 'Why it is offline' },
           },
         },
       },
@@ -251,7 +256,8 @@ export function openApiDocument(router: Router): Json {
       version: '0.1.0',
       description:
         'Topics and records over HTTP/JSON. Errors are {error: {code, message, retriable}}: 404 unknown topic or partition, ' +
-        '400 invalid input, 409 already exists, 413 too large, 503 retriable.',
+        '400 invalid input, 409 already exists, 413 too large, 503 retriable. In a cluster every broker serves the whole API: ' +
+        'topic changes go through the controller, records to and from each partition\'s leader.',
     },
     paths,
     components: {

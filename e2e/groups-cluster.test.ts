@@ -1,0 +1,184 @@
+/**
+ * Consumer groups in a 3-broker cluster of real processes survive the loss
+ * of the group's coordinator. `__consumer_offsets` is a replicated cluster
+ * topic; the coordinator of a group is the leader of its offsets partition.
+ * Three group members (their own processes, at-least-once, auto-commit)
+ * consume a 6-partition RF=3 topic while a producer keeps writing; the
+ * harness SIGKILLs the coordinator broker (found with FindCoordinator). The
+ * group carries on with a new coordinator; no committed offset ever goes
+ * backwards, nothing below an offset already committed is delivered again,
+ * every acknowledged record is consumed, no partition has two owners at
+ * once, and the killed broker, restarted, rejoins the ISR of every offsets
+ * partition.
+ */
+import { MqClient } from '@mq/client';
+import { Cluster, CoordinatorClient, parseClientOptions } from '@mq/client/internal';
+import { cleanup, uniqueName, waitFor } from './src/harness.js';
+import { FAST_FAILOVER_CONFIG, startCluster, type TestCluster } from './src/cluster-harness.js';
+import { Worker, killAllWorkers, ownershipViolations, waitForOwners } from './groups-helpers.js';
+
+const PARTITIONS = 6;
+const trace = (msg: string) => {
+  if (process.env.MQ_E2E_TRACE) process.stderr.write(`${new Date().toISOString()} ${msg}\n`);
+};
+
+let cluster: TestCluster | undefined;
+afterAll(async () => {
+  await killAllWorkers();
+  await cluster?.close();
+  await cleanup();
+});
+
+describe('consumer groups in a cluster', () => {
+  it('keep their committed offsets and carry on when the coordinator broker is SIGKILLed', async () => {
+    cluster = await startCluster({
+      brokers: 3,
+      config: {
+        ...FAST_FAILOVER_CONFIG,
+        'group.initial.rebalance.delay.ms': '0',
+        'group.min.session.timeout.ms': '1000',
+        'offsets.topic.num.partitions': '6',
+      },
+    });
+    const c = cluster;
+    await c.waitHealthy();
+    const topic = uniqueName('ledger');
+    const group = uniqueName('billing');
+    const mq = new MqClient({ bootstrap: c.bootstrap, clientId: 'groups-cluster-test', requestTimeoutMs: 5000, retry: { initialDelayMs: 50, maxDelayMs: 500, retries: 50 } });
+    const probe = new Cluster(parseClientOptions({ bootstrap: c.bootstrap, requestTimeoutMs: 3000 }));
+    const coordinatorOf = async () => new CoordinatorClient(probe, group).coordinator();
+    let stop = false;
+    try {
+      await mq.admin().createTopic(topic, { numPartitions: PARTITIONS, replicationFactor: 3, configs: { 'min.insync.replicas': '2' } });
+      await c.waitHealthy(30_000, [topic]);
+
+      // A producer that keeps writing (acks=all) until the end; only acknowledged records must be consumed.
+      const acked = new Set<string>();
+      const producer = mq.producer({ acks: 'all', lingerMs: 2, deliveryTimeoutMs: 30_000 });
+      let seq = 0;
+      const pump = (async () => {
+        const window: Promise<void>[] = [];
+        while (!stop) {
+          const v = `r-${seq++}`;
+          window.push(producer.send(topic, { key: v, value: v }).then(() => void acked.add(v), () => undefined));
+          if (window.length >= 8) await window.shift();
+          await new Promise((r) => setTimeout(r, 4));
+        }
+        await Promise.all(window);
+      })();
+
+      const workers = ['a', 'b', 'c'].map(
+        (name) =>
+          new Worker({
+            bootstrap: c.bootstrap as unknown as string, // MqClient takes the list
+            topic,
+            group,
+            name,
+            sessionTimeoutMs: 4000,
+            heartbeatIntervalMs: 300,
+            autoCommitIntervalMs: 200,
+            delayMs: 1,
+          }),
+      );
+      await waitForOwners(workers, [2, 2, 2], 40_000);
+
+      // Watch the committed offsets: none may ever go backwards.
+      const samples: Array<{ t: number; p: number; committed: number }> = [];
+      const highest = new Map<number, number>();
+      const backwards: string[] = [];
+      let sampling = true;
+      const sampler = (async () => {
+        while (sampling) {
+          try {
+            const d = await mq.groups().describeGroup(group);
+            const t = Date.now();
+            for (const o of d.offsets) {
+              if (o.topic !== topic || o.committedOffset < 0) continue;
+              const before = highest.get(o.partition) ?? -1;
+              if (o.committedOffset < before) backwards.push(`partition ${o.partition}: ${before} → ${o.committedOffset}`);
+              highest.set(o.partition, Math.max(before, o.committedOffset));
+              samples.push({ t, p: o.partition, committed: o.committedOffset });
+            }
+            trace(`committed ${[...highest.values()].reduce((a, b) => a + b, 0)} state ${d.state}`);
+          } catch (err) {
+            trace(`describe failed: ${String(err)}`);
+          }
+          await new Promise((r) => setTimeout(r, 150));
+        }
+      })();
+      const committedTotal = () => [...highest.values()].reduce((a, b) => a + b, 0);
+      await waitFor(() => highest.size === PARTITIONS && committedTotal() >= 150, { timeout: 30_000, message: 'commits on every partition before the kill' });
+
+      // Kill the group's coordinator.
+      const victim = await coordinatorOf();
+      const beforeKill = committedTotal();
+      trace(`killing coordinator ${victim} (committed ${beforeKill})`);
+      await c.kill(victim);
+      const killedAt = Date.now();
+
+      // A new coordinator takes over, and the group keeps committing through it.
+      const successor = await waitFor(
+        async () => {
+          const id = await coordinatorOf().catch(() => 0);
+          return id !== victim && id > 0 ? id : 0;
+        },
+        { timeout: 20_000, interval: 100, message: 'a new coordinator' },
+      );
+      trace(`new coordinator ${successor} after ${Date.now() - killedAt} ms`);
+      await waitFor(() => committedTotal() >= beforeKill + 150 && samples.some((s) => s.t > killedAt), {
+        timeout: 30_000,
+        message: `commits through the new coordinator ${successor} (committed ${committedTotal()}, ${beforeKill} before the kill)`,
+      });
+      trace(`coordinator ${successor} took over in ${Date.now() - killedAt} ms; restarting ${victim}`);
+      if (process.env.MQ_E2E_TRACE) {
+        for (const id of c.ids) {
+          const lines = c.broker(id).process.output.filter((l) => /group|offsets|coordinat|rebalanc/i.test(l));
+          process.stderr.write(`--- broker ${id} ---\n${lines.slice(-60).join('\n')}\n`);
+        }
+      }
+
+      // The killed broker comes back and rejoins the ISR of every offsets partition (and of the topic).
+      await c.restart(victim);
+      await c.waitHealthy(40_000, ['__consumer_offsets', topic]);
+      stop = true;
+      await pump;
+      await producer.close();
+
+      // Every acknowledged record is consumed at least once.
+      const consumed = () => new Set(workers.flatMap((w) => w.records().map((e) => e.v!)));
+      await waitFor(() => [...acked].every((v) => consumed().has(v)), {
+        timeout: 30_000,
+        message: `every acknowledged record consumed (${[...acked].filter((v) => !consumed().has(v)).length} of ${acked.size} missing)`,
+      });
+      sampling = false;
+      await sampler;
+
+      for (const w of workers) expect(w.events.filter((e) => e.ev === 'error')).toEqual([]);
+      expect(backwards).toEqual([]);
+      expect(ownershipViolations(workers)).toEqual([]);
+      // Nothing below an offset already committed is delivered again (at-least-once redelivers only above it).
+      const redelivered: string[] = [];
+      for (const w of workers) {
+        for (const e of w.records()) {
+          const committedBefore = samples.filter((s) => s.p === e.p && s.t < e.t).reduce((m, s) => Math.max(m, s.committed), -1);
+          if (e.o! < committedBefore) redelivered.push(`${w.name}: ${topic}-${e.p} offset ${e.o} at ${e.t}, committed ${committedBefore} before`);
+        }
+      }
+      expect(redelivered.slice(0, 5)).toEqual([]);
+      expect(acked.size).toBeGreaterThan(500);
+      // The group settles with its three members on the new coordinator.
+      await waitFor(async () => {
+        const d = await mq.groups().describeGroup(group);
+        return d.state === 'Stable' && d.members.length === 3;
+      }, { timeout: 20_000, message: 'the group stable with 3 members' });
+      console.log(
+        `coordinator ${victim} killed, ${successor} took over; ${acked.size} records acknowledged, ${workers.reduce((n, w) => n + w.records().length, 0)} deliveries, ${samples.length} offset samples`,
+      );
+      await Promise.all(workers.map((w) => w.stop()));
+    } finally {
+      stop = true;
+      probe.close();
+      await mq.close();
+    }
+  }, 120_000);
+});

@@ -85,8 +85,13 @@ export class CoordinatorClient implements GroupRpc {
     signal?: AbortSignal,
     timeoutMs?: number,
   ) {
-    const id = await this.coordinator(signal);
-    const target: Target = { kind: 'broker', id };
+    // The cluster retries a lost connection or a timeout: each retry asks FindCoordinator again
+    // (the coordinator's broker may be gone for good, its partitions led elsewhere by now).
+    let attempt = 0;
+    const target = async (): Promise<Target> => {
+      if (attempt++ > 0) this.coordinatorLost();
+      return { kind: 'broker', id: await this.coordinator(signal) };
+    };
     try {
       const r = await this.cluster.send(target, body, payload as never, { signal, timeoutMs });
       if (COORDINATOR_GONE.has(codeOf(r as { errorCode?: number }))) this.coordinatorLost();

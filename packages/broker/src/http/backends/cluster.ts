@@ -13,7 +13,7 @@
  */
 import type { RequestBody } from '@mq/protocol/wire';
 import { LATEST_TIMESTAMP } from '@mq/protocol/wire';
-import { errorCodeFromNumber, MqError, type ErrorCode } from '@mq/protocol/errors';
+import { errorCodeFromNumber, isMqError, MqError, type ErrorCode } from '@mq/protocol/errors';
 import type { BrokerConfig } from '../../config/broker-config.js';
 import { TopicConfig } from '../../config/topic-config.js';
 import type { BrokerContext, RequestContext } from '../../context.js';
@@ -31,7 +31,7 @@ export interface PeerRequester {
 export interface ClusterBackendOptions {
   brokerId: number;
   config: BrokerConfig;
-  /** How long a record request waits for a partition's leader to appear or move. Default 5000. */
+  /** How long a record request waits for a partition's leader to appear, move or become reachable. Default: broker.session.timeout.ms + 5 s, at most 30 s. */
   leaderWaitMs?: number;
   /** acks=all produce timeout sent to the leader. Default 30000 (as the wire default). */
   produceTimeoutMs?: number;
@@ -56,6 +56,12 @@ export const DEFAULT_DESCRIBE_TIMEOUT_MS = 2000;
 
 /** Refusals after which nothing was done and the leader may have moved: wait for the metadata and try again. */
 const MOVED: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['NOT_LEADER', 'LEADER_NOT_AVAILABLE', 'UNKNOWN_LEADER_EPOCH', 'FENCED_LEADER_EPOCH']);
+/**
+ * The leader could not be reached (it died, a failover is under way): tried again on the leader the
+ * metadata names next. A produce whose connection broke after it was sent may then be written twice,
+ * exactly as when a client retries it (at-least-once).
+ */
+const UNREACHABLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['CONNECTION_ERROR', 'CONNECTION_CLOSED', 'BROKER_NOT_AVAILABLE']);
 
 function wireFailure(code: number | null | undefined, message: string | null | undefined, what: string): MqError | undefined {
   const c = errorCodeFromNumber(code ?? 0);
@@ -68,7 +74,7 @@ let requestIds = 0;
 export function clusterBackend(options: ClusterBackendOptions, c: ClusterBackendComponents): TopicBackend {
   const me = options.brokerId;
   const md = c.metadata;
-  const leaderWaitMs = options.leaderWaitMs ?? DEFAULT_LEADER_WAIT_MS;
+  const leaderWaitMs = options.leaderWaitMs ?? Math.min(30_000, options.config.int('broker.session.timeout.ms') + DEFAULT_LEADER_WAIT_MS);
   const produceTimeoutMs = options.produceTimeoutMs ?? DEFAULT_PRODUCE_TIMEOUT_MS;
   const describeTimeoutMs = options.describeTimeoutMs ?? DEFAULT_DESCRIBE_TIMEOUT_MS;
 
@@ -124,8 +130,10 @@ export function clusterBackend(options: ClusterBackendOptions, c: ClusterBackend
 
   /**
    * Runs `attempt` against the partition's current leader; when there is none
-   * yet, or the leader answers that it is not (any more) the leader, waits for
-   * the metadata to move and tries again, for up to leaderWaitMs.
+   * yet, the leader answers that it is not (any more) the leader, or it cannot
+   * be reached, waits for the metadata to move and tries again, for up to
+   * leaderWaitMs (with a dead leader: until the controller fences it and
+   * elects another).
    */
   async function onLeader<T>(topic: string, partition: number, signal: AbortSignal, attempt: (leader: number) => Promise<T>): Promise<T> {
     const clock = c.broker().clock;
@@ -140,14 +148,15 @@ export function clusterBackend(options: ClusterBackendOptions, c: ClusterBackend
         try {
           return await attempt(p.leader);
         } catch (e) {
-          if (!(e instanceof MqError) || !MOVED.has(e.code)) throw e;
+          if (!isMqError(e) || !(MOVED.has(e.code) || UNREACHABLE.has(e.code))) throw e;
           err = e;
         }
       }
       const left = deadline - clock();
       if (left <= 0) throw err;
-      // A leader named by the metadata may not have taken over yet: poll at least every 100 ms.
-      await metadataChange(Math.min(left, 100), signal);
+      // A leader named by the metadata may not have taken over yet: poll at least every 100 ms
+      // (every 500 ms while it cannot be reached, not to spin on connection attempts).
+      await metadataChange(Math.min(left, UNREACHABLE.has(err.code) ? 500 : 100), signal);
     }
   }
 

@@ -20,7 +20,7 @@ import { lookupOffset } from '../handlers/list-offsets.js';
 import { produceHandler } from '../handlers/produce.js';
 import { type HandlerMap } from '../handlers/types.js';
 import { checkProducedBatches, stampLogAppendTime } from '../records/produce-batches.js';
-import { refuseInternal, validateTopicName } from '../topics/topic-name.js';
+import { isInternalTopic, refuseInternal, validateTopicName } from '../topics/topic-name.js';
 import type { BrokerConfig } from '../config/broker-config.js';
 import type { RequestContext } from '../context.js';
 import type { ReplicaManager } from './replica-manager.js';
@@ -49,7 +49,7 @@ function describeTopic(t: TopicRecord, fenced: (id: number) => boolean): mq.Topi
   return {
     errorCode: 0,
     name: t.name,
-    internal: false,
+    internal: isInternalTopic(t.name),
     topicId: t.topicId,
     partitions: t.partitions.map((p, i) => ({
       errorCode: p.leader < 0 ? errorNumber('LEADER_NOT_AVAILABLE') : 0,

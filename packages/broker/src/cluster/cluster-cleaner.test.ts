@@ -84,6 +84,13 @@ describe('ClusterCleaner', () => {
     expect(errors).toEqual([]);
   });
 
+  it('compacts __consumer_offsets like any compacted topic (no internal-topic exception in cluster mode)', async () => {
+    const offsets = await log('offsets');
+    await updates(offsets, 10);
+    const round = await cleaner([replica('__consumer_offsets', offsets, true, () => offsets.logEndOffset)]).compactOnce();
+    expect(round.removedRecords).toBeGreaterThan(0);
+  });
+
   it('leaves a replica with no role (no high watermark) and non-compacted topics alone', async () => {
     const noRole = await log('no-role');
     const plain = await log('plain');

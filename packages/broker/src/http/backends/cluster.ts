@@ -89,7 +89,8 @@ export function clusterBackend(options: ClusterBackendOptions, c: ClusterBackend
   async function call<K extends RequestBody>(id: number, body: K, payload: RequestOf<K>, o: { timeoutMs: number; signal: AbortSignal }): Promise<ResponseOf<K>> {
     if (id === me) {
       const h = c.handlers[body] as Handler<K> | undefined;
-      if (!h) throw new MqError('UNKNOWN', `this broker has no ${body} handler`);
+      // A controller-only process (process.roles=controller) hosts no partitions and serves no topic admin.
+      if (!h) throw new MqError('INVALID_REQUEST', `this process does not serve ${body} (it is not a broker); use a broker's HTTP port`);
       const r = await h(payload, requestContext(o.signal));
       if (r === NO_RESPONSE) throw new MqError('UNKNOWN', `the ${body} handler did not answer`);
       return r;

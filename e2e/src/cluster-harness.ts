@@ -84,7 +84,14 @@ export class LinkProxy {
 }
 
 export interface ClusterOptions {
+  /** Brokers: combined broker+controller voters, or broker-only processes when `controllers` is set. */
   brokers?: number;
+  /**
+   * Dedicated controllers (process.roles=controller, ids 1..controllers); the
+   * brokers then get ids controllers+1.. and run process.roles=broker, following
+   * the metadata log through controller.quorum.bootstrap.servers. No link proxies.
+   */
+  controllers?: number;
   /** Broker config for every broker (key → value). */
   config?: Record<string, string>;
   /** Route broker-to-broker links through proxies (for isolate/cut). Default true. */
@@ -94,6 +101,8 @@ export interface ClusterOptions {
 
 export interface ClusterBroker {
   readonly id: number;
+  /** 'broker,controller' (combined), 'controller' or 'broker'. */
+  readonly role: string;
   readonly process: BrokerProcess;
   readonly raftPort: number;
   readonly dataDir: string;
@@ -121,9 +130,19 @@ export class TestCluster {
     return [...this.brokers.keys()];
   }
 
+  /** The processes that host partitions (all of them unless the controllers are dedicated). */
+  get brokerIds(): number[] {
+    return [...this.brokers.values()].filter((b) => b.role !== 'controller').map((b) => b.id).sort((a, b) => a - b);
+  }
+
+  /** The controller voters. */
+  get controllerIds(): number[] {
+    return [...this.brokers.values()].filter((b) => b.role !== 'broker').map((b) => b.id).sort((a, b) => a - b);
+  }
+
   /** Every broker's client address, for `bootstrap`. */
   get bootstrap(): string[] {
-    return [...this.brokers.values()].map((b) => b.process.bootstrap);
+    return [...this.brokers.values()].filter((b) => b.role !== 'controller').map((b) => b.process.bootstrap);
   }
 
   broker(id: number): ClusterBroker {
@@ -133,6 +152,7 @@ export class TestCluster {
   }
 
   async start(): Promise<void> {
+    if (this.options.controllers) return this.startDedicated(this.options.controllers);
     const n = this.options.brokers ?? 3;
     const ids = Array.from({ length: n }, (_, i) => i + 1);
     const ports = new Map<number, { raft: number; client: number; http: number }>();
@@ -165,8 +185,49 @@ export class TestCluster {
         const dataDir = await makeTempDir(`mq-cluster-${id}-`);
         const args = ['--broker-id', String(id), ...Object.entries(config).flatMap(([k, v]) => ['--config-set', `${k}=${v}`])];
         const proc = await startBroker({ dataDir, port: p.client, httpPort: p.http, args, env: this.options.env, startTimeoutMs: 30_000 });
-        this.brokers.set(id, { id, process: proc, raftPort: p.raft, dataDir });
+        this.brokers.set(id, { id, role: 'broker,controller', process: proc, raftPort: p.raft, dataDir });
       }),
+    );
+  }
+
+  /** `controllers` dedicated controller processes and `brokers` broker-only processes. */
+  private async startDedicated(controllers: number): Promise<void> {
+    const n = this.options.brokers ?? 3;
+    const cids = Array.from({ length: controllers }, (_, i) => i + 1);
+    const bids = Array.from({ length: n }, (_, i) => controllers + i + 1);
+    const ports = new Map<number, { raft: number; client: number; http: number }>();
+    for (const id of [...cids, ...bids]) ports.set(id, { raft: cids.includes(id) ? await freePort() : 0, client: await freePort(), http: await freePort() });
+    const voters = cids.map((id) => `${id}@127.0.0.1:${ports.get(id)!.raft}`).join(',');
+    const bootstrap = cids.map((id) => `127.0.0.1:${ports.get(id)!.client}`).join(',');
+    await Promise.all(
+      [...cids, ...bids].map(async (id) => {
+        const p = ports.get(id)!;
+        const role = cids.includes(id) ? 'controller' : 'broker';
+        const config: Record<string, string> = {
+          'process.roles': role,
+          ...(role === 'controller' ? { 'controller.quorum.voters': voters } : { 'controller.quorum.bootstrap.servers': bootstrap }),
+          ...this.options.config,
+        };
+        const dataDir = await makeTempDir(`mq-cluster-${id}-`);
+        const args = ['--broker-id', String(id), ...Object.entries(config).flatMap(([k, v]) => ['--config-set', `${k}=${v}`])];
+        const proc = await startBroker({ dataDir, port: p.client, httpPort: p.http, args, env: this.options.env, startTimeoutMs: 30_000 });
+        this.brokers.set(id, { id, role, process: proc, raftPort: p.raft, dataDir });
+      }),
+    );
+  }
+
+  /** The active controller as the running controller voters report it (waits for one). */
+  async activeController(exclude: number[] = []): Promise<number> {
+    return waitFor(
+      async () => {
+        for (const id of this.controllerIds) {
+          if (exclude.includes(id) || this.broker(id).process.exited) continue;
+          const s = await this.status(id).catch(() => undefined);
+          if (s?.activeController) return id;
+        }
+        return 0;
+      },
+      { timeout: 20_000, interval: 100, message: 'an active controller' },
     );
   }
 
@@ -197,7 +258,7 @@ export class TestCluster {
     return waitFor<ClusterStatus | undefined>(
       async () => {
         const s = await this.anyStatus();
-        const all = this.ids.every((id) => s.brokers.some((b) => b.id === id && !b.fenced));
+        const all = this.brokerIds.every((id) => s.brokers.some((b) => b.id === id && !b.fenced));
         const relevant = (x: { topic: string }) => !topics || topics.includes(x.topic);
         return all && s.underReplicated.filter(relevant).length === 0 && s.offline.filter(relevant).length === 0 ? s : undefined;
       },

@@ -100,7 +100,11 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
       groups.useCluster(cluster);
     }
 
-    const handlers: HandlerMap = { ...DEFAULT_HANDLERS, ...groups.handlers, ...cluster?.handlers, ...components.handlers };
+    // A controller-only process (process.roles=controller) serves the controller's APIs only: it hosts no partitions or groups.
+    const handlers: HandlerMap =
+      cluster && !cluster.roles.broker
+        ? { handshake: DEFAULT_HANDLERS.handshake!, ...cluster.handlers, ...components.handlers }
+        : { ...DEFAULT_HANDLERS, ...groups.handlers, ...cluster?.handlers, ...components.handlers };
     const maxFrameBytes = config.int('max.frame.bytes');
     const ws = new WsServer(
       {
@@ -169,7 +173,8 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     if (clusterCleaner) cleanups.push(() => clusterCleaner.stop());
 
     ws.serve(ctx);
-    cluster?.register({ host: advertised, port, httpPort });
+    // A broker-only process is listening once registered (a second live process with its id is refused here).
+    await cluster?.register({ host: advertised, port, httpPort });
     http.setReady(true);
     log.info({ port, httpPort, host: opts.host, brokerId: meta.brokerId, clusterId: meta.clusterId }, 'broker listening');
 

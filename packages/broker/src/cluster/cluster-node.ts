@@ -1,17 +1,22 @@
 /**
- * A broker's cluster membership: the controller (Raft voter, metadata log),
- * the connections to the other brokers, the replica manager, and the
- * handlers that serve the cluster's view. startBroker starts one when
- * `controller.quorum.voters` is configured; without it the broker runs alone
- * exactly as before.
+ * A process's cluster membership, by its `process.roles`: the controller (a
+ * Raft voter of the metadata log, or for a broker-only process an observer
+ * that fetches it from the active controller), the connections to the other
+ * brokers, the replica manager (started only when the process is a broker),
+ * and the handlers that serve the cluster's view. startBroker starts one
+ * when `controller.quorum.voters` or `controller.quorum.bootstrap.servers` is
+ * configured; without them the broker runs alone exactly as before.
  */
 import type { Logger } from 'pino';
 import { errorCodeFromNumber, isMqError, MqError } from '@mq/protocol/errors';
 import type { FetchFn, OffsetForLeaderEpochFn } from '@mq/replication';
 import type { BrokerConfig } from '../config/broker-config.js';
-import { encodeCommand, type CommandResult } from '../controller/commands.js';
-import { Controller } from '../controller/controller.js';
+import { encodeCommand, type CommandResult, type MetadataCommand } from '../controller/commands.js';
+import { ControllerChannel } from '../controller/controller-channel.js';
+import { newIncarnation, RaftController, type Controller } from '../controller/controller.js';
 import { CONTROLLED_SHUTDOWN } from '../controller/metadata-state.js';
+import { ObserverController } from '../controller/observer.js';
+import { formatRoles, parseBootstrapServers, parseProcessRoles, type ProcessRoles } from '../controller/roles.js';
 import type { HandlerMap } from '../handlers/types.js';
 import { clusterHandlers } from './handlers.js';
 import { parsePeerAddresses, PeerConnections } from './peer-connections.js';
@@ -30,6 +35,8 @@ export interface BrokerEndpoints {
 }
 
 export interface ClusterNode {
+  /** What this process is: a controller voter, a broker, or both. */
+  readonly roles: ProcessRoles;
   readonly controller: Controller;
   readonly replicas: ReplicaManager;
   readonly handlers: HandlerMap;
@@ -37,18 +44,41 @@ export interface ClusterNode {
   readonly peers: PeerConnections;
   /** Topics as the cluster knows them, for the group coordinator: partition counts, and HWs of partitions led here. */
   topicView(): { partitionCount(topic: string): number | undefined; logEndOffset(topic: string, partition: number): number | undefined };
-  /** Registers this broker with the controller (retried in the background until it succeeds or the node closes). */
-  register(endpoints: BrokerEndpoints): void;
+  /**
+   * Registers this broker with the controller. A voter registers in the
+   * background (the quorum may still be forming) and this resolves at once;
+   * a broker-only process waits until it is registered, and rejects with
+   * DUPLICATE_BROKER_REGISTRATION when another live process holds its id.
+   * A controller-only process registers nothing.
+   */
+  register(endpoints: BrokerEndpoints): Promise<void>;
   close(): Promise<void>;
 }
 
 /** Whether the configuration asks for cluster mode. */
 export function isClusterConfig(config: BrokerConfig): boolean {
-  return config.get('controller.quorum.voters').trim() !== '';
+  return config.get('controller.quorum.voters').trim() !== '' || config.get('controller.quorum.bootstrap.servers').trim() !== '';
 }
+
+/** The handlers a controller-only process serves (no partitions, no groups): who is the controller, the metadata, forwarding and metadata fetches. */
+export const CONTROLLER_ONLY_APIS = ['metadata', 'describeConfigs', 'controllerForward'] as const;
 
 export async function startClusterNode(o: ClusterNodeOptions, logger: Logger): Promise<ClusterNode> {
   const cfg = o.config;
+  const roles = parseProcessRoles({
+    brokerId: o.brokerId,
+    roles: cfg.get('process.roles'),
+    voters: cfg.get('controller.quorum.voters'),
+    bootstrapServers: cfg.get('controller.quorum.bootstrap.servers'),
+  });
+  const log = logger.child({ component: 'cluster' });
+  log.info({ roles: formatRoles(roles) }, `process.roles=${formatRoles(roles)}`);
+  const incarnation = newIncarnation();
+  const bootstrap = parseBootstrapServers(cfg.get('controller.quorum.bootstrap.servers'));
+  const channel =
+    bootstrap.length > 0
+      ? new ControllerChannel({ brokerId: o.brokerId, servers: bootstrap, connectTimeoutMs: 3000, maxResponseBytes: cfg.int('max.frame.bytes') * 2 })
+      : undefined;
   const overrides = parsePeerAddresses(cfg.get('cluster.peer.addresses'));
   let brokerEpoch = -1;
   // Inter-broker connections; a peer's address comes from its registration (looked up when connecting).
@@ -65,26 +95,37 @@ export async function startClusterNode(o: ClusterNodeOptions, logger: Logger): P
       return b ? `${b.host}:${b.port}` : undefined;
     },
   );
-  const controller = new Controller(
-    {
-      brokerId: o.brokerId,
-      voters: cfg.get('controller.quorum.voters'),
-      tickMs: cfg.int('controller.tick.ms'),
-      sessionTimeoutMs: cfg.int('broker.session.timeout.ms'),
-      autoLeaderRebalance: cfg.bool('auto.leader.rebalance.enable'),
-      leaderImbalanceCheckMs: cfg.int('leader.imbalance.check.interval.ms'),
-      fsync: cfg.bool('controller.fsync'),
-    },
-    {
-      logger,
-      forward: async (controllerId, command, timeoutMs): Promise<CommandResult> => {
-        const r = await peers.request(controllerId, 'controllerForward', { brokerId: o.brokerId, command: encodeCommand(command), timeoutMs }, { timeoutMs: timeoutMs + 2000 });
-        if (!r.errorCode) return { ok: true, value: r.result && r.result.length > 0 ? JSON.parse(Buffer.from(r.result).toString('utf8')) : undefined };
-        return { ok: false, code: errorCodeFromNumber(r.errorCode), message: r.errorMessage || 'refused by the controller' };
+  const sessionTimeoutMs = cfg.int('broker.session.timeout.ms');
+  let controller: Controller;
+  if (roles.controller) {
+    const raft = new RaftController(
+      {
+        brokerId: o.brokerId,
+        voters: cfg.get('controller.quorum.voters'),
+        tickMs: cfg.int('controller.tick.ms'),
+        sessionTimeoutMs,
+        autoLeaderRebalance: cfg.bool('auto.leader.rebalance.enable'),
+        leaderImbalanceCheckMs: cfg.int('leader.imbalance.check.interval.ms'),
+        fsync: cfg.bool('controller.fsync'),
       },
-    },
-  );
-  await controller.start(o.dataDir);
+      {
+        logger,
+        forward: async (controllerId, command, timeoutMs): Promise<CommandResult> => {
+          // Another voter: through its broker connection when it is also a broker, else through the controller channel.
+          if (!controller.metadata.broker(controllerId) && channel) return channelForward(channel, o.brokerId, command, timeoutMs);
+          const r = await peers.request(controllerId, 'controllerForward', { brokerId: o.brokerId, command: encodeCommand(command), timeoutMs }, { timeoutMs: timeoutMs + 2000 });
+          if (!r.errorCode) return { ok: true, value: r.result && r.result.length > 0 ? JSON.parse(Buffer.from(r.result).toString('utf8')) : undefined };
+          return { ok: false, code: errorCodeFromNumber(r.errorCode), message: r.errorMessage || 'refused by the controller' };
+        },
+      },
+    );
+    controller = raft;
+    await raft.start(o.dataDir);
+  } else {
+    const observer = new ObserverController({ brokerId: o.brokerId, incarnation, sessionTimeoutMs }, { logger, channel: channel! });
+    controller = observer;
+    observer.start();
+  }
 
   const fetch: FetchFn = async (leaderId, req, signal) => {
     const byTopic = new Map<string, { partition: number; fetchOffset: number; partitionMaxBytes: number; currentLeaderEpoch: number; logStartOffset: number; lastFetchedEpoch: number }[]>();
@@ -152,7 +193,7 @@ export async function startClusterNode(o: ClusterNodeOptions, logger: Logger): P
   // Act on partition metadata only once this broker has applied everything the controller had
   // committed: on a restart the log replays old leaderships before the current ones.
   void (async () => {
-    while (!closed) {
+    while (!closed && roles.broker) {
       try {
         await controller.catchUp(5000);
         replicas.start();
@@ -164,41 +205,71 @@ export async function startClusterNode(o: ClusterNodeOptions, logger: Logger): P
   })();
 
   let registering: Promise<void> | undefined;
-  const log = logger.child({ component: 'cluster' });
+  /**
+   * Registers until it succeeds. DUPLICATE_BROKER_REGISTRATION means another
+   * live run holds this id: it may be this broker's own previous run that
+   * crashed, which the controller fences once its session expires, so that
+   * is retried for `duplicateGraceMs`; refused for longer, a second process
+   * really holds the id, and registration fails.
+   */
+  async function registerLoop(command: MetadataCommand & { type: 'registerBroker' }, duplicateGraceMs: number): Promise<void> {
+    let firstRefusal = -1;
+    while (!closed) {
+      try {
+        const v = (await controller.submit(command, 10_000)) as { brokerEpoch: number };
+        brokerEpoch = v.brokerEpoch;
+        log.info({ brokerEpoch, incarnation: command.incarnation }, 'registered with the controller');
+        return;
+      } catch (err) {
+        if (closed) return;
+        const code = isMqError(err) ? (err as MqError).code : 'UNKNOWN';
+        if (code === 'DUPLICATE_BROKER_REGISTRATION' && duplicateGraceMs > 0) {
+          const now = Date.now();
+          if (firstRefusal < 0) {
+            firstRefusal = now;
+            log.warn(
+              { code, err: (err as Error).message },
+              `broker id ${o.brokerId} is held by another live run; if that is this broker's own previous run (a crash), the controller frees the id when its session expires: retrying for up to ${duplicateGraceMs + 2000} ms`,
+            );
+          } else if (now - firstRefusal > duplicateGraceMs + 2000) {
+            throw new MqError(
+              'DUPLICATE_BROKER_REGISTRATION',
+              `broker id ${o.brokerId} is already registered by another running process (still alive after broker.session.timeout.ms=${duplicateGraceMs}); give this process another broker id or stop the other one`,
+              { retriable: false },
+            );
+          }
+        } else {
+          log.warn({ code, err: (err as Error).message }, 'registration with the controller failed; retrying');
+        }
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+  }
+  const all = clusterHandlers({ controller, replicas, config: cfg });
+  const handlers: HandlerMap = roles.broker ? all : Object.fromEntries(CONTROLLER_ONLY_APIS.map((k) => [k, all[k]]));
   return {
+    roles,
     controller,
     replicas,
     peers,
-    handlers: clusterHandlers({ controller, replicas, config: cfg }),
+    handlers,
     topicView: () => ({
       partitionCount: (topic) => controller.metadata.topic(topic)?.partitions.length,
       logEndOffset: (topic, partition) => replicas.leaderOf(topic, partition)?.highWatermark,
     }),
-    register(ep: BrokerEndpoints) {
-      const incarnation = Controller.newIncarnation();
-      registering ??= (async () => {
-        while (!closed) {
-          try {
-            const v = (await controller.submit(
-              { type: 'registerBroker', id: o.brokerId, host: ep.host, port: ep.port, httpPort: ep.httpPort, rack: cfg.get('broker.rack'), incarnation },
-              10_000,
-            )) as { brokerEpoch: number };
-            brokerEpoch = v.brokerEpoch;
-            log.info({ brokerEpoch, incarnation }, 'registered with the controller');
-            return;
-          } catch (err) {
-            if (closed) return;
-            log.warn({ code: isMqError(err) ? (err as MqError).code : 'UNKNOWN', err: (err as Error).message }, 'registration with the controller failed; retrying');
-            await new Promise((r) => setTimeout(r, 500));
-          }
-        }
-      })();
+    register(ep: BrokerEndpoints): Promise<void> {
+      if (!roles.broker) return Promise.resolve();
+      const command: MetadataCommand = { type: 'registerBroker', id: o.brokerId, host: ep.host, port: ep.port, httpPort: ep.httpPort, rack: cfg.get('broker.rack'), incarnation };
+      registering ??= registerLoop(command, roles.controller ? 0 : sessionTimeoutMs);
+      // A voter registers in the background (the quorum may still be forming); a broker-only process waits for it.
+      return roles.controller ? Promise.resolve() : registering;
     },
     async close() {
+      if (closed) return;
       closed = true;
       // Controlled shutdown: ask the controller to fence this broker first, so its partitions get new
       // leaders now rather than after the session timeout. Best effort (there may be no quorum left).
-      if (brokerEpoch >= 0 && controller.controllerId > 0) {
+      if (roles.broker && brokerEpoch >= 0 && controller.controllerId > 0) {
         try {
           await controller.submit({ type: 'fenceBroker', id: o.brokerId, brokerEpoch, reason: CONTROLLED_SHUTDOWN }, 2000);
           log.info('controlled shutdown: fenced, partition leadership moved to other brokers');
@@ -209,7 +280,14 @@ export async function startClusterNode(o: ClusterNodeOptions, logger: Logger): P
       await replicas.close();
       peers.close();
       await controller.close();
+      channel?.close();
       await registering?.catch(() => undefined);
     },
   };
+}
+
+async function channelForward(channel: ControllerChannel, brokerId: number, command: MetadataCommand, timeoutMs: number): Promise<CommandResult> {
+  const r = await channel.request({ brokerId, command: encodeCommand(command), timeoutMs }, timeoutMs + 2000);
+  if (!r.errorCode) return { ok: true, value: r.result && r.result.length > 0 ? JSON.parse(Buffer.from(r.result).toString('utf8')) : undefined };
+  return { ok: false, code: errorCodeFromNumber(r.errorCode), message: r.errorMessage || 'refused by the controller' };
 }

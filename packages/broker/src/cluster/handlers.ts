@@ -134,7 +134,7 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
         }
       }
       const brokers = md.brokers().map((r) => ({ id: r.id, host: r.host, port: r.port, httpPort: r.httpPort, rack: r.rack, fenced: r.fenced }));
-      return { clusterId: b.clusterId, controllerId: d.controller.controllerId, brokers, topics };
+      return { clusterId: b.clusterId, controllerId: clientControllerId(d), brokers, topics };
     },
 
     produce: produceHandler(
@@ -329,6 +329,7 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
     },
 
     controllerForward: async (req, ctx) => {
+      if (req.metadataFetch) return metadataFetch(d, req.metadataFetch, ctx);
       let result: CommandResult;
       try {
         const cmd = decodeCommand(req.command ?? new Uint8Array());
@@ -349,6 +350,40 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
     },
   };
   return handlers;
+}
+
+/**
+ * The "controller" a client sends admin requests to. With dedicated
+ * controllers the active one is not a broker clients can reach, so (as
+ * Kafka's KRaft brokers do) a broker names itself, or a live broker, and
+ * forwards admin commands to the controller.
+ */
+function clientControllerId(d: ClusterHandlerDeps): number {
+  const md = d.controller.metadata;
+  const active = d.controller.controllerId;
+  if (active < 0 || md.broker(active)) return active;
+  const self = d.controller.options.brokerId;
+  if (md.broker(self)) return self;
+  return md.brokers().find((b) => !b.fenced)?.id ?? -1;
+}
+
+/** A broker-only process fetching the metadata log (and so heartbeating) from the active controller. */
+async function metadataFetch(d: ClusterHandlerDeps, f: mq.IMetadataFetchRequest, ctx: RequestContext): Promise<mq.IControllerForwardResponse> {
+  try {
+    const r = await d.controller.handleMetadataFetch(
+      { brokerId: f.brokerId ?? -1, incarnation: f.incarnation ?? '', fetchIndex: Number(f.fetchIndex ?? 0), maxWaitMs: f.maxWaitMs ?? 0, maxEntries: f.maxEntries || 1000 },
+      ctx.connection.signal,
+    );
+    const answer: mq.IMetadataFetchResponse =
+      r.kind === 'snapshot'
+        ? { entries: [], snapshot: r.data, snapshotIndex: r.index, committedIndex: r.applied }
+        : { entries: r.entries.map((e) => ({ index: e.index, data: e.data })), snapshot: EMPTY, snapshotIndex: 0, committedIndex: r.applied };
+    return { errorCode: 0, errorMessage: '', result: EMPTY, controllerId: d.controller.controllerId, metadataFetch: answer };
+  } catch (err) {
+    const e = toMqError(err);
+    if (e.code !== 'NOT_CONTROLLER') ctx.logger.warn({ from: f.brokerId, code: e.code, err: e.message }, 'metadata fetch failed');
+    return { errorCode: errorNumber(e.code), errorMessage: e.message, result: EMPTY, controllerId: d.controller.controllerId };
+  }
 }
 
 function logRefusal(ctx: RequestContext, what: string, topic: string, partition: number, err: unknown): void {

@@ -1,22 +1,28 @@
 /**
- * The controller: the cluster metadata as a Raft-replicated log (every
- * broker of a small cluster is a voter, and the Raft leader is the active
- * controller). Every broker applies the log to its own MetadataState; the
- * active one also watches broker liveness (from Raft: a voter whose
- * heartbeat responses stop is not alive), fences brokers that miss their
- * session, unfences them when they are back and caught up, and moves
- * leadership back to preferred replicas. Commands from any broker go through
- * `submit`, which proposes on the leader or forwards to it.
+ * The controller: the cluster metadata as a Raft-replicated log among the
+ * controller voters (process.roles containing `controller`; the Raft leader
+ * is the active controller). Every voter applies the log to its own
+ * MetadataState through a MetadataFeed, from which broker-only processes
+ * (observers, observer.ts) fetch it. The active one also watches broker
+ * liveness (a voter whose Raft heartbeat responses stop, an observer whose
+ * metadata fetches stop), fences brokers that miss their session, unfences
+ * them when they are back and caught up, refuses a second live process
+ * registering a broker id, and moves leadership back to preferred replicas.
+ * Commands from any broker go through `submit`, which proposes on the leader
+ * or forwards to it.
  */
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import { MqError, isMqError, type ErrorCode } from '@mq/protocol/errors';
+import { MqError } from '@mq/protocol/errors';
 import { createRaftNode, createWsTransport, FileStorage, StateRole, systemClock, type Clock, type RaftNode } from '@mq/consensus';
-import { encodeCommand, type CommandResult, type MetadataCommand } from './commands.js';
+import { encodeCommand, type CommandResult, type MetadataCommand, type RegisterBrokerCommand } from './commands.js';
+import { MetadataFeed, type FeedRead } from './metadata-feed.js';
 import { MetadataState } from './metadata-state.js';
 import { parseControllerOptions, type ControllerOptions, type ParsedControllerOptions } from './options.js';
+import { submitWithRetry } from './submit.js';
 import type { BrokerRegistration } from './types.js';
+import { checkVoterMetadata, writeVoterMarker } from './voter-marker.js';
 
 /** Sends a command to the active controller on another broker. */
 export type ForwardFn = (controllerId: number, command: MetadataCommand, timeoutMs: number) => Promise<CommandResult>;
@@ -43,22 +49,54 @@ export interface ControllerStatus {
   brokers: BrokerLiveness[];
 }
 
-const RETRIABLE_FORWARD: ReadonlySet<string> = new Set([
-  'NOT_CONTROLLER',
-  'NOT_LEADER',
-  'PROPOSAL_DROPPED',
-  'CONNECTION_ERROR',
-  'CONNECTION_CLOSED',
-  'REQUEST_TIMED_OUT',
-  'BROKER_NOT_AVAILABLE',
-  'BUFFER_FULL',
-]);
-
 export const METADATA_DIR = '__cluster_metadata';
 
-export class Controller {
+/** An observer's metadata fetch, as the active controller serves it. */
+export interface MetadataFetch {
+  brokerId: number;
+  incarnation: string;
+  fetchIndex: number;
+  maxWaitMs: number;
+  maxEntries: number;
+}
+
+/**
+ * What the rest of the broker sees of the metadata log, whether this process
+ * votes on it (RaftController) or follows it (ObserverController).
+ */
+export interface Controller {
+  readonly metadata: MetadataState;
+  readonly options: { readonly brokerId: number; readonly sessionTimeoutMs: number };
+  /** The active controller's id, -1 when unknown. */
+  readonly controllerId: number;
+  readonly isActive: boolean;
+  /** Milliseconds this process has gone without an active controller (0 while it has one). */
+  readonly leaderlessMs: number;
+  onControllerChange(fn: (leader: number) => void): () => void;
+  /** Waits until this process's metadata has applied everything committed when it is called. */
+  catchUp(timeoutMs?: number): Promise<void>;
+  /** Commits a command through the active controller and returns its result; a refusal throws its MqError. */
+  submit(command: MetadataCommand, timeoutMs?: number): Promise<unknown>;
+  /** Serves a ControllerForward request. */
+  handleForward(command: MetadataCommand, timeoutMs: number): Promise<CommandResult>;
+  /** Serves an observer's metadata fetch (NOT_CONTROLLER unless this is the active controller). */
+  handleMetadataFetch(fetch: MetadataFetch, signal?: AbortSignal): Promise<FeedRead>;
+  status(): ControllerStatus;
+  close(): Promise<void>;
+}
+
+/** A fresh incarnation id for a broker run. */
+export function newIncarnation(): string {
+  return randomBytes(8).toString('hex');
+}
+
+export class RaftController implements Controller {
   readonly metadata = new MetadataState();
   readonly options: ParsedControllerOptions;
+  private readonly feed = new MetadataFeed(this.metadata);
+  /** Observers: the metadata index each last fetched from (only fetches of its registered run count). */
+  private readonly observerIndex = new Map<number, number>();
+  private readonly refusedLogged = new Set<string>();
   private raft!: RaftNode;
   private readonly logger: Logger;
   private readonly clock: Clock;
@@ -83,6 +121,7 @@ export class Controller {
 
   async start(dataDir: string): Promise<void> {
     const o = this.options;
+    await checkVoterMetadata(dataDir, METADATA_DIR, o.brokerId);
     const self = o.voters.find((v) => v.id === o.brokerId)!;
     const peers = Object.fromEntries(o.voters.map((v) => [v.id, `ws://${v.host}:${v.port}`]));
     const transport = await createWsTransport({ id: o.brokerId, host: self.host, port: self.port, peers, clusterId: 'mq-metadata' }, { logger: this.logger });
@@ -96,13 +135,14 @@ export class Controller {
     try {
       this.raft = await createRaftNode(
         { id: o.brokerId, peers: o.voters.map((v) => v.id), tickMs: o.tickMs, snapshotEntries: o.snapshotEntries },
-        { storage, transport, stateMachine: this.metadata, clock: this.clock, logger: this.logger },
+        { storage, transport, stateMachine: this.feed, clock: this.clock, logger: this.logger },
       );
     } catch (err) {
       await transport.close();
       await storage.close();
       throw err;
     }
+    await writeVoterMarker(dataDir, o.brokerId);
     this.raft.onLeaderChange((leader, role, term) => {
       if (leader > 0) this.lastLeaderSeen = this.clock.now();
       this.logger.info({ leader, role, term }, leader === o.brokerId ? 'this broker is the active controller' : 'controller changed');
@@ -159,33 +199,17 @@ export class Controller {
    * returns its result; a refusal throws the MqError it carries. Retries
    * while there is no controller or it moves, until `timeoutMs`.
    */
-  async submit(command: MetadataCommand, timeoutMs = 10_000): Promise<unknown> {
-    const deadline = this.clock.now() + timeoutMs;
-    let delay = 50;
-    let last: unknown;
-    while (!this.closed) {
-      const left = deadline - this.clock.now();
-      if (left <= 0) break;
-      let result: CommandResult | undefined;
-      try {
+  submit(command: MetadataCommand, timeoutMs = 10_000): Promise<unknown> {
+    return submitWithRetry(
+      command,
+      (left) => {
         const leader = this.controllerId;
-        if (leader === this.options.brokerId) result = await this.proposeHere(command, left);
-        else if (leader > 0) result = await this.forward(leader, command, left);
-        else last = new MqError('NOT_CONTROLLER', 'no active controller (election in progress or no quorum)');
-      } catch (err) {
-        last = err;
-        if (!isMqError(err) || !RETRIABLE_FORWARD.has(err.code)) throw err;
-      }
-      if (result) {
-        if (result.ok) return result.value;
-        if (!RETRIABLE_FORWARD.has(result.code)) throw new MqError(result.code as ErrorCode, result.message);
-        last = new MqError(result.code as ErrorCode, result.message);
-      }
-      await this.sleep(Math.min(delay, Math.max(1, deadline - this.clock.now())));
-      delay = Math.min(delay * 2, 1000);
-    }
-    if (this.closed) throw new MqError('CLOSED', 'the controller is closed');
-    throw new MqError('REQUEST_TIMED_OUT', `the controller did not commit ${command.type} within ${timeoutMs} ms: ${(last as Error)?.message ?? ''}`, { cause: last });
+        if (leader === this.options.brokerId) return this.proposeHere(command, left);
+        if (leader > 0) return this.forward(leader, command, left);
+        throw new MqError('NOT_CONTROLLER', 'no active controller (election in progress or no quorum)');
+      },
+      { timeoutMs, clock: this.clock, closed: () => this.closed },
+    );
   }
 
   /** Serves a ControllerForward request: proposes here when this broker is the active controller. */
@@ -194,7 +218,52 @@ export class Controller {
     return this.proposeHere(command, timeoutMs);
   }
 
+  async handleMetadataFetch(f: MetadataFetch, signal?: AbortSignal): Promise<FeedRead> {
+    if (!this.isActive) throw new MqError('NOT_CONTROLLER', `broker ${this.options.brokerId} is not the active controller (it is ${this.controllerId})`, { controllerId: this.controllerId });
+    const b = this.metadata.broker(f.brokerId);
+    if (b && b.incarnation === f.incarnation && !this.isVoter(f.brokerId)) {
+      // The fetch is the heartbeat of the registered run (another run of the same id does not keep it alive).
+      this.lastSeen.set(f.brokerId, this.clock.now());
+      this.observerIndex.set(f.brokerId, f.fetchIndex);
+    }
+    const maxWait = Math.min(f.maxWaitMs, Math.floor(this.options.sessionTimeoutMs / 3));
+    await this.feed.waitBeyond(f.fetchIndex, maxWait, (fn, ms) => this.clock.setTimeout(fn, ms), signal);
+    return this.feed.read(f.fetchIndex, f.maxEntries);
+  }
+
+  private isVoter(id: number): boolean {
+    return this.options.voters.some((v) => v.id === id);
+  }
+
+  /**
+   * A registration of a broker id whose registered run (another incarnation)
+   * is still alive is a second process with the same id: refused. After a
+   * crash the old run goes silent, so the new one gets in once the old
+   * session has expired (the broker retries until then). Voters are told
+   * apart by their Raft identity and data directory lock instead.
+   */
+  private duplicateRegistration(cmd: RegisterBrokerCommand): CommandResult | undefined {
+    const old = this.metadata.broker(cmd.id);
+    if (!old || old.incarnation === cmd.incarnation || old.shuttingDown || this.isVoter(cmd.id)) return undefined;
+    const now = this.clock.now();
+    const silentMs = now - (this.lastSeen.get(cmd.id) ?? now);
+    if (silentMs >= this.options.sessionTimeoutMs) return undefined;
+    const message =
+      `broker id ${cmd.id} is registered by another live process (${old.host}:${old.port}, run ${old.incarnation}, heard from ${silentMs} ms ago); ` +
+      `refusing run ${cmd.incarnation} from ${cmd.host}:${cmd.port} until that session expires (broker.session.timeout.ms=${this.options.sessionTimeoutMs})`;
+    const key = `${cmd.id}/${cmd.incarnation}`;
+    if (!this.refusedLogged.has(key)) {
+      this.refusedLogged.add(key);
+      this.logger.warn({ broker: cmd.id, incarnation: cmd.incarnation, registered: old.incarnation, silentMs }, message);
+    }
+    return { ok: false, code: 'DUPLICATE_BROKER_REGISTRATION', message };
+  }
+
   private async proposeHere(command: MetadataCommand, timeoutMs: number): Promise<CommandResult> {
+    if (command.type === 'registerBroker') {
+      const refusal = this.duplicateRegistration(command);
+      if (refusal) return refusal;
+    }
     const r = await this.raft.propose(encodeCommand(command), { timeoutMs });
     return (r.result as CommandResult | null) ?? { ok: true };
   }
@@ -215,11 +284,6 @@ export class Controller {
         lastSeenMsAgo: active ? now - (this.lastSeen.get(b.id) ?? now) : -1,
       })),
     };
-  }
-
-  /** A fresh incarnation id for a broker run. */
-  static newIncarnation(): string {
-    return randomBytes(8).toString('hex');
   }
 
   private schedule(): void {
@@ -246,6 +310,7 @@ export class Controller {
         this.activeTerm = st.term;
         this.ready = false;
         this.lastSeen.clear();
+        this.observerIndex.clear();
         for (const b of this.metadata.brokers()) this.lastSeen.set(b.id, now);
         this.lastImbalanceCheck = now;
         await this.raft.readIndex({ timeoutMs: this.options.sessionTimeoutMs });
@@ -281,6 +346,7 @@ export class Controller {
 
   private caughtUp(b: BrokerRegistration, progress: Record<number, { match: number }>): boolean {
     if (b.id === this.options.brokerId) return true;
+    if (!this.isVoter(b.id)) return (this.observerIndex.get(b.id) ?? -1) >= b.brokerEpoch;
     return (progress[b.id]?.match ?? 0) >= b.brokerEpoch;
   }
 
@@ -315,8 +381,8 @@ export class Controller {
   }
 }
 
-export async function startController(options: ControllerOptions, components: ControllerComponents, dataDir: string): Promise<Controller> {
-  const c = new Controller(options, components);
+export async function startController(options: ControllerOptions, components: ControllerComponents, dataDir: string): Promise<RaftController> {
+  const c = new RaftController(options, components);
   await c.start(dataDir);
   return c;
 }

@@ -1,0 +1,173 @@
+/**
+ * A cluster with a dedicated controller quorum: 3 controller-only processes
+ * (process.roles=controller: Raft voters, no partitions) and 3 broker-only
+ * processes (process.roles=broker: they follow the metadata log from the
+ * active controller and heartbeat with those fetches). As a script:
+ *   - no partition is placed on a controller;
+ *   - producers (acks=all, RF=3) run while the active controller is SIGKILLed:
+ *     a new one takes over and produce/fetch carry on;
+ *   - a broker-only process is SIGKILLed: it is fenced and its partitions move
+ *     within the session timeout;
+ *   - its whole data directory (metadata included) is wiped and it restarts:
+ *     it rebuilds from the controller and the leaders and rejoins every ISR;
+ *   - a second process with a live broker's id is refused with
+ *     DUPLICATE_BROKER_REGISTRATION and exits with a one-line error;
+ *   - a controller whose metadata log was deleted refuses to start as a voter;
+ *   - every acknowledged record is read back at its offset.
+ */
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import { MqClient, type RecordMetadata } from '@mq/client';
+import { cleanup, makeTempDir, startBroker, uniqueName, waitFor } from './src/harness.js';
+import { FAST_FAILOVER_CONFIG, freePort, leaderFor, startCluster, type TestCluster } from './src/cluster-harness.js';
+
+let cluster: TestCluster | undefined;
+const t0 = Date.now();
+/** Progress on stderr with MQ_E2E_TRACE=1 (which step a failure or a slow run is in). */
+function step(what: string): void {
+  if (process.env.MQ_E2E_TRACE) process.stderr.write(`[${((Date.now() - t0) / 1000).toFixed(1)} s] ${what}\n`);
+}
+
+afterAll(async () => {
+  await cluster?.close();
+  await cleanup();
+});
+
+describe('cluster: dedicated controllers and broker-only processes', () => {
+  it('survives the active controller and a broker dying, rebuilds a wiped broker, refuses a duplicate id', async () => {
+    cluster = await startCluster({ controllers: 3, brokers: 3, config: FAST_FAILOVER_CONFIG });
+    const c = cluster;
+    expect(c.controllerIds).toEqual([1, 2, 3]);
+    expect(c.brokerIds).toEqual([4, 5, 6]);
+    step('started');
+    await c.waitHealthy();
+    step('healthy');
+    const status = await c.anyStatus();
+    // Controllers do not register as brokers: nothing can be placed on them.
+    expect(status.brokers.map((b) => b.id)).toEqual([4, 5, 6]);
+
+    const topic = uniqueName('dedicated');
+    const client = new MqClient({ bootstrap: c.bootstrap, requestTimeoutMs: 5000, retry: { initialDelayMs: 50, maxDelayMs: 300, retries: 1000 } });
+    try {
+      await client.admin().createTopic(topic, { numPartitions: 3, replicationFactor: 3, configs: { 'min.insync.replicas': '2' } });
+      await c.waitHealthy(30_000, [topic]);
+      const described = await client.admin().describeTopic(topic);
+      for (const p of described.partitions) expect([...p.replicas].sort()).toEqual([4, 5, 6]);
+
+      const producer = client.producer({ acks: 'all', lingerMs: 2, maxInFlight: 1, deliveryTimeoutMs: 60_000 });
+      const acked: Array<{ partition: number; offset: number; seq: number; at: number }> = [];
+      let stop = false;
+      let seq = 0;
+      const pump = (async () => {
+        const window: Array<Promise<void>> = [];
+        while (!stop) {
+          const s = seq++;
+          const partition = s % 3;
+          window.push(
+            producer.send(topic, { value: `v${s}`, partition }).then(
+              (m: RecordMetadata) => void acked.push({ partition, offset: m.offset, seq: s, at: Date.now() }),
+              () => undefined,
+            ),
+          );
+          if (window.length >= 32) await window.shift();
+          if (s % 32 === 0) await new Promise((r) => setImmediate(r));
+        }
+        await Promise.all(window);
+      })();
+      const consumer = client.consumer({ maxWaitMs: 100 });
+      consumer.assign([0, 1, 2].map((partition) => ({ topic, partition, offset: 0 })));
+      const read = new Map<string, string>();
+      let reading = true;
+      const reader = (async () => {
+        while (reading) for (const r of await consumer.poll(200)) read.set(`${r.partition}:${r.offset}`, r.value!.toString());
+      })();
+
+      // 1. The active controller dies: another voter takes over; the brokers keep serving.
+      await waitFor(() => acked.length >= 300, { timeout: 20_000, message: 'acks before the controller is killed' });
+      step('producing');
+      const active = await c.activeController();
+      step(`killing active controller ${active}`);
+      const killedAt = Date.now();
+      await c.kill(active);
+      const next = await c.activeController([active]);
+      expect(next).not.toBe(active);
+      for (const p of [0, 1, 2]) {
+        await waitFor(() => acked.some((a) => a.partition === p && a.at > killedAt + 100), { timeout: 15_000, message: `acks on partition ${p} after the controller died` });
+      }
+      // The brokers follow the new controller (their metadata fetches go there).
+      await waitFor(async () => (await c.status(4)).controllerId === next, { timeout: 10_000, message: `broker 4 follows controller ${next}` });
+
+      step(`controller ${next} took over`);
+      // 2. A broker-only process dies: fenced, its leaderships move, within the session timeout (+ a check round).
+      const victim = await leaderFor(c, topic, 0);
+      const diedAt = Date.now();
+      await c.kill(victim);
+      await waitFor(
+        async () => {
+          const s = await c.status(next);
+          const fenced = s.brokers.some((b) => b.id === victim && b.fenced);
+          const d = await client.admin().describeTopic(topic);
+          return fenced && d.partitions.every((p) => p.leader !== victim && p.leader >= 0);
+        },
+        { timeout: 10_000, interval: 100, message: `broker ${victim} fenced and its partitions moved` },
+      );
+      const movedMs = Date.now() - diedAt;
+      step(`broker ${victim} fenced, partitions moved in ${movedMs} ms`);
+      expect(movedMs).toBeLessThan(Number(FAST_FAILOVER_CONFIG['broker.session.timeout.ms']) + 3000);
+      const afterFence = acked.length;
+      await waitFor(() => acked.length >= afterFence + 200, { timeout: 15_000, message: 'acks with a broker dead' });
+
+      // 3. Its whole data directory (partition logs, metadata, meta.properties) is wiped: it rebuilds and rejoins.
+      await c.wipeAndRestart(victim, true);
+      step(`broker ${victim} wiped and restarted`);
+      await c.waitHealthy(30_000, [topic]).catch(async (err: unknown) => {
+        throw new Error(`${String(err)}\n${JSON.stringify(await c.anyStatus().catch(() => null))}\n${c.broker(victim).process.output.slice(-40).join('\n')}`);
+      });
+      step(`broker ${victim} back in the ISR`);
+      await waitFor(
+        async () => {
+          const s = await c.status(victim);
+          return s.hosted.filter((h) => h.topic === topic).length === 3 && s.hosted.every((h) => h.logEndOffset > 0) ? s : undefined;
+        },
+        { timeout: 20_000, message: `broker ${victim} rebuilt its replicas` },
+      );
+
+      // 4. The old controller comes back as a voter.
+      await c.restart(active);
+
+      stop = true;
+      await pump;
+      await waitFor(() => acked.every((a) => read.has(`${a.partition}:${a.offset}`)), { timeout: 20_000, message: 'the consumer read every acknowledged record' });
+      reading = false;
+      await reader;
+      await consumer.close();
+      for (const a of acked) expect(read.get(`${a.partition}:${a.offset}`)).toBe(`v${a.seq}`);
+
+      step('read back');
+      // 5. A second process with a live broker's id is refused, and exits with one line saying why.
+      const taken = c.brokerIds.find((id) => id !== victim)!;
+      const bootstrap = c.controllerIds.map((id) => c.broker(id).process.bootstrap).join(',');
+      const dupArgs = ['--broker-id', String(taken), '--config-set', 'process.roles=broker', '--config-set', `controller.quorum.bootstrap.servers=${bootstrap}`, ...Object.entries(FAST_FAILOVER_CONFIG).flatMap(([k, v]) => ['--config-set', `${k}=${v}`])];
+      const dup = await startBroker({ dataDir: await makeTempDir('mq-dup-'), port: await freePort(), httpPort: await freePort(), args: dupArgs, startTimeoutMs: 20_000 }).then(
+        () => 'started',
+        (err: Error) => err.message,
+      );
+      expect(dup).toMatch(/exited with code [1-9]/);
+      expect(dup).toMatch(/mq: broker id \d+ is already registered by another running process/);
+      expect((await c.anyStatus()).brokers.find((b) => b.id === taken)!.fenced).toBe(false);
+
+      step('duplicate refused');
+      // 6. A controller whose metadata log is gone refuses to start as a voter.
+      const lost = c.controllerIds.find((id) => id !== next)!;
+      await c.kill(lost);
+      await rm(path.join(c.broker(lost).dataDir, '__cluster_metadata'), { recursive: true, force: true });
+      const refused = await c.restart(lost).then(
+        () => 'started',
+        (err: Error) => err.message,
+      );
+      expect(refused).toMatch(/refuses to start as a voter/);
+    } finally {
+      await client.close().catch(() => undefined);
+    }
+  }, 120_000);
+});

@@ -1,0 +1,149 @@
+/**
+ * How a broker-only process reaches the active controller: WebSocket
+ * connections to the controllers listed in `controller.quorum.bootstrap.servers`
+ * (their client ports). The handshake tells which controller id answers at
+ * each address; a voter that is not the active controller answers
+ * NOT_CONTROLLER with the active one's id, and the next request goes there.
+ * With no hint, the addresses are tried in turn.
+ */
+import { MqError, errorCodeFromNumber } from '@mq/protocol/errors';
+import type { mq } from '@mq/protocol/wire';
+import { Connection } from '@mq/client/internal';
+
+export interface ControllerChannelOptions {
+  brokerId: number;
+  /** host:port of the controllers' client ports. */
+  servers: readonly string[];
+  connectTimeoutMs: number;
+  maxResponseBytes: number;
+}
+
+/** Opens a connection to `address` (injected in tests). */
+export type ConnectFn = (address: string, signal?: AbortSignal) => Promise<ChannelConnection>;
+
+export interface ChannelConnection {
+  readonly brokerId: number;
+  readonly closed: boolean;
+  request(payload: mq.IControllerForwardRequest, timeoutMs: number, signal?: AbortSignal): Promise<mq.IControllerForwardResponse>;
+  close(): void;
+}
+
+export function wsConnect(o: ControllerChannelOptions): ConnectFn {
+  return async (address, signal) => {
+    const conn = await Connection.open(
+      { address, clientId: `broker-${o.brokerId}`, connectTimeoutMs: o.connectTimeoutMs, requestTimeoutMs: 30_000, maxResponseBytes: o.maxResponseBytes },
+      signal,
+    );
+    return {
+      get brokerId() {
+        return conn.brokerId;
+      },
+      get closed() {
+        return conn.closed;
+      },
+      request: (payload, timeoutMs, sig) => conn.request('controllerForward', payload as never, { timeoutMs, ...(sig ? { signal: sig } : {}) }) as Promise<mq.IControllerForwardResponse>,
+      close: () => conn.close(),
+    };
+  };
+}
+
+export class ControllerChannel {
+  private readonly conns = new Map<string, Promise<ChannelConnection>>();
+  private readonly addressOf = new Map<number, string>();
+  /** The active controller as last told (-1: unknown). */
+  private hint = -1;
+  private next = 0;
+  private closed = false;
+
+  constructor(
+    private readonly options: ControllerChannelOptions,
+    private readonly connect: ConnectFn = wsConnect(options),
+  ) {
+    if (options.servers.length === 0) throw new MqError('INVALID_CONFIG', 'controller.quorum.bootstrap.servers is empty');
+  }
+
+  /** The active controller's id as this channel last learned it, -1 when unknown. */
+  get controllerHint(): number {
+    return this.hint;
+  }
+
+  private target(): string {
+    const known = this.hint > 0 ? this.addressOf.get(this.hint) : undefined;
+    if (known) return known;
+    const s = this.options.servers[this.next % this.options.servers.length]!;
+    this.next++;
+    return s;
+  }
+
+  private connection(address: string, signal?: AbortSignal): Promise<ChannelConnection> {
+    const cached = this.conns.get(address);
+    if (cached) return cached;
+    const p = this.connect(address, signal).then(
+      (c) => {
+        if (this.closed) {
+          c.close();
+          throw new MqError('CLOSED', 'the broker is shutting down');
+        }
+        if (c.brokerId > 0) this.addressOf.set(c.brokerId, address);
+        return c;
+      },
+      (err: unknown) => {
+        this.conns.delete(address);
+        throw err;
+      },
+    );
+    this.conns.set(address, p);
+    return p;
+  }
+
+  private drop(address: string): void {
+    const p = this.conns.get(address);
+    this.conns.delete(address);
+    void p?.then((c) => c.close(), () => undefined);
+    if (this.hint > 0 && this.addressOf.get(this.hint) === address) this.hint = -1;
+  }
+
+  /**
+   * Sends one ControllerForward request to the controller believed active.
+   * NOT_CONTROLLER answers are returned (with the hint updated) for the
+   * caller's retry loop; connection failures throw a retriable MqError.
+   */
+  async request(payload: mq.IControllerForwardRequest, timeoutMs: number, signal?: AbortSignal): Promise<mq.IControllerForwardResponse> {
+    if (this.closed) throw new MqError('CLOSED', 'the broker is shutting down');
+    const address = this.target();
+    let conn: ChannelConnection;
+    try {
+      conn = await this.connection(address, signal);
+      if (conn.closed) {
+        this.drop(address);
+        conn = await this.connection(address, signal);
+      }
+    } catch (err) {
+      this.drop(address);
+      throw new MqError('CONNECTION_ERROR', `cannot reach controller at ${address}: ${(err as Error).message}`, { cause: err });
+    }
+    let r: mq.IControllerForwardResponse;
+    try {
+      r = await conn.request(payload, timeoutMs, signal);
+    } catch (err) {
+      const code = (err as MqError).code;
+      if (code === 'REQUEST_TIMED_OUT' || code === 'CONNECTION_ERROR' || code === 'CONNECTION_CLOSED' || code === 'UNSUPPORTED_VERSION') this.drop(address);
+      throw err;
+    }
+    const code = r.errorCode ? errorCodeFromNumber(r.errorCode) : 'NONE';
+    if (code === 'NOT_CONTROLLER') {
+      const id = r.controllerId ?? -1;
+      // Told where to go: go there next (or try the next address when this one does not know either).
+      this.hint = id > 0 && id !== conn.brokerId ? id : -1;
+    } else if (conn.brokerId > 0) {
+      this.hint = conn.brokerId; // it answered as the active controller
+    }
+    return r;
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const p of this.conns.values()) void p.then((c) => c.close(), () => undefined);
+    this.conns.clear();
+  }
+}

@@ -38,6 +38,20 @@ async function call(base: string, method: string, url: string, body?: unknown, r
   return { status: res.status, body: text ? JSON.parse(text) : undefined };
 }
 
+/**
+ * POST /topics, retried while the broker's own metadata does not count every broker as live yet
+ * (a restarted broker is unfenced a moment after another broker's view says so).
+ */
+async function createTopic(base: string, body: Record<string, unknown>): Promise<Reply> {
+  return waitFor(
+    async () => {
+      const r = await call(base, 'POST', '/topics', body);
+      return r.body?.error?.code === 'INVALID_REPLICATION_FACTOR' ? undefined : r;
+    },
+    { timeout: 15_000, interval: 200, message: `create ${String(body.name)}` },
+  );
+}
+
 /** Every record of a stopped broker's replica of a partition, decoded: offset → [key, value]. */
 async function replicaRecords(dataDir: string, topic: string, partition: number): Promise<Map<number, [string | null, string | null]>> {
   const { openLog } = await import('@mq/log-store');
@@ -82,8 +96,14 @@ describe('cluster: HTTP API, compaction and retention', () => {
     expect(created.body.partitions).toHaveLength(3);
     await c.waitHealthy(30_000, [topic]);
     for (const id of c.ids) {
-      const d = await call(api(id), 'GET', `/topics/${topic}`);
-      expect(d.status).toBe(200);
+      // Every broker answers from its own copy of the metadata log, which may apply the creation a moment later.
+      const d = await waitFor(
+        async () => {
+          const r = await call(api(id), 'GET', `/topics/${topic}`);
+          return r.status === 200 && r.body.partitions.every((p: { isr: number[] }) => p.isr.length === 3) ? r : undefined;
+        },
+        { timeout: 10_000, message: `broker ${id} describes ${topic}` },
+      );
       expect(d.body.configs['min.insync.replicas']).toBe('2');
       for (const p of d.body.partitions) {
         expect([...p.replicas].sort()).toEqual([1, 2, 3]);
@@ -187,12 +207,12 @@ describe('cluster: HTTP API, compaction and retention', () => {
     // Compaction: four keys updated many times, then filler so the updates sit in closed segments.
     const compacted = uniqueName('compacted');
     expect(
-      (await call(api(1), 'POST', '/topics', { name: compacted, partition_count: 1, replication_factor: 3, configs: { 'cleanup.policy': 'compact', 'segment.bytes': '1024', 'delete.retention.ms': '0', 'min.insync.replicas': '2' } })).status,
+      (await createTopic(api(1), { name: compacted, partition_count: 1, replication_factor: 3, configs: { 'cleanup.policy': 'compact', 'segment.bytes': '1024', 'delete.retention.ms': '0', 'min.insync.replicas': '2' } })).status,
     ).toBe(201);
     // Retention: records stamped an hour ago in a topic that keeps a minute, small segments.
     const retained = uniqueName('retained');
     expect(
-      (await call(api(2), 'POST', '/topics', { name: retained, partition_count: 1, replication_factor: 3, configs: { 'retention.ms': '60000', 'segment.bytes': '1024' } })).status,
+      (await createTopic(api(2), { name: retained, partition_count: 1, replication_factor: 3, configs: { 'retention.ms': '60000', 'segment.bytes': '1024' } })).status,
     ).toBe(201);
     await c.waitHealthy(30_000, [compacted, retained]);
     const keys = ['a', 'b', 'c', 'd'];

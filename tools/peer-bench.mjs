@@ -6,8 +6,7 @@
 //
 //   npm run bench:peers -w @mq/bench            (full run, ~15 min)
 //   npm run bench:peers -w @mq/bench -- --quick (small counts, ~4 min)
-//   options: --systems mq,nats,redis,rabbitmq  --repeat N  --windows 16384,2048,256  --no-profile  --out DIR
-//            --report-only (rewrite REPORT.md from results.json)  --profile-only (and redo the profiles)
+//   options: see USAGE below (--help prints it)
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
@@ -31,8 +30,42 @@ const opt = (name, dflt) => {
   const i = argv.indexOf(`--${name}`);
   return i >= 0 && i + 1 < argv.length ? argv[i + 1] : dflt;
 };
+const USAGE = `usage: npm run bench:peers -w @mq/bench -- [options]
+  --quick                 small counts (about 5 minutes)
+  --systems LIST          of mq, mq-fsync, nats, redis, redis-fsync, rabbitmq (a prefix selects its variants; default all)
+  --cases LIST            workload ids or prefixes (default all): produce-1p-100B, produce-8p-100B, consume-1p-100B,
+                          consume-group-8p-100B, e2e-100B, the same with 1KiB, sync-produce-100B, half-rate-produce-100B
+                          (half-rate runs mq's produce-1p-100B first: its rate is half of that maximum)
+  --repeat N              runs per throughput figure, the median is kept (default 1)
+  --latency-repeat N      runs per latency figure (sync, half-rate, e2e), median by p99 (default 3)
+  --warmup S              seconds of unmeasured load before each one-at-a-time and half-rate run, every system alike (default 2)
+  --sync-records N        records of a one-at-a-time run (default 10000; quick 3000)
+  --windows LIST          producer windows each produce case tries, the best is kept (default 16384,2048,256)
+  --no-profile            skip the --cpu-prof runs of mq
+  --out DIR               where REPORT.md, results.json and the plots go (default bench-results)
+  --report-only           rewrite REPORT.md from results.json
+  --profile-only          redo the profiles, then rewrite REPORT.md
+  --help                  this text`;
+if (flag('help') || argv.includes('-h')) {
+  process.stdout.write(`${USAGE}\n`);
+  process.exit(0);
+}
+const KNOWN = new Set(['quick', 'systems', 'cases', 'repeat', 'latency-repeat', 'warmup', 'sync-records', 'windows', 'no-profile', 'out', 'report-only', 'profile-only', 'help']);
+for (const a of argv) {
+  if (a.startsWith('--') && !KNOWN.has(a.slice(2))) {
+    process.stderr.write(`peer-bench: unknown option ${a}\n${USAGE}\n`);
+    process.exit(2);
+  }
+}
 const QUICK = flag('quick');
 const REPEAT = Number(opt('repeat', '1'));
+const LATENCY_REPEAT = Number(opt('latency-repeat', '3'));
+const WARMUP = Number(opt('warmup', '2'));
+const SYNC_RECORDS = Number(opt('sync-records', QUICK ? '3000' : '10000'));
+const CASES = opt('cases', '')
+  .split(',')
+  .filter(Boolean);
+const wantCase = (id) => CASES.length === 0 || CASES.some((c) => id === c || id.startsWith(c));
 const OUT = path.resolve(ROOT, opt('out', 'bench-results'));
 const PROFILE = !flag('no-profile');
 const ALL_SYSTEMS = ['mq', 'mq-fsync', 'nats', 'redis', 'redis-fsync', 'rabbitmq'];
@@ -72,8 +105,11 @@ function buildCases() {
     list.push({ id: `consume-group-8p-${tag}`, kind: 'consume', size, args: ['consume', '--records', N(size), '--size', size, '--partitions', 8, '--consumers', 2, '--group', ''] });
     list.push({ id: `e2e-${tag}`, kind: 'e2e', size, args: ['e2e', '--rate', E2E_RATE[size], '--duration', D, '--size', size, '--linger-ms', 0] });
   }
-  list.push({ id: 'sync-produce-100B', kind: 'sync', size: 100, fsync: true, args: ['produce', '--records', QUICK ? 1000 : 3000, '--window', 1, '--linger-ms', 0, '--size', 100] });
-  return list;
+  // One at a time: every system gets the same unmeasured warm-up (JIT, connections, metadata) first.
+  list.push({ id: 'sync-produce-100B', kind: 'sync', size: 100, fsync: true, args: ['produce', '--records', SYNC_RECORDS, '--window', 1, '--linger-ms', 0, '--size', 100, '--warmup', WARMUP] });
+  // half-rate-produce-100B needs mq's produce-1p-100B maximum: that case runs (for mq) whenever half-rate is wanted.
+  const half = wantCase('half-rate-produce-100B');
+  return list.filter((c) => wantCase(c.id) || (half && c.id === 'produce-1p-100B'));
 }
 
 function runBench(args, { nodeFlags = [], timeoutMs = 300_000 } = {}) {
@@ -139,9 +175,12 @@ async function runOne(system, server, c) {
   else args.push('--target', system.replace(/-fsync$/, ''), '--peer-address', server.address, '--durability', server.durability);
   if (system.startsWith('redis') && c.id.startsWith('consume-group')) args.push('--redis-read', 'xreadgroup');
   const runs = [];
-  for (let i = 0; i < REPEAT; i++) runs.push(await runBench(args));
-  const key = c.kind === 'sync' || c.kind === 'e2e' ? (r) => r.latencyMs?.p99 ?? Infinity : (r) => r.recordsPerSec;
+  const latencyCase = c.kind === 'sync' || c.kind === 'e2e' || c.kind === 'half';
+  const repeat = latencyCase ? LATENCY_REPEAT : REPEAT;
+  for (let i = 0; i < repeat; i++) runs.push(await runBench(args));
+  const key = latencyCase ? (r) => r.latencyMs?.p99 ?? Infinity : (r) => r.recordsPerSec;
   const r = median(runs, key);
+  if (latencyCase) r.repeatsP99 = runs.map((x) => x.latencyMs?.p99 ?? null);
   return { system, case: c.id, kind: c.kind, size: c.size, command: `node packages/bench/dist/bin.js ${args.join(' ')} --json`, ...r };
 }
 
@@ -194,7 +233,7 @@ async function profileMq(dir) {
   await profileProduce('produce-1KiB', ['produce', '--duration', D, '--size', 1024]);
   await profileConsume('consume-100B', 100);
   await profileConsume('consume-1KiB', 1024);
-  await profileProduce('sync-produce-100B', ['produce', '--records', QUICK ? 1000 : 3000, '--window', 1, '--linger-ms', 0, '--size', 100]);
+  await profileProduce('sync-produce-100B', ['produce', '--records', SYNC_RECORDS, '--window', 1, '--linger-ms', 0, '--size', 100, '--warmup', WARMUP]);
   return out;
 }
 
@@ -246,7 +285,7 @@ async function main() {
   await ensureInstalled();
   await mkdir(OUT, { recursive: true });
   const cases = buildCases();
-  log(`systems: ${SYSTEMS.join(', ')}; ${cases.length} workloads; repeat ${REPEAT}${QUICK ? '; quick' : ''}`);
+  log(`systems: ${SYSTEMS.join(', ')}; ${cases.length} workloads${CASES.length ? ` (${CASES.join(', ')})` : ''}; repeat ${REPEAT}, latency repeat ${LATENCY_REPEAT}, warm-up ${WARMUP} s${QUICK ? '; quick' : ''}`);
 
   log('measuring ceilings');
   const ceilings = {
@@ -290,15 +329,16 @@ async function main() {
       // What has been measured so far, so a run cut short still leaves its figures (meta.partial).
       await writeFile(
         path.join(OUT, 'results.json'),
-        JSON.stringify({ meta: { command: `npm run bench:peers -w @mq/bench${argv.length ? ` -- ${argv.join(' ')}` : ''}`, started: started.toISOString(), finished: new Date().toISOString(), loadAverageBefore: load, windows: WINDOWS, repeat: REPEAT, quick: QUICK, partial: true, environment: results.find((r) => r.environment)?.environment ?? null }, ceilings, durability, results, profiles: null }, null, 2) + '\n',
+        JSON.stringify({ meta: { command: `npm run bench:peers -w @mq/bench${argv.length ? ` -- ${argv.join(' ')}` : ''}`, started: started.toISOString(), finished: new Date().toISOString(), loadAverageBefore: load, windows: WINDOWS, repeat: REPEAT, latencyRepeat: LATENCY_REPEAT, warmup: WARMUP, cases: CASES, quick: QUICK, partial: true, environment: results.find((r) => r.environment)?.environment ?? null }, ceilings, durability, results, profiles: null }, null, 2) + '\n',
       );
       for (const [system, server] of servers) {
         if (system.endsWith('-fsync') && !c.fsync) continue;
+        if (!wantCase(c.id) && system !== 'mq') continue; // only there for mq's half-rate maximum
         results.push(await runCase(system, server, c));
-        if (system === 'mq' && c.id === 'produce-1p-100B' && results.at(-1).recordsPerSec) {
+        if (system === 'mq' && c.id === 'produce-1p-100B' && results.at(-1).recordsPerSec && wantCase('half-rate-produce-100B')) {
           const rate = Math.round(results.at(-1).recordsPerSec / 2);
           const window = results.at(-1).parameters.window;
-          results.push(await runCase(system, server, { id: 'half-rate-produce-100B', kind: 'half', size: 100, args: ['produce', '--rate', rate, '--duration', D, '--size', 100, '--window', window] }));
+          results.push(await runCase(system, server, { id: 'half-rate-produce-100B', kind: 'half', size: 100, args: ['produce', '--rate', rate, '--duration', D, '--size', 100, '--window', window, '--warmup', WARMUP] }));
         }
       }
     }
@@ -330,6 +370,9 @@ async function main() {
     windows: WINDOWS,
     environment: results.find((r) => r.environment)?.environment ?? null,
     repeat: REPEAT,
+    latencyRepeat: LATENCY_REPEAT,
+    warmup: WARMUP,
+    cases: CASES,
     quick: QUICK,
   };
   await writeFile(path.join(OUT, 'results.json'), JSON.stringify({ meta, ceilings, durability, results, profiles }, null, 2) + '\n');

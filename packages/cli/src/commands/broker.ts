@@ -12,6 +12,8 @@ interface StartArgs {
   'config-set'?: string[];
   'broker-id'?: number;
   'controller-voters'?: string;
+  'process-roles'?: string;
+  'controller-bootstrap-servers'?: string;
 }
 
 export function brokerCommand(ctx: CliContext): CommandModule {
@@ -26,11 +28,15 @@ export function brokerCommand(ctx: CliContext): CommandModule {
         .option('http-port', { type: 'number', describe: 'HTTP API port (0: any free port)', defaultDescription: '9080' })
         .option('broker-id', { type: 'number', describe: 'this broker\'s id' })
         .option('controller-voters', { type: 'string', describe: 'join a cluster: id@host:raftPort of every controller voter, comma separated (sets controller.quorum.voters)' })
+        .option('process-roles', { type: 'string', describe: 'broker,controller (a voter that also hosts partitions), controller (a dedicated voter) or broker (hosts partitions, follows the controllers) (sets process.roles)' })
+        .option('controller-bootstrap-servers', { type: 'string', describe: 'host:port (client port) of the controllers, comma separated, for a broker-only process (sets controller.quorum.bootstrap.servers)' })
         .option('config', { type: 'string', describe: 'broker config file (key=value lines, or .json)' })
         .option('config-set', { type: 'string', array: true, describe: 'broker config key=value (repeatable; overrides --config)' }) as unknown as Argv<StartArgs>,
     handler: async (args) => {
       const config = parseKeyValues('--config-set', args['config-set']);
       if (args['controller-voters'] !== undefined) config['controller.quorum.voters'] = args['controller-voters'];
+      if (args['process-roles'] !== undefined) config['process.roles'] = args['process-roles'];
+      if (args['controller-bootstrap-servers'] !== undefined) config['controller.quorum.bootstrap.servers'] = args['controller-bootstrap-servers'];
       // Loaded here so that client commands never load the broker.
       const { startBroker } = await import('@mq/broker');
       const broker = await startBroker({

@@ -1,10 +1,14 @@
 /**
  * `mq cluster start`: a local cluster in one command — N `mq broker start`
  * processes, each a controller voter with its own data directory under
- * --data-dir, stopped together on Ctrl-C. Broker 1 takes the default ports
- * (9092, HTTP 9080), so client commands work without --bootstrap.
- * `mq cluster status`: brokers (alive or fenced, pid when started here),
- * the active controller, under-replicated and offline partitions.
+ * --data-dir, stopped together on Ctrl-C; with `--controllers M`, M
+ * dedicated controller processes (process.roles=controller) and N
+ * broker-only processes (process.roles=broker) instead. Broker 1 takes the
+ * default ports (9092, HTTP 9080), so client commands work without
+ * --bootstrap; process k takes port + k - 1 (controllers come after the
+ * brokers). `mq cluster status`: every process with its role (alive or
+ * fenced, pid when started here), the active controller, under-replicated
+ * and offline partitions.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -20,6 +24,7 @@ const STATE_FILE = 'cluster.json';
 
 interface StartArgs {
   brokers: number;
+  controllers?: number;
   'data-dir': string;
   port: number;
   'http-port': number;
@@ -27,9 +32,25 @@ interface StartArgs {
   'config-set'?: string[];
 }
 
+type Role = 'broker,controller' | 'controller' | 'broker';
+
+interface ProcessState {
+  id: number;
+  /** Absent in files written before roles existed: a combined broker and controller. */
+  role?: Role;
+  pid: number;
+  port: number;
+  httpPort: number;
+  /** 0 for a broker-only process. */
+  raftPort: number;
+  dataDir: string;
+  log: string;
+}
+
 interface ClusterState {
   startedAt: string;
-  brokers: Array<{ id: number; pid: number; port: number; httpPort: number; raftPort: number; dataDir: string; log: string }>;
+  /** Every process started, brokers and controllers alike. */
+  brokers: ProcessState[];
 }
 
 function waitListening(child: ChildProcess, logFile: (line: string) => void, timeoutMs: number): Promise<void> {
@@ -61,6 +82,16 @@ function waitListening(child: ChildProcess, logFile: (line: string) => void, tim
   });
 }
 
+/** GET /cluster of one process (its view of the cluster: the real active controller, brokers, partitions). */
+async function clusterView(httpPort: number, host = '127.0.0.1'): Promise<{ controllerId: number; activeController: boolean } | undefined> {
+  try {
+    const res = await fetch(`http://${host}:${httpPort}/cluster`, { signal: AbortSignal.timeout(2000) });
+    return res.ok ? ((await res.json()) as { controllerId: number; activeController: boolean }) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 async function waitReady(httpPort: number, brokers: number, timeoutMs: number, signal: AbortSignal): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline && !signal.aborted) {
@@ -82,7 +113,8 @@ export function clusterCommand(ctx: CliContext): CommandModule {
     describe: 'start a local cluster of broker processes (Ctrl-C stops them all)',
     builder: (y) =>
       y
-        .option('brokers', { alias: 'n', type: 'number', default: 3, describe: 'number of brokers (each is also a controller voter)' })
+        .option('brokers', { alias: 'n', type: 'number', default: 3, describe: 'number of brokers (each is also a controller voter unless --controllers is given)' })
+        .option('controllers', { type: 'number', describe: 'run this many dedicated controller processes (the Raft quorum) and make the brokers broker-only' })
         .option('data-dir', { alias: 'd', type: 'string', default: DEFAULT_CLUSTER_DIR, describe: 'parent of the brokers\' data directories (broker-1, broker-2, ...)' })
         .option('port', { type: 'number', default: 9092, describe: 'client port of broker 1 (broker n: port + n - 1)' })
         .option('http-port', { type: 'number', default: 9080, describe: 'HTTP port of broker 1 (broker n: http-port + n - 1)' })
@@ -91,10 +123,17 @@ export function clusterCommand(ctx: CliContext): CommandModule {
     handler: async (args) => {
       const n = args.brokers;
       if (!Number.isInteger(n) || n < 1 || n > 15) throw new UsageError(`--brokers must be between 1 and 15, got ${n}`);
+      const m = args.controllers ?? 0;
+      if (args.controllers !== undefined && (!Number.isInteger(m) || m < 1 || m > 9)) throw new UsageError(`--controllers must be between 1 and 9, got ${args.controllers}`);
+      if (m > 0 && m % 2 === 0) await writeLine(ctx.stderr, `mq: ${m} controllers tolerate no more failures than ${m - 1}; an odd number is usual`);
       const root = path.resolve(args['data-dir']);
       await mkdir(root, { recursive: true });
-      const ids = Array.from({ length: n }, (_, i) => i + 1);
-      const voters = ids.map((id) => `${id}@127.0.0.1:${args['raft-port'] + id - 1}`).join(',');
+      // Brokers 1..n (broker 1 on the default ports); dedicated controllers n+1..n+m.
+      const ids = Array.from({ length: n + m }, (_, i) => i + 1);
+      const roleOf = (id: number): Role => (m === 0 ? 'broker,controller' : id <= n ? 'broker' : 'controller');
+      const voterIds = ids.filter((id) => roleOf(id) !== 'broker');
+      const voters = voterIds.map((id) => `${id}@127.0.0.1:${args['raft-port'] + id - 1}`).join(',');
+      const controllerBootstrap = voterIds.map((id) => `127.0.0.1:${args.port + id - 1}`).join(',');
       const bin = process.argv[1]!;
       const children = new Map<number, ChildProcess>();
       const state: ClusterState = { startedAt: new Date().toISOString(), brokers: [] };
@@ -119,7 +158,8 @@ export function clusterCommand(ctx: CliContext): CommandModule {
       try {
         await Promise.all(
           ids.map(async (id) => {
-            const dataDir = path.join(root, `broker-${id}`);
+            const role = roleOf(id);
+            const dataDir = path.join(root, role === 'controller' ? `controller-${id}` : `broker-${id}`);
             await mkdir(dataDir, { recursive: true });
             const logPath = path.join(dataDir, 'broker.log');
             const port = args.port + id - 1;
@@ -138,8 +178,7 @@ export function clusterCommand(ctx: CliContext): CommandModule {
                 String(port),
                 '--http-port',
                 String(httpPort),
-                '--controller-voters',
-                voters,
+                ...(role === 'broker' ? ['--process-roles', role, '--controller-bootstrap-servers', controllerBootstrap] : ['--process-roles', role, '--controller-voters', voters]),
                 ...(args['config-set'] ?? []).flatMap((kv) => ['--config-set', kv]),
               ],
               { stdio: ['ignore', 'pipe', 'pipe'], env: ctx.env },
@@ -155,29 +194,31 @@ export function clusterCommand(ctx: CliContext): CommandModule {
               }
             };
             child.once('exit', (code, signal) => {
-              if (!stopping) void writeLine(ctx.stderr, `mq: broker ${id} exited (${signal ?? `code ${code}`}); see ${logPath}`);
+              if (!stopping) void writeLine(ctx.stderr, `mq: ${role === 'controller' ? 'controller' : 'broker'} ${id} exited (${signal ?? `code ${code}`}); see ${logPath}`);
             });
             try {
               await waitListening(child, log, 30_000);
             } catch (err) {
-              throw new Error(`broker ${id} ${(err as Error).message}; see ${logPath}`);
+              throw new Error(`${role === 'controller' ? 'controller' : 'broker'} ${id} ${(err as Error).message}; see ${logPath}`);
             }
-            state.brokers.push({ id, pid: child.pid ?? -1, port, httpPort, raftPort: args['raft-port'] + id - 1, dataDir, log: logPath });
+            state.brokers.push({ id, role, pid: child.pid ?? -1, port, httpPort, raftPort: role === 'broker' ? 0 : args['raft-port'] + id - 1, dataDir, log: logPath });
           }),
         );
         state.brokers.sort((a, b) => a.id - b.id);
+        // Written as soon as every process listens, so mq cluster status shows the pids while the cluster settles.
+        await writeFile(path.join(root, STATE_FILE), JSON.stringify(state, null, 2) + '\n');
         // Listening is not ready: wait until the controller has every broker registered and unfenced.
         const ready = await waitReady(state.brokers[0]!.httpPort, n, 60_000, ctx.signal);
         if (!ready) await writeLine(ctx.stderr, 'mq: the brokers are running but not all are registered with the controller yet (see mq cluster status)');
-        await writeFile(path.join(root, STATE_FILE), JSON.stringify(state, null, 2) + '\n');
         await writeLine(
           ctx.stdout,
           table(
-            ['BROKER', 'PID', 'ADDRESS', 'HTTP', 'RAFT', 'DATA'],
-            state.brokers.map((b) => [String(b.id), String(b.pid), `127.0.0.1:${b.port}`, String(b.httpPort), String(b.raftPort), b.dataDir]),
+            ['ID', 'ROLE', 'PID', 'ADDRESS', 'HTTP', 'RAFT', 'DATA'],
+            state.brokers.map((b) => [String(b.id), b.role ?? 'broker,controller', String(b.pid), `127.0.0.1:${b.port}`, String(b.httpPort), b.raftPort ? String(b.raftPort) : '-', b.dataDir]),
           ),
         );
-        await writeLine(ctx.stdout, `cluster of ${n} broker${n === 1 ? '' : 's'} running; bootstrap 127.0.0.1:${args.port}; Ctrl-C stops it (mq cluster status shows its health)`);
+        const shape = m > 0 ? ` and ${m} dedicated controller${m === 1 ? '' : 's'}` : '';
+        await writeLine(ctx.stdout, `cluster of ${n} broker${n === 1 ? '' : 's'}${shape} running; bootstrap 127.0.0.1:${args.port}; Ctrl-C stops it (mq cluster status shows its health)`);
         await new Promise<void>((resolve) => {
           if (ctx.signal.aborted) resolve();
           else ctx.signal.addEventListener('abort', () => resolve(), { once: true });
@@ -222,20 +263,41 @@ export function clusterCommand(ctx: CliContext): CommandModule {
             else if (p.isr.length < p.replicas.length) underReplicated.push({ topic: t.name, partition: p.partition, leader: p.leader, replicas: p.replicas, isr: p.isr });
           }
         }
+        const started = (id: number, port: number) => local?.brokers.find((x) => x.id === id && x.port === port);
+        // The client is told a broker as "controller" (admin requests go there); the real active controller is in GET /cluster.
+        let controllerId = cluster.controllerId;
+        for (const b of cluster.brokers) {
+          const view = await clusterView(b.httpPort, b.host);
+          if (view) {
+            controllerId = view.controllerId;
+            break;
+          }
+        }
         const brokers = cluster.brokers.map((b) => {
-          const pid = local?.brokers.find((x) => x.id === b.id && x.port === b.port)?.pid ?? null;
-          return { id: b.id, endpoint: `${b.host}:${b.port}`, httpPort: b.httpPort, rack: b.rack, pid, state: b.fenced ? 'fenced' : 'alive', controller: b.id === cluster.controllerId };
+          const mine = started(b.id, b.port);
+          const role: Role = mine?.role ?? (b.id === controllerId || (mine && !mine.role) ? 'broker,controller' : 'broker');
+          return { id: b.id, role, endpoint: `${b.host}:${b.port}`, httpPort: b.httpPort, rack: b.rack, pid: mine?.pid ?? null, state: b.fenced ? 'fenced' : 'alive', controller: b.id === controllerId };
         });
-        const json = { clusterId: cluster.clusterId, controllerId: cluster.controllerId, brokers, topics: topics.length, partitions, underReplicated, offline };
+        // Dedicated controllers are not brokers: they are known from the processes started here.
+        const controllers = await Promise.all(
+          (local?.brokers ?? [])
+            .filter((x) => x.role === 'controller')
+            .map(async (x) => {
+              const view = await clusterView(x.httpPort);
+              return { id: x.id, role: 'controller' as Role, endpoint: `127.0.0.1:${x.port}`, httpPort: x.httpPort, rack: '', pid: x.pid, state: view ? 'alive' : 'unreachable', controller: x.id === controllerId };
+            }),
+        );
+        const json = { clusterId: cluster.clusterId, controllerId, brokers, controllers, topics: topics.length, partitions, underReplicated, offline };
         if (args.format === 'json') return void (await writeLine(ctx.stdout, JSON.stringify(json)));
         await writeLine(
           ctx.stdout,
           table(
-            ['BROKER', 'ENDPOINT', 'PID', 'STATE', 'RACK', 'CONTROLLER'],
-            brokers.map((b) => [String(b.id), b.endpoint, b.pid === null ? '-' : String(b.pid), b.state, b.rack || '-', b.controller ? 'active' : '']),
+            ['ID', 'ENDPOINT', 'PID', 'STATE', 'RACK', 'CONTROLLER', 'ROLE'],
+            [...brokers, ...controllers].map((b) => [String(b.id), b.endpoint, b.pid === null ? '-' : String(b.pid), b.state, b.rack || '-', b.controller ? 'active' : '', b.role]),
           ),
         );
-        await writeLine(ctx.stdout, `\ncontroller: ${cluster.controllerId < 0 ? 'none (no quorum?)' : `broker ${cluster.controllerId}`}; ${topics.length} topics, ${partitions} partitions; ${underReplicated.length} under-replicated, ${offline.length} offline`);
+        const where = controllerId < 0 ? 'none (no quorum?)' : controllers.some((x) => x.id === controllerId) ? `controller ${controllerId}` : `broker ${controllerId}`;
+        await writeLine(ctx.stdout, `\ncontroller: ${where}; ${topics.length} topics, ${partitions} partitions; ${underReplicated.length} under-replicated, ${offline.length} offline`);
         for (const p of underReplicated) await writeLine(ctx.stdout, `under-replicated: ${p.topic}-${p.partition} leader ${p.leader} replicas ${p.replicas.join(',')} isr ${p.isr.join(',')}`);
         for (const p of offline) await writeLine(ctx.stdout, `offline: ${p.topic}-${p.partition} replicas ${p.replicas.join(',')} isr ${p.isr.join(',')}`);
       } finally {

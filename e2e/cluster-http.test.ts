@@ -43,13 +43,13 @@ async function call(base: string, method: string, url: string, body?: unknown, r
  * (a restarted broker is unfenced a moment after another broker's view says so).
  */
 async function createTopic(base: string, body: Record<string, unknown>): Promise<Reply> {
-  return waitFor(
+  return waitFor<Reply | undefined>(
     async () => {
       const r = await call(base, 'POST', '/topics', body);
       return r.body?.error?.code === 'INVALID_REPLICATION_FACTOR' ? undefined : r;
     },
     { timeout: 15_000, interval: 200, message: `create ${String(body.name)}` },
-  );
+  ) as Promise<Reply>;
 }
 
 /** Every record of a stopped broker's replica of a partition, decoded: offset → [key, value]. */
@@ -97,13 +97,13 @@ describe('cluster: HTTP API, compaction and retention', () => {
     await c.waitHealthy(30_000, [topic]);
     for (const id of c.ids) {
       // Every broker answers from its own copy of the metadata log, which may apply the creation a moment later.
-      const d = await waitFor(
+      const d = (await waitFor<Reply | undefined>(
         async () => {
           const r = await call(api(id), 'GET', `/topics/${topic}`);
           return r.status === 200 && r.body.partitions.every((p: { isr: number[] }) => p.isr.length === 3) ? r : undefined;
         },
         { timeout: 10_000, message: `broker ${id} describes ${topic}` },
-      );
+      )) as Reply;
       expect(d.body.configs['min.insync.replicas']).toBe('2');
       for (const p of d.body.partitions) {
         expect([...p.replicas].sort()).toEqual([1, 2, 3]);

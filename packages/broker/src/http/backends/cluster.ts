@@ -69,9 +69,8 @@ function wireFailure(code: number | null | undefined, message: string | null | u
   return new MqError(c, message || `${what} failed with ${c}`, c === 'UNKNOWN_TOPIC_OR_PARTITION' ? { retriable: false } : {});
 }
 
-let requestIds = 0;
-
 export function clusterBackend(options: ClusterBackendOptions, c: ClusterBackendComponents): TopicBackend {
+  let requestIds = 0;
   const me = options.brokerId;
   const md = c.metadata;
   const leaderWaitMs = options.leaderWaitMs ?? Math.min(30_000, options.config.int('broker.session.timeout.ms') + DEFAULT_LEADER_WAIT_MS);

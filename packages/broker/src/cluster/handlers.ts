@@ -369,10 +369,18 @@ function clientControllerId(d: ClusterHandlerDeps): number {
 
 /** A broker-only process fetching the metadata log (and so heartbeating) from the active controller. */
 async function metadataFetch(d: ClusterHandlerDeps, f: mq.IMetadataFetchRequest, ctx: RequestContext): Promise<mq.IControllerForwardResponse> {
+  return metadataFetchAnswer(d.controller, f, ctx.connection.signal, (e) => {
+    if (e.code !== 'NOT_CONTROLLER') ctx.logger.warn({ from: f.brokerId, code: e.code, err: e.message }, 'metadata fetch failed');
+  });
+}
+
+/** The ControllerForward answer to a MetadataFetch (errors become error codes, NOT_CONTROLLER with the active controller's id). */
+export async function metadataFetchAnswer(controller: Controller, f: mq.IMetadataFetchRequest, signal?: AbortSignal, onError?: (e: MqError) => void): Promise<mq.IControllerForwardResponse> {
+  const d = { controller };
   try {
     const r = await d.controller.handleMetadataFetch(
       { brokerId: f.brokerId ?? -1, incarnation: f.incarnation ?? '', fetchIndex: Number(f.fetchIndex ?? 0), maxWaitMs: f.maxWaitMs ?? 0, maxEntries: f.maxEntries || 1000 },
-      ctx.connection.signal,
+      signal,
     );
     const answer: mq.IMetadataFetchResponse =
       r.kind === 'snapshot'
@@ -381,7 +389,7 @@ async function metadataFetch(d: ClusterHandlerDeps, f: mq.IMetadataFetchRequest,
     return { errorCode: 0, errorMessage: '', result: EMPTY, controllerId: d.controller.controllerId, metadataFetch: answer };
   } catch (err) {
     const e = toMqError(err);
-    if (e.code !== 'NOT_CONTROLLER') ctx.logger.warn({ from: f.brokerId, code: e.code, err: e.message }, 'metadata fetch failed');
+    onError?.(e);
     return { errorCode: errorNumber(e.code), errorMessage: e.message, result: EMPTY, controllerId: d.controller.controllerId };
   }
 }

@@ -1,0 +1,141 @@
+/**
+ * A broker-only process (ObserverController) against a real one-voter
+ * RaftController, connected in process (the channel's connect is injected;
+ * fetches go through the same answer function as the WebSocket handler):
+ * it follows the metadata log, its fetches keep its registration alive
+ * (unfenced once caught up, fenced when they stop), and a second run with
+ * the same broker id is refused while the first one is alive.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pino } from 'pino';
+import { errorNumber } from '@mq/protocol/errors';
+import { metadataFetchAnswer } from '../cluster/handlers.js';
+import { decodeCommand } from './commands.js';
+import { ControllerChannel, type ConnectFn } from './controller-channel.js';
+import { RaftController } from './controller.js';
+import { ObserverController } from './observer.js';
+
+const logger = pino({ level: 'silent' });
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitFor<T>(fn: () => T | undefined | false, timeoutMs = 5000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** An in-process connection to `ctrl` that answers like the broker's controllerForward handler. */
+function inProcess(ctrl: RaftController): ConnectFn {
+  return async () => ({
+    brokerId: ctrl.options.brokerId,
+    closed: false,
+    close() {},
+    async request(payload, timeoutMs, signal) {
+      if (payload.metadataFetch) return metadataFetchAnswer(ctrl, payload.metadataFetch, signal);
+      const r = await ctrl.handleForward(decodeCommand(payload.command!), Math.min(timeoutMs, payload.timeoutMs ?? timeoutMs));
+      return r.ok
+        ? { errorCode: 0, result: Buffer.from(JSON.stringify(r.value ?? null)), controllerId: ctrl.controllerId }
+        : { errorCode: errorNumber(r.code as never), errorMessage: r.message, controllerId: ctrl.controllerId };
+    },
+  });
+}
+
+describe('ObserverController following a RaftController', () => {
+  let dir = '';
+  let ctrl: RaftController | undefined;
+  const observers: ObserverController[] = [];
+  const SESSION = 600;
+
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'mq-observer-'));
+    ctrl = new RaftController(
+      { brokerId: 1, voters: `1@127.0.0.1:${await freePort()}`, tickMs: 20, sessionTimeoutMs: SESSION, livenessCheckMs: 50, fsync: false },
+      { logger, forward: async () => ({ ok: false, code: 'NOT_CONTROLLER', message: 'single voter' }) },
+    );
+    await ctrl.start(dir);
+    await waitFor(() => ctrl!.isActive);
+  });
+
+  afterEach(async () => {
+    for (const o of observers.splice(0)) await o.close();
+    await ctrl?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  function observer(brokerId: number, incarnation: string): ObserverController {
+    const channel = new ControllerChannel({ brokerId, servers: ['controller-1:1'], connectTimeoutMs: 1000, maxResponseBytes: 1 << 20 }, inProcess(ctrl!));
+    const o = new ObserverController({ brokerId, incarnation, sessionTimeoutMs: SESSION, fetchMaxWaitMs: 100 }, { logger, channel });
+    observers.push(o);
+    o.start();
+    return o;
+  }
+
+  const register = (id: number, incarnation: string) => ({ type: 'registerBroker' as const, id, host: '127.0.0.1', port: 9000 + id, httpPort: 8000 + id, rack: '', incarnation });
+
+  it('follows the log, is unfenced once caught up and fenced when its fetches stop', async () => {
+    const a = observer(7, 'run-a');
+    await a.catchUp(3000);
+    expect(a.controllerId).toBe(1);
+    const { brokerEpoch } = (await a.submit(register(7, 'run-a'), 3000)) as { brokerEpoch: number };
+    // Its fetches are its heartbeats: the controller unfences it once it has fetched past its registration.
+    await waitFor(() => ctrl!.metadata.broker(7)?.fenced === false);
+    await waitFor(() => a.metadata.broker(7)?.fenced === false);
+    expect(a.metadata.broker(7)!.brokerEpoch).toBe(brokerEpoch);
+
+    await ctrl!.submit({ type: 'createTopic', name: 'orders', topicId: 'id-1', numPartitions: 2, replicationFactor: 1, configs: {} }, 3000);
+    await a.catchUp(3000);
+    expect(a.metadata.topic('orders')?.partitions.map((p) => p.replicas)).toEqual([[7], [7]]);
+    expect(a.status()).toMatchObject({ controllerId: 1, active: false, applied: ctrl!.metadata.lastApplied });
+
+    await a.close();
+    const stoppedAt = Date.now();
+    await waitFor(() => ctrl!.metadata.broker(7)?.fenced === true, SESSION * 4);
+    expect(Date.now() - stoppedAt).toBeGreaterThanOrEqual(SESSION - 100);
+    // Fenced: no leader for its partitions (it was the only replica and stays in the ISR).
+    expect(ctrl!.metadata.topic('orders')!.partitions.every((p) => p.leader === -1)).toBe(true);
+  });
+
+  it('refuses a second live run of a broker id, and lets a restart in once the old session expired', async () => {
+    const a = observer(8, 'run-a');
+    await a.submit(register(8, 'run-a'), 3000);
+    await waitFor(() => ctrl!.metadata.broker(8)?.fenced === false);
+
+    const b = observer(8, 'run-b');
+    await expect(b.submit(register(8, 'run-b'), 3000)).rejects.toMatchObject({
+      code: 'DUPLICATE_BROKER_REGISTRATION',
+      message: expect.stringMatching(/broker id 8 is registered by another live process .*run run-a.*until that session expires/),
+    });
+    // run-b's fetches do not keep run-a's session alive; run-a's do.
+    await new Promise((r) => setTimeout(r, SESSION + 200));
+    await expect(b.submit(register(8, 'run-b'), 3000)).rejects.toMatchObject({ code: 'DUPLICATE_BROKER_REGISTRATION' });
+    expect(ctrl!.metadata.broker(8)).toMatchObject({ incarnation: 'run-a', fenced: false });
+
+    // run-a dies (no controlled shutdown): after its session, run-b registers and is unfenced.
+    await a.close();
+    await waitFor(() => ctrl!.metadata.broker(8)?.fenced === true, SESSION * 4);
+    await b.submit(register(8, 'run-b'), 3000);
+    await waitFor(() => ctrl!.metadata.broker(8)?.incarnation === 'run-b' && ctrl!.metadata.broker(8)?.fenced === false);
+  });
+
+  it('an observer of a non-active controller is told NOT_CONTROLLER', async () => {
+    const a = observer(9, 'run-a');
+    await a.catchUp(3000);
+    await expect(a.handleMetadataFetch({ brokerId: 1, incarnation: 'x', fetchIndex: 0, maxWaitMs: 0, maxEntries: 1 })).rejects.toMatchObject({ code: 'NOT_CONTROLLER' });
+    await expect(a.handleForward()).resolves.toMatchObject({ ok: false, code: 'NOT_CONTROLLER' });
+  });
+});

@@ -4,7 +4,10 @@
 //     RF1 acks=1, RF3 acks=1, RF3 acks=all (min.insync.replicas=2).
 //  2. Failover: SIGKILL the leader of an RF3 partition, time until the first acks=all produce on it succeeds
 //     (a send started right after the kill, retried by the client), p50/p99 over --kills kills.
+//  3. With --http (instead of 1 and 2): HTTP produce and read latency on the partition's leader's HTTP port vs a
+//     non-leader's (which forwards to the leader), sequential requests, modes interleaved over rounds.
 //   node packages/broker/bench/cluster-bench.mjs [--seconds 3] [--rounds 3] [--kills 10] [--value-bytes 100]
+//   node packages/broker/bench/cluster-bench.mjs --http [--rounds 5] [--http-requests 200]
 import { spawn } from 'node:child_process';
 import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
@@ -23,6 +26,8 @@ const { values: a } = parseArgs({
     window: { type: 'string', default: '2000' },
     'session-ms': { type: 'string', default: '2000' },
     'failover-only': { type: 'boolean', default: false },
+    http: { type: 'boolean', default: false },
+    'http-requests': { type: 'string', default: '200' },
   },
 });
 const SECONDS = Number(a.seconds);
@@ -89,6 +94,58 @@ async function leaderOf(topic) {
   }, 30_000, `a leader of ${topic}`);
 }
 
+/** HTTP on the leader's port vs a non-leader's (forwarded over the inter-broker connection), one request at a time. */
+async function httpBench(admin) {
+  const topic = 'bench-http';
+  const N = Number(a['http-requests']);
+  await admin.createTopic(topic, { numPartitions: 1, replicationFactor: 3, configs: { 'min.insync.replicas': '2' } });
+  await healthy([topic]);
+  const leader = await leaderOf(topic);
+  const other = ids.find((id) => id !== leader);
+  const url = (id, p) => `http://127.0.0.1:${ports[id].http}${p}`;
+  const body = JSON.stringify({ partition: 0, value: VALUE.toString() });
+  const produce = (id, acks) => async () => {
+    const res = await fetch(url(id, `/topics/${topic}/records?acks=${acks}`), { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    if (res.status !== 200) throw new Error(`produce to broker ${id}: ${res.status} ${await res.text()}`);
+    await res.arrayBuffer().catch(() => undefined);
+  };
+  const read = (id) => async () => {
+    const res = await fetch(url(id, `/topics/${topic}/partitions/0/records?offset=0&max_records=10`));
+    if (res.status !== 200) throw new Error(`read from broker ${id}: ${res.status}`);
+    await res.arrayBuffer();
+  };
+  const modes = [
+    ['produce acks=all  leader    ', produce(leader, 'all')],
+    ['produce acks=all  non-leader', produce(other, 'all')],
+    ['produce acks=1    leader    ', produce(leader, '1')],
+    ['produce acks=1    non-leader', produce(other, '1')],
+    ['read 10 records   leader    ', read(leader)],
+    ['read 10 records   non-leader', read(other)],
+  ];
+  const results = new Map(modes.map(([name]) => [name, { p50: [], p99: [] }]));
+  for (let round = 0; round <= ROUNDS; round++) {
+    for (const [name, op] of modes) {
+      const lat = [];
+      for (let i = 0; i < N; i++) {
+        const t0 = performance.now();
+        await op();
+        lat.push(performance.now() - t0);
+      }
+      if (round === 0) continue; // warm-up
+      results.get(name).p50.push(pct(lat, 50));
+      results.get(name).p99.push(pct(lat, 99));
+    }
+  }
+  console.log(`\nHTTP, leader ${leader} vs non-leader ${other} (forwards to the leader): ${ROUNDS} rounds x ${N} sequential requests per mode after a warm-up round, ${VALUE.length} B values, flush os; medians over rounds`);
+  console.log('mode                            p50 ms   p99 ms   p50 vs leader');
+  for (let i = 0; i < modes.length; i++) {
+    const [name] = modes[i];
+    const r = results.get(name);
+    const base = results.get(modes[i - (i % 2)][0]);
+    console.log(`${name}  ${median(r.p50).toFixed(2).padStart(7)}  ${median(r.p99).toFixed(2).padStart(7)}   ${(median(r.p50) / median(base.p50)).toFixed(2)}x`);
+  }
+}
+
 let client;
 let failed = false;
 try {
@@ -107,7 +164,8 @@ try {
   await healthy(['bench-rf1', 'bench-rf3', 'bench-failover']);
 
   const results = new Map(configs.map((c) => [c.name, { rate: [], mbs: [], p50: [], p99: [] }]));
-  for (let round = 0; round < (a['failover-only'] ? 0 : ROUNDS + 1); round++) {
+  if (a.http) await httpBench(admin);
+  for (let round = 0; round < (a['failover-only'] || a.http ? 0 : ROUNDS + 1); round++) {
     for (const c of configs) {
       const producer = client.producer({ acks: c.acks, lingerMs: 2 });
       const lat = [];
@@ -132,7 +190,7 @@ try {
     }
   }
   const base = median(results.get(configs[0].name).rate);
-  if (!a['failover-only']) {
+  if (!a['failover-only'] && !a.http) {
   console.log(`\nproduce: ${ROUNDS} rounds x ${SECONDS}s per config (after a warm-up round), ${VALUE.length} B values, ${WINDOW} sends in flight, lingerMs 2, flush os; medians`);
   console.log('config         records/s   MB/s   p50 ms   p99 ms   vs RF1');
   for (const c of configs) {
@@ -144,7 +202,7 @@ try {
   // Failover.
   const times = [];
   const producer = client.producer({ acks: 'all', lingerMs: 0 });
-  for (let k = 0; k < KILLS; k++) {
+  for (let k = 0; k < (a.http ? 0 : KILLS); k++) {
     await healthy(['bench-failover']);
     await producer.send('bench-failover', { value: VALUE, partition: 0 });
     const leader = await leaderOf('bench-failover');
@@ -157,8 +215,8 @@ try {
     await new Promise((r) => (procs[leader].exitCode !== null || procs[leader].signalCode !== null ? r() : procs[leader].once('exit', r)));
     startBroker(leader);
   }
-  console.log(`\nfailover: SIGKILL the leader, first successful acks=all produce on the partition (broker.session.timeout.ms=${a['session-ms']}, controller.tick.ms=50), ${KILLS} kills`);
-  console.log(`p50 ${pct(times, 50).toFixed(0)} ms   p99 ${pct(times, 99).toFixed(0)} ms   min ${Math.min(...times).toFixed(0)} ms   max ${Math.max(...times).toFixed(0)} ms`);
+  if (!a.http) console.log(`\nfailover: SIGKILL the leader, first successful acks=all produce on the partition (broker.session.timeout.ms=${a['session-ms']}, controller.tick.ms=50), ${KILLS} kills`);
+  if (!a.http) console.log(`p50 ${pct(times, 50).toFixed(0)} ms   p99 ${pct(times, 99).toFixed(0)} ms   min ${Math.min(...times).toFixed(0)} ms   max ${Math.max(...times).toFixed(0)} ms`);
 } catch (err) {
   failed = true;
   for (const id of ids) console.error(`broker ${id}:`, JSON.stringify(await status(id).catch((e) => String(e))));

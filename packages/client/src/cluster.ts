@@ -128,6 +128,12 @@ export class Cluster {
   }
 
   /** A connection to the given broker id (from metadata). */
+  /** The open connection to a broker, if there is one now (no connecting, no metadata). */
+  openConnection(id: number): Connection | undefined {
+    const open = this.byBrokerId.get(id);
+    return open && !open.closed ? open : undefined;
+  }
+
   async brokerConnection(id: number, signal?: AbortSignal): Promise<Connection> {
     const open = this.byBrokerId.get(id);
     if (open && !open.closed) return open;

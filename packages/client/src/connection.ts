@@ -48,7 +48,9 @@ interface Pending {
   body: RequestBody;
   resolve(value: unknown): void;
   reject(err: unknown): void;
-  timer: NodeJS.Timeout | undefined;
+  /** Date.now() after which the request times out. */
+  deadline: number;
+  timeoutMs: number;
   signal: AbortSignal | undefined;
   onAbort: (() => void) | undefined;
 }
@@ -71,6 +73,14 @@ export class Connection {
   private readonly versions = new Map<number, number>();
   private readonly pending = new Map<number, Pending>();
   private nextCorrelationId = 1;
+  /**
+   * One timer per connection for every request's timeout, armed for the
+   * earliest deadline and re-armed when it fires, instead of a timer set and
+   * cleared per request (a timer-list insert and removal on every round trip).
+   * Unref'd: the open socket is what keeps the process alive.
+   */
+  private deadlineTimer: NodeJS.Timeout | undefined;
+  private deadlineAt = Infinity;
   private closedError: MqError | undefined;
   private readonly closeListeners: Array<(err: MqError) => void> = [];
 
@@ -176,26 +186,17 @@ export class Connection {
       });
     }
     return new Promise<ResponseOf<B>>((resolve, reject) => {
+      const timeoutMs = options.timeoutMs ?? this.options.requestTimeoutMs;
       const p: Pending = {
         body,
         resolve: resolve as (v: unknown) => void,
         reject,
-        timer: undefined,
+        deadline: Date.now() + timeoutMs,
+        timeoutMs,
         signal,
         onAbort: undefined,
       };
-      const timeoutMs = options.timeoutMs ?? this.options.requestTimeoutMs;
-      p.timer = setTimeout(() => {
-        this.settle(correlationId);
-        reject(
-          new MqError('REQUEST_TIMED_OUT', `${body} request to broker ${this.address} got no answer within ${timeoutMs} ms`, {
-            broker: this.address,
-          }),
-        );
-        // Like Kafka: a broker that does not answer in time gets a fresh connection (the next request reconnects).
-        this.fail(new MqError('CONNECTION_CLOSED', `connection to broker ${this.address} closed after a request timed out`));
-        this.ws.terminate();
-      }, timeoutMs);
+      if (p.deadline < this.deadlineAt) this.armDeadline(p.deadline);
       if (signal) {
         p.onAbort = () => {
           this.settle(correlationId);
@@ -242,15 +243,47 @@ export class Connection {
     this.maxFrameBytes = resp.maxFrameBytes ?? 0;
   }
 
-  /** Removes a pending request and its timer and listener; true when it was still pending. */
+  /** Removes a pending request and its abort listener; true when it was still pending. */
   private settle(correlationId: number): boolean {
     const p = this.pending.get(correlationId);
     if (!p) return false;
     this.pending.delete(correlationId);
-    clearTimeout(p.timer);
     if (p.onAbort) p.signal!.removeEventListener('abort', p.onAbort);
     return true;
   }
+
+  private armDeadline(at: number): void {
+    clearTimeout(this.deadlineTimer);
+    this.deadlineAt = at;
+    this.deadlineTimer = setTimeout(this.onDeadline, Math.max(0, at - Date.now()));
+    this.deadlineTimer.unref();
+  }
+
+  /** The deadline timer fired: time out what is overdue, then re-arm for the earliest request left. */
+  private readonly onDeadline = (): void => {
+    this.deadlineTimer = undefined;
+    this.deadlineAt = Infinity;
+    if (this.closedError) return;
+    const now = Date.now();
+    let next = Infinity;
+    for (const [id, p] of this.pending) {
+      if (p.deadline > now) {
+        if (p.deadline < next) next = p.deadline;
+        continue;
+      }
+      this.settle(id);
+      p.reject(
+        new MqError('REQUEST_TIMED_OUT', `${p.body} request to broker ${this.address} got no answer within ${p.timeoutMs} ms`, {
+          broker: this.address,
+        }),
+      );
+      // Like Kafka: a broker that does not answer in time gets a fresh connection (the next request reconnects).
+      this.fail(new MqError('CONNECTION_CLOSED', `connection to broker ${this.address} closed after a request timed out`));
+      this.ws.terminate();
+      return;
+    }
+    if (next !== Infinity) this.armDeadline(next);
+  };
 
   private onMessage(data: Buffer, isBinary: boolean): void {
     if (!isBinary) {
@@ -290,6 +323,9 @@ export class Connection {
   private fail(err: MqError): void {
     if (this.closedError) return;
     this.closedError = err;
+    clearTimeout(this.deadlineTimer);
+    this.deadlineTimer = undefined;
+    this.deadlineAt = Infinity;
     for (const [id, p] of [...this.pending]) {
       this.settle(id);
       p.reject(err);

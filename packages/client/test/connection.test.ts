@@ -42,6 +42,32 @@ describe('Connection', () => {
     conn.close();
   });
 
+  it('times out a short request sent after a long one (one deadline timer per connection, re-armed earlier)', async () => {
+    const conn = await Connection.open(opts(broker.address));
+    broker.holdProduce();
+    const long = conn.request('produce', { acks: 1, timeoutMs: 10, topics: [] }, { timeoutMs: 10_000 });
+    long.catch(() => undefined);
+    const started = Date.now();
+    await expect(conn.request('produce', { acks: 1, timeoutMs: 10, topics: [] }, { timeoutMs: 30 })).rejects.toMatchObject({
+      code: 'REQUEST_TIMED_OUT',
+      message: expect.stringContaining('within 30 ms'),
+    });
+    expect(Date.now() - started).toBeLessThan(2000);
+    // The timed-out request takes the connection down with the long one.
+    await expect(long).rejects.toMatchObject({ code: 'CONNECTION_CLOSED' });
+  });
+
+  it('times out a request sent after earlier ones were answered (the timer re-arms for the next deadline)', async () => {
+    const conn = await Connection.open({ ...opts(broker.address), requestTimeoutMs: 60 });
+    // Answered requests first: the timer armed for the first one must still catch a later one.
+    await conn.request('metadata', { topics: ['one'] });
+    await new Promise((r) => setTimeout(r, 30));
+    await conn.request('metadata', { topics: ['one'] });
+    broker.holdProduce();
+    await expect(conn.request('produce', { acks: 1, timeoutMs: 10, topics: [] })).rejects.toMatchObject({ code: 'REQUEST_TIMED_OUT' });
+    expect(conn.closed).toBe(true);
+  });
+
   it('aborts a request with its AbortSignal', async () => {
     const conn = await Connection.open(opts(broker.address));
     broker.holdProduce();

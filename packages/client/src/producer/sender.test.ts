@@ -58,6 +58,7 @@ function stubCluster(partitions: number) {
     maxFrameBytes: 64 << 20,
     cachedTopic: () => meta,
     leaderOf: () => 1,
+    openConnection: () => conn,
     brokerConnection: async () => conn,
     invalidate() {},
     refreshMetadata: async () => {},

@@ -91,16 +91,7 @@ export class Sender {
         if (entries.length === 0) break;
         this.inFlight.set(leader, (this.inFlight.get(leader) ?? 0) + 1);
         this.requests++;
-        this.produce(leader, entries)
-          .catch((err: unknown) => {
-            // produce() settles every record itself; this is a last resort so that nothing is left pending.
-            for (const e of entries) this.failed(e, err);
-          })
-          .finally(() => {
-            this.inFlight.set(leader, (this.inFlight.get(leader) ?? 1) - 1);
-            this.requests--;
-            this.wake();
-          });
+        void this.produceAndRelease(leader, entries);
       }
     }
     this.armTimer(nextCheckAt, now);
@@ -115,6 +106,20 @@ export class Sender {
       this.timerAt = Infinity;
       this.run();
     }, Math.max(0, at - now));
+  }
+
+  /** One request's whole life: produce, then free its in-flight slot and look for more to send. */
+  private async produceAndRelease(leader: number, entries: Entry[]): Promise<void> {
+    try {
+      await this.produce(leader, entries);
+    } catch (err) {
+      // produce() settles every record itself; this is a last resort so that nothing is left pending.
+      for (const e of entries) this.failed(e, err);
+    } finally {
+      this.inFlight.set(leader, (this.inFlight.get(leader) ?? 1) - 1);
+      this.requests--;
+      this.wake();
+    }
   }
 
   private async produce(leader: number, entries: Entry[]): Promise<void> {
@@ -133,7 +138,8 @@ export class Sender {
         list.push({ partition: q.partition, records: parts.length === 1 ? parts[0]! : parts });
       }
       const topics = [...byTopic].map(([name, partitions]) => ({ name, partitions }));
-      const conn = await this.cluster.brokerConnection(leader);
+      // The open connection when there is one (the usual case), without a trip through an async lookup.
+      const conn = this.cluster.openConnection(leader) ?? (await this.cluster.brokerConnection(leader));
       resp = await conn.requestEncoded(
         'produce',
         (correlationId, apiVersion, clientId) =>

@@ -168,25 +168,34 @@ export class Connection {
     } catch (err) {
       result = Promise.reject(err);
     }
-    result
-      .then(
-        (response) => {
-          if (response === NO_RESPONSE) return;
-          this.send({ correlationId, [body]: response } as ResponseFrame);
-        },
-        (err: unknown) => {
+    // One reaction per request (not then + finally: a promise less on every round trip).
+    result.then(
+      (response) => {
+        try {
+          if (response !== NO_RESPONSE) this.send({ correlationId, [body]: response } as ResponseFrame);
+        } finally {
+          this.finished(isFetch);
+        }
+      },
+      (err: unknown) => {
+        try {
           const e = toMqError(err);
           if (e.code === 'UNKNOWN') this.logger.error({ conn: this.id, api: body, err }, 'request failed');
           else this.logger.warn({ conn: this.id, api: body, code: e.code, err: e.message }, 'request refused');
           this.broker.metrics.refusal(e.code);
           this.send({ correlationId, errorCode: errorNumber(e.code), errorMessage: e.message });
-        },
-      )
-      .finally(() => {
-        this.inFlight--;
-        if (isFetch) this.fetchesInFlight--;
-        this.pump();
-      });
+        } finally {
+          this.finished(isFetch);
+        }
+      },
+    );
+  }
+
+  /** A request is answered (or failed): free its slot and start what waits. */
+  private finished(isFetch: boolean): void {
+    this.inFlight--;
+    if (isFetch) this.fetchesInFlight--;
+    this.pump();
   }
 
   private refuse(correlationId: number, err: MqError, api?: string): void {

@@ -82,7 +82,7 @@ describe('cluster: HTTP API, compaction and retention', () => {
     cluster = await startCluster({
       brokers: 3,
       proxies: false,
-      config: { ...FAST_FAILOVER_CONFIG, 'log.cleaner.interval.ms': '300', 'log.retention.check.interval.ms': '300' },
+      config: { ...FAST_FAILOVER_CONFIG, 'log.cleaner.interval.ms': '300', 'log.retention.check.interval.ms': '300', 'http.max.body.bytes': '65536' },
     });
     const c = cluster;
     await c.waitHealthy();
@@ -184,19 +184,21 @@ describe('cluster: HTTP API, compaction and retention', () => {
     // Bad input, on a broker that does not lead the partition: typed JSON errors, nothing written.
     const leader0 = await leaderFor(c, topic, 0);
     const other = c.ids.find((id) => id !== leader0)!;
+    const highBefore = (await call(api(leader0), 'GET', `/topics/${topic}/partitions/0/watermarks`)).body.high;
     const error = (r: Reply) => [r.status, r.body?.error?.code, typeof r.body?.error?.message, typeof r.body?.error?.retriable];
     expect(error(await call(api(other), 'POST', `/topics/${uniqueName('nope')}/records`, { value: 'x' }))).toEqual([404, 'UNKNOWN_TOPIC_OR_PARTITION', 'string', 'boolean']);
     expect(error(await call(api(other), 'GET', `/topics/${topic}/partitions/7/records`))).toEqual([404, 'UNKNOWN_TOPIC_OR_PARTITION', 'string', 'boolean']);
     expect(error(await call(api(other), 'GET', `/topics/${topic}/partitions/x/watermarks`))).toEqual([404, 'UNKNOWN_TOPIC_OR_PARTITION', 'string', 'boolean']);
     expect(error(await call(api(other), 'POST', `/topics/${topic}/records`, { partition: 7, value: 'x' }))).toEqual([404, 'UNKNOWN_TOPIC_OR_PARTITION', 'string', 'boolean']);
     expect(error(await call(api(other), 'POST', `/topics/${topic}/records`, { partition: 0, value: 'x'.repeat(4096) }))).toEqual([413, 'RECORD_TOO_LARGE', 'string', 'boolean']);
+    expect(error(await call(api(other), 'POST', `/topics/${topic}/records`, { partition: 0, value: 'x'.repeat(100_000) }))).toEqual([413, 'MESSAGE_TOO_LARGE', 'string', 'boolean']);
     expect(error(await call(api(other), 'POST', `/topics/${topic}/records`, undefined, '{"value": "unterminated'))).toEqual([400, 'INVALID_REQUEST', 'string', 'boolean']);
     expect(error(await call(api(other), 'GET', `/topics/${topic}/partitions/0/records?offset=99999`))).toEqual([400, 'OFFSET_OUT_OF_RANGE', 'string', 'boolean']);
     expect(error(await call(api(other), 'POST', '/topics', { name: topic, partition_count: 1 }))).toEqual([409, 'TOPIC_ALREADY_EXISTS', 'string', 'boolean']);
     expect(error(await call(api(other), 'POST', '/topics', { name: uniqueName('rf'), partition_count: 1, replication_factor: 5 }))).toEqual([400, 'INVALID_REPLICATION_FACTOR', 'string', 'boolean']);
-    expect((await call(api(other), 'GET', `/topics/${topic}/partitions/0/watermarks`)).body.high).toBe(
-      (await call(api(leader0), 'GET', `/topics/${topic}/partitions/0/watermarks`)).body.high,
-    );
+    // Nothing was written by the refused requests; a non-leader reports the leader's watermarks.
+    expect((await call(api(leader0), 'GET', `/topics/${topic}/partitions/0/watermarks`)).body.high).toBe(highBefore);
+    expect((await call(api(other), 'GET', `/topics/${topic}/partitions/0/watermarks`)).body.high).toBe(highBefore);
 
     // Delete through broker 3: gone everywhere.
     expect((await call(api(3), 'DELETE', `/topics/${topic}`)).body).toEqual({ name: topic, deleted: true, partition_count: 3 });

@@ -10,6 +10,8 @@
  *     within the session timeout;
  *   - its whole data directory (metadata included) is wiped and it restarts:
  *     it rebuilds from the controller and the leaders and rejoins every ISR;
+ *   - another broker-only process crashes and restarts at once: refused while
+ *     its old run's session lasts (it says so and retries), then registered;
  *   - a second process with a live broker's id is refused with
  *     DUPLICATE_BROKER_REGISTRATION and exits with a one-line error;
  *   - a controller whose metadata log was deleted refuses to start as a voter;
@@ -132,7 +134,19 @@ describe('cluster: dedicated controllers and broker-only processes', () => {
         { timeout: 20_000, message: `broker ${victim} rebuilt its replicas` },
       );
 
-      // 4. The old controller comes back as a voter.
+      // 4. Another broker-only process crashes and is restarted at once: its old run is still registered and
+      // (as far as the controller knows) alive, so the new run is refused until that session expires, then gets in.
+      const crashed = c.brokerIds.find((id) => id !== victim)!;
+      await c.kill(crashed);
+      const restartedAt = Date.now();
+      await c.restart(crashed);
+      const restartMs = Date.now() - restartedAt;
+      step(`broker ${crashed} restarted after a crash, registered after ${restartMs} ms`);
+      expect(c.broker(crashed).process.output.some((l) => l.includes('held by another live run') && l.includes('session expires'))).toBe(true);
+      await c.waitHealthy(30_000, [topic]);
+      step(`broker ${crashed} back in the ISR`);
+
+      // 5. The old controller comes back as a voter.
       await c.restart(active);
 
       stop = true;
@@ -144,7 +158,7 @@ describe('cluster: dedicated controllers and broker-only processes', () => {
       for (const a of acked) expect(read.get(`${a.partition}:${a.offset}`)).toBe(`v${a.seq}`);
 
       step('read back');
-      // 5. A second process with a live broker's id is refused, and exits with one line saying why.
+      // 6. A second process with a live broker's id is refused, and exits with one line saying why.
       const taken = c.brokerIds.find((id) => id !== victim)!;
       const bootstrap = c.controllerIds.map((id) => c.broker(id).process.bootstrap).join(',');
       const dupArgs = ['--broker-id', String(taken), '--config-set', 'process.roles=broker', '--config-set', `controller.quorum.bootstrap.servers=${bootstrap}`, ...Object.entries(FAST_FAILOVER_CONFIG).flatMap(([k, v]) => ['--config-set', `${k}=${v}`])];
@@ -157,7 +171,7 @@ describe('cluster: dedicated controllers and broker-only processes', () => {
       expect((await c.anyStatus()).brokers.find((b) => b.id === taken)!.fenced).toBe(false);
 
       step('duplicate refused');
-      // 6. A controller whose metadata log is gone refuses to start as a voter.
+      // 7. A controller whose metadata log is gone refuses to start as a voter.
       const lost = c.controllerIds.find((id) => id !== next)!;
       await c.kill(lost);
       await rm(path.join(c.broker(lost).dataDir, '__cluster_metadata'), { recursive: true, force: true });

@@ -97,6 +97,8 @@ export interface Log {
   append(batches: Buffer, options?: AppendOptions): Promise<AppendResult>;
   read(fromOffset: number, maxBytes: number, options?: ReadOptions): Promise<ReadResult>;
   truncateTo(offset: number): Promise<void>;
+  /** Empties the log and restarts it at `offset` (may lie past the log end): a follower behind the leader's log start. Crash-safe. */
+  truncateFullyAndStartAt(offset: number): Promise<void>;
   offsetForTimestamp(ts: number): Promise<{ offset: number; timestamp: number } | null>;
   deleteRecordsBefore(offset: number): Promise<void>;
   /** Time and size retention; with `upToOffset` (a replica's high watermark) only segments ending at or below it go. */

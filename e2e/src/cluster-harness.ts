@@ -205,7 +205,9 @@ export class TestCluster {
         const role = cids.includes(id) ? 'controller' : 'broker';
         const config: Record<string, string> = {
           'process.roles': role,
-          ...(role === 'controller' ? { 'controller.quorum.voters': voters } : { 'controller.quorum.bootstrap.servers': bootstrap }),
+          // Controllers get the bootstrap servers too: a non-active one forwards commands (e.g. HTTP topic admin) through them.
+          ...(role === 'controller' ? { 'controller.quorum.voters': voters } : {}),
+          'controller.quorum.bootstrap.servers': bootstrap,
           ...this.options.config,
         };
         const dataDir = await makeTempDir(`mq-cluster-${id}-`);

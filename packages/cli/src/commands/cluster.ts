@@ -178,7 +178,11 @@ export function clusterCommand(ctx: CliContext): CommandModule {
                 String(port),
                 '--http-port',
                 String(httpPort),
-                ...(role === 'broker' ? ['--process-roles', role, '--controller-bootstrap-servers', controllerBootstrap] : ['--process-roles', role, '--controller-voters', voters]),
+                '--process-roles',
+                role,
+                ...(role === 'broker' ? [] : ['--controller-voters', voters]),
+                // Dedicated controllers get them too: a non-active one forwards commands through them.
+                ...(m > 0 ? ['--controller-bootstrap-servers', controllerBootstrap] : []),
                 ...(args['config-set'] ?? []).flatMap((kv) => ['--config-set', kv]),
               ],
               { stdio: ['ignore', 'pipe', 'pipe'], env: ctx.env },

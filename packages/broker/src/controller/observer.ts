@@ -111,16 +111,14 @@ export class ObserverController implements Controller {
         if (this.closed) return;
         this.failures++;
         const code = isMqError(err) ? err.code : 'UNKNOWN';
-        if (code !== 'NOT_CONTROLLER' || this.failures % 50 === 1) {
-          if (this.failures === 1 || this.failures % 50 === 0) this.logger.warn({ code, err: (err as Error).message, failures: this.failures }, 'metadata fetch from the controller failed; retrying');
-        }
+        if (this.failures === 1 || this.failures % 50 === 0) this.logger.warn({ code, err: (err as Error).message, failures: this.failures }, 'metadata fetch from the controller failed; retrying');
         // A redirect goes at once; anything else waits a little (the controller may be electing).
         if (code !== 'NOT_CONTROLLER' || this.failures > 3) await this.sleep(Math.min(50 * this.failures, 500));
       }
     }
   }
 
-  /** Applies one fetch answer (exported for tests through handleAnswer). */
+  /** Applies one fetch answer: a snapshot first when there is one, then the entries after what is applied. */
   private applyAnswer(f: { entries?: { index?: number | null; data?: Uint8Array | null }[] | null; snapshot?: Uint8Array | null; snapshotIndex?: number | null; committedIndex?: number | null }, controllerId: number): void {
     this.lastContact = this.clock.now();
     if (controllerId !== this.controller) {

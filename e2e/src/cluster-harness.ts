@@ -92,6 +92,12 @@ export interface ClusterOptions {
    * the metadata log through controller.quorum.bootstrap.servers. No link proxies.
    */
   controllers?: number;
+  /**
+   * Broker-only processes added to a combined cluster (ids brokers+1..): they
+   * follow the metadata log from the combined voters (controller.quorum.bootstrap.servers).
+   * Their links are not proxied.
+   */
+  observers?: number;
   /** Broker config for every broker (key → value). */
   config?: Record<string, string>;
   /** Route broker-to-broker links through proxies (for isolate/cut). Default true. */
@@ -186,6 +192,16 @@ export class TestCluster {
         const args = ['--broker-id', String(id), ...Object.entries(config).flatMap(([k, v]) => ['--config-set', `${k}=${v}`])];
         const proc = await startBroker({ dataDir, port: p.client, httpPort: p.http, args, env: this.options.env, startTimeoutMs: 30_000 });
         this.brokers.set(id, { id, role: 'broker,controller', process: proc, raftPort: p.raft, dataDir });
+      }),
+    );
+    const bootstrap = ids.map((id) => `127.0.0.1:${ports.get(id)!.client}`).join(',');
+    await Promise.all(
+      Array.from({ length: this.options.observers ?? 0 }, (_, i) => n + i + 1).map(async (id) => {
+        const config: Record<string, string> = { 'process.roles': 'broker', 'controller.quorum.bootstrap.servers': bootstrap, ...this.options.config };
+        const dataDir = await makeTempDir(`mq-cluster-${id}-`);
+        const args = ['--broker-id', String(id), ...Object.entries(config).flatMap(([k, v]) => ['--config-set', `${k}=${v}`])];
+        const proc = await startBroker({ dataDir, port: await freePort(), httpPort: await freePort(), args, env: this.options.env, startTimeoutMs: 30_000 });
+        this.brokers.set(id, { id, role: 'broker', process: proc, raftPort: 0, dataDir });
       }),
     );
   }

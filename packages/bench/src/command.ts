@@ -1,7 +1,7 @@
 import type { Argv, CommandModule } from 'yargs';
 import { MqError } from '@mq/protocol/errors';
 import { collectEnvironment } from './env.js';
-import { startLocalBroker, type LocalBroker } from './local-broker.js';
+import { BROKER_HEAP_FLAGS, startLocalBroker, type LocalBroker } from './local-broker.js';
 import { formatResultTable, type BenchResult } from './result.js';
 import type { BenchTarget } from './target.js';
 import { createMemoryTarget } from './targets/memory.js';
@@ -30,6 +30,7 @@ export interface BenchArgs {
   flush?: 'os' | 'interval' | 'always';
   'broker-config'?: string[];
   'broker-cpu-prof'?: string;
+  'broker-heap'?: 'tuned' | 'v8';
   'peer-address'?: string;
   'redis-read'?: 'xreadgroup' | 'xread';
   durability?: string;
@@ -99,13 +100,16 @@ async function openTarget(args: BenchArgs, opts: BenchCommandOptions): Promise<{
         return { target: await createMqTarget({ bootstrap: args.bootstrap, ...durability }), broker: null };
       }
       const profDir = args['broker-cpu-prof'];
+      const heapFlags = args['broker-heap'] === 'v8' ? [] : BROKER_HEAP_FLAGS;
       const broker = await startLocalBroker({
         ...(opts.brokerCommand ? { command: opts.brokerCommand } : {}),
         config,
+        heapFlags,
         ...(profDir ? { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${profDir}`] } : {}),
       });
       try {
-        const target = await createMqTarget({ bootstrap: broker.bootstrap, durability: args.durability ?? describeFlush(config['log.flush.policy']) });
+        const heap = heapFlags.length > 0 ? ` (broker heap: ${heapFlags.join(' ')})` : ' (broker heap: V8 defaults)';
+        const target = await createMqTarget({ bootstrap: broker.bootstrap, durability: args.durability ?? describeFlush(config['log.flush.policy']) + heap });
         return { target, broker };
       } catch (err) {
         await broker.close();
@@ -226,6 +230,7 @@ export function benchBuilder(y: Argv): Argv<BenchArgs> {
     .option('flush', { choices: ['os', 'interval', 'always'] as const, describe: 'local broker: log.flush.policy (always = fsync before ack)' })
     .option('broker-config', { type: 'string', array: true, describe: 'local broker: extra config key=value (repeatable)' })
     .option('broker-cpu-prof', { type: 'string', describe: 'local broker: write a --cpu-prof profile into this directory' })
+    .option('broker-heap', { choices: ['tuned', 'v8'] as const, describe: 'local broker: BROKER_HEAP_FLAGS (tuned, default) or V8 defaults (v8)' })
     .option('peer-address', { type: 'string', describe: 'host:port of a peer server (nats, redis, rabbitmq)' })
     .option('redis-read', { choices: ['xreadgroup', 'xread'] as const, describe: 'redis: how a group reads' })
     .option('durability', { type: 'string', describe: 'override the durability statement printed with the result' })

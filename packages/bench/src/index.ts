@@ -3,7 +3,7 @@ export { runConsume, prepareTopic } from './workloads/consume.js';
 export { runE2e } from './workloads/e2e.js';
 export { createMemoryTarget, DEFAULT_MEMORY_MAX_RECORDS } from './targets/memory.js';
 export { createMqTarget, DEFAULT_MQ_BOOTSTRAP } from './targets/mq.js';
-export { startLocalBroker } from './local-broker.js';
+export { BROKER_HEAP_FLAGS, startLocalBroker } from './local-broker.js';
 export { LatencyRecorder, MAX_TRACKABLE_US } from './histogram.js';
 export { OpenLoopSchedule } from './rate.js';
 export { ProgressReporter, DEFAULT_PROGRESS_INTERVAL_MS } from './progress.js';

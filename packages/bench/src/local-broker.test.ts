@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startLocalBroker } from './local-broker.js';
+import { BROKER_HEAP_FLAGS, startLocalBroker } from './local-broker.js';
 
 // A stand-in for `mq broker start`: prints the broker's "listening" log line
 // with the port it was given (or 4242 for --port 0) and runs until SIGTERM.
@@ -12,7 +12,8 @@ const dataDir = args[args.indexOf('--data-dir') + 1];
 if (process.env.FAKE_MODE === 'crash') { console.error('cannot open ' + dataDir); process.exit(3); }
 const sets = args.filter((a, i) => args[i - 1] === '--config-set');
 console.log('not json: starting');
-console.log(JSON.stringify({ level: 30, msg: 'broker listening', port: 4242, httpPort: 4243, sets }));
+const heap = process.execArgv;
+console.log(JSON.stringify({ level: 30, msg: 'broker listening', port: 4242, httpPort: 4243, sets, heap }));
 process.on('SIGTERM', () => process.exit(0));
 setInterval(() => {}, 1000);
 `;
@@ -43,6 +44,23 @@ describe('startLocalBroker', () => {
     expect(lines.join('')).toContain('"sets":["log.flush.policy=always"]');
     await broker.close();
     expect(existsSync(broker.dataDir)).toBe(false);
+  });
+
+  it('runs the broker with BROKER_HEAP_FLAGS by default, with V8 defaults when heapFlags is empty', async () => {
+    const heapOf = async (options: { heapFlags?: string[] }): Promise<string[]> => {
+      const lines: string[] = [];
+      const broker = await startLocalBroker({
+        command: [process.execPath, script],
+        ...options,
+        log: { write: (c: Buffer | string) => lines.push(c.toString()) } as unknown as NodeJS.WritableStream,
+      });
+      await broker.close();
+      const line = lines.join('').split('\n').find((l) => l.includes('broker listening'))!;
+      return (JSON.parse(line) as { heap: string[] }).heap;
+    };
+    expect(BROKER_HEAP_FLAGS).toContain('--initial-old-space-size=128');
+    expect(await heapOf({})).toEqual([...BROKER_HEAP_FLAGS]);
+    expect(await heapOf({ heapFlags: [] })).toEqual([]);
   });
 
   it('leaves no temporary data dir behind when the broker cannot be spawned or dies before listening', async () => {

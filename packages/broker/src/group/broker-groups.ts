@@ -165,7 +165,13 @@ export async function startGroups(deps: BrokerGroupsDeps): Promise<BrokerGroups>
         );
         logger.info({ partitions: options.offsetsTopicPartitions, replicationFactor }, 'group coordinator follows the leaders of __consumer_offsets (cluster mode)');
       },
-      registerRoutes: (router, ctx) => registerGroupRoutes(router, ctx, () => cluster?.coordinator),
+      registerRoutes: (router, ctx) =>
+        registerGroupRoutes(
+          router,
+          ctx,
+          () => cluster?.coordinator,
+          (group) => cluster?.coordinatorHint(group) ?? 'this broker has not joined the cluster yet',
+        ),
       close: () => source.close!(),
     };
   }
@@ -352,12 +358,22 @@ function isObject(v: unknown): v is Record<string, unknown> {
  * HTTP: GET /groups, GET /groups/{group} (members, assignment, committed
  * offsets, log end, lag), POST /groups/{group}/offsets (commit from outside
  * the group: `{topic, partition, offset, metadata?}` or `{offsets: [...]}`),
- * DELETE /groups/{group}.
+ * DELETE /groups/{group}. In cluster mode a broker answers for the groups it
+ * coordinates (GET /groups lists those); for another group the error
+ * (NOT_COORDINATOR, 503) names the broker to ask.
  */
-export function registerGroupRoutes(router: Router, _ctx: BrokerContext, current: () => GroupCoordinator | undefined): void {
+export function registerGroupRoutes(
+  router: Router,
+  _ctx: BrokerContext,
+  current: () => GroupCoordinator | undefined,
+  /** Cluster mode: where a group is coordinated, for the error of a broker that does not. */
+  locate?: (group: string) => string,
+): void {
   const need = (group: string): GroupCoordinator => {
     const c = current();
-    if (!c) throw new MqError(NOT_HERE, `this broker does not coordinate group "${group}" (cluster mode: ask the leader of its __consumer_offsets partition)`);
+    if (!c || (locate && !c.isCoordinatorFor(group))) {
+      throw new MqError(NOT_HERE, `this broker does not coordinate group "${group}"${locate ? ` (${locate(group)})` : ''}`);
+    }
     return c;
   };
   router.add('GET', '/groups', async (req) => {

@@ -22,7 +22,7 @@ export interface GroupsCluster {
   /** A topic of the cluster metadata: each partition's leader (-1: none). */
   topic(name: string): { partitions: ReadonlyArray<{ leader: number; replicas: readonly number[] }> } | undefined;
   /** A registered broker's endpoint. */
-  broker(id: number): { host: string; port: number; fenced: boolean } | undefined;
+  broker(id: number): { host: string; port: number; httpPort?: number; fenced: boolean } | undefined;
   /** Registered, unfenced brokers. */
   liveBrokers(): number;
   /** Proposes a topic to the controller; a refusal (e.g. TOPIC_ALREADY_EXISTS) throws its MqError. */
@@ -159,6 +159,14 @@ export class ClusterGroups {
     const b = this.cluster.broker(leader);
     if (!b || b.fenced) return unavailable(`broker ${leader}, the leader of ${OFFSETS_TOPIC}-${p}, is not available; retry`);
     return { errorCode: 0, nodeId: leader, host: b.host, port: b.port };
+  }
+
+  /** Where to ask about a group instead (for the HTTP API of a broker that does not coordinate it). */
+  coordinatorHint(groupId: string): string {
+    const a = this.findCoordinator(groupId);
+    if (a.errorCode !== 0 || a.nodeId === undefined) return a.errorMessage ?? 'no coordinator right now; retry';
+    const b = this.cluster.broker(a.nodeId);
+    return `broker ${a.nodeId} coordinates it${b?.httpPort ? `: ask http://${b.host}:${b.httpPort}` : ''}`;
   }
 
   /**

@@ -8,8 +8,8 @@
  * group carries on with a new coordinator; no committed offset ever goes
  * backwards, nothing below an offset already committed is delivered again,
  * every acknowledged record is consumed, no partition has two owners at
- * once, and the killed broker, restarted, rejoins the ISR of every offsets
- * partition.
+ * once, the killed broker, restarted, rejoins the ISR of every offsets
+ * partition, and the cluster's cleaner compacts `__consumer_offsets`.
  */
 import { MqClient } from '@mq/client';
 import { Cluster, CoordinatorClient, parseClientOptions } from '@mq/client/internal';
@@ -38,6 +38,9 @@ describe('consumer groups in a cluster', () => {
         'group.initial.rebalance.delay.ms': '0',
         'group.min.session.timeout.ms': '1000',
         'offsets.topic.num.partitions': '6',
+        // Small offsets segments and a quick cleaner: the cluster's cleaner compacts __consumer_offsets (cleanup.policy=compact).
+        'offsets.topic.segment.bytes': '4096',
+        'log.cleaner.interval.ms': '500',
       },
     });
     const c = cluster;
@@ -87,6 +90,14 @@ describe('consumer groups in a cluster', () => {
       const highest = new Map<number, number>();
       const backwards: string[] = [];
       let sampling = true;
+      const compactedOffsets = new Set<number>();
+      const watchCleaner = () => {
+        for (const id of c.ids) {
+          for (const l of c.broker(id).process.output) {
+            if (l.includes('"msg":"compacted"') && l.includes('"topic":"__consumer_offsets"')) compactedOffsets.add(id);
+          }
+        }
+      };
       const sampler = (async () => {
         while (sampling) {
           try {
@@ -103,6 +114,7 @@ describe('consumer groups in a cluster', () => {
           } catch (err) {
             trace(`describe failed: ${String(err)}`);
           }
+          watchCleaner();
           await new Promise((r) => setTimeout(r, 150));
         }
       })();
@@ -150,6 +162,7 @@ describe('consumer groups in a cluster', () => {
         timeout: 30_000,
         message: `every acknowledged record consumed (${[...acked].filter((v) => !consumed().has(v)).length} of ${acked.size} missing)`,
       });
+      await waitFor(() => (watchCleaner(), compactedOffsets.size > 0), { timeout: 20_000, message: 'the cleaner compacting __consumer_offsets' });
       sampling = false;
       await sampler;
 

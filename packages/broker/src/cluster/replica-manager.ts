@@ -110,6 +110,15 @@ export class ReplicaManager {
     this.fenceTimer.unref();
   }
 
+  /**
+   * True while this broker has known no active controller for longer than
+   * its session: it leads nothing then (the controller has fenced it), and
+   * its metadata may be stale.
+   */
+  get cutOff(): boolean {
+    return this.selfFenced;
+  }
+
   /** The local partition leader, if this broker leads it. */
   leaderOf(topic: string, partition: number): PartitionLeader | undefined {
     const h = this.hosted.get(key(topic, partition));

@@ -108,6 +108,7 @@ export function groupsClusterOf(node: Pick<ClusterNode, 'controller' | 'replicas
     topic: (name) => md.topic(name),
     broker: (id) => md.broker(id),
     liveBrokers: () => md.brokers().filter((b) => !b.fenced).length,
+    cutOff: () => node.replicas.cutOff,
     createTopic: async (t) => {
       await node.controller.submit({ type: 'createTopic', ...t });
     },

@@ -34,6 +34,7 @@ class World {
   readonly metadataListeners = new Set<() => void>();
   readonly leadershipListeners = new Map<number, Set<(c: { topic: string; partition: number; leader: boolean }) => void>>();
   live = [1, 2];
+  readonly cutOff = new Set<number>();
   isr: number[] = [1, 2];
   minInsync = 2;
 
@@ -52,6 +53,7 @@ class World {
       topic: (name) => (name === OFFSETS_TOPIC ? this.topic : undefined),
       broker: (id) => (this.live.includes(id) ? { host: `host${id}`, port: 9000 + id, fenced: false } : undefined),
       liveBrokers: () => this.live.length,
+      cutOff: () => this.cutOff.has(brokerId),
       createTopic: async (t) => {
         await Promise.resolve();
         if (this.topic) throw new MqError('TOPIC_ALREADY_EXISTS', `topic "${t.name}" already exists`);
@@ -211,6 +213,10 @@ describe('consumer groups over a replicated __consumer_offsets', () => {
     await world.elect(1, 2);
     for (const b of [b1, b2]) expect(b.findCoordinator(group)).toEqual({ errorCode: 0, nodeId: 2, host: 'host2', port: 9002 });
     expect(b1.findCoordinator(groupOn(0)).nodeId).toBe(1);
+    // A broker that has lost the controller does not answer from its (maybe stale) metadata.
+    world.cutOff.add(1);
+    expect(code(b1.findCoordinator(group).errorCode)).toBe('COORDINATOR_NOT_AVAILABLE');
+    expect(b2.findCoordinator(group).nodeId).toBe(2);
   });
 
   it('replication factor: offsets.topic.replication.factor capped at the live brokers; min.insync.replicas 2 from RF 3', () => {

@@ -25,6 +25,8 @@ export interface GroupsCluster {
   broker(id: number): { host: string; port: number; httpPort?: number; fenced: boolean } | undefined;
   /** Registered, unfenced brokers. */
   liveBrokers(): number;
+  /** This broker has lost the controller for longer than its session (its metadata may be stale). */
+  cutOff(): boolean;
   /** Proposes a topic to the controller; a refusal (e.g. TOPIC_ALREADY_EXISTS) throws its MqError. */
   createTopic(topic: { name: string; topicId: string; numPartitions: number; replicationFactor: number; configs: Record<string, string> }): Promise<void>;
   onMetadataChange(fn: () => void): () => void;
@@ -144,10 +146,13 @@ export class ClusterGroups {
   /**
    * FindCoordinator: the leader of the group's offsets partition, from the
    * metadata (the same answer on every broker). COORDINATOR_NOT_AVAILABLE
-   * while the partition has no leader, and while `__consumer_offsets` does
-   * not exist yet (the first request creates it).
+   * while the partition has no leader, while `__consumer_offsets` does not
+   * exist yet (the first request creates it), and from a broker cut off from
+   * the controller (its metadata may be stale).
    */
   findCoordinator(groupId: string): FindCoordinatorAnswer {
+    // A broker cut off from the controller would answer from stale metadata (perhaps itself, fenced by now).
+    if (this.cluster.cutOff()) return unavailable(`broker ${this.cluster.brokerId} has lost the active controller; ask another broker`);
     const topic = this.cluster.topic(OFFSETS_TOPIC);
     if (!topic) {
       void this.ensureOffsetsTopic();

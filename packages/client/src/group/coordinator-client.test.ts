@@ -98,6 +98,20 @@ describe('CoordinatorClient when the coordinator moves', () => {
     cluster.close();
   });
 
+  it('asks FindCoordinator of the other brokers in turn when one keeps answering COORDINATOR_NOT_AVAILABLE (cut off from the cluster)', async () => {
+    const { cluster, sent } = scriptedCluster({
+      any: () => err('COORDINATOR_NOT_AVAILABLE'), // the broker the client happens to be connected to
+      1: () => err('COORDINATOR_NOT_AVAILABLE'),
+      3: () => ({ errorCode: 0, nodeId: 2, host: 'h', port: 1 }),
+    });
+    for (const id of [1, 2, 3]) cluster.brokers.set(id, { id, host: 'h', port: id, httpPort: 0, rack: '', fenced: false });
+    const c = new CoordinatorClient(cluster, 'g');
+    expect(await c.coordinator()).toBe(2);
+    // any, then 1, then 2 (down: its connection fails, the cluster's retry moves on to 3).
+    expect(sent.map((s) => s.to)).toEqual(['any', '1', '2', '3']);
+    cluster.close();
+  });
+
   it('gives up with the error when the group is refused for good (not retried)', async () => {
     const { cluster, sent } = scriptedCluster({
       any: () => ({ errorCode: 0, nodeId: 1, host: 'h', port: 1 }),

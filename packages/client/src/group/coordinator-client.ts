@@ -38,6 +38,7 @@ function codeOf(r: { errorCode?: number | null }): ErrorCode {
 export class CoordinatorClient implements GroupRpc {
   private coordinatorId: number | null = null;
   private finding: Promise<number> | null = null;
+  private findRotation = 0;
   private readonly retrier: Retrier;
 
   constructor(
@@ -62,10 +63,27 @@ export class CoordinatorClient implements GroupRpc {
     return this.finding;
   }
 
+  /**
+   * Where FindCoordinator goes: any broker first; each retry asks the next
+   * broker of the metadata in turn (one broker may be cut off from the
+   * cluster, or down, and keep answering COORDINATOR_NOT_AVAILABLE).
+   */
+  private findTarget(first: boolean): Target {
+    const ids = [...this.cluster.brokers.values()].filter((b) => !b.fenced).map((b) => b.id).sort((a, b) => a - b);
+    if (first || ids.length === 0) return { kind: 'any' };
+    return { kind: 'broker', id: ids[this.findRotation++ % ids.length]! };
+  }
+
   private async find(signal?: AbortSignal): Promise<number> {
+    let first = true;
     return this.retrier.run(
       async ({ bail }) => {
-        const r = await this.cluster.send({ kind: 'any' }, 'findCoordinator', { key: this.groupId, keyType: 0 }, { signal });
+        const target = () => {
+          const t = this.findTarget(first);
+          first = false;
+          return t;
+        };
+        const r = await this.cluster.send(target, 'findCoordinator', { key: this.groupId, keyType: 0 }, { signal });
         const code = codeOf(r);
         if (code === 'NONE') {
           this.coordinatorId = r.nodeId ?? 0;

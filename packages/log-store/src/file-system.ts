@@ -3,7 +3,7 @@
  * uses `nodeFileSystem` (node:fs/promises); tests inject one that fails
  * writes part-way (ENOSPC) or records calls.
  */
-import { writeSync } from 'node:fs';
+import { ftruncateSync, writeSync } from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 
@@ -26,6 +26,13 @@ export interface LogFile {
   truncate(length: number): Promise<void>;
   size(): Promise<number>;
   close(): Promise<void>;
+  /**
+   * Optional synchronous pwrite and ftruncate (to the page cache, on the
+   * event loop). A file that has both lets a small append finish without an
+   * await (Log's fast path); one without them always takes the async path.
+   */
+  writeSync?(buffer: Buffer, offset: number, length: number, position: number): number;
+  truncateSync?(length: number): void;
 }
 
 export interface FileInfo {
@@ -60,6 +67,14 @@ class NodeLogFile implements LogFile {
   async read(buffer: Buffer, offset: number, length: number, position: number): Promise<number> {
     const { bytesRead } = await this.fh.read(buffer, offset, length, position);
     return bytesRead;
+  }
+
+  writeSync(buffer: Buffer, offset: number, length: number, position: number): number {
+    return writeSync(this.fh.fd, buffer, offset, length, position);
+  }
+
+  truncateSync(length: number): void {
+    ftruncateSync(this.fh.fd, length);
   }
 
   async write(buffer: Buffer, offset: number, length: number, position: number): Promise<number> {
@@ -169,6 +184,16 @@ export async function writeFully(file: LogFile, buffer: Buffer, offset: number, 
   let done = 0;
   while (done < length) {
     const n = await file.write(buffer, offset + done, length - done, position + done);
+    if (n <= 0) throw Object.assign(new Error('write made no progress'), { code: 'EIO' });
+    done += n;
+  }
+}
+
+/** writeFully through the file's synchronous write (which the caller checked it has). */
+export function writeFullySync(file: LogFile, buffer: Buffer, offset: number, length: number, position: number): void {
+  let done = 0;
+  while (done < length) {
+    const n = file.writeSync!(buffer, offset + done, length - done, position + done);
     if (n <= 0) throw Object.assign(new Error('write made no progress'), { code: 'EIO' });
     done += n;
   }

@@ -95,13 +95,18 @@ export class PersistentLeaderEpochCache implements LeaderEpochCache {
    * latest; returns whether the cache changed (the caller then persists it).
    */
   assign(epoch: number, startOffset: number): boolean {
-    if (epoch < 0) return false;
-    const last = this.list[this.list.length - 1];
-    if (last && epoch <= last.epoch) return false;
+    if (!this.wouldAssign(epoch)) return false;
     // A newer epoch starting below an older one's start replaces those entries.
     while (this.list.length > 0 && this.list[this.list.length - 1]!.startOffset >= startOffset) this.list.pop();
     this.list.push({ epoch, startOffset });
     return true;
+  }
+
+  /** Whether assign(epoch, …) would change the cache (the epoch is newer than the latest). */
+  wouldAssign(epoch: number): boolean {
+    if (epoch < 0) return false;
+    const last = this.list[this.list.length - 1];
+    return !last || epoch > last.epoch;
   }
 
   /** Drops epochs that start at or after `offset` (the log was truncated to it). */

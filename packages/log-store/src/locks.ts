@@ -6,13 +6,22 @@
  */
 export class Mutex {
   private tail: Promise<void> = Promise.resolve();
+  /** Runs started and not yet settled (queued or running). */
+  private active = 0;
+  private readonly settled = (): void => {
+    this.active--;
+  };
+
+  /** True when nothing runs or waits: work done synchronously now cannot interleave with a run. */
+  get idle(): boolean {
+    return this.active === 0;
+  }
 
   run<T>(fn: () => Promise<T>): Promise<T> {
+    this.active++;
     const result = this.tail.then(fn);
-    this.tail = result.then(
-      () => undefined,
-      () => undefined,
-    );
+    // Registered before the caller's own reaction, so `idle` is up to date when the caller resumes.
+    this.tail = result.then(this.settled, this.settled);
     return result;
   }
 }
@@ -22,6 +31,11 @@ export class RwLock {
   private writer = false;
   private readonly waitingWriters: Array<() => void> = [];
   private waitingReaders: Array<() => void> = [];
+
+  /** True when a read would start at once (no writer running or waiting). */
+  get readable(): boolean {
+    return !this.writer && this.waitingWriters.length === 0;
+  }
 
   async read<T>(fn: () => Promise<T>): Promise<T> {
     if (this.writer || this.waitingWriters.length > 0) {

@@ -362,6 +362,56 @@ describe('flush policies', () => {
   });
 });
 
+describe('synchronous append path', () => {
+  test('a small append on a free log is written within the call; large ones, fsync-before-ack and rolls take the async path', async () => {
+    const faulty = faultyFs({ sync: true });
+    const log = await openTracked({ segmentBytes: 4096 }, { fs: faulty });
+    await log.append(batch('a'));
+    expect(faulty.logWrites).toEqual({ async: 0, sync: 1 });
+    await log.append(batch('big', 1, { valueBytes: 300 * 1024 })); // over SYNC_WRITE_MAX_BYTES
+    expect(faulty.logWrites.async).toBe(1);
+    await log.append(batch('b')); // the active segment is past segmentBytes: this one rolls first
+    expect(faulty.logWrites.async).toBe(2);
+    const all: string[] = [];
+    for (let next = 0; next < log.logEndOffset; ) {
+      const r = await log.read(next, 1 << 20);
+      all.push(...values(r.records).map((v) => v.value));
+      next = r.nextOffset;
+    }
+    expect(all).toEqual(['a:0', 'big:0', 'b:0']);
+    await closeTracked(log);
+    const f2 = faultyFs({ sync: true });
+    const always = await openTracked({ flush: { policy: 'always' } }, { fs: f2 });
+    await always.append(batch('c'));
+    expect(f2.logWrites).toEqual({ async: 1, sync: 0 });
+  });
+
+  test('appends issued together keep their order when the first takes the async path', async () => {
+    const faulty = faultyFs({ sync: true });
+    const log = await openTracked({}, { fs: faulty });
+    // The big append waits in the mutex for its thread-pool write; the small ones behind it must not overtake it.
+    const results = await Promise.all([log.append(batch('big', 3, { valueBytes: 100 * 1024 })), log.append(batch('s1')), log.append(batch('s2', 2))]);
+    expect(results.map((r) => [r.baseOffset, r.lastOffset])).toEqual([
+      [0, 2],
+      [3, 3],
+      [4, 5],
+    ]);
+    expect(values((await log.read(0, 1 << 20)).records).map((v) => v.value)).toEqual(['big:0', 'big:1', 'big:2', 's1:0', 's2:0', 's2:1']);
+    expect(faulty.logWrites.async).toBeGreaterThanOrEqual(1);
+  });
+
+  test('an append while a truncation runs waits for it (no synchronous append past a writer)', async () => {
+    const faulty = faultyFs({ sync: true });
+    const log = await openTracked({}, { fs: faulty });
+    for (const tag of ['a', 'b', 'c']) await log.append(batch(tag));
+    const truncation = log.truncateTo(1);
+    const appended = log.append(batch('d'));
+    await truncation;
+    expect((await appended).baseOffset).toBe(1);
+    expect(values((await log.read(0, 1 << 20)).records).map((v) => v.value)).toEqual(['a:0', 'd:0']);
+  });
+});
+
 describe('faults', () => {
   test('ENOSPC mid-append: typed error, the partial write is cut back, the log goes on and reopens clean', async () => {
     const faulty = faultyFs();
@@ -379,6 +429,22 @@ describe('faults', () => {
     fs.unlinkSync(path.join(dir, '.clean-shutdown')); // force a verifying open
     log = await openTracked();
     expect(log.recovery.truncated).toBeNull();
+    expect(values((await log.read(0, 1 << 20)).records).map((v) => v.value)).toEqual(['a:0', 'a:1', 'c:0']);
+  });
+
+  test('ENOSPC in a synchronous append: typed error, the partial write is cut back, the log goes on', async () => {
+    const faulty = faultyFs({ sync: true });
+    const log = await openTracked({}, { fs: faulty });
+    await log.append(batch('a', 2));
+    expect(faulty.logWrites.sync).toBe(1); // the fast path ran
+    const sizeBefore = fs.statSync(path.join(dir, '00000000000000000000.log')).size;
+    faulty.failNextLogWrite('ENOSPC');
+    const err = await log.append(batch('b', 5, { valueBytes: 200 })).catch((e) => e);
+    expect(isMqError(err, 'STORAGE_ERROR')).toBe(true);
+    expect(err.errno).toBe('ENOSPC');
+    expect(fs.statSync(path.join(dir, '00000000000000000000.log')).size).toBe(sizeBefore);
+    expect(log.logEndOffset).toBe(2);
+    expect((await log.append(batch('c'))).baseOffset).toBe(2);
     expect(values((await log.read(0, 1 << 20)).records).map((v) => v.value)).toEqual(['a:0', 'a:1', 'c:0']);
   });
 

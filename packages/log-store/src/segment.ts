@@ -7,7 +7,7 @@
 import * as path from 'node:path';
 import { HEADER_SIZE, LOG_OVERHEAD, readBatchHeader, type BatchHeader } from '@mq/protocol/batch';
 import { MqError } from '@mq/protocol/errors';
-import { readFully, writeFully, type LogFile, type LogFileSystem } from './file-system.js';
+import { readFully, writeFully, writeFullySync, type LogFile, type LogFileSystem } from './file-system.js';
 import { OffsetIndex } from './offset-index.js';
 import { scanSegment, type ScanResult } from './scan.js';
 import { readInt64 } from './int64.js';
@@ -383,6 +383,16 @@ export class Segment {
   async append(buf: Buffer, batches: readonly AppendedBatch[], indexIntervalBytes: number): Promise<void> {
     const start = this.size;
     await writeFully(this.file, buf, 0, buf.length, start);
+    for (const b of batches) {
+      this.track(start + b.position, { baseOffset: b.baseOffset, lastOffsetDelta: b.lastOffset - b.baseOffset, maxTimestamp: b.maxTimestamp }, b.size, indexIntervalBytes);
+    }
+    this.size = start + buf.length;
+  }
+
+  /** append() with the file's synchronous write (the caller checked the file has one). */
+  appendSync(buf: Buffer, batches: readonly AppendedBatch[], indexIntervalBytes: number): void {
+    const start = this.size;
+    writeFullySync(this.file, buf, 0, buf.length, start);
     for (const b of batches) {
       this.track(start + b.position, { baseOffset: b.baseOffset, lastOffsetDelta: b.lastOffset - b.baseOffset, maxTimestamp: b.maxTimestamp }, b.size, indexIntervalBytes);
     }

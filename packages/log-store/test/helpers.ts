@@ -31,18 +31,25 @@ export function batchOffsets(buf: Buffer): Array<[number, number]> {
 
 export interface FaultyFs extends LogFileSystem {
   datasyncs: number;
+  /** Writes to .log files through the async write, and through writeSync (the log's synchronous fast path). */
+  logWrites: { async: number; sync: number };
   /** The next write to a .log file writes half its bytes and then fails with this errno. */
   failNextLogWrite(code: string): void;
   failDatasync(code: string | null): void;
 }
 
-/** nodeFileSystem with injectable failures and a datasync counter. */
-export function faultyFs(): FaultyFs {
+/**
+ * nodeFileSystem with injectable failures and counters. With `{ sync: true }`
+ * its files also have writeSync/truncateSync, so the log's synchronous append
+ * path runs (and can fail) too.
+ */
+export function faultyFs(options: { sync?: boolean } = {}): FaultyFs {
   let pendingWriteFailure: string | null = null;
   let datasyncFailure: string | null = null;
   const wrap = (file: string, f: LogFile): LogFile => ({
     read: (b, o, l, p) => f.read(b, o, l, p),
     async write(b, o, l, p) {
+      if (file.endsWith('.log')) faulty.logWrites.async++;
       if (pendingWriteFailure && file.endsWith('.log')) {
         const code = pendingWriteFailure;
         pendingWriteFailure = null;
@@ -52,6 +59,21 @@ export function faultyFs(): FaultyFs {
       }
       return f.write(b, o, l, p);
     },
+    ...(options.sync && f.writeSync && f.truncateSync
+      ? {
+          writeSync(b: Buffer, o: number, l: number, p: number): number {
+            if (file.endsWith('.log')) faulty.logWrites.sync++;
+            if (pendingWriteFailure && file.endsWith('.log')) {
+              const code = pendingWriteFailure;
+              pendingWriteFailure = null;
+              f.writeSync!(b, o, Math.max(1, Math.floor(l / 2)), p);
+              throw Object.assign(new Error(`${code}: injected failure, writeSync`), { code });
+            }
+            return f.writeSync!(b, o, l, p);
+          },
+          truncateSync: (n: number) => f.truncateSync!(n),
+        }
+      : {}),
     async datasync() {
       if (datasyncFailure) throw Object.assign(new Error(`${datasyncFailure}: injected fdatasync failure`), { code: datasyncFailure });
       faulty.datasyncs++;
@@ -64,6 +86,7 @@ export function faultyFs(): FaultyFs {
   const faulty: FaultyFs = {
     ...nodeFileSystem,
     datasyncs: 0,
+    logWrites: { async: 0, sync: 0 },
     async open(file, create) {
       return wrap(file, await nodeFileSystem.open(file, create));
     },

@@ -71,7 +71,7 @@ export function produceHandler(
   options: { defaultTimeoutMs: number; logRefusal?: (ctx: RequestContext, topic: string, partition: number, err: unknown) => void },
 ): Handler<'produce'> {
   const logRefusal = options.logRefusal ?? logProduceError;
-  return async (req, ctx) => {
+  return (req, ctx) => {
     let acks: Acks | undefined;
     let acksError: unknown;
     try {
@@ -80,42 +80,70 @@ export function produceHandler(
       acksError = err;
     }
     const request = { now: ctx.broker.clock(), timeoutMs: req.timeoutMs || options.defaultTimeoutMs };
+    const start = (name: string, index: number, records: Uint8Array | null | undefined): Promise<PartitionAppended> => {
+      try {
+        if (acksError) throw acksError;
+        if (req.transactionalId) throw new MqError('INVALID_REQUEST', 'transactions are not supported by this broker');
+        refuseInternal(name, 'produce to');
+        return append(name, index, asBuffer(records), acks!, request, ctx);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    };
+    const reqTopics = req.topics ?? [];
+    const only = reqTopics.length === 1 ? reqTopics[0]! : undefined;
+    if (only && only.partitions?.length === 1) {
+      // One partition (every one-at-a-time send, and most requests of a
+      // single-partition producer): one reaction on its append, no async frame, map or lists.
+      const name = only.name ?? '';
+      const p = only.partitions[0]!;
+      const index = p.partition ?? 0;
+      const answer = (entry: mq.PartitionProduceResponse.$Properties) => (acks === 0 ? NO_RESPONSE : { topics: [{ name, partitions: [entry] }] });
+      return start(name, index, p.records).then(
+        (r) => answer({ partition: index, errorCode: 0, baseOffset: r.baseOffset, logAppendTime: r.logAppendTime, logStartOffset: r.logStartOffset }),
+        (err: unknown) => {
+          logRefusal(ctx, name, index, err);
+          return answer({ partition: index, ...wireError(err), baseOffset: -1, logAppendTime: -1, logStartOffset: -1 });
+        },
+      );
+    }
     const pending: Array<{ topic: string; partition: number; result: Promise<PartitionAppended> }> = [];
-    for (const t of req.topics ?? []) {
+    for (const t of reqTopics) {
       const name = t.name ?? '';
       for (const p of t.partitions ?? []) {
         const index = p.partition ?? 0;
-        let result: Promise<PartitionAppended>;
-        try {
-          if (acksError) throw acksError;
-          if (req.transactionalId) throw new MqError('INVALID_REQUEST', 'transactions are not supported by this broker');
-          refuseInternal(name, 'produce to');
-          result = append(name, index, asBuffer(p.records), acks!, request, ctx);
-        } catch (err) {
-          result = Promise.reject(err);
-        }
+        const result = start(name, index, p.records);
         result.catch(() => undefined);
         pending.push({ topic: name, partition: index, result });
       }
     }
-
-    const topics = new Map<string, mq.PartitionProduceResponse.$Properties[]>();
-    for (const item of pending) {
-      let entry: mq.PartitionProduceResponse.$Properties;
-      try {
-        const r = await item.result;
-        entry = { partition: item.partition, errorCode: 0, baseOffset: r.baseOffset, logAppendTime: r.logAppendTime, logStartOffset: r.logStartOffset };
-      } catch (err) {
-        logRefusal(ctx, item.topic, item.partition, err);
-        entry = { partition: item.partition, ...wireError(err), baseOffset: -1, logAppendTime: -1, logStartOffset: -1 };
-      }
-      let list = topics.get(item.topic);
-      if (!list) topics.set(item.topic, (list = []));
-      list.push(entry);
-    }
-    if (acks === 0) return NO_RESPONSE;
-    return { topics: [...topics].map(([name, partitions]) => ({ name, partitions })) };
+    return answerAll(pending, acks, ctx, logRefusal);
   };
+}
+
+/** Waits for every partition's append (all started already) and answers each, in request order. */
+async function answerAll(
+  pending: Array<{ topic: string; partition: number; result: Promise<PartitionAppended> }>,
+  acks: Acks | undefined,
+  ctx: RequestContext,
+  logRefusal: (ctx: RequestContext, topic: string, partition: number, err: unknown) => void,
+): Promise<mq.ProduceResponse.$Properties | typeof NO_RESPONSE> {
+  const topics = new Map<string, mq.PartitionProduceResponse.$Properties[]>();
+  for (const item of pending) {
+    let entry: mq.PartitionProduceResponse.$Properties;
+    try {
+      const r = await item.result;
+      entry = { partition: item.partition, errorCode: 0, baseOffset: r.baseOffset, logAppendTime: r.logAppendTime, logStartOffset: r.logStartOffset };
+    } catch (err) {
+      logRefusal(ctx, item.topic, item.partition, err);
+      entry = { partition: item.partition, ...wireError(err), baseOffset: -1, logAppendTime: -1, logStartOffset: -1 };
+    }
+    let list = topics.get(item.topic);
+    if (!list) topics.set(item.topic, (list = []));
+    list.push(entry);
+  }
+  if (acks === 0) return NO_RESPONSE;
+  return { topics: [...topics].map(([name, partitions]) => ({ name, partitions })) };
 }
 
 /** Single broker: append to the local partition log; acks=all with a timeout answers REQUEST_TIMED_OUT when slower. */

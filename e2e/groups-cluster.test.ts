@@ -3,13 +3,15 @@
  * of the group's coordinator. `__consumer_offsets` is a replicated cluster
  * topic; the coordinator of a group is the leader of its offsets partition.
  * Three group members (their own processes, at-least-once, auto-commit)
- * consume a 6-partition RF=3 topic while a producer keeps writing; the
- * harness SIGKILLs the coordinator broker (found with FindCoordinator). The
- * group carries on with a new coordinator; no committed offset ever goes
- * backwards, nothing below an offset already committed is delivered again,
- * every acknowledged record is consumed, no partition has two owners at
- * once, the killed broker, restarted, rejoins the ISR of every offsets
- * partition, and the cluster's cleaner compacts `__consumer_offsets`.
+ * consume a 6-partition RF=3 topic while producers keep writing; the harness
+ * takes the coordinator broker (found with FindCoordinator) away: SIGKILL,
+ * then (second test) cut off from the other brokers while clients still
+ * reach it (a zombie coordinator that must stop serving). The group carries
+ * on with a new coordinator; no committed offset ever goes backwards,
+ * nothing below an offset already committed is delivered again, every
+ * acknowledged record is consumed, no partition has two owners at once, the
+ * broker, back, rejoins the ISR of every offsets partition, and the
+ * cluster's cleaner compacts `__consumer_offsets`.
  */
 import { MqClient } from '@mq/client';
 import { Cluster, CoordinatorClient, parseClientOptions } from '@mq/client/internal';
@@ -29,9 +31,15 @@ afterAll(async () => {
   await cleanup();
 });
 
-describe('consumer groups in a cluster', () => {
-  it('keep their committed offsets and carry on when the coordinator broker is SIGKILLed', async () => {
-    cluster = await startCluster({
+/** How the coordinator's broker is taken away, and brought back. */
+interface Fault {
+  name: string;
+  apply(c: TestCluster, victim: number): Promise<void>;
+  recover(c: TestCluster, victim: number): Promise<void>;
+}
+
+async function startGroupsCluster(): Promise<TestCluster> {
+  return startCluster({
       brokers: 3,
       config: {
         ...FAST_FAILOVER_CONFIG,
@@ -43,14 +51,17 @@ describe('consumer groups in a cluster', () => {
         'log.cleaner.interval.ms': '500',
       },
     });
-    const c = cluster;
-    await c.waitHealthy();
+}
+
+async function scenario(c: TestCluster, fault: Fault): Promise<void> {
+    await c.waitHealthy(40_000);
     const topic = uniqueName('ledger');
     const group = uniqueName('billing');
     const mq = new MqClient({ bootstrap: c.bootstrap, clientId: 'groups-cluster-test', requestTimeoutMs: 5000, retry: { initialDelayMs: 50, maxDelayMs: 500, retries: 50 } });
     const probe = new Cluster(parseClientOptions({ bootstrap: c.bootstrap, requestTimeoutMs: 3000 }));
     const coordinatorOf = async () => new CoordinatorClient(probe, group).coordinator();
     let stop = false;
+    let sampling = true;
     try {
       await mq.admin().createTopic(topic, { numPartitions: PARTITIONS, replicationFactor: 3, configs: { 'min.insync.replicas': '2' } });
       await c.waitHealthy(30_000, [topic]);
@@ -59,16 +70,18 @@ describe('consumer groups in a cluster', () => {
       const acked = new Set<string>();
       const producer = mq.producer({ acks: 'all', lingerMs: 2, deliveryTimeoutMs: 30_000 });
       let seq = 0;
-      const pump = (async () => {
+      // One pump per partition, so a partition stalled behind a lost leader does not hold up the others.
+      const pumpPartition = async (partition: number) => {
         const window: Promise<void>[] = [];
         while (!stop) {
           const v = `r-${seq++}`;
-          window.push(producer.send(topic, { key: v, value: v }).then(() => void acked.add(v), () => undefined));
-          if (window.length >= 8) await window.shift();
-          await new Promise((r) => setTimeout(r, 4));
+          window.push(producer.send(topic, { key: v, value: v, partition }).then(() => void acked.add(v), () => undefined));
+          if (window.length >= 4) await window.shift();
+          await new Promise((r) => setTimeout(r, 20));
         }
         await Promise.all(window);
-      })();
+      };
+      const pump = Promise.all(Array.from({ length: PARTITIONS }, (_, p) => pumpPartition(p)));
 
       const workers = ['a', 'b', 'c'].map(
         (name) =>
@@ -89,7 +102,6 @@ describe('consumer groups in a cluster', () => {
       const samples: Array<{ t: number; p: number; committed: number }> = [];
       const highest = new Map<number, number>();
       const backwards: string[] = [];
-      let sampling = true;
       const compactedOffsets = new Set<number>();
       const watchCleaner = () => {
         for (const id of c.ids) {
@@ -124,14 +136,21 @@ describe('consumer groups in a cluster', () => {
       // Kill the group's coordinator.
       const victim = await coordinatorOf();
       const beforeKill = committedTotal();
-      trace(`killing coordinator ${victim} (committed ${beforeKill})`);
-      await c.kill(victim);
+      trace(`${fault.name}: coordinator ${victim} (committed ${beforeKill})`);
+      await fault.apply(c, victim);
       const killedAt = Date.now();
 
       // A new coordinator takes over, and the group keeps committing through it.
       const successor = await waitFor(
         async () => {
-          const id = await coordinatorOf().catch(() => 0);
+          const id = await coordinatorOf().catch((e: unknown) => (trace(`find: ${String(e)}`), 0));
+          if (process.env.MQ_E2E_TRACE) {
+            for (const b of c.ids) {
+              const st = await c.status(b).catch(() => undefined);
+              if (st) trace(`broker ${b}: controller ${st.controllerId} fenced [${st.brokers.filter((x) => x.fenced).map((x) => x.id)}] leads ${st.hosted.filter((h) => h.topic === '__consumer_offsets' && h.role === 'leader').map((h) => h.partition)}`);
+            }
+            trace(`coordinator answer ${id}`);
+          }
           return id !== victim && id > 0 ? id : 0;
         },
         { timeout: 20_000, interval: 100, message: 'a new coordinator' },
@@ -141,7 +160,8 @@ describe('consumer groups in a cluster', () => {
         timeout: 30_000,
         message: `commits through the new coordinator ${successor} (committed ${committedTotal()}, ${beforeKill} before the kill)`,
       });
-      trace(`coordinator ${successor} took over in ${Date.now() - killedAt} ms; restarting ${victim}`);
+      const tookOver = Date.now() - killedAt;
+      trace(`coordinator ${successor} took over in ${tookOver} ms; recovering ${victim}`);
       if (process.env.MQ_E2E_TRACE) {
         for (const id of c.ids) {
           const lines = c.broker(id).process.output.filter((l) => /group|offsets|coordinat|rebalanc/i.test(l));
@@ -149,8 +169,8 @@ describe('consumer groups in a cluster', () => {
         }
       }
 
-      // The killed broker comes back and rejoins the ISR of every offsets partition (and of the topic).
-      await c.restart(victim);
+      // The broker comes back and rejoins the ISR of every offsets partition (and of the topic).
+      await fault.recover(c, victim);
       await c.waitHealthy(40_000, ['__consumer_offsets', topic]);
       stop = true;
       await pump;
@@ -194,13 +214,35 @@ describe('consumer groups in a cluster', () => {
       expect(other.status).toBe(503);
       expect(((await other.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: 'NOT_COORDINATOR', message: expect.stringContaining(`broker ${now} coordinates it`) });
       console.log(
-        `coordinator ${victim} killed, ${successor} took over; ${acked.size} records acknowledged, ${workers.reduce((n, w) => n + w.records().length, 0)} deliveries, ${samples.length} offset samples`,
+        `coordinator ${victim} ${fault.name}, ${successor} took over in ${tookOver} ms; ${acked.size} records acknowledged, ${workers.reduce((n, w) => n + w.records().length, 0)} deliveries, ${samples.length} offset samples`,
       );
       await Promise.all(workers.map((w) => w.stop()));
     } finally {
       stop = true;
+      sampling = false;
       probe.close();
       await mq.close();
     }
+}
+
+describe('consumer groups in a cluster', () => {
+  beforeAll(async () => {
+    cluster = await startGroupsCluster();
+  }, 60_000);
+
+  it('keep their committed offsets and carry on when the coordinator broker is SIGKILLed', async () => {
+    await scenario(cluster!, {
+      name: 'SIGKILLed',
+      apply: (c, id) => c.kill(id),
+      recover: (c, id) => c.restart(id),
+    });
+  }, 120_000);
+
+  it('keep their committed offsets and carry on when the coordinator broker is cut off from the other brokers (clients still reach it)', async () => {
+    await scenario(cluster!, {
+      name: 'isolated',
+      apply: async (c, id) => c.isolate(id),
+      recover: async (c) => c.healAll(),
+    });
   }, 120_000);
 });

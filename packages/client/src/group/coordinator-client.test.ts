@@ -112,6 +112,22 @@ describe('CoordinatorClient when the coordinator moves', () => {
     cluster.close();
   });
 
+  it('learns the brokers from the metadata first when it knows none, to go round them', async () => {
+    const { cluster, sent } = scriptedCluster({
+      any: () => err('COORDINATOR_NOT_AVAILABLE'),
+      3: () => ({ errorCode: 0, nodeId: 3, host: 'h', port: 1 }),
+    });
+    let refreshed = 0;
+    cluster.refreshMetadata = async () => {
+      refreshed++;
+      cluster.brokers.set(3, { id: 3, host: 'h', port: 3, httpPort: 0, rack: '', fenced: false });
+    };
+    expect(await new CoordinatorClient(cluster, 'g').coordinator()).toBe(3);
+    expect(refreshed).toBe(1);
+    expect(sent.map((s) => s.to)).toEqual(['any', '3']);
+    cluster.close();
+  });
+
   it('gives up with the error when the group is refused for good (not retried)', async () => {
     const { cluster, sent } = scriptedCluster({
       any: () => ({ errorCode: 0, nodeId: 1, host: 'h', port: 1 }),

@@ -77,7 +77,9 @@ export class CoordinatorClient implements GroupRpc {
   private async find(signal?: AbortSignal): Promise<number> {
     let first = true;
     return this.retrier.run(
-      async ({ bail }) => {
+      async ({ bail, attempt }) => {
+        // Retries go round the brokers of the metadata: learn them if this client has none yet.
+        if (attempt > 0 && this.cluster.brokers.size === 0) await this.cluster.refreshMetadata([], signal).catch(() => undefined);
         const target = () => {
           const t = this.findTarget(first);
           first = false;

@@ -58,7 +58,7 @@ class World {
         await Promise.resolve();
         if (this.topic) throw new MqError('TOPIC_ALREADY_EXISTS', `topic "${t.name}" already exists`);
         this.created.push(t);
-        this.topic = { partitions: Array.from({ length: t.numPartitions }, (_, p) => ({ leader: -1, leaderEpoch: -1, replicas: [...this.live] })) };
+        this.topic = { partitions: Array.from({ length: t.numPartitions }, () => ({ leader: -1, leaderEpoch: -1, replicas: [...this.live] })) };
         for (const fn of this.metadataListeners) fn();
       },
       onMetadataChange: (fn) => {

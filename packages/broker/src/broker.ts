@@ -95,7 +95,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     // Cluster mode (controller.quorum.voters set): the metadata log, replication and the cluster's handlers.
     let cluster: ClusterNode | undefined;
     if (isClusterConfig(config)) {
-      cluster = await startClusterNode({ brokerId: meta.brokerId, dataDir: opts.dataDir, config }, log);
+      cluster = await startClusterNode({ brokerId: meta.brokerId, dataDir: opts.dataDir, config, cleanShutdown: clean }, log);
       cleanups.push(() => cluster!.close());
       groups.useCluster(cluster);
     }

@@ -436,7 +436,7 @@ export class FollowerFetcher {
       if (entries.length > 0 && entries[entries.length - 1]!.startOffset >= leo) await e.log.truncateTo(leo);
       return;
     }
-    const fields = { topic: e.topic, partition: e.partition, from: leo, to: offset, highWatermark: e.highWatermark, reason };
+    const fields = { topic: e.topic, partition: e.partition, from: leo, to: offset, count: leo - Math.max(offset, e.log.logStartOffset), highWatermark: e.highWatermark, reason };
     if (offset < e.highWatermark) {
       // Only an unclean leader election (or a leader that lost its disk) gets here.
       this.#logger.error(fields, 'truncating below the high watermark: records this replica saw committed are discarded');

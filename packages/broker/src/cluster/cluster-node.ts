@@ -26,6 +26,8 @@ export interface ClusterNodeOptions {
   brokerId: number;
   dataDir: string;
   config: BrokerConfig;
+  /** The previous run shut down cleanly (the data directory's clean-shutdown marker); told to the controller at registration. */
+  cleanShutdown?: boolean;
 }
 
 export interface BrokerEndpoints {
@@ -107,6 +109,7 @@ export async function startClusterNode(o: ClusterNodeOptions, logger: Logger): P
         autoLeaderRebalance: cfg.bool('auto.leader.rebalance.enable'),
         leaderImbalanceCheckMs: cfg.int('leader.imbalance.check.interval.ms'),
         fsync: cfg.bool('controller.fsync'),
+        uncleanRecoveryWaitMs: cfg.int('unclean.recovery.wait.ms'),
       },
       {
         logger,
@@ -259,7 +262,18 @@ export async function startClusterNode(o: ClusterNodeOptions, logger: Logger): P
     }),
     register(ep: BrokerEndpoints): Promise<void> {
       if (!roles.broker) return Promise.resolve();
-      const command: MetadataCommand = { type: 'registerBroker', id: o.brokerId, host: ep.host, port: ep.port, httpPort: ep.httpPort, rack: cfg.get('broker.rack'), incarnation };
+      const command: MetadataCommand = {
+        type: 'registerBroker',
+        id: o.brokerId,
+        host: ep.host,
+        port: ep.port,
+        httpPort: ep.httpPort,
+        rack: cfg.get('broker.rack'),
+        incarnation,
+        // Whether this broker's logs can be trusted to hold everything it acknowledged (unclean recovery).
+        cleanShutdown: o.cleanShutdown ?? false,
+        flushAlways: cfg.get('log.flush.policy') === 'always',
+      };
       registering ??= registerLoop(command, roles.controller ? 0 : sessionTimeoutMs);
       // A voter registers in the background (the quorum may still be forming); a broker-only process waits for it.
       return roles.controller ? Promise.resolve() : registering;

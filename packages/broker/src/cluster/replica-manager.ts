@@ -29,7 +29,7 @@ import {
 import type { BrokerConfig } from '../config/broker-config.js';
 import { logOptionsFor, TopicConfig } from '../config/topic-config.js';
 import type { Controller } from '../controller/controller.js';
-import type { PartitionRecord, TopicRecord } from '../controller/types.js';
+import type { PartitionRecord, RecoveryElection, TopicRecord } from '../controller/types.js';
 
 export const CLUSTER_LOG_DIR = 'cluster-logs';
 
@@ -88,6 +88,8 @@ export class ReplicaManager {
   private selfFenced = false;
   /** Nothing is led or followed until the metadata has caught up once (a restart replays old leaderships first). */
   private started = false;
+  /** A reportLogEnds command is in flight. */
+  private reporting = false;
   private readonly logDir: string;
   private readonly logger: Logger;
   private readonly unsubscribe: () => void;
@@ -104,6 +106,7 @@ export class ReplicaManager {
       for (const u of delta.uncleanElections) {
         this.logger.error(u, `UNCLEAN LEADER ELECTION: ${u.topic}-${u.partition} is now led by broker ${u.leader}, which was not in the ISR; acknowledged records may be lost`);
       }
+      for (const r of delta.recoveryElections ?? []) this.logRecoveryElection(r);
       this.schedule();
     });
     this.fenceTimer = setInterval(() => this.checkSelfFence(), 200);
@@ -199,6 +202,72 @@ export class ReplicaManager {
     })();
   }
 
+  /**
+   * Unclean recovery elected a leader: loud when it was chosen without
+   * hearing from every candidate; and a replica here whose log is longer
+   * than the new leader's (possible only then) says what it is about to
+   * truncate, since that may be acknowledged data.
+   */
+  private logRecoveryElection(r: RecoveryElection): void {
+    const fields = { topic: r.topic, partition: r.partition, leader: r.leader, leaderEpoch: r.leaderEpoch, lastEpoch: r.lastEpoch, endOffset: r.endOffset, reports: r.reports, missing: r.missing };
+    if (r.missing.length > 0) {
+      this.logger.error(
+        fields,
+        `UNCLEAN RECOVERY: ${r.topic}-${r.partition} is now led by broker ${r.leader} (log end ${r.endOffset}, epoch ${r.lastEpoch}), elected without hearing from broker(s) ${r.missing.join(', ')}; records only they held are lost if they come back`,
+      );
+    } else {
+      this.logger.warn(fields, `unclean recovery: ${r.topic}-${r.partition} is now led by broker ${r.leader}, the longest log of its candidates (log end ${r.endOffset}, epoch ${r.lastEpoch})`);
+    }
+    const h = this.hosted.get(key(r.topic, r.partition));
+    if (!h || r.leader === this.options.brokerId || r.endOffset < 0) return;
+    const mine = { lastEpoch: h.log.leaderEpochs.entries.at(-1)?.epoch ?? -1, endOffset: h.log.logEndOffset };
+    if (mine.lastEpoch > r.lastEpoch || (mine.lastEpoch === r.lastEpoch && mine.endOffset > r.endOffset)) {
+      const from = Math.min(r.endOffset, mine.endOffset);
+      this.logger.error(
+        { topic: r.topic, partition: r.partition, leader: r.leader, from, to: mine.endOffset, count: mine.endOffset - from, myLastEpoch: mine.lastEpoch, leaderLastEpoch: r.lastEpoch },
+        `UNCLEAN RECOVERY TRUNCATION: this replica of ${r.topic}-${r.partition} holds more than the elected leader ${r.leader}: offsets [${from}, ${mine.endOffset}) (${mine.endOffset - from} records) are truncated to follow it`,
+      );
+    }
+  }
+
+  /**
+   * Unclean recovery: for every hosted partition with no leader of which
+   * this broker is a candidate and has not reported from this run, tells
+   * the controller its log end (last leader epoch, end offset). One report
+   * in flight at a time; the metadata it changes schedules the next round.
+   */
+  private reportLogEnds(): void {
+    const brokerEpoch = this.c.brokerEpoch();
+    if (this.reporting || this.closed || brokerEpoch < 0) return;
+    const me = this.options.brokerId;
+    const partitions: { topic: string; partition: number; lastEpoch: number; endOffset: number }[] = [];
+    for (const h of this.hosted.values()) {
+      const rec = this.c.controller.metadata.topic(h.topic)?.partitions[h.partition];
+      if (!rec || rec.leader >= 0) continue;
+      const candidate = rec.isr.includes(me) || (rec.elr ?? []).includes(me) || (rec.leftIsr ?? []).includes(me);
+      if (!candidate || (rec.logEnds ?? []).some((e) => e.broker === me && e.brokerEpoch === brokerEpoch)) continue;
+      partitions.push({ topic: h.topic, partition: h.partition, lastEpoch: h.log.leaderEpochs.entries.at(-1)?.epoch ?? -1, endOffset: h.log.logEndOffset });
+    }
+    if (partitions.length === 0) return;
+    this.reporting = true;
+    void this.c.controller
+      .submit({ type: 'reportLogEnds', brokerId: me, brokerEpoch, partitions }, this.c.controller.options.sessionTimeoutMs)
+      .then(
+        () => {
+          this.logger.info({ partitions }, 'reported log ends of leaderless partitions for unclean recovery');
+          this.reporting = false;
+          this.schedule();
+        },
+        (err: unknown) => {
+          this.logger.warn({ err: (err as Error).message }, 'reporting log ends for unclean recovery failed; retrying');
+          setTimeout(() => {
+            this.reporting = false;
+            this.schedule();
+          }, 500).unref();
+        },
+      );
+  }
+
   private checkSelfFence(): void {
     const leaderless = this.c.controller.leaderlessMs;
     const fenced = leaderless > this.c.controller.options.sessionTimeoutMs;
@@ -232,6 +301,7 @@ export class ReplicaManager {
     for (const [k, h] of [...this.hosted]) {
       if (!wanted.has(k)) await this.drop(h, !md.topic(h.topic) || md.topic(h.topic)!.topicId !== h.topicId);
     }
+    this.reportLogEnds();
   }
 
   private async open(t: TopicRecord, partition: number): Promise<HostedPartition> {

@@ -63,6 +63,7 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   { name: 'controller.tick.ms', type: 'int', default: '100', min: 1, doc: 'Raft tick of the metadata log (election timeout is 10 ticks, randomised up to 2x).' },
   { name: 'controller.fsync', type: 'boolean', default: 'true', doc: 'fsync the metadata log (turn off only for tests).' },
   { name: 'broker.session.timeout.ms', type: 'int', default: '6000', min: 100, doc: 'A broker the active controller has not heard from for this long is fenced; its partitions get new leaders from their ISR.' },
+  { name: 'unclean.recovery.wait.ms', type: 'long', default: '5000', min: 0, doc: 'When a partition has no trusted live ISR member (its candidates restarted after an unclean shutdown), how long the controller waits for every last-ISR member to report its log end before electing the longest log it has heard of (KIP-966 in spirit).' },
   { name: 'replica.lag.time.max.ms', type: 'long', default: '10000', min: 1, doc: 'A follower not caught up for this long leaves the ISR.' },
   { name: 'replica.fetch.max.wait.ms', type: 'int', default: '500', min: 0, doc: 'Long-poll time of follower fetches.' },
   { name: 'unclean.leader.election.enable', type: 'boolean', default: 'false', doc: 'Default of the topic key: elect a replica outside the ISR when no ISR member is alive (may lose acknowledged records).' },

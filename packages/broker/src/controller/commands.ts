@@ -14,6 +14,10 @@ export interface RegisterBrokerCommand {
   httpPort: number;
   rack: string;
   incarnation: string;
+  /** The previous run shut down cleanly (absent: not said, trusted as before). */
+  cleanShutdown?: boolean;
+  /** The broker's default log.flush.policy is `always`. */
+  flushAlways?: boolean;
 }
 
 export interface FenceBrokerCommand {
@@ -67,6 +71,27 @@ export interface ElectPreferredCommand {
   partitions: { topic: string; partition: number; leaderEpoch: number }[];
 }
 
+/**
+ * A broker's log ends of partitions it is a recovery candidate of (in the
+ * ISR, ELR or last ISR) while they have no leader: the controller elects
+ * the longest log in (lastEpoch, endOffset) order.
+ */
+export interface ReportLogEndsCommand {
+  type: 'reportLogEnds';
+  brokerId: number;
+  brokerEpoch: number;
+  partitions: { topic: string; partition: number; lastEpoch: number; endOffset: number }[];
+}
+
+/** The active controller's wait for the last ISR members is over: elect the best candidate reported so far. */
+export interface ElectRecoveredCommand {
+  type: 'electRecovered';
+  topic: string;
+  partition: number;
+  /** Only while the partition is still in this leader epoch (without a leader). */
+  leaderEpoch: number;
+}
+
 export interface AllocateProducerIdsCommand {
   type: 'allocateProducerIds';
   brokerId: number;
@@ -82,6 +107,8 @@ export type MetadataCommand =
   | CreatePartitionsCommand
   | AlterPartitionCommand
   | ElectPreferredCommand
+  | ReportLogEndsCommand
+  | ElectRecoveredCommand
   | AllocateProducerIdsCommand;
 
 /** What applying a command answered: the caller's result, or a refusal with an error code. */
@@ -113,6 +140,12 @@ function ints(o: Record<string, unknown>, k: string): number[] {
   return v.map((x, i) => int({ [`${k}[${i}]`]: x }, `${k}[${i}]`));
 }
 
+function optBool(o: Record<string, unknown>, k: string): boolean | undefined {
+  const v = o[k];
+  if (v !== undefined && typeof v !== 'boolean') throw bad(`${k} must be a boolean`);
+  return v;
+}
+
 function strMap(o: Record<string, unknown>, k: string): Record<string, string> {
   const v = o[k];
   if (typeof v !== 'object' || v === null || Array.isArray(v)) throw bad(`${k} must be an object`);
@@ -134,8 +167,21 @@ export function decodeCommand(data: Uint8Array): MetadataCommand {
   }
   if (typeof o !== 'object' || o === null) throw bad('not an object');
   switch (o.type) {
-    case 'registerBroker':
-      return { type: o.type, id: int(o, 'id'), host: str(o, 'host'), port: int(o, 'port'), httpPort: int(o, 'httpPort'), rack: str(o, 'rack'), incarnation: str(o, 'incarnation') };
+    case 'registerBroker': {
+      const cleanShutdown = optBool(o, 'cleanShutdown');
+      const flushAlways = optBool(o, 'flushAlways');
+      return {
+        type: o.type,
+        id: int(o, 'id'),
+        host: str(o, 'host'),
+        port: int(o, 'port'),
+        httpPort: int(o, 'httpPort'),
+        rack: str(o, 'rack'),
+        incarnation: str(o, 'incarnation'),
+        ...(cleanShutdown !== undefined ? { cleanShutdown } : {}),
+        ...(flushAlways !== undefined ? { flushAlways } : {}),
+      };
+    }
     case 'fenceBroker':
       return { type: o.type, id: int(o, 'id'), brokerEpoch: int(o, 'brokerEpoch'), reason: str(o, 'reason') };
     case 'unfenceBroker':
@@ -171,6 +217,21 @@ export function decodeCommand(data: Uint8Array): MetadataCommand {
         partitions: list.map((p: Record<string, unknown>) => ({ topic: str(p, 'topic'), partition: int(p, 'partition'), leaderEpoch: int(p, 'leaderEpoch') })),
       };
     }
+    case 'reportLogEnds': {
+      const list = o.partitions;
+      if (!Array.isArray(list)) throw bad('partitions must be an array');
+      return {
+        type: o.type,
+        brokerId: int(o, 'brokerId'),
+        brokerEpoch: int(o, 'brokerEpoch'),
+        partitions: list.map((p: Record<string, unknown>) => {
+          if (typeof p !== 'object' || p === null) throw bad('partitions[] must be objects');
+          return { topic: str(p, 'topic'), partition: int(p, 'partition'), lastEpoch: int(p, 'lastEpoch', -1), endOffset: int(p, 'endOffset') };
+        }),
+      };
+    }
+    case 'electRecovered':
+      return { type: o.type, topic: str(o, 'topic'), partition: int(o, 'partition'), leaderEpoch: int(o, 'leaderEpoch') };
     case 'allocateProducerIds':
       return { type: o.type, brokerId: int(o, 'brokerId'), count: int(o, 'count', 1) };
     default:

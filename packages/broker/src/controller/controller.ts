@@ -102,6 +102,8 @@ export class RaftController implements Controller {
   private readonly clock: Clock;
   private readonly forward: ForwardFn;
   private readonly lastSeen = new Map<number, number>();
+  /** Leaderless partitions waiting for unclean recovery: since when (this controller's clock), per leader epoch. */
+  private readonly recoveryWaits = new Map<string, { since: number; leaderEpoch: number }>();
   private activeTerm = -1;
   private ready = false;
   private busy = false;
@@ -311,6 +313,7 @@ export class RaftController implements Controller {
         this.ready = false;
         this.lastSeen.clear();
         this.observerIndex.clear();
+        this.recoveryWaits.clear();
         for (const b of this.metadata.brokers()) this.lastSeen.set(b.id, now);
         this.lastImbalanceCheck = now;
         await this.raft.readIndex({ timeoutMs: this.options.sessionTimeoutMs });
@@ -333,6 +336,7 @@ export class RaftController implements Controller {
           await this.submitQuietly({ type: 'unfenceBroker', id: b.id, brokerEpoch: b.brokerEpoch });
         }
       }
+      await this.recoverLeaderless(now);
       if (this.options.autoLeaderRebalance && now - this.lastImbalanceCheck >= this.options.leaderImbalanceCheckMs) {
         this.lastImbalanceCheck = now;
         await this.rebalanceLeaders();
@@ -342,6 +346,34 @@ export class RaftController implements Controller {
     } finally {
       this.busy = false;
     }
+  }
+
+  /**
+   * Unclean recovery: a leaderless partition whose candidates have not all
+   * reported their log ends gets `unclean.recovery.wait.ms` (from when this
+   * controller first saw it waiting); then the best candidate reported so far
+   * is elected, at error level, since a missing one may have held more.
+   */
+  private async recoverLeaderless(now: number): Promise<void> {
+    const pending = this.metadata.pendingRecoveries();
+    const seen = new Set<string>();
+    for (const r of pending) {
+      const k = `${r.topic}\u0000${r.partition}`;
+      seen.add(k);
+      let w = this.recoveryWaits.get(k);
+      if (!w || w.leaderEpoch !== r.leaderEpoch) {
+        w = { since: now, leaderEpoch: r.leaderEpoch };
+        this.recoveryWaits.set(k, w);
+        this.logger.warn(
+          { topic: r.topic, partition: r.partition, candidates: r.candidates, missing: r.missing, waitMs: this.options.uncleanRecoveryWaitMs },
+          `${r.topic}-${r.partition} has no trusted live ISR member: waiting up to ${this.options.uncleanRecoveryWaitMs} ms for the log ends of broker(s) ${r.missing.join(', ')} before electing the longest log`,
+        );
+      }
+      if (!r.electable || now - w.since < this.options.uncleanRecoveryWaitMs) continue;
+      this.recoveryWaits.delete(k);
+      await this.submitQuietly({ type: 'electRecovered', topic: r.topic, partition: r.partition, leaderEpoch: r.leaderEpoch });
+    }
+    for (const k of [...this.recoveryWaits.keys()]) if (!seen.has(k)) this.recoveryWaits.delete(k);
   }
 
   private caughtUp(b: BrokerRegistration, progress: Record<number, { match: number }>): boolean {

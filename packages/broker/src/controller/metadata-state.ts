@@ -5,11 +5,20 @@
  * elections happen here, as consequences of fencing and unfencing brokers:
  * a new leader is chosen only from the ISR, in replica order (the preferred
  * replica first), unless the topic allows unclean election.
+ *
+ * Unclean recovery (KIP-966 in spirit): a broker that restarted after an
+ * unclean shutdown (flush `os`/`interval`) may have lost a tail it
+ * acknowledged. When a partition has no trusted live ISR member, it is not
+ * handed to the first live candidate: its candidates (ISR, ELR and the last
+ * ISR members that left by being fenced or restarting) report their log
+ * ends (`reportLogEnds`), and the longest log in (lastEpoch, endOffset)
+ * order is elected once every candidate has reported, or when the active
+ * controller's wait runs out (`electRecovered`).
  */
 import type { Entry, StateMachine } from '@mq/consensus';
 import { decodeCommand, type CommandResult, type MetadataCommand } from './commands.js';
 import { assignReplicas } from './placement.js';
-import type { BrokerRegistration, MetadataDelta, PartitionRecord, TopicRecord } from './types.js';
+import type { BrokerRegistration, MetadataDelta, PartitionRecord, RecoveryElection, ReplicaLogEnd, TopicRecord } from './types.js';
 
 export const PRODUCER_ID_BLOCK = 1000;
 /** The fence reason a broker gives for its own controlled shutdown. */
@@ -30,6 +39,20 @@ class Delta {
   topics = new Set<string>();
   deletedTopics: { name: string; topicId: string; partitions: number }[] = [];
   uncleanElections: { topic: string; partition: number; leader: number }[] = [];
+  recoveryElections: RecoveryElection[] = [];
+}
+
+/** A leaderless partition waiting for its candidates' log ends (see {@link MetadataState.pendingRecoveries}). */
+export interface PendingRecovery {
+  topic: string;
+  partition: number;
+  leaderEpoch: number;
+  /** Every candidate: ISR, ELR and last ISR members. */
+  candidates: number[];
+  /** Candidates not heard from (no report from their current run). */
+  missing: number[];
+  /** Whether `electRecovered` would elect someone now (a live ISR or ELR member has reported). */
+  electable: boolean;
 }
 
 function refuse(code: string, message: string): CommandResult {
@@ -94,6 +117,7 @@ export class MetadataState implements StateMachine {
         topics: [...d.topics],
         deletedTopics: d.deletedTopics,
         uncleanElections: d.uncleanElections,
+        recoveryElections: d.recoveryElections,
       };
       for (const l of [...this.listeners]) l(delta);
     }
@@ -114,7 +138,7 @@ export class MetadataState implements StateMachine {
         // A new run (first start or restart): registered fenced; the controller unfences it once it is heard from.
         // A restarted broker may have lost its log tail (or its whole disk): it leaves every ISR it could leave
         // and leads nothing until it has caught up again and a leader lets it back in.
-        this.brokersById.set(cmd.id, {
+        const reg: BrokerRegistration = {
           id: cmd.id,
           host: cmd.host,
           port: cmd.port,
@@ -123,9 +147,12 @@ export class MetadataState implements StateMachine {
           incarnation: cmd.incarnation,
           brokerEpoch: index,
           fenced: true,
-        });
+          ...(cmd.cleanShutdown !== undefined ? { cleanShutdown: cmd.cleanShutdown } : {}),
+          ...(cmd.flushAlways !== undefined ? { flushAlways: cmd.flushAlways } : {}),
+        };
+        this.brokersById.set(cmd.id, reg);
         d.brokers = true;
-        if (old) this.removeFromPartitions(cmd.id, d);
+        if (old) this.removeFromPartitions(cmd.id, d, reg);
         return { ok: true, value: { brokerEpoch: index } };
       }
       case 'fenceBroker': {
@@ -217,7 +244,12 @@ export class MetadataState implements StateMachine {
         if (ineligible.length > 0) {
           return refuse('REPLICA_NOT_AVAILABLE', `${cmd.topic}-${cmd.partition}: broker(s) ${ineligible.join(', ')} are fenced and cannot join the ISR`);
         }
-        const next = { ...p, isr: orderLike(p.replicas, isr), partitionEpoch: p.partitionEpoch + 1 };
+        const next: MutablePartition = { ...p, isr: orderLike(p.replicas, isr), partitionEpoch: p.partitionEpoch + 1 };
+        // A member the leader lets back in is in sync again: no longer a recovery candidate of its own.
+        const full = next.isr.length === p.replicas.length;
+        setList(next, 'elr', full ? [] : without(p.elr, added));
+        setList(next, 'leftIsr', full ? [] : without(p.leftIsr, added));
+        setList(next, 'unverified', without(p.unverified, added));
         this.setPartition(t, cmd.partition, next, d);
         return { ok: true, value: { leaderEpoch: next.leaderEpoch, partitionEpoch: next.partitionEpoch, isr: next.isr, replicas: next.replicas } };
       }
@@ -234,6 +266,34 @@ export class MetadataState implements StateMachine {
         }
         return { ok: true, value: { moved } };
       }
+      case 'reportLogEnds': {
+        const b = this.brokersById.get(cmd.brokerId);
+        if (!b) return refuse('BROKER_NOT_AVAILABLE', `broker ${cmd.brokerId} is not registered`);
+        if (b.brokerEpoch !== cmd.brokerEpoch) return refuse('STALE_BROKER_EPOCH', `broker ${cmd.brokerId} epoch ${cmd.brokerEpoch} is not the current ${b.brokerEpoch}`);
+        let accepted = 0;
+        for (const q of cmd.partitions) {
+          const t = this.topicsByName.get(q.topic);
+          const p = t?.partitions[q.partition];
+          // Only while the partition has no leader, and only from a candidate.
+          if (!t || !p || p.leader >= 0 || !candidatesOf(p).includes(cmd.brokerId)) continue;
+          const report: ReplicaLogEnd = { broker: cmd.brokerId, brokerEpoch: cmd.brokerEpoch, lastEpoch: q.lastEpoch, endOffset: q.endOffset };
+          const logEnds = [...(p.logEnds ?? []).filter((e) => e.broker !== cmd.brokerId), report].sort((a, c) => a.broker - c.broker);
+          let next: MutablePartition = { ...p, logEnds };
+          next = this.elect(t, q.partition, next, d);
+          this.setPartition(t, q.partition, next, d);
+          accepted++;
+        }
+        return { ok: true, value: { accepted } };
+      }
+      case 'electRecovered': {
+        const t = this.topicsByName.get(cmd.topic);
+        const p = t?.partitions[cmd.partition];
+        if (!t || !p) return refuse('UNKNOWN_TOPIC_OR_PARTITION', `${cmd.topic}-${cmd.partition} does not exist`);
+        if (p.leader >= 0 || p.leaderEpoch !== cmd.leaderEpoch) return { ok: true, value: { leader: p.leader } };
+        const next = this.elect(t, cmd.partition, { ...p }, d, true);
+        if (next.leader >= 0) this.setPartition(t, cmd.partition, next, d);
+        return { ok: true, value: { leader: next.leader } };
+      }
       case 'allocateProducerIds': {
         const first = this.nextProducerId;
         this.nextProducerId += cmd.count;
@@ -247,21 +307,100 @@ export class MetadataState implements StateMachine {
    * another member, and partitions it led get a new leader from the ISR.
    * When it was the last ISR member it stays there (it alone has every
    * committed record) and the partition goes offline until it returns,
-   * unless the topic allows unclean election.
+   * unless the topic allows unclean election. A member that leaves this way
+   * stays a recovery candidate: in the ELR when the rest of the ISR is below
+   * `min.insync.replicas`, else in the last ISR (`leftIsr`).
+   *
+   * `restarted` is the broker's new registration when it restarted: its old
+   * run's reports no longer count, and where it stays in the ISR after an
+   * unclean shutdown (and the topic is not flush `always`) it is unverified.
    */
-  private removeFromPartitions(id: number, d: Delta): void {
+  private removeFromPartitions(id: number, d: Delta, restarted?: BrokerRegistration): void {
     for (const t of this.topicsByName.values()) {
       t.partitions.forEach((p, index) => {
         if (!p.replicas.includes(id)) return;
         let next: MutablePartition = { ...p };
-        if (p.isr.includes(id) && p.isr.length > 1) next.isr = p.isr.filter((x) => x !== id);
+        if (p.isr.includes(id) && p.isr.length > 1) {
+          next.isr = p.isr.filter((x) => x !== id);
+          if (next.isr.length < minInsync(t)) setList(next, 'elr', orderLike(p.replicas, [...(p.elr ?? []), id]));
+          else setList(next, 'leftIsr', orderLike(p.replicas, [...(p.leftIsr ?? []), id]));
+        }
+        if (restarted) {
+          if (p.logEnds?.some((e) => e.broker === id)) setList(next, 'logEnds', p.logEnds.filter((e) => e.broker !== id));
+          if (next.isr.includes(id) && !this.trusted(t, restarted) && !p.unverified?.includes(id)) setList(next, 'unverified', orderLike(p.replicas, [...(p.unverified ?? []), id]));
+        }
         if (p.leader === id) next = this.elect(t, index, next, d);
-        if (next.isr !== p.isr || next.leader !== p.leader) {
+        if (next.isr !== p.isr || next.leader !== p.leader || next.elr !== p.elr || next.leftIsr !== p.leftIsr || next.unverified !== p.unverified || next.logEnds !== p.logEnds) {
           if (next.leader === p.leader) next.partitionEpoch = p.partitionEpoch + 1;
           this.setPartition(t, index, next, d);
         }
       });
     }
+  }
+
+  /** Whether a broker's logs of topic `t` are trusted to hold what it acknowledged: a clean shutdown, or flush `always`. */
+  private trusted(t: TopicRecord, b: BrokerRegistration): boolean {
+    if (b.cleanShutdown !== false) return true;
+    const policy = t.configs['flush.policy'] ?? (b.flushAlways ? 'always' : undefined);
+    return policy === 'always';
+  }
+
+  /**
+   * Leaderless partitions whose leader waits for unclean recovery: a live
+   * candidate exists but not every candidate has reported its log end. The
+   * active controller gives them `unclean.recovery.wait.ms`, then sends
+   * `electRecovered`.
+   */
+  pendingRecoveries(): PendingRecovery[] {
+    const out: PendingRecovery[] = [];
+    for (const t of this.topics()) {
+      t.partitions.forEach((p, partition) => {
+        if (p.leader >= 0) return;
+        const candidates = candidatesOf(p);
+        if (!candidates.some((id) => this.live(id))) return;
+        const reports = this.currentReports(p);
+        const missing = candidates.filter((id) => !reports.some((r) => r.broker === id));
+        if (missing.length === 0) return;
+        const electable = reports.some((r) => this.live(r.broker) && (p.isr.includes(r.broker) || (p.elr ?? []).includes(r.broker)));
+        out.push({ topic: t.name, partition, leaderEpoch: p.leaderEpoch, candidates, missing, electable });
+      });
+    }
+    return out;
+  }
+
+  private live(id: number): boolean {
+    return this.brokersById.get(id)?.fenced === false;
+  }
+
+  /** Reports made by the current run of each broker. */
+  private currentReports(p: PartitionRecord): ReplicaLogEnd[] {
+    return (p.logEnds ?? []).filter((e) => this.brokersById.get(e.broker)?.brokerEpoch === e.brokerEpoch);
+  }
+
+  /**
+   * Unclean recovery: once every candidate has reported (or `force`, when
+   * the wait is over), the live reporter with the longest log in (lastEpoch,
+   * endOffset) order, ties in replica order. On a timeout only a reporter
+   * from the ISR or ELR may be elected (a last-ISR member alone may lack
+   * later commits); with no report at all, the first live ISR/ELR member.
+   * undefined: keep waiting.
+   */
+  private recoveryChoice(p: PartitionRecord, force: boolean): { leader: number; report: ReplicaLogEnd | undefined; reports: ReplicaLogEnd[]; missing: number[] } | undefined {
+    const candidates = candidatesOf(p);
+    const reports = this.currentReports(p).filter((r) => candidates.includes(r.broker));
+    const missing = candidates.filter((id) => !reports.some((r) => r.broker === id));
+    if (missing.length > 0 && !force) return undefined;
+    const eligible = (id: number) => p.isr.includes(id) || (p.elr ?? []).includes(id);
+    if (missing.length > 0 && !reports.some((r) => this.live(r.broker) && eligible(r.broker))) {
+      if (reports.length > 0) return undefined;
+      const first = p.replicas.find((id) => eligible(id) && this.live(id));
+      return first === undefined ? undefined : { leader: first, report: undefined, reports, missing };
+    }
+    const order = (id: number) => p.replicas.indexOf(id);
+    const best = reports
+      .filter((r) => this.live(r.broker))
+      .sort((a, b) => b.lastEpoch - a.lastEpoch || b.endOffset - a.endOffset || order(a.broker) - order(b.broker))[0];
+    return best ? { leader: best.broker, report: best, reports, missing } : undefined;
   }
 
   /** Offline partitions (leader -1) get a leader when an eligible replica is back. */
@@ -275,11 +414,34 @@ export class MetadataState implements StateMachine {
     }
   }
 
-  /** Chooses a leader among live ISR members in replica order; bumps the epochs when it changes. */
-  private elect(t: TopicRecord, index: number, p: MutablePartition, d: Delta): MutablePartition {
-    const live = (id: number) => this.brokersById.get(id)?.fenced === false;
-    let leader = p.replicas.find((id) => p.isr.includes(id) && live(id)) ?? -1;
+  /**
+   * Chooses a leader among trusted live ISR members in replica order; with
+   * none, by unclean recovery when a candidate is alive (see recoveryChoice);
+   * bumps the epochs when it changes.
+   */
+  private elect(t: TopicRecord, index: number, p: MutablePartition, d: Delta, force = false): MutablePartition {
+    const live = (id: number) => this.live(id);
+    const unverified = p.unverified ?? [];
+    let leader = p.replicas.find((id) => p.isr.includes(id) && live(id) && !unverified.includes(id)) ?? -1;
     let isr = p.isr;
+    if (leader < 0 && candidatesOf(p).some(live)) {
+      const choice = this.recoveryChoice(p, force);
+      if (!choice) return p.leader < 0 ? p : { ...p, leader: -1, leaderEpoch: p.leaderEpoch + 1, partitionEpoch: p.partitionEpoch + 1 };
+      const leaderEpoch = p.leaderEpoch + 1;
+      d.recoveryElections.push({
+        topic: t.name,
+        partition: index,
+        leader: choice.leader,
+        leaderEpoch,
+        lastEpoch: choice.report?.lastEpoch ?? -1,
+        endOffset: choice.report?.endOffset ?? -1,
+        reports: choice.reports,
+        missing: choice.missing,
+      });
+      // The new leader's log is now the partition's: the others catch up from it (truncating what differs) and rejoin.
+      const { elr: _e, leftIsr: _l, unverified: _u, logEnds: _r, ...rest } = p;
+      return { ...rest, leader: choice.leader, isr: [choice.leader], leaderEpoch, partitionEpoch: p.partitionEpoch + 1 };
+    }
     if (leader < 0 && t.configs['unclean.leader.election.enable'] === 'true') {
       leader = p.replicas.find(live) ?? -1;
       if (leader >= 0) {
@@ -288,7 +450,9 @@ export class MetadataState implements StateMachine {
       }
     }
     if (leader === p.leader) return p;
-    return { ...p, leader, isr, leaderEpoch: p.leaderEpoch + 1, partitionEpoch: p.partitionEpoch + 1 };
+    const next: MutablePartition = { ...p, leader, isr, leaderEpoch: p.leaderEpoch + 1, partitionEpoch: p.partitionEpoch + 1 };
+    if (leader >= 0) setList(next, 'logEnds', []);
+    return next;
   }
 
   private setPartition(t: TopicRecord, index: number, p: PartitionRecord, d: Delta): void {
@@ -318,8 +482,34 @@ export class MetadataState implements StateMachine {
     this.nextProducerId = s.nextProducerId;
     this.placementCursor = s.placementCursor;
     this.appliedIndex = index;
-    const delta: MetadataDelta = { index, brokers: true, topics: s.topics.map((t) => t.name), deletedTopics: [], uncleanElections: [] };
+    const delta: MetadataDelta = { index, brokers: true, topics: s.topics.map((t) => t.name), deletedTopics: [], uncleanElections: [], recoveryElections: [] };
     for (const l of [...this.listeners]) l(delta);
+  }
+}
+
+/** Who may lead after a whole-ISR failure: the ISR, the ELR and the last ISR members, in replica order. */
+function candidatesOf(p: PartitionRecord): number[] {
+  return p.replicas.filter((id) => p.isr.includes(id) || (p.elr ?? []).includes(id) || (p.leftIsr ?? []).includes(id));
+}
+
+/** The topic's min.insync.replicas when it sets one (the broker default is not in the metadata: 1). */
+function minInsync(t: TopicRecord): number {
+  const v = Number(t.configs['min.insync.replicas']);
+  return Number.isSafeInteger(v) && v > 0 ? v : 1;
+}
+
+function without(list: readonly number[] | undefined, ids: readonly number[]): number[] {
+  return (list ?? []).filter((id) => !ids.includes(id));
+}
+
+type ListKey = 'elr' | 'leftIsr' | 'unverified' | 'logEnds';
+
+/** Sets an optional list field, leaving it out when empty (records stay as they were before these fields existed). */
+function setList<K extends ListKey>(p: MutablePartition, k: K, v: NonNullable<PartitionRecord[K]>): void {
+  if (v.length === 0) {
+    if (p[k] !== undefined) delete p[k];
+  } else {
+    p[k] = v;
   }
 }
 

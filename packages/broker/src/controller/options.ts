@@ -19,6 +19,12 @@ export interface ControllerOptions {
   snapshotEntries?: number;
   /** fsync the metadata log (on by default; the tests of a whole cluster on one disk may turn it off). */
   fsync?: boolean;
+  /**
+   * Unclean recovery: how long a leaderless partition waits for its last ISR
+   * members to report their log ends before the best reported one is elected
+   * (`unclean.recovery.wait.ms`).
+   */
+  uncleanRecoveryWaitMs?: number;
 }
 
 export const DEFAULT_CONTROLLER_TICK_MS = 100;
@@ -26,6 +32,7 @@ export const DEFAULT_SESSION_TIMEOUT_MS = 6000;
 export const DEFAULT_LIVENESS_CHECK_MS = 200;
 export const DEFAULT_LEADER_IMBALANCE_CHECK_MS = 30_000;
 export const DEFAULT_METADATA_SNAPSHOT_ENTRIES = 10_000;
+export const DEFAULT_UNCLEAN_RECOVERY_WAIT_MS = 5000;
 
 export interface Voter {
   id: number;
@@ -80,5 +87,6 @@ export function parseControllerOptions(o: ControllerOptions): ParsedControllerOp
     leaderImbalanceCheckMs: nonNeg('leader.imbalance.check.interval.ms', o.leaderImbalanceCheckMs ?? DEFAULT_LEADER_IMBALANCE_CHECK_MS) || DEFAULT_LEADER_IMBALANCE_CHECK_MS,
     snapshotEntries: nonNeg('snapshotEntries', o.snapshotEntries ?? DEFAULT_METADATA_SNAPSHOT_ENTRIES),
     fsync: o.fsync ?? true,
+    uncleanRecoveryWaitMs: nonNeg('unclean.recovery.wait.ms', o.uncleanRecoveryWaitMs ?? DEFAULT_UNCLEAN_RECOVERY_WAIT_MS),
   });
 }

@@ -19,6 +19,25 @@ export interface BrokerRegistration {
   readonly fenced: boolean;
   /** Fenced by its own controlled shutdown: stays fenced until it registers again. */
   readonly shuttingDown?: boolean;
+  /**
+   * Whether this run started after a clean shutdown (the data directory's
+   * clean-shutdown marker). false: the previous run crashed or lost power, and
+   * under flush `os`/`interval` its logs may lack a tail it acknowledged.
+   * Absent in registrations from before mq asked (trusted, as then).
+   */
+  readonly cleanShutdown?: boolean;
+  /** The broker's default `log.flush.policy` is `always` (its logs keep what it acknowledged through a power loss). */
+  readonly flushAlways?: boolean;
+}
+
+/** A replica's log end as it reported it while its partition had no leader (for unclean recovery). */
+export interface ReplicaLogEnd {
+  readonly broker: number;
+  /** The registration (run) that reported; a later run's log may differ. */
+  readonly brokerEpoch: number;
+  /** The last leader epoch in the replica's log (-1: none). */
+  readonly lastEpoch: number;
+  readonly endOffset: number;
 }
 
 export interface PartitionRecord {
@@ -28,6 +47,24 @@ export interface PartitionRecord {
   readonly leader: number;
   readonly leaderEpoch: number;
   readonly partitionEpoch: number;
+  /**
+   * Eligible leader replicas (KIP-966): members that left the ISR because they
+   * were fenced or restarted (not because they lagged) when the rest of the
+   * ISR fell below `min.insync.replicas`, so no acks=all write could commit
+   * without them. Candidates of an unclean recovery.
+   */
+  readonly elr?: readonly number[];
+  /**
+   * Members that left the ISR by being fenced or restarting while the rest
+   * could still commit: after a whole-ISR crash they may still hold the
+   * longest log, so their log end is compared, but they are never elected on
+   * a timeout alone.
+   */
+  readonly leftIsr?: readonly number[];
+  /** ISR members that restarted after an unclean shutdown (topic not flush `always`) and have not been verified since. */
+  readonly unverified?: readonly number[];
+  /** Log ends reported by candidates while the partition has no leader; cleared when it gets one. */
+  readonly logEnds?: readonly ReplicaLogEnd[];
 }
 
 export interface TopicRecord {
@@ -46,4 +83,20 @@ export interface MetadataDelta {
   readonly deletedTopics: readonly { name: string; topicId: string; partitions: number }[];
   /** Leaders chosen outside the ISR (logged loudly). */
   readonly uncleanElections: readonly { topic: string; partition: number; leader: number }[];
+  /** Leaders chosen by unclean recovery (longest log among the candidates); `missing` candidates were not heard from (logged loudly). */
+  readonly recoveryElections: readonly RecoveryElection[];
+}
+
+export interface RecoveryElection {
+  readonly topic: string;
+  readonly partition: number;
+  readonly leader: number;
+  readonly leaderEpoch: number;
+  /** The elected replica's log end as it reported it (-1/-1 when it had not reported). */
+  readonly lastEpoch: number;
+  readonly endOffset: number;
+  /** Every report it was chosen from. */
+  readonly reports: readonly ReplicaLogEnd[];
+  /** Candidates (last ISR, ELR) that had not reported when it was elected: they may have held more. */
+  readonly missing: readonly number[];
 }

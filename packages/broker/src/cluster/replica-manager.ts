@@ -327,7 +327,10 @@ export class ReplicaManager {
 
   private async apply(h: HostedPartition, t: TopicRecord, rec: PartitionRecord): Promise<void> {
     const me = this.options.brokerId;
-    const target = this.selfFenced ? -1 : rec.leader;
+    // A leadership granted to this broker's previous run (before this run's registration is applied) is
+    // not this run's: its log may have lost a tail since, and followers would truncate to it.
+    const registered = this.c.controller.metadata.broker(me)?.brokerEpoch === this.c.brokerEpoch();
+    const target = this.selfFenced || (rec.leader === me && !registered) ? -1 : rec.leader;
     if (target === me) {
       if (h.role === 'leader' && h.leader && !h.leader.closed && h.leaderEpoch === rec.leaderEpoch) {
         if (h.partitionEpoch !== rec.partitionEpoch) {

@@ -31,6 +31,7 @@ export interface BenchArgs {
   'broker-config'?: string[];
   'broker-cpu-prof'?: string;
   'broker-heap'?: 'tuned' | 'v8';
+  'memory-retain'?: boolean;
   'peer-address'?: string;
   'redis-read'?: 'xreadgroup' | 'xread';
   durability?: string;
@@ -79,7 +80,7 @@ async function openTarget(args: BenchArgs, opts: BenchCommandOptions): Promise<{
   const durability = args.durability === undefined ? {} : { durability: args.durability };
   switch (args.target) {
     case 'memory':
-      return { target: createMemoryTarget(), broker: null };
+      return { target: createMemoryTarget({ retain: args['memory-retain'] ?? true }), broker: null };
     case 'nats': {
       const { createNatsTarget } = await import('./peers/nats.js');
       return { target: await createNatsTarget({ servers: needAddress(), ...durability }), broker: null };
@@ -230,6 +231,7 @@ export function benchBuilder(y: Argv): Argv<BenchArgs> {
     .option('flush', { choices: ['os', 'interval', 'always'] as const, describe: 'local broker: log.flush.policy (always = fsync before ack)' })
     .option('broker-config', { type: 'string', array: true, describe: 'local broker: extra config key=value (repeatable)' })
     .option('broker-cpu-prof', { type: 'string', describe: 'local broker: write a --cpu-prof profile into this directory' })
+    .option('memory-retain', { type: 'boolean', describe: 'memory target: keep the records (default); --no-memory-retain acknowledges only (the harness\'s own cost at a rate)' })
     .option('broker-heap', { choices: ['tuned', 'v8'] as const, describe: 'local broker: BROKER_HEAP_FLAGS (tuned, default) or V8 defaults (v8)' })
     .option('peer-address', { type: 'string', describe: 'host:port of a peer server (nats, redis, rabbitmq)' })
     .option('redis-read', { choices: ['xreadgroup', 'xread'] as const, describe: 'redis: how a group reads' })

@@ -7,6 +7,12 @@ export interface MemoryTargetOptions {
   ackDelayMs?: number;
   /** Records a topic may hold; a bound so a runaway run fails instead of exhausting memory. */
   maxRecords?: number;
+  /**
+   * false: keep nothing, acknowledge only (default true). For produce-only
+   * runs that measure the harness's own cost at a rate: kept records would
+   * grow the heap and add full collections the systems under test do not pay.
+   */
+  retain?: boolean;
 }
 
 export const DEFAULT_MEMORY_MAX_RECORDS = 5_000_000;
@@ -25,6 +31,7 @@ interface Topic {
 export function createMemoryTarget(options: MemoryTargetOptions = {}): BenchTarget {
   const topics = new Map<string, Topic>();
   const maxRecords = options.maxRecords ?? DEFAULT_MEMORY_MAX_RECORDS;
+  const retain = options.retain ?? true;
   const topicOf = (name: string): Topic => {
     const t = topics.get(name);
     if (!t) throw new MqError('UNKNOWN_TOPIC_OR_PARTITION', `topic "${name}" does not exist`);
@@ -64,6 +71,10 @@ export function createMemoryTarget(options: MemoryTargetOptions = {}): BenchTarg
       };
       return {
         send(key, value) {
+          if (!retain) {
+            t.total++;
+            return options.ackDelayMs === undefined ? Promise.resolve() : new Promise((resolve) => setTimeout(resolve, options.ackDelayMs));
+          }
           if (t.total >= maxRecords) return Promise.reject(new MqError('BUFFER_FULL', `memory target holds its maximum of ${maxRecords} records`));
           const p = t.partitions[partitionOf(key)];
           p.keys.push(key);

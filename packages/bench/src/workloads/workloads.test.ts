@@ -26,6 +26,14 @@ describe('produce workload', () => {
     expect(r.parameters).toMatchObject({ records: 5000, size: 64, partitions: 3, keys: 'uniform:10', producers: 2 });
   });
 
+  it('a memory target that does not retain acknowledges every send and keeps nothing (no BUFFER_FULL past maxRecords)', async () => {
+    const r = await runProduce(createMemoryTarget({ retain: false, maxRecords: 10 }), { records: 2000, size: 32, window: 64 }, ctx);
+    expect(r.records).toBe(2000);
+    expect(r.errors).toBe(0);
+    const kept = await runProduce(createMemoryTarget({ maxRecords: 10 }), { records: 20, size: 32, window: 64 }, ctx);
+    expect(kept.errors).toBe(10);
+  });
+
   it('never has more than `window` records outstanding', async () => {
     const inner = createMemoryTarget({ ackDelayMs: 1 });
     let outstanding = 0;
@@ -84,6 +92,24 @@ describe('produce workload', () => {
     expect(r.records).toBe(20);
     expect(r.targetRate).toBe(1000);
     expect(r.latencyMs!.max).toBeGreaterThan(20 * 19 * 0.9);
+  });
+
+  it('open loop: acknowledgements that cut the wait for the next due record never make it send early', async () => {
+    // Acks arrive on the event loop (setImmediate, as I/O callbacks would) while the loop waits for the
+    // next due record: it wakes, sends what is due, and keeps to the schedule (8,000 at 20,000/s ≈ 0.4 s).
+    const inner = createMemoryTarget({ retain: false });
+    const target: BenchTarget = {
+      ...inner,
+      async createProducer(o) {
+        const p = await inner.createProducer(o);
+        return { ...p, send: () => new Promise<void>((resolve) => setImmediate(resolve)) };
+      },
+    };
+    const r = await runProduce(target, { records: 8000, rate: 20_000, window: 1000 }, ctx);
+    expect(r.records).toBe(8000);
+    expect(r.errors).toBe(0);
+    expect(r.seconds).toBeGreaterThan(0.39);
+    expect(r.seconds).toBeLessThan(2);
   });
 
   it('stops a duration run on time', async () => {

@@ -20,6 +20,7 @@ import { encodeCommand, type CommandResult, type MetadataCommand, type RegisterB
 import { MetadataFeed, type FeedRead } from './metadata-feed.js';
 import { MetadataState } from './metadata-state.js';
 import { parseControllerOptions, type ControllerOptions, type ParsedControllerOptions } from './options.js';
+import { RecoveryWaits } from './recovery-waits.js';
 import { submitWithRetry } from './submit.js';
 import type { BrokerRegistration } from './types.js';
 import { checkVoterMetadata, writeVoterMarker } from './voter-marker.js';
@@ -102,8 +103,8 @@ export class RaftController implements Controller {
   private readonly clock: Clock;
   private readonly forward: ForwardFn;
   private readonly lastSeen = new Map<number, number>();
-  /** Leaderless partitions waiting for unclean recovery: since when (this controller's clock), per leader epoch. */
-  private readonly recoveryWaits = new Map<string, { since: number; leaderEpoch: number }>();
+  /** Leaderless partitions waiting for unclean recovery (set up in the constructor from the options). */
+  private readonly recoveryWaits: RecoveryWaits;
   private activeTerm = -1;
   private ready = false;
   private busy = false;
@@ -118,6 +119,7 @@ export class RaftController implements Controller {
     this.logger = components.logger.child({ component: 'controller' });
     this.clock = components.clock ?? systemClock;
     this.forward = components.forward;
+    this.recoveryWaits = new RecoveryWaits(this.options.uncleanRecoveryWaitMs);
     this.lastLeaderSeen = this.clock.now();
   }
 
@@ -355,25 +357,14 @@ export class RaftController implements Controller {
    * is elected, at error level, since a missing one may have held more.
    */
   private async recoverLeaderless(now: number): Promise<void> {
-    const pending = this.metadata.pendingRecoveries();
-    const seen = new Set<string>();
-    for (const r of pending) {
-      const k = `${r.topic}\u0000${r.partition}`;
-      seen.add(k);
-      let w = this.recoveryWaits.get(k);
-      if (!w || w.leaderEpoch !== r.leaderEpoch) {
-        w = { since: now, leaderEpoch: r.leaderEpoch };
-        this.recoveryWaits.set(k, w);
-        this.logger.warn(
-          { topic: r.topic, partition: r.partition, candidates: r.candidates, missing: r.missing, waitMs: this.options.uncleanRecoveryWaitMs },
-          `${r.topic}-${r.partition} has no trusted live ISR member: waiting up to ${this.options.uncleanRecoveryWaitMs} ms for the log ends of broker(s) ${r.missing.join(', ')} before electing the longest log`,
-        );
-      }
-      if (!r.electable || now - w.since < this.options.uncleanRecoveryWaitMs) continue;
-      this.recoveryWaits.delete(k);
-      await this.submitQuietly({ type: 'electRecovered', topic: r.topic, partition: r.partition, leaderEpoch: r.leaderEpoch });
+    const { started, due } = this.recoveryWaits.round(this.metadata.pendingRecoveries(), now);
+    for (const r of started) {
+      this.logger.warn(
+        { topic: r.topic, partition: r.partition, candidates: r.candidates, missing: r.missing, waitMs: this.options.uncleanRecoveryWaitMs },
+        `${r.topic}-${r.partition} has no trusted live ISR member: waiting up to ${this.options.uncleanRecoveryWaitMs} ms for the log ends of broker(s) ${r.missing.join(', ')} before electing the longest log`,
+      );
     }
-    for (const k of [...this.recoveryWaits.keys()]) if (!seen.has(k)) this.recoveryWaits.delete(k);
+    for (const r of due) await this.submitQuietly({ type: 'electRecovered', topic: r.topic, partition: r.partition, leaderEpoch: r.leaderEpoch });
   }
 
   private caughtUp(b: BrokerRegistration, progress: Record<number, { match: number }>): boolean {

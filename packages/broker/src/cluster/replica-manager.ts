@@ -202,12 +202,7 @@ export class ReplicaManager {
     })();
   }
 
-  /**
-   * Unclean recovery elected a leader: loud when it was chosen without
-   * hearing from every candidate; and a replica here whose log is longer
-   * than the new leader's (possible only then) says what it is about to
-   * truncate, since that may be acknowledged data.
-   */
+  /** Unclean recovery elected a leader: loud when it was chosen without hearing from every candidate. */
   private logRecoveryElection(r: RecoveryElection): void {
     const fields = { topic: r.topic, partition: r.partition, leader: r.leader, leaderEpoch: r.leaderEpoch, lastEpoch: r.lastEpoch, endOffset: r.endOffset, reports: r.reports, missing: r.missing };
     if (r.missing.length > 0) {
@@ -218,14 +213,27 @@ export class ReplicaManager {
     } else {
       this.logger.warn(fields, `unclean recovery: ${r.topic}-${r.partition} is now led by broker ${r.leader}, the longest log of its candidates (log end ${r.endOffset}, epoch ${r.lastEpoch})`);
     }
-    const h = this.hosted.get(key(r.topic, r.partition));
-    if (!h || r.leader === this.options.brokerId || r.endOffset < 0) return;
-    const mine = { lastEpoch: h.log.leaderEpochs.entries.at(-1)?.epoch ?? -1, endOffset: h.log.logEndOffset };
+  }
+
+  /**
+   * Before following a leader elected by unclean recovery: a replica here
+   * whose log is longer than the new leader's (possible only when the
+   * controller elected without hearing from it, this replica being down or
+   * late) says what it is about to truncate, since that may be acknowledged
+   * data. The follower then truncates by leader epoch as usual.
+   */
+  private logRecoveryTruncation(h: HostedPartition, rec: PartitionRecord): void {
+    const r = rec.recovery;
+    if (!r || r.leaderEpoch !== rec.leaderEpoch || r.endOffset < 0) return;
+    const epochs = h.log.leaderEpochs.entries;
+    const mine = { lastEpoch: epochs.at(-1)?.epoch ?? -1, endOffset: h.log.logEndOffset };
     if (mine.lastEpoch > r.lastEpoch || (mine.lastEpoch === r.lastEpoch && mine.endOffset > r.endOffset)) {
-      const from = Math.min(r.endOffset, mine.endOffset);
+      // At most the leader's end; and what this replica wrote in epochs the leader never had goes too.
+      const newer = epochs.find((e) => e.epoch > r.lastEpoch)?.startOffset ?? mine.endOffset;
+      const from = Math.min(r.endOffset, mine.endOffset, newer);
       this.logger.error(
-        { topic: r.topic, partition: r.partition, leader: r.leader, from, to: mine.endOffset, count: mine.endOffset - from, myLastEpoch: mine.lastEpoch, leaderLastEpoch: r.lastEpoch },
-        `UNCLEAN RECOVERY TRUNCATION: this replica of ${r.topic}-${r.partition} holds more than the elected leader ${r.leader}: offsets [${from}, ${mine.endOffset}) (${mine.endOffset - from} records) are truncated to follow it`,
+        { topic: h.topic, partition: h.partition, leader: rec.leader, leaderEpoch: rec.leaderEpoch, from, to: mine.endOffset, count: mine.endOffset - from, myLastEpoch: mine.lastEpoch, leaderLastEpoch: r.lastEpoch },
+        `UNCLEAN RECOVERY TRUNCATION: this replica of ${h.topic}-${h.partition} holds more than leader ${rec.leader}, elected without hearing from it: offsets [${from}, ${mine.endOffset}) (${mine.endOffset - from} records) are truncated to follow it`,
       );
     }
   }
@@ -379,6 +387,7 @@ export class ReplicaManager {
         return;
       }
       await this.stopRole(h);
+      this.logRecoveryTruncation(h, rec);
       await this.fetcher(target).addPartition({ topic: t.name, partition: h.partition, log: h.log, leaderEpoch: rec.leaderEpoch, checkpoint: h.checkpoint });
       h.role = 'follower';
       h.followingFrom = target;

@@ -440,7 +440,8 @@ export class MetadataState implements StateMachine {
       });
       // The new leader's log is now the partition's: the others catch up from it (truncating what differs) and rejoin.
       const { elr: _e, leftIsr: _l, unverified: _u, logEnds: _r, ...rest } = p;
-      return { ...rest, leader: choice.leader, isr: [choice.leader], leaderEpoch, partitionEpoch: p.partitionEpoch + 1 };
+      const recovery = { leaderEpoch, lastEpoch: choice.report?.lastEpoch ?? -1, endOffset: choice.report?.endOffset ?? -1, missing: choice.missing };
+      return { ...rest, leader: choice.leader, isr: [choice.leader], leaderEpoch, partitionEpoch: p.partitionEpoch + 1, recovery };
     }
     if (leader < 0 && t.configs['unclean.leader.election.enable'] === 'true') {
       leader = p.replicas.find(live) ?? -1;
@@ -452,6 +453,7 @@ export class MetadataState implements StateMachine {
     if (leader === p.leader) return p;
     const next: MutablePartition = { ...p, leader, isr, leaderEpoch: p.leaderEpoch + 1, partitionEpoch: p.partitionEpoch + 1 };
     if (leader >= 0) setList(next, 'logEnds', []);
+    delete next.recovery;
     return next;
   }
 

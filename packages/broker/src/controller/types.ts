@@ -65,6 +65,12 @@ export interface PartitionRecord {
   readonly unverified?: readonly number[];
   /** Log ends reported by candidates while the partition has no leader; cleared when it gets one. */
   readonly logEnds?: readonly ReplicaLogEnd[];
+  /**
+   * The leader of epoch `leaderEpoch` was elected by unclean recovery with
+   * this log end: a replica that holds more (its candidate report was
+   * missing) logs what it truncates when it starts following.
+   */
+  readonly recovery?: { readonly leaderEpoch: number; readonly lastEpoch: number; readonly endOffset: number; readonly missing: readonly number[] };
 }
 
 export interface TopicRecord {

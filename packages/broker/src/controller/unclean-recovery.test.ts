@@ -66,6 +66,7 @@ describe('unclean recovery (KIP-966 in spirit)', () => {
     const after = h.part();
     expect(after).toMatchObject({ leader: a, isr: [a], leaderEpoch: before.leaderEpoch + 1, partitionEpoch: before.partitionEpoch + 1 });
     expect(after.elr ?? after.leftIsr ?? after.unverified ?? after.logEnds).toBeUndefined();
+    expect(after.recovery).toEqual({ leaderEpoch: after.leaderEpoch, lastEpoch: 0, endOffset: 2000, missing: [] });
     expect(h.recoveries()).toEqual([
       expect.objectContaining({ topic: 't', partition: 0, leader: a, leaderEpoch: after.leaderEpoch, lastEpoch: 0, endOffset: 2000, missing: [] }),
     ]);
@@ -99,8 +100,14 @@ describe('unclean recovery (KIP-966 in spirit)', () => {
     // A stale command (another leader epoch) changes nothing.
     expect(h.run({ type: 'electRecovered', topic: 't', partition: 0, leaderEpoch: epoch + 7 })).toEqual({ ok: true, value: { leader: -1 } });
     expect(h.run({ type: 'electRecovered', topic: 't', partition: 0, leaderEpoch: epoch })).toEqual({ ok: true, value: { leader: b } });
-    expect(h.part()).toMatchObject({ leader: b, isr: [b] });
+    expect(h.part()).toMatchObject({ leader: b, isr: [b], recovery: { leaderEpoch: epoch + 1, lastEpoch: 0, endOffset: 2000, missing: [c] } });
     expect(h.recoveries()).toEqual([expect.objectContaining({ leader: b, endOffset: 2000, missing: [c] })]);
+    // The next ordinary election forgets it.
+    h.fence(b);
+    h.register(a, true);
+    h.unfence(a);
+    h.unfence(b);
+    expect(h.part().recovery).toBeUndefined();
   });
 
   it('a replica that left the ISR while the rest could still commit is compared, but never elected on a timeout alone', () => {

@@ -64,6 +64,10 @@ export function unknownTopicError(topic: string, retriable = false): MqError {
   });
 }
 
+/** Failures after which a broker is asked last for a while (it is unreachable, slow, or knows it is cut off). */
+const AVOID_AFTER: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['BROKER_NOT_AVAILABLE', 'REQUEST_TIMED_OUT', 'CONNECTION_ERROR', 'CONNECTION_CLOSED']);
+const AVOID_BROKER_MS = 5_000;
+
 export type Target = { kind: 'any' } | { kind: 'controller' } | { kind: 'broker'; id: number };
 
 export class Cluster {
@@ -79,6 +83,8 @@ export class Cluster {
   private readonly byBrokerId = new Map<number, Connection>();
   private refreshing: Promise<void> | undefined;
   private bootstrapIndex = 0;
+  /** Brokers that just failed a request (unreachable, timed out, cut off): `anyConnection` asks others first until the time given. */
+  private readonly avoidUntil = new Map<string | number, number>();
   private closed = false;
 
   constructor(readonly options: ParsedClientOptions) {
@@ -146,17 +152,37 @@ export class Cluster {
     return this.connection(`${b.host}:${b.port}`, signal);
   }
 
-  /** Any live connection, else the bootstrap servers and known brokers in turn. */
+  /**
+   * Any live connection, else the bootstrap servers and known brokers in
+   * turn. Brokers that just failed a request (see `avoid`) come last.
+   */
   async anyConnection(signal?: AbortSignal): Promise<Connection> {
-    for (const c of this.byBrokerId.values()) if (!c.closed) return c;
-    const candidates = [...this.options.bootstrap];
-    for (const b of this.brokers.values()) {
-      const a = `${b.host}:${b.port}`;
-      if (!candidates.includes(a)) candidates.push(a);
-    }
+    const now = Date.now();
+    const avoided = (address: string, id = -2) => (this.avoidUntil.get(address) ?? 0) > now || (this.avoidUntil.get(id) ?? 0) > now;
+    for (const c of this.byBrokerId.values()) if (!c.closed && !avoided(c.address, c.brokerId)) return c;
+    const preferred: string[] = [];
+    const lastResort: string[] = [];
+    const add = (address: string, id?: number) => {
+      if (preferred.includes(address) || lastResort.includes(address)) return;
+      (avoided(address, id) ? lastResort : preferred).push(address);
+    };
+    for (const a of this.options.bootstrap) add(a);
+    for (const b of this.brokers.values()) add(`${b.host}:${b.port}`, b.id);
+    return this.firstReachable(preferred, lastResort, signal);
+  }
+
+  /** Asks `conn`'s broker last for any-broker requests (metadata) for a while: it is unreachable, slow, or cut off. */
+  avoid(conn: Connection, forMs = AVOID_BROKER_MS): void {
+    const until = Date.now() + forMs;
+    this.avoidUntil.set(conn.address, until);
+    if (conn.brokerId >= 0) this.avoidUntil.set(conn.brokerId, until);
+  }
+
+  /** The first of `preferred` (starting at a rotating index) that connects, else of `lastResort` in order. */
+  private async firstReachable(preferred: string[], lastResort: string[], signal?: AbortSignal): Promise<Connection> {
     let last: unknown;
-    for (let i = 0; i < candidates.length; i++) {
-      const address = candidates[(this.bootstrapIndex + i) % candidates.length]!;
+    const candidates = [...preferred.slice(this.bootstrapIndex % Math.max(1, preferred.length)), ...preferred.slice(0, this.bootstrapIndex % Math.max(1, preferred.length)), ...lastResort];
+    for (const address of candidates) {
       try {
         return await this.connection(address, signal);
       } catch (err) {
@@ -202,7 +228,13 @@ export class Cluster {
       async () => {
         const t = typeof target === 'function' ? await target() : target;
         const conn = await this.connectionFor(t, options.signal);
-        return conn.request(body, typeof payload === 'function' ? payload() : payload, options);
+        try {
+          return await conn.request(body, typeof payload === 'function' ? payload() : payload, options);
+        } catch (err) {
+          // Ask someone else next time: an unreachable or cut-off broker keeps answering from a stale view.
+          if (isMqError(err) && AVOID_AFTER.has(err.code)) this.avoid(conn);
+          throw err;
+        }
       },
       {
         signal: options.signal,

@@ -103,6 +103,24 @@ describe('Connection', () => {
     await client.close();
   });
 
+  it('asks another broker when one answers that it is cut off (BROKER_NOT_AVAILABLE), and keeps asking it last for a while', async () => {
+    const other = await startFakeBroker({ topics: { one: 1 }, brokerId: 2 });
+    try {
+      const client = new MqClient({ bootstrap: `${broker.address},${other.address}`, retry: { retries: 3, initialDelayMs: 1, maxDelayMs: 2 } });
+      broker.failNext('metadata', 'BROKER_NOT_AVAILABLE', 1);
+      expect(await client.admin().listTopics()).toEqual(['one']);
+      expect(broker.seen.metadata).toBe(1);
+      expect(other.seen.metadata).toBe(1);
+      // The cut-off broker is still connected, but the next any-broker request goes to the other one.
+      await client.admin().listTopics();
+      expect(broker.seen.metadata).toBe(1);
+      expect(other.seen.metadata).toBe(2);
+      await client.close();
+    } finally {
+      await other.close();
+    }
+  });
+
   it('rejects a malformed bootstrap address', () => {
     expect(() => new MqClient({ bootstrap: 'http://x:y:z' })).toThrow(/is not host:port/);
     expect(() => new MqClient({ bootstrap: '' })).toThrow(/at least one/);

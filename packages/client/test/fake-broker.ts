@@ -35,7 +35,8 @@ export interface FakeBroker {
   close(): Promise<void>;
 }
 
-export async function startFakeBroker(options: { topics?: Record<string, number> } = {}): Promise<FakeBroker> {
+export async function startFakeBroker(options: { topics?: Record<string, number>; brokerId?: number } = {}): Promise<FakeBroker> {
+  const brokerId = options.brokerId ?? 1;
   const wss = new WebSocketServer({ port: 0, host: '127.0.0.1', perMessageDeflate: false });
   await new Promise<void>((resolve) => wss.once('listening', () => resolve()));
   const port = (wss.address() as AddressInfo).port;
@@ -63,14 +64,14 @@ export async function startFakeBroker(options: { topics?: Record<string, number>
     const names = req.topics.length > 0 ? req.topics : [...topics.keys()];
     return {
       clusterId: 'fake',
-      controllerId: 1,
-      brokers: [{ id: 1, host: '127.0.0.1', port }],
+      controllerId: brokerId,
+      brokers: [{ id: brokerId, host: '127.0.0.1', port }],
       topics: names.map((name) => {
         const t = topics.get(name);
         if (!t) return { name, errorCode: num('UNKNOWN_TOPIC_OR_PARTITION') };
         return {
           name,
-          partitions: t.map((_, i) => ({ partition: i, leader: 1, leaderEpoch: 0, replicas: [1], isr: [1] })),
+          partitions: t.map((_, i) => ({ partition: i, leader: brokerId, leaderEpoch: 0, replicas: [brokerId], isr: [brokerId] })),
         };
       }),
     };
@@ -174,7 +175,7 @@ export async function startFakeBroker(options: { topics?: Record<string, number>
       };
       switch (body) {
         case 'handshake':
-          return reply({ brokerId: 1, clusterId: 'fake', apiVersions: SUPPORTED_API_VERSIONS, maxFrameBytes: 8 << 20 });
+          return reply({ brokerId, clusterId: 'fake', apiVersions: SUPPORTED_API_VERSIONS, maxFrameBytes: 8 << 20 });
         case 'metadata': {
           const f = takeFailure('metadata');
           if (f) return ws.send(encodeResponse({ correlationId: frame.correlationId, errorCode: num(f), errorMessage: 'fake' }));

@@ -110,6 +110,14 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
   const handlers: HandlerMap = {
     metadata: async (req, ctx) => {
       const b = ctx.broker;
+      // A broker cut off from the controller for longer than its session has resigned its leaderships and
+      // its view may be stale (it may still name itself leader): send the client to another broker.
+      if (d.replicas.cutOff) {
+        throw new MqError(
+          'BROKER_NOT_AVAILABLE',
+          `broker ${d.controller.options.brokerId} has not reached the active controller for ${d.controller.leaderlessMs} ms; its metadata may be stale — ask another broker`,
+        );
+      }
       const names = req.topics ?? [];
       const topics: mq.TopicMetadata.$Properties[] = [];
       if (names.length === 0) {

@@ -98,8 +98,15 @@ describe('cluster: bad input', () => {
       if (next !== controller) expect((await forward({ type: 'deleteTopic', name: topic })).code).toBe('NOT_CONTROLLER');
       expect((await forwardToController('{not json')).code).toBe('INVALID_REQUEST');
       expect((await forwardToController({ type: 'formatDisk' })).code).toBe('INVALID_REQUEST');
-      const now = (await client.admin().describeTopic(topic)).partitions[0]!;
-      const stalePe = await forwardToController({ type: 'alterPartition', topic, partition: 0, leaderId: now.leader, leaderEpoch: now.leaderEpoch, partitionEpoch: 0, isr: [now.leader] });
+      // The current leader epoch with a stale partition epoch. Leadership may still move (back to the preferred
+      // replica once the restarted broker is in sync) between the describe and the command: then the leader
+      // epoch is the stale one (FENCED_LEADER_EPOCH), so describe again.
+      let stalePe = { code: 'FENCED_LEADER_EPOCH', message: '' };
+      for (let attempt = 0; attempt < 10 && stalePe.code === 'FENCED_LEADER_EPOCH'; attempt++) {
+        if (attempt > 0) await new Promise((r) => setTimeout(r, 300));
+        const now = (await client.admin().describeTopic(topic)).partitions[0]!;
+        stalePe = await forwardToController({ type: 'alterPartition', topic, partition: 0, leaderId: now.leader, leaderEpoch: now.leaderEpoch, partitionEpoch: 0, isr: [now.leader] });
+      }
       expect(stalePe.code).toBe('INCONSISTENT_PARTITION_EPOCH');
       const oldEpoch = await forwardToController({ type: 'alterPartition', topic, partition: 0, leaderId: leader, leaderEpoch: meta.leaderEpoch, partitionEpoch: 0, isr: [leader] });
       expect(oldEpoch.code).toBe('FENCED_LEADER_EPOCH');

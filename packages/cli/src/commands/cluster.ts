@@ -18,6 +18,7 @@ import { writeLine, type CliContext } from '../context.js';
 import { UsageError } from '../errors.js';
 import { table } from '../output.js';
 import { makeClient, withClientOptions, withFormat, type ClientArgs, type FormatArgs } from '../options.js';
+import { BROKER_HEAP_FLAGS } from '@mq/bench';
 
 export const DEFAULT_CLUSTER_DIR = './mq-cluster';
 const STATE_FILE = 'cluster.json';
@@ -167,6 +168,8 @@ export function clusterCommand(ctx: CliContext): CommandModule {
             const child = spawn(
               process.execPath,
               [
+                // The broker's V8 heap settings (see BROKER_HEAP_FLAGS), as Kafka's scripts set the JVM heap.
+                ...BROKER_HEAP_FLAGS,
                 bin,
                 'broker',
                 'start',

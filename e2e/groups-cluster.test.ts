@@ -205,14 +205,21 @@ async function scenario(c: TestCluster, fault: Fault): Promise<void> {
         return d.state === 'Stable' && d.members.length === 3;
       }, { timeout: 20_000, message: 'the group stable with 3 members' });
       // HTTP: the coordinator describes the group; another broker names the coordinator to ask.
-      const now = await coordinatorOf();
+      // (Leadership of the offsets partition may still move back to its preferred replica after the fault
+      // heals, so the coordinator is looked up again until one lookup and both answers agree.)
       const viaHttp = async (id: number) => fetch(`${c.broker(id).process.httpUrl}/groups/${group}`, { signal: AbortSignal.timeout(5000) });
-      const own = await viaHttp(now);
-      expect(own.status).toBe(200);
-      expect(((await own.json()) as { members: unknown[] }).members).toHaveLength(3);
-      const other = await viaHttp(c.ids.find((id) => id !== now)!);
-      expect(other.status).toBe(503);
-      expect(((await other.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: 'NOT_COORDINATOR', message: expect.stringContaining(`broker ${now} coordinates it`) });
+      const seen = await waitFor(
+        async () => {
+          const now = await coordinatorOf();
+          const own = await viaHttp(now);
+          const other = await viaHttp(c.ids.find((id) => id !== now)!);
+          const answers = { now, own: own.status, ownBody: (await own.json()) as { members?: unknown[] }, other: other.status, otherBody: (await other.json()) as { error?: { code: string; message: string } } };
+          return answers.own === 200 && answers.other === 503 && (await coordinatorOf()) === now ? answers : undefined;
+        },
+        { timeout: 20_000, interval: 250, message: 'the coordinator describing the group over HTTP and another broker naming it' },
+      );
+      expect(seen.ownBody.members).toHaveLength(3);
+      expect(seen.otherBody.error).toMatchObject({ code: 'NOT_COORDINATOR', message: expect.stringContaining(`broker ${seen.now} coordinates it`) });
       console.log(
         `coordinator ${victim} ${fault.name}, ${successor} took over in ${tookOver} ms; ${acked.size} records acknowledged, ${workers.reduce((n, w) => n + w.records().length, 0)} deliveries, ${samples.length} offset samples`,
       );

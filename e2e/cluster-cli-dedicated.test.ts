@@ -6,30 +6,12 @@
  * Ctrl-C stops every process. Bad counts are usage errors.
  */
 import { spawn } from 'node:child_process';
-import net from 'node:net';
 import { CLI_BIN, cleanup, makeTempDir, runCli, uniqueName, waitFor } from './src/harness.js';
+import { freePortRange } from './src/cluster-harness.js';
 
 afterAll(async () => {
   await cleanup();
 });
-
-function portFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.once('error', () => resolve(false));
-    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
-  });
-}
-
-/** A base port with `count` free ports after it. */
-async function freeRange(count: number): Promise<number> {
-  for (;;) {
-    const base = 20_000 + Math.floor(Math.random() * 30_000);
-    let ok = true;
-    for (let i = 0; i < count && ok; i++) ok = await portFree(base + i);
-    if (ok) return base;
-  }
-}
 
 interface Proc {
   id: number;
@@ -55,7 +37,7 @@ describe('mq cluster --controllers', () => {
 
   it('starts dedicated controllers and broker-only processes, reports roles and pids, and stops them on SIGINT', async () => {
     const dir = await makeTempDir('mq-cluster-cli-dedicated-');
-    const base = await freeRange(18);
+    const base = await freePortRange(18);
     const [port, httpPort, raftPort] = [base, base + 6, base + 12];
     const child = spawn(
       process.execPath,

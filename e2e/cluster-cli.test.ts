@@ -6,30 +6,12 @@
  * shows leader, replicas and ISR per partition.
  */
 import { spawn } from 'node:child_process';
-import net from 'node:net';
 import { CLI_BIN, cleanup, makeTempDir, runCli, uniqueName, waitFor } from './src/harness.js';
+import { freePortRange } from './src/cluster-harness.js';
 
 afterAll(async () => {
   await cleanup();
 });
-
-function portFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.once('error', () => resolve(false));
-    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
-  });
-}
-
-/** A base port with `count` free ports after it. */
-async function freeRange(count: number): Promise<number> {
-  for (;;) {
-    const base = 20_000 + Math.floor(Math.random() * 30_000);
-    let ok = true;
-    for (let i = 0; i < count && ok; i++) ok = await portFree(base + i);
-    if (ok) return base;
-  }
-}
 
 interface Status {
   controllerId: number;
@@ -41,7 +23,7 @@ interface Status {
 describe('mq cluster', () => {
   it('starts a local cluster, reports its health, and stops it on SIGINT', async () => {
     const dir = await makeTempDir('mq-cluster-cli-');
-    const base = await freeRange(9);
+    const base = await freePortRange(9);
     const [port, httpPort, raftPort] = [base, base + 3, base + 6];
     const child = spawn(process.execPath, [CLI_BIN, 'cluster', 'start', '--brokers', '3', '--data-dir', dir, '--port', String(port), '--http-port', String(httpPort), '--raft-port', String(raftPort), '--config-set', 'broker.session.timeout.ms=2000'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';

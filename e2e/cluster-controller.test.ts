@@ -7,9 +7,9 @@
  * When the old controller is back in sync, leadership returns to the
  * preferred replicas.
  */
-import { MqClient, type RecordMetadata } from '@mq/client';
+import { MqClient } from '@mq/client';
 import { cleanup, uniqueName, waitFor } from './src/harness.js';
-import { FAST_FAILOVER_CONFIG, leaderFor, startCluster, type TestCluster } from './src/cluster-harness.js';
+import { FAST_FAILOVER_CONFIG, leaderFor, startAckedPump, startCluster, type TestCluster } from './src/cluster-harness.js';
 
 let cluster: TestCluster | undefined;
 
@@ -34,26 +34,8 @@ describe('cluster: the active controller killed under load', () => {
       expect(healthy.length).toBeGreaterThan(0);
 
       const producer = client.producer({ acks: 'all', lingerMs: 2, maxInFlight: 1, deliveryTimeoutMs: 60_000 });
-      const acked: Array<{ partition: number; offset: number; seq: number; at: number }> = [];
-      let stop = false;
-      let seq = 0;
-      const pump = (async () => {
-        const window: Array<Promise<void>> = [];
-        while (!stop) {
-          const s = seq++;
-          const partition = s % 3;
-          window.push(
-            producer.send(topic, { value: `v${s}`, partition }).then(
-              (m: RecordMetadata) => void acked.push({ partition, offset: m.offset, seq: s, at: Date.now() }),
-              () => undefined,
-            ),
-          );
-          if (window.length >= 32) await window.shift();
-          // Let timers and I/O run even when sends settle at once (a refused send must not starve the event loop).
-          if (s % 32 === 0) await new Promise((r) => setImmediate(r));
-        }
-        await Promise.all(window);
-      })();
+      const pump = startAckedPump(producer, topic, 3);
+      const acked = pump.acked;
       // A consumer on the healthy partitions reads throughout.
       const consumer = client.consumer({ maxWaitMs: 100 });
       consumer.assign(healthy.map((partition) => ({ topic, partition, offset: 0 })));
@@ -82,8 +64,7 @@ describe('cluster: the active controller killed under load', () => {
       }
       const afterKill = acked.length;
       await waitFor(() => acked.length >= afterKill + 300, { timeout: 20_000, message: 'more acks with the controller dead' });
-      stop = true;
-      await pump;
+      await pump.stop();
       // The consumer saw the healthy partitions' acknowledged records, at their offsets.
       const wanted = acked.filter((a) => healthy.includes(a.partition));
       await waitFor(() => wanted.every((a) => read.has(`${a.partition}:${a.offset}`)), { timeout: 20_000, message: 'the consumer caught up' });

@@ -19,9 +19,9 @@
  */
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { MqClient, type RecordMetadata } from '@mq/client';
+import { MqClient } from '@mq/client';
 import { cleanup, makeTempDir, startBroker, uniqueName, waitFor } from './src/harness.js';
-import { FAST_FAILOVER_CONFIG, freePort, leaderFor, startCluster, type TestCluster } from './src/cluster-harness.js';
+import { FAST_FAILOVER_CONFIG, freePort, leaderFor, startAckedPump, startCluster, type TestCluster } from './src/cluster-harness.js';
 
 let cluster: TestCluster | undefined;
 const t0 = Date.now();
@@ -57,25 +57,8 @@ describe('cluster: dedicated controllers and broker-only processes', () => {
       for (const p of described.partitions) expect([...p.replicas].sort()).toEqual([4, 5, 6]);
 
       const producer = client.producer({ acks: 'all', lingerMs: 2, maxInFlight: 1, deliveryTimeoutMs: 60_000 });
-      const acked: Array<{ partition: number; offset: number; seq: number; at: number }> = [];
-      let stop = false;
-      let seq = 0;
-      const pump = (async () => {
-        const window: Array<Promise<void>> = [];
-        while (!stop) {
-          const s = seq++;
-          const partition = s % 3;
-          window.push(
-            producer.send(topic, { value: `v${s}`, partition }).then(
-              (m: RecordMetadata) => void acked.push({ partition, offset: m.offset, seq: s, at: Date.now() }),
-              () => undefined,
-            ),
-          );
-          if (window.length >= 32) await window.shift();
-          if (s % 32 === 0) await new Promise((r) => setImmediate(r));
-        }
-        await Promise.all(window);
-      })();
+      const pump = startAckedPump(producer, topic, 3);
+      const acked = pump.acked;
       const consumer = client.consumer({ maxWaitMs: 100 });
       consumer.assign([0, 1, 2].map((partition) => ({ topic, partition, offset: 0 })));
       const read = new Map<string, string>();
@@ -149,8 +132,7 @@ describe('cluster: dedicated controllers and broker-only processes', () => {
       // 5. The old controller comes back as a voter.
       await c.restart(active);
 
-      stop = true;
-      await pump;
+      await pump.stop();
       await waitFor(() => acked.every((a) => read.has(`${a.partition}:${a.offset}`)), { timeout: 20_000, message: 'the consumer read every acknowledged record' });
       reading = false;
       await reader;

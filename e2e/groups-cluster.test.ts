@@ -208,7 +208,7 @@ async function scenario(c: TestCluster, fault: Fault): Promise<void> {
       // (Leadership of the offsets partition may still move back to its preferred replica after the fault
       // heals, so the coordinator is looked up again until one lookup and both answers agree.)
       const viaHttp = async (id: number) => fetch(`${c.broker(id).process.httpUrl}/groups/${group}`, { signal: AbortSignal.timeout(5000) });
-      const seen = await waitFor(
+      const seen = (await waitFor(
         async () => {
           const now = await coordinatorOf();
           const own = await viaHttp(now);
@@ -217,7 +217,7 @@ async function scenario(c: TestCluster, fault: Fault): Promise<void> {
           return answers.own === 200 && answers.other === 503 && (await coordinatorOf()) === now ? answers : undefined;
         },
         { timeout: 20_000, interval: 250, message: 'the coordinator describing the group over HTTP and another broker naming it' },
-      );
+      ))!;
       expect(seen.ownBody.members).toHaveLength(3);
       expect(seen.otherBody.error).toMatchObject({ code: 'NOT_COORDINATOR', message: expect.stringContaining(`broker ${seen.now} coordinates it`) });
       console.log(

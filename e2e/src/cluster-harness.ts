@@ -24,6 +24,24 @@ export function freePort(): Promise<number> {
   });
 }
 
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+  });
+}
+
+/** A base port with `count` free ports after it (for `mq cluster start`, which numbers ports from a base). */
+export async function freePortRange(count: number): Promise<number> {
+  for (;;) {
+    const base = 20_000 + Math.floor(Math.random() * 30_000);
+    let ok = true;
+    for (let i = 0; i < count && ok; i++) ok = await portFree(base + i);
+    if (ok) return base;
+  }
+}
+
 /**
  * One directed link's proxy: accepts on its own port and pipes to `target`.
  * `cut()` destroys every open connection and refuses new ones until `heal()`.
@@ -422,4 +440,58 @@ export async function expectReplicasAgree(c: TestCluster, topic: string, partiti
     }
   }
   return counts;
+}
+
+/** A record an AckedPump had acknowledged: where, which (`v${seq}` is its value), and when. */
+export interface AckedRecord {
+  partition: number;
+  offset: number;
+  seq: number;
+  at: number;
+}
+
+export interface AckedPump {
+  /** Acknowledged records, in the order their acks arrived. */
+  readonly acked: AckedRecord[];
+  /** Stops sending and waits for the sends in flight to settle. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Sends `v0, v1, …` round robin over `partitions` with up to `window` sends
+ * in flight until stopped, recording every acknowledgement; refused sends
+ * are dropped (only acknowledged records must survive).
+ */
+export function startAckedPump(
+  producer: { send(topic: string, record: { value: string; partition: number }): Promise<{ offset: number }> },
+  topic: string,
+  partitions: number,
+  window = 32,
+): AckedPump {
+  const acked: AckedRecord[] = [];
+  let stopped = false;
+  const running = (async () => {
+    const inFlight: Array<Promise<void>> = [];
+    for (let seq = 0; !stopped; seq++) {
+      const partition = seq % partitions;
+      const s = seq;
+      inFlight.push(
+        producer.send(topic, { value: `v${s}`, partition }).then(
+          (m) => void acked.push({ partition, offset: m.offset, seq: s, at: Date.now() }),
+          () => undefined,
+        ),
+      );
+      if (inFlight.length >= window) await inFlight.shift();
+      // Let timers and I/O run even when sends settle at once (a refused send must not starve the event loop).
+      if (seq % window === 0) await new Promise((r) => setImmediate(r));
+    }
+    await Promise.all(inFlight);
+  })();
+  return {
+    acked,
+    stop: () => {
+      stopped = true;
+      return running;
+    },
+  };
 }

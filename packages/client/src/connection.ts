@@ -42,6 +42,13 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /** false for fire-and-forget requests (produce with acks=0): resolves once the frame is written. */
   expectResponse?: boolean;
+  /**
+   * Called once when the connection no longer references the encoded frame
+   * (its socket write finished or failed, or the frame was refused before
+   * it was sent), so the caller may reuse the frame's memory. Not called when
+   * `encode` is not reached (a closed connection, an aborted signal).
+   */
+  onWritten?: () => void;
 }
 
 interface Pending {
@@ -172,7 +179,9 @@ export class Connection {
     const correlationId = this.nextCorrelationId;
     this.nextCorrelationId = this.nextCorrelationId >= 0xffffffff ? 1 : this.nextCorrelationId + 1;
     const bytes = encode(correlationId, apiVersion, this.options.clientId);
+    const onWritten = options.onWritten;
     if (this.maxFrameBytes > 0 && bytes.length > this.maxFrameBytes) {
+      onWritten?.();
       return Promise.reject(
         new MqError('MESSAGE_TOO_LARGE', `request of ${bytes.length} bytes is over the broker's limit of ${this.maxFrameBytes}`),
       );
@@ -180,6 +189,7 @@ export class Connection {
     if (options.expectResponse === false) {
       return new Promise((resolve, reject) => {
         this.ws.send(bytes, { binary: true }, (err) => {
+          onWritten?.();
           if (err) reject(new MqError('CONNECTION_ERROR', `write to broker ${this.address} failed: ${err.message}`, { cause: err }));
           else resolve(undefined as ResponseOf<B>);
         });
@@ -206,6 +216,7 @@ export class Connection {
       }
       this.pending.set(correlationId, p);
       this.ws.send(bytes, { binary: true }, (err) => {
+        onWritten?.();
         if (err && this.settle(correlationId)) {
           reject(new MqError('CONNECTION_ERROR', `write to broker ${this.address} failed: ${err.message}`, { cause: err }));
         }

@@ -1,5 +1,7 @@
 import { createServer } from 'node:net';
+import { encodeRequest } from '@mq/protocol/wire';
 import { Connection } from '../src/connection.js';
+import { FramePool } from '../src/producer/frame-pool.js';
 import { MqClient } from '../src/index.js';
 import { startFakeBroker, type FakeBroker } from './fake-broker.js';
 
@@ -28,6 +30,78 @@ describe('Connection', () => {
     expect(conn.versionOf('produce')).toBe(0);
     const all = await Promise.all(Array.from({ length: 50 }, (_, i) => conn.request('metadata', { topics: i % 2 ? ['one'] : ['x'] })));
     all.forEach((r, i) => expect(r.topics![0]!.name).toBe(i % 2 ? 'one' : 'x'));
+    conn.close();
+  });
+
+  it('calls onWritten once the frame is written (before the answer), once per request, and not when encode is never reached', async () => {
+    const conn = await Connection.open(opts(broker.address));
+    const written: number[] = [];
+    const frames: Buffer[] = [];
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        conn
+          .requestEncoded(
+            'metadata',
+            (correlationId, apiVersion, clientId) => {
+              const f = Buffer.from(encodeRequest({ correlationId, apiVersion, clientId, metadata: { topics: ['one'] } }));
+              frames.push(f);
+              return f;
+            },
+            { onWritten: () => written.push(i) },
+          )
+          .then((r) => {
+            // the write callback came before the answer to that write
+            expect(written).toContain(i);
+            return r;
+          }),
+      ),
+    );
+    expect(answers).toHaveLength(20);
+    expect(written.sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    // fire and forget: resolved once written, and onWritten came first
+    let ffWritten = false;
+    await conn.requestEncoded(
+      'metadata',
+      (correlationId, apiVersion, clientId) => encodeRequest({ correlationId, apiVersion, clientId, metadata: { topics: [] } }),
+      { expectResponse: false, onWritten: () => (ffWritten = true) },
+    );
+    expect(ffWritten).toBe(true);
+    conn.close();
+    let late = 0;
+    await expect(
+      conn.requestEncoded('metadata', () => Buffer.alloc(1), { onWritten: () => late++ }),
+    ).rejects.toMatchObject({ code: 'CONNECTION_CLOSED' });
+    expect(late).toBe(0);
+  });
+
+  it('a frame given back on onWritten and reused at once is never the one a queued write still sends (unmasked, socket corked)', async () => {
+    // Unmasked frames are written straight from the caller's memory. Cork the socket so that every
+    // write waits in the stream: a frame handed back too early would be overwritten by the next request.
+    const conn = await Connection.open({ ...opts(broker.address), maskFrames: false });
+    const pool = new FramePool(8);
+    const socket = (conn as unknown as { ws: { _socket: { cork(): void; uncork(): void } } }).ws._socket;
+    socket.cork();
+    const topics = Array.from({ length: 6 }, (_, i) => `topic-${i}`);
+    const answers: Array<Promise<{ topics?: Array<{ name?: string | null }> | null }>> = [];
+    for (const topic of topics) {
+      let frame: Buffer | undefined;
+      answers.push(conn.requestEncoded(
+        'metadata',
+        (correlationId, apiVersion, clientId) => {
+          const bytes = encodeRequest({ correlationId, apiVersion, clientId, metadata: { topics: [topic] } });
+          frame = pool.acquire(bytes.length);
+          frame.set(bytes);
+          return frame.subarray(0, bytes.length);
+        },
+        { onWritten: () => pool.release(frame!) },
+      ));
+      await new Promise((r) => setImmediate(r)); // a turn of the event loop between requests
+    }
+    expect(pool.outstanding).toBe(6); // nothing written yet: nothing given back
+    socket.uncork();
+    const got = await Promise.all(answers);
+    expect(got.map((r) => r.topics![0]!.name)).toEqual(topics);
+    expect(pool.outstanding).toBe(0);
     conn.close();
   });
 

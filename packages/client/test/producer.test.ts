@@ -31,6 +31,28 @@ describe('producer', () => {
     expect(stored('one', 0).map((r) => r.value!.toString())).toEqual([...Array.from({ length: 10 }, (_, i) => `v${i}`), 'next']);
   });
 
+  it.each([true, false])('reuses produce frame memory only after the socket wrote it (maskFrames %s): many requests in flight deliver every value intact', async (maskFrames) => {
+    // Small batches and requests, several in flight per broker across three partitions: frames are
+    // taken from and given back to the pool all the time while others are still being written.
+    // Unmasked, the socket writes straight from the frame, so an early reuse would corrupt what is sent.
+    await client.close();
+    client = new MqClient({ bootstrap: broker.address, retry: { initialDelayMs: 5, maxDelayMs: 20 }, maskFrames });
+    const p = client.producer({ batchBytes: 2048, maxRequestBytes: 4096, maxInFlight: 5, lingerMs: 0 });
+    const value = (i: number) => Buffer.alloc(300 + (i % 7) * 50, i & 0xff);
+    const n = 3000;
+    const results = await Promise.all(Array.from({ length: n }, (_, i) => p.send('three', { key: `k${i % 13}`, value: value(i) })));
+    const frames = (p as unknown as { sender: { frames: { outstanding: number; freeCount: number } } }).sender.frames;
+    expect(frames.outstanding).toBe(0);
+    expect(frames.freeCount).toBeGreaterThan(0);
+    expect(broker.seen.produce).toBeGreaterThan(frames.freeCount); // so frames were reused
+    for (let part = 0; part < 3; part++) {
+      const sent = results.map((r, i) => ({ r, i })).filter(({ r }) => r.partition === part);
+      const got = stored('three', part);
+      expect(got).toHaveLength(sent.length);
+      for (const { r, i } of sent) expect(Buffer.from(got[r.offset]!.value!).equals(value(i))).toBe(true);
+    }
+  });
+
   it('sendBatch resolves every record with one promise, in order', async () => {
     const p = client.producer({ lingerMs: 0 });
     const res = await p.sendBatch('three', Array.from({ length: 300 }, (_, i) => ({ key: `k${i % 7}`, value: `${i}` })));

@@ -150,14 +150,24 @@ function writeBytes(buf: Buffer, pos: number, b: Bytes | null | undefined, len: 
   return pos + len;
 }
 
+/** Most sink slots reserved up front for a batch (more grow as records arrive). */
+const MAX_PRESIZED_SINKS = 1024;
+const NO_SINKS: never[] = [];
+
 export class BatchBuilder {
   /** Write position: the end of the records so far. */
   pos = HEADER_SIZE;
   count = 0;
   baseTimestamp = 0;
   maxTimestamp = 0;
-  readonly sinks: RecordSink[] = [];
-  readonly sinkIndexes: number[] = [];
+  /**
+   * Where each record's result goes, by record index (`count` entries).
+   * Sized on the first record for as many records of its size as the buffer
+   * holds, so the arrays are not regrown (and their old copies left as
+   * garbage) while the batch fills.
+   */
+  sinks: RecordSink[] = NO_SINKS;
+  sinkIndexes: number[] = NO_SINKS;
   readonly createdAt: number;
   /** The finished batch (set by `close`). */
   bytes: Buffer | undefined;
@@ -212,13 +222,16 @@ export class BatchBuilder {
     if (count === 0) {
       this.baseTimestamp = timestamp;
       this.maxTimestamp = timestamp;
+      const n = Math.min(MAX_PRESIZED_SINKS, Math.floor(buf.length / size) + 1);
+      this.sinks = new Array<RecordSink>(n);
+      this.sinkIndexes = new Array<number>(n);
     } else if (timestamp > this.maxTimestamp) {
       this.maxTimestamp = timestamp;
     }
     this.pos = pos;
     this.count = count + 1;
-    this.sinks.push(sink);
-    this.sinkIndexes.push(sinkIndex);
+    this.sinks[count] = sink;
+    this.sinkIndexes[count] = sinkIndex;
     return true;
   }
 

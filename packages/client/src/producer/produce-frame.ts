@@ -57,7 +57,11 @@ function recordsLength(r: Buffer | readonly Buffer[]): number {
   return n;
 }
 
-export function encodeProduceFrame(f: ProduceFrame): Buffer {
+/**
+ * Encodes the frame into memory from `alloc` (at least the size asked for:
+ * the frame is its first bytes), or a fresh buffer without it.
+ */
+export function encodeProduceFrame(f: ProduceFrame, alloc?: (size: number) => Buffer): Buffer {
   const acksZigzag = ((f.acks << 1) ^ (f.acks >> 31)) >>> 0;
   const clientIdLen = Buffer.byteLength(f.clientId, 'utf8');
   // Sizes, innermost first.
@@ -81,7 +85,8 @@ export function encodeProduceFrame(f: ProduceFrame): Buffer {
     produceSize += lenField(1, topicSize);
   }
   const total = scalarField(f.correlationId) + scalarField(f.apiVersion) + stringField(clientIdLen) + lenField(2, produceSize);
-  const buf = Buffer.allocUnsafe(total);
+  const mem = alloc ? alloc(total) : Buffer.allocUnsafe(total);
+  const buf = mem.length === total ? mem : mem.subarray(0, total);
   let pos = 0;
   const scalar = (tag: number, v: number) => {
     if (v === 0) return;

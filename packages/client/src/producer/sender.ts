@@ -12,6 +12,7 @@ import type { ResponseOf } from '../connection.js';
 import { completeBatch, failBatch, type Accumulator, type PartitionQueue } from './accumulator.js';
 import type { BatchBuilder } from './batch-builder.js';
 import type { ParsedProducerOptions } from './options.js';
+import { FramePool } from './frame-pool.js';
 import { encodeProduceFrame, type ProducePartitionData } from './produce-frame.js';
 import type { Retrier } from '../retrier.js';
 
@@ -26,6 +27,8 @@ export class Sender {
   private timer: NodeJS.Timeout | undefined;
   private timerAt = Infinity;
   private requests = 0;
+  /** Produce frames are encoded into reused memory, given back once the socket has written them. */
+  readonly frames = new FramePool();
 
   constructor(
     private readonly options: ParsedProducerOptions,
@@ -140,11 +143,24 @@ export class Sender {
       const topics = [...byTopic].map(([name, partitions]) => ({ name, partitions }));
       // The open connection when there is one (the usual case), without a trip through an async lookup.
       const conn = this.cluster.openConnection(leader) ?? (await this.cluster.brokerConnection(leader));
+      const frames = this.frames;
+      let frame: Buffer | undefined;
       resp = await conn.requestEncoded(
         'produce',
         (correlationId, apiVersion, clientId) =>
-          encodeProduceFrame({ correlationId, apiVersion, clientId, acks, timeoutMs: this.options.ackTimeoutMs, topics }),
-        { timeoutMs: this.options.ackTimeoutMs + this.cluster.options.requestTimeoutMs, expectResponse: acks !== 0 },
+          encodeProduceFrame({ correlationId, apiVersion, clientId, acks, timeoutMs: this.options.ackTimeoutMs, topics }, (size) => {
+            // encode runs once per request; a frame from an encode that threw is left to the GC
+            frame = frames.acquire(size);
+            return frame;
+          }),
+        {
+          timeoutMs: this.options.ackTimeoutMs + this.cluster.options.requestTimeoutMs,
+          expectResponse: acks !== 0,
+          onWritten: () => {
+            if (frame) frames.release(frame);
+            frame = undefined;
+          },
+        },
       );
     } catch (err) {
       for (const e of entries) this.failed(e, err);

@@ -13,7 +13,7 @@ import { StickyPartitions, defaultPartitioner, murmur2Partition } from '../parti
 import { BatchBuilder, measureRecord, type ProducerRecord } from './batch-builder.js';
 import { BufferPool } from './buffer-pool.js';
 import type { ParsedProducerOptions } from './options.js';
-import type { RecordSink } from './record-sink.js';
+import { sinkFail, sinkOk, type Sink } from './record-sink.js';
 import { coarseNow } from '../coarse-clock.js';
 
 export interface PartitionQueue {
@@ -32,7 +32,7 @@ export interface PartitionQueue {
 interface Blocked {
   topic: string;
   record: ProducerRecord;
-  sink: RecordSink;
+  sink: Sink;
   index: number;
   deadline: number;
 }
@@ -96,21 +96,22 @@ export class Accumulator {
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
-  append(topic: string, record: ProducerRecord, sink: RecordSink, index: number): void {
+  append(topic: string, record: ProducerRecord, sink: Sink, index: number): void {
     if (this.closed) {
-      sink.fail(index, new MqError('CLOSED', 'the producer is closed'));
+      sinkFail(sink, index, new MqError('CLOSED', 'the producer is closed'));
       return;
     }
     if (this.blockedCount === 0) {
       try {
         if (this.tryAppend(topic, record, sink, index)) return;
       } catch (err) {
-        sink.fail(index, err);
+        sinkFail(sink, index, err);
         return;
       }
     }
     if (this.blockedCount >= this.options.maxBlockedSends) {
-      sink.fail(
+      sinkFail(
+        sink,
         index,
         new MqError(
           'BUFFER_FULL',
@@ -127,7 +128,7 @@ export class Accumulator {
    * Appends at once if metadata and memory allow: true when the record was
    * taken (or failed for good); false when it must wait.
    */
-  private tryAppend(topic: string, record: ProducerRecord, sink: RecordSink, index: number): boolean {
+  private tryAppend(topic: string, record: ProducerRecord, sink: Sink, index: number): boolean {
     const meta = this.cluster.cachedTopic(topic);
     if (!meta) {
       this.wantMetadata(topic);
@@ -342,7 +343,7 @@ export class Accumulator {
     const keep: Blocked[] = [];
     for (let i = this.blockedHead; i < this.blocked.length; i++) {
       const b = this.blocked[i]!;
-      if (b.topic === topic) b.sink.fail(b.index, err);
+      if (b.topic === topic) sinkFail(b.sink, b.index, err);
       else keep.push(b);
     }
     this.blocked = keep;
@@ -357,15 +358,15 @@ export class Accumulator {
       const b = this.blocked[this.blockedHead]!;
       if (b.deadline <= now) {
         this.blockedHead++;
-        b.sink.fail(b.index, this.blockedTimeout(b));
+        sinkFail(b.sink, b.index, this.blockedTimeout(b));
         continue;
       }
       let taken: boolean;
       try {
         taken = this.closed || this.tryAppend(b.topic, b.record, b.sink, b.index);
-        if (this.closed) b.sink.fail(b.index, new MqError('CLOSED', 'the producer is closed'));
+        if (this.closed) sinkFail(b.sink, b.index, new MqError('CLOSED', 'the producer is closed'));
       } catch (err) {
-        b.sink.fail(b.index, err);
+        sinkFail(b.sink, b.index, err);
         taken = true;
       }
       if (!taken) break;
@@ -415,7 +416,7 @@ export class Accumulator {
   /** Fails every record not yet sent (close with a deadline that passed). */
   abortAll(err: MqError): void {
     this.closed = true;
-    for (let i = this.blockedHead; i < this.blocked.length; i++) this.blocked[i]!.sink.fail(this.blocked[i]!.index, err);
+    for (let i = this.blockedHead; i < this.blocked.length; i++) sinkFail(this.blocked[i]!.sink, this.blocked[i]!.index, err);
     this.blocked = [];
     this.blockedHead = 0;
     clearTimeout(this.blockedTimer);
@@ -439,12 +440,12 @@ export function failBatch(batch: BatchBuilder, err: unknown): void {
   if (batch.settled) return;
   batch.settled = true;
   const { sinks, sinkIndexes, count } = batch;
-  for (let i = 0; i < count; i++) sinks[i]!.fail(sinkIndexes[i]!, err);
+  for (let i = 0; i < count; i++) sinkFail(sinks[i]!, sinkIndexes[i]!, err);
 }
 
 export function completeBatch(batch: BatchBuilder, baseOffset: number): void {
   if (batch.settled) return;
   batch.settled = true;
   const { sinks, sinkIndexes, topic, partition, count } = batch;
-  for (let i = 0; i < count; i++) sinks[i]!.ok(sinkIndexes[i]!, topic, partition, baseOffset < 0 ? -1 : baseOffset + i);
+  for (let i = 0; i < count; i++) sinkOk(sinks[i]!, sinkIndexes[i]!, topic, partition, baseOffset < 0 ? -1 : baseOffset + i);
 }

@@ -28,7 +28,7 @@ import {
   type CompressionCodec,
 } from '@mq/protocol/batch';
 import { MqError } from '@mq/protocol/errors';
-import type { RecordSink } from './record-sink.js';
+import type { Sink } from './record-sink.js';
 
 export type Bytes = Buffer | Uint8Array | string;
 export type HeadersInput = Record<string, Bytes | null | undefined> | Array<{ key: string; value: Bytes | null }>;
@@ -166,7 +166,7 @@ export class BatchBuilder {
    * holds, so the arrays are not regrown (and their old copies left as
    * garbage) while the batch fills.
    */
-  sinks: RecordSink[] = NO_SINKS;
+  sinks: Sink[] = NO_SINKS;
   sinkIndexes: number[] = NO_SINKS;
   readonly createdAt: number;
   /** The finished batch (set by `close`). */
@@ -200,7 +200,7 @@ export class BatchBuilder {
    * Appends the record just measured (`size` from `measureRecord`). Returns
    * false, writing nothing, when it does not fit.
    */
-  tryAppend(record: ProducerRecord, size: number, timestamp: number, sink: RecordSink, sinkIndex: number): boolean {
+  tryAppend(record: ProducerRecord, size: number, timestamp: number, sink: Sink, sinkIndex: number): boolean {
     if (size > this.buffer.length - this.pos) return false;
     const count = this.count;
     const tsDelta = count === 0 ? 0 : timestamp - this.baseTimestamp;
@@ -223,7 +223,7 @@ export class BatchBuilder {
       this.baseTimestamp = timestamp;
       this.maxTimestamp = timestamp;
       const n = Math.min(MAX_PRESIZED_SINKS, Math.floor(buf.length / size) + 1);
-      this.sinks = new Array<RecordSink>(n);
+      this.sinks = new Array<Sink>(n);
       this.sinkIndexes = new Array<number>(n);
     } else if (timestamp > this.maxTimestamp) {
       this.maxTimestamp = timestamp;

@@ -8,7 +8,7 @@ import { Retrier, abortError } from '../retrier.js';
 import { Accumulator } from './accumulator.js';
 import type { ProducerRecord } from './batch-builder.js';
 import { parseProducerOptions, type ParsedProducerOptions, type ProducerOptions } from './options.js';
-import { ErrorSink, GroupSink, SingleSink, type RecordMetadata } from './record-sink.js';
+import { ErrorSink, GroupSink, sinkFail, type RecordMetadata, type ResolveSink } from './record-sink.js';
 import { Sender } from './sender.js';
 
 export interface FlushOptions {
@@ -50,14 +50,14 @@ export class Producer {
    * buffer is full; fails with BUFFER_FULL after that.
    */
   send(topic: string, record: ProducerRecord): Promise<RecordMetadata> {
-    // A shared executor instead of a closure per call: one object less per record.
-    const promise = new Promise<RecordMetadata>(captureResolvers);
-    const sink = new SingleSink(capturedResolve!, capturedReject!);
-    capturedResolve = capturedReject = undefined;
+    // A shared executor instead of a closure per call; the resolve function is the record's whole sink.
+    const promise = new Promise<RecordMetadata>(captureResolve);
+    const sink = capturedResolve!;
+    capturedResolve = undefined;
     try {
       this.acc.append(topic, record, sink, 0);
     } catch (err) {
-      sink.fail(0, err); // as a throw inside a promise executor did: the promise rejects
+      sinkFail(sink, 0, err); // as a throw inside a promise executor did: the promise rejects
     }
     return promise;
   }
@@ -145,12 +145,10 @@ export class Producer {
   }
 }
 
-let capturedResolve: ((m: RecordMetadata) => void) | undefined;
-let capturedReject: ((err: unknown) => void) | undefined;
-/** A promise executor that hands its resolvers out (it runs synchronously inside `new Promise`). */
-function captureResolvers(resolve: (m: RecordMetadata) => void, reject: (err: unknown) => void): void {
+let capturedResolve: ResolveSink | undefined;
+/** A promise executor that hands its resolve function out (it runs synchronously inside `new Promise`). */
+function captureResolve(resolve: ResolveSink): void {
   capturedResolve = resolve;
-  capturedReject = reject;
 }
 
 async function withDeadline<T>(p: Promise<T>, options: FlushOptions, what: string): Promise<T> {

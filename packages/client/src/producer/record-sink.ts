@@ -15,18 +15,25 @@ export interface RecordSink {
   fail(index: number, err: unknown): void;
 }
 
-/** The sink of one `send()`: settles its promise. */
-export class SingleSink implements RecordSink {
-  constructor(
-    private readonly resolve: (m: RecordMetadata) => void,
-    private readonly reject: (err: unknown) => void,
-  ) {}
-  ok(_index: number, topic: string, partition: number, offset: number): void {
-    this.resolve({ topic, partition, offset });
-  }
-  fail(_index: number, err: unknown): void {
-    this.reject(err);
-  }
+/**
+ * The sink of one `send()` is its promise's resolve function itself: no
+ * object per record, and the promise's reject function is not kept (it is
+ * garbage at once instead of living until the ack). A failure resolves the
+ * promise with a rejected one, which rejects it with the same error.
+ */
+export type ResolveSink = (m: RecordMetadata | PromiseLike<RecordMetadata>) => void;
+
+/** Where a record's result goes: a sink object, or the resolve function of one `send()`. */
+export type Sink = RecordSink | ResolveSink;
+
+export function sinkOk(sink: Sink, index: number, topic: string, partition: number, offset: number): void {
+  if (typeof sink === 'function') sink({ topic, partition, offset });
+  else sink.ok(index, topic, partition, offset);
+}
+
+export function sinkFail(sink: Sink, index: number, err: unknown): void {
+  if (typeof sink === 'function') sink(Promise.reject(err));
+  else sink.fail(index, err);
 }
 
 /** The sink of one `sendBatch()`: resolves with every record's metadata, or rejects with the first failure. */

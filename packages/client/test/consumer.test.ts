@@ -41,6 +41,25 @@ describe('consumer (manual assignment)', () => {
     expect(await c.position({ topic: 'one', partition: 0 })).toBe(100);
   });
 
+  it('each poll returns a plain array of exactly the records it read (no holes, whatever it was sized for)', async () => {
+    await produce('one', 100, 0);
+    await produce('one', 3, 0, 'big-'.repeat(100)); // fewer, larger records than the array is sized for
+    for (const maxRecords of [1, 7, 500]) {
+      const c = client.consumer({ maxPollRecords: maxRecords });
+      c.assign([{ topic: 'one', partition: 0, offset: 0 }]);
+      const seen: number[] = [];
+      const deadline = Date.now() + 5000;
+      while (seen.length < 103 && Date.now() < deadline) {
+        const recs = await c.poll(200);
+        expect(recs.length).toBeLessThanOrEqual(maxRecords);
+        expect(Object.keys(recs)).toHaveLength(recs.length); // every index holds a record
+        for (const r of recs) seen.push(r.offset);
+      }
+      expect(seen).toEqual(Array.from({ length: 103 }, (_, i) => i));
+      await c.close();
+    }
+  });
+
   it('autoOffsetReset earliest starts at the beginning, latest at the end', async () => {
     await produce('one', 5, 0);
     const early = client.consumer({ autoOffsetReset: 'earliest' });

@@ -51,9 +51,6 @@ interface PartitionState {
   leaderEpoch: number;
 }
 
-/** Fetched bytes per record assumed when sizing a poll's array ahead (records are rarely smaller). */
-const PRESIZE_BYTES_PER_RECORD = 64;
-
 const key = (topic: string, partition: number) => `${topic}\u0000${partition}`;
 
 export class Fetcher {
@@ -164,8 +161,8 @@ export class Fetcher {
       if (this.closed) return [];
       signal?.throwIfAborted();
       for (const st of this.parts.values()) if (st.error) throw takeError(st);
-      const out = this.presized(max);
-      out.length = await this.collect(out, max);
+      const out: ConsumerRecord[] = [];
+      await this.collect(out, max);
       this.wake();
       if (out.length > 0) return out;
       const left = deadline - Date.now();
@@ -174,33 +171,19 @@ export class Fetcher {
     }
   }
 
-  /**
-   * The array a poll fills: sized ahead for the records the fetched data can
-   * hold (up to `max`), so it is not regrown (leaving its old copies as
-   * garbage) while records are added. Trimmed to what was added.
-   */
-  private presized(max: number): ConsumerRecord[] {
-    let bytes = this.current ? this.current.bytes : 0;
-    for (let i = 0; i < this.completed.length && bytes < max * PRESIZE_BYTES_PER_RECORD; i++) bytes += this.completed[i]!.bytes;
-    const n = Math.min(max, Math.ceil(bytes / PRESIZE_BYTES_PER_RECORD));
-    return n > 0 ? new Array<ConsumerRecord>(n) : [];
-  }
-
-  /** Fills `out` from index 0 with up to `max` records; returns how many. */
-  private async collect(out: ConsumerRecord[], max: number): Promise<number> {
-    let count = 0;
-    while (count < max) {
+  private async collect(out: ConsumerRecord[], max: number): Promise<void> {
+    while (out.length < max) {
       const f = this.current ?? this.completed.shift();
-      if (!f) return count;
+      if (!f) return;
       this.current = f;
       const st = this.parts.get(key(f.topic, f.partition));
       if (!st || st.epoch !== f.epoch || st.position === null) {
         this.finish(f, st);
         continue;
       }
-      const before = count;
+      const before = out.length;
       try {
-        count += await f.drain(out, max - count, st.position, count);
+        await f.drain(out, max - out.length, st.position);
       } catch (err) {
         // Corrupt data: drop it and report; the position stays so a refetch can retry.
         out.length = before;
@@ -209,15 +192,14 @@ export class Fetcher {
         st.buffered = [];
         throw err;
       }
-      if (count > before) st.position = out[count - 1]!.offset + 1;
+      if (out.length > before) st.position = out[out.length - 1]!.offset + 1;
       if (f.done) {
         if (f.nextOffset > st.position) st.position = f.nextOffset;
         this.finish(f, st);
       } else {
-        return count; // `max` reached inside this fetch
+        return; // `max` reached inside this fetch
       }
     }
-    return count;
   }
 
   private finish(f: CompletedFetch, st: PartitionState | undefined): void {

@@ -242,12 +242,10 @@ export class CompletedFetch {
   }
 
   /**
-   * Decodes up to `max` records with offset >= `minOffset` into `out`, from
-   * index `at` (default: appended; a caller may pass an array sized ahead,
-   * so that it is not regrown record by record). Returns how many were
-   * added. Async only for compressed batches.
+   * Decodes up to `max` records with offset >= `minOffset` into `out`.
+   * Returns how many were added. Async only for compressed batches.
    */
-  async drain(out: ConsumerRecord[], max: number, minOffset: number, at = out.length): Promise<number> {
+  async drain(out: ConsumerRecord[], max: number, minOffset: number): Promise<number> {
     let added = 0;
     while (added < max) {
       if (this.left === 0 && !(await this.nextBatch())) break;
@@ -284,7 +282,7 @@ export class CompletedFetch {
           }
           if (pos !== end) throw corrupt(this, 'record length does not match its fields');
           if (offset < minOffset) continue;
-          out[at + added] = new FetchedRecord(ctx, start, offset, vp);
+          out.push(new FetchedRecord(ctx, start, offset, vp));
           added++;
         }
       } finally {

@@ -22,8 +22,9 @@ const next = new Map();
 const conn = {
   // Answers like a broker: base offsets per partition. The frame is encoded as on the real path and decoded
   // (protobufjs, views of the batches) to find the record counts.
-  async requestEncoded(_body, encode) {
+  async requestEncoded(_body, encode, options) {
     const req = decodeRequest(encode(1, 0, 'bench')).produce;
+    options?.onWritten?.(); // the frame is "written": a pooled frame goes back as on a socket
     return {
       topics: req.topics.map((t) => ({
         name: t.name,
@@ -49,6 +50,7 @@ const cluster = {
   cachedTopic: () => topicMeta,
   leaderOf: () => 1,
   brokerConnection: async () => conn,
+  openConnection: () => conn,
   invalidate() {},
   refreshMetadata: async () => {},
 };

@@ -30,6 +30,16 @@ describe('cluster: a leader cut off from the other brokers but not from its clie
     await c.waitHealthy(30_000, [topic]);
     await admin.close();
     const leader = await leaderFor(c, topic, 0);
+    // /health and /metrics describe the cluster's topics and this broker's replicas (not a local topic manager).
+    for (const id of c.ids) {
+      const http = c.broker(id).process.httpUrl;
+      expect(((await (await fetch(`${http}/health`)).json()) as { topics: number }).topics).toBe(1);
+      const metrics = await (await fetch(`${http}/metrics`)).text();
+      expect(metrics).toContain('mq_topics 1');
+      expect(metrics).toContain(`mq_partition_leader{topic="${topic}",partition="0"} ${id === leader ? 1 : 0}`);
+      expect(metrics).toMatch(new RegExp(`mq_partition_high_watermark\\{topic="${topic}",partition="0"\\} \\d+`));
+      expect(metrics).toContain('mq_under_replicated_partitions 0');
+    }
     const client = new MqClient({
       bootstrap: [c.broker(leader).process.bootstrap],
       requestTimeoutMs: 4000,

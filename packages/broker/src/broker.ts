@@ -15,7 +15,7 @@ import { registerSystemRoutes } from './http/routes/system.js';
 import { registerTopicRoutes } from './http/routes/topics.js';
 import { startGroups } from './group/broker-groups.js';
 import { isClusterConfig, startClusterNode, type ClusterNode } from './cluster/cluster-node.js';
-import { clusterHttpBackend, registerClusterRoutes } from './cluster/routes.js';
+import { clusterHttpBackend, clusterPartitionView, registerClusterRoutes } from './cluster/routes.js';
 import { startClusterCleaner } from './cluster/cluster-cleaner.js';
 import { singleBrokerBackend } from './http/backends/single-broker.js';
 import { logStoreFactory } from './log-factory.js';
@@ -150,7 +150,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     const topicBackend = cluster ? clusterHttpBackend(cluster, handlers, ctx) : singleBrokerBackend(topics);
     registerTopicRoutes(router, ctx, topicBackend);
     registerRecordRoutes(router, ctx, topicBackend);
-    registerSystemRoutes(router, ctx, { connections: () => ws.connectionCount });
+    registerSystemRoutes(router, ctx, { connections: () => ws.connectionCount, ...(cluster ? { view: clusterPartitionView(cluster) } : {}) });
     groups.registerRoutes(router, ctx);
     if (cluster) registerClusterRoutes(router, cluster);
     for (const r of components.routes ?? []) r(router, ctx);

@@ -8,6 +8,7 @@ import type { HandlerMap } from '../handlers/types.js';
 import { clusterBackend } from '../http/backends/cluster.js';
 import type { TopicBackend } from '../http/backends/types.js';
 import type { Router } from '../http/router.js';
+import type { PartitionView } from '../http/routes/system.js';
 import type { ClusterNode } from './cluster-node.js';
 
 /** The cluster topic backend of this node: `handlers` is the broker's full handler map (what its WebSocket clients get). */
@@ -72,4 +73,25 @@ export function clusterStatus(node: ClusterNode): Record<string, unknown> {
 
 export function registerClusterRoutes(router: Router, node: ClusterNode): void {
   router.add('GET', '/cluster', async () => ({ status: 200, body: clusterStatus(node) }));
+}
+
+/** What /health and /metrics count in cluster mode: the cluster's topics, and the partition replicas this broker hosts. */
+export function clusterPartitionView(node: ClusterNode): PartitionView {
+  const md = node.controller.metadata;
+  return {
+    topicCount: () => md.topics().length,
+    partitions: () =>
+      node.replicas.list().map((h) => {
+        const rec = md.topic(h.topic)?.partitions[h.partition];
+        return {
+          topic: h.topic,
+          partition: h.partition,
+          highWatermark: node.replicas.highWatermarkOf(h.topic, h.partition) ?? -1,
+          logStartOffset: h.log.logStartOffset,
+          sizeBytes: h.log.size,
+          leader: h.role === 'leader',
+          underReplicated: rec ? rec.isr.length < rec.replicas.length : false,
+        };
+      }),
+  };
 }

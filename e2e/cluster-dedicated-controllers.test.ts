@@ -94,11 +94,12 @@ describe('cluster: dedicated controllers and broker-only processes', () => {
           const d = await client.admin().describeTopic(topic);
           return fenced && d.partitions.every((p) => p.leader !== victim && p.leader >= 0);
         },
-        { timeout: 10_000, interval: 100, message: `broker ${victim} fenced and its partitions moved` },
+        { timeout: 15_000, interval: 100, message: `broker ${victim} fenced and its partitions moved` },
       );
       const movedMs = Date.now() - diedAt;
       step(`broker ${victim} fenced, partitions moved in ${movedMs} ms`);
-      expect(movedMs).toBeLessThan(Number(FAST_FAILOVER_CONFIG['broker.session.timeout.ms']) + 3000);
+      // Driven by the session timeout (2 s), not by anything slower; the margin is for a loaded 2-core CI machine.
+      expect(movedMs).toBeLessThan(Number(FAST_FAILOVER_CONFIG['broker.session.timeout.ms']) + 6000);
       const afterFence = acked.length;
       await waitFor(() => acked.length >= afterFence + 200, { timeout: 15_000, message: 'acks with a broker dead' });
 

@@ -42,3 +42,25 @@ test('readers share; a writer waits for them and runs alone; later readers wait 
   await Promise.all([r1, r2, w, r3]);
   expect(log).toEqual(['r1 start', 'r2', 'r1 end', 'w', 'r3']);
 });
+
+test('RwLock is not readable between a writer ending and the readers it woke starting (synchronous work would overtake them)', async () => {
+  const rw = new RwLock();
+  let releaseWriter!: () => void;
+  const w = rw.write(() => new Promise<void>((r) => (releaseWriter = r)));
+  let started = false;
+  const r = rw.read(async () => {
+    started = true;
+  });
+  await tick();
+  expect(rw.readable).toBe(false);
+  releaseWriter();
+  const seen: boolean[] = [];
+  for (let i = 0; i < 20 && !started; i++) {
+    seen.push(rw.readable);
+    await Promise.resolve();
+  }
+  expect(started).toBe(true);
+  expect(seen.every((readable) => !readable)).toBe(true);
+  await Promise.all([w, r]);
+  expect(rw.readable).toBe(true);
+});

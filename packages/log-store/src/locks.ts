@@ -28,18 +28,22 @@ export class Mutex {
 
 export class RwLock {
   private readers = 0;
+  /** Readers woken by `wake()` that have not resumed yet (they hold the lock, but their work has not started). */
+  private resuming = 0;
   private writer = false;
   private readonly waitingWriters: Array<() => void> = [];
   private waitingReaders: Array<() => void> = [];
 
   /** True when a read would start at once (no writer running or waiting). */
   get readable(): boolean {
-    return !this.writer && this.waitingWriters.length === 0;
+    // A reader woken by a writer's end has not yet queued its own work: work done synchronously now would overtake it.
+    return !this.writer && this.waitingWriters.length === 0 && this.resuming === 0;
   }
 
   async read<T>(fn: () => Promise<T>): Promise<T> {
     if (this.writer || this.waitingWriters.length > 0) {
       await new Promise<void>((resolve) => this.waitingReaders.push(resolve));
+      this.resuming--;
     } else {
       this.readers++;
     }
@@ -76,6 +80,7 @@ export class RwLock {
     const rs = this.waitingReaders;
     this.waitingReaders = [];
     this.readers += rs.length;
+    this.resuming += rs.length;
     for (const r of rs) r();
   }
 }

@@ -32,8 +32,12 @@ export function sinkOk(sink: Sink, index: number, topic: string, partition: numb
 }
 
 export function sinkFail(sink: Sink, index: number, err: unknown): void {
-  if (typeof sink === 'function') sink(Promise.reject(err));
-  else sink.fail(index, err);
+  if (typeof sink === 'function') {
+    // The caller's promise rejects with err; this inner one must not count as unhandled on its own.
+    const rejected = Promise.reject(err);
+    rejected.catch(() => undefined);
+    sink(rejected);
+  } else sink.fail(index, err);
 }
 
 /** The sink of one `sendBatch()`: resolves with every record's metadata, or rejects with the first failure. */

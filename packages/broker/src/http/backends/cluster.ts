@@ -54,7 +54,11 @@ export const DEFAULT_LEADER_WAIT_MS = 5000;
 export const DEFAULT_PRODUCE_TIMEOUT_MS = 30_000;
 export const DEFAULT_DESCRIBE_TIMEOUT_MS = 2000;
 
-/** Refusals after which nothing was done and the leader may have moved: wait for the metadata and try again. */
+/**
+ * The leader may have moved: wait for the metadata and try again. Usually nothing was written, but a
+ * leader that resigns while an acks=all produce waits for its followers answers NOT_LEADER after the
+ * append, so a retried produce may be written twice (at-least-once, as when a client retries it).
+ */
 const MOVED: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['NOT_LEADER', 'LEADER_NOT_AVAILABLE', 'UNKNOWN_LEADER_EPOCH', 'FENCED_LEADER_EPOCH']);
 /**
  * The leader could not be reached (it died, a failover is under way): tried again on the leader the

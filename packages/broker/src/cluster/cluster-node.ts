@@ -57,6 +57,17 @@ export interface ClusterNode {
   close(): Promise<void>;
 }
 
+/** Per-partition request entries grouped by topic, in the wire's `[{ name, partitions }]` shape (topics in first-seen order). */
+function groupByTopic<I extends { topic: string }, T>(items: readonly I[], entry: (item: I) => T): { name: string; partitions: T[] }[] {
+  const byTopic = new Map<string, T[]>();
+  for (const item of items) {
+    let list = byTopic.get(item.topic);
+    if (!list) byTopic.set(item.topic, (list = []));
+    list.push(entry(item));
+  }
+  return [...byTopic].map(([name, partitions]) => ({ name, partitions }));
+}
+
 /** Whether the configuration asks for cluster mode. */
 export function isClusterConfig(config: BrokerConfig): boolean {
   return config.get('controller.quorum.voters').trim() !== '' || config.get('controller.quorum.bootstrap.servers').trim() !== '';
@@ -131,16 +142,18 @@ export async function startClusterNode(o: ClusterNodeOptions, logger: Logger): P
   }
 
   const fetch: FetchFn = async (leaderId, req, signal) => {
-    const byTopic = new Map<string, { partition: number; fetchOffset: number; partitionMaxBytes: number; currentLeaderEpoch: number; logStartOffset: number; lastFetchedEpoch: number }[]>();
-    for (const p of req.partitions) {
-      let l = byTopic.get(p.topic);
-      if (!l) byTopic.set(p.topic, (l = []));
-      l.push({ partition: p.partition, fetchOffset: p.fetchOffset, partitionMaxBytes: p.partitionMaxBytes, currentLeaderEpoch: p.currentLeaderEpoch, logStartOffset: p.logStartOffset ?? -1, lastFetchedEpoch: p.lastFetchedEpoch ?? -1 });
-    }
+    const topics = groupByTopic(req.partitions, (p) => ({
+      partition: p.partition,
+      fetchOffset: p.fetchOffset,
+      partitionMaxBytes: p.partitionMaxBytes,
+      currentLeaderEpoch: p.currentLeaderEpoch,
+      logStartOffset: p.logStartOffset ?? -1,
+      lastFetchedEpoch: p.lastFetchedEpoch ?? -1,
+    }));
     const res = await peers.request(
       leaderId,
       'fetch',
-      { replicaId: req.replicaId, replicaEpoch: req.replicaEpoch ?? -1, maxWaitMs: req.maxWaitMs, minBytes: req.minBytes, maxBytes: req.maxBytes, topics: [...byTopic].map(([name, partitions]) => ({ name, partitions })) },
+      { replicaId: req.replicaId, replicaEpoch: req.replicaEpoch ?? -1, maxWaitMs: req.maxWaitMs, minBytes: req.minBytes, maxBytes: req.maxBytes, topics },
       { signal, timeoutMs: req.maxWaitMs + 10_000 },
     );
     return {
@@ -162,13 +175,8 @@ export async function startClusterNode(o: ClusterNodeOptions, logger: Logger): P
     };
   };
   const offsetForLeaderEpoch: OffsetForLeaderEpochFn = async (leaderId, req, signal) => {
-    const byTopic = new Map<string, { partition: number; currentLeaderEpoch: number; leaderEpoch: number }[]>();
-    for (const p of req.partitions) {
-      let l = byTopic.get(p.topic);
-      if (!l) byTopic.set(p.topic, (l = []));
-      l.push({ partition: p.partition, currentLeaderEpoch: p.currentLeaderEpoch, leaderEpoch: p.leaderEpoch });
-    }
-    const res = await peers.request(leaderId, 'offsetForLeaderEpoch', { replicaId: req.replicaId, topics: [...byTopic].map(([name, partitions]) => ({ name, partitions })) }, { signal, timeoutMs: 10_000 });
+    const topics = groupByTopic(req.partitions, (p) => ({ partition: p.partition, currentLeaderEpoch: p.currentLeaderEpoch, leaderEpoch: p.leaderEpoch }));
+    const res = await peers.request(leaderId, 'offsetForLeaderEpoch', { replicaId: req.replicaId, topics }, { signal, timeoutMs: 10_000 });
     return {
       partitions: (res.topics ?? []).flatMap((t) =>
         (t.partitions ?? []).map((p) => ({

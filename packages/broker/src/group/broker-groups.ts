@@ -13,6 +13,7 @@ import { validateTopicConfigs } from '../config/topic-config.js';
 import type { BrokerContext } from '../context.js';
 import type { HandlerMap } from '../handlers/types.js';
 import type { Router } from '../http/router.js';
+import { compactPartitionLog } from '../topics/log-cleaner.js';
 import type { TopicManager } from '../topics/topic-manager.js';
 import type { ClusterNode } from '../cluster/cluster-node.js';
 import { ClusterGroups, type FindCoordinatorAnswer, type GroupsCluster } from './cluster-groups.js';
@@ -225,11 +226,6 @@ export async function startGroups(deps: BrokerGroupsDeps): Promise<BrokerGroups>
   };
 }
 
-/** What a log-store log offers for compaction (not part of the broker's PartitionLog view yet). */
-interface CompactableLog {
-  compact?(options?: { upToOffset?: number }): Promise<{ cleanedSegments: number; removedRecords: number; bytesBefore: number; bytesAfter: number }>;
-}
-
 /**
  * A single broker's `__consumer_offsets` is a compacted topic: every record is keyed by
  * (group, topic, partition) or (group), so only the latest per key matters.
@@ -251,13 +247,8 @@ export function startOffsetsCompaction(topics: TopicManager, intervalMs: number,
         const topic = topics.get(OFFSETS_TOPIC);
         for (const p of topic?.partitions ?? []) {
           if (stopped || p.isClosed) break;
-          const log = p.log as unknown as CompactableLog;
-          if (!log.compact) return 0;
-          const r = await log.compact({ upToOffset: p.highWatermark });
-          removed += r.removedRecords;
-          if (r.removedRecords > 0) {
-            logger.info({ partition: p.index, removedRecords: r.removedRecords, bytesBefore: r.bytesBefore, bytesAfter: r.bytesAfter }, 'compacted __consumer_offsets');
-          }
+          const where = { topic: OFFSETS_TOPIC, partition: p.index };
+          removed += (await compactPartitionLog(p.log, p.highWatermark, where, logger, 'compacted __consumer_offsets')).removedRecords;
         }
       } catch (err) {
         if (!stopped) logger.warn({ err }, 'compaction of __consumer_offsets failed; retrying on the next interval');

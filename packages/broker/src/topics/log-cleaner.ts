@@ -18,17 +18,18 @@ export interface CleanedPartition {
   partition: number;
 }
 
-/** Compacts the closed segments below `upToOffset`; logs a `compacted` line when records went. */
+/** Compacts the closed segments below `upToOffset`; logs a line (`message`) when records went. */
 export async function compactPartitionLog(
   log: CleanableLog,
   upToOffset: number,
   where: CleanedPartition,
   logger: Logger,
+  message = 'compacted',
 ): Promise<{ removedRecords: number }> {
   if (!log.compact) return { removedRecords: 0 };
   const r = await log.compact({ upToOffset });
   if (r.removedRecords > 0) {
-    logger.info({ ...where, upToOffset, removedRecords: r.removedRecords, bytesBefore: r.bytesBefore, bytesAfter: r.bytesAfter }, 'compacted');
+    logger.info({ ...where, upToOffset, removedRecords: r.removedRecords, bytesBefore: r.bytesBefore, bytesAfter: r.bytesAfter }, message);
   }
   return { removedRecords: r.removedRecords };
 }

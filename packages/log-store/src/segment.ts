@@ -383,20 +383,22 @@ export class Segment {
   async append(buf: Buffer, batches: readonly AppendedBatch[], indexIntervalBytes: number): Promise<void> {
     const start = this.size;
     await writeFully(this.file, buf, 0, buf.length, start);
-    for (const b of batches) {
-      this.track(start + b.position, { baseOffset: b.baseOffset, lastOffsetDelta: b.lastOffset - b.baseOffset, maxTimestamp: b.maxTimestamp }, b.size, indexIntervalBytes);
-    }
-    this.size = start + buf.length;
+    this.written(start, buf.length, batches, indexIntervalBytes);
   }
 
   /** append() with the file's synchronous write (the caller checked the file has one). */
   appendSync(buf: Buffer, batches: readonly AppendedBatch[], indexIntervalBytes: number): void {
     const start = this.size;
     writeFullySync(this.file, buf, 0, buf.length, start);
+    this.written(start, buf.length, batches, indexIntervalBytes);
+  }
+
+  /** After a write of `length` bytes at `start`: index its batches and grow the segment. */
+  private written(start: number, length: number, batches: readonly AppendedBatch[], indexIntervalBytes: number): void {
     for (const b of batches) {
       this.track(start + b.position, { baseOffset: b.baseOffset, lastOffsetDelta: b.lastOffset - b.baseOffset, maxTimestamp: b.maxTimestamp }, b.size, indexIntervalBytes);
     }
-    this.size = start + buf.length;
+    this.size = start + length;
   }
 
   // ------------------------------------------------------------------- read

@@ -100,10 +100,10 @@ export function produceHandler(
       const index = p.partition ?? 0;
       const answer = (entry: mq.PartitionProduceResponse.$Properties) => (acks === 0 ? NO_RESPONSE : { topics: [{ name, partitions: [entry] }] });
       return start(name, index, p.records).then(
-        (r) => answer({ partition: index, errorCode: 0, baseOffset: r.baseOffset, logAppendTime: r.logAppendTime, logStartOffset: r.logStartOffset }),
+        (r) => answer(appendedEntry(index, r)),
         (err: unknown) => {
           logRefusal(ctx, name, index, err);
-          return answer({ partition: index, ...wireError(err), baseOffset: -1, logAppendTime: -1, logStartOffset: -1 });
+          return answer(refusedEntry(index, err));
         },
       );
     }
@@ -121,6 +121,14 @@ export function produceHandler(
   };
 }
 
+function appendedEntry(partition: number, r: PartitionAppended): mq.PartitionProduceResponse.$Properties {
+  return { partition, errorCode: 0, baseOffset: r.baseOffset, logAppendTime: r.logAppendTime, logStartOffset: r.logStartOffset };
+}
+
+function refusedEntry(partition: number, err: unknown): mq.PartitionProduceResponse.$Properties {
+  return { partition, ...wireError(err), baseOffset: -1, logAppendTime: -1, logStartOffset: -1 };
+}
+
 /** Waits for every partition's append (all started already) and answers each, in request order. */
 async function answerAll(
   pending: Array<{ topic: string; partition: number; result: Promise<PartitionAppended> }>,
@@ -132,11 +140,10 @@ async function answerAll(
   for (const item of pending) {
     let entry: mq.PartitionProduceResponse.$Properties;
     try {
-      const r = await item.result;
-      entry = { partition: item.partition, errorCode: 0, baseOffset: r.baseOffset, logAppendTime: r.logAppendTime, logStartOffset: r.logStartOffset };
+      entry = appendedEntry(item.partition, await item.result);
     } catch (err) {
       logRefusal(ctx, item.topic, item.partition, err);
-      entry = { partition: item.partition, ...wireError(err), baseOffset: -1, logAppendTime: -1, logStartOffset: -1 };
+      entry = refusedEntry(item.partition, err);
     }
     let list = topics.get(item.topic);
     if (!list) topics.set(item.topic, (list = []));

@@ -8,8 +8,8 @@
  * A frame is taken with `acquire` and handed back with `release` only once
  * the socket no longer references it (the connection's write callback), so a
  * buffer is never given to a second request while the first may still be
- * written from it. A frame that is never released (a write whose callback
- * never comes) is simply left to the garbage collector.
+ * written from it (a frame whose encoding failed goes back at once). A frame
+ * whose write callback never comes stays counted as outstanding.
  */
 export const DEFAULT_FRAME_POOL_BUFFERS = 8;
 /** Smallest buffer kept: smaller frames come from Node's shared slab anyway. */

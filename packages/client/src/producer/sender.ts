@@ -147,12 +147,19 @@ export class Sender {
       let frame: Buffer | undefined;
       resp = await conn.requestEncoded(
         'produce',
-        (correlationId, apiVersion, clientId) =>
-          encodeProduceFrame({ correlationId, apiVersion, clientId, acks, timeoutMs: this.options.ackTimeoutMs, topics }, (size) => {
-            // encode runs once per request; a frame from an encode that threw is left to the GC
-            frame = frames.acquire(size);
-            return frame;
-          }),
+        (correlationId, apiVersion, clientId) => {
+          try {
+            return encodeProduceFrame({ correlationId, apiVersion, clientId, acks, timeoutMs: this.options.ackTimeoutMs, topics }, (size) => {
+              frame = frames.acquire(size);
+              return frame;
+            });
+          } catch (err) {
+            // Never reached the socket: the frame can go straight back.
+            if (frame) frames.release(frame);
+            frame = undefined;
+            throw err;
+          }
+        },
         {
           timeoutMs: this.options.ackTimeoutMs + this.cluster.options.requestTimeoutMs,
           expectResponse: acks !== 0,

@@ -3,6 +3,7 @@
  * protocol server and the HTTP API together, and shuts them down in order.
  */
 import { pino, type Logger } from 'pino';
+import { ReadBufferPool } from '@mq/log-store';
 import { MqError } from '@mq/protocol/errors';
 import { BrokerConfig } from './config/broker-config.js';
 import type { BrokerContext } from './context.js';
@@ -145,6 +146,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
       shutdownSignal: shutdown.signal,
       clock,
       metrics: new BrokerMetrics(),
+      readBuffers: new ReadBufferPool(),
     };
     // The topic and record routes serve the cluster's topics in cluster mode, the local ones otherwise.
     const topicBackend = cluster ? clusterHttpBackend(cluster, handlers, ctx) : singleBrokerBackend(topics);

@@ -5,6 +5,7 @@
  * by adding a module and one line to the handler map.
  */
 import type { Logger } from 'pino';
+import type { ReadBufferPool } from '@mq/log-store';
 import type { ApiVersionRange } from '@mq/protocol/wire';
 import type { BrokerConfig } from './config/broker-config.js';
 import type { BrokerMetrics } from './metrics.js';
@@ -28,6 +29,11 @@ export interface BrokerContext {
   readonly shutdownSignal: AbortSignal;
   readonly clock: () => number;
   readonly metrics: BrokerMetrics;
+  /**
+   * Buffers for fetch reads: a fetch response's record bytes are read into
+   * them and released once the socket has written them (server/connection.ts).
+   */
+  readonly readBuffers: ReadBufferPool;
 }
 
 export interface ConnectionInfo {

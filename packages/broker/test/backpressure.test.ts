@@ -38,6 +38,41 @@ describe('backpressure', () => {
     await c.close();
   });
 
+  it("does not reuse a fetch's read buffer while the response still waits in a slow client's socket", async () => {
+    // Fetch responses are written from pooled read buffers, released when the
+    // socket has written them: the responses held back for a paused client
+    // must come out intact while another client's fetches cycle the pool.
+    t = await startTestBroker();
+    const slow = await TestClient.connect(t.url);
+    const fast = await TestClient.connect(t.url);
+    const a = topicName('pool-a');
+    const b = topicName('pool-b');
+    await createTopic(slow, a, 1);
+    await createTopic(slow, b, 1);
+    for (let i = 0; i < 8; i++) {
+      await slow.request({ produce: { acks: 1, topics: [{ name: a, partitions: [{ partition: 0, records: encodeBatchSync([{ value: Buffer.alloc(100_000, 0xaa) }]) }] }] } });
+      await slow.request({ produce: { acks: 1, topics: [{ name: b, partitions: [{ partition: 0, records: encodeBatchSync([{ value: Buffer.alloc(100_000, 0xbb) }]) }] }] } });
+    }
+    const fetchOf = (name: string) => ({ fetch: { topics: [{ name, partitions: [{ partition: 0, fetchOffset: 0, partitionMaxBytes: 1024 * 1024 }] }] } });
+    const expected = Buffer.from((await slow.request(fetchOf(a))).fetch!.topics[0]!.partitions[0]!.records);
+    expect(expected.length).toBeGreaterThan(700_000);
+    const socket = (slow.ws as unknown as { _socket: Socket })._socket;
+    socket.pause();
+    const held = Array.from({ length: 20 }, () => slow.request(fetchOf(a), 30_000));
+    // Give the broker time to read and write (into the paused socket) every held response.
+    await new Promise((r) => setTimeout(r, 500));
+    for (let i = 0; i < 40; i++) {
+      const other = (await fast.request(fetchOf(b))).fetch!.topics[0]!.partitions[0]!.records;
+      expect(other.length).toBe(expected.length);
+    }
+    socket.resume();
+    for (const r of await Promise.all(held)) {
+      expect(Buffer.compare(Buffer.from(r.fetch!.topics[0]!.partitions[0]!.records), expected)).toBe(0);
+    }
+    await slow.close();
+    await fast.close();
+  });
+
   it('runs at most max.in.flight.requests.per.connection requests at once', async () => {
     t = await startTestBroker({ 'max.in.flight.requests.per.connection': '2' });
     const c = await TestClient.connect(t.url);

@@ -14,6 +14,7 @@ export {
 } from './options.js';
 export { nodeFileSystem } from './file-system.js';
 export { IndexCache } from './index-cache.js';
+export { ReadBufferPool, DEFAULT_MAX_IDLE_BYTES, DEFAULT_MAX_POOLED_BYTES, DEFAULT_MIN_POOLED_BYTES, type ReadBufferPoolOptions, type ReadBufferPoolStats } from './read-buffer-pool.js';
 export { LOCK_FILE, lockDir } from './dir-lock.js';
 export { UNDEFINED_EPOCH, UNDEFINED_OFFSET } from './leader-epoch-cache.js';
 

@@ -678,15 +678,20 @@ class PartitionLog implements Log {
         const exact = hint !== undefined && hint.segment === seg && hint.position < end;
         const lead = exact ? 0 : this.opts.indexIntervalBytes + READ_SLACK_BYTES;
         const chunkBytes = lead + Math.max(HEADER_SIZE, Math.min(MAX_LOCATE_CHUNK, maxBytes));
-        const located = await seg.locate(Math.max(fromOffset, seg.baseOffset), end, index, chunkBytes, exact ? hint.position : undefined);
+        const pool = options.pool;
+        const located = await seg.locate(Math.max(fromOffset, seg.baseOffset), end, index, chunkBytes, exact ? hint.position : undefined, pool);
         if (!located) continue;
         const { batch, chunk, chunkStart } = located;
-        if (batch.header.baseOffset + batch.header.lastOffsetDelta >= maxOffset) return empty;
+        if (batch.header.baseOffset + batch.header.lastOffsetDelta >= maxOffset) {
+          pool?.release(chunk);
+          return empty;
+        }
         const want = Math.min(end - batch.position, Math.max(maxBytes, batch.size));
         let buf = chunk;
         let bufStart = chunkStart;
         if (batch.position + want > chunkStart + chunk.length) {
-          buf = await seg.readBytes(batch.position, want);
+          pool?.release(chunk);
+          buf = await seg.readBytes(batch.position, want, pool);
           bufStart = batch.position;
         }
         let pos = batch.position;
@@ -706,6 +711,10 @@ class PartitionLog implements Log {
         }
         const from = batch.position - bufStart;
         this.rememberReadEnd(next, seg, pos);
+        if (total === 0) {
+          pool?.release(buf);
+          return { records: Buffer.alloc(0), nextOffset: next };
+        }
         return { records: buf.subarray(from, from + total), nextOffset: next };
       }
       return empty;

@@ -12,6 +12,9 @@ import { OffsetIndex } from './offset-index.js';
 import { scanSegment, type ScanResult } from './scan.js';
 import { readInt64 } from './int64.js';
 import { TimeIndex } from './time-index.js';
+import type { ReadBufferPool } from './read-buffer-pool.js';
+
+const EMPTY: Buffer = Buffer.alloc(0);
 
 export const LOG_SUFFIX = '.log';
 export const INDEX_SUFFIX = '.index';
@@ -413,25 +416,35 @@ export class Segment {
     index: OffsetIndex,
     chunkBytes: number,
     startPosition?: number,
+    pool?: ReadBufferPool,
   ): Promise<{ batch: LocatedBatch; chunk: Buffer; chunkStart: number } | null> {
     let pos = startPosition ?? index.lookup(Math.max(0, offset - this.baseOffset));
-    let chunk = Buffer.allocUnsafe(0);
+    let chunk: Buffer = EMPTY;
     let chunkStart = pos;
-    for (;;) {
-      if (pos >= end) return null;
-      if (pos + HEADER_SIZE > chunkStart + chunk.length) {
-        const len = Math.min(chunkBytes, end - pos);
-        chunk = Buffer.allocUnsafe(len);
-        chunkStart = pos;
-        const n = await readFully(this.file, chunk, 0, len, pos);
-        if (n < Math.min(len, HEADER_SIZE)) throw this.corrupt(pos, 'file is shorter than its recorded size');
-        if (len < HEADER_SIZE) throw this.corrupt(pos, `${len} bytes before the end are too few for a batch`);
+    try {
+      for (;;) {
+        if (pos >= end) {
+          pool?.release(chunk);
+          return null;
+        }
+        if (pos + HEADER_SIZE > chunkStart + chunk.length) {
+          const len = Math.min(chunkBytes, end - pos);
+          pool?.release(chunk);
+          chunk = pool ? pool.take(len) : Buffer.allocUnsafe(len);
+          chunkStart = pos;
+          const n = await readFully(this.file, chunk, 0, len, pos);
+          if (n < Math.min(len, HEADER_SIZE)) throw this.corrupt(pos, 'file is shorter than its recorded size');
+          if (len < HEADER_SIZE) throw this.corrupt(pos, `${len} bytes before the end are too few for a batch`);
+        }
+        const header = readBatchHeader(chunk, pos - chunkStart);
+        const size = header.batchLength + LOG_OVERHEAD;
+        if (header.batchLength < HEADER_SIZE - LOG_OVERHEAD || pos + size > end) throw this.corrupt(pos, `batch length ${header.batchLength} does not fit`);
+        if (header.baseOffset + header.lastOffsetDelta >= offset) return { batch: { position: pos, size, header }, chunk, chunkStart };
+        pos += size;
       }
-      const header = readBatchHeader(chunk, pos - chunkStart);
-      const size = header.batchLength + LOG_OVERHEAD;
-      if (header.batchLength < HEADER_SIZE - LOG_OVERHEAD || pos + size > end) throw this.corrupt(pos, `batch length ${header.batchLength} does not fit`);
-      if (header.baseOffset + header.lastOffsetDelta >= offset) return { batch: { position: pos, size, header }, chunk, chunkStart };
-      pos += size;
+    } catch (err) {
+      pool?.release(chunk);
+      throw err;
     }
   }
 
@@ -442,11 +455,16 @@ export class Segment {
     });
   }
 
-  /** Reads `length` bytes at `position` into a new buffer. */
-  async readBytes(position: number, length: number): Promise<Buffer> {
-    const buf = Buffer.allocUnsafe(length);
-    const n = await readFully(this.file, buf, 0, length, position);
-    if (n < length) throw this.corrupt(position + n, 'file is shorter than its recorded size');
+  /** Reads `length` bytes at `position` into a new buffer (from `pool` when given; released again on failure). */
+  async readBytes(position: number, length: number, pool?: ReadBufferPool): Promise<Buffer> {
+    const buf = pool ? pool.take(length) : Buffer.allocUnsafe(length);
+    try {
+      const n = await readFully(this.file, buf, 0, length, position);
+      if (n < length) throw this.corrupt(position + n, 'file is shorter than its recorded size');
+    } catch (err) {
+      pool?.release(buf);
+      throw err;
+    }
     return buf;
   }
 

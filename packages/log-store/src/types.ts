@@ -7,6 +7,7 @@ import type { CompactOptions, CompactionResult } from './compaction.js';
 import type { LogFileSystem } from './file-system.js';
 import type { IndexCache } from './index-cache.js';
 import type { LeaderEpochCache } from './leader-epoch-cache.js';
+import type { ReadBufferPool } from './read-buffer-pool.js';
 
 /** The subset of pino's logger the log uses; a pino.Logger fits. */
 export interface LogStoreLogger {
@@ -47,6 +48,11 @@ export interface AppendResult {
 export interface ReadOptions {
   /** Only batches whose last offset is below this (the high watermark). */
   maxOffset?: number;
+  /**
+   * Reads into buffers of this pool. The returned `records` then lies in a
+   * pooled buffer: release it to the pool once nothing reads it any more.
+   */
+  pool?: ReadBufferPool;
 }
 
 export interface ReadResult {

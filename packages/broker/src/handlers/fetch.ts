@@ -8,6 +8,7 @@
  * connection closes or the broker shuts down.
  */
 import type { mq } from '@mq/protocol/wire';
+import type { ReadBufferPool } from '@mq/log-store';
 import { MqError } from '@mq/protocol/errors';
 import { toMqError, wireError } from '../errors.js';
 import type { Partition } from '../topics/partition.js';
@@ -41,7 +42,7 @@ async function readSlot(s: Slot, maxBytes: number, ctx: RequestContext): Promise
     p.checkLeaderEpoch(s.leaderEpoch);
     // No budget left: the partition is checked (errors are still answered) but not read.
     if (maxBytes <= 0) return { records: EMPTY };
-    return { records: await p.read(s.offset, maxBytes) };
+    return { records: await p.read(s.offset, maxBytes, ctx.broker.readBuffers) };
   } catch (error) {
     return { error };
   }
@@ -81,7 +82,10 @@ async function readAll(slots: Slot[], maxBytes: number, ctx: RequestContext) {
     if ('records' in o) {
       let records = o.records;
       // Only the first data in the response may exceed the budget.
-      if (total > 0 && total + records.length > maxBytes) records = EMPTY;
+      if (total > 0 && total + records.length > maxBytes) {
+        ctx.broker.readBuffers.release(records);
+        records = EMPTY;
+      }
       total += records.length;
       entry = {
         partition: s.index,
@@ -149,6 +153,11 @@ function waitForAppends(partitions: Partition[], needed: number, waitMs: number,
   });
 }
 
+/** Gives the pooled buffers of a response that will not be sent back to the pool. */
+function releaseRecords(response: mq.FetchResponse.$Properties, pool: ReadBufferPool): void {
+  for (const t of response.topics ?? []) for (const p of t.partitions ?? []) if (p.records) pool.release(p.records);
+}
+
 export const fetch: Handler<'fetch'> = async (req, ctx) => {
   const b = ctx.broker;
   const cfg = b.config;
@@ -183,6 +192,7 @@ export const fetch: Handler<'fetch'> = async (req, ctx) => {
   const partitions = slots.map((s) => s.partition!).filter(Boolean);
   await waitForAppends(partitions, minBytes - result.total, maxWait, [ctx.connection.signal, b.shutdownSignal]);
   if (ctx.connection.signal.aborted) return result.response;
+  releaseRecords(result.response, b.readBuffers);
   result = await readAll(slots, maxBytes, ctx);
   return result.response;
 };

@@ -205,7 +205,10 @@ export class Connection {
   }
 
   private send(frame: ResponseFrame): void {
-    if (this.ws.readyState !== this.ws.OPEN) return;
+    if (this.ws.readyState !== this.ws.OPEN) {
+      if (frame.fetch) this.releaseFetch(frame.fetch);
+      return;
+    }
     if (frame.fetch && this.sendFetch(frame.correlationId ?? 0, frame.fetch)) {
       this.afterSend();
       return;
@@ -213,6 +216,8 @@ export class Connection {
     let bytes: Uint8Array;
     try {
       bytes = encodeResponse(frame);
+      // The encoded frame holds a copy of the records.
+      if (frame.fetch) this.releaseFetch(frame.fetch);
     } catch (err) {
       this.logger.error({ conn: this.id, err }, 'response does not encode');
       bytes = encodeResponse({
@@ -249,9 +254,22 @@ export class Connection {
     this.broker.metrics.bytesOut += length;
     this.socket.cork();
     this.socket.write(wsBinaryFrameHeader(length));
-    for (const p of parts) this.socket.write(p);
+    const pool = this.broker.readBuffers;
+    const last = parts.length - 1;
+    for (let i = 0; i < last; i++) this.socket.write(parts[i]!);
+    // Writes complete in order: once the last part is written (or the socket
+    // failed), no part is read again and the pooled record buffers go back.
+    this.socket.write(parts[last]!, () => {
+      for (const p of parts) pool.release(p);
+    });
     this.socket.uncork();
     return true;
+  }
+
+  /** Gives a fetch response's pooled record buffers back (the response will not be written from them). */
+  private releaseFetch(body: NonNullable<ResponseFrame['fetch']>): void {
+    const pool = this.broker.readBuffers;
+    for (const t of body.topics ?? []) for (const p of t.partitions ?? []) if (p.records) pool.release(p.records);
   }
 
   /** Stops reading requests while the client is not reading its responses. */

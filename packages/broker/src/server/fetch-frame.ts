@@ -10,8 +10,9 @@
  * message. The bytes are exactly a valid `ResponseFrame`.
  *
  * The record buffers are written to the socket later, not copied now, so
- * they must not change after the handler returns: log reads hand out fresh
- * buffers, which is what makes this safe.
+ * they must not change until the socket has written them: the fetch handler
+ * reads them into buffers of the broker's ReadBufferPool, and the connection
+ * releases them only in the write callback of the frame's last part.
  */
 import { mq } from '@mq/protocol/wire';
 

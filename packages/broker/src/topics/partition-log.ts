@@ -3,6 +3,7 @@
  * the factory that opens one. The broker takes the factory as a component so
  * the wiring stays in one place (`log-factory.ts`).
  */
+import type { ReadBufferPool } from '@mq/log-store';
 import { MqError } from '@mq/protocol/errors';
 import type { TopicLogOptions } from '../config/topic-config.js';
 
@@ -23,7 +24,8 @@ export interface PartitionLog {
     batches: Buffer,
     options?: { assignOffsets?: boolean; leaderEpoch?: number; validate?: boolean },
   ): Promise<AppendResult>;
-  read(fromOffset: number, maxBytes: number, options?: { maxOffset?: number }): Promise<{ records: Buffer; nextOffset: number }>;
+  /** With `pool`, `records` lies in a buffer of that pool (see @mq/log-store's ReadBufferPool). */
+  read(fromOffset: number, maxBytes: number, options?: { maxOffset?: number; pool?: ReadBufferPool }): Promise<{ records: Buffer; nextOffset: number }>;
   offsetForTimestamp(ts: number): Promise<{ offset: number; timestamp: number } | null>;
   applyRetention(now?: number, options?: { upToOffset?: number }): Promise<{ deletedSegments: number; deletedBytes: number }>;
   /** Key compaction of closed segments below `upToOffset` (cleanup.policy=compact). */

@@ -5,6 +5,7 @@
  * committed once the log has taken it (and, under flush policy `always`,
  * fsynced it).
  */
+import type { ReadBufferPool } from '@mq/log-store';
 import { MqError } from '@mq/protocol/errors';
 import { OfflineLog, type AppendResult, type PartitionLog } from './partition-log.js';
 
@@ -70,8 +71,12 @@ export class Partition {
     return result;
   }
 
-  /** Reads committed batches from `offset`; OFFSET_OUT_OF_RANGE outside [logStart, logEnd]. */
-  async read(offset: number, maxBytes: number): Promise<Buffer> {
+  /**
+   * Reads committed batches from `offset`; OFFSET_OUT_OF_RANGE outside
+   * [logStart, logEnd]. With `pool` the bytes lie in a pooled buffer: the
+   * caller releases it once they are written out.
+   */
+  async read(offset: number, maxBytes: number, pool?: ReadBufferPool): Promise<Buffer> {
     if (this.offline) throw this.offline.error();
     if (!Number.isSafeInteger(offset) || offset < this.log.logStartOffset || offset > this.log.logEndOffset) {
       throw new MqError(
@@ -81,7 +86,7 @@ export class Partition {
       );
     }
     if (offset >= this.hw) return Buffer.alloc(0);
-    const { records } = await this.log.read(offset, maxBytes, { maxOffset: this.hw });
+    const { records } = await this.log.read(offset, maxBytes, pool ? { maxOffset: this.hw, pool } : { maxOffset: this.hw });
     return records;
   }
 

@@ -81,3 +81,45 @@ export async function wsCeiling({ totalBytes, messageBytes }) {
     await once(sink, 'exit').catch(() => undefined);
   }
 }
+
+/**
+ * The floor under one-at-a-time produce latency for any design that speaks
+ * `ws` between two Node processes: the client sends a `requestBytes` binary
+ * message and waits for the server's `responseBytes` answer, `count` times
+ * (after `warmup`). With `appendFile` the server first writes each request to
+ * a file (writeSync, no fsync: what a broker with flush os must do before
+ * its ack). Returns latency percentiles in microseconds.
+ */
+export async function wsRoundTripFloor({ count, warmup = 1000, requestBytes, responseBytes, appendFile = false }) {
+  const sink = spawn(process.execPath, [path.join(here, 'bench-ws-sink.mjs')], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const tmp = appendFile ? await mkdtemp(path.join(os.tmpdir(), 'bench-rtt-')) : null;
+  try {
+    const [line] = await once(sink.stdout, 'data');
+    const port = Number(line.toString().trim());
+    const ws = new WebSocket(`ws://127.0.0.1:${port}`, { perMessageDeflate: false });
+    await once(ws, 'open');
+    const ready = once(ws, 'message');
+    ws.send(`echo:${responseBytes}${tmp ? `:${path.join(tmp, 'append.log')}` : ''}`);
+    await ready;
+    let resolveNext = () => undefined;
+    ws.on('message', () => resolveNext());
+    const request = Buffer.alloc(requestBytes, 0x44);
+    const samples = new Float64Array(count);
+    for (let i = -warmup; i < count; i++) {
+      const t0 = performance.now();
+      await new Promise((resolve) => {
+        resolveNext = resolve;
+        ws.send(request);
+      });
+      if (i >= 0) samples[i] = (performance.now() - t0) * 1000;
+    }
+    ws.close();
+    samples.sort();
+    const q = (p) => samples[Math.min(count - 1, Math.floor(count * p))];
+    return { count, requestBytes, responseBytes, appendFile, p50Us: q(0.5), p90Us: q(0.9), p99Us: q(0.99), p999Us: q(0.999), maxUs: samples[count - 1] };
+  } finally {
+    sink.stdin.end();
+    await once(sink, 'exit').catch(() => undefined);
+    if (tmp) await rm(tmp, { recursive: true, force: true });
+  }
+}

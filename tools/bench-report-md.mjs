@@ -138,6 +138,11 @@ export async function writeReport(out, { meta, ceilings, durability, results, pr
   L.push('');
   L.push(`- Raw sequential file write (1 MiB writes, no fsync): **${fmtNum(ceilings.fileWrite.mbPerSec)} MB/s**; 4 KiB writes each followed by fdatasync: ${fmtNum(ceilings.fileWriteFsync4k.mbPerSec, 1)} MB/s (${fmtNum(ceilings.fileWriteFsync4k.bytes / 4096 / ceilings.fileWriteFsync4k.seconds)} fsyncs/s).`);
   L.push(`- Raw \`ws\` between two Node processes on loopback, 1 MiB messages: **${fmtNum(ceilings.ws.produceMbPerSec)} MB/s** client→server, **${fmtNum(ceilings.ws.consumeMbPerSec)} MB/s** server→client; 64 KiB messages: ${fmtNum(ceilings.ws64k.produceMbPerSec)} / ${fmtNum(ceilings.ws64k.consumeMbPerSec)} MB/s.`);
+  if (ceilings.wsRoundTrip) {
+    const f = ceilings.wsRoundTrip;
+    const m = get('mq', 'sync-produce-100B');
+    L.push(`- Raw \`ws\` round trip, one at a time (${f.requestBytes} B request written to a file by the server, ${f.responseBytes} B answer): p50 **${(f.p50Us).toFixed(0)} µs**, p90 ${(f.p90Us).toFixed(0)} µs, p99 **${(f.p99Us).toFixed(0)} µs**, p99.9 ${(f.p999Us).toFixed(0)} µs. This is the floor under one-at-a-time produce for any design with a Node client and a Node server over \`ws\`${m ? `; mq's sync-produce-100B adds ${fmtMs(m.latencyMs.p50 - f.p50Us / 1000)} at p50 and ${fmtMs(m.latencyMs.p99 - f.p99Us / 1000)} at p99 on top of it (its client and broker code)` : ''}.`);
+  }
   L.push('');
   L.push('| mq workload | MB/s | ÷ file write | ÷ ws (same direction) |');
   L.push('|---|---:|---:|---:|');

@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { $ } from 'zx';
-import { fileWriteCeiling, wsCeiling } from './bench-ceilings.mjs';
+import { fileWriteCeiling, wsCeiling, wsRoundTripFloor } from './bench-ceilings.mjs';
 import { fmtMs, fmtNum, topCosts } from './bench-report.mjs';
 import { startNats, startRabbit, startRedis } from './bench-servers.mjs';
 
@@ -299,9 +299,11 @@ async function main() {
     fileWriteFsync4k: await fileWriteCeiling({ totalBytes: QUICK ? 4e6 : 16e6, chunkBytes: 4096, fsyncEach: true }),
     ws: await wsCeiling({ totalBytes: QUICK ? 256e6 : 1024e6, messageBytes: 1 << 20 }),
     ws64k: await wsCeiling({ totalBytes: QUICK ? 128e6 : 512e6, messageBytes: 64 << 10 }),
+    // One at a time: about the sizes of an mq produce request of one 100 B record and its answer.
+    wsRoundTrip: await wsRoundTripFloor({ count: QUICK ? 3000 : 10000, requestBytes: 200, responseBytes: 40, appendFile: true }),
   };
   ceilings.harnessBefore = await harnessCeiling();
-  log(`file write ${fmtNum(ceilings.fileWrite.mbPerSec)} MB/s; ws up ${fmtNum(ceilings.ws.produceMbPerSec)} MB/s, down ${fmtNum(ceilings.ws.consumeMbPerSec)} MB/s; harness ${fmtNum(ceilings.harnessBefore)} records/s`);
+  log(`file write ${fmtNum(ceilings.fileWrite.mbPerSec)} MB/s; ws up ${fmtNum(ceilings.ws.produceMbPerSec)} MB/s, down ${fmtNum(ceilings.ws.consumeMbPerSec)} MB/s; ws round trip p50 ${ceilings.wsRoundTrip.p50Us.toFixed(0)} µs p99 ${ceilings.wsRoundTrip.p99Us.toFixed(0)} µs; harness ${fmtNum(ceilings.harnessBefore)} records/s`);
 
   // Every server is started first and the runs go case by case, each case
   // against every system back to back: on a shared machine whose load drifts,

@@ -31,10 +31,17 @@ describe('cluster: a leader cut off from the other brokers but not from its clie
     await admin.close();
     const leader = await leaderFor(c, topic, 0);
     // /health and /metrics describe the cluster's topics and this broker's replicas (not a local topic manager).
+    // A broker's replica of the new partition can show up in its metrics a moment after the ISR is full.
     for (const id of c.ids) {
       const http = c.broker(id).process.httpUrl;
       expect(((await (await fetch(`${http}/health`)).json()) as { topics: number }).topics).toBe(1);
-      const metrics = await (await fetch(`${http}/metrics`)).text();
+      const metrics = await waitFor(
+        async () => {
+          const text = await (await fetch(`${http}/metrics`)).text();
+          return text.includes(`mq_partition_leader{topic="${topic}",partition="0"}`) ? text : null;
+        },
+        { timeout: 10_000, message: `broker ${id}'s /metrics to show its replica of ${topic}-0` },
+      );
       expect(metrics).toContain('mq_topics 1');
       expect(metrics).toContain(`mq_partition_leader{topic="${topic}",partition="0"} ${id === leader ? 1 : 0}`);
       expect(metrics).toMatch(new RegExp(`mq_partition_high_watermark\\{topic="${topic}",partition="0"\\} \\d+`));

@@ -1,0 +1,79 @@
+/**
+ * Producer-state snapshot files of a log directory: `<offset>.snapshot`
+ * (20-digit offset, like segment names) holds the producer state after every
+ * batch below that offset. Written at segment roll and clean close, read
+ * at open and after a truncation; the latest one at or below the log end
+ * is where rebuilding the state from batch headers starts.
+ */
+import * as path from 'node:path';
+import type { LogFileSystem } from './file-system.js';
+import { ProducerState } from './producer-state.js';
+import { parseSegmentName, segmentName } from './segment.js';
+
+export const SNAPSHOT_SUFFIX = '.snapshot';
+
+export class ProducerSnapshots {
+  constructor(
+    private readonly dir: string,
+    private readonly fs: LogFileSystem,
+  ) {}
+
+  fileOf(offset: number): string {
+    return path.join(this.dir, segmentName(offset) + SNAPSHOT_SUFFIX);
+  }
+
+  /** Offsets of the snapshot files present, ascending. */
+  async list(): Promise<number[]> {
+    const out: number[] = [];
+    for (const f of await this.fs.readdir(this.dir)) {
+      const o = parseSegmentName(f, SNAPSHOT_SUFFIX);
+      if (o !== null) out.push(o);
+    }
+    return out.sort((a, b) => a - b);
+  }
+
+  async write(offset: number, state: ProducerState): Promise<void> {
+    await this.fs.writeFileAtomic(this.fileOf(offset), state.toSnapshot(offset));
+  }
+
+  /**
+   * Deletes the snapshots above `logEnd` (they describe records that are
+   * gone) and returns the latest readable one at or below it, deleting
+   * unreadable ones on the way; null when there is none.
+   */
+  async loadLatest(logEnd: number, onBad: (file: string, err: Error) => void): Promise<{ offset: number; state: ProducerState } | null> {
+    const offsets = await this.list();
+    for (const o of offsets) if (o > logEnd) await this.fs.unlink(this.fileOf(o));
+    const usable = offsets.filter((o) => o <= logEnd).reverse();
+    for (const o of usable) {
+      const file = this.fileOf(o);
+      try {
+        const data = await this.fs.readFile(file);
+        if (data === null) continue;
+        const snap = ProducerState.fromSnapshot(data);
+        if (snap.offset !== o) throw new Error(`snapshot file ${file} says offset ${snap.offset}`);
+        return snap;
+      } catch (err) {
+        onBad(file, err as Error);
+        await this.fs.unlink(file);
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Deletes the snapshots below `offset` (the log start), keeping the latest
+   * of them when none is at or above it: the state of producers whose
+   * batches were deleted still counts.
+   */
+  async deleteBelow(offset: number): Promise<void> {
+    const all = await this.list();
+    const below = all.filter((o) => o < offset);
+    if (below.length === all.length) below.pop();
+    for (const o of below) await this.fs.unlink(this.fileOf(o));
+  }
+
+  async deleteAll(): Promise<void> {
+    for (const o of await this.list()) await this.fs.unlink(this.fileOf(o));
+  }
+}

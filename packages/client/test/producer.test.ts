@@ -211,6 +211,11 @@ describe('producer', () => {
     expect(() => client.producer({ bufferMemory: 1000, batchBytes: 2000 })).toThrow(/bufferMemory/);
   });
 
+  it('refuses an idempotent producer without acks all, as Kafka does', () => {
+    expect(() => client.producer({ idempotent: true, acks: 1 })).toThrow(expect.objectContaining({ code: 'INVALID_CONFIG', message: expect.stringContaining("needs acks 'all'") }));
+    expect(() => client.producer({ idempotent: 'yes' as unknown as boolean })).toThrow(/idempotent must be true or false/);
+  });
+
   it('write() is fire and forget: no promise, records land in order, flush resolves', async () => {
     const p = client.producer({ lingerMs: 1 });
     await client.admin().describeTopic('one'); // metadata cached: writes are taken at once

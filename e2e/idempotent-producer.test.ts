@@ -97,7 +97,7 @@ describe('client: responses lost while the broker is frozen past the request tim
   it.each([
     [false, 'duplicates'],
     [true, 'exactly once'],
-  ] as const)('idempotent=%s: %s', async (idempotent) => {
+  ] as const)('idempotent=%s: %s', async (idempotent, _expect) => {
     const broker = await startBroker();
     const url = `ws://127.0.0.1:${broker.port}`;
     const client = new MqClient({ bootstrap: broker.bootstrap, requestTimeoutMs: 800, retry: { initialDelayMs: 100, maxDelayMs: 300, retries: 100 } });

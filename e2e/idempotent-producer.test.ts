@@ -3,6 +3,9 @@
  * - the partition's producer state survives a SIGKILL of the broker: after
  *   recovery, a retry of an acknowledged batch is still answered as a
  *   duplicate with its original offset, and a gap is still refused;
+ * - a producer id the partition forgot (producer.id.expiration.ms) makes the
+ *   next send fail with UNKNOWN_PRODUCER_ID, not a silent reorder, and later
+ *   sends go on under a new producer id;
  * - responses lost while the broker is frozen (SIGSTOP past the request
  *   timeout) make the producer retry batches the broker then writes anyway:
  *   a plain producer ends up with duplicates in the log, an idempotent one
@@ -125,6 +128,32 @@ describe('client: responses lost while the broker is frozen past the request tim
         // The frozen requests were written once resumed, and their retries again.
         expect(values.length).toBeGreaterThan(21);
       }
+    } finally {
+      await client.close();
+      await broker.kill();
+    }
+  });
+});
+
+describe('client: a sequence refusal', () => {
+  it('fails the sends with a typed error and later sends use a new producer id', async () => {
+    // Forget producers idle for more than 1 s (checked every second).
+    const broker = await startBroker({ args: ['--config-set', 'producer.id.expiration.ms=1000'] });
+    const client = new MqClient({ bootstrap: broker.bootstrap, retry: { initialDelayMs: 50, maxDelayMs: 200, retries: 20 } });
+    try {
+      const topic = uniqueName('idem-expired');
+      await client.admin().createTopic(topic, { numPartitions: 1 });
+      const producer = client.producer({ acks: 'all', idempotent: true });
+      // Expiry counts from the batch timestamp: an old one expires at the next check.
+      await producer.send(topic, { value: 'a', timestamp: Date.now() - 60_000 });
+      await new Promise((r) => setTimeout(r, 2500));
+      const refused = producer.send(topic, { value: 'b' });
+      await expect(refused).rejects.toMatchObject({ code: 'UNKNOWN_PRODUCER_ID' });
+      await expect(refused).rejects.toThrow(/did not write these 1 records .* later sends use a new producer id/);
+      const c = await producer.send(topic, { value: 'c' });
+      expect(c.offset).toBe(1);
+      await producer.close();
+      expect(await readAll(`ws://127.0.0.1:${broker.port}`, topic, 0)).toEqual(['a', 'c']);
     } finally {
       await client.close();
       await broker.kill();

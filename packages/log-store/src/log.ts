@@ -97,8 +97,6 @@ class PartitionLog implements Log {
   /** Idempotent producers' epochs and last batches, as of the log end. */
   private producers = new ProducerState();
   private readonly snapshots: ProducerSnapshots;
-  /** Whether snapshot files exist (so rolls keep writing them even once every producer expired). */
-  private snapshotsOnDisk = false;
   recovery!: RecoveryReport;
 
   constructor(
@@ -379,17 +377,17 @@ class PartitionLog implements Log {
   /**
    * Rebuilds the producer state as of the log end: from the latest snapshot
    * at or below it (later ones are dropped), then batch headers from the
-   * snapshot's offset on. Without any snapshot (a log that never had an
-   * idempotent producer, or written before snapshots existed) the scan
-   * covers the last two segments, as Kafka does; a log with snapshots gets
-   * one at every roll, so the scan is at most about a segment.
+   * snapshot's offset on. Every roll and clean close writes one (empty when
+   * no producer id was ever seen), so after a clean close nothing is read,
+   * and after a crash at most the active segment's headers. Without any
+   * snapshot (a log written before they existed) the scan covers the last
+   * two segments, as Kafka does.
    */
   private async loadProducerState(): Promise<void> {
     const snap = await this.snapshots.loadLatest(this.leo, (file, err) => {
       this.logger.warn({ dir: this.dir, file, err: err.message }, 'ignoring unreadable producer snapshot');
     });
     this.producers = snap?.state ?? new ProducerState();
-    this.snapshotsOnDisk = snap !== null || (await this.snapshots.list()).length > 0;
     let from: number;
     if (snap) from = snap.offset;
     else from = this.segments[Math.max(0, this.segments.length - 2)]!.baseOffset;
@@ -407,12 +405,10 @@ class PartitionLog implements Log {
     this.producers.expire(this.clock(), this.opts.producerIdExpirationMs);
   }
 
-  /** Writes the producer state as of the log end at a roll or close, unless no idempotent producer ever wrote here. */
+  /** Writes the producer state as of `offset` (the log end) at a roll or close: where a later open starts replaying headers. */
   private async snapshotProducers(offset: number): Promise<void> {
-    if (this.producers.size === 0 && !this.snapshotsOnDisk) return;
     this.producers.expire(this.clock(), this.opts.producerIdExpirationMs);
     await this.snapshots.write(offset, this.producers);
-    this.snapshotsOnDisk = true;
   }
 
   producer(producerId: number): ProducerInfo | undefined {
@@ -1048,7 +1044,6 @@ class PartitionLog implements Log {
   private async writeRestartCheckpoints(offset: number): Promise<void> {
     // Nothing of the old log remains, so neither does its producer state (Kafka clears it too).
     await this.snapshots.deleteAll();
-    this.snapshotsOnDisk = false;
     await this.checkpointMutex.run(() => this.writeRecoveryPoint({ offset, segmentBase: offset, position: 0 }));
     await this.logStartFile.write([[offset]]);
     this.epochs.clear();
@@ -1111,7 +1106,7 @@ class PartitionLog implements Log {
     this.startOffset = offset;
     await this.logStartFile.write([[offset]]);
     if (this.epochs.truncateFromStart(offset)) await this.epochs.persist();
-    if (this.snapshotsOnDisk) await this.snapshots.deleteBelow(offset);
+    await this.snapshots.deleteBelow(offset);
   }
 
   /** Deletes segments holding only offsets below `offset`, rolling the active one first if needed. Returns bytes deleted. */

@@ -156,6 +156,31 @@ describe('the state survives', () => {
     expect(back.producer(1)).toMatchObject({ nextSequence: 4, batches: 2 });
   });
 
+  test('a checkpoint writes a snapshot every producerSnapshotIntervalBytes, keeping only the latest such one', async () => {
+    const log = await openTracked(dir, { producerSnapshotIntervalBytes: 4096 });
+    let seq = 0;
+    const appendKiB = async (kib: number) => {
+      for (let i = 0; i < kib; i++) {
+        await log.append(encodeBatchSync([{ value: 'y'.repeat(1000) }], { producerId: 1, producerEpoch: 0, baseSequence: seq++ }));
+      }
+    };
+    await appendKiB(2);
+    await log.flush();
+    expect(snapshots(dir)).toEqual([]); // under the interval
+    await appendKiB(3);
+    await log.flush();
+    expect(snapshots(dir)).toEqual(['00000000000000000005.snapshot']);
+    await appendKiB(5);
+    await log.flush();
+    expect(snapshots(dir)).toEqual(['00000000000000000010.snapshot']);
+    await appendKiB(1);
+    await log.flush();
+    // A crash: the state comes from the periodic snapshot plus one batch header.
+    const back = await openTracked(crashCopy());
+    expect(back.producer(1)).toEqual(log.producer(1));
+    expect(back.producer(1)).toMatchObject({ nextSequence: 11 });
+  });
+
   test('a damaged snapshot is skipped for an earlier one', async () => {
     const log = await openTracked(dir, { segmentBytes: 1024 });
     let seq = 0;

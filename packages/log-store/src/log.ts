@@ -97,6 +97,9 @@ class PartitionLog implements Log {
   /** Idempotent producers' epochs and last batches, as of the log end. */
   private producers = new ProducerState();
   private readonly snapshots: ProducerSnapshots;
+  /** Bytes appended since the last producer snapshot, and where the last periodic (checkpoint-time) one is. */
+  private bytesSinceSnapshot = 0;
+  private periodicSnapshot: number | null = null;
   recovery!: RecoveryReport;
 
   constructor(
@@ -408,7 +411,28 @@ class PartitionLog implements Log {
   /** Writes the producer state as of `offset` (the log end) at a roll or close: where a later open starts replaying headers. */
   private async snapshotProducers(offset: number): Promise<void> {
     this.producers.expire(this.clock(), this.opts.producerIdExpirationMs);
+    this.bytesSinceSnapshot = 0;
     await this.snapshots.write(offset, this.producers);
+  }
+
+  /**
+   * At a checkpoint, once producerSnapshotIntervalBytes were appended since
+   * the last snapshot: one at the log end, replacing the previous periodic
+   * one (roll snapshots stay). It may lie past what is durable; a power
+   * failure that loses that tail makes the next open drop it and use an
+   * earlier one.
+   */
+  private async maybeSnapshotPeriodically(): Promise<void> {
+    const every = this.opts.producerSnapshotIntervalBytes;
+    if (every <= 0 || this.bytesSinceSnapshot < every || this.closed) return;
+    // The log end and the state move together, synchronously, in an append: taken here they match.
+    const offset = this.leo;
+    const data = this.producers.toSnapshot(offset);
+    this.bytesSinceSnapshot = 0;
+    await this.snapshots.writeData(offset, data);
+    const previous = this.periodicSnapshot;
+    this.periodicSnapshot = offset;
+    if (previous !== null && previous !== offset && !this.segments.some((s) => s.baseOffset === previous)) await this.snapshots.delete(previous);
   }
 
   producer(producerId: number): ProducerInfo | undefined {
@@ -566,6 +590,7 @@ class PartitionLog implements Log {
     }
     this.commit.markDirty(file);
     this.leo = lastOffset + 1;
+    this.bytesSinceSnapshot += buf.length;
     if (producers !== 'none') this.recordProducers(parsed, appended);
     if (this.opts.flush.policy === 'interval') this.countUnflushed(buf.length);
     return { baseOffset, lastOffset, logAppendTime, batches: parsed.length, bytes: buf.length };
@@ -704,6 +729,7 @@ class PartitionLog implements Log {
     }
     this.commit.markDirty(seg.file);
     this.leo = lastOffset + 1;
+    this.bytesSinceSnapshot += buf.length;
     if (producers !== 'none') this.recordProducers(parsed, appended);
 
     // Epochs: the leader's, or those the follower's batches carry.
@@ -1293,6 +1319,12 @@ class PartitionLog implements Log {
         throw this.fail('recovery point checkpoint', err);
       }
     });
+    try {
+      await this.maybeSnapshotPeriodically();
+    } catch (err) {
+      // Only replay work is lost: the next checkpoint tries again.
+      this.logger.warn({ dir: this.dir, err: (err as Error).message }, 'producer snapshot failed');
+    }
   }
 
   private async writeRecoveryPoint(point: LogPosition): Promise<void> {

@@ -13,6 +13,9 @@ import { parseSegmentName, segmentName } from './segment.js';
 export const SNAPSHOT_SUFFIX = '.snapshot';
 
 export class ProducerSnapshots {
+  /** Makes temp file names unique: a roll and a periodic snapshot may write the same offset at once. */
+  private writes = 0;
+
   constructor(
     private readonly dir: string,
     private readonly fs: LogFileSystem,
@@ -40,9 +43,13 @@ export class ProducerSnapshots {
    * close of every partition.
    */
   async write(offset: number, state: ProducerState): Promise<void> {
+    await this.writeData(offset, state.toSnapshot(offset));
+  }
+
+  /** Writes the bytes of `state.toSnapshot(offset)`, taken by the caller when the state was at `offset`. */
+  async writeData(offset: number, data: Buffer): Promise<void> {
     const file = this.fileOf(offset);
-    const tmp = `${file}.tmp`;
-    const data = state.toSnapshot(offset);
+    const tmp = `${file}.${++this.writes}.tmp`;
     const f = await this.fs.open(tmp, true);
     try {
       let done = 0;
@@ -88,6 +95,10 @@ export class ProducerSnapshots {
     const below = all.filter((o) => o < offset);
     if (below.length === all.length) below.pop();
     for (const o of below) await this.fs.unlink(this.fileOf(o));
+  }
+
+  async delete(offset: number): Promise<void> {
+    await this.fs.unlink(this.fileOf(offset));
   }
 
   async deleteAll(): Promise<void> {

@@ -8,6 +8,7 @@ import { MqError } from '@mq/protocol/errors';
 import { BrokerConfig } from './config/broker-config.js';
 import type { BrokerContext } from './context.js';
 import { apiVersionsFor, DEFAULT_HANDLERS } from './handlers/index.js';
+import { ProducerIdManager, controllerBlockSource, fileBlockSource } from './producers/producer-ids.js';
 import type { HandlerMap } from './handlers/types.js';
 import { HttpServer } from './http/http-server.js';
 import { Router } from './http/router.js';
@@ -147,6 +148,9 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
       clock,
       metrics: new BrokerMetrics(),
       readBuffers: new ReadBufferPool(),
+      producerIds: new ProducerIdManager(
+        cluster ? controllerBlockSource((c) => cluster.controller.submit(c), meta.brokerId) : await fileBlockSource(opts.dataDir),
+      ),
     };
     // The topic and record routes serve the cluster's topics in cluster mode, the local ones otherwise.
     const topicBackend = cluster ? clusterHttpBackend(cluster, handlers, ctx) : singleBrokerBackend(topics);

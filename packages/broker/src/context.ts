@@ -9,6 +9,7 @@ import type { ReadBufferPool } from '@mq/log-store';
 import type { ApiVersionRange } from '@mq/protocol/wire';
 import type { BrokerConfig } from './config/broker-config.js';
 import type { BrokerMetrics } from './metrics.js';
+import type { ProducerIdManager } from './producers/producer-ids.js';
 import type { TopicManager } from './topics/topic-manager.js';
 
 export interface BrokerContext {
@@ -34,6 +35,8 @@ export interface BrokerContext {
    * them and released once the socket has written them (server/connection.ts).
    */
   readonly readBuffers: ReadBufferPool;
+  /** Producer ids for InitProducerId (from the data directory, or the controller in a cluster). */
+  readonly producerIds: ProducerIdManager;
 }
 
 export interface ConnectionInfo {

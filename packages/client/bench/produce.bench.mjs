@@ -64,7 +64,10 @@ async function run(name, fn) {
   results.push({ name, rate: median(rates) });
 }
 
-const producer = client.producer({ acks: 1, lingerMs: 5, batchBytes: 256 * 1024, bufferMemory: 64 << 20, maxRequestBytes: 4 << 20 });
+// IDEMPOTENT=1 measures the idempotent producer (it needs acks=all; ACKS=all alone gives its baseline).
+const IDEMPOTENT = process.env.IDEMPOTENT === '1';
+const ACKS = IDEMPOTENT || process.env.ACKS === 'all' ? 'all' : 1;
+const producer = client.producer({ acks: ACKS, idempotent: IDEMPOTENT, lingerMs: 5, batchBytes: 256 * 1024, bufferMemory: 64 << 20, maxRequestBytes: 4 << 20 });
 
 const ONLY = process.env.ONLY; // 'produce' or 'consume' to run one half
 if (ONLY !== 'consume') await run('send() per record, awaited in windows of 10k', async (topic) => {
@@ -117,6 +120,6 @@ if (ONLY !== 'produce') {
 
 await client.close();
 await broker.stop();
-console.log(`records: ${N} x (${VALUE_BYTES} B value, ~5 B key), ${PARTITIONS} partition(s) for produce, 1 for consume, acks=1, median of ${ROUNDS} rounds, node ${process.version}`);
+console.log(`records: ${N} x (${VALUE_BYTES} B value, ~5 B key), ${PARTITIONS} partition(s) for produce, 1 for consume, acks=${ACKS}${IDEMPOTENT ? ', idempotent' : ''}, median of ${ROUNDS} rounds, node ${process.version}`);
 const w = Math.max(...results.map((r) => r.name.length));
 for (const r of results) console.log(`${r.name.padEnd(w)}  ${(r.rate / 1e6).toFixed(2)} M records/s  ${((r.rate * (VALUE_BYTES + 5)) / 1e6).toFixed(0)} MB/s payload`);

@@ -23,6 +23,8 @@ export interface FakeBroker {
   readonly topics: Map<string, Partition[]>;
   /** Requests seen, by API. */
   readonly seen: Record<string, number>;
+  /** Batches per partition in each produce request, in arrival order. */
+  readonly batchesPerPartitionRequest: number[];
   /** Fail the next `times` requests of an API, per partition, with `code`. */
   failNext(api: 'produce' | 'fetch' | 'metadata' | 'listOffsets', code: ErrorCode, times?: number): void;
   /** Hold produce requests until release() (to fill the client's buffer). */
@@ -42,6 +44,7 @@ export async function startFakeBroker(options: { topics?: Record<string, number>
   const port = (wss.address() as AddressInfo).port;
   const topics = new Map<string, Partition[]>();
   const seen: Record<string, number> = {};
+  const batchesPerPartitionRequest: number[] = [];
   const failures = new Map<string, { code: ErrorCode; times: number }>();
   let held: Array<() => void> | undefined;
   const sockets = new Set<WebSocket>();
@@ -88,6 +91,7 @@ export async function startFakeBroker(options: { topics?: Record<string, number>
           const log = topics.get(t.name ?? '')?.[partition];
           if (!log) return { partition, errorCode: num('UNKNOWN_TOPIC_OR_PARTITION') };
           const buf = Buffer.from(p.records ?? new Uint8Array());
+          batchesPerPartitionRequest.push([...iterateBatches(buf)].length);
           try {
             const base = log.next;
             let pos = 0;
@@ -181,6 +185,8 @@ export async function startFakeBroker(options: { topics?: Record<string, number>
           if (f) return ws.send(encodeResponse({ correlationId: frame.correlationId, errorCode: num(f), errorMessage: 'fake' }));
           return reply(metadata(frame.metadata!));
         }
+        case 'initProducerId':
+          return reply({ producerId: 42, producerEpoch: 0 });
         case 'createTopics':
           return reply({
             results: frame.createTopics!.topics.map((t) => {
@@ -236,6 +242,7 @@ export async function startFakeBroker(options: { topics?: Record<string, number>
     port,
     topics,
     seen,
+    batchesPerPartitionRequest,
     failNext(api, code, times = 1) {
       failures.set(api, { code, times });
     },

@@ -1,4 +1,4 @@
-import { decodeBatchSync } from '@mq/protocol/batch';
+import { decodeBatchSync, readBatchHeader } from '@mq/protocol/batch';
 import { MqClient } from '../src/index.js';
 import { murmur2Partition } from '../src/partitioner.js';
 import { startFakeBroker, type FakeBroker } from './fake-broker.js';
@@ -209,6 +209,34 @@ describe('producer', () => {
     expect(() => client.producer({ acks: 2 as 1 })).toThrow('acks must be 0, 1 or all, got 2');
     expect(() => client.producer({ compression: 'brotli' as 'gzip' })).toThrow(/compression must be one of/);
     expect(() => client.producer({ bufferMemory: 1000, batchBytes: 2000 })).toThrow(/bufferMemory/);
+  });
+
+  it('idempotent: one InitProducerId, contiguous sequences per partition, at most 5 batches of a partition per request, the same sequence on a retry', async () => {
+    const p = client.producer({ idempotent: true, batchBytes: 256, maxRequestBytes: 1 << 20 });
+    broker.holdProduce();
+    const sends = Array.from({ length: 200 }, (_, i) => p.send('three', { value: `v${i}-${'x'.repeat(40)}`, partition: i % 2 }));
+    await new Promise((r) => setTimeout(r, 50));
+    broker.failNext('produce', 'NOT_LEADER', 1); // the first request after the release is refused and retried
+    broker.release();
+    await Promise.all(sends);
+    expect(broker.seen.initProducerId).toBe(1);
+    expect(Math.max(...broker.batchesPerPartitionRequest)).toBeLessThanOrEqual(5);
+    expect(broker.batchesPerPartitionRequest.filter((n) => n === 5).length).toBeGreaterThan(0);
+    for (const partition of [0, 1]) {
+      let next = 0;
+      for (const b of broker.records('three', partition)) {
+        const h = readBatchHeader(b);
+        expect({ producerId: h.producerId, producerEpoch: h.producerEpoch, baseSequence: h.baseSequence }).toEqual({ producerId: 42, producerEpoch: 0, baseSequence: next });
+        next += h.recordCount;
+      }
+      expect(next).toBe(100);
+      expect(stored('three', partition).map((r) => r.value!.toString().split('-')[0])).toEqual(Array.from({ length: 100 }, (_, i) => `v${2 * i + partition}`));
+    }
+  });
+
+  it('refuses an idempotent producer without acks all, as Kafka does', () => {
+    expect(() => client.producer({ idempotent: true, acks: 1 })).toThrow(expect.objectContaining({ code: 'INVALID_CONFIG', message: expect.stringContaining("needs acks 'all'") }));
+    expect(() => client.producer({ idempotent: 'yes' as unknown as boolean })).toThrow(/idempotent must be true or false/);
   });
 
   it('write() is fire and forget: no promise, records land in order, flush resolves', async () => {

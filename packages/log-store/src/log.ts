@@ -27,6 +27,8 @@ import { PersistentLeaderEpochCache, type LeaderEpochCache } from './leader-epoc
 import { Mutex, RwLock } from './locks.js';
 import { OffsetIndex } from './offset-index.js';
 import { parseLogOptions, type LogOptions, type ParsedLogOptions } from './options.js';
+import { ProducerSnapshots } from './producer-snapshots.js';
+import { ProducerState, nextSequence, type ProducerEntry, type SequenceVerdict } from './producer-state.js';
 import { scanSegment } from './scan.js';
 import { INDEX_SUFFIX, LOG_SUFFIX, MAX_RELATIVE_OFFSET, Segment, TIME_INDEX_SUFFIX, parseSegmentName, type AppendedBatch } from './segment.js';
 import { TimeIndex } from './time-index.js';
@@ -36,6 +38,7 @@ import type {
   Log,
   LogComponents,
   LogStoreLogger,
+  ProducerInfo,
   ReadOptions,
   ReadResult,
   RecoveryReport,
@@ -59,6 +62,8 @@ const MAX_LOCATE_CHUNK = 8 * 1024 * 1024;
 const READ_SLACK_BYTES = 32 * 1024;
 /** Read-end positions remembered for sequential consumers (bounded). */
 const MAX_READ_HINTS = 256;
+/** How often expired producer ids are dropped (Kafka's producer.id.expiration.check.interval.ms). */
+const PRODUCER_EXPIRATION_CHECK_MS = 10 * 60 * 1000;
 
 export type { AppendOptions, AppendResult, Log, LogComponents, LogStoreLogger, ReadOptions, ReadResult, RecoveryReport, RecoveryTruncation } from './types.js';
 
@@ -89,6 +94,12 @@ class PartitionLog implements Log {
   private readonly indexCache: IndexCache;
   private readonly readHints = new Map<number, { segment: Segment; position: number }>();
   private readonly loadingIndexes = new Map<Segment, Promise<{ index: OffsetIndex; timeIndex: TimeIndex }>>();
+  /** Idempotent producers' epochs and last batches, as of the log end. */
+  private producers = new ProducerState();
+  private readonly snapshots: ProducerSnapshots;
+  /** Bytes appended since the last producer snapshot, and where the last periodic (checkpoint-time) one is. */
+  private bytesSinceSnapshot = 0;
+  private periodicSnapshot: number | null = null;
   recovery!: RecoveryReport;
 
   constructor(
@@ -104,6 +115,7 @@ class PartitionLog implements Log {
     this.epochs = new PersistentLeaderEpochCache(dir, fs, () => this.leo);
     this.recoveryPointFile = new CheckpointFile(dir, RECOVERY_POINT_CHECKPOINT, fs);
     this.logStartFile = new CheckpointFile(dir, LOG_START_OFFSET_CHECKPOINT, fs);
+    this.snapshots = new ProducerSnapshots(dir, fs);
   }
 
   get logStartOffset(): number {
@@ -341,6 +353,7 @@ class PartitionLog implements Log {
       await this.fs.unlink(path.join(this.dir, CLEAN_SHUTDOWN_FILE));
       await this.fs.syncDir(this.dir);
     }
+    await this.loadProducerState();
     report.durationMs = performance.now() - started;
     this.recovery = report;
     this.startTimers();
@@ -362,6 +375,81 @@ class PartitionLog implements Log {
     return idx === null || tidx === null ? 'index file missing' : 'index file damaged';
   }
 
+  // ======================================================= producer state
+
+  /**
+   * Rebuilds the producer state as of the log end: from the latest snapshot
+   * at or below it (later ones are dropped), then batch headers from the
+   * snapshot's offset on. Every roll and clean close writes one (empty when
+   * no producer id was ever seen), so after a clean close nothing is read,
+   * and after a crash at most the active segment's headers. Without any
+   * snapshot (a log written before they existed) the scan covers the last
+   * two segments, as Kafka does.
+   */
+  private async loadProducerState(): Promise<void> {
+    const snap = await this.snapshots.loadLatest(this.leo, (file, err) => {
+      this.logger.warn({ dir: this.dir, file, err: err.message }, 'ignoring unreadable producer snapshot');
+    });
+    this.producers = snap?.state ?? new ProducerState();
+    let from: number;
+    if (snap) from = snap.offset;
+    else from = this.segments[Math.max(0, this.segments.length - 2)]!.baseOffset;
+    from = Math.max(from, this.startOffset);
+    if (from < this.leo) {
+      for (let i = this.floorSegment(from); i < this.segments.length; i++) {
+        const seg = this.segments[i]!;
+        const position = seg.index && from > seg.baseOffset ? seg.index.lookup(from - seg.baseOffset) : 0;
+        await scanSegment(seg.file, position, seg.size, { verify: false, minBaseOffset: 0, maxBatchBytes: Number.MAX_SAFE_INTEGER }, (_p, h) => {
+          const last = h.baseOffset + h.lastOffsetDelta;
+          if (h.producerId >= 0 && last >= from && last < this.leo) this.producers.update(h, h.baseOffset, last);
+        });
+      }
+    }
+    this.producers.expire(this.clock(), this.opts.producerIdExpirationMs);
+  }
+
+  /** Writes the producer state as of `offset` (the log end) at a roll or close: where a later open starts replaying headers. */
+  private async snapshotProducers(offset: number): Promise<void> {
+    this.producers.expire(this.clock(), this.opts.producerIdExpirationMs);
+    this.bytesSinceSnapshot = 0;
+    await this.snapshots.write(offset, this.producers);
+  }
+
+  /**
+   * At a checkpoint, once producerSnapshotIntervalBytes were appended since
+   * the last snapshot: one at the log end, replacing the previous periodic
+   * one (roll snapshots stay). It may lie past what is durable; a power
+   * failure that loses that tail makes the next open drop it and use an
+   * earlier one.
+   */
+  private async maybeSnapshotPeriodically(): Promise<void> {
+    const every = this.opts.producerSnapshotIntervalBytes;
+    if (every <= 0 || this.bytesSinceSnapshot < every || this.closed) return;
+    // The log end and the state move together, synchronously, in an append: taken here they match.
+    const offset = this.leo;
+    const data = this.producers.toSnapshot(offset);
+    this.bytesSinceSnapshot = 0;
+    await this.snapshots.writeData(offset, data);
+    const previous = this.periodicSnapshot;
+    this.periodicSnapshot = offset;
+    if (previous !== null && previous !== offset && !this.segments.some((s) => s.baseOffset === previous)) await this.snapshots.delete(previous);
+  }
+
+  producer(producerId: number): ProducerInfo | undefined {
+    const e: ProducerEntry | undefined = this.producers.get(producerId);
+    if (!e) return undefined;
+    const last = e.batches[e.batches.length - 1]!;
+    return { producerId, epoch: e.epoch, lastSequence: last.lastSeq, nextSequence: nextSequence(last.lastSeq), lastOffset: last.lastOffset, lastTimestamp: e.lastTimestamp, batches: e.batches.length };
+  }
+
+  get producerCount(): number {
+    return this.producers.size;
+  }
+
+  expireProducers(now: number = this.clock()): number {
+    return this.producers.expire(now, this.opts.producerIdExpirationMs);
+  }
+
   /** Re-learns leader epochs from batch headers in [from, end) of a segment (recovery). */
   private async assignEpochsFrom(seg: Segment, from: number, end: number): Promise<void> {
     if (from >= end) return;
@@ -371,6 +459,11 @@ class PartitionLog implements Log {
   }
 
   private startTimers(): void {
+    const expiry = setInterval(() => {
+      if (!this.closed) this.producers.expire(this.clock(), this.opts.producerIdExpirationMs);
+    }, Math.min(PRODUCER_EXPIRATION_CHECK_MS, this.opts.producerIdExpirationMs));
+    expiry.unref();
+    this.timers.push(expiry);
     const flush = this.opts.flush;
     if (flush.policy === 'interval') {
       const t = setInterval(() => this.runInBackground('interval flush', () => this.flush()), flush.intervalMs);
@@ -411,11 +504,19 @@ class PartitionLog implements Log {
     const assignOffsets = options.assignOffsets ?? true;
     if (options.leaderEpoch !== undefined) checkInt('leaderEpoch', options.leaderEpoch);
     const parsed = parseAppend(batches, options.validate ?? true, this.opts.maxBatchBytes);
-    const now = this.appendNow(batches, parsed, assignOffsets, options.leaderEpoch);
+    // Idempotent producers: the one header field every append reads; the rest only when a batch has an id.
+    let producers: 'none' | 'check' | 'record' = 'none';
+    for (let i = 0; i < parsed.length; i++) {
+      if (parsed[i]!.header.producerId >= 0) {
+        producers = options.checkProducers ?? assignOffsets ? 'check' : 'record';
+        break;
+      }
+    }
+    const now = this.appendNow(batches, parsed, assignOffsets, options.leaderEpoch, producers);
     if (now !== undefined) return now;
     return this.rw.read(async () => {
       this.ensureUsable();
-      const result = await this.appendMutex.run(() => this.appendLocked(batches, parsed, assignOffsets, options.leaderEpoch));
+      const result = await this.appendMutex.run(() => this.appendLocked(batches, parsed, assignOffsets, options.leaderEpoch, producers));
       const flush = this.opts.flush;
       if (flush.policy === 'always') {
         try {
@@ -441,7 +542,13 @@ class PartitionLog implements Log {
    * promises) per produce request. Returns undefined, having changed
    * nothing, when it does not apply.
    */
-  private appendNow(buf: Buffer, parsed: ParsedBatch[], assignOffsets: boolean, leaderEpoch: number | undefined): AppendResult | undefined {
+  private appendNow(
+    buf: Buffer,
+    parsed: ParsedBatch[],
+    assignOffsets: boolean,
+    leaderEpoch: number | undefined,
+    producers: 'none' | 'check' | 'record',
+  ): AppendResult | undefined {
     const seg = this.active;
     const file = seg.file;
     if (
@@ -458,6 +565,12 @@ class PartitionLog implements Log {
       if (this.epochs.wouldAssign(leaderEpoch)) return undefined;
     } else {
       for (const b of parsed) if (this.epochs.wouldAssign(b.header.partitionLeaderEpoch)) return undefined;
+    }
+    if (producers === 'check') {
+      const verdicts = this.producers.checkAll(parsed.map((b) => b.header));
+      const dup = this.duplicateResult(verdicts);
+      if (dup) return dup;
+      if (verdicts.some((v) => v !== null)) return undefined; // some repeated, some new: appendLocked takes the new ones
     }
     const now = this.clock();
     const { baseOffset, span } = this.placeAppend(parsed, assignOffsets);
@@ -477,8 +590,28 @@ class PartitionLog implements Log {
     }
     this.commit.markDirty(file);
     this.leo = lastOffset + 1;
+    this.bytesSinceSnapshot += buf.length;
+    if (producers !== 'none') this.recordProducers(parsed, appended);
     if (this.opts.flush.policy === 'interval') this.countUnflushed(buf.length);
     return { baseOffset, lastOffset, logAppendTime, batches: parsed.length, bytes: buf.length };
+  }
+
+  /** When every batch repeats a cached one: the answer with the original offsets (nothing is written). */
+  private duplicateResult(verdicts: SequenceVerdict[]): AppendResult | undefined {
+    let lastOffset = -1;
+    for (const v of verdicts) {
+      if (v === null) return undefined;
+      lastOffset = Math.max(lastOffset, v.lastOffset);
+    }
+    return { baseOffset: verdicts[0]!.firstOffset, lastOffset, logAppendTime: -1, batches: 0, bytes: 0, duplicate: true };
+  }
+
+  /** Updates the producer state with the batches just written (leader and follower appends alike). */
+  private recordProducers(parsed: ParsedBatch[], appended: AppendedBatch[]): void {
+    for (let i = 0; i < parsed.length; i++) {
+      const h = parsed[i]!.header;
+      if (h.producerId >= 0) this.producers.update(h, appended[i]!.baseOffset, appended[i]!.lastOffset, appended[i]!.maxTimestamp);
+    }
   }
 
   /** flush.interval.bytes: a background flush once that many bytes were appended since the last. */
@@ -551,8 +684,31 @@ class PartitionLog implements Log {
     return { appended, lastOffset: appended[appended.length - 1]!.lastOffset, logAppendTime };
   }
 
-  private async appendLocked(buf: Buffer, parsed: ParsedBatch[], assignOffsets: boolean, leaderEpoch: number | undefined): Promise<AppendResult> {
+  private async appendLocked(
+    buf: Buffer,
+    parsed: ParsedBatch[],
+    assignOffsets: boolean,
+    leaderEpoch: number | undefined,
+    producers: 'none' | 'check' | 'record',
+  ): Promise<AppendResult> {
     this.ensureUsable();
+    // Checked under the append mutex, so no other append to this log runs between the check and the write.
+    let firstDuplicate: SequenceVerdict = null;
+    let duplicateLast = -1;
+    if (producers === 'check') {
+      const verdicts = this.producers.checkAll(parsed.map((b) => b.header));
+      const dup = this.duplicateResult(verdicts);
+      if (dup) return dup;
+      if (verdicts.some((v) => v !== null)) {
+        // Some batches repeat cached ones (a retried request that gained batches): write only the new ones.
+        firstDuplicate = verdicts[0] ?? null;
+        const keep = parsed.filter((_, i) => verdicts[i] === null);
+        for (const v of verdicts) if (v) duplicateLast = Math.max(duplicateLast, v.lastOffset);
+        buf = Buffer.concat(keep.map((b) => buf.subarray(b.position, b.position + b.size)));
+        let pos = 0;
+        parsed = keep.map((b) => ({ ...b, position: (pos += b.size) - b.size }));
+      }
+    }
     const now = this.clock();
     const { baseOffset, span } = this.placeAppend(parsed, assignOffsets);
     await this.maybeRoll(buf.length, baseOffset, baseOffset + span - 1, now);
@@ -573,6 +729,8 @@ class PartitionLog implements Log {
     }
     this.commit.markDirty(seg.file);
     this.leo = lastOffset + 1;
+    this.bytesSinceSnapshot += buf.length;
+    if (producers !== 'none') this.recordProducers(parsed, appended);
 
     // Epochs: the leader's, or those the follower's batches carry.
     let epochChanged = false;
@@ -589,6 +747,9 @@ class PartitionLog implements Log {
       } catch (err) {
         throw this.fail('leader epoch checkpoint', err);
       }
+    }
+    if (duplicateLast >= 0) {
+      return { baseOffset: firstDuplicate?.firstOffset ?? baseOffset, lastOffset: Math.max(lastOffset, duplicateLast), logAppendTime, batches: parsed.length, bytes: buf.length };
     }
     return { baseOffset, lastOffset, logAppendTime, batches: parsed.length, bytes: buf.length };
   }
@@ -621,6 +782,8 @@ class PartitionLog implements Log {
     const old = this.active;
     let seg: Segment;
     try {
+      // The state of every batch below `base`: where a later recovery starts rebuilding from.
+      await this.snapshotProducers(base);
       seg = await Segment.create(this.dir, base, this.fs, now);
       await this.fs.syncDir(this.dir);
       await this.checkpointMutex.run(async () => {
@@ -845,6 +1008,8 @@ class PartitionLog implements Log {
         this.active = seg;
         this.leo = seg.size === 0 ? seg.baseOffset : seg.nextOffset;
         if (this.epochs.truncateFromEnd(this.leo)) await this.epochs.persist();
+        // Producer state: back to the latest snapshot at or below the new end, then forward over the headers.
+        await this.loadProducerState();
         const point = this.point();
         if (this.commit.durable.offset > point.offset || later.length > 0) {
           this.commit.lowerTo(point);
@@ -888,6 +1053,7 @@ class PartitionLog implements Log {
     await this.fs.writeFileAtomic(marker, Buffer.from(`${offset}\n`));
     await this.deleteSegmentFiles(this.segments);
     await this.writeRestartCheckpoints(offset);
+    this.producers = new ProducerState();
     const seg = await Segment.create(this.dir, offset, this.fs, this.clock());
     seg.markIndexesForRewrite();
     this.segments = [seg];
@@ -902,6 +1068,8 @@ class PartitionLog implements Log {
   }
 
   private async writeRestartCheckpoints(offset: number): Promise<void> {
+    // Nothing of the old log remains, so neither does its producer state (Kafka clears it too).
+    await this.snapshots.deleteAll();
     await this.checkpointMutex.run(() => this.writeRecoveryPoint({ offset, segmentBase: offset, position: 0 }));
     await this.logStartFile.write([[offset]]);
     this.epochs.clear();
@@ -964,6 +1132,7 @@ class PartitionLog implements Log {
     this.startOffset = offset;
     await this.logStartFile.write([[offset]]);
     if (this.epochs.truncateFromStart(offset)) await this.epochs.persist();
+    await this.snapshots.deleteBelow(offset);
   }
 
   /** Deletes segments holding only offsets below `offset`, rolling the active one first if needed. Returns bytes deleted. */
@@ -1150,6 +1319,12 @@ class PartitionLog implements Log {
         throw this.fail('recovery point checkpoint', err);
       }
     });
+    try {
+      await this.maybeSnapshotPeriodically();
+    } catch (err) {
+      // Only replay work is lost: the next checkpoint tries again.
+      this.logger.warn({ dir: this.dir, err: (err as Error).message }, 'producer snapshot failed');
+    }
   }
 
   private async writeRecoveryPoint(point: LogPosition): Promise<void> {
@@ -1181,6 +1356,7 @@ class PartitionLog implements Log {
           await this.commit.syncAll();
           this.active.sealTimeIndex();
           await this.checkpoint();
+          await this.snapshotProducers(this.leo);
           await this.fs.writeFileAtomic(path.join(this.dir, CLEAN_SHUTDOWN_FILE), Buffer.from(`${this.leo}\n`));
         }
       } catch (err) {

@@ -4,6 +4,7 @@
  * contradictions and returns a frozen copy the caller cannot mutate later.
  */
 import { MqError } from '@mq/protocol/errors';
+import { DEFAULT_PRODUCER_ID_EXPIRATION_MS } from './producer-state.js';
 
 export type FlushPolicy =
   | { policy: 'always' }
@@ -36,6 +37,15 @@ export interface LogOptions {
   indexCacheBytes?: number;
   /** Compaction: how long a tombstone (null value) survives in a cleaned segment (default 1 day). */
   deleteRetentionMs?: number;
+  /** producer.id.expiration.ms: forget an idempotent producer whose last batch is older than this (default 1 day). */
+  producerIdExpirationMs?: number;
+  /**
+   * A producer-state snapshot is also written at a checkpoint once this many
+   * bytes were appended since the last one (default 16 MiB), so a crash
+   * replays at most about this much (plus what came after the checkpoint)
+   * instead of the whole active segment. 0 disables it (roll and close only).
+   */
+  producerSnapshotIntervalBytes?: number;
 }
 
 export const DEFAULT_SEGMENT_BYTES = 1024 * 1024 * 1024;
@@ -49,6 +59,8 @@ export const DEFAULT_RETENTION_MS = 7 * 24 * 3600 * 1000;
 export const DEFAULT_CHECKPOINT_INTERVAL_MS = 10_000;
 export const DEFAULT_INDEX_CACHE_BYTES = 8 * 1024 * 1024;
 export const DEFAULT_DELETE_RETENTION_MS = 24 * 3600 * 1000;
+export const DEFAULT_PRODUCER_SNAPSHOT_INTERVAL_BYTES = 16 * 1024 * 1024;
+export { DEFAULT_PRODUCER_ID_EXPIRATION_MS };
 
 export type ParsedFlushPolicy =
   | { readonly policy: 'always' }
@@ -66,6 +78,8 @@ export interface ParsedLogOptions {
   readonly checkpointIntervalMs: number;
   readonly indexCacheBytes: number;
   readonly deleteRetentionMs: number;
+  readonly producerIdExpirationMs: number;
+  readonly producerSnapshotIntervalBytes: number;
 }
 
 function invalid(message: string): MqError {
@@ -117,6 +131,8 @@ export function parseLogOptions(options: LogOptions = {}): ParsedLogOptions {
     checkpointIntervalMs: int('checkpointIntervalMs', options.checkpointIntervalMs, DEFAULT_CHECKPOINT_INTERVAL_MS, 0),
     indexCacheBytes: int('indexCacheBytes', options.indexCacheBytes, DEFAULT_INDEX_CACHE_BYTES, 0),
     deleteRetentionMs: int('deleteRetentionMs', options.deleteRetentionMs, DEFAULT_DELETE_RETENTION_MS, 0),
+    producerIdExpirationMs: int('producerIdExpirationMs', options.producerIdExpirationMs, DEFAULT_PRODUCER_ID_EXPIRATION_MS, 1, 2 ** 31 - 1),
+    producerSnapshotIntervalBytes: int('producerSnapshotIntervalBytes', options.producerSnapshotIntervalBytes, DEFAULT_PRODUCER_SNAPSHOT_INTERVAL_BYTES, 0),
   };
   return Object.freeze(parsed);
 }

@@ -34,6 +34,13 @@ export interface AppendOptions {
   leaderEpoch?: number;
   /** Default true: check header and CRC-32C of every batch. False checks the header only. */
   validate?: boolean;
+  /**
+   * Check idempotent producers' epochs and sequences before appending
+   * (default: when `assignOffsets`, i.e. on the leader). A batch repeating
+   * one of a producer's last 5 is not written: the append answers its
+   * original offsets with `duplicate`. Followers only record the state.
+   */
+  checkProducers?: boolean;
 }
 
 export interface AppendResult {
@@ -43,6 +50,22 @@ export interface AppendResult {
   logAppendTime: number;
   batches: number;
   bytes: number;
+  /** Every batch repeated one already in the log: nothing was written, the offsets are the originals'. */
+  duplicate?: boolean;
+}
+
+/** What a log knows of one idempotent producer. */
+export interface ProducerInfo {
+  producerId: number;
+  epoch: number;
+  lastSequence: number;
+  /** The sequence its next batch must start with. */
+  nextSequence: number;
+  lastOffset: number;
+  /** Largest batch max timestamp: producer.id.expiration.ms counts from it. */
+  lastTimestamp: number;
+  /** Batches remembered for duplicate detection (at most 5). */
+  batches: number;
 }
 
 export interface ReadOptions {
@@ -119,6 +142,12 @@ export interface Log {
    * truncation in between voids the plan.
    */
   compact(options?: CompactOptions): Promise<CompactionResult>;
+  /** The idempotent-producer state of one producer id, as of the log end. */
+  producer(producerId: number): ProducerInfo | undefined;
+  /** Producer ids the log currently tracks. */
+  readonly producerCount: number;
+  /** Drops producers idle past `producerIdExpirationMs` (also done every 10 minutes); returns how many. */
+  expireProducers(now?: number): number;
   flush(): Promise<void>;
   close(): Promise<void>;
 }

@@ -280,8 +280,11 @@ export class PartitionLeader {
     } finally {
       this.#appending.delete(settled);
     }
-    this.#recordAppend(result.lastOffset, result.bytes);
-    this.#notify();
+    if (!result.duplicate) {
+      // A duplicate (an idempotent producer's retry) wrote nothing: it only waits, like the original, for the high watermark to pass it.
+      this.#recordAppend(result.lastOffset, result.bytes);
+      this.#notify();
+    }
     this.#maybeAdvanceHighWatermark();
     const out: LeaderAppendResult = {
       baseOffset: result.baseOffset,

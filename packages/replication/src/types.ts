@@ -30,6 +30,8 @@ export interface ReplicaAppendResult {
   logAppendTime: number;
   batches: number;
   bytes: number;
+  /** An idempotent producer's retry of batches already in the log: nothing was written, the offsets are the originals'. */
+  duplicate?: boolean;
 }
 
 /** The parts of @mq/log-store's `Log` replication uses (see docs/CONTRACTS.md). */

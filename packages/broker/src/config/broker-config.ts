@@ -18,6 +18,7 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   { name: 'log.index.interval.bytes', type: 'int', default: '4096', min: 0, doc: 'Default index.interval.bytes.' },
   { name: 'log.cleanup.policy', type: 'enum', default: 'delete', values: ['delete', 'compact', 'compact,delete'], doc: 'Default cleanup.policy: delete (time/size retention), compact (keep the latest record per key; retention off) or compact,delete (both).' },
   { name: 'log.cleaner.delete.retention.ms', type: 'long', default: String(DAY_MS), min: 0, doc: 'Default delete.retention.ms: how long a tombstone (null value) survives compaction, so consumers can see the delete.' },
+  { name: 'producer.id.expiration.ms', type: 'int', default: String(DAY_MS), min: 1, doc: 'How long a partition remembers an idempotent producer (its epoch and last sequences) after its last batch; a producer idle longer must start over with a new producer id.' },
   { name: 'log.cleaner.interval.ms', type: 'long', default: '15000', min: 10, doc: 'How often the closed segments of compacted topics are compacted.' },
   { name: 'message.max.bytes', type: 'int', default: String(1024 * 1024 + 12), min: 64, doc: 'Default max.message.bytes: largest record batch accepted.' },
   { name: 'log.flush.policy', type: 'enum', default: 'interval', values: ['always', 'interval', 'os'], doc: 'Default flush.policy: always = fsync before acknowledging; interval = fsync every log.flush.interval.ms; os = leave it to the OS.' },

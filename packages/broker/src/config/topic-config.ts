@@ -75,6 +75,11 @@ export class TopicConfig {
     return Object.keys(TOPIC_CONFIG_DEFAULTS).map((name) => ({ name, value: this.get(name), source: this.source(name) }));
   }
 
+  /** A broker-wide key with no topic-level override (producer.id.expiration.ms). */
+  brokerInt(name: string): number {
+    return Number(this.broker.get(name));
+  }
+
   get maxMessageBytes(): number {
     return this.int('max.message.bytes');
   }
@@ -102,6 +107,7 @@ export interface TopicLogOptions {
   retentionBytes: number;
   retentionMs: number;
   deleteRetentionMs: number;
+  producerIdExpirationMs: number;
 }
 
 /** Whether the topic's cleanup.policy includes compaction ("compact" or "compact,delete"). */
@@ -134,5 +140,6 @@ export function logOptionsFor(config: TopicConfig): TopicLogOptions {
     retentionBytes: deletesOldSegments(config) ? config.int('retention.bytes') : -1,
     retentionMs: deletesOldSegments(config) ? config.int('retention.ms') : -1,
     deleteRetentionMs: config.int('delete.retention.ms'),
+    producerIdExpirationMs: config.brokerInt('producer.id.expiration.ms'),
   };
 }

@@ -14,6 +14,7 @@ import { produce } from './produce.js';
 import { createPartitions } from './create-partitions.js';
 import { createTopics } from './create-topics.js';
 import { deleteTopics } from './delete-topics.js';
+import { initProducerId } from './init-producer-id.js';
 import type { HandlerMap } from './types.js';
 
 export const DEFAULT_HANDLERS: HandlerMap = {
@@ -27,6 +28,7 @@ export const DEFAULT_HANDLERS: HandlerMap = {
   fetch,
   listOffsets,
   offsetForLeaderEpoch,
+  initProducerId,
 };
 
 /** The version ranges of the APIs `handlers` implements. */

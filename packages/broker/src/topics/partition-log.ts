@@ -13,6 +13,8 @@ export interface AppendResult {
   logAppendTime: number;
   batches: number;
   bytes: number;
+  /** An idempotent producer's retry of batches already in the log: nothing was written, the offsets are the originals'. */
+  duplicate?: boolean;
 }
 
 export interface PartitionLog {

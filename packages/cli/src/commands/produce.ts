@@ -16,6 +16,7 @@ interface ProduceArgs extends ClientArgs, FormatArgs {
   partition?: number;
   compression: string;
   'linger-ms': number;
+  idempotent: boolean;
 }
 
 const MAX_OUTSTANDING = 10_000;
@@ -44,6 +45,7 @@ export function produceCommand(ctx: CliContext): CommandModule {
         .option('partition', { alias: 'p', type: 'number', describe: 'send every record to this partition' })
         .option('compression', { type: 'string', choices: ['none', 'gzip', 'snappy', 'lz4', 'zstd'], default: 'none' })
         .option('linger-ms', { type: 'number', default: 5, describe: 'how long a batch waits for more records' })
+        .option('idempotent', { type: 'boolean', default: false, describe: 'idempotent producer: retries never write a record twice (needs --acks all)' })
         .conflicts('key', 'key-separator') as unknown as Argv<ProduceArgs>,
     handler: async (args) => {
       const partition = nonNegativeInt('--partition', args.partition);
@@ -55,6 +57,7 @@ export function produceCommand(ctx: CliContext): CommandModule {
         acks: parseAcks(args.acks),
         compression: parseCompression(args.compression),
         lingerMs: nonNegativeInt('--linger-ms', args['linger-ms']) ?? 5,
+        idempotent: args.idempotent,
       });
       let count = 0;
       let acked = 0;

@@ -16,6 +16,23 @@ function build(records: ProducerRecord[], size = 64 * 1024, now = 1_700_000_000_
 }
 
 describe('BatchBuilder', () => {
+  it.each(['none', 'gzip'] as const)('writes idempotent producer fields set before close inside the CRC (%s)', async (codec) => {
+    const b = build([{ value: 'a' }, { value: 'b' }]);
+    b.producerId = 2 ** 40 + 7;
+    b.producerEpoch = 3;
+    b.baseSequence = 2 ** 31 - 1;
+    const bytes = await b.close(codec);
+    const h = validateBatch(bytes, 0); // the CRC check passes
+    expect(h).toMatchObject({ producerId: 2 ** 40 + 7, producerEpoch: 3, baseSequence: 2 ** 31 - 1 });
+    // A retry closes again: the same bytes, the same sequence.
+    expect(await b.close(codec)).toBe(bytes);
+  });
+
+  it('leaves the producer fields at -1 for a plain producer', () => {
+    const h = validateBatch(build([{ value: 'a' }]).close('none') as Buffer, 0);
+    expect(h).toMatchObject({ producerId: -1, producerEpoch: -1, baseSequence: -1 });
+  });
+
   it('writes batches the protocol codec decodes, field for field', () => {
     const records: ProducerRecord[] = [
       { key: 'k1', value: 'hello' },

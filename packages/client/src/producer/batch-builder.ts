@@ -176,6 +176,10 @@ export class BatchBuilder {
   settled = false;
   /** Set once its memory went back to the pool. */
   released = false;
+  /** Idempotent producer fields (-1: none), set before the batch is first closed, so the CRC covers them. */
+  producerId = -1;
+  producerEpoch = -1;
+  baseSequence = -1;
 
   constructor(
     /** Pooled memory the records are written into; released when the batch completes. */
@@ -260,9 +264,9 @@ export class BatchBuilder {
     out.writeInt32BE(this.count - 1, OFF_LAST_OFFSET_DELTA);
     writeInt64(out, OFF_BASE_TIMESTAMP, this.baseTimestamp);
     writeInt64(out, OFF_MAX_TIMESTAMP, this.maxTimestamp);
-    writeInt64(out, OFF_PRODUCER_ID, -1);
-    out.writeInt16BE(-1, OFF_PRODUCER_EPOCH);
-    out.writeInt32BE(-1, OFF_BASE_SEQUENCE);
+    writeInt64(out, OFF_PRODUCER_ID, this.producerId);
+    out.writeInt16BE(this.producerEpoch, OFF_PRODUCER_EPOCH);
+    out.writeInt32BE(this.baseSequence, OFF_BASE_SEQUENCE);
     out.writeInt32BE(this.count, OFF_RECORD_COUNT);
     out.writeUInt32BE(computeBatchCrc(out, 0, size), OFF_CRC);
     return out;

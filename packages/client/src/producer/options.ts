@@ -1,5 +1,6 @@
 /** Producer options, their defaults and the one parser that checks them. */
 import { COMPRESSION_CODECS, type CompressionCodec } from '@mq/protocol/batch';
+import { MqError } from '@mq/protocol/errors';
 import { invalidArgument, positiveInt } from '../options.js';
 import { defaultPartitioner, type Partitioner } from '../partitioner.js';
 
@@ -35,6 +36,11 @@ export interface ProducerOptions {
   retries?: number;
   compression?: CompressionCodec;
   partitioner?: Partitioner;
+  /**
+   * Idempotent producer (Kafka's enable.idempotence; default false): retries
+   * never write a batch twice, within this producer's life. Needs acks 'all'.
+   */
+  idempotent?: boolean;
   /** Called for each record of `write()` that fails (they also make the next flush() reject). */
   onWriteError?: (err: unknown) => void;
 }
@@ -49,6 +55,7 @@ export const DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024;
 export const DEFAULT_MAX_IN_FLIGHT = 5;
 export const DEFAULT_ACK_TIMEOUT_MS = 30_000;
 export const DEFAULT_DELIVERY_TIMEOUT_MS = 120_000;
+export const DEFAULT_IDEMPOTENT = false;
 
 export interface ParsedProducerOptions {
   acks: 0 | 1 | -1;
@@ -64,6 +71,7 @@ export interface ParsedProducerOptions {
   retries: number;
   compression: CompressionCodec;
   partitioner: Partitioner;
+  idempotent: boolean;
 }
 
 export function parseAcks(acks: unknown): 0 | 1 | -1 {
@@ -93,7 +101,13 @@ export function parseProducerOptions(options: ProducerOptions = {}): ParsedProdu
     retries: positiveInt('retries', options.retries ?? Number.MAX_SAFE_INTEGER, 0),
     compression: parseCompression(options.compression ?? 'none'),
     partitioner: options.partitioner ?? defaultPartitioner,
+    idempotent: options.idempotent ?? DEFAULT_IDEMPOTENT,
   };
+  if (typeof o.idempotent !== 'boolean') throw invalidArgument(`idempotent must be true or false, got ${String(o.idempotent)}`);
+  if (o.idempotent && o.acks !== -1) {
+    // As Kafka: with acks 0 or 1 an acknowledged batch can be lost in a failover and the sequences would go on past the gap.
+    throw new MqError('INVALID_CONFIG', `an idempotent producer needs acks 'all', got acks ${o.acks} (use acks: 'all', or idempotent: false)`);
+  }
   if (typeof o.partitioner !== 'function') throw invalidArgument('partitioner must be a function');
   if (o.bufferMemory < o.batchBytes) {
     throw invalidArgument(`bufferMemory (${o.bufferMemory}) must be at least batchBytes (${o.batchBytes})`);

@@ -9,6 +9,7 @@ import { Accumulator } from './accumulator.js';
 import type { ProducerRecord } from './batch-builder.js';
 import { parseProducerOptions, type ParsedProducerOptions, type ProducerOptions } from './options.js';
 import { ErrorSink, GroupSink, sinkFail, type RecordMetadata, type ResolveSink } from './record-sink.js';
+import { Idempotence } from './idempotence.js';
 import { Sender } from './sender.js';
 
 export interface FlushOptions {
@@ -41,7 +42,7 @@ export class Producer {
     this.writeErrors = new ErrorSink(options.onWriteError);
     const retrier = new Retrier({ ...cluster.options.retry, retries: this.options.retries });
     this.acc = new Accumulator(this.options, cluster, { wake: () => this.sender.wake() });
-    this.sender = new Sender(this.options, cluster, this.acc, retrier);
+    this.sender = new Sender(this.options, cluster, this.acc, retrier, this.options.idempotent ? new Idempotence(cluster) : undefined);
   }
 
   /**

@@ -6,7 +6,7 @@
  * and retries retriable failures through the client's retrier after a
  * metadata refresh when leadership may have moved.
  */
-import { MqError, errorCodeFromNumber } from '@mq/protocol/errors';
+import { MqError, errorCodeFromNumber, isMqError } from '@mq/protocol/errors';
 import { invalidatesMetadata, type Cluster } from '../cluster.js';
 import type { ResponseOf } from '../connection.js';
 import { completeBatch, failBatch, type Accumulator, type PartitionQueue } from './accumulator.js';
@@ -14,7 +14,11 @@ import type { BatchBuilder } from './batch-builder.js';
 import type { ParsedProducerOptions } from './options.js';
 import { FramePool } from './frame-pool.js';
 import { encodeProduceFrame, type ProducePartitionData } from './produce-frame.js';
+import { MAX_IDEMPOTENT_BATCHES_IN_FLIGHT, type Idempotence } from './idempotence.js';
 import type { Retrier } from '../retrier.js';
+
+/** Refusals of an idempotent batch's sequence or epoch: not retried (the batch would be refused again). */
+const SEQUENCE_ERRORS = new Set(['OUT_OF_ORDER_SEQUENCE_NUMBER', 'UNKNOWN_PRODUCER_ID', 'INVALID_PRODUCER_EPOCH']);
 
 interface Entry {
   q: PartitionQueue;
@@ -35,6 +39,8 @@ export class Sender {
     private readonly cluster: Cluster,
     private readonly acc: Accumulator,
     private readonly retrier: Retrier,
+    /** Set for an idempotent producer: batches get its producer id and sequences. */
+    private readonly idempotence?: Idempotence,
   ) {}
 
   /** Produce requests outstanding. */
@@ -70,6 +76,8 @@ export class Sender {
     const now = Date.now();
     const { byLeader, nextCheckAt } = this.acc.scan(now);
     const maxRequestBytes = this.acc.maxBatchBytes();
+    // One request per partition is in flight; an idempotent one carries at most 5 of its batches (the broker remembers 5).
+    const maxBatches = this.idempotence ? MAX_IDEMPOTENT_BATCHES_IN_FLIGHT : Infinity;
     for (const [leader, queues] of byLeader) {
       let i = 0;
       while (i < queues.length && (this.inFlight.get(leader) ?? 0) < this.options.maxInFlight) {
@@ -79,6 +87,7 @@ export class Sender {
           const q = queues[i]!;
           const batches: BatchBuilder[] = [];
           for (const b of q.ready) {
+            if (batches.length >= maxBatches) break;
             const size = b.sizeBytes;
             if (bytes + size > maxRequestBytes && (entries.length > 0 || batches.length > 0)) break;
             batches.push(b);
@@ -89,7 +98,7 @@ export class Sender {
           q.inFlight = true;
           entries.push({ q, batches });
           i++;
-          if (q.ready.length > 0) break; // request full
+          if (q.ready.length > 0 && batches.length < maxBatches) break; // request full
         }
         if (entries.length === 0) break;
         this.inFlight.set(leader, (this.inFlight.get(leader) ?? 0) + 1);
@@ -130,9 +139,17 @@ export class Sender {
     let resp: ResponseOf<'produce'> | undefined;
     try {
       const byTopic = new Map<string, ProducePartitionData[]>();
+      const idem = this.idempotence;
+      let identity;
+      if (idem) {
+        const pending = idem.ensure();
+        identity = pending instanceof Promise ? await pending : pending;
+      }
       for (const { q, batches } of entries) {
         const parts: Buffer[] = [];
         for (const b of batches) {
+          // Before the first close, so the CRC covers them; a retry keeps them (close() returns the same bytes).
+          if (identity) idem!.stamp(b, identity);
           const bytes = b.close(this.options.compression);
           parts.push(bytes instanceof Promise ? await bytes : bytes);
         }
@@ -224,6 +241,17 @@ export class Sender {
       }
       this.armTimer(q.retryAt, now);
       return;
+    }
+    if (this.idempotence && first.producerId >= 0) {
+      // Whether the broker has it is unknown: this partition's sequence cannot go on under this producer id.
+      this.idempotence.reset(first);
+      if (isMqError(err) && SEQUENCE_ERRORS.has(err.code)) {
+        err = new MqError(
+          err.code,
+          `${err.message}; the idempotent producer did not write these ${batches.reduce((n, b) => n + b.count, 0)} records of ${q.topic}/${q.partition} and will not reorder them: later sends use a new producer id`,
+          { cause: err, topic: q.topic, partition: q.partition, producerId: first.producerId, sequence: first.baseSequence },
+        );
+      }
     }
     for (const b of batches) {
       failBatch(b, err);

@@ -1,0 +1,72 @@
+/**
+ * The idempotent producer's identity (Kafka's enable.idempotence): one
+ * producer id and epoch from InitProducerId, asked for once (again only
+ * after a batch with a sequence failed for good), and the next sequence of
+ * each partition. A batch gets its sequence when it is first closed and
+ * keeps it on every retry, so the partition leader recognises a retry of a
+ * batch it already wrote and answers its original offset instead of
+ * writing it twice.
+ */
+import { MqError, errorCodeFromNumber } from '@mq/protocol/errors';
+import type { Cluster } from '../cluster.js';
+import type { BatchBuilder } from './batch-builder.js';
+
+/** Batches in flight per partition (Kafka: max.in.flight.requests.per.connection <= 5); the broker remembers the last 5. */
+export const MAX_IDEMPOTENT_BATCHES_IN_FLIGHT = 5;
+const INT32_MAX = 0x7fff_ffff;
+
+export interface ProducerIdentity {
+  producerId: number;
+  epoch: number;
+}
+
+export class Idempotence {
+  private identity: ProducerIdentity | undefined;
+  private initializing: Promise<ProducerIdentity> | undefined;
+  private readonly sequences = new Map<string, number>();
+
+  constructor(private readonly cluster: Cluster) {}
+
+  /** The producer id and epoch, asking the cluster for them the first time. */
+  ensure(): Promise<ProducerIdentity> | ProducerIdentity {
+    if (this.identity) return this.identity;
+    this.initializing ??= this.init().finally(() => {
+      this.initializing = undefined;
+    });
+    return this.initializing;
+  }
+
+  private async init(): Promise<ProducerIdentity> {
+    const r = await this.cluster.send({ kind: 'any' }, 'initProducerId', { transactionalId: '' });
+    const code = errorCodeFromNumber(r.errorCode ?? 0);
+    if (code !== 'NONE') {
+      throw new MqError(code, `InitProducerId failed: ${r.errorMessage || code} (the idempotent producer needs a producer id from the broker)`);
+    }
+    const identity = { producerId: Number(r.producerId), epoch: r.producerEpoch ?? 0 };
+    this.identity = identity;
+    return identity;
+  }
+
+  /** Gives a batch about to be sent for the first time its producer id, epoch and the partition's next sequence. */
+  stamp(b: BatchBuilder, identity: ProducerIdentity): void {
+    if (b.producerId >= 0) return; // a retry keeps its sequence
+    const key = `${b.topic}\0${b.partition}`;
+    const seq = this.sequences.get(key) ?? 0;
+    b.producerId = identity.producerId;
+    b.producerEpoch = identity.epoch;
+    b.baseSequence = seq;
+    // int32 sequences wrap from 2^31-1 to 0, as the broker expects.
+    this.sequences.set(key, (seq + b.count) % (INT32_MAX + 1));
+  }
+
+  /**
+   * A batch with a sequence failed for good: the broker may or may not have
+   * it, so the partition's sequence cannot go on. Later batches get a new
+   * producer id (sequences from 0), as Kafka's idempotent producer does.
+   */
+  reset(b: BatchBuilder): void {
+    if (!this.identity || b.producerId !== this.identity.producerId) return;
+    this.identity = undefined;
+    this.sequences.clear();
+  }
+}

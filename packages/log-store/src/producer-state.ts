@@ -1,0 +1,225 @@
+/**
+ * Idempotent-producer state of one partition (Kafka's ProducerStateManager):
+ * for each producer id its epoch and the metadata of its last
+ * PRODUCER_BATCHES_KEPT batches. The leader checks a produced batch against
+ * it before appending (`check`); every append of a batch with a producer id,
+ * leader or follower, updates it (`update`); recovery rebuilds it from batch
+ * headers, starting from a snapshot (`toSnapshot` / `fromSnapshot`).
+ */
+import { MqError } from '@mq/protocol/errors';
+
+/** Batches remembered per producer: a retry of any of them is answered as a duplicate (Kafka: 5). */
+export const PRODUCER_BATCHES_KEPT = 5;
+/** Kafka's producer.id.expiration.ms default: 1 day. */
+export const DEFAULT_PRODUCER_ID_EXPIRATION_MS = 86_400_000;
+export const SNAPSHOT_VERSION = 1;
+
+const INT32_MAX = 0x7fff_ffff;
+
+/** What the state needs of a batch header. */
+export interface ProducerBatchHeader {
+  producerId: number;
+  producerEpoch: number;
+  baseSequence: number;
+  lastOffsetDelta: number;
+  maxTimestamp: number;
+}
+
+export interface ProducerBatchMeta {
+  firstSeq: number;
+  lastSeq: number;
+  firstOffset: number;
+  lastOffset: number;
+  timestamp: number;
+}
+
+export interface ProducerEntry {
+  producerId: number;
+  epoch: number;
+  /** Oldest first, at most PRODUCER_BATCHES_KEPT. */
+  batches: ProducerBatchMeta[];
+  /** Largest batch max timestamp seen: what expiry measures from. */
+  lastTimestamp: number;
+}
+
+/** The sequence after `seq` (int32, wrapping from 2^31-1 to 0, as in Kafka). */
+export function nextSequence(seq: number): number {
+  return seq === INT32_MAX ? 0 : seq + 1;
+}
+
+/** Sequence of the last record of a batch: base + delta, wrapping past 2^31-1 to 0. */
+export function lastSequence(baseSequence: number, lastOffsetDelta: number): number {
+  return baseSequence > INT32_MAX - lastOffsetDelta ? lastOffsetDelta - (INT32_MAX - baseSequence) - 1 : baseSequence + lastOffsetDelta;
+}
+
+/** A duplicate's original offsets, or null: append it. */
+export type SequenceVerdict = { firstOffset: number; lastOffset: number } | null;
+
+export class ProducerState {
+  private readonly entries = new Map<number, ProducerEntry>();
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  get(producerId: number): ProducerEntry | undefined {
+    return this.entries.get(producerId);
+  }
+
+  /** Every producer, in no particular order (the caller must not change them). */
+  all(): IterableIterator<ProducerEntry> {
+    return this.entries.values();
+  }
+
+  /**
+   * The leader's check of the batches of one append, in order, before it
+   * appends any: returns per batch null (append it) or the original offsets
+   * of the cached batch it repeats. Batches without a producer id get null.
+   * Throws INVALID_PRODUCER_EPOCH (older epoch), UNKNOWN_PRODUCER_ID (an id
+   * this partition does not know, not starting at sequence 0),
+   * OUT_OF_ORDER_SEQUENCE_NUMBER (anything but the next sequence), and
+   * INVALID_RECORD for a producer id without a sequence. Changes nothing.
+   */
+  checkAll(headers: readonly ProducerBatchHeader[]): SequenceVerdict[] {
+    // What earlier batches of this same append would leave (epoch, last sequence) per producer.
+    let pending: Map<number, { epoch: number; lastSeq: number }> | undefined;
+    const out: SequenceVerdict[] = [];
+    for (const h of headers) {
+      if (h.producerId < 0) {
+        out.push(null);
+        continue;
+      }
+      const earlier = pending?.get(h.producerId);
+      const verdict = earlier ? checkNext(h, earlier.epoch, earlier.lastSeq) : this.check(h);
+      if (verdict === null) (pending ??= new Map()).set(h.producerId, { epoch: h.producerEpoch, lastSeq: lastSequence(h.baseSequence, h.lastOffsetDelta) });
+      out.push(verdict);
+    }
+    return out;
+  }
+
+  /** The check of one batch against the state (see checkAll). */
+  check(h: ProducerBatchHeader): SequenceVerdict {
+    if (h.baseSequence < 0) {
+      throw new MqError('INVALID_RECORD', `batch of producer ${h.producerId} has no sequence number (base sequence ${h.baseSequence})`);
+    }
+    const e = this.entries.get(h.producerId);
+    if (!e) {
+      if (h.baseSequence === 0) return null;
+      throw new MqError(
+        'UNKNOWN_PRODUCER_ID',
+        `producer ${h.producerId} is not known to this partition (expired or never written) and its batch starts at sequence ${h.baseSequence}, not 0`,
+        { producerId: h.producerId, sequence: h.baseSequence },
+      );
+    }
+    if (h.producerEpoch === e.epoch) {
+      const last = lastSequence(h.baseSequence, h.lastOffsetDelta);
+      for (const b of e.batches) {
+        if (b.firstSeq === h.baseSequence && b.lastSeq === last) return { firstOffset: b.firstOffset, lastOffset: b.lastOffset };
+      }
+    }
+    const lastSeq = e.batches.length > 0 ? e.batches[e.batches.length - 1]!.lastSeq : -1;
+    return checkNext(h, e.epoch, lastSeq);
+  }
+
+  /** Records an appended batch (leader and follower alike), with the offsets it got. No checks. */
+  update(h: ProducerBatchHeader, firstOffset: number, lastOffset: number, timestamp: number = h.maxTimestamp): void {
+    const meta: ProducerBatchMeta = {
+      firstSeq: h.baseSequence,
+      lastSeq: lastSequence(h.baseSequence, h.lastOffsetDelta),
+      firstOffset,
+      lastOffset,
+      timestamp,
+    };
+    const e = this.entries.get(h.producerId);
+    if (!e || h.producerEpoch !== e.epoch) {
+      // A new producer, or a new epoch (a follower copies whatever the leader accepted).
+      this.entries.set(h.producerId, { producerId: h.producerId, epoch: h.producerEpoch, batches: [meta], lastTimestamp: meta.timestamp });
+      return;
+    }
+    e.batches.push(meta);
+    if (e.batches.length > PRODUCER_BATCHES_KEPT) e.batches.shift();
+    if (meta.timestamp > e.lastTimestamp) e.lastTimestamp = meta.timestamp;
+  }
+
+  /** Forgets producers whose last batch is older than `expirationMs` at `now`; returns how many. */
+  expire(now: number, expirationMs: number): number {
+    let n = 0;
+    for (const [id, e] of this.entries) {
+      if (now - e.lastTimestamp > expirationMs) {
+        this.entries.delete(id);
+        n++;
+      }
+    }
+    return n;
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+
+  /** The snapshot file's content: the state after every batch below `offset`. */
+  toSnapshot(offset: number): Buffer {
+    const producers = [...this.entries.values()].map((e) => [
+      e.producerId,
+      e.epoch,
+      e.lastTimestamp,
+      e.batches.map((b) => [b.firstSeq, b.lastSeq, b.firstOffset, b.lastOffset, b.timestamp]),
+    ]);
+    return Buffer.from(JSON.stringify({ version: SNAPSHOT_VERSION, offset, producers }) + '\n');
+  }
+
+  /** Parses a snapshot written by toSnapshot; throws CORRUPT_MESSAGE when it is not one. */
+  static fromSnapshot(data: Buffer): { offset: number; state: ProducerState } {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(data.toString('utf8'));
+    } catch (err) {
+      throw new MqError('CORRUPT_MESSAGE', `producer snapshot is not JSON: ${(err as Error).message}`);
+    }
+    const bad = (why: string) => new MqError('CORRUPT_MESSAGE', `producer snapshot is damaged: ${why}`);
+    const s = parsed as { version?: unknown; offset?: unknown; producers?: unknown };
+    if (!s || s.version !== SNAPSHOT_VERSION) throw bad(`unknown version ${String(s?.version)}`);
+    if (!Number.isSafeInteger(s.offset) || (s.offset as number) < 0) throw bad(`offset ${String(s.offset)}`);
+    if (!Array.isArray(s.producers)) throw bad('no producer list');
+    const state = new ProducerState();
+    const ints = (a: unknown, n: number): a is number[] => Array.isArray(a) && a.length === n && a.every((v) => Number.isSafeInteger(v));
+    for (const p of s.producers as unknown[]) {
+      if (!Array.isArray(p) || p.length !== 4 || !ints(p.slice(0, 3), 3) || !Array.isArray(p[3])) throw bad('a producer entry');
+      const [producerId, epoch, lastTimestamp] = p as [number, number, number];
+      const batches: ProducerBatchMeta[] = [];
+      for (const b of p[3] as unknown[]) {
+        if (!ints(b, 5)) throw bad(`a batch of producer ${producerId}`);
+        batches.push({ firstSeq: b[0]!, lastSeq: b[1]!, firstOffset: b[2]!, lastOffset: b[3]!, timestamp: b[4]! });
+      }
+      if (batches.length === 0 || batches.length > PRODUCER_BATCHES_KEPT) throw bad(`producer ${producerId} has ${batches.length} batches`);
+      state.entries.set(producerId, { producerId, epoch, batches, lastTimestamp });
+    }
+    return { offset: s.offset as number, state };
+  }
+}
+
+/** A batch that is not a cached duplicate: it must follow `lastSeq` in `epoch`, or start a newer epoch at 0. */
+function checkNext(h: ProducerBatchHeader, epoch: number, lastSeq: number): null {
+  if (h.producerEpoch < epoch) {
+    throw new MqError('INVALID_PRODUCER_EPOCH', `producer ${h.producerId} epoch ${h.producerEpoch} is older than the current epoch ${epoch} (a newer producer took over this id)`, {
+      producerId: h.producerId,
+      epoch: h.producerEpoch,
+      currentEpoch: epoch,
+    });
+  }
+  if (h.producerEpoch > epoch) {
+    if (h.baseSequence === 0) return null;
+    throw new MqError('OUT_OF_ORDER_SEQUENCE_NUMBER', `producer ${h.producerId} starts epoch ${h.producerEpoch} at sequence ${h.baseSequence}, not 0`, {
+      producerId: h.producerId,
+      sequence: h.baseSequence,
+      expected: 0,
+    });
+  }
+  const expected = nextSequence(lastSeq);
+  if (h.baseSequence === expected) return null;
+  throw new MqError(
+    'OUT_OF_ORDER_SEQUENCE_NUMBER',
+    `producer ${h.producerId} (epoch ${epoch}) sent sequence ${h.baseSequence}, expected ${expected}: a batch before it is missing`,
+    { producerId: h.producerId, sequence: h.baseSequence, expected },
+  );
+}

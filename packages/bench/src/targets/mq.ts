@@ -45,6 +45,8 @@ export async function createMqTarget(options: MqTargetOptions): Promise<BenchTar
     },
     async createProducer(o): Promise<TargetProducer> {
       const client = open();
+      // Connected here, as every peer adapter connects its client when it creates it: setup, not measured.
+      await client.connect();
       const po: ProducerOptions = { acks: o.acks, compression: o.compression };
       if (o.lingerMs !== null) po.lingerMs = o.lingerMs;
       if (o.batchBytes !== null) po.batchBytes = o.batchBytes;
@@ -65,6 +67,7 @@ export async function createMqTarget(options: MqTargetOptions): Promise<BenchTar
     },
     async createConsumer(o): Promise<TargetConsumer> {
       const client = open();
+      await client.connect();
       // A rebalance hands a partition over from its last committed offset, so
       // a group can see a record twice (at least once); count each offset once.
       let next = nextOffsets.get(o.topic);

@@ -5,8 +5,9 @@
  * not the page cache: what this proves is that the broker acknowledges only
  * what it has handed to the kernel, and that recovery keeps it.)
  */
-import { decodeBatchSync, encodeBatchSync, iterateBatches } from '@mq/protocol/batch';
+import { encodeBatchSync } from '@mq/protocol/batch';
 import { cleanup, startBroker, uniqueName } from './src/harness.js';
+import { readPartition } from './src/wire-read.js';
 import { TestClient } from '../packages/broker/test/wire-client.js';
 
 interface Acked {
@@ -37,30 +38,6 @@ async function produceUntilKilled(url: string, topic: string, partition: number,
   };
   await Promise.all(Array.from({ length: inFlight }, worker));
   await c.close().catch(() => undefined);
-}
-
-async function readAll(url: string, topic: string, partition: number): Promise<Map<number, string>> {
-  const c = await TestClient.connect(url);
-  const out = new Map<number, string>();
-  let offset = 0;
-  for (;;) {
-    const r = await c.request({ fetch: { maxBytes: 4 << 20, topics: [{ name: topic, partitions: [{ partition, fetchOffset: offset, partitionMaxBytes: 1 << 20 }] }] } });
-    const p = r.fetch!.topics[0]!.partitions[0]!;
-    if (p.errorCode !== 0) throw new Error(`fetch failed: ${p.errorMessage}`);
-    const buf = Buffer.from(p.records);
-    let progressed = false;
-    for (const span of iterateBatches(buf)) {
-      for (const rec of decodeBatchSync(buf, span.position).records) {
-        if (rec.offset < offset) continue;
-        out.set(rec.offset, rec.value!.toString());
-        offset = rec.offset + 1;
-        progressed = true;
-      }
-    }
-    if (!progressed || offset >= p.highWatermark) break;
-  }
-  await c.close();
-  return out;
 }
 
 describe('SIGKILL while producing', () => {
@@ -102,7 +79,7 @@ describe('SIGKILL while producing', () => {
 
     await broker.restart();
     for (const partition of [0, 1]) {
-      const stored = await readAll(url, topic, partition);
+      const stored = await readPartition(url, topic, partition);
       const mine = acked.filter((a) => a.partition === partition);
       let missing = 0;
       for (const a of mine) {

@@ -12,39 +12,19 @@
  *   with every record exactly once, in order.
  */
 import { MqClient } from '@mq/client';
-import { decodeBatchSync, encodeBatchSync, iterateBatches } from '@mq/protocol/batch';
+import { encodeBatchSync } from '@mq/protocol/batch';
 import { errorNumber } from '@mq/protocol/errors';
 import { cleanup, startBroker, uniqueName } from './src/harness.js';
+import { readPartition } from './src/wire-read.js';
 import { TestClient } from '../packages/broker/test/wire-client.js';
 
 afterAll(async () => {
   await cleanup();
 });
 
+/** The partition's values in offset order. */
 async function readAll(url: string, topic: string, partition: number): Promise<string[]> {
-  const c = await TestClient.connect(url);
-  const out: string[] = [];
-  let offset = 0;
-  try {
-    for (;;) {
-      const r = await c.request({ fetch: { maxBytes: 4 << 20, topics: [{ name: topic, partitions: [{ partition, fetchOffset: offset, partitionMaxBytes: 1 << 20 }] }] } });
-      const p = r.fetch!.topics[0]!.partitions[0]!;
-      if (p.errorCode !== 0) throw new Error(`fetch failed: ${p.errorMessage}`);
-      const buf = Buffer.from(p.records);
-      let progressed = false;
-      for (const span of iterateBatches(buf)) {
-        for (const rec of decodeBatchSync(buf, span.position).records) {
-          if (rec.offset < offset) continue;
-          out.push(rec.value!.toString());
-          offset = rec.offset + 1;
-          progressed = true;
-        }
-      }
-      if (!progressed) return out;
-    }
-  } finally {
-    await c.close().catch(() => undefined);
-  }
+  return [...(await readPartition(url, topic, partition)).values()];
 }
 
 describe('idempotent producer state across a broker SIGKILL', () => {

@@ -153,8 +153,8 @@ function waitForAppends(partitions: Partition[], needed: number, waitMs: number,
   });
 }
 
-/** Gives the pooled buffers of a response that will not be sent back to the pool. */
-function releaseRecords(response: mq.FetchResponse.$Properties, pool: ReadBufferPool): void {
+/** Gives a fetch response's pooled record buffers back to the pool (the response will not be written from them). */
+export function releaseFetchRecords(response: mq.FetchResponse.$Properties, pool: ReadBufferPool): void {
   for (const t of response.topics ?? []) for (const p of t.partitions ?? []) if (p.records) pool.release(p.records);
 }
 
@@ -192,7 +192,7 @@ export const fetch: Handler<'fetch'> = async (req, ctx) => {
   const partitions = slots.map((s) => s.partition!).filter(Boolean);
   await waitForAppends(partitions, minBytes - result.total, maxWait, [ctx.connection.signal, b.shutdownSignal]);
   if (ctx.connection.signal.aborted) return result.response;
-  releaseRecords(result.response, b.readBuffers);
+  releaseFetchRecords(result.response, b.readBuffers);
   result = await readAll(slots, maxBytes, ctx);
   return result.response;
 };

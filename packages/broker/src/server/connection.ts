@@ -13,6 +13,7 @@ import { BODY_API, decodeRequest, encodeResponse, type mq, type RequestBody, typ
 import type { BrokerContext, ConnectionInfo, RequestContext } from '../context.js';
 import { toMqError } from '../errors.js';
 import { NO_RESPONSE, type Handler, type HandlerMap } from '../handlers/types.js';
+import { releaseFetchRecords } from '../handlers/fetch.js';
 import { encodeFetchResponseFrame, wsBinaryFrameHeader } from './fetch-frame.js';
 
 /** The parts of ws's Sender that tell whether it holds frames back (compression or Blob reads in progress). */
@@ -206,7 +207,7 @@ export class Connection {
 
   private send(frame: ResponseFrame): void {
     if (this.ws.readyState !== this.ws.OPEN) {
-      if (frame.fetch) this.releaseFetch(frame.fetch);
+      if (frame.fetch) releaseFetchRecords(frame.fetch, this.broker.readBuffers);
       return;
     }
     if (frame.fetch && this.sendFetch(frame.correlationId ?? 0, frame.fetch)) {
@@ -217,7 +218,7 @@ export class Connection {
     try {
       bytes = encodeResponse(frame);
       // The encoded frame holds a copy of the records.
-      if (frame.fetch) this.releaseFetch(frame.fetch);
+      if (frame.fetch) releaseFetchRecords(frame.fetch, this.broker.readBuffers);
     } catch (err) {
       this.logger.error({ conn: this.id, err }, 'response does not encode');
       bytes = encodeResponse({
@@ -266,11 +267,6 @@ export class Connection {
     return true;
   }
 
-  /** Gives a fetch response's pooled record buffers back (the response will not be written from them). */
-  private releaseFetch(body: NonNullable<ResponseFrame['fetch']>): void {
-    const pool = this.broker.readBuffers;
-    for (const t of body.topics ?? []) for (const p of t.partitions ?? []) if (p.records) pool.release(p.records);
-  }
 
   /** Stops reading requests while the client is not reading its responses. */
   private afterSend(): void {

@@ -220,6 +220,16 @@ async function scenario(c: TestCluster, fault: Fault): Promise<void> {
       ))!;
       expect(seen.ownBody.members).toHaveLength(3);
       expect(seen.otherBody.error).toMatchObject({ code: 'NOT_COORDINATOR', message: expect.stringContaining(`broker ${seen.now} coordinates it`) });
+      // GET /groups lists the cluster's groups from any broker, not only the coordinator's own.
+      for (const id of c.ids) {
+        await waitFor(
+          async () => {
+            const r = await fetch(`${c.broker(id).process.httpUrl}/groups`, { signal: AbortSignal.timeout(8000) });
+            return r.status === 200 && ((await r.json()) as Array<{ group: string; state: string }>).some((g) => g.group === group && g.state === 'Stable');
+          },
+          { timeout: 20_000, interval: 250, message: `broker ${id}'s GET /groups to list ${group}` },
+        );
+      }
       console.log(
         `coordinator ${victim} ${fault.name}, ${successor} took over in ${tookOver} ms; ${acked.size} records acknowledged, ${workers.reduce((n, w) => n + w.records().length, 0)} deliveries, ${samples.length} offset samples`,
       );

@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import type { BrokerConfig } from '../config/broker-config.js';
 import { validateTopicConfigs } from '../config/topic-config.js';
 import type { BrokerContext } from '../context.js';
-import type { HandlerMap } from '../handlers/types.js';
+import type { HandlerMap, ResponseOf } from '../handlers/types.js';
 import type { Router } from '../http/router.js';
 import { compactPartitionLog } from '../topics/log-cleaner.js';
 import type { TopicManager } from '../topics/topic-manager.js';
@@ -51,7 +51,7 @@ export interface BrokerGroups {
    * called, group requests are answered NOT_COORDINATOR /
    * COORDINATOR_NOT_AVAILABLE.
    */
-  useCluster(node: Pick<ClusterNode, 'controller' | 'replicas' | 'topicView'>): void;
+  useCluster(node: Pick<ClusterNode, 'controller' | 'replicas' | 'topicView' | 'peers'>): void;
   registerRoutes(router: Router, ctx: BrokerContext): void;
   close(): void;
 }
@@ -135,6 +135,7 @@ export async function startGroups(deps: BrokerGroupsDeps): Promise<BrokerGroups>
   if (clusterMode(config)) {
     // Cluster mode: no local __consumer_offsets; the coordinator starts with the cluster (useCluster).
     let cluster: ClusterGroups | undefined;
+    let clusterNode: Pick<ClusterNode, 'controller' | 'peers'> | undefined;
     let closed = false;
     const source: GroupHandlerSource = {
       coordinator: () => cluster?.coordinator,
@@ -152,6 +153,7 @@ export async function startGroups(deps: BrokerGroupsDeps): Promise<BrokerGroups>
       handlers: groupHandlers(source),
       useCluster(node) {
         if (cluster || closed) return;
+        clusterNode = node;
         const view = node.topicView();
         const replicationFactor = config.int('offsets.topic.replication.factor');
         cluster = new ClusterGroups(
@@ -168,12 +170,10 @@ export async function startGroups(deps: BrokerGroupsDeps): Promise<BrokerGroups>
         logger.info({ partitions: options.offsetsTopicPartitions, replicationFactor }, 'group coordinator follows the leaders of __consumer_offsets (cluster mode)');
       },
       registerRoutes: (router, ctx) =>
-        registerGroupRoutes(
-          router,
-          ctx,
-          () => cluster?.coordinator,
-          (group) => cluster?.coordinatorHint(group) ?? 'this broker has not joined the cluster yet',
-        ),
+        registerGroupRoutes(router, ctx, () => cluster?.coordinator, {
+          locate: (group) => cluster?.coordinatorHint(group) ?? 'this broker has not joined the cluster yet',
+          listEverywhere: (states) => listGroupsOfCluster(clusterNode, cluster?.coordinator, ctx.brokerId, states),
+        }),
       close: () => source.close!(),
     };
   }
@@ -354,12 +354,69 @@ function isObject(v: unknown): v is Record<string, unknown> {
  * coordinates (GET /groups lists those); for another group the error
  * (NOT_COORDINATOR, 503) names the broker to ask.
  */
+/** A group as GET /groups lists it. */
+interface ListedGroupRow {
+  group: string;
+  state: string;
+  protocol_type: string;
+}
+
+/** Time each broker gets to answer a cluster-wide GET /groups. */
+const LIST_GROUPS_TIMEOUT_MS = 5000;
+
+/**
+ * Every group of the cluster, as Kafka's admin client lists them: ListGroups
+ * to each live (unfenced) broker, this one answered locally. A broker that
+ * does not answer makes the listing fail (BROKER_NOT_AVAILABLE, retriable)
+ * rather than come back silently short; once it is fenced it is not asked.
+ */
+async function listGroupsOfCluster(
+  node: Pick<ClusterNode, 'controller' | 'peers'> | undefined,
+  local: GroupCoordinator | undefined,
+  me: number,
+  states: string[],
+): Promise<ListedGroupRow[]> {
+  if (!node) throw new MqError('COORDINATOR_NOT_AVAILABLE', 'this broker has not joined the cluster yet; retry');
+  const ids = node.controller.metadata
+    .brokers()
+    .filter((b) => !b.fenced)
+    .map((b) => b.id);
+  const answers = await Promise.allSettled(
+    ids.map(async (id) => {
+      const r: ResponseOf<'listGroups'> =
+        id === me
+          ? await (local?.listGroups({ statesFilter: states }) ?? { errorCode: 0, groups: [] })
+          : ((await node.peers.request(id, 'listGroups', { statesFilter: states }, { timeoutMs: LIST_GROUPS_TIMEOUT_MS })) as ResponseOf<'listGroups'>);
+      const code = errorCodeFromNumber(r.errorCode ?? 0);
+      if (code !== 'NONE') throw new MqError(code, `ListGroups answered ${code}`);
+      return r.groups ?? [];
+    }),
+  );
+  const failed = answers.flatMap((a, i) => (a.status === 'rejected' ? [`broker ${ids[i]}: ${(a.reason as Error).message}`] : []));
+  if (failed.length > 0) {
+    throw new MqError('BROKER_NOT_AVAILABLE', `could not list every broker's groups (${failed.join('; ')}); retry`, { retriable: true });
+  }
+  // A group whose coordinator just moved can be listed by both brokers: once is enough.
+  const rows = new Map<string, ListedGroupRow>();
+  for (const a of answers) {
+    if (a.status !== 'fulfilled') continue;
+    for (const g of a.value) if (!rows.has(g.groupId!)) rows.set(g.groupId!, { group: g.groupId!, state: g.state!, protocol_type: g.protocolType! });
+  }
+  return [...rows.values()].sort((x, y) => (x.group < y.group ? -1 : x.group > y.group ? 1 : 0));
+}
+
+export interface GroupRouteOptions {
+  /** Cluster mode: where a group is coordinated, for the error of a broker that does not. */
+  locate?: (group: string) => string;
+  /** Cluster mode: every group of the cluster for GET /groups (otherwise this broker's own). */
+  listEverywhere?: (states: string[]) => Promise<ListedGroupRow[]>;
+}
+
 export function registerGroupRoutes(
   router: Router,
   _ctx: BrokerContext,
   current: () => GroupCoordinator | undefined,
-  /** Cluster mode: where a group is coordinated, for the error of a broker that does not. */
-  locate?: (group: string) => string,
+  { locate, listEverywhere }: GroupRouteOptions = {},
 ): void {
   const need = (group: string): GroupCoordinator => {
     const c = current();
@@ -370,6 +427,7 @@ export function registerGroupRoutes(
   };
   router.add('GET', '/groups', async (req) => {
     const states = req.query.getAll('state');
+    if (listEverywhere) return { status: 200, body: await listEverywhere(states) };
     const c = current();
     if (!c) return { status: 200, body: [] };
     const r = await c.listGroups({ statesFilter: states });

@@ -37,6 +37,7 @@ if (process.argv[2] === 'consume') {
   await client.connect();
   const consumer = client.consumer({ autoOffsetReset: 'earliest' });
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   consumer.assign([{ topic: 't', partition: 0, offset: 0 }]);
   let got = 0;
   let bytes = 0;
@@ -47,11 +48,12 @@ if (process.argv[2] === 'consume') {
     }
   }
   const total = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
   const rtts = fetches.map(([s, e]) => e - s).sort((a, b) => a - b);
   const gaps = fetches.slice(1).map(([s], i) => s - fetches[i][1]).sort((a, b) => a - b);
   const median = (xs) => xs[xs.length >> 1];
   console.log(
-    `${total.toFixed(0)} ms (${(bytes / total / 1e3).toFixed(0)} MB/s), ${fetches.length} fetches; ` +
+    `${total.toFixed(0)} ms (${(bytes / total / 1e3).toFixed(0)} MB/s, consumer CPU ${(((cpu.user + cpu.system) / 1e3 / total) * 100).toFixed(0)}% of it), ${fetches.length} fetches; ` +
       `first answered at +${(fetches[0][1] - t0).toFixed(1)} ms; round trip median ${median(rtts).toFixed(2)} ms, p90 ${rtts[Math.floor(rtts.length * 0.9)].toFixed(2)} ms; ` +
       `gap between fetches median ${median(gaps).toFixed(2)} ms, total ${gaps.reduce((a, b) => a + b, 0).toFixed(1)} ms`,
   );

@@ -37,7 +37,14 @@ export interface FakeBroker {
   close(): Promise<void>;
 }
 
-export async function startFakeBroker(options: { topics?: Record<string, number>; brokerId?: number } = {}): Promise<FakeBroker> {
+export async function startFakeBroker(
+  options: {
+    topics?: Record<string, number>;
+    brokerId?: number;
+    /** More broker ids to name in metadata (at this broker's address), so the client sees a cluster. */
+    peerIds?: number[];
+  } = {},
+): Promise<FakeBroker> {
   const brokerId = options.brokerId ?? 1;
   const wss = new WebSocketServer({ port: 0, host: '127.0.0.1', perMessageDeflate: false });
   await new Promise<void>((resolve) => wss.once('listening', () => resolve()));
@@ -68,7 +75,7 @@ export async function startFakeBroker(options: { topics?: Record<string, number>
     return {
       clusterId: 'fake',
       controllerId: brokerId,
-      brokers: [{ id: brokerId, host: '127.0.0.1', port }],
+      brokers: [brokerId, ...(options.peerIds ?? [])].map((id) => ({ id, host: '127.0.0.1', port })),
       topics: names.map((name) => {
         const t = topics.get(name);
         if (!t) return { name, errorCode: num('UNKNOWN_TOPIC_OR_PARTITION') };

@@ -1,6 +1,7 @@
 import { decodeBatchSync, readBatchHeader } from '@mq/protocol/batch';
 import { MqClient } from '../src/index.js';
 import { murmur2Partition } from '../src/partitioner.js';
+import { UNKNOWN_TOPIC_GRACE_MS } from '../src/producer/accumulator.js';
 import { startFakeBroker, type FakeBroker } from './fake-broker.js';
 
 let broker: FakeBroker;
@@ -280,6 +281,26 @@ describe('producer', () => {
       clearInterval(t);
     }
     expect(stored('one', 0)).toHaveLength(n + 1);
+  });
+
+  it('in a cluster, waits a moment for a topic the answering broker does not know yet, then fails a missing one', async () => {
+    const cluster = await startFakeBroker({ peerIds: [2, 3] });
+    const c = new MqClient({ bootstrap: cluster.address, retry: { initialDelayMs: 50, maxDelayMs: 200 } });
+    try {
+      const p = c.producer({ lingerMs: 0 });
+      // Created on the broker 300 ms after the first send: the metadata of a new topic still propagating.
+      setTimeout(() => cluster.createTopic('late', 1), 300);
+      await expect(p.send('late', { value: 'x' })).resolves.toMatchObject({ partition: 0, offset: 0 });
+      const t0 = Date.now();
+      await expect(p.send('never', { value: 'x' })).rejects.toMatchObject({ code: 'UNKNOWN_TOPIC_OR_PARTITION' });
+      const waited = Date.now() - t0;
+      expect(waited).toBeGreaterThanOrEqual(UNKNOWN_TOPIC_GRACE_MS - 100);
+      expect(waited).toBeLessThan(UNKNOWN_TOPIC_GRACE_MS + 3000);
+      await p.close();
+    } finally {
+      await c.close();
+      await cluster.close();
+    }
   });
 
   it('fails queued records soon (not at the delivery timeout) when their topic is deleted', async () => {

@@ -16,6 +16,14 @@ import type { ParsedProducerOptions } from './options.js';
 import { sinkFail, sinkOk, type Sink } from './record-sink.js';
 import { coarseNow } from '../coarse-clock.js';
 
+/**
+ * How long a producer in a cluster keeps asking for a topic that a broker
+ * says does not exist before failing its records: long enough for a new
+ * topic to reach every broker's metadata, far below Kafka's max.block.ms
+ * wait, so a mistyped topic still fails within seconds.
+ */
+export const UNKNOWN_TOPIC_GRACE_MS = 2000;
+
 export interface PartitionQueue {
   readonly topic: string;
   readonly partition: number;
@@ -58,6 +66,8 @@ export class Accumulator {
   private blockedTimer: NodeJS.Timeout | undefined;
   private readonly metadataWanted = new Set<string>();
   private readonly metadataAt = new Map<string, number>();
+  /** When a cluster first answered that a topic does not exist (see UNKNOWN_TOPIC_GRACE_MS). */
+  private readonly unknownSince = new Map<string, number>();
   /** Batches created and not yet completed. */
   private incomplete = 0;
   private idleWaiters: Array<() => void> = [];
@@ -307,10 +317,23 @@ export class Accumulator {
       () => {
         this.metadataWanted.delete(topic);
         if (!this.cluster.cachedTopic(topic)) {
+          // In a cluster a topic just created reaches each broker's metadata a moment after the
+          // controller commits it: the broker that answered may not know it yet, so ask again for a
+          // while. A single broker's answer is final.
+          const now = Date.now();
+          const since = this.unknownSince.get(topic) ?? now;
+          if (this.cluster.brokers.size > 1 && now - since < UNKNOWN_TOPIC_GRACE_MS) {
+            this.unknownSince.set(topic, since);
+            this.wantMetadata(topic);
+            return;
+          }
+          this.unknownSince.delete(topic);
           // The topic does not exist (any more): what waits for it fails now, not at the delivery timeout.
           const err = unknownTopicError(topic);
           this.failBlocked(topic, err);
           this.failQueued(topic, err);
+        } else {
+          this.unknownSince.delete(topic);
         }
         this.processBlocked();
         this.hooks.wake();

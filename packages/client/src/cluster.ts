@@ -57,6 +57,15 @@ export function invalidatesMetadata(err: unknown): boolean {
   return isMqError(err) && STALE_METADATA.has(err.code);
 }
 
+/**
+ * How long a producer or consumer in a cluster keeps asking for a topic that
+ * a broker says does not exist before failing: long enough for a new topic to
+ * reach every broker's metadata (the controller commits it first), far below
+ * Kafka's max.block.ms wait, so a mistyped topic still fails within seconds.
+ * A single broker's answer is final at once.
+ */
+export const UNKNOWN_TOPIC_GRACE_MS = 2000;
+
 export function unknownTopicError(topic: string, retriable = false): MqError {
   return new MqError('UNKNOWN_TOPIC_OR_PARTITION', `topic "${topic}" does not exist (create it with: mq topic create ${topic})`, {
     topic,

@@ -1,4 +1,5 @@
 import { MqClient, type ConsumerRecord } from '../src/index.js';
+import { UNKNOWN_TOPIC_GRACE_MS } from '../src/cluster.js';
 import { startFakeBroker, type FakeBroker } from './fake-broker.js';
 
 let broker: FakeBroker;
@@ -183,6 +184,33 @@ describe('consumer (manual assignment)', () => {
     const c = client.consumer();
     c.assign([{ topic: 'missing', partition: 0 }]);
     await expect(c.poll(2000)).rejects.toThrow('topic "missing" does not exist (create it with: mq topic create missing)');
+  });
+
+  it('in a cluster, keeps asking for a topic the answering broker does not know yet, then reports a missing one', async () => {
+    const cluster = await startFakeBroker({ peerIds: [2, 3] });
+    const c2 = new MqClient({ bootstrap: cluster.address, retry: { initialDelayMs: 20, maxDelayMs: 100 } });
+    try {
+      const late = c2.consumer({ autoOffsetReset: 'earliest' });
+      late.assign([{ topic: 'late', partition: 0 }]);
+      // Created 300 ms later, with a record: the metadata of a new topic still propagating.
+      setTimeout(() => {
+        cluster.createTopic('late', 1);
+        void c2.producer().send('late', { value: 'v', partition: 0 });
+      }, 300);
+      const got: ConsumerRecord[] = [];
+      for (const t0 = Date.now(); got.length === 0 && Date.now() - t0 < 5000; ) got.push(...(await late.poll(200)));
+      expect(got.map((r) => r.value!.toString())).toEqual(['v']);
+      const missing = c2.consumer();
+      missing.assign([{ topic: 'never', partition: 0 }]);
+      const t0 = Date.now();
+      await expect(missing.poll(UNKNOWN_TOPIC_GRACE_MS + 3000)).rejects.toMatchObject({ code: 'UNKNOWN_TOPIC_OR_PARTITION' });
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(UNKNOWN_TOPIC_GRACE_MS - 100);
+      await late.close();
+      await missing.close();
+    } finally {
+      await c2.close({ timeoutMs: 1000 });
+      await cluster.close();
+    }
   });
 
   it('decodes compressed batches', async () => {

@@ -1,7 +1,7 @@
 import { decodeBatchSync, readBatchHeader } from '@mq/protocol/batch';
 import { MqClient } from '../src/index.js';
 import { murmur2Partition } from '../src/partitioner.js';
-import { UNKNOWN_TOPIC_GRACE_MS } from '../src/producer/accumulator.js';
+import { UNKNOWN_TOPIC_GRACE_MS } from '../src/cluster.js';
 import { startFakeBroker, type FakeBroker } from './fake-broker.js';
 
 let broker: FakeBroker;

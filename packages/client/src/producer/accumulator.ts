@@ -8,21 +8,13 @@
  */
 import { MqError, isMqError } from '@mq/protocol/errors';
 import { HEADER_SIZE } from '@mq/protocol/batch';
-import { unknownTopicError, type Cluster } from '../cluster.js';
+import { UNKNOWN_TOPIC_GRACE_MS, unknownTopicError, type Cluster } from '../cluster.js';
 import { StickyPartitions, defaultPartitioner, murmur2Partition } from '../partitioner.js';
 import { BatchBuilder, measureRecord, type ProducerRecord } from './batch-builder.js';
 import { BufferPool } from './buffer-pool.js';
 import type { ParsedProducerOptions } from './options.js';
 import { sinkFail, sinkOk, type Sink } from './record-sink.js';
 import { coarseNow } from '../coarse-clock.js';
-
-/**
- * How long a producer in a cluster keeps asking for a topic that a broker
- * says does not exist before failing its records: long enough for a new
- * topic to reach every broker's metadata, far below Kafka's max.block.ms
- * wait, so a mistyped topic still fails within seconds.
- */
-export const UNKNOWN_TOPIC_GRACE_MS = 2000;
 
 export interface PartitionQueue {
   readonly topic: string;

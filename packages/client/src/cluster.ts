@@ -81,6 +81,8 @@ export type Target = { kind: 'any' } | { kind: 'controller' } | { kind: 'broker'
 
 export class Cluster {
   readonly retrier: Retrier;
+  /** When metadata first came without a topic still asked for (see unknownTopicIsFinal). */
+  private readonly unknownSince = new Map<string, number>();
   readonly brokers = new Map<number, BrokerDescription>();
   private readonly topics = new Map<string, TopicDescription>();
   private readonly topicFetchedAt = new Map<string, number>();
@@ -276,6 +278,26 @@ export class Cluster {
     return t;
   }
 
+  /**
+   * Whether a topic the latest metadata answer did not have counts as missing
+   * now (producers then fail its records, consumers report it): at once when
+   * the client knows a single broker, whose answer is final; in a cluster
+   * only once answers without it have come for UNKNOWN_TOPIC_GRACE_MS (a
+   * new topic reaches each broker a moment after the controller commits it).
+   */
+  unknownTopicIsFinal(topic: string): boolean {
+    if (this.brokers.size <= 1) return true;
+    const now = Date.now();
+    const since = this.unknownSince.get(topic);
+    if (since === undefined) {
+      this.unknownSince.set(topic, now);
+      return false;
+    }
+    if (now - since < UNKNOWN_TOPIC_GRACE_MS) return false;
+    this.unknownSince.delete(topic);
+    return true;
+  }
+
   /** Marks a topic's metadata as stale so that the next use refreshes it. */
   invalidate(topic?: string): void {
     if (topic === undefined) this.topicFetchedAt.clear();
@@ -349,6 +371,7 @@ export class Cluster {
       }
       if (code !== 'NONE') continue; // e.g. LEADER_NOT_AVAILABLE while being created: keep the old view
       this.topics.set(name, toTopicDescription(t));
+      this.unknownSince.delete(name);
       this.topicFetchedAt.set(name, now);
     }
     for (const name of asked) {

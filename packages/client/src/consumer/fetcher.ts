@@ -9,7 +9,7 @@
  */
 import { MqError, errorCodeFromNumber, isMqError, type ErrorCode } from '@mq/protocol/errors';
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP } from '@mq/protocol/wire';
-import { UNKNOWN_TOPIC_GRACE_MS, invalidatesMetadata, unknownTopicError, type Cluster } from '../cluster.js';
+import { invalidatesMetadata, unknownTopicError, type Cluster } from '../cluster.js';
 import type { ResponseOf } from '../connection.js';
 import { abortError } from '../retrier.js';
 import type { ParsedConsumerOptions } from './options.js';
@@ -49,8 +49,6 @@ interface PartitionState {
   highWatermark: number;
   logStartOffset: number;
   leaderEpoch: number;
-  /** When a cluster first answered that the topic does not exist (0: it did not); see UNKNOWN_TOPIC_GRACE_MS. */
-  unknownSince: number;
 }
 
 const key = (topic: string, partition: number) => `${topic}\u0000${partition}`;
@@ -430,20 +428,16 @@ export class Fetcher {
           meta = await this.cluster.topic(st.topic, signal);
         } catch (err) {
           if (isMqError(err) && err.code === 'UNKNOWN_TOPIC_OR_PARTITION') {
-            // A new topic may not have reached the answering broker of a cluster yet: ask again for a while.
-            const now = Date.now();
-            if (st.unknownSince === 0) st.unknownSince = now;
-            if (this.cluster.brokers.size > 1 && now - st.unknownSince < UNKNOWN_TOPIC_GRACE_MS) {
+            // A cluster's broker may not know a topic just created yet: ask again for a while.
+            if (!this.cluster.unknownTopicIsFinal(st.topic)) {
               this.backoff(st, unknownTopicError(st.topic, true));
             } else {
-              st.unknownSince = 0;
               st.error = unknownTopicError(st.topic);
               this.notify();
             }
           } else this.backoff(st, err);
           continue;
         }
-        st.unknownSince = 0;
         const pm = meta.partitions[st.partition];
         if (!pm) {
           st.error = new MqError(
@@ -546,7 +540,6 @@ export class Fetcher {
       highWatermark: -1,
       logStartOffset: -1,
       leaderEpoch: -1,
-      unknownSince: 0,
     };
   }
 

@@ -8,7 +8,7 @@
  */
 import { MqError, isMqError } from '@mq/protocol/errors';
 import { HEADER_SIZE } from '@mq/protocol/batch';
-import { UNKNOWN_TOPIC_GRACE_MS, unknownTopicError, type Cluster } from '../cluster.js';
+import { unknownTopicError, type Cluster } from '../cluster.js';
 import { StickyPartitions, defaultPartitioner, murmur2Partition } from '../partitioner.js';
 import { BatchBuilder, measureRecord, type ProducerRecord } from './batch-builder.js';
 import { BufferPool } from './buffer-pool.js';
@@ -58,8 +58,6 @@ export class Accumulator {
   private blockedTimer: NodeJS.Timeout | undefined;
   private readonly metadataWanted = new Set<string>();
   private readonly metadataAt = new Map<string, number>();
-  /** When a cluster first answered that a topic does not exist (see UNKNOWN_TOPIC_GRACE_MS). */
-  private readonly unknownSince = new Map<string, number>();
   /** Batches created and not yet completed. */
   private incomplete = 0;
   private idleWaiters: Array<() => void> = [];
@@ -309,23 +307,15 @@ export class Accumulator {
       () => {
         this.metadataWanted.delete(topic);
         if (!this.cluster.cachedTopic(topic)) {
-          // In a cluster a topic just created reaches each broker's metadata a moment after the
-          // controller commits it: the broker that answered may not know it yet, so ask again for a
-          // while. A single broker's answer is final.
-          const now = Date.now();
-          const since = this.unknownSince.get(topic) ?? now;
-          if (this.cluster.brokers.size > 1 && now - since < UNKNOWN_TOPIC_GRACE_MS) {
-            this.unknownSince.set(topic, since);
+          // A cluster's broker may not know a topic just created yet: ask again for a while.
+          if (!this.cluster.unknownTopicIsFinal(topic)) {
             this.wantMetadata(topic);
             return;
           }
-          this.unknownSince.delete(topic);
           // The topic does not exist (any more): what waits for it fails now, not at the delivery timeout.
           const err = unknownTopicError(topic);
           this.failBlocked(topic, err);
           this.failQueued(topic, err);
-        } else {
-          this.unknownSince.delete(topic);
         }
         this.processBlocked();
         this.hooks.wake();

@@ -7,11 +7,10 @@
 // round trips well above an idle client's is bound by its own thread.
 //   npm run build -w @mq/cli && node packages/client/bench/fetch-timeline.mjs
 // Env: N records (150,000), SIZE value bytes (1024), RUNS consumer runs (3).
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { startBrokerProcess } from './broker-process.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const N = Number(process.env.N ?? 150_000);
@@ -61,22 +60,7 @@ if (process.argv[2] === 'consume') {
   process.exit(0);
 }
 
-const dataDir = mkdtempSync(path.join(tmpdir(), 'mq-fetch-timeline-'));
-const broker = spawn(process.execPath, [...HEAP, path.join(here, 'broker-child.mjs'), path.join(here, '../../broker/dist'), dataDir], { stdio: ['pipe', 'pipe', 'inherit'] });
-process.once('exit', () => {
-  broker.kill('SIGKILL');
-  rmSync(dataDir, { recursive: true, force: true });
-});
-const port = await new Promise((resolve, reject) => {
-  let out = '';
-  broker.stdout.on('data', (d) => {
-    out += d;
-    const m = /port (\d+)/.exec(out);
-    if (m) resolve(Number(m[1]));
-  });
-  broker.once('exit', (code) => reject(new Error(`broker exited ${code}`)));
-});
-const bootstrap = `127.0.0.1:${port}`;
+const { bootstrap, child: broker } = await startBrokerProcess({ tag: 'fetch-timeline' });
 const { MqClient } = await import(pathToFileURL(path.join(here, '../dist/index.js')).href);
 const client = new MqClient({ bootstrap });
 await client.admin().createTopics([{ topic: 't', numPartitions: 1 }]);

@@ -5,35 +5,16 @@
 // CPU per request when their work is serial.
 //   npm run build -w @mq/cli && node --min-semi-space-size=16 --max-semi-space-size=32 packages/client/bench/sync-cost.mjs
 // Env: N sends (20,000, after 2,000 unmeasured).
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { startBrokerProcess } from './broker-process.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const N = Number(process.env.N ?? 20_000);
-const dataDir = mkdtempSync(path.join(tmpdir(), 'mq-sync-cost-'));
-const broker = spawn(
-  process.execPath,
-  ['--min-semi-space-size=16', '--max-semi-space-size=32', '--initial-old-space-size=128', path.join(here, 'broker-child.mjs'), path.join(here, '../../broker/dist'), dataDir],
-  { stdio: ['pipe', 'pipe', 'inherit'] },
-);
-process.once('exit', () => {
-  broker.kill('SIGKILL');
-  rmSync(dataDir, { recursive: true, force: true });
-});
-const port = await new Promise((resolve, reject) => {
-  let out = '';
-  broker.stdout.on('data', (d) => {
-    out += d;
-    const m = /port (\d+)/.exec(out);
-    if (m) resolve(Number(m[1]));
-  });
-  broker.once('exit', (code) => reject(new Error(`broker exited ${code}`)));
-});
+const { bootstrap, child: broker } = await startBrokerProcess({ tag: 'sync-cost' });
 const { MqClient } = await import(pathToFileURL(path.join(here, '../dist/index.js')).href);
-const client = new MqClient({ bootstrap: `127.0.0.1:${port}` });
+const client = new MqClient({ bootstrap });
 await client.admin().createTopics([{ topic: 't', numPartitions: 1 }]);
 const producer = client.producer({ acks: 1, lingerMs: 0 });
 const value = Buffer.alloc(100, 1);

@@ -15,15 +15,9 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { MqClient } from '@mq/client';
+import { CLI, arg, median, quantile } from './bench-util.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const CLI = path.resolve(here, '../../cli/dist/bin.js');
-const arg = (name, def) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : def;
-};
 const RUNS = arg('runs', 5);
 const COMMITS = arg('commits', 2000);
 const MEMBERS = 10;
@@ -58,14 +52,8 @@ async function startBroker(extra = []) {
   };
 }
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
-const pct = (xs, p) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
-};
+/** The `p`th percentile (0..100) of unsorted values. */
+const pct = (xs, p) => quantile([...xs].sort((a, b) => a - b), p / 100);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function waitUntil(cond, timeoutMs, what) {

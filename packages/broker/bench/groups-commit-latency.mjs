@@ -13,16 +13,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { MqClient } from '@mq/client';
 import { Cluster, CoordinatorClient, parseClientOptions } from '@mq/client/internal';
+import { CLI, arg, median, quantile } from './bench-util.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const CLI = path.resolve(here, '../../cli/dist/bin.js');
-const arg = (name, def) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : def;
-};
 const RUNS = arg('runs', 3);
 const COMMITS = arg('commits', 1000);
 const PARTITIONS = 6;
@@ -83,8 +77,6 @@ async function start(kind) {
   };
 }
 
-const pct = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function run(kind, round) {
   const target = await start(kind);
@@ -100,7 +92,7 @@ async function run(kind, round) {
       ms.push(Number(process.hrtime.bigint() - t) / 1e6);
     }
     ms.sort((a, b) => a - b);
-    return { p50: pct(ms, 0.5), p99: pct(ms, 0.99), max: ms.at(-1) };
+    return { p50: quantile(ms, 0.5), p99: quantile(ms, 0.99), max: ms.at(-1) };
   } finally {
     cluster.close();
     await target.stop();

@@ -1,0 +1,24 @@
+// What the broker's benchmark scripts share: the built CLI, `--name value`
+// arguments and the statistics they print.
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The built `mq` CLI (run `npm run build` first). */
+export const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../cli/dist/bin.js');
+
+/** The number after `--name` on the command line, or `def`. */
+export function arg(name, def) {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(process.argv[i + 1]) : def;
+}
+
+/** The median (the mean of the two middle values for an even count). */
+export function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+}
+
+/** The `q` quantile (0..1) of values sorted ascending. */
+export function quantile(sorted, q) {
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+}

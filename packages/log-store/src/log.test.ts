@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ATTR_LOG_APPEND_TIME, encodeBatchSync, iterateBatches, readBatchHeader, validateBatch } from '@mq/protocol/batch';
 import { isMqError } from '@mq/protocol/errors';
-import { batch, batchOffsets, faultyFs, segmentFiles, tempDir, values } from '../test/helpers.js';
+import { batch, batchOffsets, faultyFs, segmentFiles, tempDir, values, type FaultyFs } from '../test/helpers.js';
 import { IndexCache } from './index-cache.js';
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, openLog, type Log } from './log.js';
 import type { LogOptions } from './options.js';
@@ -413,10 +413,10 @@ describe('synchronous append path', () => {
 });
 
 describe('faults', () => {
-  test('ENOSPC mid-append: typed error, the partial write is cut back, the log goes on and reopens clean', async () => {
-    const faulty = faultyFs();
-    let log = await openTracked({}, { fs: faulty });
+  /** Appends two records, then a batch whose write fails with ENOSPC: the error is typed and the partial write cut back. */
+  async function failAppendWithEnospc(log: Log, faulty: FaultyFs, afterFirstAppend: () => void = () => undefined): Promise<void> {
     await log.append(batch('a', 2));
+    afterFirstAppend();
     const sizeBefore = fs.statSync(path.join(dir, '00000000000000000000.log')).size;
     faulty.failNextLogWrite('ENOSPC');
     const err = await log.append(batch('b', 5, { valueBytes: 200 })).catch((e) => e);
@@ -424,6 +424,12 @@ describe('faults', () => {
     expect(err.errno).toBe('ENOSPC');
     expect(fs.statSync(path.join(dir, '00000000000000000000.log')).size).toBe(sizeBefore);
     expect(log.logEndOffset).toBe(2);
+  }
+
+  test('ENOSPC mid-append: typed error, the partial write is cut back, the log goes on and reopens clean', async () => {
+    const faulty = faultyFs();
+    let log = await openTracked({}, { fs: faulty });
+    await failAppendWithEnospc(log, faulty);
     await log.append(batch('c'));
     await closeTracked(log);
     fs.unlinkSync(path.join(dir, '.clean-shutdown')); // force a verifying open
@@ -435,15 +441,7 @@ describe('faults', () => {
   test('ENOSPC in a synchronous append: typed error, the partial write is cut back, the log goes on', async () => {
     const faulty = faultyFs({ sync: true });
     const log = await openTracked({}, { fs: faulty });
-    await log.append(batch('a', 2));
-    expect(faulty.logWrites.sync).toBe(1); // the fast path ran
-    const sizeBefore = fs.statSync(path.join(dir, '00000000000000000000.log')).size;
-    faulty.failNextLogWrite('ENOSPC');
-    const err = await log.append(batch('b', 5, { valueBytes: 200 })).catch((e) => e);
-    expect(isMqError(err, 'STORAGE_ERROR')).toBe(true);
-    expect(err.errno).toBe('ENOSPC');
-    expect(fs.statSync(path.join(dir, '00000000000000000000.log')).size).toBe(sizeBefore);
-    expect(log.logEndOffset).toBe(2);
+    await failAppendWithEnospc(log, faulty, () => expect(faulty.logWrites.sync).toBe(1)); // the fast path ran
     expect((await log.append(batch('c'))).baseOffset).toBe(2);
     expect(values((await log.read(0, 1 << 20)).records).map((v) => v.value)).toEqual(['a:0', 'a:1', 'c:0']);
   });

@@ -86,7 +86,7 @@ export class Partition {
       );
     }
     if (offset >= this.hw) return Buffer.alloc(0);
-    const { records } = await this.log.read(offset, maxBytes, pool ? { maxOffset: this.hw, pool } : { maxOffset: this.hw });
+    const { records } = await this.log.read(offset, maxBytes, { maxOffset: this.hw, pool });
     return records;
   }
 

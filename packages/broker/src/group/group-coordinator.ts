@@ -32,6 +32,16 @@ import {
 import { parseGroupCoordinatorOptions, type GroupCoordinatorOptions, type ParsedGroupCoordinatorOptions } from './options.js';
 import type { OffsetsLog } from './offsets-log.js';
 import { systemTimers, type Clock, type TimerHandle, type Timers } from '@mq/protocol/time';
+import { guardTimers } from '../guard.js';
+import {
+  clientIdProblem,
+  durationProblem,
+  firstProblem,
+  groupIdProblem,
+  instanceIdProblem,
+  memberIdProblem,
+  protocolNameProblem,
+} from '../request-limits.js';
 import { GROUP_STATES } from './types.js';
 import type {
   CommittedOffset,
@@ -145,8 +155,9 @@ class Coordinator implements GroupCoordinator {
     }
     this.topics = components.topics;
     this.clock = components.clock ?? Date.now;
-    this.timers = components.timers ?? systemTimers;
     this.logger = components.logger ?? noopLogger;
+    // A group's timer that throws logs an error; the coordinator keeps serving every other group.
+    this.timers = guardTimers(components.timers ?? systemTimers, this.logger, 'group coordinator timer');
     this.newMemberId = components.newMemberId ?? ((clientId) => `${clientId || 'member'}-${randomUUID()}`);
     this.scheduleExpiry();
   }
@@ -339,17 +350,29 @@ class Coordinator implements GroupCoordinator {
     const memberId = req.memberId ?? '';
     const instanceId = req.groupInstanceId || null;
     const fail = (code: ErrorCode, message: string): JoinGroupResponse => ({ ...err(code, message), memberId, generationId: -1 });
-    if (groupId === '') return fail('INVALID_GROUP_ID', 'group id must not be empty');
+    const protocolType = req.protocolType ?? '';
+    const protocols: Protocol[] = (req.protocols ?? []).map((p) => ({ name: p.name ?? '', metadata: toBuffer(p.metadata) }));
+    // Everything a join stores must fit the offsets schema: refused here, not when a timer stores the group.
+    const bad = firstProblem(
+      groupIdProblem(groupId),
+      memberIdProblem(memberId),
+      instanceIdProblem(instanceId),
+      clientIdProblem(ctx.clientId),
+      protocolNameProblem('protocol type', protocolType),
+      ...protocols.map((p) => protocolNameProblem('protocol name', p.name)),
+    );
+    if (bad) return fail(bad.code, bad.message);
     const owner = this.ownership(groupId);
     if (owner) return fail(owner.code, owner.message);
     const sessionTimeoutMs = req.sessionTimeoutMs ?? 0;
     const { groupMinSessionTimeoutMs: min, groupMaxSessionTimeoutMs: max } = this.options;
-    if (sessionTimeoutMs < min || sessionTimeoutMs > max) {
-      return fail('INVALID_SESSION_TIMEOUT', `session timeout ${sessionTimeoutMs} ms is outside the broker's range [${min}, ${max}] ms`);
-    }
+    const badTimeout = firstProblem(
+      durationProblem('session timeout', sessionTimeoutMs, min, max, 'INVALID_SESSION_TIMEOUT'),
+      // 0: the session timeout (JoinGroup v0). A timer cannot hold more than 2^31-1 ms (Kafka's int32).
+      req.rebalanceTimeoutMs ? durationProblem('rebalance timeout', req.rebalanceTimeoutMs, 1, Number.MAX_SAFE_INTEGER) : undefined,
+    );
+    if (badTimeout) return fail(badTimeout.code, badTimeout.message);
     const rebalanceTimeoutMs = req.rebalanceTimeoutMs || sessionTimeoutMs;
-    const protocolType = req.protocolType ?? '';
-    const protocols: Protocol[] = (req.protocols ?? []).map((p) => ({ name: p.name ?? '', metadata: toBuffer(p.metadata) }));
     if (protocolType === '' || protocols.length === 0 || protocols.some((p) => p.name === '')) {
       return fail('INCONSISTENT_GROUP_PROTOCOL', 'a join needs a protocol type and at least one named protocol');
     }
@@ -599,7 +622,8 @@ class Coordinator implements GroupCoordinator {
 
   async syncGroup(req: SyncGroupRequest): Promise<SyncGroupResponse> {
     const groupId = req.groupId ?? '';
-    if (groupId === '') return err('INVALID_GROUP_ID', 'group id must not be empty');
+    const bad = groupIdProblem(groupId);
+    if (bad) return err(bad.code, bad.message);
     const owner = this.ownership(groupId);
     if (owner) return err(owner.code, owner.message);
     const memberId = req.memberId ?? '';
@@ -689,7 +713,8 @@ class Coordinator implements GroupCoordinator {
 
   async heartbeat(req: HeartbeatRequest): Promise<HeartbeatResponse> {
     const groupId = req.groupId ?? '';
-    if (groupId === '') return err('INVALID_GROUP_ID', 'group id must not be empty');
+    const bad = groupIdProblem(groupId);
+    if (bad) return err(bad.code, bad.message);
     const owner = this.ownership(groupId);
     if (owner) return err(owner.code, owner.message);
     const memberId = req.memberId ?? '';
@@ -708,7 +733,8 @@ class Coordinator implements GroupCoordinator {
 
   async leaveGroup(req: LeaveGroupRequest): Promise<LeaveGroupResponse> {
     const groupId = req.groupId ?? '';
-    if (groupId === '') return err('INVALID_GROUP_ID', 'group id must not be empty');
+    const bad = groupIdProblem(groupId);
+    if (bad) return err(bad.code, bad.message);
     const owner = this.ownership(groupId);
     if (owner) return err(owner.code, owner.message);
     const group = this.groups.get(groupId);
@@ -799,7 +825,8 @@ class Coordinator implements GroupCoordinator {
       })),
     });
     const all = (code: ErrorCode, message: string) => answer(() => err(code, message));
-    if (groupId === '') return all('INVALID_GROUP_ID', 'group id must not be empty');
+    const bad = groupIdProblem(groupId);
+    if (bad) return all(bad.code, bad.message);
     const owner = this.ownership(groupId);
     if (owner) return all(owner.code, owner.message);
     const generationId = req.generationId ?? -1;
@@ -886,7 +913,8 @@ class Coordinator implements GroupCoordinator {
 
   async offsetFetch(req: OffsetFetchRequest): Promise<OffsetFetchResponse> {
     const groupId = req.groupId ?? '';
-    if (groupId === '') return err('INVALID_GROUP_ID', 'group id must not be empty');
+    const bad = groupIdProblem(groupId);
+    if (bad) return err(bad.code, bad.message);
     const owner = this.ownership(groupId);
     if (owner) return err(owner.code, owner.message);
     const group = this.groups.get(groupId);
@@ -1138,7 +1166,8 @@ class Coordinator implements GroupCoordinator {
     }
   }
 
-  private storeGroup(group: Group): Promise<unknown> {
+  /** Async: a value the schema cannot hold is a rejected store (logged by the caller), never a throw into a timer. */
+  private async storeGroup(group: Group): Promise<unknown> {
     const value: GroupValue = {
       protocolType: group.protocolType,
       generationId: group.generationId,

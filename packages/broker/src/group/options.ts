@@ -1,4 +1,5 @@
 import { MqError } from '@mq/protocol/errors';
+import { MAX_TIMER_MS } from '../request-limits.js';
 
 /** The internal topic that holds committed offsets and group metadata. */
 export const OFFSETS_TOPIC = '__consumer_offsets';
@@ -36,20 +37,25 @@ export interface GroupCoordinatorOptions {
 
 export type ParsedGroupCoordinatorOptions = Readonly<Required<GroupCoordinatorOptions>>;
 
-function positiveInt(name: string, v: number | undefined, fallback: number, min = 1): number {
+function positiveInt(name: string, v: number | undefined, fallback: number, min = 1, max = Number.MAX_SAFE_INTEGER): number {
   if (v === undefined) return fallback;
-  if (!Number.isSafeInteger(v) || v < min) {
-    throw new MqError('INVALID_CONFIG', `${name} must be an integer >= ${min}, got ${String(v)}`);
+  if (!Number.isSafeInteger(v) || v < min || v > max) {
+    throw new MqError('INVALID_CONFIG', `${name} must be an integer in [${min}, ${max}], got ${String(v)}`);
   }
   return v;
+}
+
+/** A duration a timer waits for: at most 2^31-1 ms (a longer Node timer fires after 1 ms). */
+function timerMs(name: string, v: number | undefined, fallback: number, min = 1): number {
+  return positiveInt(name, v, fallback, min, MAX_TIMER_MS);
 }
 
 export function parseGroupCoordinatorOptions(options: GroupCoordinatorOptions = {}): ParsedGroupCoordinatorOptions {
   const parsed = {
     offsetsTopicPartitions: positiveInt('offsetsTopicPartitions', options.offsetsTopicPartitions, DEFAULT_OFFSETS_TOPIC_PARTITIONS),
-    groupMinSessionTimeoutMs: positiveInt('groupMinSessionTimeoutMs', options.groupMinSessionTimeoutMs, DEFAULT_GROUP_MIN_SESSION_TIMEOUT_MS),
-    groupMaxSessionTimeoutMs: positiveInt('groupMaxSessionTimeoutMs', options.groupMaxSessionTimeoutMs, DEFAULT_GROUP_MAX_SESSION_TIMEOUT_MS),
-    groupInitialRebalanceDelayMs: positiveInt(
+    groupMinSessionTimeoutMs: timerMs('groupMinSessionTimeoutMs', options.groupMinSessionTimeoutMs, DEFAULT_GROUP_MIN_SESSION_TIMEOUT_MS),
+    groupMaxSessionTimeoutMs: timerMs('groupMaxSessionTimeoutMs', options.groupMaxSessionTimeoutMs, DEFAULT_GROUP_MAX_SESSION_TIMEOUT_MS),
+    groupInitialRebalanceDelayMs: timerMs(
       'groupInitialRebalanceDelayMs',
       options.groupInitialRebalanceDelayMs,
       DEFAULT_GROUP_INITIAL_REBALANCE_DELAY_MS,
@@ -58,7 +64,7 @@ export function parseGroupCoordinatorOptions(options: GroupCoordinatorOptions = 
     groupMaxSize: positiveInt('groupMaxSize', options.groupMaxSize, DEFAULT_GROUP_MAX_SIZE),
     maxGroups: positiveInt('maxGroups', options.maxGroups, DEFAULT_MAX_GROUPS),
     offsetsRetentionMs: positiveInt('offsetsRetentionMs', options.offsetsRetentionMs, DEFAULT_OFFSETS_RETENTION_MS),
-    offsetsRetentionCheckIntervalMs: positiveInt(
+    offsetsRetentionCheckIntervalMs: timerMs(
       'offsetsRetentionCheckIntervalMs',
       options.offsetsRetentionCheckIntervalMs,
       DEFAULT_OFFSETS_RETENTION_CHECK_INTERVAL_MS,

@@ -12,6 +12,8 @@ import { MqError, errorNumber } from '@mq/protocol/errors';
 import { BODY_API, decodeRequest, encodeResponse, type mq, type RequestBody, type ResponseFrame } from '@mq/protocol/wire';
 import type { BrokerContext, ConnectionInfo, RequestContext } from '../context.js';
 import { toMqError } from '../errors.js';
+import { guard } from '../guard.js';
+import { clientIdProblem } from '../request-limits.js';
 import { NO_RESPONSE, type Handler, type HandlerMap } from '../handlers/types.js';
 import { releaseFetchRecords } from '../handlers/fetch.js';
 import { encodeFetchResponseFrame, wsBinaryFrameHeader } from './fetch-frame.js';
@@ -72,7 +74,18 @@ export class Connection {
       const r = api === undefined ? undefined : byApi.get(api);
       if (r) this.versions.set(body, { min: r.minVersion, max: r.maxVersion });
     }
-    ws.on('message', (data: Buffer, isBinary: boolean) => this.onMessage(data, isBinary));
+    // A throw here would escape into ws's socket handler and end the process: it ends this connection instead.
+    ws.on(
+      'message',
+      guard(logger, 'request dispatch', (data: Buffer, isBinary: boolean) => {
+        try {
+          this.onMessage(data, isBinary);
+        } catch (err) {
+          this.ws.terminate();
+          throw err;
+        }
+      }, { conn: id, remote }),
+    );
     ws.on('error', (err: Error & { code?: string }) => {
       broker.metrics.badFrames++;
       this.logger.warn({ conn: id, remote, code: err.code, err: err.message }, 'bad frame: connection closed');
@@ -133,7 +146,14 @@ export class Connection {
   private process(frame: mq.RequestFrame): void {
     const correlationId = frame.correlationId;
     const body = frame.body as RequestBody | undefined;
-    if (frame.clientId && !this.info.clientId) (this.info as { clientId: string }).clientId = frame.clientId;
+    if (frame.clientId) {
+      const bad = clientIdProblem(frame.clientId);
+      if (bad) {
+        this.refuse(correlationId, new MqError(bad.code, bad.message), body);
+        return;
+      }
+      if (!this.info.clientId) (this.info as { clientId: string }).clientId = frame.clientId;
+    }
     if (!body) {
       this.refuse(correlationId, new MqError('INVALID_REQUEST', 'the request frame has no body this broker knows (unknown API or missing body)'));
       return;

@@ -4,10 +4,11 @@
  * larger message closes that connection with 1009). `bufferutil` is picked
  * up by ws for native masking when installed.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
-import { WebSocketServer } from 'ws';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { guard, guardedInterval } from '../guard.js';
 import type { BrokerContext } from '../context.js';
 import type { HandlerMap } from '../handlers/types.js';
 import { Connection, type ConnectionLimits } from './connection.js';
@@ -44,12 +45,16 @@ export class WsServer {
       perMessageDeflate: false,
       clientTracking: false,
     });
-    this.idleSweep = setInterval(() => {
-      const now = Date.now();
-      for (const c of this.connections) c.closeIfIdle(now, options.idleMs);
-    }, Math.max(250, Math.min(30_000, Math.floor(options.idleMs / 4))));
-    this.idleSweep.unref();
-    this.wss.on('connection', (ws, req) => {
+    this.idleSweep = guardedInterval(
+      logger,
+      'idle connection sweep',
+      () => {
+        const now = Date.now();
+        for (const c of this.connections) c.closeIfIdle(now, options.idleMs);
+      },
+      Math.max(250, Math.min(30_000, Math.floor(options.idleMs / 4))),
+    );
+    this.wss.on('connection', guard(logger, 'accepting a connection', (ws: WebSocket, req: IncomingMessage) => {
       const ctx = this.context;
       if (!ctx) {
         ws.close(1013, 'broker is starting');
@@ -61,7 +66,7 @@ export class WsServer {
       const conn = new Connection(this.nextId++, ws, socket, ctx, this.handlers, this.options.limits, this.logger);
       this.connections.add(conn);
       ws.once('close', () => this.connections.delete(conn));
-    });
+    }));
     // Listen errors reject listen(); later server errors are logged.
     this.wss.on('error', (err) => {
       if (this.context) this.logger.error({ err }, 'websocket server error');

@@ -8,7 +8,7 @@
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type WebSocket from 'ws';
-import { MqError, errorNumber } from '@mq/protocol/errors';
+import { MqError, errorNumber, isMqError } from '@mq/protocol/errors';
 import { BODY_API, decodeRequest, encodeResponse, type mq, type RequestBody, type ResponseFrame } from '@mq/protocol/wire';
 import type { BrokerContext, ConnectionInfo, RequestContext } from '../context.js';
 import { toMqError } from '../errors.js';
@@ -114,7 +114,10 @@ export class Connection {
     try {
       frame = decodeRequest(data);
     } catch (err) {
-      this.badInput(CLOSE_INVALID_PAYLOAD, (err as Error).message);
+      // A well-formed frame with a value the broker cannot hold is answered; garbage closes the connection.
+      const correlationId = (err as { correlationId?: unknown }).correlationId;
+      if (isMqError(err) && typeof correlationId === 'number') this.refuse(correlationId, err);
+      else this.badInput(CLOSE_INVALID_PAYLOAD, (err as Error).message);
       return;
     }
     this.queue.push(frame);

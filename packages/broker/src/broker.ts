@@ -119,6 +119,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
           maxInFlight: config.int('max.in.flight.requests.per.connection'),
           maxFetchesInFlight: config.int('max.in.flight.fetches.per.connection'),
           maxBufferedBytes: config.int('connection.max.buffered.bytes'),
+          maxRequestEntries: config.int('request.max.entries'),
         },
       },
       handlers,

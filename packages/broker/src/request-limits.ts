@@ -71,6 +71,36 @@ export function durationProblem(what: string, ms: number, min: number, max: numb
   return { code, message: `${what} ${ms} ms is outside [${min}, ${hi}] ms` };
 }
 
+/** How long an admin request (CreateTopics, DeleteTopics, ...) may take when it names no timeout (Kafka's default.api.timeout.ms is 60 s; its request timeout 30 s). */
+export const DEFAULT_ADMIN_TIMEOUT_MS = 30_000;
+
+export interface RequestDeadline {
+  /** Milliseconds left (at least 1). */
+  remaining(): number;
+  /** Milliseconds left; throws REQUEST_TIMED_OUT once none are (for an entry not started yet). */
+  check(): number;
+}
+
+/**
+ * The deadline of a request that names `timeoutMs` (0: `fallbackMs`), so
+ * that entries not reached in time are answered REQUEST_TIMED_OUT rather
+ * than keeping the whole request unanswered. A timeout past 2^31-1 ms is
+ * INVALID_REQUEST.
+ */
+export function requestDeadline(now: () => number, timeoutMs: number, fallbackMs = DEFAULT_ADMIN_TIMEOUT_MS): RequestDeadline {
+  refuse(timeoutMs ? durationProblem('request timeout', timeoutMs, 1, MAX_TIMER_MS) : undefined);
+  const budget = timeoutMs || fallbackMs;
+  const deadline = now() + budget;
+  const remaining = () => Math.max(1, deadline - now());
+  return {
+    remaining,
+    check() {
+      if (deadline - now() <= 0) throw new MqError('REQUEST_TIMED_OUT', `not reached within the request's timeout of ${budget} ms; send it again`);
+      return remaining();
+    },
+  };
+}
+
 /** The first problem of several checks, if any. */
 export function firstProblem(...problems: Array<Problem | undefined>): Problem | undefined {
   return problems.find((p) => p !== undefined);

@@ -3,6 +3,7 @@
  * the defaults that topics inherit. Values are strings on the way in; the
  * broker reads them through `BrokerConfig`'s typed getters.
  */
+import { DEFAULT_REQUEST_MAX_ENTRIES } from '../server/request-entries.js';
 import { defsByName, validateConfigs, type ConfigDef, type ConfigMap } from './config-def.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -38,6 +39,7 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   { name: 'max.in.flight.requests.per.connection', type: 'int', default: '64', min: 1, doc: 'Requests processed at once per connection; more pause reading.' },
   { name: 'max.in.flight.fetches.per.connection', type: 'int', default: '4', min: 1, doc: 'Fetches processed at once per connection (bounds response memory: this x fetch.max.bytes).' },
   { name: 'connection.max.buffered.bytes', type: 'int', default: String(8 * 1024 * 1024), min: 1024, doc: 'Unsent response bytes per connection above which the broker stops reading from it.' },
+  { name: 'request.max.entries', type: 'int', default: String(DEFAULT_REQUEST_MAX_ENTRIES), min: 1, doc: 'Most topics, partitions or groups one request may name (repeats are merged first); a larger request is refused with INVALID_REQUEST. Keep it at least topic.max.partitions.' },
   { name: 'http.max.body.bytes', type: 'int', default: String(8 * 1024 * 1024), min: 1024, doc: 'Largest HTTP request body.' },
   { name: 'log.retention.check.interval.ms', type: 'long', default: '300000', min: 100, doc: 'How often retention runs.' },
   { name: 'connections.max.idle.ms', type: 'long', default: '600000', min: 1000, doc: 'Close client connections that sent no request for this long (Kafka\'s default: 10 minutes).' },

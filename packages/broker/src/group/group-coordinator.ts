@@ -962,12 +962,20 @@ class Coordinator implements GroupCoordinator {
   }
 
   async describeGroups(req: DescribeGroupsRequest): Promise<DescribeGroupsResponse> {
+    // The answer's size is known before it is built: past the budget, a group is not described.
+    let budget = this.options.describeGroupsMaxBytes;
     return {
-      groups: (req.groupIds ?? []).map((groupId) => {
+      groups: [...new Set(req.groupIds ?? [])].map((groupId) => {
         const owner = this.ownership(groupId);
         if (owner) return { groupId, state: 'Dead', ...err(owner.code, owner.message) };
         const g = this.groups.get(groupId);
         if (!g || g.state === 'Dead') return { groupId, state: 'Dead', ...err('GROUP_ID_NOT_FOUND', `group "${groupId}" does not exist`) };
+        const size = describedBytes(g);
+        if (size > budget) {
+          const limit = this.options.describeGroupsMaxBytes;
+          return { groupId, state: g.state, ...err('MESSAGE_TOO_LARGE', `describing group "${groupId}" would pass the ${limit}-byte answer limit; describe fewer groups per request`) };
+        }
+        budget -= size;
         return {
           errorCode: NONE,
           groupId,
@@ -1188,6 +1196,16 @@ class Coordinator implements GroupCoordinator {
     const record = { key: encodeKey({ type: 'group', group: group.groupId }), value: encodeGroupValue(value) };
     return this.log.append(group.partition, encodeBatchSync([record], { now: this.clock() }));
   }
+}
+
+/** About how many bytes a group's description takes on the wire (its members' ids, subscriptions and assignments). */
+function describedBytes(g: Group): number {
+  let n = 64 + g.groupId.length;
+  for (const m of g.members.values()) {
+    n += 32 + m.memberId.length + (m.groupInstanceId?.length ?? 0) + m.clientId.length + m.clientHost.length + m.assignment.length;
+    n += g.metadataOf(m).length;
+  }
+  return n;
 }
 
 /** Largest coalesced commit batch (well under the log's default 1 MiB batch limit). */

@@ -14,6 +14,8 @@ export const DEFAULT_OFFSETS_RETENTION_CHECK_INTERVAL_MS = 600_000;
 export const DEFAULT_OFFSET_METADATA_MAX_BYTES = 4_096;
 export const DEFAULT_OFFSETS_LOAD_BUFFER_BYTES = 5 * 1024 * 1024;
 export const DEFAULT_MAX_GROUPS = 100_000;
+/** Bytes of member data (ids, subscriptions, assignments) one DescribeGroups answer may carry. */
+export const DEFAULT_DESCRIBE_GROUPS_MAX_BYTES = 16 * 1024 * 1024;
 
 export interface GroupCoordinatorOptions {
   /** Partitions of `__consumer_offsets` (fixed once the topic exists). */
@@ -33,6 +35,8 @@ export interface GroupCoordinatorOptions {
   offsetMetadataMaxBytes?: number;
   /** Bytes read per step while loading a partition of the offsets topic. */
   offsetsLoadBufferBytes?: number;
+  /** Bytes of member data one DescribeGroups answer may carry; groups past it are answered MESSAGE_TOO_LARGE, not described. */
+  describeGroupsMaxBytes?: number;
 }
 
 export type ParsedGroupCoordinatorOptions = Readonly<Required<GroupCoordinatorOptions>>;
@@ -71,6 +75,7 @@ export function parseGroupCoordinatorOptions(options: GroupCoordinatorOptions = 
     ),
     offsetMetadataMaxBytes: positiveInt('offsetMetadataMaxBytes', options.offsetMetadataMaxBytes, DEFAULT_OFFSET_METADATA_MAX_BYTES, 0),
     offsetsLoadBufferBytes: positiveInt('offsetsLoadBufferBytes', options.offsetsLoadBufferBytes, DEFAULT_OFFSETS_LOAD_BUFFER_BYTES, 1024),
+    describeGroupsMaxBytes: positiveInt('describeGroupsMaxBytes', options.describeGroupsMaxBytes, DEFAULT_DESCRIBE_GROUPS_MAX_BYTES, 1024),
   };
   if (parsed.groupMinSessionTimeoutMs > parsed.groupMaxSessionTimeoutMs) {
     throw new MqError(

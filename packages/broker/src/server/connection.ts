@@ -14,6 +14,7 @@ import type { BrokerContext, ConnectionInfo, RequestContext } from '../context.j
 import { toMqError } from '../errors.js';
 import { guard } from '../guard.js';
 import { clientIdProblem } from '../request-limits.js';
+import { limitRequestEntries } from './request-entries.js';
 import { NO_RESPONSE, type Handler, type HandlerMap } from '../handlers/types.js';
 import { releaseFetchRecords } from '../handlers/fetch.js';
 import { encodeFetchResponseFrame, wsBinaryFrameHeader } from './fetch-frame.js';
@@ -31,6 +32,8 @@ export interface ConnectionLimits {
   maxFetchesInFlight: number;
   /** Unsent response bytes above which no further request is started or read. */
   maxBufferedBytes: number;
+  /** Most entries (topics, partitions, groups) one request may name, after its repeats are merged. */
+  maxRequestEntries: number;
 }
 
 /** WebSocket close codes used by the broker. */
@@ -174,6 +177,12 @@ export class Connection {
         new MqError('UNSUPPORTED_VERSION', `API "${body}" version ${version} is not supported (this broker speaks ${range.min}..${range.max})`),
         body,
       );
+      return;
+    }
+    try {
+      limitRequestEntries(body, frame[body] as never, this.limits.maxRequestEntries);
+    } catch (err) {
+      this.refuse(correlationId, toMqError(err), body);
       return;
     }
     const ctx: RequestContext = {

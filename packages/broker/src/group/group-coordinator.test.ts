@@ -373,6 +373,22 @@ describe('group coordinator: state the offsets schema cannot hold', () => {
   });
 });
 
+describe('group coordinator: answer size', () => {
+  it('DescribeGroups answers MESSAGE_TOO_LARGE for groups past describeGroupsMaxBytes instead of building them (a 1.1 GB answer blocked the broker)', async () => {
+    const w = new World();
+    await w.start({ describeGroupsMaxBytes: 4096 });
+    const big = Buffer.from(mq.ConsumerSubscription.encode({ topics: ['orders'], userData: Buffer.alloc(3000) }).finish());
+    for (const g of ['a', 'b']) {
+      const r = await w.coordinator.joinGroup(w.joinRequest(g, '', { groupInstanceId: `host-${g}`, protocols: [{ name: 'range', metadata: big }] }), ctx);
+      expect(code(r)).toBe('NONE');
+    }
+    const d = await w.coordinator.describeGroups({ groupIds: ['a', 'b', 'a'] });
+    expect(d.groups!.map((g) => code(g))).toEqual(['NONE', 'MESSAGE_TOO_LARGE']);
+    expect(d.groups![1]!.errorMessage).toMatch(/4096-byte answer limit/);
+    w.coordinator.close();
+  });
+});
+
 describe('group coordinator: offsets', () => {
   let w: World;
   beforeEach(async () => {

@@ -25,8 +25,8 @@ function mergeTopics<T extends { name?: string | null; partitions?: P[] | null }
   for (const t of topics ?? []) {
     const name = t.name ?? '';
     const seen = byName.get(name);
-    if (seen) seen.partitions = [...(seen.partitions ?? []), ...(t.partitions ?? [])];
-    else byName.set(name, t);
+    if (!seen) byName.set(name, { ...t, partitions: [...(t.partitions ?? [])] });
+    else for (const p of t.partitions ?? []) seen.partitions!.push(p);
   }
   return [...byName.values()];
 }

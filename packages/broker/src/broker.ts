@@ -115,6 +115,8 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
         port: opts.port,
         maxFrameBytes,
         idleMs: config.int('connections.max.idle.ms'),
+        setupTimeoutMs: config.int('connection.setup.timeout.ms'),
+        frameTimeoutMs: config.int('connection.frame.timeout.ms'),
         limits: {
           maxInFlight: config.int('max.in.flight.requests.per.connection'),
           maxFetchesInFlight: config.int('max.in.flight.fetches.per.connection'),

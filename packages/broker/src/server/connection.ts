@@ -25,6 +25,16 @@ interface WsSenderState {
   _queue?: unknown[];
 }
 
+/** The parts of ws's Receiver that tell whether a frame has begun and not ended (state 0: waiting for a new frame). */
+interface WsReceiverState {
+  _state?: number;
+  _bufferedBytes?: number;
+  _fragments?: unknown[];
+}
+
+/** How long a connection closed for sending no complete frame has to read the close frame before its socket is destroyed. */
+const STALLED_CLOSE_GRACE_MS = 1000;
+
 export interface ConnectionLimits {
   /** Requests processed at once. */
   maxInFlight: number;
@@ -40,6 +50,7 @@ export interface ConnectionLimits {
 export const CLOSE_UNSUPPORTED_DATA = 1003;
 export const CLOSE_INVALID_PAYLOAD = 1007;
 export const CLOSE_GOING_AWAY = 1001;
+export const CLOSE_POLICY_VIOLATION = 1008;
 
 export class Connection {
   readonly info: ConnectionInfo;
@@ -55,8 +66,9 @@ export class Connection {
   private draining = false;
   private idleWaiters: Array<() => void> = [];
   private readonly versions: Map<string, { min: number; max: number }>;
-  /** When the last frame arrived (for the idle sweep). */
+  /** When the connection was accepted or its last complete frame arrived (for the idle and stalled sweeps). */
   lastActivity: number;
+  private framesReceived = 0;
 
   constructor(
     readonly id: number,
@@ -108,6 +120,7 @@ export class Connection {
     // Frames ws had buffered before a close began are dropped.
     if (this.draining || this.ws.readyState !== this.ws.OPEN) return;
     this.lastActivity = Date.now();
+    this.framesReceived++;
     this.broker.metrics.bytesIn += data.length;
     if (!isBinary) {
       this.badInput(CLOSE_UNSUPPORTED_DATA, 'text frames are not mq frames: send binary protobuf frames');
@@ -325,6 +338,28 @@ export class Connection {
     if (this.inFlight > 0 || now - this.lastActivity < idleMs) return false;
     this.logger.info({ conn: this.id, remote: this.info.remote, idleMs }, 'closing idle connection');
     this.ws.close(CLOSE_GOING_AWAY, 'idle for too long');
+    return true;
+  }
+
+  /** Whether the client has sent part of a frame and not the rest (ws delivers whole messages only). */
+  private get frameInProgress(): boolean {
+    const r = (this.ws as unknown as { _receiver?: WsReceiverState })._receiver;
+    return r !== undefined && ((r._state ?? 0) !== 0 || (r._bufferedBytes ?? 0) > 0 || (r._fragments?.length ?? 0) > 0);
+  }
+
+  /**
+   * Closes a connection that sent no complete frame for `frameTimeoutMs`:
+   * none at all since it was accepted, or one begun and not finished (a
+   * slowloris trickling bytes). Its socket is destroyed shortly after, since
+   * such a client may not read the close either.
+   */
+  closeIfStalled(now: number, frameTimeoutMs: number): boolean {
+    if (this.inFlight > 0 || this.ws.isPaused || now - this.lastActivity < frameTimeoutMs) return false;
+    if (this.framesReceived > 0 && !this.frameInProgress) return false;
+    const reason = this.framesReceived === 0 ? `no frame within ${frameTimeoutMs} ms of connecting` : `a frame not completed within ${frameTimeoutMs} ms`;
+    this.logger.warn({ conn: this.id, remote: this.info.remote, frameTimeoutMs }, `closing a stalled connection: ${reason}`);
+    this.ws.close(CLOSE_POLICY_VIOLATION, reason);
+    setTimeout(() => this.ws.terminate(), STALLED_CLOSE_GRACE_MS).unref();
     return true;
   }
 

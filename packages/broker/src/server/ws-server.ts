@@ -20,6 +20,10 @@ export interface WsServerOptions {
   limits: ConnectionLimits;
   /** Close connections that sent nothing for this long. */
   idleMs: number;
+  /** Destroy a TCP connection that has not completed the WebSocket upgrade within this long (connection.setup.timeout.ms). */
+  setupTimeoutMs: number;
+  /** Close a connection that sent no complete frame for this long: none since the upgrade, or one begun and not finished (connection.frame.timeout.ms). */
+  frameTimeoutMs: number;
 }
 
 export class WsServer {
@@ -29,6 +33,8 @@ export class WsServer {
   private nextId = 1;
   private context?: BrokerContext;
   private readonly idleSweep: NodeJS.Timeout;
+  /** Sockets that completed the WebSocket upgrade (the others are destroyed after setupTimeoutMs). */
+  private readonly upgraded = new WeakSet<Socket>();
 
   constructor(
     private readonly options: WsServerOptions,
@@ -50,9 +56,22 @@ export class WsServer {
       'idle connection sweep',
       () => {
         const now = Date.now();
-        for (const c of this.connections) c.closeIfIdle(now, options.idleMs);
+        for (const c of this.connections) c.closeIfIdle(now, options.idleMs) || c.closeIfStalled(now, options.frameTimeoutMs);
       },
-      Math.max(250, Math.min(30_000, Math.floor(options.idleMs / 4))),
+      Math.max(100, Math.min(30_000, Math.floor(Math.min(options.idleMs, options.frameTimeoutMs) / 4))),
+    );
+    // A socket that never completes the upgrade (silent, or HTTP headers trickling in) is destroyed.
+    this.http.on(
+      'connection',
+      guard(logger, 'accepting a socket', (socket: Socket) => {
+        const timer = setTimeout(() => {
+          if (this.upgraded.has(socket) || socket.destroyed) return;
+          this.logger.warn({ remote: `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`, setupTimeoutMs: options.setupTimeoutMs }, 'closing a socket that did not complete the WebSocket upgrade in time');
+          socket.destroy();
+        }, options.setupTimeoutMs);
+        timer.unref();
+        socket.once('close', () => clearTimeout(timer));
+      }),
     );
     this.wss.on('connection', guard(logger, 'accepting a connection', (ws: WebSocket, req: IncomingMessage) => {
       const ctx = this.context;
@@ -62,6 +81,7 @@ export class WsServer {
       }
       ctx.metrics.connectionsAccepted++;
       const socket = req.socket as Socket;
+      this.upgraded.add(socket);
       socket.setNoDelay(true);
       const conn = new Connection(this.nextId++, ws, socket, ctx, this.handlers, this.options.limits, this.logger);
       this.connections.add(conn);

@@ -56,7 +56,9 @@ export class WsServer {
       'idle connection sweep',
       () => {
         const now = Date.now();
-        for (const c of this.connections) c.closeIfIdle(now, options.idleMs) || c.closeIfStalled(now, options.frameTimeoutMs);
+        for (const c of this.connections) {
+          if (!c.closeIfIdle(now, options.idleMs)) c.closeIfStalled(now, options.frameTimeoutMs);
+        }
       },
       Math.max(100, Math.min(30_000, Math.floor(Math.min(options.idleMs, options.frameTimeoutMs) / 4))),
     );

@@ -4,7 +4,7 @@
  * ListOffsets: a group named 20,000 times was described 20,000 times into a
  * 1.1 GB answer), and a request naming more than `request.max.entries`
  * entries (topics, partitions, groups) is refused with INVALID_REQUEST before
- * any work starts. Applied by the connection to every decoded frame, before
+ * any work starts (the APIs whose work or answer grows with the entries named). Applied by the connection to every decoded frame, before
  * its handler runs.
  */
 import { MqError } from '@mq/protocol/errors';
@@ -69,14 +69,12 @@ const ENTRIES: { [K in RequestBody]?: (req: NonNullable<mq.RequestFrame[K]>) => 
     dedupeListOffsets(r);
     return partitionCount(r.topics);
   },
-  // Repeats here have meaning of their own (or are refused per entry): only counted.
+  // Admin requests cost a metadata commit per entry; repeats are refused per entry by their handlers: only counted.
   createTopics: (r) => r.topics?.length ?? 0,
   deleteTopics: (r) => r.topics?.length ?? 0,
   createPartitions: (r) => r.topics?.length ?? 0,
-  produce: (r) => partitionCount(r.topics),
-  fetch: (r) => partitionCount(r.topics),
-  offsetCommit: (r) => partitionCount(r.topics),
-  offsetForLeaderEpoch: (r) => partitionCount(r.topics),
+  // Produce, Fetch and OffsetForLeaderEpoch are not capped: a follower replicates every partition it shares
+  // with a leader in one of them, and their answers are bounded by bytes (fetch.max.bytes) or by the request itself.
 };
 
 /**

@@ -17,7 +17,7 @@ import type { Controller } from '../controller/controller.js';
 import type { TopicRecord } from '../controller/types.js';
 import { toMqError, wireError } from '../errors.js';
 import { lookupOffset } from '../handlers/list-offsets.js';
-import { produceHandler } from '../handlers/produce.js';
+import { produceHandler, type PartitionAppended } from '../handlers/produce.js';
 import { type HandlerMap } from '../handlers/types.js';
 import { checkProducedBatches, stampLogAppendTime } from '../records/produce-batches.js';
 import { isInternalTopic, refuseInternal, validateTopicName } from '../topics/topic-name.js';
@@ -154,11 +154,11 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
         const logAppendTime = hosted.config.logAppendTime ? request.now : -1;
         if (logAppendTime >= 0) stampLogAppendTime(batches, checked, request.now);
         // append() hands the batches to the log before it returns, so arrival order is kept.
-        return leader.append(batches, { acks, timeoutMs: request.timeoutMs, signal: ctx.connection.signal }).then((r) => ({
-          baseOffset: r.baseOffset,
-          logAppendTime,
-          logStartOffset: r.logStartOffset,
-        }));
+        return leader.append(batches, { acks, timeoutMs: request.timeoutMs, signal: ctx.connection.signal }).then((r) => {
+          const out: PartitionAppended = { baseOffset: r.baseOffset, logAppendTime, logStartOffset: r.logStartOffset };
+          if (r.batchBaseOffsets) out.batchBaseOffsets = r.batchBaseOffsets;
+          return out;
+        });
       },
       { defaultTimeoutMs: 30_000, logRefusal: (ctx, topic, partition, err) => logRefusal(ctx, 'produce', topic, partition, err) },
     ),

@@ -208,7 +208,7 @@ export class ReplicaManager {
     if (r.missing.length > 0) {
       this.logger.error(
         fields,
-        `UNCLEAN RECOVERY: ${r.topic}-${r.partition} is now led by broker ${r.leader} (log end ${r.endOffset}, epoch ${r.lastEpoch}), elected without hearing from broker(s) ${r.missing.join(', ')}; records only they held are lost if they come back`,
+        `UNCLEAN RECOVERY: ${r.topic}-${r.partition} is now led by broker ${r.leader} (log end ${r.endOffset}, epoch ${r.lastEpoch}), elected without the log of broker(s) ${r.missing.join(', ')} (not heard from, or still fenced when the wait ran out); records only they held are lost if they come back`,
       );
     } else {
       this.logger.warn(fields, `unclean recovery: ${r.topic}-${r.partition} is now led by broker ${r.leader}, the longest log of its candidates (log end ${r.endOffset}, epoch ${r.lastEpoch})`);

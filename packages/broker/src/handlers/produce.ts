@@ -7,7 +7,7 @@
  */
 import type { mq } from '@mq/protocol/wire';
 import { MqError } from '@mq/protocol/errors';
-import { toMqError, wireError } from '../errors.js';
+import { refusalLevel, toMqError, wireError } from '../errors.js';
 import { leaderAppend, parseAcks, type Acks } from '../records/leader-append.js';
 import { NO_RESPONSE, type Handler } from './types.js';
 import { refuseInternal } from '../topics/topic-name.js';
@@ -197,6 +197,8 @@ export const produce = produceHandler(
 function logProduceError(ctx: RequestContext, topic: string, partition: number, err: unknown): void {
   const e = toMqError(err);
   const fields = { conn: ctx.connection.id, remote: ctx.connection.remote, topic, partition, code: e.code, err: e.message };
-  if (e.code === 'UNKNOWN' || e.code === 'STORAGE_ERROR') ctx.logger.error({ ...fields, stack: (err as Error).stack }, 'produce failed');
+  const level = refusalLevel(e);
+  if (level === 'error') ctx.logger.error({ ...fields, stack: (err as Error).stack }, 'produce failed');
+  else if (level === 'debug') ctx.logger.debug(fields, 'produce abandoned');
   else ctx.logger.warn(fields, 'produce refused');
 }

@@ -10,7 +10,10 @@ export interface WireError {
 export function toMqError(err: unknown): MqError {
   if (isMqError(err)) return err as MqError;
   // An AbortSignal's default reason: the request was abandoned (its client went away), not an internal error.
-  if (err instanceof Error && err.name === 'AbortError') return new MqError('ABORTED', `abandoned: ${err.message}`, { cause: err });
+  // (A DOMException, not always an `instanceof Error` of this realm: recognised by name.)
+  if (typeof err === 'object' && err !== null && (err as { name?: unknown }).name === 'AbortError') {
+    return new MqError('ABORTED', `abandoned: ${String((err as { message?: unknown }).message)}`, { cause: err });
+  }
   const message = err instanceof Error ? err.message : String(err);
   return new MqError('UNKNOWN', `internal error: ${message}`, { cause: err });
 }

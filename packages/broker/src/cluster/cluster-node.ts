@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import { errorCodeFromNumber, isMqError, MqError } from '@mq/protocol/errors';
 import type { FetchFn, OffsetForLeaderEpochFn } from '@mq/replication';
 import type { BrokerConfig } from '../config/broker-config.js';
+import { commandLimitsOf } from '../controller/command-limits.js';
 import { encodeCommand, type CommandResult, type MetadataCommand } from '../controller/commands.js';
 import { ControllerChannel } from '../controller/controller-channel.js';
 import { newIncarnation, RaftController, type Controller } from '../controller/controller.js';
@@ -121,6 +122,7 @@ export async function startClusterNode(o: ClusterNodeOptions, logger: Logger): P
         leaderImbalanceCheckMs: cfg.int('leader.imbalance.check.interval.ms'),
         fsync: cfg.bool('controller.fsync'),
         uncleanRecoveryWaitMs: cfg.int('unclean.recovery.wait.ms'),
+        limits: commandLimitsOf(cfg),
       },
       {
         logger,

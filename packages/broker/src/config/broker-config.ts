@@ -29,7 +29,9 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   // Broker behaviour.
   { name: 'auto.create.topics.enable', type: 'boolean', default: 'false', doc: 'Create unknown topics on produce/metadata (off: a typo should not create a topic).' },
   { name: 'delete.topic.enable', type: 'boolean', default: 'true', doc: 'Allow DeleteTopics.' },
-  { name: 'topic.max.partitions', type: 'int', default: '10000', min: 1, doc: 'Largest partition count a topic may have.' },
+  { name: 'topic.max.partitions', type: 'int', default: '10000', min: 1, doc: 'Largest partition count a topic may have (in a cluster, the active controller\'s value is checked before a command is committed).' },
+  { name: 'max.partitions.per.request', type: 'int', default: '10000', min: 1, doc: 'Cluster: the most partitions one CreateTopics or CreatePartitions command may add (INVALID_PARTITIONS beyond; add them in several requests). Bounds what applying one metadata command costs a broker.' },
+  { name: 'max.partition.replicas.per.broker', type: 'int', default: '10000', min: 1, doc: 'Cluster: partition replicas allowed per live broker; a command that would put more than this times the live brokers in the cluster is refused with POLICY_VIOLATION.' },
   { name: 'advertised.host', type: 'string', default: '', doc: 'Host name given to clients in Metadata (default: the listen host).' },
   { name: 'max.frame.bytes', type: 'int', default: String(16 * 1024 * 1024), min: 1024, doc: 'Largest WebSocket message accepted (larger ones close the connection with 1009).' },
   { name: 'fetch.max.bytes', type: 'int', default: String(8 * 1024 * 1024), min: 1024, doc: 'Cap on the records bytes of one fetch response.' },

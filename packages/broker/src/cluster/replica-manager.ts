@@ -30,6 +30,7 @@ import type { BrokerConfig } from '../config/broker-config.js';
 import { logOptionsFor, TopicConfig } from '../config/topic-config.js';
 import type { Controller } from '../controller/controller.js';
 import type { PartitionRecord, RecoveryElection, TopicRecord } from '../controller/types.js';
+import { partitionDirName } from './partition-dir.js';
 
 export const CLUSTER_LOG_DIR = 'cluster-logs';
 
@@ -314,7 +315,7 @@ export class ReplicaManager {
 
   private async open(t: TopicRecord, partition: number): Promise<HostedPartition> {
     const config = new TopicConfig(t.configs, this.options.config);
-    const dir = path.join(this.logDir, `${t.name}-${partition}.${t.topicId}`);
+    const dir = path.join(this.logDir, partitionDirName(t.name, partition, t.topicId));
     const log = await openLog(dir, logOptionsFor(config), { logger: this.logger.child({ log: `${t.name}-${partition}` }) as never });
     const h: HostedPartition = {
       topic: t.name,

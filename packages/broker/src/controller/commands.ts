@@ -128,7 +128,7 @@ export function encodeCommand(c: MetadataCommand): Uint8Array {
 }
 
 /** A topic id: what the controller generates (16 random bytes, base64url) or a test's short id; never path characters. */
-const TOPIC_ID = /^[A-Za-z0-9_-]{1,32}$/;
+export const TOPIC_ID_PATTERN = /^[A-Za-z0-9_-]{1,32}$/;
 /** A broker run id (incarnation): hex from the broker, short and plain. */
 const INCARNATION = /^[A-Za-z0-9_-]{1,64}$/;
 /** A host name or address as brokers advertise it (no spaces, no control characters, no URL syntax). */
@@ -229,7 +229,7 @@ export function decodeCommand(data: Uint8Array): MetadataCommand {
       return {
         type: o.type,
         name: topicName(o, 'name'),
-        topicId: matching(o, 'topicId', TOPIC_ID, 'a topic id'),
+        topicId: matching(o, 'topicId', TOPIC_ID_PATTERN, 'a topic id'),
         numPartitions: int(o, 'numPartitions', 1),
         replicationFactor: int(o, 'replicationFactor', 1),
         configs: validateConfigs(TOPIC_CONFIG, strMap(o, 'configs'), 'topic'),

@@ -35,6 +35,8 @@ export interface BrokerEndpoints {
   host: string;
   port: number;
   httpPort: number;
+  /** The inter-broker listener (cluster/listeners.ts). */
+  interBrokerPort?: number;
 }
 
 export interface ClusterNode {
@@ -106,7 +108,8 @@ export async function startClusterNode(o: ClusterNodeOptions, logger: Logger): P
     },
     (id) => {
       const b = controller.metadata.broker(id);
-      return b ? `${b.host}:${b.port}` : undefined;
+      // The inter-broker listener: the client port refuses replica fetches and ControllerForward.
+      return b ? `${b.host}:${b.interBrokerPort ?? b.port}` : undefined;
     },
   );
   const sessionTimeoutMs = cfg.int('broker.session.timeout.ms');
@@ -278,6 +281,7 @@ export async function startClusterNode(o: ClusterNodeOptions, logger: Logger): P
         host: ep.host,
         port: ep.port,
         httpPort: ep.httpPort,
+        ...(ep.interBrokerPort !== undefined ? { interBrokerPort: ep.interBrokerPort } : {}),
         rack: cfg.get('broker.rack'),
         incarnation,
         // Whether this broker's logs can be trusted to hold everything it acknowledged (unclean recovery).

@@ -21,6 +21,8 @@ export interface RegisterBrokerCommand {
   host: string;
   port: number;
   httpPort: number;
+  /** The inter-broker listener's port (absent in registrations from before it existed: the client port). */
+  interBrokerPort?: number;
   rack: string;
   incarnation: string;
   /** The previous run shut down cleanly (absent: not said, trusted as before). */
@@ -208,6 +210,7 @@ export function decodeCommand(data: Uint8Array): MetadataCommand {
       const cleanShutdown = optBool(o, 'cleanShutdown');
       const flushAlways = optBool(o, 'flushAlways');
       const rack = str(o, 'rack');
+      const interBrokerPort = o.interBrokerPort === undefined ? undefined : upTo(o, 'interBrokerPort', 1, 65535);
       if (rack.length > MAX_RACK_LENGTH) throw bad(`rack is ${rack.length} characters, the limit is ${MAX_RACK_LENGTH}`);
       return {
         type: o.type,
@@ -217,6 +220,7 @@ export function decodeCommand(data: Uint8Array): MetadataCommand {
         httpPort: upTo(o, 'httpPort', 0, 65535),
         rack,
         incarnation: matching(o, 'incarnation', INCARNATION, 'a broker run id'),
+        ...(interBrokerPort !== undefined ? { interBrokerPort } : {}),
         ...(cleanShutdown !== undefined ? { cleanShutdown } : {}),
         ...(flushAlways !== undefined ? { flushAlways } : {}),
       };

@@ -125,6 +125,7 @@ export async function startClusterNode(o: ClusterNodeOptions, logger: Logger): P
         leaderImbalanceCheckMs: cfg.int('leader.imbalance.check.interval.ms'),
         fsync: cfg.bool('controller.fsync'),
         uncleanRecoveryWaitMs: cfg.int('unclean.recovery.wait.ms'),
+        verifyPeerAddress: cfg.bool('controller.quorum.verify.peer.address'),
         limits: commandLimitsOf(cfg),
       },
       {

@@ -20,7 +20,7 @@ import { addsPartitions, checkCommandLimits } from './command-limits.js';
 import { decodeCommand, encodeCommand, type CommandResult, type MetadataCommand, type RegisterBrokerCommand } from './commands.js';
 import { MetadataFeed, type FeedRead } from './metadata-feed.js';
 import { MetadataState } from './metadata-state.js';
-import { parseControllerOptions, type ControllerOptions, type ParsedControllerOptions } from './options.js';
+import { parseControllerOptions, quorumClusterId, type ControllerOptions, type ParsedControllerOptions } from './options.js';
 import { RecoveryWaits } from './recovery-waits.js';
 import { submitWithRetry } from './submit.js';
 import type { BrokerRegistration } from './types.js';
@@ -131,7 +131,10 @@ export class RaftController implements Controller {
     await checkVoterMetadata(dataDir, METADATA_DIR, o.brokerId);
     const self = o.voters.find((v) => v.id === o.brokerId)!;
     const peers = Object.fromEntries(o.voters.map((v) => [v.id, `ws://${v.host}:${v.port}`]));
-    const transport = await createWsTransport({ id: o.brokerId, host: self.host, port: self.port, peers, clusterId: 'mq-metadata' }, { logger: this.logger });
+    const transport = await createWsTransport(
+      { id: o.brokerId, host: self.host, port: self.port, peers, clusterId: quorumClusterId(o.voters), verifyPeerAddress: o.verifyPeerAddress },
+      { logger: this.logger },
+    );
     let storage: FileStorage;
     try {
       storage = await FileStorage.open(path.join(dataDir, METADATA_DIR), { sync: o.fsync });

@@ -1,4 +1,5 @@
 /** Controller options: the Raft voters, timings of liveness and leader balancing. */
+import { createHash } from 'node:crypto';
 import { MqError } from '@mq/protocol/errors';
 import { DEFAULT_COMMAND_LIMITS, type CommandLimits } from './command-limits.js';
 
@@ -26,6 +27,8 @@ export interface ControllerOptions {
    * (`unclean.recovery.wait.ms`).
    */
   uncleanRecoveryWaitMs?: number;
+  /** Refuse a Raft connection claiming to be a voter unless it comes from that voter's configured address. */
+  verifyPeerAddress?: boolean;
   /** Partition limits and budgets checked before a command is proposed (command-limits.ts). */
   limits?: Partial<CommandLimits>;
 }
@@ -61,6 +64,17 @@ export function parseVoters(text: string, what = 'controller.quorum.voters'): Vo
   return out;
 }
 
+/**
+ * The metadata quorum's cluster id, which every Raft Hello must name: derived
+ * from the voters (ids and hosts, the same in every voter's configuration),
+ * so a process configured for another quorum, or one that only knows the
+ * old constant, is refused. It identifies; it does not authenticate.
+ */
+export function quorumClusterId(voters: readonly Voter[]): string {
+  const canonical = [...voters].sort((a, b) => a.id - b.id).map((v) => `${v.id}@${v.host.toLowerCase()}`).join(',');
+  return `mq-metadata-${createHash('sha256').update(canonical).digest('hex').slice(0, 16)}`;
+}
+
 function nonNeg(name: string, v: number): number {
   if (!Number.isSafeInteger(v) || v < 0) throw new MqError('INVALID_CONFIG', `${name} must be a non-negative integer, got ${v}`);
   return v;
@@ -91,6 +105,7 @@ export function parseControllerOptions(o: ControllerOptions): ParsedControllerOp
     snapshotEntries: nonNeg('snapshotEntries', o.snapshotEntries ?? DEFAULT_METADATA_SNAPSHOT_ENTRIES),
     fsync: o.fsync ?? true,
     uncleanRecoveryWaitMs: nonNeg('unclean.recovery.wait.ms', o.uncleanRecoveryWaitMs ?? DEFAULT_UNCLEAN_RECOVERY_WAIT_MS),
+    verifyPeerAddress: o.verifyPeerAddress ?? true,
     limits: parseLimits(o.limits ?? {}),
   });
 }

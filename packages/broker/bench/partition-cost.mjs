@@ -40,7 +40,7 @@ async function status() {
 async function waitFor(fn, timeoutMs) {
   const end = Date.now() + timeoutMs;
   for (;;) {
-    try { const v = await fn(); if (v) return v; } catch {}
+    try { const v = await fn(); if (v) return v; } catch { /* not answering yet: try again */ }
     if (Date.now() > end) throw new Error('timed out');
     await sleep(100);
   }

@@ -15,7 +15,7 @@ import {
   setPartitionLeaderEpoch,
 } from '@mq/protocol/batch';
 import { MqError, isMqError } from '@mq/protocol/errors';
-import { checkInt, parseAppend, toStorageError, type ParsedBatch } from './append-checks.js';
+import { checkInt, needsDecompression, parseAppend, toStorageError, verifyCompressed, type ParsedBatch } from './append-checks.js';
 import { CheckpointFile } from './checkpoint.js';
 import { DEFAULT_COMPACTION_MAX_KEYS, buildOffsetMap, cleanSegment, type CompactOptions, type CompactionResult } from './compaction.js';
 import { lockDir, type DirLock } from './dir-lock.js';
@@ -503,7 +503,10 @@ class PartitionLog implements Log {
     this.ensureUsable();
     const assignOffsets = options.assignOffsets ?? true;
     if (options.leaderEpoch !== undefined) checkInt('leaderEpoch', options.leaderEpoch);
-    const parsed = parseAppend(batches, options.validate ?? true, this.opts.maxBatchBytes);
+    const validation = options.validate === false ? 'header' : assignOffsets ? 'produced' : 'crc';
+    const parsed = parseAppend(batches, validation, this.opts);
+    // Compressed batches are decompressed and checked under the append mutex (appendLocked), so order is kept.
+    const decompress = needsDecompression(parsed, validation);
     // Idempotent producers: the one header field every append reads; the rest only when a batch has an id.
     let producers: 'none' | 'check' | 'record' = 'none';
     for (let i = 0; i < parsed.length; i++) {
@@ -512,11 +515,14 @@ class PartitionLog implements Log {
         break;
       }
     }
-    const now = this.appendNow(batches, parsed, assignOffsets, options.leaderEpoch, producers);
+    const now = decompress ? undefined : this.appendNow(batches, parsed, assignOffsets, options.leaderEpoch, producers);
     if (now !== undefined) return now;
     return this.rw.read(async () => {
       this.ensureUsable();
-      const result = await this.appendMutex.run(() => this.appendLocked(batches, parsed, assignOffsets, options.leaderEpoch, producers));
+      const result = await this.appendMutex.run(async () => {
+        if (decompress) await verifyCompressed(batches, parsed, this.opts.maxDecompressedBytes);
+        return this.appendLocked(batches, parsed, assignOffsets, options.leaderEpoch, producers);
+      });
       const flush = this.opts.flush;
       if (flush.policy === 'always') {
         try {
@@ -650,6 +656,10 @@ class PartitionLog implements Log {
       }
       if (!Number.isSafeInteger(next)) throw new MqError('INVALID_RECORD', `batch offsets up to ${next - 1} are past what offsets can hold (2^53)`);
       span = next - baseOffset;
+    }
+    // One append goes into one segment, whose index holds offsets relative to its base as int32: refuse before any state changes.
+    if (span - 1 > MAX_RELATIVE_OFFSET) {
+      throw new MqError('INVALID_RECORD', `the append spans ${span} offsets, more than one segment can hold (${MAX_RELATIVE_OFFSET + 1})`, { span });
     }
     return { baseOffset, span };
   }

@@ -85,3 +85,33 @@ export class VarintReader {
     return this.buf.subarray(start, end);
   }
 }
+
+/** Where the last `varintAt()` stopped (a module cell, so the hot loops allocate nothing). */
+export let varintEnd = 0;
+
+/**
+ * Reads the zig-zag varint at `pos`, which must end before `end`; the
+ * position after it is left in `varintEnd`. The allocation-free form of
+ * VarintReader.varint() for loops over every record.
+ */
+export function varintAt(buf: Buffer, pos: number, end: number): number {
+  if (pos < end) {
+    const b0 = buf[pos]!;
+    if (b0 < 0x80) {
+      varintEnd = pos + 1;
+      return (b0 >>> 1) ^ -(b0 & 1);
+    }
+    if (pos + 1 < end) {
+      const b1 = buf[pos + 1]!;
+      if (b1 < 0x80) {
+        varintEnd = pos + 2;
+        const u = (b0 & 0x7f) | (b1 << 7);
+        return (u >>> 1) ^ -(u & 1);
+      }
+    }
+  }
+  const r = new VarintReader(buf, pos, end);
+  const v = r.varint();
+  varintEnd = r.pos;
+  return v;
+}

@@ -4,7 +4,9 @@
  * STORAGE_ERROR.
  */
 import {
+  ATTR_LOG_APPEND_TIME,
   HEADER_SIZE,
+  OFF_ATTRIBUTES,
   LOG_OVERHEAD,
   MAGIC,
   checkProducedHeader,
@@ -64,6 +66,11 @@ export function parseAppend(buf: Buffer, validation: AppendValidation, limits: A
     if (buf.length - pos < HEADER_SIZE) {
       throw new MqError('CORRUPT_MESSAGE', `${buf.length - pos} trailing bytes after batch ${out.length} are not a batch`);
     }
+    // A length that runs past the data is a lie (corrupt), whatever the size limit says.
+    const claimed = buf.readInt32BE(pos + 8) + LOG_OVERHEAD;
+    if (pos + claimed > buf.length) {
+      throw new MqError('CORRUPT_MESSAGE', `the batch at byte ${pos} says ${claimed} bytes but only ${buf.length - pos} are there`);
+    }
     let header: BatchHeader;
     if (validate) {
       header = validateBatch(buf, pos, { maxBatchBytes });
@@ -100,4 +107,12 @@ export function needsDecompression(parsed: readonly ParsedBatch[], validation: A
 /** Decompresses each compressed batch within the bound and checks its records (INVALID_RECORD / RECORD_TOO_LARGE). */
 export async function verifyCompressed(buf: Buffer, parsed: readonly ParsedBatch[], maxDecompressedBytes: number): Promise<void> {
   for (const b of parsed) if (isCompressed(b.header)) await verifyCompressedRecords(buf, b.position, b.header, maxDecompressedBytes);
+}
+
+/** Marks every batch LogAppendTime (stampBatches then writes the time and the CRC). */
+export function markLogAppendTime(buf: Buffer, parsed: readonly ParsedBatch[]): void {
+  for (const b of parsed) {
+    b.header.attributes |= ATTR_LOG_APPEND_TIME;
+    buf.writeInt16BE(b.header.attributes, b.position + OFF_ATTRIBUTES);
+  }
 }

@@ -5,6 +5,7 @@
  */
 import { gzipSync } from 'node:zlib';
 import {
+  ATTR_LOG_APPEND_TIME,
   HEADER_SIZE,
   OFF_ATTRIBUTES,
   OFF_BASE_SEQUENCE,
@@ -14,8 +15,10 @@ import {
   OFF_PRODUCER_ID,
   OFF_RECORD_COUNT,
   computeBatchCrc,
+  decodeBatchSync,
   encodeBatch,
   encodeBatchSync,
+  validateBatch,
   writeInt64,
 } from '@mq/protocol/batch';
 import { batch, tempDir, values } from '../test/helpers.js';
@@ -175,7 +178,7 @@ describe('poison batches', () => {
 describe('compression bombs', () => {
   const zeros = Buffer.alloc(64 * 1024 * 1024);
   test.each(['gzip', 'zstd', 'lz4', 'snappy'] as const)('one record of 64 MiB of zeros in %s is refused with RECORD_TOO_LARGE against an 8 MiB bound', async (codec) => {
-    const log = await openTracked({ maxDecompressedBytes: 8 * 1024 * 1024 });
+    const log = await openTracked({ maxBatchBytes: 4 * 1024 * 1024, maxDecompressedBytes: 8 * 1024 * 1024 });
     const bomb = await encodeBatch([{ value: zeros }], { compression: codec, now: 1 });
     expect(bomb.length).toBeLessThan(4 * 1024 * 1024);
     await expect(log.append(bomb)).rejects.toMatchObject({ code: 'RECORD_TOO_LARGE' });
@@ -186,5 +189,41 @@ describe('compression bombs', () => {
     const log = await openTracked({ maxDecompressedBytes: 1024 * 1024 });
     const b = withBody(1, gzipSync(zeros));
     await expect(log.append(b)).rejects.toMatchObject({ code: 'RECORD_TOO_LARGE' });
+  });
+});
+
+describe('the checks the broker made before the log (now made once, here)', () => {
+  const a = encodeBatchSync([{ value: 'one' }, { value: 'two' }], { now: 1000 });
+  const b = encodeBatchSync([{ key: 'k', value: 'three' }], { now: 2000 });
+
+  test('a flipped bit, a lying length and trailing bytes are CORRUPT_MESSAGE; an oversized batch RECORD_TOO_LARGE', async () => {
+    const log = await openTracked({ maxBatchBytes: 4096 });
+    const flipped = Buffer.from(a);
+    flipped[flipped.length - 1]! ^= 1;
+    await expect(log.append(flipped)).rejects.toMatchObject({ code: 'CORRUPT_MESSAGE' });
+    const lying = Buffer.from(a);
+    lying.writeInt32BE(lying.readInt32BE(8) + 100, 8);
+    await expect(log.append(lying)).rejects.toMatchObject({ code: 'CORRUPT_MESSAGE' });
+    // Even a length over the size limit is a lie first when the bytes are not there.
+    lying.writeInt32BE(10_000_000, 8);
+    await expect(log.append(lying)).rejects.toMatchObject({ code: 'CORRUPT_MESSAGE' });
+    await expect(log.append(Buffer.concat([a, Buffer.alloc(10)]))).rejects.toMatchObject({ code: 'CORRUPT_MESSAGE' });
+    await expect(log.append(Buffer.from(a), { maxBatchBytes: a.length - 1 })).rejects.toMatchObject({ code: 'RECORD_TOO_LARGE' });
+    await expectUnchangedAndWritable(log, []);
+  });
+
+  test('logAppendTime marks and stamps every batch with the log clock and keeps the CRC valid', async () => {
+    const log = await openLog(dir, { checkpointIntervalMs: 0 }, { clock: () => 123456789 });
+    open.push(log);
+    const res = await log.append(Buffer.concat([a, b]), { logAppendTime: true });
+    expect(res.logAppendTime).toBe(123456789);
+    const read = await log.read(0, 1 << 20);
+    const decoded = decodeBatchSync(read.records, 0);
+    expect(decoded.header.attributes & ATTR_LOG_APPEND_TIME).toBe(ATTR_LOG_APPEND_TIME);
+    expect(decoded.records.map((r) => [r.value?.toString(), r.timestamp])).toEqual([
+      ['one', 123456789],
+      ['two', 123456789],
+    ]);
+    expect(validateBatch(read.records, a.length).maxTimestamp).toBe(123456789);
   });
 });

@@ -15,7 +15,7 @@ import {
   setPartitionLeaderEpoch,
 } from '@mq/protocol/batch';
 import { MqError, isMqError } from '@mq/protocol/errors';
-import { checkInt, needsDecompression, parseAppend, toStorageError, verifyCompressed, type ParsedBatch } from './append-checks.js';
+import { checkInt, markLogAppendTime, needsDecompression, parseAppend, toStorageError, verifyCompressed, type ParsedBatch } from './append-checks.js';
 import { CheckpointFile } from './checkpoint.js';
 import { DEFAULT_COMPACTION_MAX_KEYS, buildOffsetMap, cleanSegment, type CompactOptions, type CompactionResult } from './compaction.js';
 import { lockDir, type DirLock } from './dir-lock.js';
@@ -504,7 +504,13 @@ class PartitionLog implements Log {
     const assignOffsets = options.assignOffsets ?? true;
     if (options.leaderEpoch !== undefined) checkInt('leaderEpoch', options.leaderEpoch);
     const validation = options.validate === false ? 'header' : assignOffsets ? 'produced' : 'crc';
-    const parsed = parseAppend(batches, validation, this.opts);
+    if (options.maxBatchBytes !== undefined) checkInt('maxBatchBytes', options.maxBatchBytes, 61);
+    const limits =
+      options.maxBatchBytes === undefined
+        ? this.opts
+        : { maxBatchBytes: options.maxBatchBytes, maxDecompressedBytes: Math.max(options.maxBatchBytes, this.opts.maxDecompressedBytes) };
+    const parsed = parseAppend(batches, validation, limits);
+    if (options.logAppendTime && assignOffsets) markLogAppendTime(batches, parsed);
     // Compressed batches are decompressed and checked under the append mutex (appendLocked), so order is kept.
     const decompress = needsDecompression(parsed, validation);
     // Idempotent producers: the one header field every append reads; the rest only when a batch has an id.
@@ -520,7 +526,7 @@ class PartitionLog implements Log {
     return this.rw.read(async () => {
       this.ensureUsable();
       const result = await this.appendMutex.run(async () => {
-        if (decompress) await verifyCompressed(batches, parsed, this.opts.maxDecompressedBytes);
+        if (decompress) await verifyCompressed(batches, parsed, limits.maxDecompressedBytes);
         return this.appendLocked(batches, parsed, assignOffsets, options.leaderEpoch, producers);
       });
       const flush = this.opts.flush;

@@ -41,6 +41,10 @@ export interface AppendOptions {
    * CRC-32C. False checks length and magic only (the caller vouches).
    */
   validate?: boolean;
+  /** Leader: mark every batch LogAppendTime, stamped with the log's clock (a topic's message.timestamp.type). */
+  logAppendTime?: boolean;
+  /** The largest batch this append accepts (a topic's current max.message.bytes); default the log's `maxBatchBytes`. */
+  maxBatchBytes?: number;
   /**
    * Check idempotent producers' epochs and sequences before appending
    * (default: when `assignOffsets`, i.e. on the leader). A batch repeating

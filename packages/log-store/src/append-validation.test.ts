@@ -227,3 +227,19 @@ describe('the checks the broker made before the log (now made once, here)', () =
     expect(validateBatch(read.records, a.length).maxTimestamp).toBe(123456789);
   });
 });
+
+describe('the cleaner and a batch no reader can decode', () => {
+  test('compaction keeps an unreadable batch as it is, says so once, and still cleans the rest', async () => {
+    const log = await openTracked();
+    for (let i = 0; i < 3; i++) await log.append(encodeBatchSync([{ key: 'k', value: `v${i}` }], { now: 1 }));
+    // Stored before produce verified records (validate: false): marked lz4, not lz4.
+    await log.append(withBody(3, Buffer.from('not lz4 at all')), { validate: false });
+    await log.roll();
+    const result = await log.compact({ now: 1 });
+    expect(result).toMatchObject({ unreadableBatches: 2, removedRecords: 2 }); // once in the key map, once when cleaning
+    const read = await log.read(0, 1 << 20);
+    expect(read.nextOffset).toBe(4);
+    // The next pass is not stopped by it either.
+    expect(await log.compact({ now: 1 })).toMatchObject({ unreadableBatches: 2, removedRecords: 0 });
+  });
+});

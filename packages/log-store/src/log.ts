@@ -17,7 +17,7 @@ import {
 import { MqError, isMqError } from '@mq/protocol/errors';
 import { checkInt, markLogAppendTime, needsDecompression, parseAppend, toStorageError, verifyCompressed, type ParsedBatch } from './append-checks.js';
 import { CheckpointFile } from './checkpoint.js';
-import { DEFAULT_COMPACTION_MAX_KEYS, buildOffsetMap, cleanSegment, type CompactOptions, type CompactionResult } from './compaction.js';
+import { DEFAULT_COMPACTION_MAX_KEYS, buildOffsetMap, cleanSegment, type CompactOptions, type CompactionResult, type UnreadableBatches } from './compaction.js';
 import { lockDir, type DirLock } from './dir-lock.js';
 import { SYNC_WRITE_MAX_BYTES, nodeFileSystem, type LogFileSystem } from './file-system.js';
 import { GroupCommit, type LogPosition } from './group-commit.js';
@@ -1214,63 +1214,92 @@ class PartitionLog implements Log {
     const now = options.now ?? this.clock();
     const maxKeys = options.maxKeys ?? DEFAULT_COMPACTION_MAX_KEYS;
     return this.compactionMutex.run(async () => {
-      const result: CompactionResult = { cleanedSegments: 0, removedRecords: 0, removedBatches: 0, bytesBefore: 0, bytesAfter: 0 };
-      // Phase 1, without the log's lock (closed segments are immutable; appends,
-      // reads and retention go on): write cleaned copies. A truncation meanwhile
-      // voids the plan (the key map could name records that no longer exist).
-      const version = this.truncations;
-      const intact = (seg: Segment) => !this.closed && !seg.deleted && this.segments.includes(seg) && this.truncations === version;
-      this.ensureUsable();
-      const upTo = Math.min(options.upToOffset ?? Number.MAX_SAFE_INTEGER, this.active.baseOffset);
-      const candidates = this.segments.filter((s) => s !== this.active && s.nextOffset <= upTo && s.size > 0);
-      if (candidates.length === 0) return result;
-      const parts = this.segments.map((segment) => ({ segment, end: segment.size }));
-      let map: Map<string, number>;
+      const result: CompactionResult = { cleanedSegments: 0, removedRecords: 0, removedBatches: 0, unreadableBatches: 0, bytesBefore: 0, bytesAfter: 0 };
+      // A batch no reader can decode (stored before produce validated records) is kept as it is, and said once per pass.
+      let firstUnreadable: { baseOffset: number; lastOffset: number; err: MqError } | undefined;
+      const unreadable = {
+        maxDecompressedBytes: this.opts.maxDecompressedBytes,
+        onUnreadable: (batch: { baseOffset: number; lastOffset: number }, err: MqError) => {
+          result.unreadableBatches++;
+          firstUnreadable ??= { ...batch, err };
+        },
+      };
       try {
-        ({ map } = await buildOffsetMap(parts, maxKeys, options.upToOffset));
-      } catch (err) {
-        if (parts.every((p) => intact(p.segment))) throw err;
-        return result; // the log changed under us (retention, truncation, close): nothing done, try again later
-      }
-      const planned: Array<{ seg: Segment; cleaned: string; sizeBefore: number; size: number; removedRecords: number; removedBatches: number }> = [];
-      for (const seg of candidates) {
-        if (!intact(seg)) continue;
-        const cleaned = seg.logPath + CLEANED_SUFFIX;
-        const file = await this.fs.open(cleaned, true);
-        try {
-          const sizeBefore = seg.size;
-          const r = await cleanSegment(seg, file, map, now - this.opts.deleteRetentionMs);
-          if (r.removedRecords === 0) await this.fs.unlink(cleaned);
-          else planned.push({ seg, cleaned, sizeBefore, ...r });
-        } catch (err) {
-          await this.fs.unlink(cleaned);
-          if (intact(seg)) throw err;
-        } finally {
-          await file.close();
+        return await this.compactPass(options, now, maxKeys, result, unreadable);
+      } finally {
+        if (firstUnreadable) {
+          const { baseOffset, lastOffset, err } = firstUnreadable;
+          this.logger.warn(
+            { dir: this.dir, unreadableBatches: result.unreadableBatches, baseOffset, lastOffset, code: err.code, err: err.message },
+            'compaction kept batches it cannot decode as they are (the first is named); the rest of the log was cleaned',
+          );
         }
       }
-      // Phase 2, alone: swap each cleaned copy in (indexes first removed, so a crash never pairs a new log with old indexes).
-      await this.rw.write(async () => {
-        for (const p of planned) {
-          if (!intact(p.seg) || p.seg.size !== p.sizeBefore) {
-            await this.fs.unlink(p.cleaned);
-            continue;
-          }
-          try {
-            await this.swapCleaned(p.seg, p.cleaned);
-          } catch (err) {
-            throw this.fail(`compaction of ${p.seg.logPath}`, err);
-          }
-          result.cleanedSegments++;
-          result.removedRecords += p.removedRecords;
-          result.removedBatches += p.removedBatches;
-          result.bytesBefore += p.sizeBefore;
-          result.bytesAfter += p.size;
-        }
-      });
-      if (result.cleanedSegments > 0) this.logger.info({ dir: this.dir, ...result }, 'compacted log');
-      return result;
     });
+  }
+
+  private async compactPass(
+    options: CompactOptions,
+    now: number,
+    maxKeys: number,
+    result: CompactionResult,
+    unreadable: UnreadableBatches,
+  ): Promise<CompactionResult> {
+    // Phase 1, without the log's lock (closed segments are immutable; appends,
+    // reads and retention go on): write cleaned copies. A truncation meanwhile
+    // voids the plan (the key map could name records that no longer exist).
+    const version = this.truncations;
+    const intact = (seg: Segment) => !this.closed && !seg.deleted && this.segments.includes(seg) && this.truncations === version;
+    this.ensureUsable();
+    const upTo = Math.min(options.upToOffset ?? Number.MAX_SAFE_INTEGER, this.active.baseOffset);
+    const candidates = this.segments.filter((s) => s !== this.active && s.nextOffset <= upTo && s.size > 0);
+    if (candidates.length === 0) return result;
+    const parts = this.segments.map((segment) => ({ segment, end: segment.size }));
+    let map: Map<string, number>;
+    try {
+      ({ map } = await buildOffsetMap(parts, maxKeys, options.upToOffset ?? Number.MAX_SAFE_INTEGER, unreadable));
+    } catch (err) {
+      if (parts.every((p) => intact(p.segment))) throw err;
+      return result; // the log changed under us (retention, truncation, close): nothing done, try again later
+    }
+    const planned: Array<{ seg: Segment; cleaned: string; sizeBefore: number; size: number; removedRecords: number; removedBatches: number }> = [];
+    for (const seg of candidates) {
+      if (!intact(seg)) continue;
+      const cleaned = seg.logPath + CLEANED_SUFFIX;
+      const file = await this.fs.open(cleaned, true);
+      try {
+        const sizeBefore = seg.size;
+        const r = await cleanSegment(seg, file, map, now - this.opts.deleteRetentionMs, unreadable);
+        if (r.removedRecords === 0) await this.fs.unlink(cleaned);
+        else planned.push({ seg, cleaned, sizeBefore, ...r });
+      } catch (err) {
+        await this.fs.unlink(cleaned);
+        if (intact(seg)) throw err;
+      } finally {
+        await file.close();
+      }
+    }
+    // Phase 2, alone: swap each cleaned copy in (indexes first removed, so a crash never pairs a new log with old indexes).
+    await this.rw.write(async () => {
+      for (const p of planned) {
+        if (!intact(p.seg) || p.seg.size !== p.sizeBefore) {
+          await this.fs.unlink(p.cleaned);
+          continue;
+        }
+        try {
+          await this.swapCleaned(p.seg, p.cleaned);
+        } catch (err) {
+          throw this.fail(`compaction of ${p.seg.logPath}`, err);
+        }
+        result.cleanedSegments++;
+        result.removedRecords += p.removedRecords;
+        result.removedBatches += p.removedBatches;
+        result.bytesBefore += p.sizeBefore;
+        result.bytesAfter += p.size;
+      }
+    });
+    if (result.cleanedSegments > 0) this.logger.info({ dir: this.dir, ...result }, 'compacted log');
+    return result;
   }
 
   private async swapCleaned(old: Segment, cleaned: string): Promise<void> {

@@ -16,8 +16,6 @@ import {
   decompress,
   readBatchHeader,
   validateBatch,
-  varintAt,
-  varintEnd,
 } from '@mq/protocol/batch';
 import { MqError } from '@mq/protocol/errors';
 
@@ -52,11 +50,52 @@ class BatchContext {
   ) {}
 }
 
+/**
+ * Where the last readVarint() stopped. The getters below re-read fields of
+ * records that drain() has already checked, so they need neither a reader
+ * object nor bounds checks.
+ */
+let after = 0;
+
+function readVarint(buf: Buffer, pos: number): number {
+  const b0 = buf[pos]!;
+  if (b0 < 0x80) {
+    after = pos + 1;
+    return (b0 >>> 1) ^ -(b0 & 1);
+  }
+  const b1 = buf[pos + 1]!;
+  if (b1 < 0x80) {
+    after = pos + 2;
+    const u = (b0 & 0x7f) | (b1 << 7);
+    return (u >>> 1) ^ -(u & 1);
+  }
+  return longVarint(buf, pos, buf.length);
+}
+
+/** Varints of three bytes or more, with the checks the shared reader makes. */
+function longVarint(buf: Buffer, pos: number, end: number): number {
+  let result = 0;
+  let shift = 0;
+  let byte: number;
+  do {
+    if (pos >= end) throw new MqError('CORRUPT_MESSAGE', 'varint runs past the end of the batch');
+    byte = buf[pos++]!;
+    if (shift < 28) result |= (byte & 0x7f) << shift;
+    else result += (byte & 0x7f) * 2 ** shift;
+    shift += 7;
+    if (shift > 63) throw new MqError('CORRUPT_MESSAGE', 'varint is longer than 10 bytes');
+  } while (byte & 0x80);
+  after = pos;
+  if (shift <= 28) return (result >>> 1) ^ -(result & 1);
+  const u = result < 0 ? result + 2 ** 32 : result;
+  return u % 2 === 0 ? u / 2 : -(u + 1) / 2;
+}
+
 /** Position of the key length varint of the record whose attributes byte is at `p`. */
 function keyLengthAt(buf: Buffer, p: number): number {
-  varintAt(buf, p + 1, buf.length); // timestamp delta
-  varintAt(buf, varintEnd, buf.length); // offset delta
-  return varintEnd;
+  readVarint(buf, p + 1); // timestamp delta
+  readVarint(buf, after); // offset delta
+  return after;
 }
 
 /**
@@ -88,14 +127,14 @@ class FetchedRecord implements ConsumerRecord {
 
   get timestamp(): number {
     const b = this.b;
-    return b.logAppendTime ? b.maxTimestamp : b.baseTimestamp + varintAt(b.section, this.p + 1, b.section.length);
+    return b.logAppendTime ? b.maxTimestamp : b.baseTimestamp + readVarint(b.section, this.p + 1);
   }
 
   get key(): Buffer | null {
     if (this.k === undefined) {
       const buf = this.b.section;
-      const len = varintAt(buf, keyLengthAt(buf, this.p), buf.length);
-      this.k = len < 0 ? null : buf.subarray(varintEnd, varintEnd + len);
+      const len = readVarint(buf, keyLengthAt(buf, this.p));
+      this.k = len < 0 ? null : buf.subarray(after, after + len);
     }
     return this.k;
   }
@@ -103,8 +142,8 @@ class FetchedRecord implements ConsumerRecord {
   get value(): Buffer | null {
     if (this.v === undefined) {
       const buf = this.b.section;
-      const len = varintAt(buf, this.vp, buf.length);
-      this.v = len < 0 ? null : buf.subarray(varintEnd, varintEnd + len);
+      const len = readVarint(buf, this.vp);
+      this.v = len < 0 ? null : buf.subarray(after, after + len);
     }
     return this.v;
   }
@@ -116,17 +155,16 @@ class FetchedRecord implements ConsumerRecord {
 
   private readHeaders(): RecordHeader[] {
     const buf = this.b.section;
-    const valueLen = varintAt(buf, this.vp, buf.length);
-    const count = varintAt(buf, valueLen > 0 ? varintEnd + valueLen : varintEnd, buf.length);
+    const valueLen = readVarint(buf, this.vp);
+    const count = readVarint(buf, valueLen > 0 ? after + valueLen : after);
     if (count === 0) return NO_HEADERS;
     const headers = new Array<RecordHeader>(count);
-    let p = varintEnd;
     for (let j = 0; j < count; j++) {
-      const hkLen = varintAt(buf, p, buf.length);
-      const key = buf.toString('utf8', varintEnd, varintEnd + hkLen);
-      const hvLen = varintAt(buf, varintEnd + hkLen, buf.length);
-      headers[j] = { key, value: hvLen < 0 ? null : buf.subarray(varintEnd, varintEnd + hvLen) };
-      p = hvLen > 0 ? varintEnd + hvLen : varintEnd;
+      const hkLen = readVarint(buf, after);
+      const key = buf.toString('utf8', after, after + hkLen);
+      const hvLen = readVarint(buf, after + hkLen);
+      headers[j] = { key, value: hvLen < 0 ? null : buf.subarray(after, after + hvLen) };
+      if (hvLen > 0) after += hvLen;
     }
     return headers;
   }
@@ -139,6 +177,27 @@ class FetchedRecord implements ConsumerRecord {
   [Symbol.for('nodejs.util.inspect.custom')](): Record<string, unknown> {
     return this.toJSON();
   }
+}
+
+/**
+ * Reads a zig-zag varint at `pos`, not past `end`, leaving the position after
+ * it in `after`. Record fields are mostly one or two bytes: those are inline.
+ */
+function checkedVarint(buf: Buffer, pos: number, end: number): number {
+  if (pos + 1 < end) {
+    const b0 = buf[pos]!;
+    if (b0 < 0x80) {
+      after = pos + 1;
+      return (b0 >>> 1) ^ -(b0 & 1);
+    }
+    const b1 = buf[pos + 1]!;
+    if (b1 < 0x80) {
+      after = pos + 2;
+      const u = (b0 & 0x7f) | (b1 << 7);
+      return (u >>> 1) ^ -(u & 1);
+    }
+  }
+  return longVarint(buf, pos, end);
 }
 
 /** The position after a length-prefixed field of length `len` at `pos` (-1 is null). */
@@ -204,26 +263,26 @@ export class CompletedFetch {
       try {
         while (this.left > 0 && added < max) {
           this.left--;
-          const len = varintAt(buf, pos, sectionEnd);
-          const start = varintEnd;
+          const len = checkedVarint(buf, pos, sectionEnd);
+          const start = after;
           const end = start + len;
           if (len < 0 || end > sectionEnd) throw corrupt(this, `record length ${len} does not fit the batch`);
-          varintAt(buf, start + 1, end); // timestamp delta (after the attributes byte)
-          const offset = baseOffset + varintAt(buf, varintEnd, end);
-          const keyLen = varintAt(buf, varintEnd, end);
-          const vp = skipBytes(varintEnd, keyLen, end);
-          const valueLen = varintAt(buf, vp, end);
-          pos = skipBytes(varintEnd, valueLen, end);
-          const hc = varintAt(buf, pos, end);
-          pos = varintEnd;
+          checkedVarint(buf, start + 1, end); // timestamp delta (after the attributes byte)
+          const offset = baseOffset + checkedVarint(buf, after, end);
+          const keyLen = checkedVarint(buf, after, end);
+          const vp = skipBytes(after, keyLen, end);
+          const valueLen = checkedVarint(buf, vp, end);
+          pos = skipBytes(after, valueLen, end);
+          const hc = checkedVarint(buf, pos, end);
+          pos = after;
           if (hc !== 0) {
             if (hc < 0 || hc > len) throw corrupt(this, `invalid header count ${hc}`);
             for (let j = 0; j < hc; j++) {
-              const hk = varintAt(buf, pos, end);
+              const hk = checkedVarint(buf, pos, end);
               if (hk < 0) throw corrupt(this, 'null header key');
-              pos = skipBytes(varintEnd, hk, end);
-              const hv = varintAt(buf, pos, end);
-              pos = skipBytes(varintEnd, hv, end);
+              pos = skipBytes(after, hk, end);
+              const hv = checkedVarint(buf, pos, end);
+              pos = skipBytes(after, hv, end);
             }
           }
           if (pos !== end) throw corrupt(this, 'record length does not match its fields');

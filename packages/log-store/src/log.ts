@@ -30,6 +30,7 @@ import { parseLogOptions, type LogOptions, type ParsedLogOptions } from './optio
 import { ProducerSnapshots } from './producer-snapshots.js';
 import { ProducerState, nextSequence, type ProducerEntry, type SequenceVerdict } from './producer-state.js';
 import { scanSegment } from './scan.js';
+import { FileHandleCache } from './file-handle-cache.js';
 import { INDEX_SUFFIX, LOG_SUFFIX, MAX_RELATIVE_OFFSET, Segment, TIME_INDEX_SUFFIX, parseSegmentName, type AppendedBatch } from './segment.js';
 import { TimeIndex } from './time-index.js';
 import type {
@@ -325,7 +326,7 @@ class PartitionLog implements Log {
         this.touchIndex(seg);
       }
     }
-    this.active = this.segments[this.segments.length - 1]!;
+    this.setActive(this.segments[this.segments.length - 1]!);
     this.leo = this.active.nextOffset;
     if (this.active.size === 0 && this.segments.length > 1) {
       // An empty active segment: its base is the log end.
@@ -770,6 +771,13 @@ class PartitionLog implements Log {
     return { baseOffset, lastOffset, logAppendTime, batches: parsed.length, bytes: buf.length };
   }
 
+  /** Makes `seg` the active segment; its file stays open (the previous one's may be closed when idle). */
+  private setActive(seg: Segment): void {
+    const previous = this.active as Segment | undefined;
+    FileHandleCache.pin(seg.file, previous?.file);
+    this.active = seg;
+  }
+
   private async maybeRoll(bytes: number, baseOffset: number, lastOffset: number, now: number): Promise<void> {
     if (this.rollNeeded(bytes, baseOffset, lastOffset, now)) await this.rollTo(baseOffset, now);
   }
@@ -812,7 +820,7 @@ class PartitionLog implements Log {
     old.index!.trim();
     old.nextOffset = base;
     this.segments.push(seg);
-    this.active = seg;
+    this.setActive(seg);
     this.touchIndex(old);
     this.logger.debug({ dir: this.dir, segment: base, previous: old.baseOffset, previousBytes: old.size }, 'rolled segment');
     // Like Kafka: the closed segment is flushed soon, moving the recovery point past it.
@@ -1021,7 +1029,7 @@ class PartitionLog implements Log {
         await seg.truncateFile(position);
         await this.deleteSegmentFiles(later);
         this.segments.splice(i + 1);
-        this.active = seg;
+        this.setActive(seg);
         this.leo = seg.size === 0 ? seg.baseOffset : seg.nextOffset;
         if (this.epochs.truncateFromEnd(this.leo)) await this.epochs.persist();
         // Producer state: back to the latest snapshot at or below the new end, then forward over the headers.
@@ -1073,7 +1081,7 @@ class PartitionLog implements Log {
     const seg = await Segment.create(this.dir, offset, this.fs, this.clock());
     seg.markIndexesForRewrite();
     this.segments = [seg];
-    this.active = seg;
+    this.setActive(seg);
     this.leo = offset;
     this.startOffset = offset;
     this.commit.durable = { offset, segmentBase: offset, position: 0 };
@@ -1434,7 +1442,10 @@ export async function openLog(dir: string, options: LogOptions = {}, components:
     throw toStorageError(`creating log directory ${dir}`, err, { dir });
   }
   const lock = await lockDir(dir, fs);
-  const log = new PartitionLog(dir, opts, fs, clock, logger, lock, components.indexCache);
+  const files = new FileHandleCache(fs, opts.maxOpenSegmentFiles, (file, err) =>
+    logger.warn({ dir, file, err: (err as Error).message }, 'closing an idle segment file failed'),
+  );
+  const log = new PartitionLog(dir, opts, files, clock, logger, lock, components.indexCache);
   try {
     await log.load();
   } catch (err) {

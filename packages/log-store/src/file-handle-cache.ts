@@ -64,8 +64,13 @@ export class CachedLogFile implements LogFile {
       if (!f) {
         this.opening ??= this.cache.reopen(this.path).finally(() => (this.opening = null));
         f = await this.opening;
-        if (this.real) await f.close(); // another use reopened it first
-        else this.real = f;
+        if (this.closed) {
+          if (f !== this.real) await f.close();
+          throw new MqError('STORAGE_ERROR', `${this.path} is closed`);
+        }
+        // Uses waiting on the same reopen share its handle; one from an earlier reopen that won is kept instead.
+        if (!this.real) this.real = f;
+        else if (this.real !== f) await f.close();
         f = this.real;
       }
       this.cache.touch(this);

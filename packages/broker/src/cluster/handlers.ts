@@ -15,9 +15,9 @@ import { validateTopicConfigs, TopicConfig } from '../config/topic-config.js';
 import { decodeCommand, type CommandResult } from '../controller/commands.js';
 import type { Controller } from '../controller/controller.js';
 import type { TopicRecord } from '../controller/types.js';
-import { toMqError, wireError } from '../errors.js';
+import { refusalLevel, toMqError, wireError } from '../errors.js';
 import { lookupOffset } from '../handlers/list-offsets.js';
-import { produceHandler } from '../handlers/produce.js';
+import { produceHandler, type PartitionAppended } from '../handlers/produce.js';
 import { type HandlerMap } from '../handlers/types.js';
 import { isInternalTopic, refuseInternal, validateTopicName } from '../topics/topic-name.js';
 import type { BrokerConfig } from '../config/broker-config.js';
@@ -157,11 +157,11 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
           logAppendTime: hosted.config.logAppendTime,
           maxBatchBytes: hosted.config.maxMessageBytes,
         };
-        return leader.append(batches, options).then((r) => ({
-          baseOffset: r.baseOffset,
-          logAppendTime: r.logAppendTime,
-          logStartOffset: r.logStartOffset,
-        }));
+        return leader.append(batches, options).then((r) => {
+          const out: PartitionAppended = { baseOffset: r.baseOffset, logAppendTime: r.logAppendTime, logStartOffset: r.logStartOffset };
+          if (r.batchBaseOffsets) out.batchBaseOffsets = r.batchBaseOffsets;
+          return out;
+        });
       },
       { defaultTimeoutMs: 30_000, logRefusal: (ctx, topic, partition, err) => logRefusal(ctx, 'produce', topic, partition, err) },
     ),
@@ -408,6 +408,8 @@ export async function metadataFetchAnswer(controller: Controller, f: mq.IMetadat
 function logRefusal(ctx: RequestContext, what: string, topic: string, partition: number, err: unknown): void {
   const e = toMqError(err);
   const fields = { conn: ctx.connection.id, remote: ctx.connection.remote, topic, partition, code: e.code, err: e.message };
-  if (e.code === 'UNKNOWN' || e.code === 'STORAGE_ERROR') ctx.logger.error({ ...fields, stack: (err as Error).stack }, `${what} failed`);
+  const level = refusalLevel(e);
+  if (level === 'error') ctx.logger.error({ ...fields, stack: (err as Error).stack }, `${what} failed`);
+  else if (level === 'debug') ctx.logger.debug(fields, `${what} abandoned`);
   else if (e.code !== 'NOT_LEADER') ctx.logger.warn(fields, `${what} refused`);
 }

@@ -15,6 +15,8 @@ export type Acks = 0 | 1 | -1;
 export interface LeaderAppendResult {
   baseOffset: number;
   lastOffset: number;
+  /** Each batch's base offset when the batches do not lie back to back (see @mq/log-store's AppendResult). */
+  batchBaseOffsets?: number[];
   /** -1 unless the topic uses LogAppendTime. */
   logAppendTime: number;
   logStartOffset: number;
@@ -38,12 +40,11 @@ export function leaderAppend(
         `${topic.name}-${partition.index} has ${partition.isr.length} in-sync replicas, min.insync.replicas is ${topic.config.minInsyncReplicas}`,
       );
     }
-    return partition.append(batches, { logAppendTime: topic.config.logAppendTime, maxBatchBytes: topic.config.maxMessageBytes }).then((r) => ({
-      baseOffset: r.baseOffset,
-      lastOffset: r.lastOffset,
-      logAppendTime: r.logAppendTime,
-      logStartOffset: partition.logStartOffset,
-    }));
+    return partition.append(batches, { logAppendTime: topic.config.logAppendTime, maxBatchBytes: topic.config.maxMessageBytes }).then((r) => {
+      const out: LeaderAppendResult = { baseOffset: r.baseOffset, lastOffset: r.lastOffset, logAppendTime: r.logAppendTime, logStartOffset: partition.logStartOffset };
+      if (r.batchBaseOffsets) out.batchBaseOffsets = r.batchBaseOffsets;
+      return out;
+    });
   } catch (err) {
     return Promise.reject(err);
   }

@@ -21,7 +21,6 @@ import { refusalLevel, toMqError, wireError } from '../errors.js';
 import { lookupOffset } from '../handlers/list-offsets.js';
 import { produceHandler, type PartitionAppended } from '../handlers/produce.js';
 import { type HandlerMap } from '../handlers/types.js';
-import { checkProducedBatches, stampLogAppendTime } from '../records/produce-batches.js';
 import { isInternalTopic, refuseInternal, validateTopicName } from '../topics/topic-name.js';
 import type { BrokerConfig } from '../config/broker-config.js';
 import type { RequestContext } from '../context.js';
@@ -153,12 +152,16 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
         const leader = d.replicas.leaderOf(name, index);
         const hosted = d.replicas.hostedPartition(name, index);
         if (!leader || !hosted) throw notLeader(d, name, index);
-        const checked = checkProducedBatches(batches, hosted.config.maxMessageBytes);
-        const logAppendTime = hosted.config.logAppendTime ? request.now : -1;
-        if (logAppendTime >= 0) stampLogAppendTime(batches, checked, request.now);
-        // append() hands the batches to the log before it returns, so arrival order is kept.
-        return leader.append(batches, { acks, timeoutMs: request.timeoutMs, signal: ctx.connection.signal }).then((r) => {
-          const out: PartitionAppended = { baseOffset: r.baseOffset, logAppendTime, logStartOffset: r.logStartOffset };
+        // append() hands the batches to the log, which validates them (once) and stamps log-append time, before it returns: arrival order is kept.
+        const options = {
+          acks,
+          timeoutMs: request.timeoutMs,
+          signal: ctx.connection.signal,
+          logAppendTime: hosted.config.logAppendTime,
+          maxBatchBytes: hosted.config.maxMessageBytes,
+        };
+        return leader.append(batches, options).then((r) => {
+          const out: PartitionAppended = { baseOffset: r.baseOffset, logAppendTime: r.logAppendTime, logStartOffset: r.logStartOffset };
           if (r.batchBaseOffsets) out.batchBaseOffsets = r.batchBaseOffsets;
           return out;
         });

@@ -34,6 +34,11 @@ export const GROUP_CONFIG_KEYS = [
   'offsets.retention.minutes',
   'offsets.retention.check.interval.ms',
   'offset.metadata.max.bytes',
+  'group.max.groups',
+  'group.create.limit',
+  'group.empty.retention.ms',
+  'group.create.rate.per.connection',
+  'group.create.burst.per.connection',
 ] as const;
 
 export interface BrokerGroupsDeps {

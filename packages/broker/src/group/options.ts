@@ -152,6 +152,7 @@ export function groupOptionsFromConfig(config: Readonly<Record<string, string>>)
   for (const [key, field] of Object.entries(keys)) {
     const raw = config[key];
     if (raw === undefined) continue;
+    if (key === 'group.create.limit' && raw === '0') continue; // 0: the default share of maxGroups
     const n = Number(raw);
     if (!Number.isFinite(n)) throw new MqError('INVALID_CONFIG', `${key} must be a number, got "${raw}"`);
     out[field] = key === 'offsets.retention.minutes' ? n * 60_000 : n;

@@ -49,6 +49,8 @@ export class Group {
   /** groupInstanceId → current member id. */
   readonly staticMembers = new Map<string, string>();
   readonly offsets = new Map<string, CommittedOffset>();
+  /** Whether the group's metadata was ever written to the offsets log (removing it then needs a tombstone). */
+  stored = false;
   /** Offsets being written, so a fetch can tell (and deletes can wait). */
   pendingWrites = 0;
   joinTimer?: TimerHandle;

@@ -36,6 +36,8 @@ export interface GroupCoordinatorComponents {
 export interface RequestContext {
   clientId: string;
   clientHost: string;
+  /** The connection the request came on: group creation is rate-limited per connection (absent: not limited). */
+  connectionId?: number;
 }
 
 export interface CommittedOffset {

@@ -22,8 +22,8 @@ export type {
 } from './admin.js';
 export type { BrokerDescription, PartitionDescription, TopicDescription } from './cluster.js';
 export type { ClientOptions } from './options.js';
+export type { Acks, AcksInput } from '@mq/protocol/acks';
 export type {
-  Acks,
   Bytes,
   FlushOptions,
   HeadersInput,

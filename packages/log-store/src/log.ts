@@ -14,6 +14,7 @@ import {
   setBaseOffset,
   setPartitionLeaderEpoch,
 } from '@mq/protocol/batch';
+import { silentLogger, type Logger } from '@mq/protocol/components';
 import { MqError, isMqError } from '@mq/protocol/errors';
 import { checkInt, parseAppend, toStorageError, type ParsedBatch } from './append-checks.js';
 import { CheckpointFile } from './checkpoint.js';
@@ -37,7 +38,6 @@ import type {
   AppendResult,
   Log,
   LogComponents,
-  LogStoreLogger,
   ProducerInfo,
   ReadOptions,
   ReadResult,
@@ -65,9 +65,8 @@ const MAX_READ_HINTS = 256;
 /** How often expired producer ids are dropped (Kafka's producer.id.expiration.check.interval.ms). */
 const PRODUCER_EXPIRATION_CHECK_MS = 10 * 60 * 1000;
 
-export type { AppendOptions, AppendResult, Log, LogComponents, LogStoreLogger, ReadOptions, ReadResult, RecoveryReport, RecoveryTruncation } from './types.js';
+export type { AppendOptions, AppendResult, Log, LogComponents, ReadOptions, ReadResult, RecoveryReport, RecoveryTruncation } from './types.js';
 
-const silentLogger: LogStoreLogger = { debug() {}, info() {}, warn() {}, error() {} };
 
 class PartitionLog implements Log {
   private segments: Segment[] = [];
@@ -107,7 +106,7 @@ class PartitionLog implements Log {
     private readonly opts: ParsedLogOptions,
     private readonly fs: LogFileSystem,
     private readonly clock: () => number,
-    private readonly logger: LogStoreLogger,
+    private readonly logger: Logger,
     private readonly lock: DirLock,
     indexCache: IndexCache | undefined,
   ) {

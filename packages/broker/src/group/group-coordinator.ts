@@ -31,7 +31,7 @@ import {
 } from './offsets-schema.js';
 import { parseGroupCoordinatorOptions, type GroupCoordinatorOptions, type ParsedGroupCoordinatorOptions } from './options.js';
 import type { OffsetsLog } from './offsets-log.js';
-import { systemTimers, type Clock, type TimerHandle, type Timers } from '@mq/protocol/time';
+import { silentLogger, systemClock, systemTimers, type Clock, type Logger, type TimerHandle, type Timers } from '@mq/protocol/components';
 import { GROUP_STATES } from './types.js';
 import type {
   CommittedOffset,
@@ -40,7 +40,6 @@ import type {
   DescribeGroupsRequest,
   DescribeGroupsResponse,
   GroupCoordinatorComponents,
-  GroupLogger,
   GroupState,
   GroupSummary,
   HeartbeatRequest,
@@ -62,7 +61,6 @@ import type {
 } from './types.js';
 
 const NONE = 0;
-const noopLogger: GroupLogger = { info() {}, warn() {}, error() {}, debug() {} };
 
 function err(code: ErrorCode, message: string): { errorCode: number; errorMessage: string } {
   return { errorCode: errorNumber(code), errorMessage: message };
@@ -126,7 +124,7 @@ class Coordinator implements GroupCoordinator {
   private readonly topics: TopicView;
   private readonly clock: Clock;
   private readonly timers: Timers;
-  private readonly logger: GroupLogger;
+  private readonly logger: Logger;
   private readonly newMemberId: (clientId: string) => string;
   private expiryTimer?: TimerHandle;
   private readonly commitQueues = new Map<number, CommitQueue>();
@@ -144,9 +142,9 @@ class Coordinator implements GroupCoordinator {
       );
     }
     this.topics = components.topics;
-    this.clock = components.clock ?? Date.now;
+    this.clock = components.clock ?? systemClock;
     this.timers = components.timers ?? systemTimers;
-    this.logger = components.logger ?? noopLogger;
+    this.logger = components.logger ?? silentLogger;
     this.newMemberId = components.newMemberId ?? ((clientId) => `${clientId || 'member'}-${randomUUID()}`);
     this.scheduleExpiry();
   }

@@ -8,7 +8,8 @@
 import type { mq } from '@mq/protocol/wire';
 import { MqError } from '@mq/protocol/errors';
 import { toMqError, wireError } from '../errors.js';
-import { leaderAppend, parseAcks, type Acks } from '../records/leader-append.js';
+import { parseAcks, type Acks } from '@mq/protocol/acks';
+import { leaderAppend } from '../records/leader-append.js';
 import { NO_RESPONSE, type Handler } from './types.js';
 import { refuseInternal } from '../topics/topic-name.js';
 import type { RequestContext } from '../context.js';

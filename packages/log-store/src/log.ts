@@ -8,11 +8,14 @@ import {
   ATTR_LOG_APPEND_TIME,
   HEADER_SIZE,
   LOG_OVERHEAD,
+  OFF_CRC,
+  OFF_MAX_TIMESTAMP,
   computeBatchCrc,
   decodeBatch,
   readBatchHeader,
   setBaseOffset,
   setPartitionLeaderEpoch,
+  writeInt64,
 } from '@mq/protocol/batch';
 import { silentLogger, type Logger } from '@mq/protocol/components';
 import { MqError, isMqError } from '@mq/protocol/errors';
@@ -23,7 +26,6 @@ import { lockDir, type DirLock } from './dir-lock.js';
 import { SYNC_WRITE_MAX_BYTES, nodeFileSystem, type LogFileSystem } from './file-system.js';
 import { GroupCommit, type LogPosition } from './group-commit.js';
 import { IndexCache } from './index-cache.js';
-import { writeInt64 } from './int64.js';
 import { PersistentLeaderEpochCache, type LeaderEpochCache } from './leader-epoch-cache.js';
 import { Mutex, RwLock } from './locks.js';
 import { OffsetIndex } from './offset-index.js';
@@ -55,8 +57,6 @@ export const CLEANED_SUFFIX = '.cleaned';
 export const LATEST_TIMESTAMP = -1;
 export const EARLIEST_TIMESTAMP = -2;
 
-const OFF_MAX_TIMESTAMP = 35;
-const OFF_CRC = 17;
 const MAX_LOCATE_CHUNK = 8 * 1024 * 1024;
 /** Read past the index interval so the batch an index entry leads to usually fits the first read. */
 const READ_SLACK_BYTES = 32 * 1024;

@@ -10,14 +10,13 @@ import {
   ATTR_CONTROL,
   ATTR_LOG_APPEND_TIME,
   ATTR_TRANSACTIONAL,
+  OFF_ATTRIBUTES,
+  OFF_CRC,
+  OFF_MAX_TIMESTAMP,
   computeBatchCrc,
   validateBatch,
+  writeInt64,
 } from '@mq/protocol/batch';
-
-/** Field positions in the 61-byte batch header (FORMAT.md). */
-const OFF_CRC = 17;
-const OFF_ATTRIBUTES = 21;
-const OFF_MAX_TIMESTAMP = 35;
 
 export interface CheckedBatches {
   batches: number;
@@ -47,12 +46,6 @@ export function checkProducedBatches(buf: Buffer, maxBatchBytes: number): Checke
     pos += h.batchLength + 12;
   }
   return { batches: positions.length, records, bytes: buf.length, positions };
-}
-
-function writeInt64(buf: Buffer, pos: number, value: number): void {
-  const hi = Math.floor(value / 0x1_0000_0000);
-  buf.writeInt32BE(hi, pos);
-  buf.writeUInt32BE(value - hi * 0x1_0000_0000, pos + 4);
 }
 
 /** Marks every batch as LogAppendTime with `now` as its max timestamp, and fixes the CRCs. */

@@ -35,7 +35,7 @@ export {
 } from './header.js';
 export { decodeBatch, decodeBatchSync, encodeBatch, encodeBatchSync } from './records.js';
 export { COMPRESSION_CODECS, compress, decompress } from './compression.js';
-export { VarintReader, varintSize, writeVarint } from './varint.js';
+export { VarintReader, uvarintSize, varintSize, writeUvarint, writeVarint } from './varint.js';
 
 export type { BatchHeader, BatchSpan, TimestampType, ValidateOptions } from './header.js';
 export type {

@@ -1,6 +1,6 @@
 // For sibling packages (cli, bench, groups); not part of the public API.
 export { Cluster, invalidatesMetadata, unknownTopicError } from './cluster.js';
-export { Connection, addressToUrl } from './connection.js';
+export { Connection, addressToUrl, connectWebSocket } from './connection.js';
 export { Fetcher } from './consumer/fetcher.js';
 export { CompletedFetch } from './consumer/record-decoder.js';
 export { parseClientOptions, parseAddress, DEFAULT_BOOTSTRAP } from './options.js';

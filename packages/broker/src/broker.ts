@@ -6,6 +6,7 @@ import { pino, type Logger } from 'pino';
 import { ReadBufferPool } from '@mq/log-store';
 import { MqError } from '@mq/protocol/errors';
 import { BrokerConfig } from './config/broker-config.js';
+import { guardedInterval } from './guard.js';
 import type { BrokerContext } from './context.js';
 import { apiVersionsFor, DEFAULT_HANDLERS } from './handlers/index.js';
 import { ProducerIdManager, controllerBlockSource, fileBlockSource } from './producers/producer-ids.js';
@@ -114,10 +115,13 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
         port: opts.port,
         maxFrameBytes,
         idleMs: config.int('connections.max.idle.ms'),
+        setupTimeoutMs: config.int('connection.setup.timeout.ms'),
+        frameTimeoutMs: config.int('connection.frame.timeout.ms'),
         limits: {
           maxInFlight: config.int('max.in.flight.requests.per.connection'),
           maxFetchesInFlight: config.int('max.in.flight.fetches.per.connection'),
           maxBufferedBytes: config.int('connection.max.buffered.bytes'),
+          maxRequestEntries: config.int('request.max.entries'),
         },
       },
       handlers,
@@ -161,19 +165,16 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     if (cluster) registerClusterRoutes(router, cluster);
     for (const r of components.routes ?? []) r(router, ctx);
 
-    const retention = setInterval(() => {
-      void topics.applyRetention().then(
-        (r) => {
-          if (r.deletedSegments > 0) log.info(r, 'retention deleted old segments');
-        },
-        (err: unknown) => log.error({ err }, 'retention failed'),
-      );
-    }, config.int('log.retention.check.interval.ms'));
-    retention.unref();
-    const cleaner = setInterval(() => {
-      void topics.compactTopics().catch((err: unknown) => log.error({ err }, 'compaction failed'));
-    }, config.int('log.cleaner.interval.ms'));
-    cleaner.unref();
+    const retention = guardedInterval(
+      log,
+      'retention',
+      async () => {
+        const r = await topics.applyRetention();
+        if (r.deletedSegments > 0) log.info(r, 'retention deleted old segments');
+      },
+      config.int('log.retention.check.interval.ms'),
+    );
+    const cleaner = guardedInterval(log, 'compaction', () => topics.compactTopics(), config.int('log.cleaner.interval.ms'));
     // Cluster partitions: every replica compacts and applies retention to its own log, below its HW.
     const clusterCleaner = cluster ? startClusterCleaner(cluster.replicas, config, log, clock) : undefined;
     if (clusterCleaner) cleanups.push(() => clusterCleaner.stop());

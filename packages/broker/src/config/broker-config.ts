@@ -3,6 +3,7 @@
  * the defaults that topics inherit. Values are strings on the way in; the
  * broker reads them through `BrokerConfig`'s typed getters.
  */
+import { DEFAULT_REQUEST_MAX_ENTRIES } from '../server/request-entries.js';
 import { defsByName, validateConfigs, type ConfigDef, type ConfigMap } from './config-def.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -38,9 +39,12 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   { name: 'max.in.flight.requests.per.connection', type: 'int', default: '64', min: 1, doc: 'Requests processed at once per connection; more pause reading.' },
   { name: 'max.in.flight.fetches.per.connection', type: 'int', default: '4', min: 1, doc: 'Fetches processed at once per connection (bounds response memory: this x fetch.max.bytes).' },
   { name: 'connection.max.buffered.bytes', type: 'int', default: String(8 * 1024 * 1024), min: 1024, doc: 'Unsent response bytes per connection above which the broker stops reading from it.' },
+  { name: 'request.max.entries', type: 'int', default: String(DEFAULT_REQUEST_MAX_ENTRIES), min: 1, doc: 'Most topics, partitions or groups one request may name (repeats are merged first); a larger request is refused with INVALID_REQUEST. Keep it at least topic.max.partitions.' },
   { name: 'http.max.body.bytes', type: 'int', default: String(8 * 1024 * 1024), min: 1024, doc: 'Largest HTTP request body.' },
   { name: 'log.retention.check.interval.ms', type: 'long', default: '300000', min: 100, doc: 'How often retention runs.' },
   { name: 'connections.max.idle.ms', type: 'long', default: '600000', min: 1000, doc: 'Close client connections that sent no request for this long (Kafka\'s default: 10 minutes).' },
+  { name: 'connection.setup.timeout.ms', type: 'int', default: '10000', min: 100, doc: 'Destroy a TCP connection that has not completed the WebSocket upgrade within this long (a silent socket, or HTTP headers trickling in).' },
+  { name: 'connection.frame.timeout.ms', type: 'int', default: '30000', min: 100, doc: 'Close a connection that sent no complete frame for this long: none since it connected, or one begun and not finished (slowloris). A connection idle between complete frames is governed by connections.max.idle.ms.' },
   { name: 'shutdown.timeout.ms', type: 'int', default: '10000', min: 0, doc: 'How long close() waits for in-flight requests.' },
   // Consumer groups (the coordinator; see src/group)
   { name: 'offsets.topic.num.partitions', type: 'int', default: '50', min: 1, doc: 'Partitions of the internal __consumer_offsets topic (fixed once it exists).' },

@@ -1,7 +1,8 @@
-import { errorCodeFromNumber } from '@mq/protocol/errors';
+import { MqError, errorCodeFromNumber } from '@mq/protocol/errors';
 import { mq } from '@mq/protocol/wire';
 import { createGroupCoordinator, type GroupCoordinator } from './group-coordinator.js';
 import { MemoryOffsetsLog } from './offsets-log.js';
+import { groupErrorOf } from './replicated-offsets-log.js';
 import { ManualTime } from '@mq/protocol/components';
 import type { GroupCoordinatorOptions } from './options.js';
 import type { JoinGroupResponse, TopicView } from './types.js';
@@ -43,6 +44,11 @@ class World {
   };
   ids = 0;
   coordinator!: GroupCoordinator;
+  /** Every log line, as level and message. */
+  readonly lines: Array<{ level: string; msg: string }> = [];
+  private readonly logger = Object.fromEntries(
+    (['debug', 'info', 'warn', 'error'] as const).map((level) => [level, (_fields: object, msg: string) => void this.lines.push({ level, msg })]),
+  ) as unknown as Record<'debug' | 'info' | 'warn' | 'error', (fields: object, msg: string) => void>;
 
   async start(options: GroupCoordinatorOptions = {}) {
     this.coordinator?.close();
@@ -54,6 +60,7 @@ class World {
         clock: this.time.clock,
         timers: this.time,
         newMemberId: (clientId) => `${clientId}-${++this.ids}`,
+        logger: this.logger,
       },
     );
     await this.coordinator.startup();
@@ -326,6 +333,24 @@ describe('group coordinator: membership', () => {
     expect(code(old)).toBe('FENCED_INSTANCE_ID');
   });
 
+  it('regression (issue 12): an assignment not stored because the offsets partition moved answers NOT_COORDINATOR, logged at info, not as an error', async () => {
+    const syncFailing = async (groupId: string, failure: Error) => {
+      const r = await (await w.join(groupId)).done;
+      w.log.failNext(failure);
+      const sync = await w.coordinator.syncGroup(
+        { groupId, generationId: r.generationId, memberId: r.memberId, assignments: [{ memberId: r.memberId, assignment: assignment({ orders: [0] }) }] },
+        ctx,
+      );
+      return code(sync);
+    };
+    expect(await syncFailing('moved', groupErrorOf(new MqError('NOT_LEADER', 'this broker no longer leads __consumer_offsets-1'), 1))).toBe('NOT_COORDINATOR');
+    expect(w.lines.filter((l) => l.level === 'error')).toEqual([]);
+    expect(w.lines).toContainEqual({ level: 'info', msg: 'group assignment not stored: the coordinator moved; members rejoin' });
+    // Anything else (a failing disk) is still an error.
+    expect(await syncFailing('disk', new MqError('STORAGE_ERROR', 'injected append failure'))).toBe('STORAGE_ERROR');
+    expect(w.lines.filter((l) => l.level === 'error').map((l) => l.msg)).toEqual(['could not store the group assignment']);
+  });
+
   it('answers NOT_COORDINATOR for partitions it does not hold', async () => {
     w.coordinator.unloadPartition(w.coordinator.partitionFor('g'));
     expect(code(await w.coordinator.joinGroup(w.joinRequest('g'), ctx))).toBe('NOT_COORDINATOR');
@@ -337,6 +362,55 @@ describe('group coordinator: membership', () => {
     await w.coordinator.joinGroup(w.joinRequest('g'), ctx);
     await w.coordinator.joinGroup(w.joinRequest('g'), ctx);
     expect(code(await w.coordinator.joinGroup(w.joinRequest('g'), ctx))).toBe('GROUP_MAX_SIZE_REACHED');
+  });
+});
+
+describe('group coordinator: state the offsets schema cannot hold', () => {
+  it('a member id past 32,767 bytes: its sync gets a typed error (the store threw out of the coordinator) and other groups are served', async () => {
+    const time = new ManualTime();
+    const coordinator = createGroupCoordinator(
+      { offsetsTopicPartitions: 1, groupMinSessionTimeoutMs: 1000, groupInitialRebalanceDelayMs: 0 },
+      {
+        offsetsLog: new MemoryOffsetsLog(1),
+        topics: { partitionCount: () => 1, logEndOffset: () => 0 },
+        clock: time.clock,
+        timers: time,
+        // What a 40,000-byte client id used to make.
+        newMemberId: (clientId) => (clientId === 'huge' ? 'm'.repeat(40_000) : `${clientId}-1`),
+      },
+    );
+    await coordinator.startup();
+    const join = { sessionTimeoutMs: 1000, rebalanceTimeoutMs: 1000, protocolType: 'consumer', protocols: [{ name: 'range', metadata: subscription(['orders']) }] };
+    // A static member joins at once (no member id round trip).
+    const joined = await coordinator.joinGroup({ ...join, groupId: 'bad', groupInstanceId: 'host-a' }, { clientId: 'huge', clientHost: '' });
+    expect(code(joined)).toBe('NONE');
+    const sync = await coordinator.syncGroup(
+      { groupId: 'bad', generationId: joined.generationId, memberId: joined.memberId, groupInstanceId: 'host-a', assignments: [] },
+      { clientId: 'huge', clientHost: '' },
+    );
+    expect(code(sync)).toBe('INVALID_REQUEST');
+    expect(sync.errorMessage).toMatch(/too long for the offsets schema/);
+    // Its session expires in a timer; nothing throws out of it, and every other group is still served.
+    expect(() => time.advance(1500)).not.toThrow();
+    const other = await coordinator.joinGroup({ ...join, groupId: 'good', groupInstanceId: 'host-b' }, ctx);
+    expect(code(other)).toBe('NONE');
+    coordinator.close();
+  });
+});
+
+describe('group coordinator: answer size', () => {
+  it('DescribeGroups answers MESSAGE_TOO_LARGE for groups past describeGroupsMaxBytes instead of building them (a 1.1 GB answer blocked the broker)', async () => {
+    const w = new World();
+    await w.start({ describeGroupsMaxBytes: 4096 });
+    const big = Buffer.from(mq.ConsumerSubscription.encode({ topics: ['orders'], userData: Buffer.alloc(3000) }).finish());
+    for (const g of ['a', 'b']) {
+      const r = await w.coordinator.joinGroup(w.joinRequest(g, '', { groupInstanceId: `host-${g}`, protocols: [{ name: 'range', metadata: big }] }), ctx);
+      expect(code(r)).toBe('NONE');
+    }
+    const d = await w.coordinator.describeGroups({ groupIds: ['a', 'b', 'a'] });
+    expect(d.groups!.map((g) => code(g))).toEqual(['NONE', 'MESSAGE_TOO_LARGE']);
+    expect(d.groups![1]!.errorMessage).toMatch(/4096-byte answer limit/);
+    w.coordinator.close();
   });
 });
 

@@ -4,6 +4,16 @@ import $protobuf from "protobufjs/minimal.js";
 
 $protobuf.util.Long = undefined;
 $protobuf.configure();
+for (const name of ["int64", "uint64", "sint64", "fixed64", "sfixed64"]) {
+  const read = $protobuf.Reader.prototype[name];
+  $protobuf.Reader.prototype[name] = function readSafeInt64() {
+    const value = read.call(this);
+    if (Number.isSafeInteger(value)) return value;
+    const err = new RangeError(`${name} value ${value} is beyond what a JavaScript number holds exactly (+-(2^53-1))`);
+    err.int64OutOfRange = true;
+    throw err;
+  };
+}
 const $Reader = $protobuf.Reader, $Writer = $protobuf.Writer, $util = $protobuf.util;
 const $Object = $util.global.Object, $undefined = $util.global.undefined, $Error = $util.global.Error, $RangeError = $util.global.RangeError;
 
@@ -3800,6 +3810,7 @@ export const mq = $root.mq = (() => {
     mq.PartitionProduceResponse = (function() {
 
         const PartitionProduceResponse = function (p) {
+            this.batchBaseOffsets = [];
             if (p)
                 for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
                     if (p[ks[i]] != null && ks[i] !== "__proto__")
@@ -3812,6 +3823,7 @@ export const mq = $root.mq = (() => {
         PartitionProduceResponse.prototype.baseOffset = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
         PartitionProduceResponse.prototype.logAppendTime = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
         PartitionProduceResponse.prototype.logStartOffset = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+        PartitionProduceResponse.prototype.batchBaseOffsets = $util.emptyArray;
 
         PartitionProduceResponse.create = function(properties) {
             return new PartitionProduceResponse(properties);
@@ -3836,6 +3848,9 @@ export const mq = $root.mq = (() => {
                 w.uint32(40).int64(m.logAppendTime);
             if (m.logStartOffset != null && $Object.hasOwnProperty.call(m, "logStartOffset") && (typeof m.logStartOffset === "object" ? m.logStartOffset.low || m.logStartOffset.high : m.logStartOffset !== 0))
                 w.uint32(48).int64(m.logStartOffset);
+            if (m.batchBaseOffsets != null && m.batchBaseOffsets.length) {
+                w.uint32(58).int64s(m.batchBaseOffsets);
+            }
             if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
                 for (var i = 0; i < m.$unknowns.length; ++i)
                     w.raw(m.$unknowns[i]);
@@ -3921,6 +3936,20 @@ export const mq = $root.mq = (() => {
                             m.logStartOffset = v;
                         else
                             delete m.logStartOffset;
+                        continue;
+                    }
+                case 7: {
+                        if (u === 2) {
+                            if (!(m.batchBaseOffsets && m.batchBaseOffsets.length))
+                                m.batchBaseOffsets = [];
+                            r.int64s(m.batchBaseOffsets);
+                            continue;
+                        }
+                        if (u !== 0)
+                            break;
+                        if (!(m.batchBaseOffsets && m.batchBaseOffsets.length))
+                            m.batchBaseOffsets = [];
+                        m.batchBaseOffsets.push(r.int64());
                         continue;
                     }
                 }

@@ -17,7 +17,7 @@ export type AcksInput = Acks | 'all' | '0' | '1' | '-1';
 
 /**
  * Reads acks from code, a command-line flag, a query string or the wire:
- * 0, 1, -1 or 'all' (numbers or strings). Anything else throws an MqError
+ * 0, 1, -1 or 'all' (numbers or strings; -1 is all). Anything else throws an MqError
  * with `code`: INVALID_REQUIRED_ACKS (the wire's answer, the default) or, for
  * a user's configuration, INVALID_ARGUMENT.
  */
@@ -34,6 +34,6 @@ export function parseAcks(value: unknown, code: ErrorCode = 'INVALID_REQUIRED_AC
     case 'all':
       return -1;
     default:
-      throw new MqError(code, `acks must be 0, 1 or all (-1), got ${typeof value === 'string' ? JSON.stringify(value) : String(value)}`);
+      throw new MqError(code, `acks must be 0, 1 or all, got ${typeof value === 'string' ? JSON.stringify(value) : String(value)}`);
   }
 }

@@ -31,6 +31,7 @@ import { guard, guardedInterval } from '../guard.js';
 import { logOptionsFor, TopicConfig } from '../config/topic-config.js';
 import type { Controller } from '../controller/controller.js';
 import type { MetadataDelta, PartitionRecord, RecoveryElection, TopicRecord } from '../controller/types.js';
+import { partitionDirName } from './partition-dir.js';
 import { recoveryTruncation } from './recovery-truncation.js';
 
 export const CLUSTER_LOG_DIR = 'cluster-logs';
@@ -318,7 +319,7 @@ export class ReplicaManager {
 
   private async open(t: TopicRecord, partition: number): Promise<HostedPartition> {
     const config = new TopicConfig(t.configs, this.options.config);
-    const dir = path.join(this.logDir, `${t.name}-${partition}.${t.topicId}`);
+    const dir = path.join(this.logDir, partitionDirName(t.name, partition, t.topicId));
     const log = await openLog(dir, logOptionsFor(config), { logger: this.logger.child({ log: `${t.name}-${partition}` }) as never });
     const h: HostedPartition = {
       topic: t.name,

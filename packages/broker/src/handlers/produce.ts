@@ -189,7 +189,7 @@ async function answerAll(
 export const produce = produceHandler(
   (topic, index, batches, acks, request, ctx) => {
     const b = ctx.broker;
-    const result = leaderAppend(b.topics.require(topic), b.topics.partition(topic, index), batches, acks, request.now);
+    const result = leaderAppend(b.topics.require(topic), b.topics.partition(topic, index), batches, acks);
     return acks === -1 ? withTimeout(result, request.timeoutMs, `produce to ${topic}-${index}`) : result;
   },
   { defaultTimeoutMs: 0 },

@@ -55,7 +55,7 @@ export async function refineError(err: unknown): Promise<unknown> {
     return err;
   } catch (invalid) {
     if (!isMqError(invalid)) throw invalid;
-    return new UsageError(`${invalid.message} (names may use ASCII letters, digits, '.', '_' and '-', up to 249 characters)`);
+    return new UsageError(invalid.message);
   }
 }
 

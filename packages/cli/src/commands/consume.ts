@@ -18,8 +18,8 @@ interface ConsumeArgs extends ClientArgs, FormatArgs {
   offset?: string;
   'max-messages'?: number;
   'timeout-ms'?: number;
-  'exit-at-end': boolean;
-  'print-key': boolean;
+  'exit-at-end'?: boolean;
+  'print-key'?: boolean;
   'format-string'?: string;
   'value-encoding': 'utf8' | 'base64';
   group?: string;
@@ -219,8 +219,8 @@ export function consumeCommand(ctx: CliContext): CommandModule {
         })
         .option('max-messages', { alias: 'n', ...intOption('--max-messages', 1, 'exit after this many records') })
         .option('timeout-ms', { ...intOption('--timeout-ms', 0, 'exit when no record arrives for this long (counted from when the group has assigned partitions)') })
-        .option('exit-at-end', { alias: 'e', type: 'boolean', default: false, describe: 'exit once every partition is read up to its end as it was at start (kcat -e)' })
-        .option('print-key', { type: 'boolean', default: false, describe: 'text format: print key<TAB>value' })
+        .option('exit-at-end', { alias: 'e', type: 'boolean', describe: 'exit once every partition is read up to its end as it was at start (kcat -e)' })
+        .option('print-key', { type: 'boolean', describe: 'text format: print key<TAB>value' })
         .option('format-string', {
           alias: 'f',
           type: 'string',

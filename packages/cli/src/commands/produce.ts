@@ -90,7 +90,7 @@ export function parseLine(line: string, o: LineOptions): ProducerRecord {
   let value = line;
   if (o.separator !== undefined) {
     const i = line.indexOf(o.separator);
-    if (i < 0) throw new UsageError(`has no key separator "${o.separator}"`);
+    if (i < 0) throw new UsageError(`no key separator "${o.separator}"`);
     key = line.slice(0, i);
     value = line.slice(i + o.separator.length);
   }
@@ -108,14 +108,14 @@ function parseJsonLine(line: string, o: LineOptions): ProducerRecord {
   try {
     obj = JSON.parse(line);
   } catch (err) {
-    throw new UsageError(`is not JSON: ${(err as Error).message}`);
+    throw new UsageError(`not JSON: ${(err as Error).message}`);
   }
-  if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) throw new UsageError('is not a JSON object {key, value, headers, partition, timestamp}');
+  if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) throw new UsageError('not a JSON object {key, value, headers, partition, timestamp}');
   const r = obj as Record<string, unknown>;
   for (const k of Object.keys(r)) {
-    if (!JSON_FIELDS.has(k)) throw new UsageError(`has an unknown field "${k}" (known: key, value, headers, partition, timestamp)`);
+    if (!JSON_FIELDS.has(k)) throw new UsageError(`unknown field "${k}" (known: key, value, headers, partition, timestamp)`);
   }
-  if (!('value' in r)) throw new UsageError('has no "value" (null for a tombstone)');
+  if (!('value' in r)) throw new UsageError('no "value" (null for a tombstone)');
   const bytes = (v: unknown, what: string): Buffer | string | null => {
     if (v === null) return null;
     if (typeof v !== 'string') throw new UsageError(`${what} must be a string or null`);
@@ -253,7 +253,7 @@ export function produceCommand(ctx: CliContext): CommandModule {
             record = parseLine(line, options);
           } catch (err) {
             if (!(err instanceof UsageError)) throw err;
-            badLine = new UsageError(`line ${lineNo} ${err.message}`);
+            badLine = new UsageError(`line ${lineNo}: ${err.message}`);
             break;
           }
           const sent = producer.send(args.topic, record);
@@ -273,9 +273,8 @@ export function produceCommand(ctx: CliContext): CommandModule {
         await client.close({ timeoutMs: 2000 });
       }
       if (badLine) {
-        throw new UsageError(
-          `${badLine.message}; ${acked === 0 ? 'nothing was produced' : `the ${acked} record${acked === 1 ? '' : 's'} before it ${acked === 1 ? 'was' : 'were'} produced to "${args.topic}"`}, nothing after it`,
-        );
+        const written = acked === 0 ? 'nothing was produced' : `the ${acked} record${acked === 1 ? '' : 's'} before it ${acked === 1 ? 'was' : 'were'} produced to "${args.topic}", nothing after it`;
+        throw new UsageError(`${badLine.message} (${written})`);
       }
       if (args.format !== 'json') ctx.stderr.write(`produced ${acked} record${acked === 1 ? '' : 's'} to "${args.topic}"\n`);
     },

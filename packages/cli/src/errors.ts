@@ -14,6 +14,11 @@ export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
 
+/** A command that failed for a reason outside the command line (a port in use, a process that died): exit 1, its message as is. */
+export class CommandError extends Error {
+  override readonly name = 'CommandError';
+}
+
 export function oneLine(text: string): string {
   return text.replace(/\s*\n\s*/g, ' ').trim();
 }
@@ -36,7 +41,7 @@ export function cliWording(message: string): string {
 }
 
 export function formatError(err: unknown): string {
-  if (err instanceof UsageError) return `mq: ${oneLine(err.message)}`;
+  if (err instanceof UsageError || err instanceof CommandError) return `mq: ${oneLine(err.message)}`;
   if (isMqError(err)) return `mq: ${oneLine(cliWording(err.message))}`;
   if (err instanceof Error) return `mq: unexpected error: ${oneLine(err.message)} (set MQ_DEBUG=1 for details)`;
   return `mq: unexpected error: ${oneLine(String(err))}`;
@@ -61,6 +66,6 @@ export async function refineError(err: unknown): Promise<unknown> {
 
 export function exitCodeOf(err: unknown): number {
   if (err instanceof UsageError) return EXIT_USAGE;
-  if (isMqError(err) && (err.code === 'INVALID_ARGUMENT' || err.code === 'INVALID_CONFIG')) return EXIT_USAGE;
+  if (isMqError(err) && err.code === 'INVALID_ARGUMENT') return EXIT_USAGE;
   return EXIT_FAILURE;
 }

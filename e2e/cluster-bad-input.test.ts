@@ -45,6 +45,12 @@ describe('cluster: bad input', () => {
         conns.push(conn);
         return conn;
       };
+      // Replica fetches and controller commands are served on the inter-broker listener only (see cluster-strangers).
+      const interBroker = async (id: number) => {
+        const conn = await open(`127.0.0.1:${c.broker(id).interBrokerPort}`);
+        conns.push(conn);
+        return conn;
+      };
 
       // Produce to a follower.
       const toFollower = await (await at(follower)).request('produce', {
@@ -57,7 +63,7 @@ describe('cluster: bad input', () => {
       expect(pr.errorMessage).toContain(`broker ${leader} is`);
 
       // A replica fetch from a broker that is not a replica; a fetch in a stale leader epoch.
-      const leaderConn = await at(leader);
+      const leaderConn = await interBroker(leader);
       const fetch = (replicaId: number, currentLeaderEpoch: number) =>
         leaderConn.request('fetch', {
           replicaId,
@@ -74,7 +80,7 @@ describe('cluster: bad input', () => {
       await c.kill(leader);
       const next = await leaderFor(c, topic, 0, [leader]);
       await c.restart(leader);
-      const nextConn = await at(next);
+      const nextConn = await interBroker(next);
       const stale = await nextConn.request('fetch', {
         replicaId: -1,
         maxWaitMs: 0,
@@ -90,7 +96,7 @@ describe('cluster: bad input', () => {
         return { code: errorCodeFromNumber(r.errorCode ?? 0), message: r.errorMessage ?? '', controllerId: r.controllerId ?? -1 };
       };
       const controller = (await c.anyStatus()).controllerId;
-      const ctrlConn = await at(controller);
+      const ctrlConn = await interBroker(controller);
       const forwardToController = async (command: unknown) => {
         const r = await ctrlConn.request('controllerForward', { brokerId: 99, command: Buffer.from(typeof command === 'string' ? command : JSON.stringify(command)), timeoutMs: 5000 });
         return { code: errorCodeFromNumber(r.errorCode ?? 0), message: r.errorMessage ?? '' };

@@ -37,11 +37,11 @@ describe('mq cluster --controllers', () => {
 
   it('starts dedicated controllers and broker-only processes, reports roles and pids, and stops them on SIGINT', async () => {
     const dir = await makeTempDir('mq-cluster-cli-dedicated-');
-    const base = await freePortRange(18);
-    const [port, httpPort, raftPort] = [base, base + 6, base + 12];
+    const base = await freePortRange(24);
+    const [port, httpPort, raftPort, interBrokerPort] = [base, base + 6, base + 12, base + 18];
     const child = spawn(
       process.execPath,
-      [CLI_BIN, 'cluster', 'start', '--brokers', '3', '--controllers', '3', '--data-dir', dir, '--port', String(port), '--http-port', String(httpPort), '--raft-port', String(raftPort), '--config-set', 'controller.fsync=false'],
+      [CLI_BIN, 'cluster', 'start', '--brokers', '3', '--controllers', '3', '--data-dir', dir, '--port', String(port), '--http-port', String(httpPort), '--raft-port', String(raftPort), '--inter-broker-port', String(interBrokerPort), '--config-set', 'controller.fsync=false'],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let out = '';

@@ -23,9 +23,9 @@ interface Status {
 describe('mq cluster', () => {
   it('starts a local cluster, reports its health, and stops it on SIGINT', async () => {
     const dir = await makeTempDir('mq-cluster-cli-');
-    const base = await freePortRange(9);
-    const [port, httpPort, raftPort] = [base, base + 3, base + 6];
-    const child = spawn(process.execPath, [CLI_BIN, 'cluster', 'start', '--brokers', '3', '--data-dir', dir, '--port', String(port), '--http-port', String(httpPort), '--raft-port', String(raftPort), '--config-set', 'broker.session.timeout.ms=2000'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const base = await freePortRange(12);
+    const [port, httpPort, raftPort, interBrokerPort] = [base, base + 3, base + 6, base + 9];
+    const child = spawn(process.execPath, [CLI_BIN, 'cluster', 'start', '--brokers', '3', '--data-dir', dir, '--port', String(port), '--http-port', String(httpPort), '--raft-port', String(raftPort), '--inter-broker-port', String(interBrokerPort), '--config-set', 'broker.session.timeout.ms=2000'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));

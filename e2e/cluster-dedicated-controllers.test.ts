@@ -143,7 +143,7 @@ describe('cluster: dedicated controllers and broker-only processes', () => {
       step('read back');
       // 6. A second process with a live broker's id is refused, and exits with one line saying why.
       const taken = c.brokerIds.find((id) => id !== victim)!;
-      const bootstrap = c.controllerIds.map((id) => c.broker(id).process.bootstrap).join(',');
+      const bootstrap = c.controllerIds.map((id) => `127.0.0.1:${c.broker(id).interBrokerPort}`).join(',');
       const dupArgs = ['--broker-id', String(taken), '--config-set', 'process.roles=broker', '--config-set', `controller.quorum.bootstrap.servers=${bootstrap}`, ...Object.entries(FAST_FAILOVER_CONFIG).flatMap(([k, v]) => ['--config-set', `${k}=${v}`])];
       const dup = await startBroker({ dataDir: await makeTempDir('mq-dup-'), port: await freePort(), httpPort: await freePort(), args: dupArgs, startTimeoutMs: 20_000 }).then(
         () => 'started',

@@ -129,6 +129,8 @@ export interface ClusterBroker {
   readonly role: string;
   readonly process: BrokerProcess;
   readonly raftPort: number;
+  /** The inter-broker listener (inter.broker.port): replica fetches and ControllerForward go here, never to the client port. */
+  readonly interBrokerPort: number;
   readonly dataDir: string;
 }
 
@@ -179,8 +181,8 @@ export class TestCluster {
     if (this.options.controllers) return this.startDedicated(this.options.controllers);
     const n = this.options.brokers ?? 3;
     const ids = Array.from({ length: n }, (_, i) => i + 1);
-    const ports = new Map<number, { raft: number; client: number; http: number }>();
-    for (const id of ids) ports.set(id, { raft: await freePort(), client: await freePort(), http: await freePort() });
+    const ports = new Map<number, { raft: number; client: number; http: number; interBroker: number }>();
+    for (const id of ids) ports.set(id, { raft: await freePort(), client: await freePort(), http: await freePort(), interBroker: await freePort() });
     const useProxies = this.options.proxies ?? true;
     const via = new Map<string, { raft: number; client: number }>();
     if (useProxies) {
@@ -188,7 +190,8 @@ export class TestCluster {
         for (const to of ids) {
           if (from === to) continue;
           const raft = new LinkProxy(from, to, ports.get(to)!.raft);
-          const client = new LinkProxy(from, to, ports.get(to)!.client);
+          // Brokers reach each other on the inter-broker listener.
+          const client = new LinkProxy(from, to, ports.get(to)!.interBroker);
           await raft.listen();
           await client.listen();
           this.links.push(raft, client);
@@ -203,23 +206,30 @@ export class TestCluster {
         const peers = useProxies ? ids.filter((o) => o !== id).map((o) => `${o}@127.0.0.1:${via.get(`${id}>${o}`)!.client}`).join(',') : '';
         const config: Record<string, string> = {
           'controller.quorum.voters': voters,
+          'inter.broker.port': String(p.interBroker),
           ...(peers ? { 'cluster.peer.addresses': peers } : {}),
           ...this.options.config,
         };
         const dataDir = await makeTempDir(`mq-cluster-${id}-`);
         const args = ['--broker-id', String(id), ...Object.entries(config).flatMap(([k, v]) => ['--config-set', `${k}=${v}`])];
         const proc = await startBroker({ dataDir, port: p.client, httpPort: p.http, args, env: this.options.env, startTimeoutMs: 30_000 });
-        this.brokers.set(id, { id, role: 'broker,controller', process: proc, raftPort: p.raft, dataDir });
+        this.brokers.set(id, { id, role: 'broker,controller', process: proc, raftPort: p.raft, interBrokerPort: p.interBroker, dataDir });
       }),
     );
-    const bootstrap = ids.map((id) => `127.0.0.1:${ports.get(id)!.client}`).join(',');
+    const bootstrap = ids.map((id) => `127.0.0.1:${ports.get(id)!.interBroker}`).join(',');
     await Promise.all(
       Array.from({ length: this.options.observers ?? 0 }, (_, i) => n + i + 1).map(async (id) => {
-        const config: Record<string, string> = { 'process.roles': 'broker', 'controller.quorum.bootstrap.servers': bootstrap, ...this.options.config };
+        const interBrokerPort = await freePort();
+        const config: Record<string, string> = {
+          'process.roles': 'broker',
+          'controller.quorum.bootstrap.servers': bootstrap,
+          'inter.broker.port': String(interBrokerPort),
+          ...this.options.config,
+        };
         const dataDir = await makeTempDir(`mq-cluster-${id}-`);
         const args = ['--broker-id', String(id), ...Object.entries(config).flatMap(([k, v]) => ['--config-set', `${k}=${v}`])];
         const proc = await startBroker({ dataDir, port: await freePort(), httpPort: await freePort(), args, env: this.options.env, startTimeoutMs: 30_000 });
-        this.brokers.set(id, { id, role: 'broker', process: proc, raftPort: 0, dataDir });
+        this.brokers.set(id, { id, role: 'broker', process: proc, raftPort: 0, interBrokerPort, dataDir });
       }),
     );
   }
@@ -229,10 +239,10 @@ export class TestCluster {
     const n = this.options.brokers ?? 3;
     const cids = Array.from({ length: controllers }, (_, i) => i + 1);
     const bids = Array.from({ length: n }, (_, i) => controllers + i + 1);
-    const ports = new Map<number, { raft: number; client: number; http: number }>();
-    for (const id of [...cids, ...bids]) ports.set(id, { raft: cids.includes(id) ? await freePort() : 0, client: await freePort(), http: await freePort() });
+    const ports = new Map<number, { raft: number; client: number; http: number; interBroker: number }>();
+    for (const id of [...cids, ...bids]) ports.set(id, { raft: cids.includes(id) ? await freePort() : 0, client: await freePort(), http: await freePort(), interBroker: await freePort() });
     const voters = cids.map((id) => `${id}@127.0.0.1:${ports.get(id)!.raft}`).join(',');
-    const bootstrap = cids.map((id) => `127.0.0.1:${ports.get(id)!.client}`).join(',');
+    const bootstrap = cids.map((id) => `127.0.0.1:${ports.get(id)!.interBroker}`).join(',');
     await Promise.all(
       [...cids, ...bids].map(async (id) => {
         const p = ports.get(id)!;
@@ -242,12 +252,13 @@ export class TestCluster {
           // Controllers get the bootstrap servers too: a non-active one forwards commands (e.g. HTTP topic admin) through them.
           ...(role === 'controller' ? { 'controller.quorum.voters': voters } : {}),
           'controller.quorum.bootstrap.servers': bootstrap,
+          'inter.broker.port': String(p.interBroker),
           ...this.options.config,
         };
         const dataDir = await makeTempDir(`mq-cluster-${id}-`);
         const args = ['--broker-id', String(id), ...Object.entries(config).flatMap(([k, v]) => ['--config-set', `${k}=${v}`])];
         const proc = await startBroker({ dataDir, port: p.client, httpPort: p.http, args, env: this.options.env, startTimeoutMs: 30_000 });
-        this.brokers.set(id, { id, role, process: proc, raftPort: p.raft, dataDir });
+        this.brokers.set(id, { id, role, process: proc, raftPort: p.raft, interBrokerPort: p.interBroker, dataDir });
       }),
     );
   }

@@ -6,6 +6,7 @@ import { pino, type Logger } from 'pino';
 import { ReadBufferPool } from '@mq/log-store';
 import { MqError } from '@mq/protocol/errors';
 import { BrokerConfig } from './config/broker-config.js';
+import { guardedInterval } from './guard.js';
 import type { BrokerContext } from './context.js';
 import { apiVersionsFor, DEFAULT_HANDLERS } from './handlers/index.js';
 import { ProducerIdManager, controllerBlockSource, fileBlockSource } from './producers/producer-ids.js';
@@ -24,6 +25,7 @@ import { logStoreFactory } from './log-factory.js';
 import { BrokerMetrics } from './metrics.js';
 import { parseBrokerOptions, type BrokerOptions } from './options.js';
 import { WsServer } from './server/ws-server.js';
+import { clientListenerHandlers } from './cluster/listeners.js';
 import {
   loadOrCreateMeta,
   lockDataDir,
@@ -108,23 +110,32 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
         ? { handshake: DEFAULT_HANDLERS.handshake!, ...cluster.handlers, ...components.handlers }
         : { ...DEFAULT_HANDLERS, ...groups.handlers, ...cluster?.handlers, ...components.handlers };
     const maxFrameBytes = config.int('max.frame.bytes');
-    const ws = new WsServer(
-      {
-        host: opts.host,
-        port: opts.port,
-        maxFrameBytes,
-        idleMs: config.int('connections.max.idle.ms'),
-        limits: {
-          maxInFlight: config.int('max.in.flight.requests.per.connection'),
-          maxFetchesInFlight: config.int('max.in.flight.fetches.per.connection'),
-          maxBufferedBytes: config.int('connection.max.buffered.bytes'),
+    const listener = (port: number, served: HandlerMap) =>
+      new WsServer(
+        {
+          host: opts.host,
+          port,
+          maxFrameBytes,
+          idleMs: config.int('connections.max.idle.ms'),
+          setupTimeoutMs: config.int('connection.setup.timeout.ms'),
+          frameTimeoutMs: config.int('connection.frame.timeout.ms'),
+          limits: {
+            maxInFlight: config.int('max.in.flight.requests.per.connection'),
+            maxFetchesInFlight: config.int('max.in.flight.fetches.per.connection'),
+            maxBufferedBytes: config.int('connection.max.buffered.bytes'),
+            maxRequestEntries: config.int('request.max.entries'),
+          },
         },
-      },
-      handlers,
-      log,
-    );
+        served,
+        log,
+      );
+    // Clients never get what only a broker may ask (cluster/listeners.ts); in a cluster, brokers reach each other on the inter-broker listener.
+    const ws = listener(opts.port, clientListenerHandlers(handlers));
+    const interBroker = cluster ? listener(config.int('inter.broker.port'), handlers) : undefined;
     const port = await ws.listen();
     cleanups.push(() => ws.close(0));
+    const interBrokerPort = await interBroker?.listen();
+    if (interBroker) cleanups.push(() => interBroker.close(0));
     const router = new Router();
     const http = new HttpServer({ host: opts.host, port: opts.httpPort, maxBodyBytes: config.int('http.max.body.bytes') }, router, log);
     const httpPort = await http.listen();
@@ -161,28 +172,26 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     if (cluster) registerClusterRoutes(router, cluster);
     for (const r of components.routes ?? []) r(router, ctx);
 
-    const retention = setInterval(() => {
-      void topics.applyRetention().then(
-        (r) => {
-          if (r.deletedSegments > 0) log.info(r, 'retention deleted old segments');
-        },
-        (err: unknown) => log.error({ err }, 'retention failed'),
-      );
-    }, config.int('log.retention.check.interval.ms'));
-    retention.unref();
-    const cleaner = setInterval(() => {
-      void topics.compactTopics().catch((err: unknown) => log.error({ err }, 'compaction failed'));
-    }, config.int('log.cleaner.interval.ms'));
-    cleaner.unref();
+    const retention = guardedInterval(
+      log,
+      'retention',
+      async () => {
+        const r = await topics.applyRetention();
+        if (r.deletedSegments > 0) log.info(r, 'retention deleted old segments');
+      },
+      config.int('log.retention.check.interval.ms'),
+    );
+    const cleaner = guardedInterval(log, 'compaction', () => topics.compactTopics(), config.int('log.cleaner.interval.ms'));
     // Cluster partitions: every replica compacts and applies retention to its own log, below its HW.
     const clusterCleaner = cluster ? startClusterCleaner(cluster.replicas, config, log, clock) : undefined;
     if (clusterCleaner) cleanups.push(() => clusterCleaner.stop());
 
     ws.serve(ctx);
+    interBroker?.serve(ctx);
     // A broker-only process is listening once registered (a second live process with its id is refused here).
-    await cluster?.register({ host: advertised, port, httpPort });
+    await cluster?.register({ host: advertised, port, httpPort, ...(interBrokerPort !== undefined ? { interBrokerPort } : {}) });
     http.setReady(true);
-    log.info({ port, httpPort, host: opts.host, brokerId: meta.brokerId, clusterId: meta.clusterId }, 'broker listening');
+    log.info({ port, httpPort, interBrokerPort, host: opts.host, brokerId: meta.brokerId, clusterId: meta.clusterId }, 'broker listening');
 
     let closing: Promise<void> | undefined;
     const close = () =>
@@ -194,7 +203,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
         shutdown.abort();
         http.setReady(false);
         const timeout = config.int('shutdown.timeout.ms');
-        await Promise.all([ws.close(timeout), http.close()]);
+        await Promise.all([ws.close(timeout), http.close(), interBroker?.close(timeout)]);
         await cluster?.close();
         groups.close();
         await topics.close();

@@ -112,7 +112,8 @@ describe('bad input', () => {
     expect(partitionError(await produce(good, lying))).toBe(errorNumber('CORRUPT_MESSAGE'));
     const short = encodeBatchSync([{ value: 'short' }]).subarray(0, 30);
     expect(partitionError(await produce(good, short))).toBe(errorNumber('CORRUPT_MESSAGE'));
-    expect(partitionError(await produce(good, Buffer.alloc(0)))).toBe(errorNumber('CORRUPT_MESSAGE'));
+    // No batch at all is not damage in transit: INVALID_RECORD (not retriable), as the log's append answers it.
+    expect(partitionError(await produce(good, Buffer.alloc(0)))).toBe(errorNumber('INVALID_RECORD'));
     expect(warnings('produce refused').length).toBeGreaterThanOrEqual(4);
   });
 

@@ -64,11 +64,14 @@ describe('produce and fetch', () => {
     expect(values(f.fetch!.topics[0]!.partitions[0]!.records)).toEqual(Array.from({ length: n }, (_, i) => `${i}:m${i}`));
   });
 
-  it('takes an absurd acks=all timeout as no timeout rather than timing out at once', async () => {
+  it('refuses an acks=all timeout above 2^31-1 ms (INVALID_REQUEST) rather than timing out at once, and takes the largest one', async () => {
     const name = topicName('timeout');
     await createTopic(c, name, 1);
-    const r = await c.request(produceReq(name, 0, ['patient'], -1, 2 ** 32 - 1));
-    expect(r.produce!.topics[0]!.partitions[0]).toMatchObject({ errorCode: 0, baseOffset: 0 });
+    const r = await c.request(produceReq(name, 0, ['refused'], -1, 2 ** 32 - 1));
+    expect(r.produce!.topics[0]!.partitions[0]).toMatchObject({ errorCode: errorNumber('INVALID_REQUEST') });
+    expect(r.produce!.topics[0]!.partitions[0]!.errorMessage).toMatch(/produce timeout 4294967295 ms is outside \[1, 2147483647\] ms/);
+    const ok = await c.request(produceReq(name, 0, ['patient'], -1, 2 ** 31 - 1));
+    expect(ok.produce!.topics[0]!.partitions[0]).toMatchObject({ errorCode: 0, baseOffset: 0 });
   });
 
   it('sends nothing for acks=0 but still writes', async () => {

@@ -1,3 +1,4 @@
+import { OFF_ATTRIBUTES, OFF_CRC, computeBatchCrc, encodeBatchSync } from '@mq/protocol/batch';
 import { MqClient, type ConsumerRecord } from '../src/index.js';
 import { UNKNOWN_TOPIC_GRACE_MS } from '../src/cluster.js';
 import { startFakeBroker, type FakeBroker } from './fake-broker.js';
@@ -219,5 +220,33 @@ describe('consumer (manual assignment)', () => {
     const c = client.consumer({ autoOffsetReset: 'earliest' });
     c.assign([{ topic: 'one', partition: 0 }]);
     expect((await pollUntil(c, 20)).map((r) => r.value!.toString())).toEqual(Array.from({ length: 20 }, (_, i) => `z${i}`));
+  });
+});
+
+describe('a batch no reader can decode (issue 22)', () => {
+  it('is reported once as a typed error naming its offsets, and consumption goes on after it instead of stopping there', async () => {
+    await produce('one', 2, 0);
+    // A CRC-valid batch marked lz4 whose records are not lz4, stored before the broker verified records.
+    const poison = encodeBatchSync([{ value: 'p0' }, { value: 'p1' }], { now: Date.now() });
+    poison.writeInt16BE(3, OFF_ATTRIBUTES);
+    poison.writeUInt32BE(computeBatchCrc(poison, 0, poison.length), OFF_CRC);
+    broker.appendRaw('one', 0, poison);
+    await produce('one', 2, 0, 'after');
+    const c = client.consumer();
+    c.assign([{ topic: 'one', partition: 0, offset: 0 }]);
+    const offsets: number[] = [];
+    const errors: unknown[] = [];
+    const deadline = Date.now() + 5000;
+    while (offsets.length < 4 && Date.now() < deadline) {
+      try {
+        for (const r of await c.poll(200)) offsets.push(r.offset);
+      } catch (err) {
+        errors.push(err);
+      }
+    }
+    expect(offsets).toEqual([0, 1, 4, 5]);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({ code: 'CORRUPT_MESSAGE', topic: 'one', partition: 0, baseOffset: 2, lastOffset: 3, skipTo: 4 });
+    await c.close();
   });
 });

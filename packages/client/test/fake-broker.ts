@@ -42,6 +42,8 @@ export interface FakeBroker {
   dropConnections(): void;
   createTopic(name: string, partitions: number): void;
   records(topic: string, partition: number): Buffer[];
+  /** Stores `batch` at the log end as it is (no checks): data a broker stored before it validated records. */
+  appendRaw(topic: string, partition: number, batch: Buffer): void;
   close(): Promise<void>;
 }
 
@@ -305,6 +307,14 @@ export async function startFakeBroker(
     createTopic,
     records(topic, partition) {
       return topics.get(topic)?.[partition]?.batches ?? [];
+    },
+    appendRaw(topic, partition, batch) {
+      const log = topics.get(topic)![partition]!;
+      const copy = Buffer.from(batch);
+      setBaseOffset(copy, 0, log.next);
+      log.batches.push(copy);
+      log.next += copy.readInt32BE(23) + 1; // lastOffsetDelta
+      for (const w of [...longPolls]) w();
     },
     async close() {
       for (const w of [...longPolls]) w();

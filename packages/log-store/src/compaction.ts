@@ -19,7 +19,9 @@ import {
   readBatchHeader,
   timestampTypeOf,
   type BatchHeader,
+  type DecodedBatch,
 } from '@mq/protocol/batch';
+import { isMqError, type MqError } from '@mq/protocol/errors';
 import { writeFully, type LogFile } from './file-system.js';
 import type { Segment } from './segment.js';
 
@@ -42,11 +44,30 @@ export interface CompactionResult {
   cleanedSegments: number;
   removedRecords: number;
   removedBatches: number;
+  /** Batches the cleaner could not decode (kept as they are; logged once per pass). */
+  unreadableBatches: number;
   bytesBefore: number;
   bytesAfter: number;
 }
 
 export const DEFAULT_COMPACTION_MAX_KEYS = 1_000_000;
+
+/** What the cleaner does with a batch it cannot decode: keeps it as it is, and says so once per pass. */
+export interface UnreadableBatches {
+  maxDecompressedBytes: number;
+  onUnreadable(batch: { baseOffset: number; lastOffset: number }, err: MqError): void;
+}
+
+/** Decodes a batch for the cleaner; undefined when it cannot be read (the batch is then left untouched). */
+async function decodeForCleaner(b: { buf: Buffer; position: number; header: BatchHeader }, unreadable: UnreadableBatches): Promise<DecodedBatch | undefined> {
+  try {
+    return await decodeBatch(b.buf, b.position, { maxDecompressedBytes: unreadable.maxDecompressedBytes });
+  } catch (err) {
+    if (!isMqError(err)) throw err;
+    unreadable.onUnreadable({ baseOffset: b.header.baseOffset, lastOffset: b.header.baseOffset + b.header.lastOffsetDelta }, err as MqError);
+    return undefined;
+  }
+}
 
 /** Walks the whole batches of `seg` in [0, end), in chunks. */
 export async function* segmentBatches(seg: Segment, end: number): AsyncGenerator<{ buf: Buffer; position: number; header: BatchHeader; size: number }> {
@@ -79,14 +100,16 @@ export async function* segmentBatches(seg: Segment, end: number): AsyncGenerator
 export async function buildOffsetMap(
   parts: Array<{ segment: Segment; end: number }>,
   maxKeys: number,
-  maxOffset: number = Number.MAX_SAFE_INTEGER,
+  maxOffset: number,
+  unreadable: UnreadableBatches,
 ): Promise<{ map: Map<string, number>; complete: boolean }> {
   const map = new Map<string, number>();
   for (const { segment, end } of parts) {
     for await (const b of segmentBatches(segment, end)) {
       if (b.header.baseOffset >= maxOffset) return { map, complete: true };
       if (isTransactional(b.header) || isControl(b.header)) continue;
-      const decoded = await decodeBatch(b.buf, b.position);
+      const decoded = await decodeForCleaner(b, unreadable);
+      if (!decoded) continue; // its keys stay out of the map: nothing older is removed for them
       const records = decoded.records.filter((r) => r.offset < maxOffset);
       // Stop before a batch whose new keys would overflow the bound: everything mapped so far is exact.
       let fresh = 0;
@@ -107,6 +130,7 @@ export async function cleanSegment(
   out: LogFile,
   map: Map<string, number>,
   tombstoneCutoff: number,
+  unreadable: UnreadableBatches,
 ): Promise<{ size: number; removedRecords: number; removedBatches: number }> {
   let pending: Buffer[] = [];
   let pendingBytes = 0;
@@ -133,7 +157,11 @@ export async function cleanSegment(
       await emit(Buffer.from(original));
       continue;
     }
-    const decoded = await decodeBatch(b.buf, b.position);
+    const decoded = await decodeForCleaner(b, unreadable);
+    if (!decoded) {
+      await emit(Buffer.from(original));
+      continue;
+    }
     const kept = decoded.records.filter((r) => {
       if (r.key === null) return true;
       const latest = map.get(r.key.toString('latin1'));

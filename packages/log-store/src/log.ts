@@ -15,9 +15,9 @@ import {
   setPartitionLeaderEpoch,
 } from '@mq/protocol/batch';
 import { MqError, isMqError } from '@mq/protocol/errors';
-import { checkInt, parseAppend, toStorageError, type ParsedBatch } from './append-checks.js';
+import { checkInt, markLogAppendTime, needsDecompression, parseAppend, toStorageError, verifyCompressed, type ParsedBatch } from './append-checks.js';
 import { CheckpointFile } from './checkpoint.js';
-import { DEFAULT_COMPACTION_MAX_KEYS, buildOffsetMap, cleanSegment, type CompactOptions, type CompactionResult } from './compaction.js';
+import { DEFAULT_COMPACTION_MAX_KEYS, buildOffsetMap, cleanSegment, type CompactOptions, type CompactionResult, type UnreadableBatches } from './compaction.js';
 import { lockDir, type DirLock } from './dir-lock.js';
 import { SYNC_WRITE_MAX_BYTES, nodeFileSystem, type LogFileSystem } from './file-system.js';
 import { GroupCommit, type LogPosition } from './group-commit.js';
@@ -30,6 +30,7 @@ import { parseLogOptions, type LogOptions, type ParsedLogOptions } from './optio
 import { ProducerSnapshots } from './producer-snapshots.js';
 import { ProducerState, nextSequence, type ProducerEntry, type SequenceVerdict } from './producer-state.js';
 import { scanSegment } from './scan.js';
+import { FileHandleCache } from './file-handle-cache.js';
 import { INDEX_SUFFIX, LOG_SUFFIX, MAX_RELATIVE_OFFSET, Segment, TIME_INDEX_SUFFIX, parseSegmentName, type AppendedBatch } from './segment.js';
 import { TimeIndex } from './time-index.js';
 import type {
@@ -343,7 +344,7 @@ class PartitionLog implements Log {
         this.touchIndex(seg);
       }
     }
-    this.active = this.segments[this.segments.length - 1]!;
+    this.setActive(this.segments[this.segments.length - 1]!);
     this.leo = this.active.nextOffset;
     if (this.active.size === 0 && this.segments.length > 1) {
       // An empty active segment: its base is the log end.
@@ -521,7 +522,16 @@ class PartitionLog implements Log {
     this.ensureUsable();
     const assignOffsets = options.assignOffsets ?? true;
     if (options.leaderEpoch !== undefined) checkInt('leaderEpoch', options.leaderEpoch);
-    const parsed = parseAppend(batches, options.validate ?? true, this.opts.maxBatchBytes);
+    const validation = options.validate === false ? 'header' : assignOffsets ? 'produced' : 'crc';
+    if (options.maxBatchBytes !== undefined) checkInt('maxBatchBytes', options.maxBatchBytes, 61);
+    const limits =
+      options.maxBatchBytes === undefined
+        ? this.opts
+        : { maxBatchBytes: options.maxBatchBytes, maxDecompressedBytes: Math.max(options.maxBatchBytes, this.opts.maxDecompressedBytes) };
+    const parsed = parseAppend(batches, validation, limits);
+    if (options.logAppendTime && assignOffsets) markLogAppendTime(batches, parsed);
+    // Compressed batches are decompressed and checked under the append mutex (appendLocked), so order is kept.
+    const decompress = needsDecompression(parsed, validation);
     // Idempotent producers: the one header field every append reads; the rest only when a batch has an id.
     let producers: 'none' | 'check' | 'record' = 'none';
     for (let i = 0; i < parsed.length; i++) {
@@ -530,11 +540,14 @@ class PartitionLog implements Log {
         break;
       }
     }
-    const now = this.appendNow(batches, parsed, assignOffsets, options.leaderEpoch, producers);
+    const now = decompress ? undefined : this.appendNow(batches, parsed, assignOffsets, options.leaderEpoch, producers);
     if (now !== undefined) return now;
     return this.rw.read(async () => {
       this.ensureUsable();
-      const result = await this.appendMutex.run(() => this.appendLocked(batches, parsed, assignOffsets, options.leaderEpoch, producers));
+      const result = await this.appendMutex.run(async () => {
+        if (decompress) await verifyCompressed(batches, parsed, limits.maxDecompressedBytes);
+        return this.appendLocked(batches, parsed, assignOffsets, options.leaderEpoch, producers);
+      });
       const flush = this.opts.flush;
       if (flush.policy === 'always') {
         try {
@@ -665,6 +678,10 @@ class PartitionLog implements Log {
       if (!Number.isSafeInteger(next)) throw new MqError('INVALID_RECORD', `batch offsets up to ${next - 1} are past what offsets can hold (2^53)`);
       span = next - baseOffset;
     }
+    // One append goes into one segment, whose index holds offsets relative to its base as int32: refuse before any state changes.
+    if (span - 1 > MAX_RELATIVE_OFFSET) {
+      throw new MqError('INVALID_RECORD', `the append spans ${span} offsets, more than one segment can hold (${MAX_RELATIVE_OFFSET + 1})`, { span });
+    }
     return { baseOffset, span };
   }
 
@@ -769,6 +786,13 @@ class PartitionLog implements Log {
     return { baseOffset, lastOffset, logAppendTime, batches: parsed.length, bytes: buf.length };
   }
 
+  /** Makes `seg` the active segment; its file stays open (the previous one's may be closed when idle). */
+  private setActive(seg: Segment): void {
+    const previous = this.active as Segment | undefined;
+    FileHandleCache.pin(seg.file, previous?.file);
+    this.active = seg;
+  }
+
   private async maybeRoll(bytes: number, baseOffset: number, lastOffset: number, now: number): Promise<void> {
     if (this.rollNeeded(bytes, baseOffset, lastOffset, now)) await this.rollTo(baseOffset, now);
   }
@@ -811,7 +835,7 @@ class PartitionLog implements Log {
     old.index!.trim();
     old.nextOffset = base;
     this.segments.push(seg);
-    this.active = seg;
+    this.setActive(seg);
     this.touchIndex(old);
     this.logger.debug({ dir: this.dir, segment: base, previous: old.baseOffset, previousBytes: old.size }, 'rolled segment');
     // Like Kafka: the closed segment is flushed soon, moving the recovery point past it.
@@ -1020,7 +1044,7 @@ class PartitionLog implements Log {
         await seg.truncateFile(position);
         await this.deleteSegmentFiles(later);
         this.segments.splice(i + 1);
-        this.active = seg;
+        this.setActive(seg);
         this.leo = seg.size === 0 ? seg.baseOffset : seg.nextOffset;
         if (this.epochs.truncateFromEnd(this.leo)) await this.epochs.persist();
         // Producer state: back to the latest snapshot at or below the new end, then forward over the headers.
@@ -1072,7 +1096,7 @@ class PartitionLog implements Log {
     const seg = await Segment.create(this.dir, offset, this.fs, this.clock());
     seg.markIndexesForRewrite();
     this.segments = [seg];
-    this.active = seg;
+    this.setActive(seg);
     this.leo = offset;
     this.startOffset = offset;
     this.commit.durable = { offset, segmentBase: offset, position: 0 };
@@ -1213,63 +1237,92 @@ class PartitionLog implements Log {
     const now = options.now ?? this.clock();
     const maxKeys = options.maxKeys ?? DEFAULT_COMPACTION_MAX_KEYS;
     return this.compactionMutex.run(async () => {
-      const result: CompactionResult = { cleanedSegments: 0, removedRecords: 0, removedBatches: 0, bytesBefore: 0, bytesAfter: 0 };
-      // Phase 1, without the log's lock (closed segments are immutable; appends,
-      // reads and retention go on): write cleaned copies. A truncation meanwhile
-      // voids the plan (the key map could name records that no longer exist).
-      const version = this.truncations;
-      const intact = (seg: Segment) => !this.closed && !seg.deleted && this.segments.includes(seg) && this.truncations === version;
-      this.ensureUsable();
-      const upTo = Math.min(options.upToOffset ?? Number.MAX_SAFE_INTEGER, this.active.baseOffset);
-      const candidates = this.segments.filter((s) => s !== this.active && s.nextOffset <= upTo && s.size > 0);
-      if (candidates.length === 0) return result;
-      const parts = this.segments.map((segment) => ({ segment, end: segment.size }));
-      let map: Map<string, number>;
+      const result: CompactionResult = { cleanedSegments: 0, removedRecords: 0, removedBatches: 0, unreadableBatches: 0, bytesBefore: 0, bytesAfter: 0 };
+      // A batch no reader can decode (stored before produce validated records) is kept as it is, and said once per pass.
+      let firstUnreadable: { baseOffset: number; lastOffset: number; err: MqError } | undefined;
+      const unreadable = {
+        maxDecompressedBytes: this.opts.maxDecompressedBytes,
+        onUnreadable: (batch: { baseOffset: number; lastOffset: number }, err: MqError) => {
+          result.unreadableBatches++;
+          firstUnreadable ??= { ...batch, err };
+        },
+      };
       try {
-        ({ map } = await buildOffsetMap(parts, maxKeys, options.upToOffset));
-      } catch (err) {
-        if (parts.every((p) => intact(p.segment))) throw err;
-        return result; // the log changed under us (retention, truncation, close): nothing done, try again later
-      }
-      const planned: Array<{ seg: Segment; cleaned: string; sizeBefore: number; size: number; removedRecords: number; removedBatches: number }> = [];
-      for (const seg of candidates) {
-        if (!intact(seg)) continue;
-        const cleaned = seg.logPath + CLEANED_SUFFIX;
-        const file = await this.fs.open(cleaned, true);
-        try {
-          const sizeBefore = seg.size;
-          const r = await cleanSegment(seg, file, map, now - this.opts.deleteRetentionMs);
-          if (r.removedRecords === 0) await this.fs.unlink(cleaned);
-          else planned.push({ seg, cleaned, sizeBefore, ...r });
-        } catch (err) {
-          await this.fs.unlink(cleaned);
-          if (intact(seg)) throw err;
-        } finally {
-          await file.close();
+        return await this.compactPass(options, now, maxKeys, result, unreadable);
+      } finally {
+        if (firstUnreadable) {
+          const { baseOffset, lastOffset, err } = firstUnreadable;
+          this.logger.warn(
+            { dir: this.dir, unreadableBatches: result.unreadableBatches, baseOffset, lastOffset, code: err.code, err: err.message },
+            'compaction kept batches it cannot decode as they are (the first is named); the rest of the log was cleaned',
+          );
         }
       }
-      // Phase 2, alone: swap each cleaned copy in (indexes first removed, so a crash never pairs a new log with old indexes).
-      await this.rw.write(async () => {
-        for (const p of planned) {
-          if (!intact(p.seg) || p.seg.size !== p.sizeBefore) {
-            await this.fs.unlink(p.cleaned);
-            continue;
-          }
-          try {
-            await this.swapCleaned(p.seg, p.cleaned);
-          } catch (err) {
-            throw this.fail(`compaction of ${p.seg.logPath}`, err);
-          }
-          result.cleanedSegments++;
-          result.removedRecords += p.removedRecords;
-          result.removedBatches += p.removedBatches;
-          result.bytesBefore += p.sizeBefore;
-          result.bytesAfter += p.size;
-        }
-      });
-      if (result.cleanedSegments > 0) this.logger.info({ dir: this.dir, ...result }, 'compacted log');
-      return result;
     });
+  }
+
+  private async compactPass(
+    options: CompactOptions,
+    now: number,
+    maxKeys: number,
+    result: CompactionResult,
+    unreadable: UnreadableBatches,
+  ): Promise<CompactionResult> {
+    // Phase 1, without the log's lock (closed segments are immutable; appends,
+    // reads and retention go on): write cleaned copies. A truncation meanwhile
+    // voids the plan (the key map could name records that no longer exist).
+    const version = this.truncations;
+    const intact = (seg: Segment) => !this.closed && !seg.deleted && this.segments.includes(seg) && this.truncations === version;
+    this.ensureUsable();
+    const upTo = Math.min(options.upToOffset ?? Number.MAX_SAFE_INTEGER, this.active.baseOffset);
+    const candidates = this.segments.filter((s) => s !== this.active && s.nextOffset <= upTo && s.size > 0);
+    if (candidates.length === 0) return result;
+    const parts = this.segments.map((segment) => ({ segment, end: segment.size }));
+    let map: Map<string, number>;
+    try {
+      ({ map } = await buildOffsetMap(parts, maxKeys, options.upToOffset ?? Number.MAX_SAFE_INTEGER, unreadable));
+    } catch (err) {
+      if (parts.every((p) => intact(p.segment))) throw err;
+      return result; // the log changed under us (retention, truncation, close): nothing done, try again later
+    }
+    const planned: Array<{ seg: Segment; cleaned: string; sizeBefore: number; size: number; removedRecords: number; removedBatches: number }> = [];
+    for (const seg of candidates) {
+      if (!intact(seg)) continue;
+      const cleaned = seg.logPath + CLEANED_SUFFIX;
+      const file = await this.fs.open(cleaned, true);
+      try {
+        const sizeBefore = seg.size;
+        const r = await cleanSegment(seg, file, map, now - this.opts.deleteRetentionMs, unreadable);
+        if (r.removedRecords === 0) await this.fs.unlink(cleaned);
+        else planned.push({ seg, cleaned, sizeBefore, ...r });
+      } catch (err) {
+        await this.fs.unlink(cleaned);
+        if (intact(seg)) throw err;
+      } finally {
+        await file.close();
+      }
+    }
+    // Phase 2, alone: swap each cleaned copy in (indexes first removed, so a crash never pairs a new log with old indexes).
+    await this.rw.write(async () => {
+      for (const p of planned) {
+        if (!intact(p.seg) || p.seg.size !== p.sizeBefore) {
+          await this.fs.unlink(p.cleaned);
+          continue;
+        }
+        try {
+          await this.swapCleaned(p.seg, p.cleaned);
+        } catch (err) {
+          throw this.fail(`compaction of ${p.seg.logPath}`, err);
+        }
+        result.cleanedSegments++;
+        result.removedRecords += p.removedRecords;
+        result.removedBatches += p.removedBatches;
+        result.bytesBefore += p.sizeBefore;
+        result.bytesAfter += p.size;
+      }
+    });
+    if (result.cleanedSegments > 0) this.logger.info({ dir: this.dir, ...result }, 'compacted log');
+    return result;
   }
 
   private async swapCleaned(old: Segment, cleaned: string): Promise<void> {
@@ -1404,7 +1457,10 @@ export async function openLog(dir: string, options: LogOptions = {}, components:
     throw toStorageError(`creating log directory ${dir}`, err, { dir });
   }
   const lock = await lockDir(dir, fs);
-  const log = new PartitionLog(dir, opts, fs, clock, logger, lock, components.indexCache);
+  const files = new FileHandleCache(fs, opts.maxOpenSegmentFiles, (file, err) =>
+    logger.warn({ dir, file, err: (err as Error).message }, 'closing an idle segment file failed'),
+  );
+  const log = new PartitionLog(dir, opts, files, clock, logger, lock, components.indexCache);
   try {
     await log.load();
   } catch (err) {

@@ -3,6 +3,7 @@
  * DEFAULT_* values and `parseLogOptions()`, which normalises, rejects
  * contradictions and returns a frozen copy the caller cannot mutate later.
  */
+import { DEFAULT_MAX_DECOMPRESSED_BYTES } from '@mq/protocol/batch';
 import { MqError } from '@mq/protocol/errors';
 import { DEFAULT_PRODUCER_ID_EXPIRATION_MS } from './producer-state.js';
 
@@ -20,6 +21,18 @@ export interface LogOptions {
   indexIntervalBytes?: number;
   /** Largest batch accepted, header included (default 1 MiB). */
   maxBatchBytes?: number;
+  /**
+   * Largest records section a produced batch may decompress to (default:
+   * the larger of maxBatchBytes and 32 MiB). A batch past it is refused with
+   * RECORD_TOO_LARGE before anything is inflated past the bound.
+   */
+  maxDecompressedBytes?: number;
+  /**
+   * Segment `.log` files kept open at once (default 64): the least recently
+   * used idle ones are closed and reopened on their next read, as Kafka's
+   * file caches do; the active segment's stays open.
+   */
+  maxOpenSegmentFiles?: number;
   /** When appended bytes are fsynced (default `os`). */
   flush?: FlushPolicy;
   /** Delete old segments while the log is bigger than this; -1 = unlimited (default). */
@@ -54,6 +67,7 @@ export const DEFAULT_SEGMENT_MS = 7 * 24 * 3600 * 1000;
 export const DEFAULT_INDEX_INTERVAL_BYTES = 4096;
 export const DEFAULT_MAX_BATCH_BYTES = 1024 * 1024;
 export const DEFAULT_FLUSH_INTERVAL_MS = 1000;
+export const DEFAULT_MAX_OPEN_SEGMENT_FILES = 64;
 export const DEFAULT_RETENTION_BYTES = -1;
 export const DEFAULT_RETENTION_MS = 7 * 24 * 3600 * 1000;
 export const DEFAULT_CHECKPOINT_INTERVAL_MS = 10_000;
@@ -72,6 +86,8 @@ export interface ParsedLogOptions {
   readonly segmentMs: number;
   readonly indexIntervalBytes: number;
   readonly maxBatchBytes: number;
+  readonly maxDecompressedBytes: number;
+  readonly maxOpenSegmentFiles: number;
   readonly flush: ParsedFlushPolicy;
   readonly retentionBytes: number;
   readonly retentionMs: number;
@@ -125,6 +141,8 @@ export function parseLogOptions(options: LogOptions = {}): ParsedLogOptions {
     segmentMs: int('segmentMs', options.segmentMs, DEFAULT_SEGMENT_MS, 1),
     indexIntervalBytes: int('indexIntervalBytes', options.indexIntervalBytes, DEFAULT_INDEX_INTERVAL_BYTES, 0),
     maxBatchBytes,
+    maxDecompressedBytes: int('maxDecompressedBytes', options.maxDecompressedBytes, Math.max(maxBatchBytes, DEFAULT_MAX_DECOMPRESSED_BYTES), 61),
+    maxOpenSegmentFiles: int('maxOpenSegmentFiles', options.maxOpenSegmentFiles, DEFAULT_MAX_OPEN_SEGMENT_FILES, 1),
     flush: parseFlush(options.flush),
     retentionBytes: limit('retentionBytes', options.retentionBytes, DEFAULT_RETENTION_BYTES),
     retentionMs: limit('retentionMs', options.retentionMs, DEFAULT_RETENTION_MS),

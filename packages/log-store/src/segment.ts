@@ -385,6 +385,7 @@ export class Segment {
   /** Writes `buf` at the end and indexes its batches. On a write error nothing in memory changes. */
   async append(buf: Buffer, batches: readonly AppendedBatch[], indexIntervalBytes: number): Promise<void> {
     const start = this.size;
+    this.checkFits(batches);
     await writeFully(this.file, buf, 0, buf.length, start);
     this.written(start, buf.length, batches, indexIntervalBytes);
   }
@@ -392,8 +393,26 @@ export class Segment {
   /** append() with the file's synchronous write (the caller checked the file has one). */
   appendSync(buf: Buffer, batches: readonly AppendedBatch[], indexIntervalBytes: number): void {
     const start = this.size;
+    this.checkFits(batches);
     writeFullySync(this.file, buf, 0, buf.length, start);
     this.written(start, buf.length, batches, indexIntervalBytes);
+  }
+
+  /**
+   * Refuses, before anything is written, batches the indexes could not take:
+   * offsets below the segment's next one or past its relative-offset range.
+   * After this, indexing them cannot fail half way.
+   */
+  private checkFits(batches: readonly AppendedBatch[]): void {
+    let next = this.nextOffset;
+    for (const b of batches) {
+      if (b.baseOffset < next || b.lastOffset < b.baseOffset || b.lastOffset - this.baseOffset > MAX_RELATIVE_OFFSET) {
+        throw new MqError('INVALID_RECORD', `offsets ${b.baseOffset}..${b.lastOffset} do not fit segment ${this.logPath} (next offset ${next})`, {
+          file: this.logPath,
+        });
+      }
+      next = b.lastOffset + 1;
+    }
   }
 
   /** After a write of `length` bytes at `start`: index its batches and grow the segment. */

@@ -32,8 +32,19 @@ export interface AppendOptions {
   assignOffsets?: boolean;
   /** Patch partitionLeaderEpoch in every batch and record the epoch in the epoch cache. */
   leaderEpoch?: number;
-  /** Default true: check header and CRC-32C of every batch. False checks the header only. */
+  /**
+   * Default true: check every batch before anything changes. A leader append
+   * (`assignOffsets`) checks what a producer sent as Kafka's LogValidator
+   * does: CRC-32C, header consistency (lastOffsetDelta = recordCount - 1,
+   * producer fields, timestamps), and every record's framing, decompressed
+   * within `maxDecompressedBytes`. A follower append checks length, magic and
+   * CRC-32C. False checks length and magic only (the caller vouches).
+   */
   validate?: boolean;
+  /** Leader: mark every batch LogAppendTime, stamped with the log's clock (a topic's message.timestamp.type). */
+  logAppendTime?: boolean;
+  /** The largest batch this append accepts (a topic's current max.message.bytes); default the log's `maxBatchBytes`. */
+  maxBatchBytes?: number;
   /**
    * Check idempotent producers' epochs and sequences before appending
    * (default: when `assignOffsets`, i.e. on the leader). A batch repeating

@@ -43,6 +43,10 @@ export interface LeaderAppendOptions {
   /** acks=all only: how long to wait for the ISR (REQUEST_TIMED_OUT after). Default 30 s. */
   timeoutMs?: number;
   signal?: AbortSignal;
+  /** Stamp the batches LogAppendTime (the topic's message.timestamp.type); the log does it after validating them. */
+  logAppendTime?: boolean;
+  /** The topic's current max.message.bytes; default the log's own limit. */
+  maxBatchBytes?: number;
 }
 
 export interface LeaderAppendResult {
@@ -270,7 +274,12 @@ export class PartitionLeader {
         );
       }
     }
-    const appending = this.#log.append(records, { assignOffsets: true, leaderEpoch: this.#leaderEpoch });
+    const appending = this.#log.append(records, {
+      assignOffsets: true,
+      leaderEpoch: this.#leaderEpoch,
+      ...(options.logAppendTime ? { logAppendTime: true } : {}),
+      ...(options.maxBatchBytes !== undefined ? { maxBatchBytes: options.maxBatchBytes } : {}),
+    });
     const settled = appending.then(
       () => undefined,
       () => undefined,

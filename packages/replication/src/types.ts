@@ -45,7 +45,7 @@ export interface ReplicaLog {
   readonly logEndOffset: number;
   append(
     batches: Buffer,
-    options?: { assignOffsets?: boolean; leaderEpoch?: number; validate?: boolean },
+    options?: { assignOffsets?: boolean; leaderEpoch?: number; validate?: boolean; logAppendTime?: boolean; maxBatchBytes?: number },
   ): Promise<ReplicaAppendResult>;
   read(fromOffset: number, maxBytes: number, options?: { maxOffset?: number }): Promise<{ records: Buffer; nextOffset: number }>;
   truncateTo(offset: number): Promise<void>;

@@ -25,6 +25,7 @@
 import type { Logger } from 'pino';
 import { isMqError } from '@mq/protocol/errors';
 import type { BrokerConfig } from '../config/broker-config.js';
+import { guard } from '../guard.js';
 import { isCompacted } from '../config/topic-config.js';
 import { compactPartitionLog, retainPartitionLog, type CleanableLog } from '../topics/log-cleaner.js';
 import type { ReplicaManager } from './replica-manager.js';
@@ -95,8 +96,8 @@ export class ClusterCleaner {
 
   start(): void {
     this.handles.push(
-      this.timers.setInterval(() => void this.compactOnce(), this.options.cleanerIntervalMs),
-      this.timers.setInterval(() => void this.retainOnce(), this.options.retentionCheckIntervalMs),
+      this.timers.setInterval(guard(this.logger, 'cluster compaction round', () => this.compactOnce()), this.options.cleanerIntervalMs),
+      this.timers.setInterval(guard(this.logger, 'cluster retention round', () => this.retainOnce()), this.options.retentionCheckIntervalMs),
     );
   }
 

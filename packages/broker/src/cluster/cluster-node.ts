@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import { errorCodeFromNumber, isMqError, MqError } from '@mq/protocol/errors';
 import type { FetchFn, OffsetForLeaderEpochFn } from '@mq/replication';
 import type { BrokerConfig } from '../config/broker-config.js';
+import { commandLimitsOf } from '../controller/command-limits.js';
 import { encodeCommand, type CommandResult, type MetadataCommand } from '../controller/commands.js';
 import { ControllerChannel } from '../controller/controller-channel.js';
 import { newIncarnation, RaftController, type Controller } from '../controller/controller.js';
@@ -34,6 +35,8 @@ export interface BrokerEndpoints {
   host: string;
   port: number;
   httpPort: number;
+  /** The inter-broker listener (cluster/listeners.ts). */
+  interBrokerPort?: number;
 }
 
 export interface ClusterNode {
@@ -105,7 +108,8 @@ export async function startClusterNode(o: ClusterNodeOptions, logger: Logger): P
     },
     (id) => {
       const b = controller.metadata.broker(id);
-      return b ? `${b.host}:${b.port}` : undefined;
+      // The inter-broker listener: the client port refuses replica fetches and ControllerForward.
+      return b ? `${b.host}:${b.interBrokerPort ?? b.port}` : undefined;
     },
   );
   const sessionTimeoutMs = cfg.int('broker.session.timeout.ms');
@@ -121,6 +125,8 @@ export async function startClusterNode(o: ClusterNodeOptions, logger: Logger): P
         leaderImbalanceCheckMs: cfg.int('leader.imbalance.check.interval.ms'),
         fsync: cfg.bool('controller.fsync'),
         uncleanRecoveryWaitMs: cfg.int('unclean.recovery.wait.ms'),
+        verifyPeerAddress: cfg.bool('controller.quorum.verify.peer.address'),
+        limits: commandLimitsOf(cfg),
       },
       {
         logger,
@@ -276,6 +282,7 @@ export async function startClusterNode(o: ClusterNodeOptions, logger: Logger): P
         host: ep.host,
         port: ep.port,
         httpPort: ep.httpPort,
+        ...(ep.interBrokerPort !== undefined ? { interBrokerPort: ep.interBrokerPort } : {}),
         rack: cfg.get('broker.rack'),
         incarnation,
         // Whether this broker's logs can be trusted to hold everything it acknowledged (unclean recovery).

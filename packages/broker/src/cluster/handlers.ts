@@ -6,12 +6,14 @@
  * otherwise, so the client refreshes metadata and goes to the leader);
  * topic admin through the controller; ControllerForward for other brokers.
  */
+import { requestDeadline, type RequestDeadline } from '../request-limits.js';
 import { randomBytes } from 'node:crypto';
 import type { mq } from '@mq/protocol/wire';
 import { LATEST_TIMESTAMP } from '@mq/protocol/wire';
 import { MqError, errorNumber, isMqError } from '@mq/protocol/errors';
 import { handleFetch, handleOffsetForLeaderEpoch, systemTimers, type FetchRequest } from '@mq/replication';
 import { validateTopicConfigs, TopicConfig } from '../config/topic-config.js';
+import { checkCommand, commandLimitsOf } from '../controller/command-limits.js';
 import { decodeCommand, type CommandResult } from '../controller/commands.js';
 import type { Controller } from '../controller/controller.js';
 import type { TopicRecord } from '../controller/types.js';
@@ -19,7 +21,6 @@ import { refusalLevel, toMqError, wireError } from '../errors.js';
 import { lookupOffset } from '../handlers/list-offsets.js';
 import { produceHandler, type PartitionAppended } from '../handlers/produce.js';
 import { type HandlerMap } from '../handlers/types.js';
-import { checkProducedBatches, stampLogAppendTime } from '../records/produce-batches.js';
 import { isInternalTopic, refuseInternal, validateTopicName } from '../topics/topic-name.js';
 import type { BrokerConfig } from '../config/broker-config.js';
 import type { RequestContext } from '../context.js';
@@ -66,6 +67,7 @@ function describeTopic(t: TopicRecord, fenced: (id: number) => boolean): mq.Topi
 
 export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
   const md = d.controller.metadata;
+  const limits = commandLimitsOf(d.config);
 
   /** Resolves once this broker's metadata satisfies `ready` (a change committed elsewhere has been applied here), or after `timeoutMs`. */
   function applied(ready: () => boolean, timeoutMs = 5000): Promise<void> {
@@ -83,12 +85,11 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
     });
   }
 
-  async function createTopic(name: string, numPartitions: number, replicationFactor: number, configs: Record<string, unknown>, validateOnly: boolean) {
+  async function createTopic(name: string, numPartitions: number, replicationFactor: number, configs: Record<string, unknown>, validateOnly: boolean, deadline?: RequestDeadline) {
     validateTopicName(name);
     refuseInternal(name, 'create');
     const cfg = d.config;
     const n = numPartitions > 0 ? numPartitions : cfg.int('num.partitions');
-    if (n > cfg.int('topic.max.partitions')) throw new MqError('INVALID_PARTITIONS', `partition count ${n} is over this broker's limit of ${cfg.int('topic.max.partitions')} (topic.max.partitions)`);
     const rf = replicationFactor > 0 ? replicationFactor : cfg.int('default.replication.factor');
     const own = validateTopicConfigs(configs, cfg.int('max.frame.bytes'));
     const topicConfig = new TopicConfig(own, cfg);
@@ -98,11 +99,12 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
     const live = md.brokers().filter((b) => !b.fenced).length;
     if (rf > live) throw new MqError('INVALID_REPLICATION_FACTOR', `replication factor ${rf} is larger than the number of live brokers (${live})`);
     if (md.topic(name)) throw new MqError('TOPIC_ALREADY_EXISTS', `topic "${name}" already exists`);
+    // The controller's own checks, on this broker's view (so validate_only answers what a real request would).
+    const command = checkCommand({ type: 'createTopic', name, topicId: randomBytes(16).toString('base64url'), numPartitions: n, replicationFactor: rf, configs: own }, md, limits);
     const result = { name, errorCode: 0, numPartitions: n, replicationFactor: rf, configs: own, warning: '' };
     if (validateOnly) return result;
-    const topicId = randomBytes(16).toString('base64url');
-    await d.controller.submit({ type: 'createTopic', name, topicId, numPartitions: n, replicationFactor: rf, configs: own });
-    await applied(() => md.topic(name)?.topicId === topicId);
+    await d.controller.submit(command, deadline?.check());
+    await applied(() => md.topic(name)?.topicId === command.topicId, Math.min(5000, deadline?.remaining() ?? 5000));
     return result;
   }
 
@@ -150,12 +152,16 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
         const leader = d.replicas.leaderOf(name, index);
         const hosted = d.replicas.hostedPartition(name, index);
         if (!leader || !hosted) throw notLeader(d, name, index);
-        const checked = checkProducedBatches(batches, hosted.config.maxMessageBytes);
-        const logAppendTime = hosted.config.logAppendTime ? request.now : -1;
-        if (logAppendTime >= 0) stampLogAppendTime(batches, checked, request.now);
-        // append() hands the batches to the log before it returns, so arrival order is kept.
-        return leader.append(batches, { acks, timeoutMs: request.timeoutMs, signal: ctx.connection.signal }).then((r) => {
-          const out: PartitionAppended = { baseOffset: r.baseOffset, logAppendTime, logStartOffset: r.logStartOffset };
+        // append() hands the batches to the log, which validates them (once) and stamps log-append time, before it returns: arrival order is kept.
+        const options = {
+          acks,
+          timeoutMs: request.timeoutMs,
+          signal: ctx.connection.signal,
+          logAppendTime: hosted.config.logAppendTime,
+          maxBatchBytes: hosted.config.maxMessageBytes,
+        };
+        return leader.append(batches, options).then((r) => {
+          const out: PartitionAppended = { baseOffset: r.baseOffset, logAppendTime: r.logAppendTime, logStartOffset: r.logStartOffset };
           if (r.batchBaseOffsets) out.batchBaseOffsets = r.batchBaseOffsets;
           return out;
         });
@@ -260,12 +266,15 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
 
     createTopics: async (req, ctx) => {
       const results: mq.TopicResult.$Properties[] = [];
-      const names = (req.topics ?? []).map((t) => t.name ?? '');
+      const deadline = requestDeadline(Date.now, req.timeoutMs ?? 0);
+      const seen = new Map<string, number>();
+      for (const t of req.topics ?? []) seen.set(t.name ?? '', (seen.get(t.name ?? '') ?? 0) + 1);
       for (const t of req.topics ?? []) {
         const name = t.name ?? '';
         try {
-          if (names.filter((n) => n === name).length > 1) throw new MqError('INVALID_REQUEST', `topic "${name}" appears more than once in the request`);
-          results.push(await createTopic(name, t.numPartitions ?? 0, t.replicationFactor ?? 0, t.configs ?? {}, req.validateOnly ?? false));
+          if (seen.get(name)! > 1) throw new MqError('INVALID_REQUEST', `topic "${name}" appears more than once in the request`);
+          deadline.check();
+          results.push(await createTopic(name, t.numPartitions ?? 0, t.replicationFactor ?? 0, t.configs ?? {}, req.validateOnly ?? false, deadline));
           if (!req.validateOnly) ctx.logger.info({ topic: name }, 'topic created through the controller');
         } catch (err) {
           logRefusal(ctx, 'create topic', name, -1, err);
@@ -277,13 +286,16 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
 
     deleteTopics: async (req, ctx) => {
       const results: mq.TopicResult.$Properties[] = [];
+      const deadline = requestDeadline(Date.now, req.timeoutMs ?? 0);
       for (const name of req.topics ?? []) {
         try {
           if (!d.config.bool('delete.topic.enable')) throw new MqError('TOPIC_DELETION_DISABLED', 'topic deletion is disabled (delete.topic.enable=false)');
           validateTopicName(name);
           refuseInternal(name, 'delete');
-          const v = (await d.controller.submit({ type: 'deleteTopic', name })) as { partitions: number; replicationFactor: number; configs: Record<string, string> };
-          await applied(() => md.topic(name) === undefined);
+          // A name this broker's metadata does not have costs no metadata-log commit (hundreds of them kept a request unanswered for 40 s).
+          if (!md.topic(name)) throw new MqError('UNKNOWN_TOPIC_OR_PARTITION', `topic "${name}" does not exist`);
+          const v = (await d.controller.submit({ type: 'deleteTopic', name }, deadline.check())) as { partitions: number; replicationFactor: number; configs: Record<string, string> };
+          await applied(() => md.topic(name) === undefined, Math.min(5000, deadline.remaining()));
           results.push({ name, errorCode: 0, numPartitions: v.partitions, replicationFactor: v.replicationFactor, configs: v.configs, warning: '' });
         } catch (err) {
           logRefusal(ctx, 'delete topic', name, -1, err);
@@ -305,8 +317,9 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
           if (count <= existing.partitions.length) throw new MqError('INVALID_PARTITIONS', `topic "${name}" has ${existing.partitions.length} partitions; the new count ${count} must be larger (partitions can only be added)`);
           const rf = existing.partitions[0]?.replicas.length ?? 1;
           const warning = 'records with a key may now map to a different partition than before (murmur2(key) % partitions changed), so per-key ordering across the change is not kept';
+          const command = checkCommand({ type: 'createPartitions', name, count }, md, limits);
           if (!req.validateOnly) {
-            await d.controller.submit({ type: 'createPartitions', name, count });
+            await d.controller.submit(command);
             await applied(() => (md.topic(name)?.partitions.length ?? 0) >= count);
           }
           results.push({ name, errorCode: 0, numPartitions: count, replicationFactor: rf, configs: { ...existing.configs }, warning });

@@ -27,9 +27,11 @@ import {
   type PartitionState,
 } from '@mq/replication';
 import type { BrokerConfig } from '../config/broker-config.js';
+import { guard, guardedInterval } from '../guard.js';
 import { logOptionsFor, TopicConfig } from '../config/topic-config.js';
 import type { Controller } from '../controller/controller.js';
-import type { PartitionRecord, RecoveryElection, TopicRecord } from '../controller/types.js';
+import type { MetadataDelta, PartitionRecord, RecoveryElection, TopicRecord } from '../controller/types.js';
+import { partitionDirName } from './partition-dir.js';
 import { recoveryTruncation } from './recovery-truncation.js';
 
 export const CLUSTER_LOG_DIR = 'cluster-logs';
@@ -103,15 +105,16 @@ export class ReplicaManager {
   ) {
     this.logDir = path.join(options.dataDir, CLUSTER_LOG_DIR);
     this.logger = c.logger.child({ component: 'replicas' });
-    this.unsubscribe = c.controller.metadata.onChange((delta) => {
-      for (const u of delta.uncleanElections) {
-        this.logger.error(u, `UNCLEAN LEADER ELECTION: ${u.topic}-${u.partition} is now led by broker ${u.leader}, which was not in the ISR; acknowledged records may be lost`);
-      }
-      for (const r of delta.recoveryElections ?? []) this.logRecoveryElection(r);
-      this.schedule();
-    });
-    this.fenceTimer = setInterval(() => this.checkSelfFence(), 200);
-    this.fenceTimer.unref();
+    this.unsubscribe = c.controller.metadata.onChange(
+      guard(this.logger, 'applying a metadata change to the replicas', (delta: MetadataDelta) => {
+        for (const u of delta.uncleanElections) {
+          this.logger.error(u, `UNCLEAN LEADER ELECTION: ${u.topic}-${u.partition} is now led by broker ${u.leader}, which was not in the ISR; acknowledged records may be lost`);
+        }
+        for (const r of delta.recoveryElections ?? []) this.logRecoveryElection(r);
+        this.schedule();
+      }),
+    );
+    this.fenceTimer = guardedInterval(this.logger, 'self-fence check', () => this.checkSelfFence(), 200);
   }
 
   /**
@@ -267,10 +270,13 @@ export class ReplicaManager {
         },
         (err: unknown) => {
           this.logger.warn({ err: (err as Error).message }, 'reporting log ends for unclean recovery failed; retrying');
-          setTimeout(() => {
-            this.reporting = false;
-            this.schedule();
-          }, 500).unref();
+          setTimeout(
+            guard(this.logger, 'retrying the log-end report', () => {
+              this.reporting = false;
+              this.schedule();
+            }),
+            500,
+          ).unref();
         },
       );
   }
@@ -313,7 +319,7 @@ export class ReplicaManager {
 
   private async open(t: TopicRecord, partition: number): Promise<HostedPartition> {
     const config = new TopicConfig(t.configs, this.options.config);
-    const dir = path.join(this.logDir, `${t.name}-${partition}.${t.topicId}`);
+    const dir = path.join(this.logDir, partitionDirName(t.name, partition, t.topicId));
     const log = await openLog(dir, logOptionsFor(config), { logger: this.logger.child({ log: `${t.name}-${partition}` }) as never });
     const h: HostedPartition = {
       topic: t.name,

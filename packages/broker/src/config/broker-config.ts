@@ -3,6 +3,7 @@
  * the defaults that topics inherit. Values are strings on the way in; the
  * broker reads them through `BrokerConfig`'s typed getters.
  */
+import { DEFAULT_REQUEST_MAX_ENTRIES } from '../server/request-entries.js';
 import { defsByName, validateConfigs, type ConfigDef, type ConfigMap } from './config-def.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -29,7 +30,9 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   // Broker behaviour.
   { name: 'auto.create.topics.enable', type: 'boolean', default: 'false', doc: 'Create unknown topics on produce/metadata (off: a typo should not create a topic).' },
   { name: 'delete.topic.enable', type: 'boolean', default: 'true', doc: 'Allow DeleteTopics.' },
-  { name: 'topic.max.partitions', type: 'int', default: '10000', min: 1, doc: 'Largest partition count a topic may have.' },
+  { name: 'topic.max.partitions', type: 'int', default: '10000', min: 1, doc: 'Largest partition count a topic may have (in a cluster, the active controller\'s value is checked before a command is committed).' },
+  { name: 'max.partitions.per.request', type: 'int', default: '1000', min: 1, doc: 'Cluster: the most partitions one CreateTopics or CreatePartitions command may add (INVALID_PARTITIONS beyond; add them in several requests). Bounds what applying one metadata command costs a broker.' },
+  { name: 'max.partition.replicas.per.broker', type: 'int', default: '4000', min: 1, doc: 'Cluster: partition replicas allowed per live broker; a command that would put more than this times the live brokers in the cluster is refused with POLICY_VIOLATION.' },
   { name: 'advertised.host', type: 'string', default: '', doc: 'Host name given to clients in Metadata (default: the listen host).' },
   { name: 'max.frame.bytes', type: 'int', default: String(16 * 1024 * 1024), min: 1024, doc: 'Largest WebSocket message accepted (larger ones close the connection with 1009).' },
   { name: 'fetch.max.bytes', type: 'int', default: String(8 * 1024 * 1024), min: 1024, doc: 'Cap on the records bytes of one fetch response.' },
@@ -38,9 +41,12 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   { name: 'max.in.flight.requests.per.connection', type: 'int', default: '64', min: 1, doc: 'Requests processed at once per connection; more pause reading.' },
   { name: 'max.in.flight.fetches.per.connection', type: 'int', default: '4', min: 1, doc: 'Fetches processed at once per connection (bounds response memory: this x fetch.max.bytes).' },
   { name: 'connection.max.buffered.bytes', type: 'int', default: String(8 * 1024 * 1024), min: 1024, doc: 'Unsent response bytes per connection above which the broker stops reading from it.' },
+  { name: 'request.max.entries', type: 'int', default: String(DEFAULT_REQUEST_MAX_ENTRIES), min: 1, doc: 'Most topics, partitions or groups one request may name (repeats are merged first); a larger request is refused with INVALID_REQUEST. Keep it at least topic.max.partitions.' },
   { name: 'http.max.body.bytes', type: 'int', default: String(8 * 1024 * 1024), min: 1024, doc: 'Largest HTTP request body.' },
   { name: 'log.retention.check.interval.ms', type: 'long', default: '300000', min: 100, doc: 'How often retention runs.' },
   { name: 'connections.max.idle.ms', type: 'long', default: '600000', min: 1000, doc: 'Close client connections that sent no request for this long (Kafka\'s default: 10 minutes).' },
+  { name: 'connection.setup.timeout.ms', type: 'int', default: '10000', min: 100, doc: 'Destroy a TCP connection that has not completed the WebSocket upgrade within this long (a silent socket, or HTTP headers trickling in).' },
+  { name: 'connection.frame.timeout.ms', type: 'int', default: '30000', min: 100, doc: 'Close a connection that sent no complete frame for this long: none since it connected, or one begun and not finished (slowloris). A connection idle between complete frames is governed by connections.max.idle.ms.' },
   { name: 'shutdown.timeout.ms', type: 'int', default: '10000', min: 0, doc: 'How long close() waits for in-flight requests.' },
   // Consumer groups (the coordinator; see src/group)
   { name: 'offsets.topic.num.partitions', type: 'int', default: '50', min: 1, doc: 'Partitions of the internal __consumer_offsets topic (fixed once it exists).' },
@@ -58,9 +64,11 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   // Cluster (see src/controller and src/cluster); empty controller.quorum.voters = a single broker.
   { name: 'controller.quorum.voters', type: 'string', default: '', doc: 'Raft voters of the metadata log, id@host:port of each one\'s Raft listener, comma separated (every broker of a small cluster is a voter). Empty: run as a single broker.' },
   { name: 'process.roles', type: 'string', default: '', doc: 'What this process is: broker,controller (a Raft voter that also hosts partitions; the default when broker.id is in controller.quorum.voters), controller (a dedicated voter: metadata log and active-controller duties, no partitions) or broker (hosts partitions and follows the metadata log from the active controller without voting; the default when broker.id is not a voter and controller.quorum.bootstrap.servers is set).' },
-  { name: 'controller.quorum.bootstrap.servers', type: 'string', default: '', doc: 'host:port (client WebSocket port) of one or more controller voters, comma separated: where a broker-only process (process.roles=broker) fetches the metadata log and sends its commands.' },
+  { name: 'controller.quorum.bootstrap.servers', type: 'string', default: '', doc: 'host:port (inter-broker port, inter.broker.port) of one or more controller voters, comma separated: where a broker-only process (process.roles=broker) fetches the metadata log and sends its commands.' },
   { name: 'broker.rack', type: 'string', default: '', doc: 'Rack (or zone) of this broker; replicas of a partition are spread over racks.' },
+  { name: 'inter.broker.port', type: 'int', default: '0', min: 0, max: 65535, doc: 'Cluster: the port of the inter-broker listener (on the listen host; 0: any free port, registered with the controller). Other brokers and controllers send replica fetches, ControllerForward and relayed requests here; the client port refuses them. Keep it on a network only brokers reach (until brokers authenticate each other). controller.quorum.bootstrap.servers names these ports of the controllers, so set it on controllers.' },
   { name: 'cluster.peer.addresses', type: 'string', default: '', doc: 'id@host:port overrides of other brokers\' addresses for inter-broker connections (e.g. through a proxy); default: their registered address.' },
+  { name: 'controller.quorum.verify.peer.address', type: 'boolean', default: 'true', doc: 'Refuse a Raft connection that claims to be a voter unless it comes from that voter\'s address in controller.quorum.voters (until voters authenticate each other, this stops another process from posing as a voter). Turn off only where a voter\'s outgoing address differs from the one it is dialled at (NAT, several interfaces).' },
   { name: 'controller.tick.ms', type: 'int', default: '100', min: 1, doc: 'Raft tick of the metadata log (election timeout is 10 ticks, randomised up to 2x).' },
   { name: 'controller.fsync', type: 'boolean', default: 'true', doc: 'fsync the metadata log (turn off only for tests).' },
   { name: 'broker.session.timeout.ms', type: 'int', default: '6000', min: 100, doc: 'A broker the active controller has not heard from for this long is fenced; its partitions get new leaders from their ISR.' },

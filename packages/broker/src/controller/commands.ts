@@ -1,10 +1,19 @@
 /**
  * The commands of the metadata log, JSON-encoded in Raft entries and in
  * ControllerForward requests. `decodeCommand` checks the shape of whatever
- * arrives (a forwarded command comes from the network), so the state
- * machine only ever sees well-formed commands.
+ * arrives (a forwarded command comes from the network) and every rule that
+ * does not depend on this cluster's configuration: topic names (the one
+ * rule of topic-name.ts), topic ids, topic configs, broker endpoints and
+ * ranges. The active controller decodes every command it proposes, whatever
+ * door it came through, and the state machine decodes every entry it
+ * applies, so neither ever sees a command that breaks these rules. What
+ * depends on the configuration and the current metadata (partition limits
+ * and budgets) is checked before proposing, in command-limits.ts.
  */
 import { MqError } from '@mq/protocol/errors';
+import { TOPIC_CONFIG } from '../config/topic-config.js';
+import { validateConfigs } from '../config/config-def.js';
+import { validateTopicName } from '../topics/topic-name.js';
 
 export interface RegisterBrokerCommand {
   type: 'registerBroker';
@@ -12,6 +21,8 @@ export interface RegisterBrokerCommand {
   host: string;
   port: number;
   httpPort: number;
+  /** The inter-broker listener's port (absent in registrations from before it existed: the client port). */
+  interBrokerPort?: number;
   rack: string;
   incarnation: string;
   /** The previous run shut down cleanly (absent: not said, trusted as before). */
@@ -118,6 +129,17 @@ export function encodeCommand(c: MetadataCommand): Uint8Array {
   return Buffer.from(JSON.stringify(c), 'utf8');
 }
 
+/** A topic id: what the controller generates (16 random bytes, base64url) or a test's short id; never path characters. */
+export const TOPIC_ID_PATTERN = /^[A-Za-z0-9_-]{1,32}$/;
+/** A broker run id (incarnation): hex from the broker, short and plain. */
+const INCARNATION = /^[A-Za-z0-9_-]{1,64}$/;
+/** A host name or address as brokers advertise it (no spaces, no control characters, no URL syntax). */
+const HOST = /^[A-Za-z0-9._:[\]%-]{1,253}$/;
+/** The most producer ids one command may allocate (brokers take blocks of 1000). */
+export const MAX_PRODUCER_ID_ALLOCATION = 1_000_000;
+/** The longest rack name. */
+const MAX_RACK_LENGTH = 255;
+
 function bad(message: string): MqError {
   return new MqError('INVALID_REQUEST', `bad metadata command: ${message}`);
 }
@@ -132,6 +154,23 @@ function str(o: Record<string, unknown>, k: string): string {
   const v = o[k];
   if (typeof v !== 'string') throw bad(`${k} must be a string`);
   return v;
+}
+
+function upTo(o: Record<string, unknown>, k: string, min: number, max: number): number {
+  const v = int(o, k, min);
+  if (v > max) throw bad(`${k} must be at most ${max}, got ${v}`);
+  return v;
+}
+
+function matching(o: Record<string, unknown>, k: string, re: RegExp, what: string): string {
+  const v = str(o, k);
+  if (!re.test(v)) throw bad(`${k} ${JSON.stringify(v.slice(0, 80))} is not ${what}`);
+  return v;
+}
+
+/** A topic name under the one topic-name rule (INVALID_TOPIC otherwise). */
+function topicName(o: Record<string, unknown>, k: string): string {
+  return validateTopicName(str(o, k));
 }
 
 function ints(o: Record<string, unknown>, k: string): number[] {
@@ -170,14 +209,18 @@ export function decodeCommand(data: Uint8Array): MetadataCommand {
     case 'registerBroker': {
       const cleanShutdown = optBool(o, 'cleanShutdown');
       const flushAlways = optBool(o, 'flushAlways');
+      const rack = str(o, 'rack');
+      const interBrokerPort = o.interBrokerPort === undefined ? undefined : upTo(o, 'interBrokerPort', 1, 65535);
+      if (rack.length > MAX_RACK_LENGTH) throw bad(`rack is ${rack.length} characters, the limit is ${MAX_RACK_LENGTH}`);
       return {
         type: o.type,
-        id: int(o, 'id'),
-        host: str(o, 'host'),
-        port: int(o, 'port'),
-        httpPort: int(o, 'httpPort'),
-        rack: str(o, 'rack'),
-        incarnation: str(o, 'incarnation'),
+        id: int(o, 'id', 1),
+        host: matching(o, 'host', HOST, 'a host name or address'),
+        port: upTo(o, 'port', 1, 65535),
+        httpPort: upTo(o, 'httpPort', 0, 65535),
+        rack,
+        incarnation: matching(o, 'incarnation', INCARNATION, 'a broker run id'),
+        ...(interBrokerPort !== undefined ? { interBrokerPort } : {}),
         ...(cleanShutdown !== undefined ? { cleanShutdown } : {}),
         ...(flushAlways !== undefined ? { flushAlways } : {}),
       };
@@ -189,16 +232,16 @@ export function decodeCommand(data: Uint8Array): MetadataCommand {
     case 'createTopic':
       return {
         type: o.type,
-        name: str(o, 'name'),
-        topicId: str(o, 'topicId'),
+        name: topicName(o, 'name'),
+        topicId: matching(o, 'topicId', TOPIC_ID_PATTERN, 'a topic id'),
         numPartitions: int(o, 'numPartitions', 1),
         replicationFactor: int(o, 'replicationFactor', 1),
-        configs: strMap(o, 'configs'),
+        configs: validateConfigs(TOPIC_CONFIG, strMap(o, 'configs'), 'topic'),
       };
     case 'deleteTopic':
-      return { type: o.type, name: str(o, 'name') };
+      return { type: o.type, name: topicName(o, 'name') };
     case 'createPartitions':
-      return { type: o.type, name: str(o, 'name'), count: int(o, 'count', 1) };
+      return { type: o.type, name: topicName(o, 'name'), count: int(o, 'count', 1) };
     case 'alterPartition':
       return {
         type: o.type,
@@ -214,7 +257,10 @@ export function decodeCommand(data: Uint8Array): MetadataCommand {
       if (!Array.isArray(list)) throw bad('partitions must be an array');
       return {
         type: o.type,
-        partitions: list.map((p: Record<string, unknown>) => ({ topic: str(p, 'topic'), partition: int(p, 'partition'), leaderEpoch: int(p, 'leaderEpoch') })),
+        partitions: list.map((p: Record<string, unknown>) => {
+          if (typeof p !== 'object' || p === null) throw bad('partitions[] must be objects');
+          return { topic: str(p, 'topic'), partition: int(p, 'partition'), leaderEpoch: int(p, 'leaderEpoch') };
+        }),
       };
     }
     case 'reportLogEnds': {
@@ -233,7 +279,7 @@ export function decodeCommand(data: Uint8Array): MetadataCommand {
     case 'electRecovered':
       return { type: o.type, topic: str(o, 'topic'), partition: int(o, 'partition'), leaderEpoch: int(o, 'leaderEpoch') };
     case 'allocateProducerIds':
-      return { type: o.type, brokerId: int(o, 'brokerId'), count: int(o, 'count', 1) };
+      return { type: o.type, brokerId: int(o, 'brokerId'), count: upTo(o, 'count', 1, MAX_PRODUCER_ID_ALLOCATION) };
     default:
       throw bad(`unknown type ${JSON.stringify(o.type)}`);
   }

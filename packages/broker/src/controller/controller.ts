@@ -14,12 +14,13 @@
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import { MqError } from '@mq/protocol/errors';
+import { isMqError, MqError } from '@mq/protocol/errors';
 import { createRaftNode, createWsTransport, FileStorage, StateRole, systemClock, type Clock, type RaftNode } from '@mq/consensus';
-import { encodeCommand, type CommandResult, type MetadataCommand, type RegisterBrokerCommand } from './commands.js';
+import { addsPartitions, checkCommandLimits } from './command-limits.js';
+import { decodeCommand, encodeCommand, type CommandResult, type MetadataCommand, type RegisterBrokerCommand } from './commands.js';
 import { MetadataFeed, type FeedRead } from './metadata-feed.js';
 import { MetadataState } from './metadata-state.js';
-import { parseControllerOptions, type ControllerOptions, type ParsedControllerOptions } from './options.js';
+import { parseControllerOptions, quorumClusterId, type ControllerOptions, type ParsedControllerOptions } from './options.js';
 import { RecoveryWaits } from './recovery-waits.js';
 import { submitWithRetry } from './submit.js';
 import type { BrokerRegistration } from './types.js';
@@ -98,6 +99,8 @@ export class RaftController implements Controller {
   /** Observers: the metadata index each last fetched from (only fetches of its registered run count). */
   private readonly observerIndex = new Map<number, number>();
   private readonly refusedLogged = new Set<string>();
+  /** The last command that adds partitions (they are checked and proposed one at a time). */
+  private partitionChanges: Promise<unknown> = Promise.resolve();
   private raft!: RaftNode;
   private readonly logger: Logger;
   private readonly clock: Clock;
@@ -128,7 +131,10 @@ export class RaftController implements Controller {
     await checkVoterMetadata(dataDir, METADATA_DIR, o.brokerId);
     const self = o.voters.find((v) => v.id === o.brokerId)!;
     const peers = Object.fromEntries(o.voters.map((v) => [v.id, `ws://${v.host}:${v.port}`]));
-    const transport = await createWsTransport({ id: o.brokerId, host: self.host, port: self.port, peers, clusterId: 'mq-metadata' }, { logger: this.logger });
+    const transport = await createWsTransport(
+      { id: o.brokerId, host: self.host, port: self.port, peers, clusterId: quorumClusterId(o.voters), verifyPeerAddress: o.verifyPeerAddress },
+      { logger: this.logger },
+    );
     let storage: FileStorage;
     try {
       storage = await FileStorage.open(path.join(dataDir, METADATA_DIR), { sync: o.fsync });
@@ -263,13 +269,40 @@ export class RaftController implements Controller {
     return { ok: false, code: 'DUPLICATE_BROKER_REGISTRATION', message };
   }
 
+  /**
+   * Proposes a command, whatever door it came through (this broker's own
+   * submit, a ControllerForward): the exact bytes proposed are decoded first
+   * (the rules of decodeCommand), then checked against this cluster's limits
+   * (command-limits.ts). Commands that add partitions are proposed one at a
+   * time, each checked after the one before it has been applied, so
+   * concurrent requests cannot together overrun a budget.
+   */
   private async proposeHere(command: MetadataCommand, timeoutMs: number): Promise<CommandResult> {
-    if (command.type === 'registerBroker') {
-      const refusal = this.duplicateRegistration(command);
+    let data: Uint8Array;
+    let checked: MetadataCommand;
+    try {
+      data = encodeCommand(command);
+      checked = decodeCommand(data);
+    } catch (err) {
+      return refusalOf(err);
+    }
+    if (checked.type === 'registerBroker') {
+      const refusal = this.duplicateRegistration(checked);
       if (refusal) return refusal;
     }
-    const r = await this.raft.propose(encodeCommand(command), { timeoutMs });
-    return (r.result as CommandResult | null) ?? { ok: true };
+    const propose = async (): Promise<CommandResult> => {
+      try {
+        checkCommandLimits(checked, this.metadata, this.options.limits);
+      } catch (err) {
+        return refusalOf(err);
+      }
+      const r = await this.raft.propose(data, { timeoutMs });
+      return (r.result as CommandResult | null) ?? { ok: true };
+    };
+    if (!addsPartitions(checked)) return propose();
+    const run = this.partitionChanges.then(propose);
+    this.partitionChanges = run.catch(() => undefined);
+    return run;
   }
 
   status(): ControllerStatus {
@@ -406,6 +439,11 @@ export class RaftController implements Controller {
     this.cancelTimer?.();
     await this.raft?.close();
   }
+}
+
+/** A refusal for a command that breaks a rule (an MqError's code, else INVALID_REQUEST). */
+function refusalOf(err: unknown): CommandResult {
+  return { ok: false, code: isMqError(err) ? err.code : 'INVALID_REQUEST', message: (err as Error).message };
 }
 
 export async function startController(options: ControllerOptions, components: ControllerComponents, dataDir: string): Promise<RaftController> {

@@ -16,6 +16,8 @@
  * controller's wait runs out (`electRecovered`).
  */
 import type { Entry, StateMachine } from '@mq/consensus';
+import { isMqError } from '@mq/protocol/errors';
+import { collisionKey } from '../topics/topic-name.js';
 import { decodeCommand, type CommandResult, type MetadataCommand } from './commands.js';
 import { assignReplicas } from './placement.js';
 import type { BrokerRegistration, MetadataDelta, PartitionRecord, RecoveryElection, ReplicaLogEnd, TopicRecord } from './types.js';
@@ -89,6 +91,20 @@ export class MetadataState implements StateMachine {
     return this.topicsByName.get(name);
   }
 
+  /** An existing topic whose name differs from `name` only by '.' versus '_' (they collide in metric names, as in Kafka). */
+  collidingTopic(name: string): string | undefined {
+    const key = collisionKey(name);
+    for (const n of this.topicsByName.keys()) if (n !== name && collisionKey(n) === key) return n;
+    return undefined;
+  }
+
+  /** Partition replicas in the cluster (every topic's partitions times their replicas). */
+  replicaCount(): number {
+    let n = 0;
+    for (const t of this.topicsByName.values()) for (const p of t.partitions) n += p.replicas.length;
+    return n;
+  }
+
   /** Called after every applied command that changed something. */
   onChange(fn: (delta: MetadataDelta) => void): () => void {
     this.listeners.add(fn);
@@ -102,7 +118,7 @@ export class MetadataState implements StateMachine {
     try {
       cmd = decodeCommand(entry.data);
     } catch (err) {
-      return refuse('INVALID_REQUEST', (err as Error).message);
+      return refuse(isMqError(err) ? err.code : 'INVALID_REQUEST', (err as Error).message);
     }
     return this.applyCommand(cmd, entry.index);
   }
@@ -132,7 +148,7 @@ export class MetadataState implements StateMachine {
         const old = this.brokersById.get(cmd.id);
         if (old && old.incarnation === cmd.incarnation) {
           // A retried registration of the same run: same epoch.
-          if (old.host !== cmd.host || old.port !== cmd.port || old.httpPort !== cmd.httpPort || old.rack !== cmd.rack) {
+          if (old.host !== cmd.host || old.port !== cmd.port || old.httpPort !== cmd.httpPort || old.interBrokerPort !== cmd.interBrokerPort || old.rack !== cmd.rack) {
             return refuse('DUPLICATE_BROKER_REGISTRATION', `broker ${cmd.id} run ${cmd.incarnation} registered before with other endpoints`);
           }
           return { ok: true, value: { brokerEpoch: old.brokerEpoch } };
@@ -145,6 +161,7 @@ export class MetadataState implements StateMachine {
           host: cmd.host,
           port: cmd.port,
           httpPort: cmd.httpPort,
+          ...(cmd.interBrokerPort !== undefined ? { interBrokerPort: cmd.interBrokerPort } : {}),
           rack: cmd.rack,
           incarnation: cmd.incarnation,
           brokerEpoch: index,
@@ -189,6 +206,8 @@ export class MetadataState implements StateMachine {
           return { ok: true, value: { partitions: existing.partitions.length, replicationFactor: existing.partitions[0]?.replicas.length ?? 0 } };
         }
         if (existing) return refuse('TOPIC_ALREADY_EXISTS', `topic "${cmd.name}" already exists`);
+        const clash = this.collidingTopic(cmd.name);
+        if (clash) return refuse('INVALID_TOPIC', `topic "${cmd.name}" collides with existing topic "${clash}": '.' and '_' are the same in metric names`);
         const live = this.brokers().filter((b) => !b.fenced);
         if (cmd.replicationFactor > live.length) {
           return refuse(

@@ -1,4 +1,4 @@
-import { parseControllerOptions, parseVoters } from './options.js';
+import { parseControllerOptions, parseVoters, quorumClusterId } from './options.js';
 import { parsePeerAddresses } from '../cluster/peer-connections.js';
 
 describe('controller options', () => {
@@ -33,5 +33,14 @@ describe('controller options', () => {
       [3, '127.0.0.1:7003'],
     ]);
     expect(() => parsePeerAddresses('2=127.0.0.1:7002')).toThrow(/not id@host:port/);
+  });
+
+  it('forged Raft peers: the Raft Hello names the quorum\'s own cluster id, not a constant', () => {
+    const id = quorumClusterId(parseVoters('1@127.0.0.1:9001,2@127.0.0.1:9002,3@127.0.0.1:9003'));
+    // The same quorum as another voter sees it (its peers behind other ports, listed in another order).
+    expect(quorumClusterId(parseVoters('3@127.0.0.1:7003,1@127.0.0.1:7001,2@127.0.0.1:7002'))).toBe(id);
+    expect(quorumClusterId(parseVoters('1@127.0.0.1:9001,2@127.0.0.1:9002,4@127.0.0.1:9003'))).not.toBe(id);
+    expect(quorumClusterId(parseVoters('1@10.0.0.1:9001,2@127.0.0.1:9002,3@127.0.0.1:9003'))).not.toBe(id);
+    expect(id).not.toBe('mq-metadata');
   });
 });

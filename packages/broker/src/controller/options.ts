@@ -1,5 +1,7 @@
 /** Controller options: the Raft voters, timings of liveness and leader balancing. */
+import { createHash } from 'node:crypto';
 import { MqError } from '@mq/protocol/errors';
+import { DEFAULT_COMMAND_LIMITS, type CommandLimits } from './command-limits.js';
 
 export interface ControllerOptions {
   /** This broker's id (also its Raft node id). */
@@ -25,6 +27,10 @@ export interface ControllerOptions {
    * (`unclean.recovery.wait.ms`).
    */
   uncleanRecoveryWaitMs?: number;
+  /** Refuse a Raft connection claiming to be a voter unless it comes from that voter's configured address. */
+  verifyPeerAddress?: boolean;
+  /** Partition limits and budgets checked before a command is proposed (command-limits.ts). */
+  limits?: Partial<CommandLimits>;
 }
 
 export const DEFAULT_CONTROLLER_TICK_MS = 100;
@@ -40,7 +46,7 @@ export interface Voter {
   port: number;
 }
 
-export type ParsedControllerOptions = Readonly<Required<Omit<ControllerOptions, 'voters'>>> & { readonly voters: readonly Voter[] };
+export type ParsedControllerOptions = Readonly<Required<Omit<ControllerOptions, 'voters' | 'limits'>>> & { readonly voters: readonly Voter[]; readonly limits: CommandLimits };
 
 /** Parses `1@127.0.0.1:19091,2@127.0.0.1:19092`. */
 export function parseVoters(text: string, what = 'controller.quorum.voters'): Voter[] {
@@ -56,6 +62,17 @@ export function parseVoters(text: string, what = 'controller.quorum.voters'): Vo
     out.push({ id, host: m[2]!, port });
   }
   return out;
+}
+
+/**
+ * The metadata quorum's cluster id, which every Raft Hello must name: derived
+ * from the voters (ids and hosts, the same in every voter's configuration),
+ * so a process configured for another quorum, or one that only knows the
+ * old constant, is refused. It identifies; it does not authenticate.
+ */
+export function quorumClusterId(voters: readonly Voter[]): string {
+  const canonical = [...voters].sort((a, b) => a.id - b.id).map((v) => `${v.id}@${v.host.toLowerCase()}`).join(',');
+  return `mq-metadata-${createHash('sha256').update(canonical).digest('hex').slice(0, 16)}`;
 }
 
 function nonNeg(name: string, v: number): number {
@@ -88,5 +105,21 @@ export function parseControllerOptions(o: ControllerOptions): ParsedControllerOp
     snapshotEntries: nonNeg('snapshotEntries', o.snapshotEntries ?? DEFAULT_METADATA_SNAPSHOT_ENTRIES),
     fsync: o.fsync ?? true,
     uncleanRecoveryWaitMs: nonNeg('unclean.recovery.wait.ms', o.uncleanRecoveryWaitMs ?? DEFAULT_UNCLEAN_RECOVERY_WAIT_MS),
+    verifyPeerAddress: o.verifyPeerAddress ?? true,
+    limits: parseLimits(o.limits ?? {}),
+  });
+}
+
+function parseLimits(l: Partial<CommandLimits>): CommandLimits {
+  const positive = (name: string, v: number) => {
+    if (!Number.isSafeInteger(v) || v < 1) throw new MqError('INVALID_CONFIG', `${name} must be a positive integer, got ${v}`);
+    return v;
+  };
+  const d = DEFAULT_COMMAND_LIMITS;
+  return Object.freeze({
+    maxPartitionsPerTopic: positive('topic.max.partitions', l.maxPartitionsPerTopic ?? d.maxPartitionsPerTopic),
+    maxPartitionsPerRequest: positive('max.partitions.per.request', l.maxPartitionsPerRequest ?? d.maxPartitionsPerRequest),
+    maxReplicasPerBroker: positive('max.partition.replicas.per.broker', l.maxReplicasPerBroker ?? d.maxReplicasPerBroker),
+    maxFrameBytes: positive('max.frame.bytes', l.maxFrameBytes ?? d.maxFrameBytes),
   });
 }

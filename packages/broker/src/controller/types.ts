@@ -10,6 +10,8 @@ export interface BrokerRegistration {
   readonly host: string;
   readonly port: number;
   readonly httpPort: number;
+  /** The inter-broker listener's port (absent: registered before it existed, the client port). */
+  readonly interBrokerPort?: number;
   readonly rack: string;
   /** Random id of the broker process run; a new one means the broker restarted. */
   readonly incarnation: string;

@@ -21,6 +21,8 @@ import { createGroupCoordinator, type GroupCoordinator } from './group-coordinat
 import type { OffsetsLog } from './offsets-log.js';
 import { OFFSETS_TOPIC, groupOptionsFromConfig, parseGroupCoordinatorOptions } from './options.js';
 import type { TopicView } from './types.js';
+import { groupIdProblem, refuse } from '../request-limits.js';
+import { guardedInterval } from '../guard.js';
 
 /** Broker config keys of the coordinator (Kafka's names) and their defaults. */
 export const GROUP_CONFIG_KEYS = [
@@ -257,8 +259,7 @@ export function startOffsetsCompaction(topics: TopicManager, intervalMs: number,
       }
       return removed;
     })());
-  const timer = setInterval(() => void runOnce(), intervalMs);
-  timer.unref();
+  const timer = guardedInterval(logger, 'compaction of __consumer_offsets', runOnce, intervalMs);
   return {
     runOnce,
     stop() {
@@ -419,6 +420,7 @@ export function registerGroupRoutes(
   { locate, listEverywhere }: GroupRouteOptions = {},
 ): void {
   const need = (group: string): GroupCoordinator => {
+    refuse(groupIdProblem(group));
     const c = current();
     if (!c || (locate && !c.isCoordinatorFor(group))) {
       throw new MqError(NOT_HERE, `this broker does not coordinate group "${group}"${locate ? ` (${locate(group)})` : ''}`);

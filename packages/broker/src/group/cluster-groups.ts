@@ -10,6 +10,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { MqError, errorNumber, isMqError } from '@mq/protocol/errors';
+import { guard } from '../guard.js';
 import { createGroupCoordinator, type GroupCoordinator } from './group-coordinator.js';
 import { partitionForGroup } from './offsets-schema.js';
 import { OFFSETS_TOPIC, type GroupCoordinatorOptions } from './options.js';
@@ -77,13 +78,15 @@ export class ClusterGroups {
     private readonly options: ClusterGroupsOptions,
     private readonly deps: { clock: () => number; logger: GroupLogger },
   ) {
-    this.unsubscribe.push(cluster.onMetadataChange(() => this.maybeStart()));
+    this.unsubscribe.push(cluster.onMetadataChange(guard(deps.logger, 'starting the group coordinator', () => this.maybeStart())));
     this.unsubscribe.push(
-      cluster.onLeadershipChange((ch) => {
-        if (ch.topic !== OFFSETS_TOPIC || !this.coordinatorValue) return;
-        if (ch.leader) this.load(ch.partition);
-        else this.coordinatorValue.unloadPartition(ch.partition);
-      }),
+      cluster.onLeadershipChange(
+        guard(deps.logger, 'moving a __consumer_offsets partition', (ch: { topic: string; partition: number; leader: boolean }) => {
+          if (ch.topic !== OFFSETS_TOPIC || !this.coordinatorValue) return;
+          if (ch.leader) this.load(ch.partition);
+          else this.coordinatorValue.unloadPartition(ch.partition);
+        }),
+      ),
     );
     this.maybeStart();
   }

@@ -365,6 +365,55 @@ describe('group coordinator: membership', () => {
   });
 });
 
+describe('group coordinator: state the offsets schema cannot hold', () => {
+  it('a member id past 32,767 bytes: its sync gets a typed error (the store threw out of the coordinator) and other groups are served', async () => {
+    const time = new ManualTime();
+    const coordinator = createGroupCoordinator(
+      { offsetsTopicPartitions: 1, groupMinSessionTimeoutMs: 1000, groupInitialRebalanceDelayMs: 0 },
+      {
+        offsetsLog: new MemoryOffsetsLog(1),
+        topics: { partitionCount: () => 1, logEndOffset: () => 0 },
+        clock: time.clock,
+        timers: time,
+        // What a 40,000-byte client id used to make.
+        newMemberId: (clientId) => (clientId === 'huge' ? 'm'.repeat(40_000) : `${clientId}-1`),
+      },
+    );
+    await coordinator.startup();
+    const join = { sessionTimeoutMs: 1000, rebalanceTimeoutMs: 1000, protocolType: 'consumer', protocols: [{ name: 'range', metadata: subscription(['orders']) }] };
+    // A static member joins at once (no member id round trip).
+    const joined = await coordinator.joinGroup({ ...join, groupId: 'bad', groupInstanceId: 'host-a' }, { clientId: 'huge', clientHost: '' });
+    expect(code(joined)).toBe('NONE');
+    const sync = await coordinator.syncGroup(
+      { groupId: 'bad', generationId: joined.generationId, memberId: joined.memberId, groupInstanceId: 'host-a', assignments: [] },
+      { clientId: 'huge', clientHost: '' },
+    );
+    expect(code(sync)).toBe('INVALID_REQUEST');
+    expect(sync.errorMessage).toMatch(/too long for the offsets schema/);
+    // Its session expires in a timer; nothing throws out of it, and every other group is still served.
+    expect(() => time.advance(1500)).not.toThrow();
+    const other = await coordinator.joinGroup({ ...join, groupId: 'good', groupInstanceId: 'host-b' }, ctx);
+    expect(code(other)).toBe('NONE');
+    coordinator.close();
+  });
+});
+
+describe('group coordinator: answer size', () => {
+  it('DescribeGroups answers MESSAGE_TOO_LARGE for groups past describeGroupsMaxBytes instead of building them (a 1.1 GB answer blocked the broker)', async () => {
+    const w = new World();
+    await w.start({ describeGroupsMaxBytes: 4096 });
+    const big = Buffer.from(mq.ConsumerSubscription.encode({ topics: ['orders'], userData: Buffer.alloc(3000) }).finish());
+    for (const g of ['a', 'b']) {
+      const r = await w.coordinator.joinGroup(w.joinRequest(g, '', { groupInstanceId: `host-${g}`, protocols: [{ name: 'range', metadata: big }] }), ctx);
+      expect(code(r)).toBe('NONE');
+    }
+    const d = await w.coordinator.describeGroups({ groupIds: ['a', 'b', 'a'] });
+    expect(d.groups!.map((g) => code(g))).toEqual(['NONE', 'MESSAGE_TOO_LARGE']);
+    expect(d.groups![1]!.errorMessage).toMatch(/4096-byte answer limit/);
+    w.coordinator.close();
+  });
+});
+
 describe('group coordinator: offsets', () => {
   let w: World;
   beforeEach(async () => {

@@ -32,6 +32,16 @@ import {
 import { parseGroupCoordinatorOptions, type GroupCoordinatorOptions, type ParsedGroupCoordinatorOptions } from './options.js';
 import type { OffsetsLog } from './offsets-log.js';
 import { systemTimers, type Clock, type TimerHandle, type Timers } from '@mq/protocol/time';
+import { guardTimers } from '../guard.js';
+import {
+  clientIdProblem,
+  durationProblem,
+  firstProblem,
+  groupIdProblem,
+  instanceIdProblem,
+  memberIdProblem,
+  protocolNameProblem,
+} from '../request-limits.js';
 import { GROUP_STATES } from './types.js';
 import type {
   CommittedOffset,
@@ -148,8 +158,9 @@ class Coordinator implements GroupCoordinator {
     }
     this.topics = components.topics;
     this.clock = components.clock ?? Date.now;
-    this.timers = components.timers ?? systemTimers;
     this.logger = components.logger ?? noopLogger;
+    // A group's timer that throws logs an error; the coordinator keeps serving every other group.
+    this.timers = guardTimers(components.timers ?? systemTimers, this.logger, 'group coordinator timer');
     this.newMemberId = components.newMemberId ?? ((clientId) => `${clientId || 'member'}-${randomUUID()}`);
     this.scheduleExpiry();
   }
@@ -342,17 +353,29 @@ class Coordinator implements GroupCoordinator {
     const memberId = req.memberId ?? '';
     const instanceId = req.groupInstanceId || null;
     const fail = (code: ErrorCode, message: string): JoinGroupResponse => ({ ...err(code, message), memberId, generationId: -1 });
-    if (groupId === '') return fail('INVALID_GROUP_ID', 'group id must not be empty');
+    const protocolType = req.protocolType ?? '';
+    const protocols: Protocol[] = (req.protocols ?? []).map((p) => ({ name: p.name ?? '', metadata: toBuffer(p.metadata) }));
+    // Everything a join stores must fit the offsets schema: refused here, not when a timer stores the group.
+    const bad = firstProblem(
+      groupIdProblem(groupId),
+      memberIdProblem(memberId),
+      instanceIdProblem(instanceId),
+      clientIdProblem(ctx.clientId),
+      protocolNameProblem('protocol type', protocolType),
+      ...protocols.map((p) => protocolNameProblem('protocol name', p.name)),
+    );
+    if (bad) return fail(bad.code, bad.message);
     const owner = this.ownership(groupId);
     if (owner) return fail(owner.code, owner.message);
     const sessionTimeoutMs = req.sessionTimeoutMs ?? 0;
     const { groupMinSessionTimeoutMs: min, groupMaxSessionTimeoutMs: max } = this.options;
-    if (sessionTimeoutMs < min || sessionTimeoutMs > max) {
-      return fail('INVALID_SESSION_TIMEOUT', `session timeout ${sessionTimeoutMs} ms is outside the broker's range [${min}, ${max}] ms`);
-    }
+    const badTimeout = firstProblem(
+      durationProblem('session timeout', sessionTimeoutMs, min, max, 'INVALID_SESSION_TIMEOUT'),
+      // 0: the session timeout (JoinGroup v0). A timer cannot hold more than 2^31-1 ms (Kafka's int32).
+      req.rebalanceTimeoutMs ? durationProblem('rebalance timeout', req.rebalanceTimeoutMs, 1, Number.MAX_SAFE_INTEGER) : undefined,
+    );
+    if (badTimeout) return fail(badTimeout.code, badTimeout.message);
     const rebalanceTimeoutMs = req.rebalanceTimeoutMs || sessionTimeoutMs;
-    const protocolType = req.protocolType ?? '';
-    const protocols: Protocol[] = (req.protocols ?? []).map((p) => ({ name: p.name ?? '', metadata: toBuffer(p.metadata) }));
     if (protocolType === '' || protocols.length === 0 || protocols.some((p) => p.name === '')) {
       return fail('INCONSISTENT_GROUP_PROTOCOL', 'a join needs a protocol type and at least one named protocol');
     }
@@ -602,7 +625,8 @@ class Coordinator implements GroupCoordinator {
 
   async syncGroup(req: SyncGroupRequest): Promise<SyncGroupResponse> {
     const groupId = req.groupId ?? '';
-    if (groupId === '') return err('INVALID_GROUP_ID', 'group id must not be empty');
+    const bad = groupIdProblem(groupId);
+    if (bad) return err(bad.code, bad.message);
     const owner = this.ownership(groupId);
     if (owner) return err(owner.code, owner.message);
     const memberId = req.memberId ?? '';
@@ -694,7 +718,8 @@ class Coordinator implements GroupCoordinator {
 
   async heartbeat(req: HeartbeatRequest): Promise<HeartbeatResponse> {
     const groupId = req.groupId ?? '';
-    if (groupId === '') return err('INVALID_GROUP_ID', 'group id must not be empty');
+    const bad = groupIdProblem(groupId);
+    if (bad) return err(bad.code, bad.message);
     const owner = this.ownership(groupId);
     if (owner) return err(owner.code, owner.message);
     const memberId = req.memberId ?? '';
@@ -713,7 +738,8 @@ class Coordinator implements GroupCoordinator {
 
   async leaveGroup(req: LeaveGroupRequest): Promise<LeaveGroupResponse> {
     const groupId = req.groupId ?? '';
-    if (groupId === '') return err('INVALID_GROUP_ID', 'group id must not be empty');
+    const bad = groupIdProblem(groupId);
+    if (bad) return err(bad.code, bad.message);
     const owner = this.ownership(groupId);
     if (owner) return err(owner.code, owner.message);
     const group = this.groups.get(groupId);
@@ -804,7 +830,8 @@ class Coordinator implements GroupCoordinator {
       })),
     });
     const all = (code: ErrorCode, message: string) => answer(() => err(code, message));
-    if (groupId === '') return all('INVALID_GROUP_ID', 'group id must not be empty');
+    const bad = groupIdProblem(groupId);
+    if (bad) return all(bad.code, bad.message);
     const owner = this.ownership(groupId);
     if (owner) return all(owner.code, owner.message);
     const generationId = req.generationId ?? -1;
@@ -891,7 +918,8 @@ class Coordinator implements GroupCoordinator {
 
   async offsetFetch(req: OffsetFetchRequest): Promise<OffsetFetchResponse> {
     const groupId = req.groupId ?? '';
-    if (groupId === '') return err('INVALID_GROUP_ID', 'group id must not be empty');
+    const bad = groupIdProblem(groupId);
+    if (bad) return err(bad.code, bad.message);
     const owner = this.ownership(groupId);
     if (owner) return err(owner.code, owner.message);
     const group = this.groups.get(groupId);
@@ -939,12 +967,20 @@ class Coordinator implements GroupCoordinator {
   }
 
   async describeGroups(req: DescribeGroupsRequest): Promise<DescribeGroupsResponse> {
+    // The answer's size is known before it is built: past the budget, a group is not described.
+    let budget = this.options.describeGroupsMaxBytes;
     return {
-      groups: (req.groupIds ?? []).map((groupId) => {
+      groups: [...new Set(req.groupIds ?? [])].map((groupId) => {
         const owner = this.ownership(groupId);
         if (owner) return { groupId, state: 'Dead', ...err(owner.code, owner.message) };
         const g = this.groups.get(groupId);
         if (!g || g.state === 'Dead') return { groupId, state: 'Dead', ...err('GROUP_ID_NOT_FOUND', `group "${groupId}" does not exist`) };
+        const size = describedBytes(g);
+        if (size > budget) {
+          const limit = this.options.describeGroupsMaxBytes;
+          return { groupId, state: g.state, ...err('MESSAGE_TOO_LARGE', `describing group "${groupId}" would pass the ${limit}-byte answer limit; describe fewer groups per request`) };
+        }
+        budget -= size;
         return {
           errorCode: NONE,
           groupId,
@@ -1143,7 +1179,8 @@ class Coordinator implements GroupCoordinator {
     }
   }
 
-  private storeGroup(group: Group): Promise<unknown> {
+  /** Async: a value the schema cannot hold is a rejected store (logged by the caller), never a throw into a timer. */
+  private async storeGroup(group: Group): Promise<unknown> {
     const value: GroupValue = {
       protocolType: group.protocolType,
       generationId: group.generationId,
@@ -1164,6 +1201,16 @@ class Coordinator implements GroupCoordinator {
     const record = { key: encodeKey({ type: 'group', group: group.groupId }), value: encodeGroupValue(value) };
     return this.log.append(group.partition, encodeBatchSync([record], { now: this.clock() }));
   }
+}
+
+/** About how many bytes a group's description takes on the wire (its members' ids, subscriptions and assignments). */
+function describedBytes(g: Group): number {
+  let n = 64 + g.groupId.length;
+  for (const m of g.members.values()) {
+    n += 32 + m.memberId.length + (m.groupInstanceId?.length ?? 0) + m.clientId.length + m.clientHost.length + m.assignment.length;
+    n += g.metadataOf(m).length;
+  }
+  return n;
 }
 
 /** Largest coalesced commit batch (well under the log's default 1 MiB batch limit). */

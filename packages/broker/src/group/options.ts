@@ -1,4 +1,5 @@
 import { MqError } from '@mq/protocol/errors';
+import { MAX_TIMER_MS } from '../request-limits.js';
 
 /** The internal topic that holds committed offsets and group metadata. */
 export const OFFSETS_TOPIC = '__consumer_offsets';
@@ -13,6 +14,8 @@ export const DEFAULT_OFFSETS_RETENTION_CHECK_INTERVAL_MS = 600_000;
 export const DEFAULT_OFFSET_METADATA_MAX_BYTES = 4_096;
 export const DEFAULT_OFFSETS_LOAD_BUFFER_BYTES = 5 * 1024 * 1024;
 export const DEFAULT_MAX_GROUPS = 100_000;
+/** Bytes of member data (ids, subscriptions, assignments) one DescribeGroups answer may carry. */
+export const DEFAULT_DESCRIBE_GROUPS_MAX_BYTES = 16 * 1024 * 1024;
 
 export interface GroupCoordinatorOptions {
   /** Partitions of `__consumer_offsets` (fixed once the topic exists). */
@@ -32,24 +35,31 @@ export interface GroupCoordinatorOptions {
   offsetMetadataMaxBytes?: number;
   /** Bytes read per step while loading a partition of the offsets topic. */
   offsetsLoadBufferBytes?: number;
+  /** Bytes of member data one DescribeGroups answer may carry; groups past it are answered MESSAGE_TOO_LARGE, not described. */
+  describeGroupsMaxBytes?: number;
 }
 
 export type ParsedGroupCoordinatorOptions = Readonly<Required<GroupCoordinatorOptions>>;
 
-function positiveInt(name: string, v: number | undefined, fallback: number, min = 1): number {
+function positiveInt(name: string, v: number | undefined, fallback: number, min = 1, max = Number.MAX_SAFE_INTEGER): number {
   if (v === undefined) return fallback;
-  if (!Number.isSafeInteger(v) || v < min) {
-    throw new MqError('INVALID_CONFIG', `${name} must be an integer >= ${min}, got ${String(v)}`);
+  if (!Number.isSafeInteger(v) || v < min || v > max) {
+    throw new MqError('INVALID_CONFIG', `${name} must be an integer in [${min}, ${max}], got ${String(v)}`);
   }
   return v;
+}
+
+/** A duration a timer waits for: at most 2^31-1 ms (a longer Node timer fires after 1 ms). */
+function timerMs(name: string, v: number | undefined, fallback: number, min = 1): number {
+  return positiveInt(name, v, fallback, min, MAX_TIMER_MS);
 }
 
 export function parseGroupCoordinatorOptions(options: GroupCoordinatorOptions = {}): ParsedGroupCoordinatorOptions {
   const parsed = {
     offsetsTopicPartitions: positiveInt('offsetsTopicPartitions', options.offsetsTopicPartitions, DEFAULT_OFFSETS_TOPIC_PARTITIONS),
-    groupMinSessionTimeoutMs: positiveInt('groupMinSessionTimeoutMs', options.groupMinSessionTimeoutMs, DEFAULT_GROUP_MIN_SESSION_TIMEOUT_MS),
-    groupMaxSessionTimeoutMs: positiveInt('groupMaxSessionTimeoutMs', options.groupMaxSessionTimeoutMs, DEFAULT_GROUP_MAX_SESSION_TIMEOUT_MS),
-    groupInitialRebalanceDelayMs: positiveInt(
+    groupMinSessionTimeoutMs: timerMs('groupMinSessionTimeoutMs', options.groupMinSessionTimeoutMs, DEFAULT_GROUP_MIN_SESSION_TIMEOUT_MS),
+    groupMaxSessionTimeoutMs: timerMs('groupMaxSessionTimeoutMs', options.groupMaxSessionTimeoutMs, DEFAULT_GROUP_MAX_SESSION_TIMEOUT_MS),
+    groupInitialRebalanceDelayMs: timerMs(
       'groupInitialRebalanceDelayMs',
       options.groupInitialRebalanceDelayMs,
       DEFAULT_GROUP_INITIAL_REBALANCE_DELAY_MS,
@@ -58,13 +68,14 @@ export function parseGroupCoordinatorOptions(options: GroupCoordinatorOptions = 
     groupMaxSize: positiveInt('groupMaxSize', options.groupMaxSize, DEFAULT_GROUP_MAX_SIZE),
     maxGroups: positiveInt('maxGroups', options.maxGroups, DEFAULT_MAX_GROUPS),
     offsetsRetentionMs: positiveInt('offsetsRetentionMs', options.offsetsRetentionMs, DEFAULT_OFFSETS_RETENTION_MS),
-    offsetsRetentionCheckIntervalMs: positiveInt(
+    offsetsRetentionCheckIntervalMs: timerMs(
       'offsetsRetentionCheckIntervalMs',
       options.offsetsRetentionCheckIntervalMs,
       DEFAULT_OFFSETS_RETENTION_CHECK_INTERVAL_MS,
     ),
     offsetMetadataMaxBytes: positiveInt('offsetMetadataMaxBytes', options.offsetMetadataMaxBytes, DEFAULT_OFFSET_METADATA_MAX_BYTES, 0),
     offsetsLoadBufferBytes: positiveInt('offsetsLoadBufferBytes', options.offsetsLoadBufferBytes, DEFAULT_OFFSETS_LOAD_BUFFER_BYTES, 1024),
+    describeGroupsMaxBytes: positiveInt('describeGroupsMaxBytes', options.describeGroupsMaxBytes, DEFAULT_DESCRIBE_GROUPS_MAX_BYTES, 1024),
   };
   if (parsed.groupMinSessionTimeoutMs > parsed.groupMaxSessionTimeoutMs) {
     throw new MqError(

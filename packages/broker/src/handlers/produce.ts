@@ -5,6 +5,7 @@
  * acks=all and a timeout, a slow append answers REQUEST_TIMED_OUT (the data
  * may still be written, as in Kafka).
  */
+import { durationProblem, MAX_TIMER_MS, refuse } from '../request-limits.js';
 import type { mq } from '@mq/protocol/wire';
 import { MqError } from '@mq/protocol/errors';
 import { refusalLevel, toMqError, wireError } from '../errors.js';
@@ -17,8 +18,6 @@ function asBuffer(u: Uint8Array | null | undefined): Buffer {
   if (!u) return Buffer.alloc(0);
   return Buffer.isBuffer(u) ? u : Buffer.from(u.buffer, u.byteOffset, u.byteLength);
 }
-
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   // Node timers cannot wait longer than 2^31-1 ms (a longer one would fire at once).
@@ -81,6 +80,7 @@ export function produceHandler(
     let acksError: unknown;
     try {
       acks = parseAcks(req.acks ?? 1);
+      refuse(req.timeoutMs ? durationProblem('produce timeout', req.timeoutMs, 1, MAX_TIMER_MS) : undefined);
     } catch (err) {
       acksError = err;
     }
@@ -188,7 +188,7 @@ async function answerAll(
 export const produce = produceHandler(
   (topic, index, batches, acks, request, ctx) => {
     const b = ctx.broker;
-    const result = leaderAppend(b.topics.require(topic), b.topics.partition(topic, index), batches, acks, request.now);
+    const result = leaderAppend(b.topics.require(topic), b.topics.partition(topic, index), batches, acks);
     return acks === -1 ? withTimeout(result, request.timeoutMs, `produce to ${topic}-${index}`) : result;
   },
   { defaultTimeoutMs: 0 },

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { MqError } from '@mq/protocol/errors';
 import { toMqError } from '../errors.js';
+import { guard } from '../guard.js';
 import { errorBody, httpStatusFor, type HttpRequest, type HttpResponse, type Method, type Router } from './router.js';
 
 export interface HttpServerOptions {
@@ -46,7 +47,8 @@ export class HttpServer {
     private readonly router: Router,
     private readonly logger: Logger,
   ) {
-    this.server = createServer((req, res) => void this.handle(req, res));
+    // handle() answers its own errors; what escapes it (a failed write) is logged, never an unhandled rejection.
+    this.server = createServer(guard(logger, 'http request', (req: IncomingMessage, res: ServerResponse) => this.handle(req, res)));
     this.server.keepAliveTimeout = 5000;
   }
 

@@ -1,14 +1,14 @@
 /**
- * The leader's append path shared by the binary Produce API and HTTP: check
- * the batches, enforce min.insync.replicas for acks=all, stamp log-append
- * time when the topic asks for it, and append. The log call is made before
+ * The leader's append path shared by the binary Produce API and HTTP:
+ * enforce min.insync.replicas for acks=all and append. The log validates the
+ * batches (once, as Kafka's LogValidator in appendAsLeader) and stamps
+ * log-append time when the topic asks for it. The log call is made before
  * this function returns, so callers that invoke it in arrival order keep
  * per-partition order.
  */
 import { MqError } from '@mq/protocol/errors';
 import type { Partition } from '../topics/partition.js';
 import type { Topic } from '../topics/topic-manager.js';
-import { checkProducedBatches, stampLogAppendTime } from './produce-batches.js';
 
 export type Acks = 0 | 1 | -1;
 
@@ -20,7 +20,6 @@ export interface LeaderAppendResult {
   /** -1 unless the topic uses LogAppendTime. */
   logAppendTime: number;
   logStartOffset: number;
-  records: number;
 }
 
 export function parseAcks(acks: unknown): Acks {
@@ -33,20 +32,16 @@ export function leaderAppend(
   partition: Partition,
   batches: Buffer,
   acks: Acks,
-  now: number,
 ): Promise<LeaderAppendResult> {
   try {
-    const checked = checkProducedBatches(batches, topic.config.maxMessageBytes);
     if (acks === -1 && partition.isr.length < topic.config.minInsyncReplicas) {
       throw new MqError(
         'NOT_ENOUGH_REPLICAS',
         `${topic.name}-${partition.index} has ${partition.isr.length} in-sync replicas, min.insync.replicas is ${topic.config.minInsyncReplicas}`,
       );
     }
-    const logAppendTime = topic.config.logAppendTime ? now : -1;
-    if (logAppendTime >= 0) stampLogAppendTime(batches, checked, now);
-    return partition.append(batches).then((r) => {
-      const out: LeaderAppendResult = { baseOffset: r.baseOffset, lastOffset: r.lastOffset, logAppendTime, logStartOffset: partition.logStartOffset, records: checked.records };
+    return partition.append(batches, { logAppendTime: topic.config.logAppendTime, maxBatchBytes: topic.config.maxMessageBytes }).then((r) => {
+      const out: LeaderAppendResult = { baseOffset: r.baseOffset, lastOffset: r.lastOffset, logAppendTime: r.logAppendTime, logStartOffset: partition.logStartOffset };
       if (r.batchBaseOffsets) out.batchBaseOffsets = r.batchBaseOffsets;
       return out;
     });

@@ -8,10 +8,13 @@
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type WebSocket from 'ws';
-import { MqError, errorNumber } from '@mq/protocol/errors';
+import { MqError, errorNumber, isMqError } from '@mq/protocol/errors';
 import { BODY_API, decodeRequest, encodeResponse, type mq, type RequestBody, type ResponseFrame } from '@mq/protocol/wire';
 import type { BrokerContext, ConnectionInfo, RequestContext } from '../context.js';
 import { toMqError } from '../errors.js';
+import { guard } from '../guard.js';
+import { clientIdProblem } from '../request-limits.js';
+import { limitRequestEntries } from './request-entries.js';
 import { NO_RESPONSE, type Handler, type HandlerMap } from '../handlers/types.js';
 import { releaseFetchRecords } from '../handlers/fetch.js';
 import { encodeFetchResponseFrame, wsBinaryFrameHeader } from './fetch-frame.js';
@@ -22,6 +25,16 @@ interface WsSenderState {
   _queue?: unknown[];
 }
 
+/** The parts of ws's Receiver that tell whether a frame has begun and not ended (state 0: waiting for a new frame). */
+interface WsReceiverState {
+  _state?: number;
+  _bufferedBytes?: number;
+  _fragments?: unknown[];
+}
+
+/** How long a connection closed for sending no complete frame has to read the close frame before its socket is destroyed. */
+const STALLED_CLOSE_GRACE_MS = 1000;
+
 export interface ConnectionLimits {
   /** Requests processed at once. */
   maxInFlight: number;
@@ -29,12 +42,15 @@ export interface ConnectionLimits {
   maxFetchesInFlight: number;
   /** Unsent response bytes above which no further request is started or read. */
   maxBufferedBytes: number;
+  /** Most entries (topics, partitions, groups) one request may name, after its repeats are merged. */
+  maxRequestEntries: number;
 }
 
 /** WebSocket close codes used by the broker. */
 export const CLOSE_UNSUPPORTED_DATA = 1003;
 export const CLOSE_INVALID_PAYLOAD = 1007;
 export const CLOSE_GOING_AWAY = 1001;
+export const CLOSE_POLICY_VIOLATION = 1008;
 
 export class Connection {
   readonly info: ConnectionInfo;
@@ -50,8 +66,9 @@ export class Connection {
   private draining = false;
   private idleWaiters: Array<() => void> = [];
   private readonly versions: Map<string, { min: number; max: number }>;
-  /** When the last frame arrived (for the idle sweep). */
+  /** When the connection was accepted or its last complete frame arrived (for the idle and stalled sweeps). */
   lastActivity: number;
+  private framesReceived = 0;
 
   constructor(
     readonly id: number,
@@ -72,7 +89,18 @@ export class Connection {
       const r = api === undefined ? undefined : byApi.get(api);
       if (r) this.versions.set(body, { min: r.minVersion, max: r.maxVersion });
     }
-    ws.on('message', (data: Buffer, isBinary: boolean) => this.onMessage(data, isBinary));
+    // A throw here would escape into ws's socket handler and end the process: it ends this connection instead.
+    ws.on(
+      'message',
+      guard(logger, 'request dispatch', (data: Buffer, isBinary: boolean) => {
+        try {
+          this.onMessage(data, isBinary);
+        } catch (err) {
+          this.ws.terminate();
+          throw err;
+        }
+      }, { conn: id, remote }),
+    );
     ws.on('error', (err: Error & { code?: string }) => {
       broker.metrics.badFrames++;
       this.logger.warn({ conn: id, remote, code: err.code, err: err.message }, 'bad frame: connection closed');
@@ -92,6 +120,7 @@ export class Connection {
     // Frames ws had buffered before a close began are dropped.
     if (this.draining || this.ws.readyState !== this.ws.OPEN) return;
     this.lastActivity = Date.now();
+    this.framesReceived++;
     this.broker.metrics.bytesIn += data.length;
     if (!isBinary) {
       this.badInput(CLOSE_UNSUPPORTED_DATA, 'text frames are not mq frames: send binary protobuf frames');
@@ -101,7 +130,10 @@ export class Connection {
     try {
       frame = decodeRequest(data);
     } catch (err) {
-      this.badInput(CLOSE_INVALID_PAYLOAD, (err as Error).message);
+      // A well-formed frame with a value the broker cannot hold is answered; garbage closes the connection.
+      const correlationId = (err as { correlationId?: unknown }).correlationId;
+      if (isMqError(err) && typeof correlationId === 'number') this.refuse(correlationId, err);
+      else this.badInput(CLOSE_INVALID_PAYLOAD, (err as Error).message);
       return;
     }
     this.queue.push(frame);
@@ -133,7 +165,14 @@ export class Connection {
   private process(frame: mq.RequestFrame): void {
     const correlationId = frame.correlationId;
     const body = frame.body as RequestBody | undefined;
-    if (frame.clientId && !this.info.clientId) (this.info as { clientId: string }).clientId = frame.clientId;
+    if (frame.clientId) {
+      const bad = clientIdProblem(frame.clientId);
+      if (bad) {
+        this.refuse(correlationId, new MqError(bad.code, bad.message), body);
+        return;
+      }
+      if (!this.info.clientId) (this.info as { clientId: string }).clientId = frame.clientId;
+    }
     if (!body) {
       this.refuse(correlationId, new MqError('INVALID_REQUEST', 'the request frame has no body this broker knows (unknown API or missing body)'));
       return;
@@ -151,6 +190,12 @@ export class Connection {
         new MqError('UNSUPPORTED_VERSION', `API "${body}" version ${version} is not supported (this broker speaks ${range.min}..${range.max})`),
         body,
       );
+      return;
+    }
+    try {
+      limitRequestEntries(body, frame[body] as never, this.limits.maxRequestEntries);
+    } catch (err) {
+      this.refuse(correlationId, toMqError(err), body);
       return;
     }
     const ctx: RequestContext = {
@@ -293,6 +338,28 @@ export class Connection {
     if (this.inFlight > 0 || now - this.lastActivity < idleMs) return false;
     this.logger.info({ conn: this.id, remote: this.info.remote, idleMs }, 'closing idle connection');
     this.ws.close(CLOSE_GOING_AWAY, 'idle for too long');
+    return true;
+  }
+
+  /** Whether the client has sent part of a frame and not the rest (ws delivers whole messages only). */
+  private get frameInProgress(): boolean {
+    const r = (this.ws as unknown as { _receiver?: WsReceiverState })._receiver;
+    return r !== undefined && ((r._state ?? 0) !== 0 || (r._bufferedBytes ?? 0) > 0 || (r._fragments?.length ?? 0) > 0);
+  }
+
+  /**
+   * Closes a connection that sent no complete frame for `frameTimeoutMs`:
+   * none at all since it was accepted, or one begun and not finished (a
+   * slowloris trickling bytes). Its socket is destroyed shortly after, since
+   * such a client may not read the close either.
+   */
+  closeIfStalled(now: number, frameTimeoutMs: number): boolean {
+    if (this.inFlight > 0 || this.ws.isPaused || now - this.lastActivity < frameTimeoutMs) return false;
+    if (this.framesReceived > 0 && !this.frameInProgress) return false;
+    const reason = this.framesReceived === 0 ? `no frame within ${frameTimeoutMs} ms of connecting` : `a frame not completed within ${frameTimeoutMs} ms`;
+    this.logger.warn({ conn: this.id, remote: this.info.remote, frameTimeoutMs }, `closing a stalled connection: ${reason}`);
+    this.ws.close(CLOSE_POLICY_VIOLATION, reason);
+    setTimeout(() => this.ws.terminate(), STALLED_CLOSE_GRACE_MS).unref();
     return true;
   }
 

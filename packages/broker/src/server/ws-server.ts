@@ -4,10 +4,11 @@
  * larger message closes that connection with 1009). `bufferutil` is picked
  * up by ws for native masking when installed.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
-import { WebSocketServer } from 'ws';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { guard, guardedInterval } from '../guard.js';
 import type { BrokerContext } from '../context.js';
 import type { HandlerMap } from '../handlers/types.js';
 import { Connection, type ConnectionLimits } from './connection.js';
@@ -19,6 +20,10 @@ export interface WsServerOptions {
   limits: ConnectionLimits;
   /** Close connections that sent nothing for this long. */
   idleMs: number;
+  /** Destroy a TCP connection that has not completed the WebSocket upgrade within this long (connection.setup.timeout.ms). */
+  setupTimeoutMs: number;
+  /** Close a connection that sent no complete frame for this long: none since the upgrade, or one begun and not finished (connection.frame.timeout.ms). */
+  frameTimeoutMs: number;
 }
 
 export class WsServer {
@@ -28,6 +33,8 @@ export class WsServer {
   private nextId = 1;
   private context?: BrokerContext;
   private readonly idleSweep: NodeJS.Timeout;
+  /** Sockets that completed the WebSocket upgrade (the others are destroyed after setupTimeoutMs). */
+  private readonly upgraded = new WeakSet<Socket>();
 
   constructor(
     private readonly options: WsServerOptions,
@@ -44,12 +51,31 @@ export class WsServer {
       perMessageDeflate: false,
       clientTracking: false,
     });
-    this.idleSweep = setInterval(() => {
-      const now = Date.now();
-      for (const c of this.connections) c.closeIfIdle(now, options.idleMs);
-    }, Math.max(250, Math.min(30_000, Math.floor(options.idleMs / 4))));
-    this.idleSweep.unref();
-    this.wss.on('connection', (ws, req) => {
+    this.idleSweep = guardedInterval(
+      logger,
+      'idle connection sweep',
+      () => {
+        const now = Date.now();
+        for (const c of this.connections) {
+          if (!c.closeIfIdle(now, options.idleMs)) c.closeIfStalled(now, options.frameTimeoutMs);
+        }
+      },
+      Math.max(100, Math.min(30_000, Math.floor(Math.min(options.idleMs, options.frameTimeoutMs) / 4))),
+    );
+    // A socket that never completes the upgrade (silent, or HTTP headers trickling in) is destroyed.
+    this.http.on(
+      'connection',
+      guard(logger, 'accepting a socket', (socket: Socket) => {
+        const timer = setTimeout(() => {
+          if (this.upgraded.has(socket) || socket.destroyed) return;
+          this.logger.warn({ remote: `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`, setupTimeoutMs: options.setupTimeoutMs }, 'closing a socket that did not complete the WebSocket upgrade in time');
+          socket.destroy();
+        }, options.setupTimeoutMs);
+        timer.unref();
+        socket.once('close', () => clearTimeout(timer));
+      }),
+    );
+    this.wss.on('connection', guard(logger, 'accepting a connection', (ws: WebSocket, req: IncomingMessage) => {
       const ctx = this.context;
       if (!ctx) {
         ws.close(1013, 'broker is starting');
@@ -57,11 +83,12 @@ export class WsServer {
       }
       ctx.metrics.connectionsAccepted++;
       const socket = req.socket as Socket;
+      this.upgraded.add(socket);
       socket.setNoDelay(true);
       const conn = new Connection(this.nextId++, ws, socket, ctx, this.handlers, this.options.limits, this.logger);
       this.connections.add(conn);
       ws.once('close', () => this.connections.delete(conn));
-    });
+    }));
     // Listen errors reject listen(); later server errors are logged.
     this.wss.on('error', (err) => {
       if (this.context) this.logger.error({ err }, 'websocket server error');

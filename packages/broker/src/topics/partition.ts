@@ -56,14 +56,15 @@ export class Partition {
   }
 
   /**
-   * Appends validated batches as leader: the log assigns offsets and stamps
+   * Appends a producer's batches as leader: the log validates them, assigns offsets and stamps
    * the leader epoch. Called synchronously in request order, so appends to
    * one partition keep the order they arrived in.
    */
-  async append(batches: Buffer): Promise<AppendResult> {
+  async append(batches: Buffer, options: { logAppendTime?: boolean; maxBatchBytes?: number } = {}): Promise<AppendResult> {
     if (this.closed) throw new MqError('NOT_LEADER', `partition ${this.topic}-${this.index} is closed on this broker`);
     if (this.offline) throw this.offline.error();
-    const result = await this.log.append(batches, { assignOffsets: true, leaderEpoch: this.leaderEpoch, validate: false });
+    // The log validates what the producer sent (header consistency, CRC, records), once.
+    const result = await this.log.append(batches, { ...options, assignOffsets: true, leaderEpoch: this.leaderEpoch });
     const next = result.lastOffset + 1;
     if (next > this.hw) this.hw = next;
     this.appended += result.bytes;

@@ -29,7 +29,7 @@ export function brokerCommand(ctx: CliContext): CommandModule {
         .option('broker-id', { type: 'number', describe: 'this broker\'s id' })
         .option('controller-voters', { type: 'string', describe: 'join a cluster: id@host:raftPort of every controller voter, comma separated (sets controller.quorum.voters)' })
         .option('process-roles', { type: 'string', describe: 'broker,controller (a voter that also hosts partitions), controller (a dedicated voter) or broker (hosts partitions, follows the controllers) (sets process.roles)' })
-        .option('controller-bootstrap-servers', { type: 'string', describe: 'host:port (client port) of the controllers, comma separated, for a broker-only process (sets controller.quorum.bootstrap.servers)' })
+        .option('controller-bootstrap-servers', { type: 'string', describe: 'host:port (inter-broker port, inter.broker.port) of the controllers, comma separated, for a broker-only process (sets controller.quorum.bootstrap.servers)' })
         .option('config', { type: 'string', describe: 'broker config file (key=value lines, or .json)' })
         .option('config-set', { type: 'string', array: true, describe: 'broker config key=value (repeatable; overrides --config)' }) as unknown as Argv<StartArgs>,
     handler: async (args) => {

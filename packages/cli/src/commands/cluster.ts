@@ -30,6 +30,7 @@ interface StartArgs {
   port: number;
   'http-port': number;
   'raft-port': number;
+  'inter-broker-port': number;
   'config-set'?: string[];
 }
 
@@ -134,6 +135,7 @@ export function clusterCommand(ctx: CliContext): CommandModule {
         .option('port', { type: 'number', default: 9092, describe: 'client port of broker 1 (broker n: port + n - 1)' })
         .option('http-port', { type: 'number', default: 9080, describe: 'HTTP port of broker 1 (broker n: http-port + n - 1)' })
         .option('raft-port', { type: 'number', default: 19091, describe: 'controller (Raft) port of broker 1 (broker n: raft-port + n - 1)' })
+        .option('inter-broker-port', { type: 'number', default: 29092, describe: 'inter-broker port of broker 1 (broker n: inter-broker-port + n - 1): replica fetches and controller requests between brokers' })
         .option('config-set', { type: 'string', array: true, describe: 'broker config key=value for every broker (repeatable)' }) as unknown as Argv<StartArgs>,
     handler: async (args) => {
       const n = args.brokers;
@@ -148,7 +150,7 @@ export function clusterCommand(ctx: CliContext): CommandModule {
       const roleOf = (id: number): Role => (m === 0 ? 'broker,controller' : id <= n ? 'broker' : 'controller');
       const voterIds = ids.filter((id) => roleOf(id) !== 'broker');
       const voters = voterIds.map((id) => `${id}@127.0.0.1:${args['raft-port'] + id - 1}`).join(',');
-      const controllerBootstrap = voterIds.map((id) => `127.0.0.1:${args.port + id - 1}`).join(',');
+      const controllerBootstrap = voterIds.map((id) => `127.0.0.1:${args['inter-broker-port'] + id - 1}`).join(',');
       const bin = process.argv[1]!;
       const children = new Map<number, ChildProcess>();
       const state: ClusterState = { startedAt: new Date().toISOString(), brokers: [] };
@@ -197,6 +199,8 @@ export function clusterCommand(ctx: CliContext): CommandModule {
                 String(httpPort),
                 '--process-roles',
                 role,
+                '--config-set',
+                `inter.broker.port=${args['inter-broker-port'] + id - 1}`,
                 ...(role === 'broker' ? [] : ['--controller-voters', voters]),
                 // Dedicated controllers get them too: a non-active one forwards commands through them.
                 ...(m > 0 ? ['--controller-bootstrap-servers', controllerBootstrap] : []),

@@ -185,6 +185,18 @@ export class Fetcher {
       try {
         await f.drain(out, max - out.length, st.position);
       } catch (err) {
+        const skipTo = (err as { skipTo?: unknown }).skipTo;
+        if (typeof skipTo === 'number') {
+          // A batch no reader can decode (its CRC held): the records before it are returned, the error is
+          // reported once by the next poll, and consumption goes on after the batch instead of stopping there.
+          if (out.length > before) st.position = out[out.length - 1]!.offset + 1;
+          st.position = Math.max(st.position, skipTo);
+          st.error = err as MqError;
+          this.finish(f, st);
+          st.fetchOffset = st.position;
+          st.buffered = [];
+          return;
+        }
         // Corrupt data: drop it and report; the position stays so a refetch can retry.
         out.length = before;
         this.finish(f, st);

@@ -1,4 +1,4 @@
-import { encodeBatchSync, setBaseOffset } from '@mq/protocol/batch';
+import { OFF_ATTRIBUTES, OFF_CRC, computeBatchCrc, encodeBatch, encodeBatchSync, setBaseOffset } from '@mq/protocol/batch';
 import { CompletedFetch, endOfWholeBatches, type ConsumerRecord } from './record-decoder.js';
 
 const T0 = 1_700_000_000_000;
@@ -98,5 +98,27 @@ describe('CompletedFetch', () => {
     const records = await drainAll(fetched([batch], 1_000_000_000_000, false));
     expect(records.map((r) => r.offset)).toEqual([1_000_000_000_000, 1_000_000_000_001]);
     expect(records[1]!.value?.toString()).toBe('y');
+  });
+});
+
+describe('batches no reader can decode (issue 22)', () => {
+  const reseal = (b: Buffer) => {
+    b.writeUInt32BE(computeBatchCrc(b, 0, b.length), OFF_CRC);
+    return b;
+  };
+
+  it('a CRC-valid batch marked lz4 whose records are not lz4 is a typed error naming the offset to go on from', async () => {
+    const poison = encodeBatchSync([{ value: 'a' }, { value: 'b' }], { baseOffset: 10, now: T0 });
+    poison.writeInt16BE(3, OFF_ATTRIBUTES);
+    const f = fetched([reseal(poison), encodeBatchSync([{ value: 'after' }], { baseOffset: 12, now: T0 })], 10);
+    await expect(drainAll(f)).rejects.toMatchObject({ code: 'CORRUPT_MESSAGE', baseOffset: 10, lastOffset: 11, skipTo: 12, retriable: false });
+  });
+
+  it('a compression bomb is refused at the bound, never inflated (64 MiB of zeros against 1 MiB)', async () => {
+    const bomb = await encodeBatch([{ value: Buffer.alloc(64 * 1024 * 1024) }], { baseOffset: 5, compression: 'gzip', now: T0 });
+    const f = new CompletedFetch('t', 3, bomb, 0, 5, true, 1024 * 1024);
+    const err = await drainAll(f).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'CORRUPT_MESSAGE', skipTo: 6 });
+    expect((err as Error).message).toMatch(/limit of 1048576 bytes/);
   });
 });

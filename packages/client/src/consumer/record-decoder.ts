@@ -10,6 +10,7 @@ import {
   ATTR_CONTROL,
   ATTR_LOG_APPEND_TIME,
   COMPRESSION_CODECS,
+  DEFAULT_MAX_DECOMPRESSED_BYTES,
   HEADER_SIZE,
   LOG_OVERHEAD,
   decompress,
@@ -219,6 +220,8 @@ export class CompletedFetch {
   private left = 0;
   /** Offset after the last batch consumed: where the position goes when a batch is done. */
   nextOffset: number;
+  /** Base offset of the current batch (named when it cannot be read). */
+  batchBaseOffset = 0;
 
   constructor(
     readonly topic: string,
@@ -229,6 +232,8 @@ export class CompletedFetch {
     /** Records before this offset are skipped (the batch holding the fetch offset starts earlier). */
     readonly fetchOffset: number,
     private readonly checkCrcs: boolean,
+    /** Largest records section a compressed batch may inflate to (RECORD_TOO_LARGE past it: the batch is skipped). */
+    private readonly maxDecompressedBytes = DEFAULT_MAX_DECOMPRESSED_BYTES,
   ) {
     this.nextOffset = fetchOffset;
   }
@@ -310,8 +315,16 @@ export class CompletedFetch {
       if ((h.attributes & ATTR_CONTROL) !== 0 || h.recordCount === 0) continue;
       const codec = COMPRESSION_CODECS[h.attributes & ATTR_COMPRESSION_MASK] ?? 'none';
       let section = buf.subarray(start + HEADER_SIZE, start + size);
-      if (codec !== 'none') section = await decompress(codec, section);
+      if (codec !== 'none') {
+        try {
+          section = await decompress(codec, section, this.maxDecompressedBytes);
+        } catch (err) {
+          // The CRC held (when checked): the batch itself cannot be read, a refetch would not help.
+          throw unreadable(this, h.baseOffset, last, (err as Error).message);
+        }
+      }
       this.baseOffset = h.baseOffset;
+      this.batchBaseOffset = h.baseOffset;
       this.rpos = 0;
       this.context = new BatchContext(
         this.topic,
@@ -329,11 +342,21 @@ export class CompletedFetch {
   }
 }
 
+/** A record of the current batch does not decode: the batch is unreadable (its CRC held), so it is skipped. */
 function corrupt(f: CompletedFetch, what: string): MqError {
-  return new MqError('CORRUPT_MESSAGE', `fetched data of ${f.topic}/${f.partition} is corrupt: ${what}`, {
-    topic: f.topic,
-    partition: f.partition,
-  });
+  return unreadable(f, f.batchBaseOffset, f.nextOffset - 1, what);
+}
+
+/**
+ * The typed error for a batch no conforming reader can decode: `skipTo` is
+ * the offset after it, where the consumer goes on after reporting it once.
+ */
+function unreadable(f: CompletedFetch, baseOffset: number, lastOffset: number, what: string): MqError {
+  return new MqError(
+    'CORRUPT_MESSAGE',
+    `the batch at offsets ${baseOffset}..${lastOffset} of ${f.topic}/${f.partition} cannot be read (${what}); it is skipped`,
+    { topic: f.topic, partition: f.partition, baseOffset, lastOffset, skipTo: lastOffset + 1, retriable: false },
+  );
 }
 
 /** The offset after the last whole batch in fetched bytes, or undefined when there is none. */

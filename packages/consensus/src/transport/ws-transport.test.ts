@@ -123,4 +123,33 @@ describe('WebSocket transport', () => {
     expect(got).toEqual([]);
     expect(b.stats().refused).toBe(3);
   });
+
+  it('forged Raft peers: a Hello naming a voter is refused unless it comes from that voter\'s address', async () => {
+    const b = await createWsTransport({ id: 2, clusterId: 'c1', peers: { 1: 'ws://127.0.0.1:1', 3: 'ws://localhost:1' } });
+    open.push(b);
+    const got: Message[] = [];
+    b.listen((m) => got.push(m));
+    // A higher-term heartbeat and an append with a metadata command, as a forger claiming to be voter 1 would send them.
+    const forged = pb.Envelope.encode({
+      hello: { clusterId: 'c1', from: 1, to: 2 },
+      messages: [toWire(message({ type: MessageType.App, from: 1, to: 2, term: 99, index: 5, logTerm: 1, entries: [{ term: 99, index: 6, type: EntryType.Normal, data: Buffer.from('{"type":"createTopic"}') }] }))],
+    }).finish();
+    const from = (localAddress: string, frame: Uint8Array) =>
+      new Promise<{ code: number; reason: string }>((resolve) => {
+        const ws = new WebSocket(`ws://127.0.0.1:${b.port}`, { localAddress });
+        ws.on('open', () => ws.send(frame));
+        ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() }));
+      });
+    const other = await from('127.0.0.2', forged);
+    expect(other).toEqual({ code: 4003, reason: expect.stringContaining('UNKNOWN_NODE: node 1 is at 127.0.0.1, not 127.0.0.2') });
+    // A peer named by host name is checked against what the name resolves to.
+    const byName = await from('127.0.0.2', pb.Envelope.encode({ hello: { clusterId: 'c1', from: 3, to: 2 } }).finish());
+    expect(byName.code).toBe(4003);
+    expect(got).toEqual([]);
+    // From the voter's own address the same Hello is accepted (the message reaches Raft, which judges it).
+    const ws = new WebSocket(`ws://127.0.0.1:${b.port}`, { localAddress: '127.0.0.1' });
+    ws.on('open', () => ws.send(forged));
+    await waitFor(() => got.length === 1);
+    ws.close();
+  });
 });

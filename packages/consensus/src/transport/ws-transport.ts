@@ -1,5 +1,6 @@
 import { MqError } from '@mq/protocol/errors';
-import type { AddressInfo } from 'node:net';
+import { lookup } from 'node:dns/promises';
+import { isIP, type AddressInfo } from 'node:net';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { raft as pb } from '../gen/raft.js';
 import type { Entry, EntryType, Message, MessageType } from '../core/types.js';
@@ -21,6 +22,15 @@ export interface WsTransportOptions {
   maxFrameBytes?: number;
   /** Delay before reconnecting to a peer after a failure. */
   reconnectMs?: number;
+  /**
+   * Refuse a connection whose Hello names a peer unless it comes from one of
+   * that peer's addresses (its URL's host, resolved). Until peers
+   * authenticate each other this is what stops another process from
+   * claiming to be a voter. Default true; turn off only where a peer's
+   * outgoing address differs from the one it is dialled at (NAT, several
+   * interfaces).
+   */
+  verifyPeerAddress?: boolean;
 }
 
 export const DEFAULT_MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
@@ -57,7 +67,22 @@ export function parseWsTransportOptions(o: WsTransportOptions): ParsedWsTranspor
     maxBufferedBytes: o.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES,
     maxFrameBytes: o.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
     reconnectMs: o.reconnectMs ?? DEFAULT_RECONNECT_MS,
+    verifyPeerAddress: o.verifyPeerAddress ?? true,
   };
+}
+
+/** An address as sockets report it, IPv4-mapped IPv6 as plain IPv4. */
+function normalizeAddress(a: string): string {
+  const plain = a.startsWith('::ffff:') && isIP(a.slice(7)) === 4 ? a.slice(7) : a;
+  return plain.toLowerCase();
+}
+
+/** The addresses a peer URL's host stands for. */
+async function addressesOf(url: string): Promise<Set<string>> {
+  const host = new URL(url).hostname.replace(/^\[(.*)\]$/, '$1');
+  if (isIP(host)) return new Set([normalizeAddress(host)]);
+  const all = await lookup(host, { all: true });
+  return new Set(all.map((x) => normalizeAddress(x.address)));
 }
 
 export function toWire(m: Message): pb.IMessage {
@@ -155,36 +180,53 @@ export async function createWsTransport(options: WsTransportOptions, components:
   });
   const port = (server.address() as AddressInfo).port;
 
-  server.on('connection', (ws) => {
+  server.on('connection', (ws, req) => {
     incoming.add(ws);
+    const remote = normalizeAddress(req.socket.remoteAddress ?? '');
     let from = 0;
+    let refused = false;
+    // Frames are handled in order; the Hello's address check may wait for a name lookup.
+    let chain: Promise<void> = Promise.resolve();
     ws.on('close', () => incoming.delete(ws));
     ws.on('error', () => undefined);
-    ws.on('message', (data: RawData) => {
+    const refuse = (code: number, reason: string, fields: Record<string, unknown>) => {
+      refused = true;
+      counters.refused++;
+      logger.warn({ remote, ...fields }, `raft transport: connection refused: ${reason}`);
+      ws.close(code, reason);
+    };
+    const hello = async (h: pb.IHello | null | undefined): Promise<void> => {
+      const claimed = Number(h?.from ?? 0);
+      if (!h || h.clusterId !== o.clusterId || Number(h.to) !== o.id) {
+        refuse(4001, `INVALID_REQUEST: expected a hello for cluster ${o.clusterId} node ${o.id}`, { clusterId: h?.clusterId, to: h?.to, from: claimed });
+        return;
+      }
+      const peer = peers.get(claimed);
+      if (!peer) {
+        refuse(4002, `UNKNOWN_NODE: node ${claimed} is not a known peer of node ${o.id}`, { from: claimed });
+        return;
+      }
+      if (o.verifyPeerAddress) {
+        const allowed = await addressesOf(peer.url).catch(() => new Set<string>());
+        if (!allowed.has(remote)) {
+          refuse(4003, `UNKNOWN_NODE: node ${claimed} is at ${[...allowed].join(', ') || new URL(peer.url).host}, not ${remote}`, { from: claimed, allowed: [...allowed] });
+          return;
+        }
+      }
+      from = claimed;
+    };
+    const handle = async (data: Buffer): Promise<void> => {
+      if (refused) return;
       let env: pb.Envelope;
       try {
-        env = pb.Envelope.decode(toBuffer(data));
+        env = pb.Envelope.decode(data);
       } catch (err) {
-        counters.refused++;
-        logger.warn({ err, from }, 'raft transport: undecodable frame; closing connection');
-        ws.close(4000, 'CORRUPT_MESSAGE: undecodable frame');
+        refuse(4000, 'CORRUPT_MESSAGE: undecodable frame', { err, from });
         return;
       }
       if (from === 0) {
-        const h = env.hello;
-        const claimed = Number(h?.from ?? 0);
-        if (!h || h.clusterId !== o.clusterId || Number(h.to) !== o.id) {
-          counters.refused++;
-          ws.close(4001, `INVALID_REQUEST: expected a hello for cluster ${o.clusterId} node ${o.id}`);
-          return;
-        }
-        if (!peers.has(claimed)) {
-          counters.refused++;
-          logger.warn({ from: claimed }, 'raft transport: connection from an unknown node refused');
-          ws.close(4002, `UNKNOWN_NODE: node ${claimed} is not a known peer of node ${o.id}`);
-          return;
-        }
-        from = claimed;
+        await hello(env.hello);
+        if (from === 0) return;
       }
       for (const w of env.messages) {
         const m = fromWire(w);
@@ -195,6 +237,10 @@ export async function createWsTransport(options: WsTransportOptions, components:
         counters.received++;
         handler?.(m);
       }
+    };
+    ws.on('message', (data: RawData) => {
+      const buf = toBuffer(data);
+      chain = chain.then(() => handle(buf)).catch((err: unknown) => logger.error({ err, remote }, 'raft transport: handling a frame failed'));
     });
   });
 

@@ -7,6 +7,13 @@
 import { createRequire } from 'node:module';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { MqError } from '../errors.js';
+import { lz4Bound, snappyLength, zstdBound } from './decompressed-size.js';
+
+/**
+ * What a batch's records section may decompress to unless the caller says
+ * otherwise: a bound on every decoder's allocation (compression bombs).
+ */
+export const DEFAULT_MAX_DECOMPRESSED_BYTES = 32 * 1024 * 1024;
 
 export const COMPRESSION_CODECS = ['none', 'gzip', 'snappy', 'lz4', 'zstd'] as const;
 export type CompressionCodec = (typeof COMPRESSION_CODECS)[number];
@@ -15,11 +22,29 @@ const require = createRequire(import.meta.url);
 
 interface SyncCodec {
   compress(data: Buffer): Buffer;
-  decompress(data: Buffer): Buffer;
+  /** Decompresses at most `maxBytes` (the caller checked the codec's own bound first, except for gzip). */
+  decompress(data: Buffer, maxBytes: number): Buffer;
 }
 interface AsyncCodec {
   compress(data: Buffer): Promise<Buffer>;
   decompress(data: Buffer): Promise<Buffer>;
+}
+
+function tooLarge(codec: CompressionCodec, bytes: number | undefined, maxBytes: number): MqError {
+  const what = bytes === undefined ? 'more than' : `${bytes} bytes, more than`;
+  return new MqError('RECORD_TOO_LARGE', `${codec} records decompress to ${what} the limit of ${maxBytes} bytes`, {
+    limit: maxBytes,
+  });
+}
+
+/** Refuses data whose codec framing says it inflates past `maxBytes`, before any decoder runs. */
+function checkBound(codec: CompressionCodec, data: Buffer, maxBytes: number): void {
+  let bound: number;
+  if (codec === 'snappy') bound = snappyLength(data);
+  else if (codec === 'lz4') bound = lz4Bound(data, maxBytes);
+  else if (codec === 'zstd') bound = zstdBound(data, maxBytes);
+  else return;
+  if (bound > maxBytes) throw tooLarge(codec, codec === 'snappy' ? bound : undefined, maxBytes);
 }
 
 const syncCodecs = new Map<CompressionCodec, SyncCodec>();
@@ -29,7 +54,7 @@ function loadSync(codec: CompressionCodec): SyncCodec | undefined {
   if (c) return c;
   switch (codec) {
     case 'gzip':
-      c = { compress: (d) => gzipSync(d), decompress: (d) => gunzipSync(d) };
+      c = { compress: (d) => gzipSync(d), decompress: (d, maxBytes) => gunzipSync(d, { maxOutputLength: Math.max(1, maxBytes) }) };
       break;
     case 'snappy': {
       const snappy = require('snappy') as {
@@ -73,15 +98,30 @@ export function compressSync(codec: CompressionCodec, data: Buffer): Buffer {
   return c.compress(data);
 }
 
-export function decompressSync(codec: CompressionCodec, data: Buffer): Buffer {
+/**
+ * Decompresses `data`, never producing (or allocating for) more than
+ * `maxBytes`: RECORD_TOO_LARGE past it, CORRUPT_MESSAGE when the data does
+ * not decompress.
+ */
+export function decompressSync(codec: CompressionCodec, data: Buffer, maxBytes = DEFAULT_MAX_DECOMPRESSED_BYTES): Buffer {
   if (codec === 'none') return data;
   const c = loadSync(codec);
   if (!c) throw new MqError('UNSUPPORTED_COMPRESSION', `${codec} has no synchronous codec; use the async API`);
+  let out: Buffer;
   try {
-    return c.decompress(data);
+    checkBound(codec, data, maxBytes);
+    out = c.decompress(data, maxBytes);
   } catch (cause) {
-    throw new MqError('CORRUPT_MESSAGE', `${codec} payload does not decompress`, { cause });
+    throw decompressError(codec, cause, maxBytes);
   }
+  if (out.length > maxBytes) throw tooLarge(codec, out.length, maxBytes);
+  return out;
+}
+
+function decompressError(codec: CompressionCodec, cause: unknown, maxBytes: number): MqError {
+  if ((cause as { code?: string }).code === 'RECORD_TOO_LARGE') return cause as MqError;
+  if ((cause as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') return tooLarge(codec, undefined, maxBytes);
+  return new MqError('CORRUPT_MESSAGE', `${codec} payload does not decompress: ${(cause as Error)?.message ?? String(cause)}`, { cause });
 }
 
 export async function compress(codec: CompressionCodec, data: Buffer): Promise<Buffer> {
@@ -89,13 +129,18 @@ export async function compress(codec: CompressionCodec, data: Buffer): Promise<B
   return compressSync(codec, data);
 }
 
-export async function decompress(codec: CompressionCodec, data: Buffer): Promise<Buffer> {
-  if (codec !== 'zstd') return decompressSync(codec, data);
+/** decompressSync() for every codec (zstd decompresses off the event loop). */
+export async function decompress(codec: CompressionCodec, data: Buffer, maxBytes = DEFAULT_MAX_DECOMPRESSED_BYTES): Promise<Buffer> {
+  if (codec !== 'zstd') return decompressSync(codec, data, maxBytes);
+  let out: Buffer;
   try {
-    return await loadZstd().decompress(data);
+    checkBound(codec, data, maxBytes);
+    out = await loadZstd().decompress(data);
   } catch (cause) {
-    throw new MqError('CORRUPT_MESSAGE', 'zstd payload does not decompress', { cause });
+    throw decompressError(codec, cause, maxBytes);
   }
+  if (out.length > maxBytes) throw tooLarge(codec, out.length, maxBytes);
+  return out;
 }
 
 export function codecFromId(id: number): CompressionCodec {

@@ -34,8 +34,16 @@ export {
   writeInt64,
 } from './header.js';
 export { decodeBatch, decodeBatchSync, encodeBatch, encodeBatchSync } from './records.js';
-export { COMPRESSION_CODECS, compress, decompress } from './compression.js';
-export { VarintReader, varintSize, writeVarint } from './varint.js';
+export { COMPRESSION_CODECS, DEFAULT_MAX_DECOMPRESSED_BYTES, compress, decompress, decompressSync } from './compression.js';
+export {
+  MIN_RECORD_BYTES,
+  checkProducedHeader,
+  checkRecordsFraming,
+  isCompressed,
+  verifyCompressedRecords,
+  verifyUncompressedRecords,
+} from './verify.js';
+export { VarintReader, varintAt, varintEnd, varintSize, writeVarint } from './varint.js';
 
 export type { BatchHeader, BatchSpan, TimestampType, ValidateOptions } from './header.js';
 export type {

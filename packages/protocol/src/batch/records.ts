@@ -273,6 +273,8 @@ function decodeRecordsSection(section: Buffer, h: BatchHeader): DecodedRecord[] 
 export interface DecodeOptions {
   /** Verify the CRC before decoding (default true). */
   verifyCrc?: boolean;
+  /** Largest records section a compressed batch may inflate to (default DEFAULT_MAX_DECOMPRESSED_BYTES): RECORD_TOO_LARGE past it. */
+  maxDecompressedBytes?: number;
 }
 
 function prepareDecode(buf: Buffer, pos: number, options: DecodeOptions) {
@@ -285,14 +287,14 @@ function prepareDecode(buf: Buffer, pos: number, options: DecodeOptions) {
 /** Decodes the batch at `pos` (every codec but zstd). Keys and values are views into `buf` when uncompressed. */
 export function decodeBatchSync(buf: Buffer, pos = 0, options: DecodeOptions = {}): DecodedBatch {
   const { header, body } = prepareDecode(buf, pos, options);
-  const section = decompressSync(compressionOf(header), body);
+  const section = decompressSync(compressionOf(header), body, options.maxDecompressedBytes);
   return { header, records: decodeRecordsSection(section, header) };
 }
 
 /** Decodes the batch at `pos`, with any codec. */
 export async function decodeBatch(buf: Buffer, pos = 0, options: DecodeOptions = {}): Promise<DecodedBatch> {
   const { header, body } = prepareDecode(buf, pos, options);
-  const section = await decompress(compressionOf(header), body);
+  const section = await decompress(compressionOf(header), body, options.maxDecompressedBytes);
   return { header, records: decodeRecordsSection(section, header) };
 }
 

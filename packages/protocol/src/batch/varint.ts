@@ -52,24 +52,9 @@ export class VarintReader {
   }
 
   varint(): number {
-    const buf = this.buf;
-    let pos = this.pos;
-    let result = 0;
-    let shift = 0;
-    let byte: number;
-    do {
-      if (pos >= this.end) throw new MqError('CORRUPT_MESSAGE', 'varint runs past the end of the batch');
-      byte = buf[pos++]!;
-      if (shift < 28) result |= (byte & 0x7f) << shift;
-      else result += (byte & 0x7f) * 2 ** shift;
-      shift += 7;
-      if (shift > 63) throw new MqError('CORRUPT_MESSAGE', 'varint is longer than 10 bytes');
-    } while (byte & 0x80);
-    this.pos = pos;
-    if (shift <= 28) return (result >>> 1) ^ -(result & 1);
-    // Large values: undo zig-zag with arithmetic, not 32-bit operators.
-    const u = result < 0 ? result + 2 ** 32 : result;
-    return u % 2 === 0 ? u / 2 : -(u + 1) / 2;
+    const v = varintAt(this.buf, this.pos, this.end);
+    this.pos = varintEnd;
+    return v;
   }
 
   /** Reads `len` bytes as a view (no copy); `-1` means null. */
@@ -84,4 +69,50 @@ export class VarintReader {
     this.pos = end;
     return this.buf.subarray(start, end);
   }
+}
+
+/** Where the last `varintAt()` stopped (a module cell, so the hot loops allocate nothing). */
+export let varintEnd = 0;
+
+/**
+ * Reads the zig-zag varint at `pos`, which must end before `end`; the
+ * position after it is left in `varintEnd`. The one varint reader of the
+ * codec: the broker's record checks, the decoders and VarintReader use it.
+ * Record fields are mostly one or two bytes: those are inline.
+ */
+export function varintAt(buf: Buffer, pos: number, end: number): number {
+  if (pos + 1 < end) {
+    const b0 = buf[pos]!;
+    if (b0 < 0x80) {
+      varintEnd = pos + 1;
+      return (b0 >>> 1) ^ -(b0 & 1);
+    }
+    const b1 = buf[pos + 1]!;
+    if (b1 < 0x80) {
+      varintEnd = pos + 2;
+      const u = (b0 & 0x7f) | (b1 << 7);
+      return (u >>> 1) ^ -(u & 1);
+    }
+  }
+  return longVarint(buf, pos, end);
+}
+
+/** Varints of three bytes or more, or at the very end of the range. */
+function longVarint(buf: Buffer, pos: number, end: number): number {
+  let result = 0;
+  let shift = 0;
+  let byte: number;
+  do {
+    if (pos >= end) throw new MqError('CORRUPT_MESSAGE', 'varint runs past the end of the batch');
+    byte = buf[pos++]!;
+    if (shift < 28) result |= (byte & 0x7f) << shift;
+    else result += (byte & 0x7f) * 2 ** shift;
+    shift += 7;
+    if (shift > 63) throw new MqError('CORRUPT_MESSAGE', 'varint is longer than 10 bytes');
+  } while (byte & 0x80);
+  varintEnd = pos;
+  if (shift <= 28) return (result >>> 1) ^ -(result & 1);
+  // Large values: undo zig-zag with arithmetic, not 32-bit operators.
+  const u = result < 0 ? result + 2 ** 32 : result;
+  return u % 2 === 0 ? u / 2 : -(u + 1) / 2;
 }

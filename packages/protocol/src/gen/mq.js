@@ -4,6 +4,16 @@ import $protobuf from "protobufjs/minimal.js";
 
 $protobuf.util.Long = undefined;
 $protobuf.configure();
+for (const name of ["int64", "uint64", "sint64", "fixed64", "sfixed64"]) {
+  const read = $protobuf.Reader.prototype[name];
+  $protobuf.Reader.prototype[name] = function readSafeInt64() {
+    const value = read.call(this);
+    if (Number.isSafeInteger(value)) return value;
+    const err = new RangeError(`${name} value ${value} is beyond what a JavaScript number holds exactly (+-(2^53-1))`);
+    err.int64OutOfRange = true;
+    throw err;
+  };
+}
 const $Reader = $protobuf.Reader, $Writer = $protobuf.Writer, $util = $protobuf.util;
 const $Object = $util.global.Object, $undefined = $util.global.undefined, $Error = $util.global.Error, $RangeError = $util.global.RangeError;
 

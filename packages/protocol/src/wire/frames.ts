@@ -3,6 +3,7 @@
  * field and its ApiKey. One WebSocket message is one frame.
  */
 import { MqError } from '../errors.js';
+import $protobuf from 'protobufjs/minimal.js';
 import { mq } from '../gen/mq.js';
 
 export type RequestFrame = mq.IRequestFrame;
@@ -43,13 +44,38 @@ export function encodeResponse(frame: ResponseFrame): Uint8Array {
   return mq.ResponseFrame.encode(frame).finish();
 }
 
-/** Decodes a request frame; throws INVALID_REQUEST (with no correlation id known) when it does not decode. */
+/**
+ * Decodes a request frame; throws INVALID_REQUEST when it does not decode.
+ * A well-formed frame with an int64 beyond +-(2^53-1) (offsets, producer ids
+ * and timestamps are JavaScript numbers) is refused here, once for every API,
+ * never rounded: that error carries the frame's `correlationId` so it can be
+ * answered on the open connection.
+ */
 export function decodeRequest(data: Uint8Array): mq.RequestFrame {
   try {
     return mq.RequestFrame.decode(data);
   } catch (cause) {
+    if ((cause as { int64OutOfRange?: boolean }).int64OutOfRange) {
+      const correlationId = peekCorrelationId(data);
+      throw new MqError('INVALID_REQUEST', `request refused: ${(cause as Error).message}`, { cause, correlationId });
+    }
     throw new MqError('INVALID_REQUEST', `frame does not decode: ${(cause as Error).message}`, { cause });
   }
+}
+
+/** The correlation id (field 1) of a frame whose top level is well formed, read without decoding its body. */
+function peekCorrelationId(data: Uint8Array): number | undefined {
+  try {
+    const reader = $protobuf.Reader.create(data);
+    while (reader.pos < reader.len) {
+      const tag = reader.uint32();
+      if (tag === 0x08) return reader.uint32();
+      reader.skipType(tag & 7);
+    }
+  } catch {
+    // Not readable: the caller closes the connection instead.
+  }
+  return undefined;
 }
 
 export function decodeResponse(data: Uint8Array): mq.ResponseFrame {

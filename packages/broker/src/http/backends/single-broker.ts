@@ -45,8 +45,8 @@ export function singleBrokerBackend(topics: TopicManager): TopicBackend {
       const t = topics.require(name);
       return { partitionCount: t.partitions.length, maxMessageBytes: t.config.maxMessageBytes };
     },
-    async append(topic, partition, batch, acks, { now }) {
-      const r = await leaderAppend(topics.require(topic), topics.partition(topic, partition), batch, acks, now);
+    async append(topic, partition, batch, acks) {
+      const r = await leaderAppend(topics.require(topic), topics.partition(topic, partition), batch, acks);
       return { baseOffset: r.baseOffset };
     },
     async read(topic, partition, offset, maxBytes) {

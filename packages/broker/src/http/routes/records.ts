@@ -8,8 +8,8 @@
  * produce and fetch paths never do it.
  */
 import { murmur2Partition } from '@mq/client/partitioner';
-import { decodeBatch, encodeBatchSync, iterateBatches, type RecordInput } from '@mq/protocol/batch';
-import { MqError } from '@mq/protocol/errors';
+import { DEFAULT_MAX_DECOMPRESSED_BYTES, decodeBatch, encodeBatchSync, iterateBatches, type RecordInput } from '@mq/protocol/batch';
+import { MqError, isMqError } from '@mq/protocol/errors';
 import type { BrokerContext } from '../../context.js';
 import { parseAcks } from '../../records/leader-append.js';
 import type { Router } from '../router.js';
@@ -183,9 +183,23 @@ export function registerRecordRoutes(router: Router, ctx: BrokerContext, backend
     const buf = read.records;
     const offset = read.offset;
     const records: Array<Record<string, unknown>> = [];
+    // Batches no reader can decode (stored before produce verified records): skipped, named in the answer, logged once.
+    const skipped: Array<Record<string, unknown>> = [];
+    const maxDecompressedBytes = Math.max(DEFAULT_MAX_DECOMPRESSED_BYTES, ctx.config.int('message.max.bytes'));
     let next = offset;
     outer: for (const span of iterateBatches(buf)) {
-      const batch = await decodeBatch(buf, span.position);
+      let batch;
+      try {
+        batch = await decodeBatch(buf, span.position, { maxDecompressedBytes });
+      } catch (err) {
+        if (!isMqError(err)) throw err;
+        const e = err as MqError;
+        const lastOffset = span.header.baseOffset + span.header.lastOffsetDelta;
+        skipped.push({ base_offset: span.header.baseOffset, last_offset: lastOffset, code: e.code, error: e.message });
+        ctx.logger.warn({ topic, partition, baseOffset: span.header.baseOffset, lastOffset, code: e.code, err: e.message }, 'http read skipped a batch it cannot decode');
+        if (records.length < maxRecords) next = Math.max(next, lastOffset + 1);
+        continue;
+      }
       for (const r of batch.records) {
         if (r.offset < offset) continue;
         if (records.length >= maxRecords) break outer;
@@ -208,6 +222,7 @@ export function registerRecordRoutes(router: Router, ctx: BrokerContext, backend
         encoding: enc,
         records,
         next_offset: next,
+        ...(skipped.length > 0 ? { skipped } : {}),
         low: read.low,
         high: read.high,
       },

@@ -1,0 +1,91 @@
+/**
+ * What one request may ask for: entries repeated in one request are answered
+ * once (Metadata, DescribeConfigs, DescribeGroups, DeleteGroups, OffsetFetch,
+ * ListOffsets: a group named 20,000 times was described 20,000 times into a
+ * 1.1 GB answer), and a request naming more than `request.max.entries`
+ * entries (topics, partitions, groups) is refused with INVALID_REQUEST before
+ * any work starts (the APIs whose work or answer grows with the entries named). Applied by the connection to every decoded frame, before
+ * its handler runs.
+ */
+import { MqError } from '@mq/protocol/errors';
+import type { mq, RequestBody } from '@mq/protocol/wire';
+
+/** Twice the default topic.max.partitions: a client may name every partition of the largest topic. */
+export const DEFAULT_REQUEST_MAX_ENTRIES = 20_000;
+
+type Topics<P> = Array<{ name?: string | null; partitions?: P[] | null }>;
+
+function unique<T>(items: T[] | null | undefined): T[] {
+  return [...new Set(items ?? [])];
+}
+
+/** Entries of the same topic merged into one, keeping the first one's position. */
+function mergeTopics<T extends { name?: string | null; partitions?: P[] | null }, P>(topics: T[] | null | undefined): T[] {
+  const byName = new Map<string, T>();
+  for (const t of topics ?? []) {
+    const name = t.name ?? '';
+    const seen = byName.get(name);
+    if (!seen) byName.set(name, { ...t, partitions: [...(t.partitions ?? [])] });
+    else for (const p of t.partitions ?? []) seen.partitions!.push(p);
+  }
+  return [...byName.values()];
+}
+
+function partitionCount<P>(topics: Topics<P> | null | undefined): number {
+  let n = 0;
+  for (const t of topics ?? []) n += Math.max(1, t.partitions?.length ?? 0);
+  return n;
+}
+
+/** ListOffsets: one query per partition; the same partition asked twice differently is refused (as Kafka does). */
+function dedupeListOffsets(req: mq.IListOffsetsRequest): void {
+  req.topics = mergeTopics(req.topics);
+  for (const t of req.topics) {
+    const byPartition = new Map<number, mq.IListOffsetsPartition>();
+    for (const p of t.partitions ?? []) {
+      const i = p.partition ?? 0;
+      const seen = byPartition.get(i);
+      if (!seen) byPartition.set(i, p);
+      else if ((seen.timestamp ?? 0) !== (p.timestamp ?? 0) || (seen.currentLeaderEpoch ?? 0) !== (p.currentLeaderEpoch ?? 0)) {
+        throw new MqError('INVALID_REQUEST', `partition ${t.name ?? ''}-${i} is asked for twice with different queries`);
+      }
+    }
+    t.partitions = [...byPartition.values()];
+  }
+}
+
+/** Dedupes a request's repeated entries in place; returns how many entries it names. */
+const ENTRIES: { [K in RequestBody]?: (req: NonNullable<mq.RequestFrame[K]>) => number } = {
+  metadata: (r) => (r.topics = unique(r.topics)).length,
+  describeConfigs: (r) => (r.topics = unique(r.topics)).length,
+  describeGroups: (r) => (r.groupIds = unique(r.groupIds)).length,
+  deleteGroups: (r) => (r.groupIds = unique(r.groupIds)).length,
+  offsetFetch: (r) => {
+    r.topics = mergeTopics(r.topics);
+    for (const t of r.topics) t.partitions = unique(t.partitions);
+    return partitionCount(r.topics);
+  },
+  listOffsets: (r) => {
+    dedupeListOffsets(r);
+    return partitionCount(r.topics);
+  },
+  // Admin requests cost a metadata commit per entry; repeats are refused per entry by their handlers: only counted.
+  createTopics: (r) => r.topics?.length ?? 0,
+  deleteTopics: (r) => r.topics?.length ?? 0,
+  createPartitions: (r) => r.topics?.length ?? 0,
+  // Produce, Fetch and OffsetForLeaderEpoch are not capped: a follower replicates every partition it shares
+  // with a leader in one of them, and their answers are bounded by bytes (fetch.max.bytes) or by the request itself.
+};
+
+/**
+ * Dedupes the entries of a decoded request in place and refuses one that
+ * names more than `maxEntries` (INVALID_REQUEST), before its handler runs.
+ */
+export function limitRequestEntries<K extends RequestBody>(body: K, request: NonNullable<mq.RequestFrame[K]>, maxEntries: number): void {
+  const count = ENTRIES[body] as ((req: NonNullable<mq.RequestFrame[K]>) => number) | undefined;
+  if (!count) return;
+  const n = count(request);
+  if (n > maxEntries) {
+    throw new MqError('INVALID_REQUEST', `the ${body} request names ${n} entries; the limit is ${maxEntries} (request.max.entries): split it`);
+  }
+}

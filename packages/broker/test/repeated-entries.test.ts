@@ -1,0 +1,83 @@
+/**
+ * Issue 22, work amplification: one existing topic or group named N times in
+ * one request was answered N times (DescribeGroups of a 50-member group
+ * x20,000: a 140 KB request, a 1.1 GB answer, the event loop blocked for
+ * minutes). Repeats are answered once, and a request naming more than
+ * request.max.entries entries is refused before any work.
+ */
+import { errorNumber } from '@mq/protocol/errors';
+import { mq } from '@mq/protocol/wire';
+import { createTopic, startTestBroker, TestClient, topicName, type TestBroker } from './helpers.js';
+
+const N = 20_000;
+
+describe('repeated entries', () => {
+  let t: TestBroker;
+  let c: TestClient;
+  let topic: string;
+  const group = 'g-repeated';
+
+  beforeAll(async () => {
+    t = await startTestBroker({ 'group.initial.rebalance.delay.ms': '0', 'request.max.entries': String(N) });
+    c = await TestClient.connect(t.url);
+    topic = topicName('rep');
+    await createTopic(c, topic, 1);
+    // Ten members with 1 KiB of subscription metadata each.
+    const metadata = Buffer.from(mq.ConsumerSubscription.encode({ topics: [topic], userData: Buffer.alloc(1024, 1) }).finish());
+    const join = { groupId: group, sessionTimeoutMs: 30_000, protocolType: 'consumer', protocols: [{ name: 'range', metadata }] };
+    const members = await Promise.all(
+      Array.from({ length: 10 }, async () => {
+        const m = await TestClient.connect(t.url);
+        const first = (await m.request({ joinGroup: join })).joinGroup!;
+        return { m, memberId: first.memberId };
+      }),
+    );
+    const joined = await Promise.all(members.map(({ m, memberId }) => m.request({ joinGroup: { ...join, memberId } })));
+    for (const j of joined) expect(j.joinGroup!.errorCode).toBe(0);
+    await c.request({ offsetCommit: { groupId: 'g-offsets', generationId: -1, topics: [{ name: topic, partitions: [{ partition: 0, committedOffset: 0 }] }] } });
+  });
+
+  afterAll(async () => {
+    await t.cleanup();
+  });
+
+  const timed = async <T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }> => {
+    const started = Date.now();
+    const value = await fn();
+    return { value, ms: Date.now() - started };
+  };
+
+  it(`DescribeGroups naming one group ${N} times describes it once`, async () => {
+    const { value, ms } = await timed(() => c.request({ describeGroups: { groupIds: Array(N).fill(group) } }, 30_000));
+    expect(value.describeGroups!.groups).toHaveLength(1);
+    expect(value.describeGroups!.groups[0]!.members).toHaveLength(10);
+    expect(ms).toBeLessThan(5000);
+  });
+
+  it(`Metadata, DescribeConfigs, ListOffsets and OffsetFetch naming one entry ${N} times answer it once`, async () => {
+    const md = await c.request({ metadata: { topics: Array(N).fill(topic) } }, 30_000);
+    expect(md.metadata!.topics).toHaveLength(1);
+    const dc = await c.request({ describeConfigs: { topics: Array(N).fill(topic) } }, 30_000);
+    expect(dc.describeConfigs!.results).toHaveLength(1);
+    const lo = await c.request({ listOffsets: { topics: Array(N).fill({ name: topic, partitions: [{ partition: 0, timestamp: -1 }] }) } }, 30_000);
+    expect(lo.listOffsets!.topics).toHaveLength(1);
+    expect(lo.listOffsets!.topics[0]!.partitions).toHaveLength(1);
+    const of = await c.request({ offsetFetch: { groupId: 'g-offsets', topics: Array(N).fill({ name: topic, partitions: [0] }) } }, 30_000);
+    expect(of.offsetFetch!.topics).toHaveLength(1);
+    expect(of.offsetFetch!.topics[0]!.partitions).toHaveLength(1);
+  });
+
+  it('the same partition asked for twice with different ListOffsets queries is INVALID_REQUEST', async () => {
+    const r = await c.request({ listOffsets: { topics: [{ name: topic, partitions: [{ partition: 0, timestamp: -1 }, { partition: 0, timestamp: -2 }] }] } });
+    expect(r.errorCode).toBe(errorNumber('INVALID_REQUEST'));
+  });
+
+  it(`a request naming more than request.max.entries (${N}) distinct entries is INVALID_REQUEST, and the connection keeps serving`, async () => {
+    const names = Array.from({ length: N + 1 }, (_, i) => `many-${i}`);
+    const r = await c.request({ metadata: { topics: names } }, 30_000);
+    expect(r.errorCode).toBe(errorNumber('INVALID_REQUEST'));
+    expect(r.errorMessage).toMatch(/names 20001 entries; the limit is 20000 \(request.max.entries\)/);
+    const ok = await c.request({ metadata: { topics: [topic] } });
+    expect(ok.metadata!.topics[0]!.errorCode).toBe(0);
+  });
+});

@@ -1,0 +1,128 @@
+/**
+ * What a broker verifies of a produced batch before storing it, so that
+ * nothing it acknowledges is unreadable by a conforming reader (as Kafka's
+ * LogValidator does on the leader): the header is consistent (format v2),
+ * and the records section — decompressed within a bound — holds exactly the
+ * records the header declares, each well framed. Records are walked, never
+ * materialised.
+ */
+import { MqError } from '../errors.js';
+import { decompress, decompressSync } from './compression.js';
+import { ATTR_COMPRESSION_MASK, ATTR_CONTROL, ATTR_LOG_APPEND_TIME, ATTR_TRANSACTIONAL, HEADER_SIZE, LOG_OVERHEAD, compressionOf, type BatchHeader } from './header.js';
+import { varintAt, varintEnd } from './varint.js';
+
+/** The smallest record: length, attributes, timestamp delta, offset delta, key, value, header count (one byte each). */
+export const MIN_RECORD_BYTES = 7;
+
+function invalid(position: number, why: string): MqError {
+  return new MqError('INVALID_RECORD', `the batch at byte ${position} is invalid: ${why}`, { position });
+}
+
+/**
+ * Header checks of a batch a producer wrote (the CRC, length and magic were
+ * checked by validateBatch): at least one record, lastOffsetDelta equal to
+ * recordCount - 1, producer fields consistent, timestamps sane, and a record
+ * count the bytes can hold. Throws INVALID_RECORD.
+ */
+export function checkProducedHeader(h: BatchHeader, position: number, maxDecompressedBytes: number): void {
+  if (h.attributes & (ATTR_CONTROL | ATTR_TRANSACTIONAL)) {
+    throw invalid(position, 'transactional and control batches are not accepted from producers');
+  }
+  if (h.recordCount < 1) throw invalid(position, `it holds ${h.recordCount} records`);
+  if (h.lastOffsetDelta !== h.recordCount - 1) {
+    throw invalid(position, `last offset delta ${h.lastOffsetDelta} does not match its ${h.recordCount} records`);
+  }
+  const sectionBytes = h.batchLength + LOG_OVERHEAD - HEADER_SIZE;
+  const room = (h.attributes & ATTR_COMPRESSION_MASK) === 0 ? sectionBytes : maxDecompressedBytes;
+  if (h.recordCount > room / MIN_RECORD_BYTES) {
+    throw invalid(position, `${h.recordCount} records cannot fit in ${room} bytes`);
+  }
+  if (h.producerId < -1) throw invalid(position, `producer id ${h.producerId}`);
+  if (h.producerId === -1 ? h.producerEpoch !== -1 || h.baseSequence !== -1 : h.producerEpoch < 0 || h.baseSequence < 0) {
+    throw invalid(
+      position,
+      `producer id ${h.producerId}, epoch ${h.producerEpoch} and base sequence ${h.baseSequence} do not agree (all -1, or all set)`,
+    );
+  }
+  if (h.baseTimestamp < -1) throw invalid(position, `base timestamp ${h.baseTimestamp}`);
+  if (!(h.attributes & ATTR_LOG_APPEND_TIME) && h.maxTimestamp < h.baseTimestamp) {
+    throw invalid(position, `max timestamp ${h.maxTimestamp} is below the base timestamp ${h.baseTimestamp}`);
+  }
+}
+
+function skip(pos: number, len: number, end: number, position: number, i: number): number {
+  if (len < -1 || pos + len > end) throw invalid(position, `record ${i} has a field of length ${len} that does not fit`);
+  return len < 0 ? pos : pos + len;
+}
+
+/**
+ * Walks the records of an uncompressed records section: exactly
+ * `recordCount` records filling it, each record's fields inside its length,
+ * offset deltas 0, 1, 2… Throws INVALID_RECORD.
+ */
+export function checkRecordsFraming(section: Buffer, start: number, end: number, h: BatchHeader, position: number): void {
+  let pos = start;
+  for (let i = 0; i < h.recordCount; i++) {
+    if (pos >= end) throw invalid(position, `it holds ${i} records, its header says ${h.recordCount}`);
+    const len = varintAt(section, pos, end);
+    const recordStart = varintEnd;
+    const recordEnd = recordStart + len;
+    if (len < 1 || recordEnd > end) throw invalid(position, `record ${i} length ${len} does not fit`);
+    varintAt(section, recordStart + 1, recordEnd); // timestamp delta, after the attributes byte
+    const offsetDelta = varintAt(section, varintEnd, recordEnd);
+    if (offsetDelta !== i) throw invalid(position, `record ${i} has offset delta ${offsetDelta}`);
+    const keyLen = varintAt(section, varintEnd, recordEnd);
+    let p = skip(varintEnd, keyLen, recordEnd, position, i);
+    const valueLen = varintAt(section, p, recordEnd);
+    p = skip(varintEnd, valueLen, recordEnd, position, i);
+    const headers = varintAt(section, p, recordEnd);
+    p = varintEnd;
+    if (headers < 0 || headers > len) throw invalid(position, `record ${i} has ${headers} headers`);
+    for (let j = 0; j < headers; j++) {
+      const hk = varintAt(section, p, recordEnd);
+      if (hk < 0) throw invalid(position, `record ${i} has a null header key`);
+      p = skip(varintEnd, hk, recordEnd, position, i);
+      const hv = varintAt(section, p, recordEnd);
+      p = skip(varintEnd, hv, recordEnd, position, i);
+    }
+    if (p !== recordEnd) throw invalid(position, `record ${i} length does not match its fields`);
+    pos = recordEnd;
+  }
+  if (pos !== end) throw invalid(position, `${end - pos} bytes follow its last record`);
+}
+
+function framingError(err: unknown, position: number): MqError {
+  const code = (err as { code?: string }).code;
+  if (code === 'INVALID_RECORD' || code === 'RECORD_TOO_LARGE') return err as MqError;
+  // A varint that runs off its record, or data that does not decompress: the sender's bytes, not the wire's.
+  return new MqError('INVALID_RECORD', `the batch at byte ${position} is invalid: ${(err as Error).message}`, { position, cause: err });
+}
+
+/** Whether verifyProducedRecords must decompress (and may await) for this batch. */
+export function isCompressed(h: BatchHeader): boolean {
+  return (h.attributes & ATTR_COMPRESSION_MASK) !== 0;
+}
+
+/** checkRecordsFraming() of an uncompressed batch at `position` in `buf`. */
+export function verifyUncompressedRecords(buf: Buffer, position: number, h: BatchHeader): void {
+  try {
+    checkRecordsFraming(buf, position + HEADER_SIZE, position + h.batchLength + LOG_OVERHEAD, h, position);
+  } catch (err) {
+    throw framingError(err, position);
+  }
+}
+
+/**
+ * Decompresses the batch at `position` (never past `maxDecompressedBytes`:
+ * RECORD_TOO_LARGE) and checks its records' framing. Throws INVALID_RECORD.
+ */
+export async function verifyCompressedRecords(buf: Buffer, position: number, h: BatchHeader, maxDecompressedBytes: number): Promise<void> {
+  const body = buf.subarray(position + HEADER_SIZE, position + h.batchLength + LOG_OVERHEAD);
+  const codec = compressionOf(h);
+  try {
+    const section = codec === 'zstd' ? await decompress(codec, body, maxDecompressedBytes) : decompressSync(codec, body, maxDecompressedBytes);
+    checkRecordsFraming(section, 0, section.length, h, position);
+  } catch (err) {
+    throw framingError(err, position);
+  }
+}

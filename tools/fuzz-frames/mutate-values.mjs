@@ -23,7 +23,11 @@ export function mutateString(rng, s) {
     case 0:
       return '';
     case 1:
-      return rng.pick(["x", "ab", s || "t"]).repeat(rng.pick([249, 250, 256, 1024, 65_536, 300_000]));
+    {
+      const base = rng.pick(['x', 'ab', s || 't']);
+      const n = rng.pick([249, 250, 256, 1024, 65_536, 300_000]);
+      return base.repeat(Math.ceil(n / base.length)).slice(0, n);
+    }
     case 2:
       return rng.pick(PATHS);
     case 3:

@@ -53,14 +53,16 @@ export async function runFuzz(options) {
   };
 
   const watcher = new MqClient({ bootstrap: broker.bootstrap, clientId: 'fuzz-watcher' });
-  const steady = await startSteadyClient(broker.bootstrap, steadyTopic);
+  let frameIndex = 0;
+  // The last frames' descriptions, to name what was being sent while an acknowledgment was slow.
+  const described = new Map();
+  const steady = await startSteadyClient(broker.bootstrap, steadyTopic, () => frameIndex);
   const before = await snapshotMetadata(watcher.admin());
   void broker.exited.then((code) => {
     if (!brokerStopping) violate(`broker exited (${code})`);
   });
 
   const conns = [];
-  let frameIndex = 0;
   let stopping = false;
   let wake;
   const wakeUp = () => wake?.();
@@ -133,6 +135,8 @@ export async function runFuzz(options) {
   }, o.quiet ? 1000 : 10_000);
 
   const deadline = started + o.seconds * 1000;
+  // --frames 0: a baseline, the well-behaved client alone for --seconds.
+  if (o.frames === 0) while (Date.now() < deadline && violations.length === 0) await new Promise((r) => setTimeout(r, 100));
   while (frameIndex < o.frames && Date.now() < deadline && violations.length === 0) {
     const conn = conns.find((c) => c?.open && c.ws.readyState === WebSocket.OPEN && c.pending.size < o.window);
     if (!conn) {
@@ -165,6 +169,8 @@ export async function runFuzz(options) {
     };
     recent.push({ index, description: m.description, frame: entry.frame.length > 4000 ? `${entry.frame.slice(0, 4000)}…` : entry.frame });
     if (recent.length > 5) recent.shift();
+    described.set(index, m.description.slice(0, 160));
+    described.delete(index - 5000);
     conn.pending.set(cid, entry);
     counts.sent++;
     conn.ws.send(m.bytes);
@@ -181,7 +187,7 @@ export async function runFuzz(options) {
     for (const e of c?.pending.values() ?? []) if (e.expectsAnswer) violate(`frame #${e.index} never answered nor closed: ${e.description}`);
   const elapsedS = (Date.now() - started) / 1000;
 
-  let steadyReport = { acked: 0, bad: [], errors: [], p50Ms: NaN, p99Ms: NaN, maxMs: NaN };
+  let steadyReport = { slowest: [], acked: 0, bad: [], errors: [], p50Ms: NaN, p99Ms: NaN, maxMs: NaN };
   if (broker.exitCode === undefined) {
     steadyReport = await steady.finish();
     if (steadyReport.bad.length) violate(`${steadyReport.bad.length} acknowledged records did not read back intact, first: ${steadyReport.bad[0]}`);
@@ -216,6 +222,11 @@ export async function runFuzz(options) {
       maxMs: Number(steadyReport.maxMs.toFixed(1)),
       intact: steadyReport.bad.length === 0,
       errors: steadyReport.errors.slice(0, 5),
+      slowest: steadyReport.slowest.map((s) => ({
+        ms: Math.round(s.ms),
+        frames: `#${s.fromFrame}..#${s.toFrame}`,
+        sentMeanwhile: Array.from({ length: Math.min(12, s.toFrame - s.fromFrame + 1) }, (_, i) => described.get(s.fromFrame + i)).filter(Boolean),
+      })),
     },
     topicsCreatedByFuzzer: created.size,
     violations,

@@ -8,7 +8,8 @@ import { MqClient } from '@mq/client';
 
 export const STEADY_PARTITIONS = 3;
 
-export async function startSteadyClient(bootstrap, topic) {
+/** `clock()` names the fuzz frame being sent now, so a slow acknowledgment can be laid beside the frames sent while it waited. */
+export async function startSteadyClient(bootstrap, topic, clock = () => 0) {
   const client = new MqClient({ bootstrap, clientId: 'fuzz-steady' });
   await client.admin().createTopic(topic, { numPartitions: STEADY_PARTITIONS });
   const producer = client.producer({ acks: 'all', lingerMs: 0 });
@@ -17,6 +18,7 @@ export async function startSteadyClient(bootstrap, topic) {
   const acked = new Map();
   const seen = new Map();
   const latencies = [];
+  const slowest = [];
   const errors = [];
   let running = true;
   let seq = 0;
@@ -27,9 +29,14 @@ export async function startSteadyClient(bootstrap, topic) {
       const key = `k-${seq % 17}`;
       seq++;
       const t0 = performance.now();
+      const fromFrame = clock();
       try {
         const m = await producer.send(topic, { key, value });
-        latencies.push(performance.now() - t0);
+        const ms = performance.now() - t0;
+        latencies.push(ms);
+        slowest.push({ ms, fromFrame, toFrame: clock() });
+        slowest.sort((a, b) => b.ms - a.ms);
+        if (slowest.length > 3) slowest.pop();
         acked.set(`${m.partition}:${m.offset}`, value);
       } catch (err) {
         errors.push(`produce ${seq}: ${err.message}`);
@@ -63,7 +70,7 @@ export async function startSteadyClient(bootstrap, topic) {
       await client.close({ timeoutMs: 2000 }).catch(() => undefined);
       const sorted = [...latencies].sort((a, b) => a - b);
       const q = (p) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] : NaN);
-      return { acked: acked.size, bad, errors, p50Ms: q(0.5), p99Ms: q(0.99), maxMs: sorted.at(-1) ?? NaN };
+      return { slowest, acked: acked.size, bad, errors, p50Ms: q(0.5), p99Ms: q(0.99), maxMs: sorted.at(-1) ?? NaN };
     },
   };
 }

@@ -41,6 +41,9 @@ function collect(type, msg, path, out) {
 /** Bytes a mutated frame may grow to: big enough to hit the broker's limits, small enough to build quickly. */
 const GROWTH_BUDGET = 2 * 1024 * 1024;
 
+/** A hard cap on a mutated frame whatever the mutations compound to. */
+const MAX_FRAME_BYTES = 8 * 1024 * 1024;
+
 function approxSize(v) {
   if (typeof v === 'string') return v.length * 3;
   if (Buffer.isBuffer(v) || v instanceof Uint8Array) return v.length;
@@ -91,6 +94,8 @@ function mutatePlace(rng, place, budget) {
         return `${place.path} +${n} duplicates`;
       }
       default:
+        if (approxSize(list) > budget.left) return `${place.path} kept (over the growth budget)`;
+        budget.left -= approxSize(list);
         holder[key] = [...list].reverse().concat(list);
         budget.duplicated = true;
         return `${place.path} doubled`;
@@ -167,6 +172,10 @@ export function mutateFrame(rng, recorded, correlationId) {
     // A value the encoder refuses: send the original with wire-level damage instead.
     bytes = encodeFrame({ ...decodeFrame(recorded), correlationId });
     notes.push(`encode refused (${err.message})`);
+  }
+  if (bytes.length > MAX_FRAME_BYTES) {
+    bytes = encodeFrame({ ...decodeFrame(recorded), correlationId });
+    notes.push(`grown past ${MAX_FRAME_BYTES} bytes, sent as recorded`);
   }
   if (rng.chance(0.08)) {
     const [b, note] = damage(rng, bytes);

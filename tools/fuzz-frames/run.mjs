@@ -162,12 +162,12 @@ export async function runFuzz(options) {
       index,
       description: m.description,
       sentAt: Date.now(),
-      frame: m.bytes.toString('base64'),
+      frame: m.bytes.subarray(0, 3000).toString('base64') + (m.bytes.length > 3000 ? `…(${m.bytes.length} bytes)` : ''),
       expectsAnswer: !(sent?.produce && !sent.produce.acks),
       creates: (sent?.createTopics?.topics ?? []).map((t) => t.name),
       deletes: sent?.deleteTopics?.topics ?? [],
     };
-    recent.push({ index, description: m.description, frame: entry.frame.length > 4000 ? `${entry.frame.slice(0, 4000)}…` : entry.frame });
+    recent.push({ index, description: m.description, frame: entry.frame });
     if (recent.length > 5) recent.shift();
     described.set(index, m.description.slice(0, 160));
     described.delete(index - 5000);

@@ -201,7 +201,7 @@ export async function runFuzz(options) {
   await watcher.close({ timeoutMs: 1000 }).catch(() => undefined);
   await sampler.stop();
   brokerStopping = true;
-  const brokerTail = broker.exitCode === undefined ? [] : broker.output.slice(-30);
+  const brokerTail = violations.length ? broker.output.slice(-30) : [];
   await broker.stop();
   return {
     seed: o.seed,

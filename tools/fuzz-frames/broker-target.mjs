@@ -3,6 +3,7 @@
  * temporary data directory, and a sampler of its RSS and open files from /proc.
  */
 import { spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -19,7 +20,10 @@ export async function startBrokerProcess({ startTimeoutMs = 30_000 } = {}) {
   const output = [];
   let exitCode;
   // Never leave the broker behind, whatever ends this process.
-  const killOnExit = () => child.kill('SIGKILL');
+  const killOnExit = () => {
+    child.kill('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  };
   process.once('exit', killOnExit);
   const exited = new Promise((resolve) =>
     child.once('exit', (code, signal) => {

@@ -63,6 +63,10 @@ export const ERROR_CODES = {
   INVALID_ASSIGNMENT: { code: 94, retriable: false },
   GROUP_MAX_SIZE_REACHED: { code: 95, retriable: false },
   OFFSET_METADATA_TOO_LARGE: { code: 96, retriable: false },
+  /** This connection created new groups faster than the coordinator's per-connection rate; retry later. */
+  GROUP_CREATE_THROTTLED: { code: 97, retriable: true },
+  /** The coordinator holds as many groups as it creates (its reserve is for existing groups); retry once groups expire. */
+  GROUP_LIMIT_REACHED: { code: 98, retriable: true },
   // Idempotent producer
   OUT_OF_ORDER_SEQUENCE_NUMBER: { code: 100, retriable: false },
   DUPLICATE_SEQUENCE_NUMBER: { code: 101, retriable: false },

@@ -4,6 +4,12 @@
  * broker reads them through `BrokerConfig`'s typed getters.
  */
 import { DEFAULT_REQUEST_MAX_ENTRIES } from '../server/request-entries.js';
+import {
+  DEFAULT_GROUP_CREATE_BURST_PER_CONNECTION,
+  DEFAULT_GROUP_CREATE_RATE_PER_CONNECTION,
+  DEFAULT_GROUP_EMPTY_RETENTION_MS,
+  DEFAULT_MAX_GROUPS,
+} from '../group/options.js';
 import { defsByName, validateConfigs, type ConfigDef, type ConfigMap } from './config-def.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -56,6 +62,11 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   { name: 'group.max.size', type: 'int', default: '10000', min: 1, doc: 'Most members one consumer group may have.' },
   { name: 'offsets.retention.minutes', type: 'long', default: '10080', min: 1, doc: 'Committed offsets of a group empty this long expire.' },
   { name: 'offsets.retention.check.interval.ms', type: 'long', default: '600000', min: 1, doc: 'How often expired offsets are removed.' },
+  { name: 'group.max.groups', type: 'int', default: String(DEFAULT_MAX_GROUPS), min: 1, doc: 'Most groups one coordinator holds (groups loaded from __consumer_offsets are never refused; new ones stop at group.create.limit).' },
+  { name: 'group.create.limit', type: 'int', default: '0', min: 0, doc: 'New groups are refused (GROUP_LIMIT_REACHED, retriable) once the coordinator holds this many; the rest up to group.max.groups is a reserve for existing groups. 0: 90% of group.max.groups.' },
+  { name: 'group.empty.retention.ms', type: 'int', default: String(DEFAULT_GROUP_EMPTY_RETENTION_MS), min: 1, doc: 'An empty group with no members and no committed offsets is removed after this long (checked as often); groups with offsets keep them for offsets.retention.minutes.' },
+  { name: 'group.create.rate.per.connection', type: 'int', default: String(DEFAULT_GROUP_CREATE_RATE_PER_CONNECTION), min: 1, doc: 'New groups one connection may create per second; past it GROUP_CREATE_THROTTLED (retriable).' },
+  { name: 'group.create.burst.per.connection', type: 'int', default: String(DEFAULT_GROUP_CREATE_BURST_PER_CONNECTION), min: 1, doc: 'New groups one idle connection may create at once.' },
   { name: 'offset.metadata.max.bytes', type: 'int', default: '4096', min: 0, doc: 'Largest metadata string an offset commit may carry.' },
   { name: 'offsets.topic.segment.bytes', type: 'int', default: String(100 * 1024 * 1024), min: 1024, doc: 'segment.bytes of __consumer_offsets when it is created (closed segments get compacted).' },
   { name: 'offsets.compaction.interval.ms', type: 'long', default: '60000', min: 10, doc: 'How often the closed segments of __consumer_offsets are compacted (latest record per key kept).' },

@@ -34,6 +34,11 @@ export const GROUP_CONFIG_KEYS = [
   'offsets.retention.minutes',
   'offsets.retention.check.interval.ms',
   'offset.metadata.max.bytes',
+  'group.max.groups',
+  'group.create.limit',
+  'group.empty.retention.ms',
+  'group.create.rate.per.connection',
+  'group.create.burst.per.connection',
 ] as const;
 
 export interface BrokerGroupsDeps {
@@ -293,9 +298,9 @@ export function groupHandlers(source: GroupHandlerSource): HandlerMap {
     if (signal.aborted) close();
     else signal.addEventListener('abort', close, { once: true });
   };
-  const from = (ctx: { connection: { clientId: string; remote: string }; broker: { shutdownSignal: AbortSignal } }) => {
+  const from = (ctx: { connection: { id: number; clientId: string; remote: string }; broker: { shutdownSignal: AbortSignal } }) => {
     hook(ctx);
-    return { clientId: ctx.connection.clientId, clientHost: ctx.connection.remote };
+    return { clientId: ctx.connection.clientId, clientHost: ctx.connection.remote, connectionId: ctx.connection.id };
   };
   const none = (groupId: string) => ({ errorCode: errorNumber(NOT_HERE), errorMessage: `this broker does not coordinate group "${groupId}" (ask FindCoordinator)` });
   return {
@@ -322,9 +327,9 @@ export function groupHandlers(source: GroupHandlerSource): HandlerMap {
     heartbeat: async (req, ctx) => (hook(ctx), source.coordinator()?.heartbeat(req) ?? none(req.groupId ?? '')),
     leaveGroup: async (req, ctx) => (hook(ctx), source.coordinator()?.leaveGroup(req) ?? none(req.groupId ?? '')),
     offsetCommit: async (req, ctx) => {
-      hook(ctx);
       const c = source.coordinator();
-      if (c) return c.offsetCommit(req);
+      const context = from(ctx);
+      if (c) return c.offsetCommit(req, context);
       const e = none(req.groupId ?? '');
       return { topics: (req.topics ?? []).map((t) => ({ name: t.name ?? '', partitions: (t.partitions ?? []).map((p) => ({ partition: p.partition ?? 0, ...e })) })) };
     },

@@ -1,9 +1,9 @@
-import { MqError, errorCodeFromNumber } from '@mq/protocol/errors';
+import { MqError, errorCodeFromNumber, isRetriable } from '@mq/protocol/errors';
 import { mq } from '@mq/protocol/wire';
 import { createGroupCoordinator, type GroupCoordinator } from './group-coordinator.js';
 import { MemoryOffsetsLog } from './offsets-log.js';
 import { groupErrorOf } from './replicated-offsets-log.js';
-import { ManualTime } from '@mq/protocol/time';
+import { ManualTime } from '@mq/protocol/components';
 import type { GroupCoordinatorOptions } from './options.js';
 import type { JoinGroupResponse, TopicView } from './types.js';
 
@@ -591,5 +591,101 @@ describe('group coordinator: offsets', () => {
       ['b', 'Stable'],
     ]);
     expect((await w.coordinator.listGroups({ statesFilter: ['stable'] })).groups!.map((g) => g.groupId)).toEqual(['b']);
+  });
+});
+
+describe('group coordinator: group exhaustion (issue 22)', () => {
+  let w: World;
+  beforeEach(() => {
+    w = new World();
+  });
+  afterEach(() => w.coordinator.close());
+
+  const commit = (groupId: string, m: { memberId: string; generationId: number } | null, offset: number, c?: typeof ctx) =>
+    w.coordinator.offsetCommit(
+      { groupId, generationId: m ? m.generationId : -1, memberId: m ? m.memberId : '', topics: [{ name: 'orders', partitions: [{ partition: 0, committedOffset: offset }] }] },
+      c,
+    );
+  const commitCode = async (...args: Parameters<typeof commit>) => code((await commit(...args)).topics![0]!.partitions![0]!);
+  const listed = async () => (await w.coordinator.listGroups({})).groups!.map((g) => g.groupId).sort();
+  const advance = async (ms: number, step = 1000) => {
+    for (let t = 0; t < ms; t += step) {
+      w.time.advance(step);
+      await settle();
+    }
+  };
+
+  it('regression: an empty group that never committed goes away after groupEmptyRetentionMs; groups with offsets stay', async () => {
+    await w.start({ groupEmptyRetentionMs: 10_000 });
+    // A join that never comes back with its member id, even with the longest session timeout.
+    expect(code(await w.coordinator.joinGroup(w.joinRequest('ghost', '', { sessionTimeoutMs: 1_800_000 }), ctx))).toBe('MEMBER_ID_REQUIRED');
+    // A group that had a member (its metadata is in the log) and is empty again.
+    const left = await stableSingle(w, 'left');
+    await w.coordinator.leaveGroup({ groupId: 'left', members: [{ memberId: left.memberId }] });
+    // A group that committed offsets: kept for offsetsRetentionMs, not the short bound.
+    const kept = await stableSingle(w, 'kept');
+    expect(await commitCode('kept', kept, 7)).toBe('NONE');
+    await w.coordinator.leaveGroup({ groupId: 'kept', members: [{ memberId: kept.memberId }] });
+    expect(await listed()).toEqual(['ghost', 'kept', 'left']);
+    await advance(21_000);
+    expect(await listed()).toEqual(['kept']);
+    expect(w.lines.some((l) => l.msg === 'empty groups without offsets expired')).toBe(true);
+    // The stored empty group was tombstoned: it does not come back on a reload.
+    await w.start({ groupEmptyRetentionMs: 10_000 });
+    expect(await listed()).toEqual(['kept']);
+    const fetched = await w.coordinator.offsetFetch({ groupId: 'kept', topics: [{ name: 'orders', partitions: [0] }] });
+    expect(fetched.topics![0]!.partitions![0]!.committedOffset).toBe(7);
+  });
+
+  it('regression: new groups stop at groupCreateLimit while existing groups keep joining and committing, also after a reload', async () => {
+    await w.start({ maxGroups: 10, groupCreateLimit: 4 });
+    const a = await stableSingle(w, 'a');
+    for (const g of ['b', 'c']) expect(await commitCode(g, null, 1)).toBe('NONE');
+    const first = await w.coordinator.joinGroup(w.joinRequest('d'), ctx);
+    expect(code(first)).toBe('MEMBER_ID_REQUIRED');
+    const refused = await w.coordinator.joinGroup(w.joinRequest('new'), ctx);
+    expect(code(refused)).toBe('GROUP_LIMIT_REACHED');
+    expect(isRetriable('GROUP_LIMIT_REACHED')).toBe(true);
+    expect(refused.errorMessage).toMatch(/holds 4 groups/);
+    expect(await commitCode('new-by-commit', null, 1)).toBe('GROUP_LIMIT_REACHED');
+    // Existing groups are served: a member commits, a new member joins, outside commits to an empty group.
+    expect(await commitCode('a', a, 5)).toBe('NONE');
+    const d = await w.coordinator.joinGroup(w.joinRequest('d', first.memberId!), ctx);
+    expect(code(d)).toBe('NONE');
+    const sync = await w.coordinator.syncGroup(
+      { groupId: 'd', generationId: d.generationId, memberId: d.memberId, assignments: [{ memberId: d.memberId, assignment: assignment({ orders: [0] }) }] },
+      ctx,
+    );
+    expect(code(sync)).toBe('NONE');
+    expect(await commitCode('b', null, 2)).toBe('NONE');
+    // Groups loaded from the log are never refused, even past the limit: the reserve up to maxGroups holds them.
+    await w.start({ maxGroups: 10, groupCreateLimit: 2 });
+    expect(await listed()).toEqual(['a', 'b', 'c', 'd']);
+    expect(await commitCode('c', null, 3)).toBe('NONE');
+    expect(code(await w.coordinator.joinGroup(w.joinRequest('new'), ctx))).toBe('GROUP_LIMIT_REACHED');
+    await expect(w.start({ maxGroups: 10, groupCreateLimit: 11 })).rejects.toThrow(/groupCreateLimit/);
+  });
+
+  it('regression: one connection creating groups too fast gets GROUP_CREATE_THROTTLED; other connections and existing groups are served', async () => {
+    await w.start({ groupCreateRatePerConnection: 2, groupCreateBurstPerConnection: 5 });
+    const conn1 = { ...ctx, connectionId: 1 };
+    const conn2 = { ...ctx, connectionId: 2 };
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const r = await w.coordinator.joinGroup(w.joinRequest(`spam-${i}`), conn1);
+      expect(code(r)).toBe('MEMBER_ID_REQUIRED');
+      ids.push(r.memberId!);
+    }
+    const throttled = await w.coordinator.joinGroup(w.joinRequest('spam-5'), conn1);
+    expect(code(throttled)).toBe('GROUP_CREATE_THROTTLED');
+    expect(isRetriable('GROUP_CREATE_THROTTLED')).toBe(true);
+    expect(await commitCode('spam-by-commit', null, 1, conn1)).toBe('GROUP_CREATE_THROTTLED');
+    // The same connection still joins an existing group; another connection still creates one.
+    expect(code(await w.coordinator.joinGroup(w.joinRequest('spam-0', ids[0]), conn1))).toBe('NONE');
+    expect(code(await w.coordinator.joinGroup(w.joinRequest('other'), conn2))).toBe('MEMBER_ID_REQUIRED');
+    // The bucket refills at the configured rate.
+    w.time.advance(500);
+    expect(code(await w.coordinator.joinGroup(w.joinRequest('spam-5'), conn1))).toBe('MEMBER_ID_REQUIRED');
+    expect(code(await w.coordinator.joinGroup(w.joinRequest('spam-6'), conn1))).toBe('GROUP_CREATE_THROTTLED');
   });
 });

@@ -31,7 +31,7 @@ import {
 } from './offsets-schema.js';
 import { parseGroupCoordinatorOptions, type GroupCoordinatorOptions, type ParsedGroupCoordinatorOptions } from './options.js';
 import type { OffsetsLog } from './offsets-log.js';
-import { systemTimers, type Clock, type TimerHandle, type Timers } from '@mq/protocol/time';
+import { silentLogger, systemClock, systemTimers, type Clock, type Logger, type TimerHandle, type Timers } from '@mq/protocol/components';
 import { guardTimers } from '../guard.js';
 import {
   clientIdProblem,
@@ -50,7 +50,6 @@ import type {
   DescribeGroupsRequest,
   DescribeGroupsResponse,
   GroupCoordinatorComponents,
-  GroupLogger,
   GroupState,
   GroupSummary,
   HeartbeatRequest,
@@ -72,7 +71,6 @@ import type {
 } from './types.js';
 
 const NONE = 0;
-const noopLogger: GroupLogger = { info() {}, warn() {}, error() {}, debug() {} };
 
 function err(code: ErrorCode, message: string): { errorCode: number; errorMessage: string } {
   return { errorCode: errorNumber(code), errorMessage: message };
@@ -109,7 +107,7 @@ export interface GroupCoordinator {
   syncGroup(req: SyncGroupRequest, ctx: RequestContext): Promise<SyncGroupResponse>;
   heartbeat(req: HeartbeatRequest): Promise<HeartbeatResponse>;
   leaveGroup(req: LeaveGroupRequest): Promise<LeaveGroupResponse>;
-  offsetCommit(req: OffsetCommitRequest): Promise<OffsetCommitResponse>;
+  offsetCommit(req: OffsetCommitRequest, ctx?: RequestContext): Promise<OffsetCommitResponse>;
   offsetFetch(req: OffsetFetchRequest): Promise<OffsetFetchResponse>;
   listGroups(req: ListGroupsRequest): Promise<ListGroupsResponse>;
   describeGroups(req: DescribeGroupsRequest): Promise<DescribeGroupsResponse>;
@@ -118,6 +116,8 @@ export interface GroupCoordinator {
   summarize(groupId: string): GroupSummary;
   /** Expires the offsets of groups empty for longer than offsetsRetentionMs (also runs on a timer). */
   expireOffsets(): Promise<number>;
+  /** Removes groups empty, memberless and without offsets for groupEmptyRetentionMs (also runs on a timer); how many went. */
+  expireEmptyGroups(): Promise<number>;
   /** Number of groups held (for metrics). */
   readonly groupCount: number;
   close(): void;
@@ -139,9 +139,12 @@ class Coordinator implements GroupCoordinator {
   private readonly topics: TopicView;
   private readonly clock: Clock;
   private readonly timers: Timers;
-  private readonly logger: GroupLogger;
+  private readonly logger: Logger;
   private readonly newMemberId: (clientId: string) => string;
   private expiryTimer?: TimerHandle;
+  private emptyExpiryTimer?: TimerHandle;
+  /** Per-connection token buckets for creating groups (idle full buckets are dropped by the empty-group sweep). */
+  private readonly createBuckets = new Map<number, { tokens: number; at: number }>();
   private readonly commitQueues = new Map<number, CommitQueue>();
   private closed = false;
 
@@ -157,12 +160,13 @@ class Coordinator implements GroupCoordinator {
       );
     }
     this.topics = components.topics;
-    this.clock = components.clock ?? Date.now;
-    this.logger = components.logger ?? noopLogger;
+    this.clock = components.clock ?? systemClock;
+    this.logger = components.logger ?? silentLogger;
     // A group's timer that throws logs an error; the coordinator keeps serving every other group.
     this.timers = guardTimers(components.timers ?? systemTimers, this.logger, 'group coordinator timer');
     this.newMemberId = components.newMemberId ?? ((clientId) => `${clientId || 'member'}-${randomUUID()}`);
     this.scheduleExpiry();
+    this.scheduleEmptyExpiry();
   }
 
   get groupCount(): number {
@@ -231,6 +235,7 @@ class Coordinator implements GroupCoordinator {
         const group = new Group(groupId, partition, now);
         const meta = metadata.get(groupId);
         if (meta) this.restoreGroup(group, meta);
+        group.stored = meta !== undefined;
         for (const [k, v] of offsets.get(groupId) ?? []) group.offsets.set(k, v);
         this.groups.set(groupId, group);
       }
@@ -341,6 +346,8 @@ class Coordinator implements GroupCoordinator {
     if (this.closed) return;
     this.closed = true;
     if (this.expiryTimer) this.timers.clearTimeout(this.expiryTimer);
+    if (this.emptyExpiryTimer) this.timers.clearTimeout(this.emptyExpiryTimer);
+    this.createBuckets.clear();
     for (const group of this.groups.values()) this.dropGroup(group, 'COORDINATOR_NOT_AVAILABLE', 'the group coordinator is shutting down');
     this.groups.clear();
     this.partitions.clear();
@@ -383,9 +390,8 @@ class Coordinator implements GroupCoordinator {
     let group = this.groups.get(groupId);
     if (!group) {
       if (memberId !== '') return fail('UNKNOWN_MEMBER_ID', `group "${groupId}" has no member "${memberId}" (rejoin with an empty member id)`);
-      if (this.groups.size >= this.options.maxGroups) {
-        return fail('COORDINATOR_NOT_AVAILABLE', `this coordinator already holds ${this.groups.size} groups (maxGroups)`);
-      }
+      const refused = this.admitNewGroup(groupId, ctx);
+      if (refused) return fail(refused.code, refused.message);
       group = new Group(groupId, this.partitionFor(groupId), this.clock());
       this.groups.set(groupId, group);
     }
@@ -414,9 +420,14 @@ class Coordinator implements GroupCoordinator {
     if (j.instanceId) return this.addMemberAndRebalance(group, newId, j);
     // Dynamic members first get an id, then join with it (KIP-394), so a
     // client that times out and retries does not leave a ghost member behind.
-    const expiry = this.timers.setTimeout(() => {
-      if (group.pendingMembers.delete(newId)) this.tryCompleteJoin(group);
-    }, j.sessionTimeoutMs);
+    // The id is expected back at once: it is held for the session timeout, at most
+    // groupEmptyRetentionMs, so joins that never come back cannot keep a group alive.
+    const expiry = this.timers.setTimeout(
+      () => {
+        if (group.pendingMembers.delete(newId)) this.tryCompleteJoin(group);
+      },
+      Math.min(j.sessionTimeoutMs, this.options.groupEmptyRetentionMs),
+    );
     group.pendingMembers.set(newId, expiry);
     return { ...err('MEMBER_ID_REQUIRED', 'rejoin with the member id given in this response'), memberId: newId, generationId: -1 };
   }
@@ -820,7 +831,7 @@ class Coordinator implements GroupCoordinator {
 
   // ---------------------------------------------------------------- offsets
 
-  async offsetCommit(req: OffsetCommitRequest): Promise<OffsetCommitResponse> {
+  async offsetCommit(req: OffsetCommitRequest, ctx?: RequestContext): Promise<OffsetCommitResponse> {
     const groupId = req.groupId ?? '';
     const topicsIn = req.topics ?? [];
     const answer = (fn: (topic: string, partition: number) => { errorCode: number; errorMessage?: string }) => ({
@@ -894,6 +905,8 @@ class Coordinator implements GroupCoordinator {
     }
     if (records.length > 0) {
       if (!group) {
+        const refused = this.admitNewGroup(groupId, ctx);
+        if (refused) return all(refused.code, refused.message);
         group = new Group(groupId, this.partitionFor(groupId), now);
         this.groups.set(groupId, group);
       }
@@ -1094,7 +1107,86 @@ class Coordinator implements GroupCoordinator {
     };
   }
 
+  // ---------------------------------------------------------------- creation limits
+
+  /**
+   * Whether a request may create a new group: below groupCreateLimit (the
+   * groups above it, up to maxGroups, are a reserve for existing groups loaded
+   * from the log) and within its connection's rate. Takes a token when it may.
+   */
+  private admitNewGroup(groupId: string, ctx: RequestContext | undefined): { code: ErrorCode; message: string } | null {
+    const { groupCreateLimit, groupCreateRatePerConnection: rate, groupCreateBurstPerConnection: burst } = this.options;
+    if (this.groups.size >= groupCreateLimit) {
+      return {
+        code: 'GROUP_LIMIT_REACHED',
+        message: `group "${groupId}" was not created: this coordinator holds ${this.groups.size} groups (limit for new groups ${groupCreateLimit}); existing groups are served`,
+      };
+    }
+    const connectionId = ctx?.connectionId;
+    if (connectionId === undefined) return null;
+    const now = this.clock();
+    const b = this.createBuckets.get(connectionId) ?? { tokens: burst, at: now };
+    b.tokens = Math.min(burst, b.tokens + (Math.max(0, now - b.at) * rate) / 1000);
+    b.at = now;
+    this.createBuckets.set(connectionId, b);
+    if (b.tokens < 1) {
+      return {
+        code: 'GROUP_CREATE_THROTTLED',
+        message: `group "${groupId}" was not created: this connection creates groups faster than ${rate} per second; retry later`,
+      };
+    }
+    b.tokens -= 1;
+    return null;
+  }
+
   // ---------------------------------------------------------------- expiry
+
+  private scheduleEmptyExpiry() {
+    this.emptyExpiryTimer = this.timers.setTimeout(() => {
+      this.expireEmptyGroups()
+        .catch((e) => this.logger.error({ err: e }, 'empty group expiry failed'))
+        .finally(() => {
+          if (!this.closed) this.scheduleEmptyExpiry();
+        });
+    }, this.options.groupEmptyRetentionMs);
+  }
+
+  async expireEmptyGroups(): Promise<number> {
+    const now = this.clock();
+    const { groupEmptyRetentionMs: retention, groupCreateRatePerConnection: rate, groupCreateBurstPerConnection: burst } = this.options;
+    // A bucket idle long enough to be full again is the same as no bucket.
+    for (const [id, b] of this.createBuckets) if (b.tokens + ((now - b.at) * rate) / 1000 >= burst) this.createBuckets.delete(id);
+    let removed = 0;
+    let tombstoned = 0;
+    for (const g of [...this.groups.values()]) {
+      if (!this.isExpiredEmpty(g, now, retention)) continue;
+      if (!g.stored) {
+        this.groups.delete(g.groupId); // never written: nothing to tombstone
+        removed++;
+        continue;
+      }
+      try {
+        await this.removeGroup(g, []);
+        removed++;
+        tombstoned++;
+      } catch (e) {
+        this.logger.warn({ group: g.groupId, err: e }, 'could not remove the empty group');
+      }
+    }
+    if (removed > 0) this.logger.info({ groups: removed, tombstoned, retentionMs: retention }, 'empty groups without offsets expired');
+    return removed;
+  }
+
+  private isExpiredEmpty(g: Group, now: number, retention: number): boolean {
+    return (
+      g.state === 'Empty' &&
+      !g.hasActiveMembers() &&
+      g.pendingWrites === 0 &&
+      g.offsets.size === 0 &&
+      now - g.stateTimestamp >= retention &&
+      this.groups.get(g.groupId) === g
+    );
+  }
 
   private scheduleExpiry() {
     this.expiryTimer = this.timers.setTimeout(() => {
@@ -1120,7 +1212,7 @@ class Coordinator implements GroupCoordinator {
         // Offsets committed from outside any group expire one by one.
         keys = [...g.offsets].filter(([, c]) => now - c.commitTimestamp >= retention).map(([k]) => k);
       }
-      if (keys.length === 0 && !(g.offsets.size === 0 && now - g.stateTimestamp >= retention)) continue;
+      if (keys.length === 0) continue; // empty groups without offsets: expireEmptyGroups
       try {
         await this.removeGroup(g, keys);
         expired += keys.length;
@@ -1199,6 +1291,7 @@ class Coordinator implements GroupCoordinator {
       })),
     };
     const record = { key: encodeKey({ type: 'group', group: group.groupId }), value: encodeGroupValue(value) };
+    group.stored = true;
     return this.log.append(group.partition, encodeBatchSync([record], { now: this.clock() }));
   }
 }

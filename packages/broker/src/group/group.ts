@@ -2,7 +2,7 @@
  * One consumer group's state as the coordinator holds it. Plain data plus
  * small queries; every transition lives in group-coordinator.ts.
  */
-import type { TimerHandle } from '@mq/protocol/time';
+import type { TimerHandle } from '@mq/protocol/components';
 import type { CommittedOffset, GroupState, JoinGroupResponse, SyncGroupResponse } from './types.js';
 
 export interface Protocol {
@@ -49,6 +49,8 @@ export class Group {
   /** groupInstanceId → current member id. */
   readonly staticMembers = new Map<string, string>();
   readonly offsets = new Map<string, CommittedOffset>();
+  /** Whether the group's metadata was ever written to the offsets log (removing it then needs a tombstone). */
+  stored = false;
   /** Offsets being written, so a fetch can tell (and deletes can wait). */
   pendingWrites = 0;
   joinTimer?: TimerHandle;

@@ -14,6 +14,19 @@ export const DEFAULT_OFFSETS_RETENTION_CHECK_INTERVAL_MS = 600_000;
 export const DEFAULT_OFFSET_METADATA_MAX_BYTES = 4_096;
 export const DEFAULT_OFFSETS_LOAD_BUFFER_BYTES = 5 * 1024 * 1024;
 export const DEFAULT_MAX_GROUPS = 100_000;
+/**
+ * New groups are created only while the coordinator holds fewer than this
+ * share of maxGroups (90,000 of 100,000 by default). The rest is a reserve
+ * for existing groups: those loaded from `__consumer_offsets` when this
+ * broker takes over partitions (never refused) still fit.
+ */
+export const DEFAULT_GROUP_CREATE_LIMIT_RATIO = 0.9;
+/** An empty group with no committed offsets is removed after this long (Kafka keeps it for offsets.retention). */
+export const DEFAULT_GROUP_EMPTY_RETENTION_MS = 60_000;
+/** New groups one connection may create per second (a token bucket)... */
+export const DEFAULT_GROUP_CREATE_RATE_PER_CONNECTION = 10;
+/** ...and at once after being idle. */
+export const DEFAULT_GROUP_CREATE_BURST_PER_CONNECTION = 100;
 /** Bytes of member data (ids, subscriptions, assignments) one DescribeGroups answer may carry. */
 export const DEFAULT_DESCRIBE_GROUPS_MAX_BYTES = 16 * 1024 * 1024;
 
@@ -26,8 +39,16 @@ export interface GroupCoordinatorOptions {
   groupInitialRebalanceDelayMs?: number;
   /** Most members (joined or pending) one group may have. */
   groupMaxSize?: number;
-  /** Most groups one coordinator holds; new groups beyond it are refused. */
+  /** Most groups one coordinator holds. */
   maxGroups?: number;
+  /** New groups are refused (GROUP_LIMIT_REACHED) once the coordinator holds this many; default 90% of maxGroups. */
+  groupCreateLimit?: number;
+  /** An empty group with no members and no committed offsets is removed after this long (checked as often). */
+  groupEmptyRetentionMs?: number;
+  /** New groups one connection may create per second; past it GROUP_CREATE_THROTTLED. */
+  groupCreateRatePerConnection?: number;
+  /** New groups one idle connection may create at once. */
+  groupCreateBurstPerConnection?: number;
   /** Offsets of a group that has been empty this long expire. */
   offsetsRetentionMs?: number;
   offsetsRetentionCheckIntervalMs?: number;
@@ -55,6 +76,7 @@ function timerMs(name: string, v: number | undefined, fallback: number, min = 1)
 }
 
 export function parseGroupCoordinatorOptions(options: GroupCoordinatorOptions = {}): ParsedGroupCoordinatorOptions {
+  const maxGroups = positiveInt('maxGroups', options.maxGroups, DEFAULT_MAX_GROUPS);
   const parsed = {
     offsetsTopicPartitions: positiveInt('offsetsTopicPartitions', options.offsetsTopicPartitions, DEFAULT_OFFSETS_TOPIC_PARTITIONS),
     groupMinSessionTimeoutMs: timerMs('groupMinSessionTimeoutMs', options.groupMinSessionTimeoutMs, DEFAULT_GROUP_MIN_SESSION_TIMEOUT_MS),
@@ -66,7 +88,25 @@ export function parseGroupCoordinatorOptions(options: GroupCoordinatorOptions = 
       0,
     ),
     groupMaxSize: positiveInt('groupMaxSize', options.groupMaxSize, DEFAULT_GROUP_MAX_SIZE),
-    maxGroups: positiveInt('maxGroups', options.maxGroups, DEFAULT_MAX_GROUPS),
+    maxGroups,
+    groupCreateLimit: positiveInt(
+      'groupCreateLimit',
+      options.groupCreateLimit,
+      Math.max(1, Math.floor(maxGroups * DEFAULT_GROUP_CREATE_LIMIT_RATIO)),
+      1,
+      maxGroups,
+    ),
+    groupEmptyRetentionMs: timerMs('groupEmptyRetentionMs', options.groupEmptyRetentionMs, DEFAULT_GROUP_EMPTY_RETENTION_MS),
+    groupCreateRatePerConnection: positiveInt(
+      'groupCreateRatePerConnection',
+      options.groupCreateRatePerConnection,
+      DEFAULT_GROUP_CREATE_RATE_PER_CONNECTION,
+    ),
+    groupCreateBurstPerConnection: positiveInt(
+      'groupCreateBurstPerConnection',
+      options.groupCreateBurstPerConnection,
+      DEFAULT_GROUP_CREATE_BURST_PER_CONNECTION,
+    ),
     offsetsRetentionMs: positiveInt('offsetsRetentionMs', options.offsetsRetentionMs, DEFAULT_OFFSETS_RETENTION_MS),
     offsetsRetentionCheckIntervalMs: timerMs(
       'offsetsRetentionCheckIntervalMs',
@@ -102,11 +142,17 @@ export function groupOptionsFromConfig(config: Readonly<Record<string, string>>)
     'offsets.retention.ms': 'offsetsRetentionMs',
     'offsets.retention.check.interval.ms': 'offsetsRetentionCheckIntervalMs',
     'offset.metadata.max.bytes': 'offsetMetadataMaxBytes',
+    'group.max.groups': 'maxGroups',
+    'group.create.limit': 'groupCreateLimit',
+    'group.empty.retention.ms': 'groupEmptyRetentionMs',
+    'group.create.rate.per.connection': 'groupCreateRatePerConnection',
+    'group.create.burst.per.connection': 'groupCreateBurstPerConnection',
   };
   const out: GroupCoordinatorOptions = {};
   for (const [key, field] of Object.entries(keys)) {
     const raw = config[key];
     if (raw === undefined) continue;
+    if (key === 'group.create.limit' && raw === '0') continue; // 0: the default share of maxGroups
     const n = Number(raw);
     if (!Number.isFinite(n)) throw new MqError('INVALID_CONFIG', `${key} must be a number, got "${raw}"`);
     out[field] = key === 'offsets.retention.minutes' ? n * 60_000 : n;

@@ -2,7 +2,8 @@
 import { createInterface } from 'node:readline';
 import type { Argv, CommandModule } from 'yargs';
 import type { RecordMetadata } from '@mq/client';
-import { parseAcks, parseCompression } from '@mq/client/internal';
+import { parseCompression } from '@mq/client/internal';
+import { parseAcks } from '@mq/protocol/acks';
 import { writeLine, type CliContext } from '../context.js';
 import { UsageError } from '../errors.js';
 import { makeClient, nonNegativeInt, withClientOptions, withFormat, type ClientArgs, type FormatArgs } from '../options.js';
@@ -54,7 +55,7 @@ export function produceCommand(ctx: CliContext): CommandModule {
       if (sep === '') throw new UsageError('--key-separator must not be empty');
       const client = makeClient(args);
       const producer = client.producer({
-        acks: parseAcks(args.acks),
+        acks: parseAcks(args.acks, 'INVALID_ARGUMENT'),
         compression: parseCompression(args.compression),
         lingerMs: nonNegativeInt('--linger-ms', args['linger-ms']) ?? 5,
         idempotent: args.idempotent,

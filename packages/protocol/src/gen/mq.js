@@ -79,6 +79,8 @@ export const mq = $root.mq = (() => {
         values[valuesById[94] = "INVALID_ASSIGNMENT"] = 94;
         values[valuesById[95] = "GROUP_MAX_SIZE_REACHED"] = 95;
         values[valuesById[96] = "OFFSET_METADATA_TOO_LARGE"] = 96;
+        values[valuesById[97] = "GROUP_CREATE_THROTTLED"] = 97;
+        values[valuesById[98] = "GROUP_LIMIT_REACHED"] = 98;
         values[valuesById[100] = "OUT_OF_ORDER_SEQUENCE_NUMBER"] = 100;
         values[valuesById[101] = "DUPLICATE_SEQUENCE_NUMBER"] = 101;
         values[valuesById[102] = "INVALID_PRODUCER_EPOCH"] = 102;

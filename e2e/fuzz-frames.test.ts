@@ -15,6 +15,12 @@ const FRAMES = 20_000;
 const SECONDS = 30;
 /** The well-behaved client's p99 under fuzzing on a shared 2-core CI machine (the issue's 250 ms target is measured by the long run). */
 const CI_MAX_P99_MS = 10_000;
+/**
+ * Open files: the issue's bound. On main at the time of writing this fails: the
+ * broker's open files grow from ~190 to 1,159 after 5,328 frames and 4,191 after
+ * 6,241 (fuzzed CreateTopics create topics and partitions with no budget).
+ */
+const CI_MAX_FDS = 1024;
 
 function runTool(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -31,7 +37,7 @@ describe('frame fuzzer against a real broker', () => {
   it(
     'survives seeded mutated frames with the well-behaved client served intact and metadata unchanged',
     async () => {
-      const r = await runTool(['--seed', String(SEED), '--frames', String(FRAMES), '--seconds', String(SECONDS), '--max-p99-ms', String(CI_MAX_P99_MS), '--quiet']);
+      const r = await runTool(['--seed', String(SEED), '--frames', String(FRAMES), '--seconds', String(SECONDS), '--max-p99-ms', String(CI_MAX_P99_MS), '--max-fds', String(CI_MAX_FDS), '--quiet']);
       if (r.code !== 0) throw new Error(`fuzz-frames failed (exit ${r.code}):\n${r.stderr}\n${r.stdout.slice(0, 8000)}`);
       const report = JSON.parse(r.stdout) as { frames: number; violations: unknown[]; steady: { acked: number; intact: boolean } };
       expect(report.violations).toEqual([]);

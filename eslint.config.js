@@ -18,6 +18,43 @@ export default tseslint.config(
     },
   },
   {
+    // Deterministic cores: time and timers come in as components (Clock, Timers
+    // from @mq/protocol/components), so tests and simulators can drive them. The
+    // system implementations live in @mq/protocol/components; tests are exempt.
+    files: [
+      'packages/consensus/src/core/**/*.ts',
+      'packages/consensus/src/node/**/*.ts',
+      'packages/replication/src/**/*.ts',
+      'packages/broker/src/group/group-coordinator.ts',
+      'packages/broker/src/group/group.ts',
+      'packages/broker/src/group/assignment-check.ts',
+      'packages/broker/src/controller/**/*.ts',
+      'packages/client/src/group/group-member.ts',
+    ],
+    ignores: ['**/*.test.ts', 'packages/replication/src/testing/**'],
+    rules: {
+      'no-restricted-globals': [
+        'error',
+        ...['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'setImmediate'].map((name) => ({
+          name,
+          message: 'deterministic core: use the injected Timers component (@mq/protocol/components), not the global timer',
+        })),
+      ],
+      'no-restricted-properties': [
+        'error',
+        { object: 'Date', property: 'now', message: 'deterministic core: use the injected Clock component (@mq/protocol/components)' },
+        { object: 'performance', property: 'now', message: 'deterministic core: use the injected Clock component (@mq/protocol/components)' },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "NewExpression[callee.name='Date'][arguments.length=0]",
+          message: 'deterministic core: new Date() reads the wall clock; use new Date(clock()) with the injected Clock',
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.test.ts', '**/test/**', 'e2e/**'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },

@@ -58,12 +58,12 @@ describe('mq CLI errors', () => {
     const topic = uniqueName('vals');
     await runCli(['topic', 'create', topic, ...b()]);
     expectOneLine(await runCli(['produce', topic, '--acks', '2', ...b()]), 2, /^mq: Invalid values:.*acks.*"2"/);
-    expectOneLine(await runCli(['topic', 'create', uniqueName('p'), '--partitions', '0', ...b()]), 1, /partitions must be an integer >= 1, got 0/);
-    expectOneLine(await runCli(['consume', topic, '--max-messages', 'lots', ...b()]), 2, 'mq: --max-messages must be an integer >= 1, got NaN');
+    expectOneLine(await runCli(['topic', 'create', uniqueName('p'), '--partitions', '0', ...b()]), 2, 'mq: --partitions must be an integer >= 1, got "0"');
+    expectOneLine(await runCli(['consume', topic, '--max-messages', 'lots', ...b()]), 2, 'mq: --max-messages must be an integer >= 1, got "lots"');
     expectOneLine(await runCli(['consume', topic, '--offset', '5', ...b()]), 2, 'mq: --offset with a number needs --partition');
     expectOneLine(await runCli(['consume', topic, '--partition', '9', ...b()]), 2, `mq: partition 9 of topic "${topic}" does not exist (it has 1)`);
     expectOneLine(await runCli(['produce', topic, '--headers', 'novalue', ...b()], { input: 'x\n' }), 2, 'mq: --headers "novalue" is not key=value (use --headers k1=v1,k2=v2)');
-    expectOneLine(await runCli(['produce', topic, '--key-separator', ':', ...b()], { input: 'nokey\n' }), 2, 'mq: line 1 has no key separator ":"');
+    expectOneLine(await runCli(['produce', topic, '--key-separator', ':', ...b()], { input: 'nokey\n' }), 2, 'mq: line 1: no key separator ":" (nothing was produced)');
     expectOneLine(await runCli(['topic', 'create', 'bad/name', ...b()]), 1, /^mq: cannot create topic "bad\/name": .*/);
   });
 

@@ -36,7 +36,6 @@ export {
 } from './options.js';
 
 export type {
-  Acks,
   BenchTarget,
   Compression,
   RecordHandler,

@@ -1,6 +1,7 @@
 import { MqError } from '@mq/protocol/errors';
 import { formatKeySpec, parseKeySpec, type KeySpec } from './keys.js';
-import type { Acks, Compression } from './target.js';
+import { parseAcks as parseAcksValue, type Acks } from '@mq/protocol/acks';
+import type { Compression } from './target.js';
 
 export const DEFAULT_RECORDS = 1_000_000;
 export const DEFAULT_SIZE = 100;
@@ -135,12 +136,10 @@ function positive(name: string, v: unknown): number | null {
   return n;
 }
 
+/** --acks: DEFAULT_ACKS when absent, else @mq/protocol's parser (INVALID_ARGUMENT for anything but 0, 1, all). */
 export function parseAcks(v: unknown): Acks {
   if (v === undefined || v === null) return DEFAULT_ACKS;
-  if (v === 'all' || v === -1 || v === '-1') return -1;
-  if (v === 0 || v === '0') return 0;
-  if (v === 1 || v === '1') return 1;
-  return invalid(`--acks must be 0, 1 or all, got ${String(v)}`);
+  return parseAcksValue(v, 'INVALID_ARGUMENT');
 }
 
 export function parseCompression(v: unknown): Compression {

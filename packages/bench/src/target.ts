@@ -4,7 +4,8 @@
  * implement it over their usual Node clients, so every system runs the same
  * workload code.
  */
-export type Acks = 0 | 1 | -1;
+import type { Acks } from '@mq/protocol/acks';
+
 export type Compression = 'none' | 'gzip' | 'snappy' | 'lz4' | 'zstd';
 
 export interface TargetProducerOptions {

@@ -1,4 +1,4 @@
-import { ManualTime } from '@mq/protocol/time';
+import { ManualTime } from '@mq/protocol/components';
 import { guard, guardTimers } from './guard.js';
 
 function sink() {

@@ -5,7 +5,7 @@
  * error line naming what failed (a group, a partition, a sweep), and the
  * broker keeps serving everyone else.
  */
-import type { TimerHandle, Timers } from '@mq/protocol/time';
+import type { TimerHandle, Timers } from '@mq/protocol/components';
 
 /** The logger method a guard needs (pino's and the coordinator's loggers have it). */
 export interface ErrorSink {

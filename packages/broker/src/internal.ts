@@ -6,7 +6,7 @@ export { NO_RESPONSE, DEFAULT_HANDLERS, apiVersionsFor } from './handlers/index.
 export { Router, httpStatusFor, errorBody } from './http/router.js';
 export { TopicManager } from './topics/topic-manager.js';
 export { Partition } from './topics/partition.js';
-export { leaderAppend, parseAcks } from './records/leader-append.js';
+export { leaderAppend } from './records/leader-append.js';
 export { validateTopicName } from './topics/topic-name.js';
 export { toMqError, wireError } from './errors.js';
 

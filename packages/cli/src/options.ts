@@ -1,6 +1,6 @@
 /** Options shared by commands: how to reach the broker and how to print. */
 import type { Argv } from 'yargs';
-import { MqClient } from '@mq/client';
+import { MqClient, MqError } from '@mq/client';
 import { FORMATS, type OutputFormat } from './output.js';
 import { UsageError } from './errors.js';
 import { writeLine, type CliContext } from './context.js';
@@ -10,7 +10,11 @@ export const DEFAULT_BOOTSTRAP = 'localhost:9092';
 export interface ClientArgs {
   bootstrap: string;
   'request-timeout-ms': number;
+  'connect-timeout-ms': number;
 }
+
+/** How long the CLI waits, in all, for a first answer from the cluster (connect, handshake, metadata). */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
 
 export interface FormatArgs {
   format: OutputFormat;
@@ -25,11 +29,11 @@ export function withClientOptions<T>(y: Argv<T>, env: NodeJS.ProcessEnv): Argv<T
       default: env.MQ_BOOTSTRAP || DEFAULT_BOOTSTRAP,
       defaultDescription: env.MQ_BOOTSTRAP ? `${env.MQ_BOOTSTRAP} (MQ_BOOTSTRAP)` : DEFAULT_BOOTSTRAP,
     })
-    .option('request-timeout-ms', {
-      type: 'number',
-      describe: 'how long to wait for the broker to answer',
-      default: 10_000,
-    }) as unknown as Argv<T & ClientArgs>;
+    .option('request-timeout-ms', intOption('--request-timeout-ms', 1, 'how long to wait for the broker to answer a request', 10_000))
+    .option(
+      'connect-timeout-ms',
+      intOption('--connect-timeout-ms', 1, 'how long to wait, in all, for a first answer from the cluster (a host that accepts but never answers fails after this)', DEFAULT_CONNECT_TIMEOUT_MS),
+    ) as unknown as Argv<T & ClientArgs>;
 }
 
 export function withFormat<T>(y: Argv<T>): Argv<T & FormatArgs> {
@@ -47,9 +51,63 @@ export function makeClient(args: ClientArgs): MqClient {
     bootstrap: args.bootstrap,
     clientId: 'mq-cli',
     requestTimeoutMs: args['request-timeout-ms'],
-    connectTimeoutMs: Math.min(args['request-timeout-ms'], 5000),
+    connectTimeoutMs: Math.min(args['request-timeout-ms'], connectTimeoutOf(args)),
     retry: { retries: 3, initialDelayMs: 100, maxDelayMs: 1000 },
   });
+}
+
+function connectTimeoutOf(args: ClientArgs): number {
+  return args['connect-timeout-ms'] ?? DEFAULT_CONNECT_TIMEOUT_MS;
+}
+
+/**
+ * Reaches the cluster (connection, handshake, metadata) within --connect-timeout-ms in all, retries
+ * included: a host that accepts connections but never answers fails after that long, in one line.
+ */
+export async function connectClient(client: MqClient, args: ClientArgs, signal?: AbortSignal): Promise<void> {
+  const ms = connectTimeoutOf(args);
+  const timeout = AbortSignal.timeout(ms);
+  try {
+    await client.connect({ signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
+  } catch (err) {
+    if (timeout.aborted && !signal?.aborted) {
+      throw new MqError(
+        'REQUEST_TIMED_OUT',
+        `no answer from the cluster at ${args.bootstrap} within ${ms} ms (is that a broker's WebSocket port? wait longer with --connect-timeout-ms)`,
+        { retriable: false },
+      );
+    }
+    throw err;
+  }
+}
+
+/**
+ * A yargs coerce function for an integer flag: `--partitions abc` is a usage error (exit 2) naming the
+ * flag and the text given, before any broker is contacted.
+ */
+export function intFlag(flag: string, min: number, max = Number.MAX_SAFE_INTEGER): (raw: unknown) => number | undefined {
+  return (raw) => {
+    if (raw === undefined) return undefined;
+    if (Array.isArray(raw)) throw new UsageError(`${flag} was given more than once`);
+    const s = String(raw).trim();
+    const n = /^[-+]?\d+$/.test(s) ? Number(s) : NaN;
+    if (!Number.isSafeInteger(n) || n < min || n > max) {
+      const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`;
+      throw new UsageError(`${flag} must be an integer ${range}, got "${String(raw)}"`);
+    }
+    return n;
+  };
+}
+
+/** The yargs option of an integer flag checked by intFlag (shown as [integer] in --help). */
+export function intOption(flag: string, min: number, describe: string, defaultValue?: number) {
+  return {
+    type: 'string' as const,
+    requiresArg: true,
+    describe: `${describe} [integer]`,
+    coerce: intFlag(flag, min),
+    ...(defaultValue === undefined ? {} : { default: defaultValue as unknown as string }),
+  };
 }
 
 /** Parses repeated `key=value` flags into an object. */
@@ -63,22 +121,11 @@ export function parseKeyValues(flag: string, entries: readonly string[] | undefi
   return out;
 }
 
-export function nonNegativeInt(flag: string, v: number | undefined): number | undefined {
-  if (v === undefined) return undefined;
-  if (!Number.isSafeInteger(v) || v < 0) throw new UsageError(`${flag} must be an integer >= 0, got ${v}`);
-  return v;
-}
-
-export function positiveInt(flag: string, v: number | undefined): number | undefined {
-  if (v === undefined) return undefined;
-  if (!Number.isSafeInteger(v) || v < 1) throw new UsageError(`${flag} must be an integer >= 1, got ${v}`);
-  return v;
-}
-
 /** Runs `fn` with a client made from the command's options, and closes it afterwards. */
 export async function withClient<T>(args: ClientArgs, fn: (c: MqClient) => Promise<T>): Promise<T> {
   const client = makeClient(args);
   try {
+    await connectClient(client, args);
     return await fn(client);
   } finally {
     await client.close({ timeoutMs: 1000 });

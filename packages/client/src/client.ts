@@ -3,7 +3,7 @@
  * cache that its producers, consumers and admin share.
  */
 import { Admin } from './admin.js';
-import { Cluster } from './cluster.js';
+import { Cluster, type ClientComponents } from './cluster.js';
 import { Consumer } from './consumer/consumer.js';
 import type { ConsumerOptions } from './consumer/options.js';
 import { GroupAdmin } from './group/group-admin.js';
@@ -20,9 +20,10 @@ export class MqClient {
   private adminClient: Admin | undefined;
   private groupAdmin: GroupAdmin | undefined;
 
-  constructor(options: ClientOptions = {}) {
+  /** `components.connect`: how a connection's socket is opened (default: a WebSocket to the broker). */
+  constructor(options: ClientOptions = {}, components: ClientComponents = {}) {
     this.options = parseClientOptions(options);
-    this.cluster = new Cluster(this.options);
+    this.cluster = new Cluster(this.options, components);
   }
 
   /** Reaches a broker and loads the cluster's metadata: fails fast when no broker answers. */

@@ -6,7 +6,7 @@
  */
 import { MqError, errorCodeFromNumber, isMqError, type ErrorCode } from '@mq/protocol/errors';
 import type { RequestBody } from '@mq/protocol/wire';
-import { Connection, type RequestOptions, type RequestPayload, type ResponseOf } from './connection.js';
+import { Connection, type ConnectFn, type RequestOptions, type RequestPayload, type ResponseOf } from './connection.js';
 import type { ParsedClientOptions } from './options.js';
 import { coarseNow } from './coarse-clock.js';
 import { Retrier } from './retrier.js';
@@ -77,6 +77,12 @@ export function unknownTopicError(topic: string, retriable = false): MqError {
 const AVOID_AFTER: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['BROKER_NOT_AVAILABLE', 'REQUEST_TIMED_OUT', 'CONNECTION_ERROR', 'CONNECTION_CLOSED']);
 const AVOID_BROKER_MS = 5_000;
 
+/** The parts a client is built from; each defaults to the real one. */
+export interface ClientComponents {
+  /** Opens a connection's socket (default: a WebSocket to the broker); tests pass an in-memory one. */
+  connect?: ConnectFn;
+}
+
 export type Target = { kind: 'any' } | { kind: 'controller' } | { kind: 'broker'; id: number };
 
 export class Cluster {
@@ -98,8 +104,14 @@ export class Cluster {
   private readonly avoidUntil = new Map<string | number, number>();
   private closed = false;
 
-  constructor(readonly options: ParsedClientOptions) {
+  private readonly connect: ConnectFn | undefined;
+
+  constructor(
+    readonly options: ParsedClientOptions,
+    components: ClientComponents = {},
+  ) {
     this.retrier = new Retrier(options.retry);
+    this.connect = components.connect;
   }
 
   // ----------------------------------------------------------- connections
@@ -119,6 +131,7 @@ export class Cluster {
         maskFrames: this.options.maskFrames,
       },
       signal,
+      this.connect,
     ).then(
       (conn) => {
         if (this.closed) {

@@ -37,6 +37,27 @@ export interface ConnectionOptions {
   maskFrames?: boolean;
 }
 
+/**
+ * The socket a Connection runs over: the part of a `ws` WebSocket it uses
+ * (readyState uses WebSocket's numbers: 0 connecting, 1 open, 2 closing,
+ * 3 closed). The default {@link connectWebSocket} dials the broker's
+ * WebSocket port; a test can connect to an in-memory broker instead.
+ */
+export interface ClientSocket {
+  readonly readyState: number;
+  /** Bytes queued but not yet written. */
+  readonly bufferedAmount: number;
+  send(data: Uint8Array, options: { binary: boolean }, cb: (err?: Error) => void): void;
+  close(code?: number, reason?: string): void;
+  terminate(): void;
+  on(event: 'message', listener: (data: Buffer, isBinary: boolean) => void): unknown;
+  on(event: 'close', listener: (code: number, reason: Buffer) => void): unknown;
+  on(event: 'error', listener: (err: Error) => void): unknown;
+}
+
+/** Opens the socket to `options.address` (the client's connection-factory seam). */
+export type ConnectFn = (options: ConnectionOptions, signal?: AbortSignal) => Promise<ClientSocket>;
+
 export interface RequestOptions {
   timeoutMs?: number;
   signal?: AbortSignal;
@@ -92,7 +113,7 @@ export class Connection {
   private readonly closeListeners: Array<(err: MqError) => void> = [];
 
   private constructor(
-    private readonly ws: WebSocket,
+    private readonly ws: ClientSocket,
     private readonly options: ConnectionOptions,
   ) {
     this.address = options.address;
@@ -107,8 +128,8 @@ export class Connection {
   }
 
   /** Opens the socket and runs the handshake. */
-  static async open(options: ConnectionOptions, signal?: AbortSignal): Promise<Connection> {
-    const ws = await openSocket(options, signal);
+  static async open(options: ConnectionOptions, signal?: AbortSignal, connect: ConnectFn = connectWebSocket): Promise<Connection> {
+    const ws = await connect(options, signal);
     const conn = new Connection(ws, options);
     try {
       await conn.handshake(signal);
@@ -345,7 +366,8 @@ export class Connection {
   }
 }
 
-function openSocket(options: ConnectionOptions, signal?: AbortSignal): Promise<WebSocket> {
+/** The default {@link ConnectFn}: a WebSocket to the broker, open when the promise resolves. */
+export function connectWebSocket(options: ConnectionOptions, signal?: AbortSignal): Promise<ClientSocket> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(abortError(signal));
     const ws = new WebSocket(addressToUrl(options.address), {

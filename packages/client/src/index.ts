@@ -20,10 +20,11 @@ export type {
   TopicResult,
   Watermarks,
 } from './admin.js';
-export type { BrokerDescription, PartitionDescription, TopicDescription } from './cluster.js';
+export type { BrokerDescription, ClientComponents, PartitionDescription, TopicDescription } from './cluster.js';
+export type { ClientSocket, ConnectFn, ConnectionOptions } from './connection.js';
 export type { ClientOptions } from './options.js';
+export type { Acks, AcksInput } from '@mq/protocol/acks';
 export type {
-  Acks,
   Bytes,
   FlushOptions,
   HeadersInput,

@@ -1,10 +1,10 @@
 // For sibling packages (cli, bench, groups); not part of the public API.
 export { Cluster, invalidatesMetadata, unknownTopicError } from './cluster.js';
-export { Connection, addressToUrl } from './connection.js';
+export { Connection, addressToUrl, connectWebSocket } from './connection.js';
 export { Fetcher } from './consumer/fetcher.js';
 export { CompletedFetch } from './consumer/record-decoder.js';
 export { parseClientOptions, parseAddress, DEFAULT_BOOTSTRAP } from './options.js';
-export { parseAcks, parseCompression } from './producer/options.js';
+export { parseCompression } from './producer/options.js';
 export { parseAutoOffsetReset } from './consumer/options.js';
 export { abortableSleep, abortError, isProgrammerError } from './retrier.js';
 export type { ParsedClientOptions } from './options.js';

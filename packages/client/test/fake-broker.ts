@@ -5,7 +5,7 @@
  * polling, list offsets. Tests can hold or fail requests to exercise
  * backpressure, retries and leader changes.
  */
-import { AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { LOG_OVERHEAD, iterateBatches, setBaseOffset, validateBatch } from '@mq/protocol/batch';
 import { ERROR_CODES, MqError, isMqError, type ErrorCode } from '@mq/protocol/errors';
@@ -225,13 +225,13 @@ export async function startFakeBroker(
         case 'metadata': {
           const f = takeFailure('metadata');
           if (f) return ws.send(encodeResponse({ correlationId: frame.correlationId, errorCode: num(f), errorMessage: 'fake' }));
-          return reply(metadata(frame.metadata!));
+          return reply(metadata(frame.metadata as mq.MetadataRequest));
         }
         case 'initProducerId':
           return reply({ producerId: 42, producerEpoch: 0 });
         case 'createTopics':
           return reply({
-            results: frame.createTopics!.topics.map((t) => {
+            results: (frame.createTopics as mq.CreateTopicsRequest).topics.map((t) => {
               if (topics.has(t.name ?? '')) return { name: t.name, errorCode: num('TOPIC_ALREADY_EXISTS') };
               createTopic(t.name ?? '', t.numPartitions ?? 1);
               return { name: t.name, numPartitions: t.numPartitions, replicationFactor: t.replicationFactor };
@@ -239,22 +239,23 @@ export async function startFakeBroker(
           });
         case 'deleteTopics':
           return reply({
-            results: frame.deleteTopics!.topics.map((name) => {
+            results: (frame.deleteTopics as mq.DeleteTopicsRequest).topics.map((name) => {
               if (!topics.delete(name)) return { name, errorCode: num('UNKNOWN_TOPIC_OR_PARTITION') };
               return { name };
             }),
           });
         case 'produce': {
+          const req = frame.produce as mq.ProduceRequest;
           const run = () => {
-            const resp = produce(frame.produce!, frame.apiVersion ?? 0);
-            if (frame.produce!.acks !== 0) reply(resp);
+            const resp = produce(req, frame.apiVersion ?? 0);
+            if (req.acks !== 0) reply(resp);
           };
           if (held) held.push(run);
           else run();
           return;
         }
         case 'fetch': {
-          const req = frame.fetch!;
+          const req = frame.fetch as mq.FetchRequest;
           const first = fetchNow(req);
           if (first.bytes > 0 || first.errors || req.maxWaitMs === 0) return reply(first.body);
           let done = false;
@@ -270,7 +271,7 @@ export async function startFakeBroker(
           return;
         }
         case 'listOffsets':
-          return reply(listOffsets(frame.listOffsets!));
+          return reply(listOffsets(frame.listOffsets as mq.ListOffsetsRequest));
         default:
           return ws.send(
             encodeResponse({ correlationId: frame.correlationId, errorCode: num('INVALID_REQUEST'), errorMessage: `fake broker: no ${body}` }),

@@ -18,7 +18,6 @@ export { MemoryNetwork } from './transport/memory-transport.js';
 export { createWsTransport, parseWsTransportOptions, DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_RECONNECT_MS } from './transport/ws-transport.js';
 export { createRaftNode, bootstrapStorage } from './node/raft-node.js';
 export { parseRaftNodeOptions, DEFAULT_TICK_MS, DEFAULT_REQUEST_TIMEOUT_MS } from './node/options.js';
-export { systemClock, silentLogger } from './node/types.js';
 
 export type { RaftOptions } from './core/options.js';
 export type { Entry, HardState, ConfState, ConfChange, Snapshot, SnapshotMeta, Message, Ready, ReadState, SoftState } from './core/types.js';
@@ -27,4 +26,4 @@ export type { FileStorageOptions } from './storage/file-storage.js';
 export type { WsTransport, WsTransportOptions } from './transport/ws-transport.js';
 export type { RaftNode, RaftNodeComponents, RaftStatus, ProgressStatus, ProposeResult, RequestOptions } from './node/raft-node.js';
 export type { RaftNodeOptions } from './node/options.js';
-export type { Clock, RaftTransport, StateMachine, Logger } from './node/types.js';
+export type { RaftTransport, StateMachine } from './node/types.js';

@@ -25,7 +25,6 @@ export type {
   AppendResult,
   Log,
   LogComponents,
-  LogStoreLogger,
   ProducerInfo,
   ReadOptions,
   ReadResult,

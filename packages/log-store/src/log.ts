@@ -8,12 +8,16 @@ import {
   ATTR_LOG_APPEND_TIME,
   HEADER_SIZE,
   LOG_OVERHEAD,
+  OFF_CRC,
+  OFF_MAX_TIMESTAMP,
   computeBatchCrc,
   decodeBatch,
   readBatchHeader,
   setBaseOffset,
   setPartitionLeaderEpoch,
+  writeInt64,
 } from '@mq/protocol/batch';
+import { silentLogger, type Logger } from '@mq/protocol/components';
 import { MqError, isMqError } from '@mq/protocol/errors';
 import { checkInt, markLogAppendTime, needsDecompression, parseAppend, toStorageError, verifyCompressed, type ParsedBatch } from './append-checks.js';
 import { CheckpointFile } from './checkpoint.js';
@@ -22,7 +26,6 @@ import { lockDir, type DirLock } from './dir-lock.js';
 import { SYNC_WRITE_MAX_BYTES, nodeFileSystem, type LogFileSystem } from './file-system.js';
 import { GroupCommit, type LogPosition } from './group-commit.js';
 import { IndexCache } from './index-cache.js';
-import { writeInt64 } from './int64.js';
 import { PersistentLeaderEpochCache, type LeaderEpochCache } from './leader-epoch-cache.js';
 import { Mutex, RwLock } from './locks.js';
 import { OffsetIndex } from './offset-index.js';
@@ -38,7 +41,6 @@ import type {
   AppendResult,
   Log,
   LogComponents,
-  LogStoreLogger,
   ProducerInfo,
   ReadOptions,
   ReadResult,
@@ -56,8 +58,6 @@ export const CLEANED_SUFFIX = '.cleaned';
 export const LATEST_TIMESTAMP = -1;
 export const EARLIEST_TIMESTAMP = -2;
 
-const OFF_MAX_TIMESTAMP = 35;
-const OFF_CRC = 17;
 const MAX_LOCATE_CHUNK = 8 * 1024 * 1024;
 /** Read past the index interval so the batch an index entry leads to usually fits the first read. */
 const READ_SLACK_BYTES = 32 * 1024;
@@ -66,7 +66,7 @@ const MAX_READ_HINTS = 256;
 /** How often expired producer ids are dropped (Kafka's producer.id.expiration.check.interval.ms). */
 const PRODUCER_EXPIRATION_CHECK_MS = 10 * 60 * 1000;
 
-export type { AppendOptions, AppendResult, Log, LogComponents, LogStoreLogger, ReadOptions, ReadResult, RecoveryReport, RecoveryTruncation } from './types.js';
+export type { AppendOptions, AppendResult, Log, LogComponents, ReadOptions, ReadResult, RecoveryReport, RecoveryTruncation } from './types.js';
 
 /**
  * The offsets an append answers for batches at `ranges` (request order): the
@@ -86,7 +86,6 @@ function offsetsOf(ranges: ReadonlyArray<NonNullable<SequenceVerdict>>): Pick<Ap
   return out;
 }
 
-const silentLogger: LogStoreLogger = { debug() {}, info() {}, warn() {}, error() {} };
 
 class PartitionLog implements Log {
   private segments: Segment[] = [];
@@ -126,7 +125,7 @@ class PartitionLog implements Log {
     private readonly opts: ParsedLogOptions,
     private readonly fs: LogFileSystem,
     private readonly clock: () => number,
-    private readonly logger: LogStoreLogger,
+    private readonly logger: Logger,
     private readonly lock: DirLock,
     indexCache: IndexCache | undefined,
   ) {

@@ -5,12 +5,11 @@
  * scan of headers), read whole batches, truncate, and rebuild its indexes.
  */
 import * as path from 'node:path';
-import { HEADER_SIZE, LOG_OVERHEAD, readBatchHeader, type BatchHeader } from '@mq/protocol/batch';
+import { HEADER_SIZE, LOG_OVERHEAD, readBatchHeader, readInt64, type BatchHeader } from '@mq/protocol/batch';
 import { MqError } from '@mq/protocol/errors';
 import { readFully, writeFully, writeFullySync, type LogFile, type LogFileSystem } from './file-system.js';
 import { OffsetIndex } from './offset-index.js';
 import { scanSegment, type ScanResult } from './scan.js';
-import { readInt64 } from './int64.js';
 import { TimeIndex } from './time-index.js';
 import type { ReadBufferPool } from './read-buffer-pool.js';
 

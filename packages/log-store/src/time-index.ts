@@ -4,7 +4,7 @@
  * strictly increasing. An entry (T, o) says: no batch before offset o has a
  * timestamp above T, and the batch at o reaches T.
  */
-import { readInt64, writeInt64 } from './int64.js';
+import { readInt64, writeInt64 } from '@mq/protocol/batch';
 
 export const TIME_ENTRY_SIZE = 12;
 

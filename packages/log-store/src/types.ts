@@ -3,24 +3,17 @@
  * docs/CONTRACTS.md plus additions), its options per call, its results and
  * the recovery report, and the components `openLog` takes.
  */
+import type { Clock, Logger } from '@mq/protocol/components';
 import type { CompactOptions, CompactionResult } from './compaction.js';
 import type { LogFileSystem } from './file-system.js';
 import type { IndexCache } from './index-cache.js';
 import type { LeaderEpochCache } from './leader-epoch-cache.js';
 import type { ReadBufferPool } from './read-buffer-pool.js';
 
-/** The subset of pino's logger the log uses; a pino.Logger fits. */
-export interface LogStoreLogger {
-  debug(obj: object, msg?: string): void;
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
-
 export interface LogComponents {
-  logger?: LogStoreLogger;
+  logger?: Logger;
   /** Milliseconds since the epoch; drives rolling, retention and log-append time. */
-  clock?: () => number;
+  clock?: Clock;
   /** All file I/O goes through this (tests inject faults here). */
   fs?: LogFileSystem;
   /** A cache shared by many logs (one budget per broker); default: one of `indexCacheBytes` for this log. */

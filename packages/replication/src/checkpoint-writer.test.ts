@@ -1,6 +1,6 @@
 import { CheckpointWriter } from './checkpoint-writer.js';
 import { ManualTimers, MemoryCheckpoint, settle } from './testing/index.js';
-import type { Logger } from './types.js';
+import type { Logger } from '@mq/protocol/components';
 
 function writer(intervalMs: number, checkpoint = new MemoryCheckpoint()) {
   const timers = new ManualTimers(0);

@@ -5,7 +5,8 @@
  * leader), and one fsync per HW move per partition would not scale. Saves
  * never overlap; the latest value wins; flush() writes now.
  */
-import type { HighWatermarkCheckpoint, Logger, Timers } from './types.js';
+import type { Logger, TimerHandle, Timers } from '@mq/protocol/components';
+import type { HighWatermarkCheckpoint } from './types.js';
 
 export class CheckpointWriter {
   readonly #checkpoint: HighWatermarkCheckpoint;
@@ -16,7 +17,7 @@ export class CheckpointWriter {
   #value: number;
   #saved: number | undefined;
   #saving: Promise<void> | null = null;
-  #timer: unknown = undefined;
+  #timer: TimerHandle | undefined = undefined;
 
   constructor(
     checkpoint: HighWatermarkCheckpoint,

@@ -8,7 +8,8 @@
  */
 import { MqError } from '@mq/protocol/errors';
 import type { PartitionLeader } from './partition-leader.js';
-import { CONSUMER_REPLICA_ID, UNDEFINED, type FetchPartitionResponse, type FetchRequest, type FetchResponse, type Timers } from './types.js';
+import { CONSUMER_REPLICA_ID, UNDEFINED, type FetchPartitionResponse, type FetchRequest, type FetchResponse } from './types.js';
+import type { Timers } from '@mq/protocol/components';
 
 /** Finds this broker's leader of a partition; undefined when it does not lead it. */
 export type LeaderLookup = (topic: string, partition: number) => PartitionLeader | undefined;

@@ -12,6 +12,7 @@
  * never claim records still on their way to the log (the leader would count
  * them for acks=all). Partitions of one response are appended concurrently.
  */
+import { silentLogger, type Clock, type Logger, type TimerHandle, type Timers } from '@mq/protocol/components';
 import { MqError, isMqError, type ErrorCode } from '@mq/protocol/errors';
 import { iterateBatches, lastOffset as batchLastOffset } from '@mq/protocol/batch';
 import { CheckpointWriter } from './checkpoint-writer.js';
@@ -19,16 +20,13 @@ import { latestEpoch, truncationTarget } from './epoch-cache.js';
 import { parseFollowerFetcherOptions, type FollowerFetcherOptions, type ParsedFollowerFetcherOptions } from './options.js';
 import {
   UNDEFINED,
-  type Clock,
   type EpochEndOffset,
   type FetchFn,
   type FetchPartitionResponse,
   type HighWatermarkCheckpoint,
-  type Logger,
   type OffsetForLeaderEpochFn,
   type OffsetForLeaderEpochPartitionResponse,
   type ReplicaLog,
-  type Timers,
 } from './types.js';
 
 export interface FollowerFetcherComponents {
@@ -90,7 +88,6 @@ interface Entry {
   work: Promise<void>;
 }
 
-const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
 function keyOf(topic: string, partition: number): string {
   return `${topic}\u0000${partition}`;
@@ -272,7 +269,7 @@ export class FollowerFetcher {
   /** Waits for a poke, or `ms` on the injected timers. */
   #idle(ms?: number): Promise<void> {
     return new Promise((resolve) => {
-      let timer: unknown;
+      let timer: TimerHandle | undefined;
       const done = (): void => {
         if (timer !== undefined) this.#c.timers.clearTimeout(timer);
         if (this.#wake === done) this.#wake = null;

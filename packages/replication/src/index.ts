@@ -4,7 +4,6 @@ export { handleFetch } from './fetch-handler.js';
 export { handleOffsetForLeaderEpoch } from './offset-for-leader-epoch-handler.js';
 export { FileCheckpoint } from './file-checkpoint.js';
 export { endOffsetForEpoch, latestEpoch, truncationTarget } from './epoch-cache.js';
-export { systemTimers } from './timers.js';
 export {
   DEFAULT_MAX_PENDING_FETCHES,
   DEFAULT_MAX_PENDING_PRODUCES,
@@ -22,7 +21,7 @@ export {
 } from './options.js';
 export { CONSUMER_REPLICA_ID, UNDEFINED } from './types.js';
 
-export type { Acks, LeaderAppendOptions, LeaderAppendResult, PartitionLeaderComponents, ReplicaStatus } from './partition-leader.js';
+export type { LeaderAppendOptions, LeaderAppendResult, PartitionLeaderComponents, ReplicaStatus } from './partition-leader.js';
 export type {
   FollowerFetcherComponents,
   FollowerPartitionOptions,
@@ -40,7 +39,6 @@ export type {
 export type {
   AlterPartitionFn,
   AlterPartitionRequest,
-  Clock,
   EpochEndOffset,
   EpochEntry,
   FetchFn,
@@ -49,7 +47,6 @@ export type {
   FetchRequest,
   FetchResponse,
   HighWatermarkCheckpoint,
-  Logger,
   OffsetForLeaderEpochFn,
   OffsetForLeaderEpochPartitionRequest,
   OffsetForLeaderEpochPartitionResponse,
@@ -59,5 +56,4 @@ export type {
   ReplicaAppendResult,
   ReplicaEpochCache,
   ReplicaLog,
-  Timers,
 } from './types.js';

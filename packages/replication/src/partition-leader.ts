@@ -5,6 +5,8 @@
  * backwards, checkpointed), answers acks=all produces once the high watermark
  * passes them, and proposes ISR shrinks and expansions to the controller.
  */
+import { parseAcks, type Acks } from '@mq/protocol/acks';
+import { silentLogger, type Clock, type Logger, type TimerHandle, type Timers } from '@mq/protocol/components';
 import { MqError, isMqError, type ErrorCode } from '@mq/protocol/errors';
 import { endOffsetForEpoch, latestEpoch } from './epoch-cache.js';
 import { parsePartitionLeaderOptions, type ParsedPartitionLeaderOptions, type PartitionLeaderOptions } from './options.js';
@@ -14,16 +16,13 @@ import {
   CONSUMER_REPLICA_ID,
   UNDEFINED,
   type AlterPartitionFn,
-  type Clock,
   type EpochEndOffset,
   type EpochEntry,
   type FetchPartitionRequest,
   type FetchPartitionResponse,
   type HighWatermarkCheckpoint,
-  type Logger,
   type PartitionState,
   type ReplicaLog,
-  type Timers,
 } from './types.js';
 
 export interface PartitionLeaderComponents {
@@ -34,9 +33,6 @@ export interface PartitionLeaderComponents {
   alterPartition: AlterPartitionFn;
   logger?: Logger;
 }
-
-/** 0: no answer; 1: after the leader's append; -1 (all): after every ISR member has it. */
-export type Acks = 0 | 1 | -1;
 
 export interface LeaderAppendOptions {
   acks: Acks;
@@ -84,7 +80,6 @@ const EMPTY = Buffer.alloc(0);
 const RECENT_APPENDS = 1024;
 const DEFAULT_PRODUCE_TIMEOUT_MS = 30_000;
 
-const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
 /**
  * Becomes leader of a partition: records the new leader epoch at the log end
@@ -140,7 +135,7 @@ export class PartitionLeader {
   readonly #watchers = new Set<() => void>();
   /** Appends handed to the log and not yet done: resign waits for them. */
   readonly #appending = new Set<Promise<void>>();
-  #isrTimer: unknown;
+  #isrTimer: TimerHandle | undefined;
   #closedWith: ErrorCode | null = null;
   /** Recent appends (last offset, cumulative bytes), to estimate bytes past an offset for fetch minBytes. */
   readonly #recent: { lastOffset: number; cumBytes: number }[] = [];
@@ -260,10 +255,7 @@ export class PartitionLeader {
    */
   async append(records: Buffer, options: LeaderAppendOptions): Promise<LeaderAppendResult> {
     this.#ensureLeader();
-    const { acks } = options;
-    if (acks !== 0 && acks !== 1 && acks !== -1) {
-      throw new MqError('INVALID_REQUIRED_ACKS', `acks must be 0, 1 or -1 (all), got ${String(acks)}`);
-    }
+    const acks = parseAcks(options.acks);
     if (acks === -1) {
       this.#checkMinIsr('NOT_ENOUGH_REPLICAS');
       if (this.#purgatory.full) {
@@ -430,7 +422,7 @@ export class PartitionLeader {
   async resign(code: ErrorCode = 'NOT_LEADER'): Promise<void> {
     if (this.#closedWith) return;
     this.#closedWith = code;
-    this.#timers.clearTimeout(this.#isrTimer);
+    if (this.#isrTimer !== undefined) this.#timers.clearTimeout(this.#isrTimer);
     this.#alterSeq++;
     this.#purgatory.failAll(
       () => new MqError(code, `${this.#name}: this broker is no longer the leader (epoch ${this.#leaderEpoch}); ask metadata for the new one`),

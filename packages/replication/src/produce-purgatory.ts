@@ -5,13 +5,13 @@
  * timers and an optional AbortSignal; listeners are always removed.
  */
 import { MqError } from '@mq/protocol/errors';
-import type { Timers } from './types.js';
+import type { TimerHandle, Timers } from '@mq/protocol/components';
 
 interface Waiter {
   lastOffset: number;
   resolve: () => void;
   reject: (err: unknown) => void;
-  timer: unknown;
+  timer: TimerHandle | undefined;
   cleanup: () => void;
 }
 
@@ -63,7 +63,7 @@ export class ProducePurgatory {
         reject,
         timer: undefined,
         cleanup: () => {
-          this.#timers.clearTimeout(waiter.timer);
+          if (waiter.timer !== undefined) this.#timers.clearTimeout(waiter.timer);
           signal?.removeEventListener('abort', onAbort);
         },
       };

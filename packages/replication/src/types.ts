@@ -62,26 +62,10 @@ export interface ReplicaLog {
   readonly leaderEpochs: ReplicaEpochCache;
 }
 
-/** Milliseconds since the epoch. Injected; replication never reads `Date.now()` itself. */
-export type Clock = () => number;
-
-/** Injected timers; production passes {@link systemTimers}, tests a manual scheduler. */
-export interface Timers {
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
 /** Where a partition's high watermark survives restarts (Kafka's replication-offset-checkpoint). */
 export interface HighWatermarkCheckpoint {
   load(): Promise<number | undefined>;
   save(highWatermark: number): Promise<void>;
-}
-
-export interface Logger {
-  debug(obj: object, msg?: string): void;
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
 }
 
 export const CONSUMER_REPLICA_ID = -1;

@@ -12,8 +12,8 @@ import {
   createPartitionLeader,
   handleFetch,
   handleOffsetForLeaderEpoch,
-  systemTimers,
 } from '../src/index.js';
+import { systemClock, systemTimers } from '@mq/protocol/components';
 
 it('runs the README example', async () => {
   const root = await mkdtemp(join(tmpdir(), 'mq-readme-'));
@@ -29,7 +29,7 @@ it('runs the README example', async () => {
       { topic: 'orders', partition: 0, brokerId: 1, leaderEpoch: 0, partitionEpoch: 0, replicas: [1, 2], isr: [1, 2], minInsyncReplicas: 2 },
       {
         log: leaderLog,
-        clock: Date.now,
+        clock: systemClock,
         timers: systemTimers,
         checkpoint: new FileCheckpoint(join(root, 'b1/orders-0.hw')),
         alterPartition: async (req) => ({ leaderEpoch: req.leaderEpoch, partitionEpoch: req.partitionEpoch + 1, isr: req.isr }),
@@ -44,7 +44,7 @@ it('runs the README example', async () => {
       {
         fetch: (_leaderId, request, signal) => handleFetch(request, leaders, signal),
         offsetForLeaderEpoch: async (_leaderId, request) => handleOffsetForLeaderEpoch(request, leaders),
-        clock: Date.now,
+        clock: systemClock,
         timers: systemTimers,
       },
     );

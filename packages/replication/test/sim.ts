@@ -14,12 +14,12 @@ import {
   type AlterPartitionRequest,
   type FetchRequest,
   type FollowerFetcher,
-  type Logger,
   type OffsetForLeaderEpochRequest,
   type PartitionLeader,
   type PartitionState,
   type ReplicaLog,
 } from '../src/index.js';
+import type { Logger } from '@mq/protocol/components';
 import { ManualTimers, MemoryCheckpoint, MemoryLog, settle } from '../src/testing/index.js';
 
 export const TOPIC = 't';

@@ -14,11 +14,11 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 
 import { openLog, type Log } from '@mq/log-store';
+import { systemTimers } from '@mq/protocol/components';
 import {
   createFollowerFetcher,
   createPartitionLeader,
   FileCheckpoint,
-  systemTimers,
   type AlterPartitionRequest,
   type FetchFn,
   type FollowerFetcher,

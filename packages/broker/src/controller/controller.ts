@@ -15,7 +15,8 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { isMqError, MqError } from '@mq/protocol/errors';
-import { createRaftNode, createWsTransport, FileStorage, StateRole, systemClock, type Clock, type RaftNode } from '@mq/consensus';
+import { createRaftNode, createWsTransport, FileStorage, StateRole, type RaftNode } from '@mq/consensus';
+import { sleep, systemClock, systemTimers, type Clock, type TimerHandle, type Timers } from '@mq/protocol/components';
 import { addsPartitions, checkCommandLimits } from './command-limits.js';
 import { decodeCommand, encodeCommand, type CommandResult, type MetadataCommand, type RegisterBrokerCommand } from './commands.js';
 import { MetadataFeed, type FeedRead } from './metadata-feed.js';
@@ -32,6 +33,7 @@ export type ForwardFn = (controllerId: number, command: MetadataCommand, timeout
 export interface ControllerComponents {
   logger: Logger;
   clock?: Clock;
+  timers?: Timers;
   forward: ForwardFn;
 }
 
@@ -104,6 +106,7 @@ export class RaftController implements Controller {
   private raft!: RaftNode;
   private readonly logger: Logger;
   private readonly clock: Clock;
+  private readonly timers: Timers;
   private readonly forward: ForwardFn;
   private readonly lastSeen = new Map<number, number>();
   /** Leaderless partitions waiting for unclean recovery (set up in the constructor from the options). */
@@ -112,7 +115,7 @@ export class RaftController implements Controller {
   private ready = false;
   private busy = false;
   private lastImbalanceCheck = 0;
-  private cancelTimer: (() => void) | undefined;
+  private livenessTimer: TimerHandle | undefined;
   private closed = false;
   private lastLeaderSeen: number;
   private readonly leaderWatchers = new Set<(leader: number) => void>();
@@ -121,9 +124,10 @@ export class RaftController implements Controller {
     this.options = parseControllerOptions(options);
     this.logger = components.logger.child({ component: 'controller' });
     this.clock = components.clock ?? systemClock;
+    this.timers = components.timers ?? systemTimers;
     this.forward = components.forward;
     this.recoveryWaits = new RecoveryWaits(this.options.uncleanRecoveryWaitMs);
-    this.lastLeaderSeen = this.clock.now();
+    this.lastLeaderSeen = this.clock();
   }
 
   async start(dataDir: string): Promise<void> {
@@ -145,16 +149,16 @@ export class RaftController implements Controller {
     try {
       this.raft = await createRaftNode(
         { id: o.brokerId, peers: o.voters.map((v) => v.id), tickMs: o.tickMs, snapshotEntries: o.snapshotEntries },
-        { storage, transport, stateMachine: this.feed, clock: this.clock, logger: this.logger },
+        { storage, transport, stateMachine: this.feed, clock: this.clock, timers: this.timers, logger: this.logger },
       );
     } catch (err) {
       await transport.close();
       await storage.close();
       throw err;
     }
-    await writeVoterMarker(dataDir, o.brokerId);
+    await writeVoterMarker(dataDir, o.brokerId, this.clock());
     this.raft.onLeaderChange((leader, role, term) => {
-      if (leader > 0) this.lastLeaderSeen = this.clock.now();
+      if (leader > 0) this.lastLeaderSeen = this.clock();
       this.logger.info({ leader, role, term }, leader === o.brokerId ? 'this broker is the active controller' : 'controller changed');
       for (const w of [...this.leaderWatchers]) w(leader);
     });
@@ -174,10 +178,10 @@ export class RaftController implements Controller {
   /** Milliseconds this broker has gone without knowing an active controller (0 while it knows one). */
   get leaderlessMs(): number {
     if (this.raft.status().leader > 0) {
-      this.lastLeaderSeen = this.clock.now();
+      this.lastLeaderSeen = this.clock();
       return 0;
     }
-    return this.clock.now() - this.lastLeaderSeen;
+    return this.clock() - this.lastLeaderSeen;
   }
 
   onControllerChange(fn: (leader: number) => void): () => void {
@@ -187,19 +191,19 @@ export class RaftController implements Controller {
 
   /** Waits until this broker's metadata has applied everything committed when it is called (linearizable). */
   async catchUp(timeoutMs = 5000): Promise<void> {
-    const deadline = this.clock.now() + timeoutMs;
+    const deadline = this.clock() + timeoutMs;
     for (;;) {
       try {
         if (this.isActive) {
-          await this.raft.readIndex({ timeoutMs: Math.max(1, deadline - this.clock.now()) });
+          await this.raft.readIndex({ timeoutMs: Math.max(1, deadline - this.clock()) });
           return;
         }
         const st = this.raft.status();
         if (st.leader > 0 && st.applied >= st.commit) return;
       } catch (err) {
-        if (this.clock.now() >= deadline) throw err;
+        if (this.clock() >= deadline) throw err;
       }
-      if (this.clock.now() >= deadline) throw new MqError('REQUEST_TIMED_OUT', 'the cluster metadata did not catch up (no active controller?)');
+      if (this.clock() >= deadline) throw new MqError('REQUEST_TIMED_OUT', 'the cluster metadata did not catch up (no active controller?)');
       await this.sleep(50);
     }
   }
@@ -218,7 +222,7 @@ export class RaftController implements Controller {
         if (leader > 0) return this.forward(leader, command, left);
         throw new MqError('NOT_CONTROLLER', 'no active controller (election in progress or no quorum)');
       },
-      { timeoutMs, clock: this.clock, closed: () => this.closed },
+      { timeoutMs, clock: this.clock, timers: this.timers, closed: () => this.closed },
     );
   }
 
@@ -233,11 +237,14 @@ export class RaftController implements Controller {
     const b = this.metadata.broker(f.brokerId);
     if (b && b.incarnation === f.incarnation && !this.isVoter(f.brokerId)) {
       // The fetch is the heartbeat of the registered run (another run of the same id does not keep it alive).
-      this.lastSeen.set(f.brokerId, this.clock.now());
+      this.lastSeen.set(f.brokerId, this.clock());
       this.observerIndex.set(f.brokerId, f.fetchIndex);
     }
     const maxWait = Math.min(f.maxWaitMs, Math.floor(this.options.sessionTimeoutMs / 3));
-    await this.feed.waitBeyond(f.fetchIndex, maxWait, (fn, ms) => this.clock.setTimeout(fn, ms), signal);
+    await this.feed.waitBeyond(f.fetchIndex, maxWait, (fn, ms) => {
+      const timer = this.timers.setTimeout(fn, ms);
+      return () => this.timers.clearTimeout(timer);
+    }, signal);
     return this.feed.read(f.fetchIndex, f.maxEntries);
   }
 
@@ -255,7 +262,7 @@ export class RaftController implements Controller {
   private duplicateRegistration(cmd: RegisterBrokerCommand): CommandResult | undefined {
     const old = this.metadata.broker(cmd.id);
     if (!old || old.incarnation === cmd.incarnation || old.shuttingDown || this.isVoter(cmd.id)) return undefined;
-    const now = this.clock.now();
+    const now = this.clock();
     const silentMs = now - (this.lastSeen.get(cmd.id) ?? now);
     if (silentMs >= this.options.sessionTimeoutMs) return undefined;
     const message =
@@ -307,7 +314,7 @@ export class RaftController implements Controller {
 
   status(): ControllerStatus {
     const st = this.raft.status();
-    const now = this.clock.now();
+    const now = this.clock();
     const active = st.role === StateRole.Leader;
     return {
       controllerId: st.leader > 0 ? st.leader : -1,
@@ -325,7 +332,7 @@ export class RaftController implements Controller {
 
   private schedule(): void {
     if (this.closed) return;
-    this.cancelTimer = this.clock.setTimeout(() => {
+    this.livenessTimer = this.timers.setTimeout(() => {
       void this.check().finally(() => this.schedule());
     }, this.options.livenessCheckMs);
   }
@@ -339,7 +346,7 @@ export class RaftController implements Controller {
       this.ready = false;
       return;
     }
-    const now = this.clock.now();
+    const now = this.clock();
     this.busy = true;
     try {
       if (this.activeTerm !== st.term) {
@@ -430,13 +437,13 @@ export class RaftController implements Controller {
   }
 
   private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => this.clock.setTimeout(resolve, ms));
+    return sleep(this.timers, ms);
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.cancelTimer?.();
+    if (this.livenessTimer) this.timers.clearTimeout(this.livenessTimer);
     await this.raft?.close();
   }
 }

@@ -11,7 +11,8 @@
  */
 import type { Logger } from 'pino';
 import { MqError, errorCodeFromNumber, isMqError, type ErrorCode } from '@mq/protocol/errors';
-import { EntryType, systemClock, type Clock } from '@mq/consensus';
+import { EntryType } from '@mq/consensus';
+import { sleep, systemClock, systemTimers, type Clock, type Timers } from '@mq/protocol/components';
 import { encodeCommand, type CommandResult, type MetadataCommand } from './commands.js';
 import type { ControllerChannel } from './controller-channel.js';
 import type { Controller, ControllerStatus, MetadataFetch } from './controller.js';
@@ -36,6 +37,7 @@ export interface ObserverComponents {
   logger: Logger;
   channel: ControllerChannel;
   clock?: Clock;
+  timers?: Timers;
 }
 
 export class ObserverController implements Controller {
@@ -46,6 +48,7 @@ export class ObserverController implements Controller {
   private readonly fetchMaxEntries: number;
   private readonly logger: Logger;
   private readonly clock: Clock;
+  private readonly timers: Timers;
   private readonly channel: ControllerChannel;
   private readonly watchers = new Set<(leader: number) => void>();
   private controller = -1;
@@ -64,8 +67,9 @@ export class ObserverController implements Controller {
     this.fetchMaxEntries = o.fetchMaxEntries ?? DEFAULT_OBSERVER_FETCH_MAX_ENTRIES;
     this.logger = c.logger.child({ component: 'metadata-observer' });
     this.clock = c.clock ?? systemClock;
+    this.timers = c.timers ?? systemTimers;
     this.channel = c.channel;
-    this.lastContact = this.clock.now();
+    this.lastContact = this.clock();
   }
 
   start(): void {
@@ -81,7 +85,7 @@ export class ObserverController implements Controller {
   }
 
   get leaderlessMs(): number {
-    const silent = this.clock.now() - this.lastContact;
+    const silent = this.clock() - this.lastContact;
     // A long poll answers within fetchMaxWaitMs: silence beyond a few of them means no controller.
     return silent <= this.fetchMaxWaitMs * 2 + 1000 ? 0 : silent;
   }
@@ -120,7 +124,7 @@ export class ObserverController implements Controller {
 
   /** Applies one fetch answer: a snapshot first when there is one, then the entries after what is applied. */
   private applyAnswer(f: { entries?: { index?: number | null; data?: Uint8Array | null }[] | null; snapshot?: Uint8Array | null; snapshotIndex?: number | null; committedIndex?: number | null }, controllerId: number): void {
-    this.lastContact = this.clock.now();
+    this.lastContact = this.clock();
     if (controllerId !== this.controller) {
       this.controller = controllerId;
       this.logger.info({ controller: controllerId }, 'following the metadata log from the active controller');
@@ -136,17 +140,17 @@ export class ObserverController implements Controller {
       if (index <= this.metadata.lastApplied) continue;
       this.metadata.apply({ index, term: 0, type: EntryType.Normal, data: e.data ?? new Uint8Array() });
     }
-    this.lastAnswer = { at: this.clock.now(), committed: Number(f.committedIndex ?? -1) };
+    this.lastAnswer = { at: this.clock(), committed: Number(f.committedIndex ?? -1) };
   }
 
   /** Waits for an answer that arrives after the call and for the metadata to reach the controller's committed index in it. */
   async catchUp(timeoutMs = 5000): Promise<void> {
-    const since = this.clock.now();
+    const since = this.clock();
     const deadline = since + timeoutMs;
     for (;;) {
       const a = this.lastAnswer;
       if (a.at >= since && this.metadata.lastApplied >= a.committed) return;
-      if (this.clock.now() >= deadline) throw new MqError('REQUEST_TIMED_OUT', 'the cluster metadata did not catch up (no active controller reachable?)');
+      if (this.clock() >= deadline) throw new MqError('REQUEST_TIMED_OUT', 'the cluster metadata did not catch up (no active controller reachable?)');
       await this.sleep(20);
     }
   }
@@ -159,7 +163,7 @@ export class ObserverController implements Controller {
         if (!r.errorCode) return { ok: true, value: r.result && r.result.length > 0 ? JSON.parse(Buffer.from(r.result).toString('utf8')) : undefined };
         return { ok: false, code: errorCodeFromNumber(r.errorCode), message: r.errorMessage || 'refused by the controller' };
       },
-      { timeoutMs, clock: this.clock, closed: () => this.closed },
+      { timeoutMs, clock: this.clock, timers: this.timers, closed: () => this.closed },
     );
   }
 
@@ -183,7 +187,7 @@ export class ObserverController implements Controller {
   }
 
   private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => this.clock.setTimeout(resolve, ms));
+    return sleep(this.timers, ms);
   }
 
   async close(): Promise<void> {

@@ -5,7 +5,7 @@
  * MqError it carries.
  */
 import { MqError, isMqError, type ErrorCode } from '@mq/protocol/errors';
-import type { Clock } from '@mq/consensus';
+import { sleep, type Clock, type Timers } from '@mq/protocol/components';
 import type { CommandResult, MetadataCommand } from './commands.js';
 
 /** Answers and errors that mean "try again, maybe elsewhere". */
@@ -23,16 +23,17 @@ export const RETRIABLE_FORWARD: ReadonlySet<string> = new Set([
 export interface SubmitOptions {
   timeoutMs: number;
   clock: Clock;
+  timers: Timers;
   closed: () => boolean;
 }
 
 /** Sends `command` with `send(msLeft)` until it is answered; a retriable error or answer is retried until the deadline. */
 export async function submitWithRetry(command: MetadataCommand, send: (leftMs: number) => Promise<CommandResult> | CommandResult, o: SubmitOptions): Promise<unknown> {
-  const deadline = o.clock.now() + o.timeoutMs;
+  const deadline = o.clock() + o.timeoutMs;
   let delay = 50;
   let last: unknown;
   while (!o.closed()) {
-    const left = deadline - o.clock.now();
+    const left = deadline - o.clock();
     if (left <= 0) break;
     let result: CommandResult | undefined;
     try {
@@ -46,8 +47,8 @@ export async function submitWithRetry(command: MetadataCommand, send: (leftMs: n
       if (!RETRIABLE_FORWARD.has(result.code)) throw new MqError(result.code as ErrorCode, result.message);
       last = new MqError(result.code as ErrorCode, result.message);
     }
-    const wait = Math.min(delay, Math.max(1, deadline - o.clock.now()));
-    await new Promise<void>((resolve) => o.clock.setTimeout(() => resolve(), wait));
+    const wait = Math.min(delay, Math.max(1, deadline - o.clock()));
+    await sleep(o.timers, wait);
     delay = Math.min(delay * 2, 1000);
   }
   if (o.closed()) throw new MqError('CLOSED', 'the controller is closed');

@@ -273,7 +273,7 @@ describe('unclean recovery (KIP-966 in spirit)', () => {
 });
 
 describe('RecoveryWaits (the active controller clock, injected)', () => {
-  const pending = (over: Partial<{ leaderEpoch: number; electable: boolean }> = {}) => ({ topic: 't', partition: 0, leaderEpoch: 3, candidates: [1, 2, 3], missing: [3], electable: true, ...over });
+  const pending = (over: Partial<{ leaderEpoch: number; electable: boolean }> = {}) => ({ topic: 't', partition: 0, leaderEpoch: 3, candidates: [1, 2, 3], missing: [3], fenced: [], electable: true, ...over });
 
   it('waits unclean.recovery.wait.ms from when it first saw the partition waiting, then elects once', () => {
     const w = new RecoveryWaits(5000);

@@ -16,12 +16,12 @@ describe('voter marker', () => {
     await checkVoterMetadata(dir, '__cluster_metadata', 1);
     await mkdir(path.join(dir, '__cluster_metadata'));
     await writeFile(path.join(dir, '__cluster_metadata', 'wal'), Buffer.alloc(64));
-    await writeVoterMarker(dir, 1);
+    await writeVoterMarker(dir, 1, Date.now());
     await checkVoterMetadata(dir, '__cluster_metadata', 1);
   });
 
   it('refuses a voter whose data directory was a voter but whose metadata log is gone, saying what to do', async () => {
-    await writeVoterMarker(dir, 2);
+    await writeVoterMarker(dir, 2, Date.now());
     await expect(checkVoterMetadata(dir, '__cluster_metadata', 2)).rejects.toMatchObject({
       code: 'INVALID_CONFIG',
       message: expect.stringMatching(/refuses to start as a voter.*belonged to controller voter 2.*two controllers.*Restore __cluster_metadata.*delete .*controller-voter.properties/),

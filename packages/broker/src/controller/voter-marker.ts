@@ -49,7 +49,8 @@ export async function checkVoterMetadata(dataDir: string, metadataDirName: strin
   );
 }
 
-export async function writeVoterMarker(dataDir: string, brokerId: number): Promise<void> {
+/** `now`: the controller's clock, for the marker's `since` line. */
+export async function writeVoterMarker(dataDir: string, brokerId: number, now: number): Promise<void> {
   const marker = path.join(dataDir, VOTER_MARKER_FILE);
   try {
     await stat(marker);
@@ -57,5 +58,5 @@ export async function writeVoterMarker(dataDir: string, brokerId: number): Promi
   } catch {
     // first start as a voter
   }
-  await writeFileAtomic(marker, formatProperties({ 'node.id': String(brokerId), since: new Date().toISOString() }, 'mq: this data directory holds a controller voter\'s metadata log (see packages/broker/README.md)'));
+  await writeFileAtomic(marker, formatProperties({ 'node.id': String(brokerId), since: new Date(now).toISOString() }, 'mq: this data directory holds a controller voter\'s metadata log (see packages/broker/README.md)'));
 }

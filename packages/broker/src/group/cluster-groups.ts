@@ -15,7 +15,8 @@ import { createGroupCoordinator, type GroupCoordinator } from './group-coordinat
 import { partitionForGroup } from './offsets-schema.js';
 import { OFFSETS_TOPIC, type GroupCoordinatorOptions } from './options.js';
 import { replicatedOffsetsLog, type OffsetsPartitionLeader, type OffsetsReplicaLog } from './replicated-offsets-log.js';
-import type { GroupLogger, TopicView } from './types.js';
+import type { Logger } from '@mq/protocol/components';
+import type { TopicView } from './types.js';
 
 /** What the cluster offers the groups (built from the broker's ClusterNode by `groupsClusterOf`). */
 export interface GroupsCluster {
@@ -76,7 +77,7 @@ export class ClusterGroups {
   constructor(
     private readonly cluster: GroupsCluster,
     private readonly options: ClusterGroupsOptions,
-    private readonly deps: { clock: () => number; logger: GroupLogger },
+    private readonly deps: { clock: () => number; logger: Logger },
   ) {
     this.unsubscribe.push(cluster.onMetadataChange(guard(deps.logger, 'starting the group coordinator', () => this.maybeStart())));
     this.unsubscribe.push(

@@ -3,7 +3,7 @@ import { mq } from '@mq/protocol/wire';
 import { createGroupCoordinator, type GroupCoordinator } from './group-coordinator.js';
 import { MemoryOffsetsLog } from './offsets-log.js';
 import { groupErrorOf } from './replicated-offsets-log.js';
-import { ManualTime } from '@mq/protocol/time';
+import { ManualTime } from '@mq/protocol/components';
 import type { GroupCoordinatorOptions } from './options.js';
 import type { JoinGroupResponse, TopicView } from './types.js';
 

@@ -31,7 +31,7 @@ import {
 } from './offsets-schema.js';
 import { parseGroupCoordinatorOptions, type GroupCoordinatorOptions, type ParsedGroupCoordinatorOptions } from './options.js';
 import type { OffsetsLog } from './offsets-log.js';
-import { systemTimers, type Clock, type TimerHandle, type Timers } from '@mq/protocol/time';
+import { silentLogger, systemClock, systemTimers, type Clock, type Logger, type TimerHandle, type Timers } from '@mq/protocol/components';
 import { guardTimers } from '../guard.js';
 import {
   clientIdProblem,
@@ -50,7 +50,6 @@ import type {
   DescribeGroupsRequest,
   DescribeGroupsResponse,
   GroupCoordinatorComponents,
-  GroupLogger,
   GroupState,
   GroupSummary,
   HeartbeatRequest,
@@ -72,7 +71,6 @@ import type {
 } from './types.js';
 
 const NONE = 0;
-const noopLogger: GroupLogger = { info() {}, warn() {}, error() {}, debug() {} };
 
 function err(code: ErrorCode, message: string): { errorCode: number; errorMessage: string } {
   return { errorCode: errorNumber(code), errorMessage: message };
@@ -141,7 +139,7 @@ class Coordinator implements GroupCoordinator {
   private readonly topics: TopicView;
   private readonly clock: Clock;
   private readonly timers: Timers;
-  private readonly logger: GroupLogger;
+  private readonly logger: Logger;
   private readonly newMemberId: (clientId: string) => string;
   private expiryTimer?: TimerHandle;
   private emptyExpiryTimer?: TimerHandle;
@@ -162,8 +160,8 @@ class Coordinator implements GroupCoordinator {
       );
     }
     this.topics = components.topics;
-    this.clock = components.clock ?? Date.now;
-    this.logger = components.logger ?? noopLogger;
+    this.clock = components.clock ?? systemClock;
+    this.logger = components.logger ?? silentLogger;
     // A group's timer that throws logs an error; the coordinator keeps serving every other group.
     this.timers = guardTimers(components.timers ?? systemTimers, this.logger, 'group coordinator timer');
     this.newMemberId = components.newMemberId ?? ((clientId) => `${clientId || 'member'}-${randomUUID()}`);

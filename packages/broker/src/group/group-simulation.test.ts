@@ -9,7 +9,7 @@ import { MqError } from '@mq/protocol/errors';
 import { GroupMember, type GroupRpc, type TopicPartition } from '../../../client/src/group/index.js';
 import { createGroupCoordinator, type GroupCoordinator } from './group-coordinator.js';
 import { MemoryOffsetsLog } from './offsets-log.js';
-import { ManualTime } from '@mq/protocol/time';
+import { ManualTime } from '@mq/protocol/components';
 
 const SESSION = 10_000;
 

@@ -2,7 +2,7 @@
  * One consumer group's state as the coordinator holds it. Plain data plus
  * small queries; every transition lives in group-coordinator.ts.
  */
-import type { TimerHandle } from '@mq/protocol/time';
+import type { TimerHandle } from '@mq/protocol/components';
 import type { CommittedOffset, GroupState, JoinGroupResponse, SyncGroupResponse } from './types.js';
 
 export interface Protocol {

@@ -11,11 +11,11 @@ export {
   parseGroupCoordinatorOptions,
 } from './options.js';
 export { partitionForGroup } from './offsets-schema.js';
-export { ManualTime, systemTimers } from '@mq/protocol/time';
+export { ManualTime, systemTimers } from '@mq/protocol/components';
 export { GROUP_STATES } from './types.js';
 
 export type { GroupCoordinator } from './group-coordinator.js';
 export type { LogOffsetsLogOptions, OffsetsLog, PartitionLogLike } from './offsets-log.js';
 export type { GroupCoordinatorOptions, ParsedGroupCoordinatorOptions } from './options.js';
-export type { Clock, TimerHandle, Timers } from '@mq/protocol/time';
+export type { Clock, TimerHandle, Timers } from '@mq/protocol/components';
 export type { GroupCoordinatorComponents, GroupState, GroupSummary, RequestContext, TopicView } from './types.js';

@@ -1,5 +1,5 @@
 import type { mq } from '@mq/protocol/wire';
-import type { Clock, Timers } from '@mq/protocol/time';
+import type { Clock, Logger, Timers } from '@mq/protocol/components';
 import type { OffsetsLog } from './offsets-log.js';
 
 export type GroupState = 'Empty' | 'PreparingRebalance' | 'CompletingRebalance' | 'Stable' | 'Dead';
@@ -14,20 +14,12 @@ export interface TopicView {
   logEndOffset(topic: string, partition: number): number | undefined;
 }
 
-/** The pino methods the coordinator uses. */
-export interface GroupLogger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-  debug(obj: object, msg?: string): void;
-}
-
 export interface GroupCoordinatorComponents {
   offsetsLog: OffsetsLog;
   topics: TopicView;
   clock?: Clock;
   timers?: Timers;
-  logger?: GroupLogger;
+  logger?: Logger;
   /** Member ids for new members; `${clientId}-${uuid}` by default. */
   newMemberId?: (clientId: string) => string;
 }

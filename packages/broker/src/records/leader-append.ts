@@ -6,11 +6,10 @@
  * this function returns, so callers that invoke it in arrival order keep
  * per-partition order.
  */
+import type { Acks } from '@mq/protocol/acks';
 import { MqError } from '@mq/protocol/errors';
 import type { Partition } from '../topics/partition.js';
 import type { Topic } from '../topics/topic-manager.js';
-
-export type Acks = 0 | 1 | -1;
 
 export interface LeaderAppendResult {
   baseOffset: number;
@@ -20,11 +19,6 @@ export interface LeaderAppendResult {
   /** -1 unless the topic uses LogAppendTime. */
   logAppendTime: number;
   logStartOffset: number;
-}
-
-export function parseAcks(acks: unknown): Acks {
-  if (acks === 0 || acks === 1 || acks === -1) return acks;
-  throw new MqError('INVALID_REQUIRED_ACKS', `acks must be 0, 1 or -1 (all), got ${String(acks)}`);
 }
 
 export function leaderAppend(

@@ -14,6 +14,7 @@
  * reads them into buffers of the broker's ReadBufferPool, and the connection
  * releases them only in the write callback of the frame's last part.
  */
+import { uvarintSize } from '@mq/protocol/batch';
 import { mq } from '@mq/protocol/wire';
 
 type FetchResponse = mq.FetchResponse.$Properties;
@@ -23,15 +24,6 @@ const TAG_FRAME_FETCH = (21 << 3) | 2;
 const TAG_FETCH_TOPICS = (1 << 3) | 2;
 const TAG_TOPIC_PARTITIONS = (2 << 3) | 2;
 const TAG_PARTITION_RECORDS = (7 << 3) | 2;
-
-function varintSize(n: number): number {
-  let size = 1;
-  while (n >= 0x80) {
-    n = Math.floor(n / 128);
-    size++;
-  }
-  return size;
-}
 
 /** Collects small byte pieces and merges them between the large buffers it passes through. */
 class PartsWriter {
@@ -91,17 +83,17 @@ export function encodeFetchResponseFrame(correlationId: number, fetch: FetchResp
     const partitions: EncodedPartition[] = (t.partitions ?? []).map((p) => {
       const records = p.records && p.records.length > 0 ? toBuffer(p.records) : undefined;
       const head = mq.FetchPartitionResponse.encode({ ...p, records: undefined }).finish();
-      const size = head.length + (records ? 1 + varintSize(records.length) + records.length : 0);
+      const size = head.length + (records ? 1 + uvarintSize(records.length) + records.length : 0);
       return { head, records, size };
     });
     const head = mq.FetchTopicResponse.encode({ ...t, partitions: [] }).finish();
     let size = head.length;
-    for (const p of partitions) size += 1 + varintSize(p.size) + p.size;
+    for (const p of partitions) size += 1 + uvarintSize(p.size) + p.size;
     return { head, partitions, size };
   });
   const fetchHead = mq.FetchResponse.encode({ ...fetch, topics: [] }).finish();
   let fetchSize = fetchHead.length;
-  for (const t of topics) fetchSize += 1 + varintSize(t.size) + t.size;
+  for (const t of topics) fetchSize += 1 + uvarintSize(t.size) + t.size;
 
   const w = new PartsWriter();
   w.small(mq.ResponseFrame.encode({ correlationId }).finish());

@@ -15,7 +15,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
 import { writeLine, type CliContext } from '../context.js';
-import { UsageError } from '../errors.js';
+import { CommandError, UsageError } from '../errors.js';
 import { table } from '../output.js';
 import { makeClient, withClientOptions, withFormat, type ClientArgs, type FormatArgs } from '../options.js';
 import { BROKER_HEAP_FLAGS } from '@mq/bench';
@@ -53,6 +53,20 @@ interface ClusterState {
   startedAt: string;
   /** Every process started, brokers and controllers alike. */
   brokers: ProcessState[];
+}
+
+/**
+ * Why a process of the cluster did not start, as one line; a port in use names the port and the flags
+ * that move the cluster (the usual cause: `mq broker start` is still running on 9092/9080).
+ */
+export function startFailure(who: string, reason: string, logPath: string): CommandError {
+  const inUse = /EADDRINUSE[^\d]*?((?:\d{1,3}\.){3}\d{1,3}|\[[^\]]+\]|[\w.-]+)?:(\d+)/.exec(reason);
+  if (inUse) {
+    return new CommandError(
+      `${who} cannot listen on port ${inUse[2]}: it is in use (is \`mq broker start\` or another cluster running? stop it, or move this cluster with --port, --http-port and --raft-port); see ${logPath}`,
+    );
+  }
+  return new CommandError(`${who} did not start: ${reason.replace(/^mq: /, '')}; see ${logPath}`);
 }
 
 function waitListening(child: ChildProcess, logFile: (line: string) => void, timeoutMs: number): Promise<void> {
@@ -210,7 +224,7 @@ export function clusterCommand(ctx: CliContext): CommandModule {
             try {
               await waitListening(child, log, 30_000);
             } catch (err) {
-              throw new Error(`${role === 'controller' ? 'controller' : 'broker'} ${id} ${(err as Error).message}; see ${logPath}`);
+              throw startFailure(`${role === 'controller' ? 'controller' : 'broker'} ${id}`, (err as Error).message, logPath);
             }
             state.brokers.push({ id, role, pid: child.pid ?? -1, port, httpPort, raftPort: role === 'broker' ? 0 : args['raft-port'] + id - 1, dataDir, log: logPath });
           }),

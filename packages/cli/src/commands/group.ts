@@ -4,9 +4,12 @@ import type { GroupDescription, ResetSpec } from '@mq/client';
 import type { CliContext } from '../context.js';
 import { UsageError } from '../errors.js';
 import { table } from '../output.js';
-import { withClient, withClientOptions, withFormat, out, type ClientArgs, type FormatArgs } from '../options.js';
+import { intFlag, intOption, withClient, withClientOptions, withFormat, out, type ClientArgs, type FormatArgs } from '../options.js';
 
 type Args = ClientArgs & FormatArgs;
+
+/** The states `group list --state` accepts: the broker's group states. */
+export const GROUP_STATES: readonly string[] = ['Empty', 'PreparingRebalance', 'CompletingRebalance', 'Stable', 'Dead'];
 
 /** The text form of `mq group describe`: the group line, then one row per partition, then idle members. */
 export function describeText(d: GroupDescription): string {
@@ -44,11 +47,10 @@ export function describeText(d: GroupDescription): string {
   return lines.join('\n');
 }
 
-/** Parses `--to-datetime`: ISO 8601 (e.g. 2026-11-29T08:00:00Z) or milliseconds since the epoch. */
-export function parseDatetime(raw: string): number {
-  if (/^\d+$/.test(raw)) return Number(raw);
-  const ms = Date.parse(raw);
-  if (!Number.isFinite(ms)) throw new UsageError(`--to-datetime must be ISO 8601 (e.g. 2026-11-29T08:00:00Z) or epoch milliseconds, got "${raw}"`);
+/** Parses a time flag (`--to-datetime`, `consume --offset @...`): ISO 8601 (e.g. 2026-11-29T08:00:00Z) or milliseconds since the epoch. */
+export function parseDatetime(raw: string, flag = '--to-datetime'): number {
+  const ms = /^\d+$/.test(raw) ? Number(raw) : Date.parse(raw);
+  if (!Number.isSafeInteger(ms) || ms < 0) throw new UsageError(`${flag} must be ISO 8601 (e.g. 2026-11-29T08:00:00Z) or epoch milliseconds, got "${raw}"`);
   return ms;
 }
 
@@ -84,7 +86,8 @@ export function groupCommand(ctx: CliContext): CommandModule {
       withFormat(withClientOptions(y, ctx.env)).option('state', {
         type: 'string',
         array: true,
-        describe: 'only groups in these states (Empty, PreparingRebalance, CompletingRebalance, Stable)',
+        choices: GROUP_STATES as string[],
+        describe: 'only groups in these states',
       }) as unknown as Argv<Args & { state?: string[] }>,
     handler: async (args) => {
       const groups = await withClient(args, (c) => c.groups().listGroups({ states: args.state }));
@@ -111,10 +114,10 @@ export function groupCommand(ctx: CliContext): CommandModule {
       withFormat(withClientOptions(y, ctx.env))
         .positional('group', { type: 'string', demandOption: true })
         .option('topic', { alias: 't', type: 'string', demandOption: true, describe: 'topic whose offsets move' })
-        .option('partition', { alias: 'p', type: 'number', array: true, describe: 'only these partitions (default: all)' })
+        .option('partition', { alias: 'p', type: 'string', array: true, describe: 'only these partitions (default: all) [integer]', coerce: (ps: unknown[]) => ps.map((p) => intFlag('--partition', 0)(p)!) })
         .option('to-earliest', { type: 'boolean', describe: 'to the first offset still in the log' })
         .option('to-latest', { type: 'boolean', describe: 'to the log end (skip everything there now)' })
-        .option('to-offset', { type: 'number', describe: 'to this offset (clamped to the log range)' })
+        .option('to-offset', intOption('--to-offset', 0, 'to this offset (clamped to the log range)'))
         .option('to-datetime', { type: 'string', describe: 'to the first record at or after this time (ISO 8601 or epoch ms)' })
         .option('dry-run', { type: 'boolean', default: false, describe: 'show the new offsets without committing them' }) as unknown as Argv<ResetArgs>,
     handler: async (args) => {

@@ -4,7 +4,7 @@ import type { TopicDescription, Watermarks } from '@mq/client';
 import { writeLine, type CliContext } from '../context.js';
 import { UsageError } from '../errors.js';
 import { list, table } from '../output.js';
-import { parseKeyValues, withClient, withClientOptions, withFormat, out, type ClientArgs, type FormatArgs } from '../options.js';
+import { intOption, parseKeyValues, withClient, withClientOptions, withFormat, out, type ClientArgs, type FormatArgs } from '../options.js';
 
 type Args = ClientArgs & FormatArgs;
 
@@ -30,8 +30,8 @@ export function topicCommand(ctx: CliContext): CommandModule {
     builder: (y) =>
       withFormat(withClientOptions(y, ctx.env))
         .positional('name', { type: 'string', demandOption: true, describe: 'topic name' })
-        .option('partitions', { alias: 'p', type: 'number', default: 1, describe: 'number of partitions' })
-        .option('replication-factor', { alias: 'r', type: 'number', default: 1, describe: 'copies of each partition' })
+        .option('partitions', { alias: 'p', ...intOption('--partitions', 1, 'number of partitions', 1) })
+        .option('replication-factor', { alias: 'r', ...intOption('--replication-factor', 1, 'copies of each partition', 1) })
         .option('config', { alias: 'c', type: 'string', array: true, describe: 'topic config key=value (repeatable)' }) as unknown as Argv<
         Args & { name: string; partitions: number; 'replication-factor': number; config?: string[] }
       >,
@@ -139,7 +139,7 @@ export function topicCommand(ctx: CliContext): CommandModule {
     builder: (y) =>
       withFormat(withClientOptions(y, ctx.env))
         .positional('name', { type: 'string', demandOption: true })
-        .option('partitions', { alias: 'p', type: 'number', demandOption: true, describe: 'the new total number of partitions' }) as unknown as Argv<
+        .option('partitions', { alias: 'p', demandOption: true, ...intOption('--partitions', 1, 'the new total number of partitions') }) as unknown as Argv<
         Args & { name: string; partitions: number }
       >,
     handler: async (args) => {

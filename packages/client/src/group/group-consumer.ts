@@ -22,7 +22,8 @@ import type { ConsumerOptions } from '../consumer/options.js';
 import type { ConsumerRecord } from '../consumer/record-decoder.js';
 import { tpKey } from './consumer-protocol.js';
 import { CoordinatorClient, clusterMetadataSource, type CommittedOffset, type TopicPartitionOffsetAndMetadata } from './coordinator-client.js';
-import { GroupMember, type GroupMemberLogger } from './group-member.js';
+import type { Logger } from '@mq/protocol/components';
+import { GroupMember } from './group-member.js';
 import type { GroupMemberOptions } from './options.js';
 import type { GroupRpc, RebalanceListener, TopicPartition } from './types.js';
 
@@ -44,7 +45,7 @@ export const DEFAULT_AUTO_COMMIT_INTERVAL_MS = 5_000;
 export type GroupCoordinatorClient = GroupRpc & Pick<CoordinatorClient, 'commit' | 'committed'>;
 
 export interface GroupConsumerComponents {
-  logger?: GroupMemberLogger;
+  logger?: Logger;
   coordinator?: GroupCoordinatorClient;
 }
 
@@ -103,7 +104,7 @@ export class GroupConsumer extends Consumer {
   private inFlight = new Map<string, { topic: string; partition: number; offset: number }>();
   private nextAutoCommit: number;
   private asyncCommits: Promise<void> = Promise.resolve();
-  private readonly logger: GroupMemberLogger | undefined;
+  private readonly logger: Logger | undefined;
   /** Assigned partitions whose committed offsets could not be fetched yet. */
   private unstarted: TopicPartition[] = [];
 

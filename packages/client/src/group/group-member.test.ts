@@ -3,7 +3,7 @@ import type { mq } from '@mq/protocol/wire';
 import { decodeAssignment, decodeSubscription, encodeAssignment, encodeSubscription } from './consumer-protocol.js';
 import { GroupMember } from './group-member.js';
 import { parseGroupMemberOptions } from './options.js';
-import { ManualTime } from '@mq/protocol/time';
+import { ManualTime } from '@mq/protocol/components';
 import type { GroupRpc, TopicPartition } from './types.js';
 
 const tp = (partition: number, topic = 'orders'): TopicPartition => ({ topic, partition });

@@ -28,7 +28,7 @@ import {
   tpKey,
 } from './consumer-protocol.js';
 import { parseGroupMemberOptions, type GroupMemberOptions, type ParsedGroupMemberOptions } from './options.js';
-import { systemTimers, type Clock, type TimerHandle, type Timers } from '@mq/protocol/time';
+import { silentLogger, systemClock, systemTimers, type Clock, type Logger, type TimerHandle, type Timers } from '@mq/protocol/components';
 import type {
   Assignor,
   AssignorMember,
@@ -41,19 +41,13 @@ import type {
   TopicPartition,
 } from './types.js';
 
-export interface GroupMemberLogger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
-
 export interface GroupMemberComponents {
   rpc: GroupRpc;
   metadata: GroupMetadataSource;
   listener?: RebalanceListener;
   clock?: Clock;
   timers?: Timers;
-  logger?: GroupMemberLogger;
+  logger?: Logger;
   random?: () => number;
   /** A fatal error (fenced, misconfigured): the member stops; the consumer surfaces it. */
   onFatal?: (err: MqError) => void;
@@ -61,7 +55,6 @@ export interface GroupMemberComponents {
   onListenerError?: (err: unknown, callback: keyof RebalanceListener) => void;
 }
 
-const noopLogger: GroupMemberLogger = { info() {}, warn() {}, error() {} };
 
 /** Join errors that end the member: retrying cannot help. */
 const FATAL: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
@@ -90,7 +83,7 @@ export class GroupMember {
   private readonly listener: RebalanceListener;
   private readonly clock: Clock;
   private readonly timers: Timers;
-  private readonly logger: GroupMemberLogger;
+  private readonly logger: Logger;
   private readonly retrier: Retrier;
   private readonly components: GroupMemberComponents;
 
@@ -131,9 +124,9 @@ export class GroupMember {
     this.rpc = components.rpc;
     this.metadata = components.metadata;
     this.listener = components.listener ?? {};
-    this.clock = components.clock ?? Date.now;
+    this.clock = components.clock ?? systemClock;
     this.timers = components.timers ?? systemTimers;
-    this.logger = components.logger ?? noopLogger;
+    this.logger = components.logger ?? silentLogger;
     this.retrier = new Retrier(
       { initialDelayMs: this.options.retryBackoffMs, maxDelayMs: this.options.maxRetryBackoffMs, retries: Number.MAX_SAFE_INTEGER },
       { random: components.random },

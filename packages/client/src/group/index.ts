@@ -23,12 +23,12 @@ export {
   DEFAULT_SESSION_TIMEOUT_MS,
   parseGroupMemberOptions,
 } from './options.js';
-export { ManualTime, systemTimers } from '@mq/protocol/time';
+export { ManualTime, systemTimers } from '@mq/protocol/components';
 
-export type { GroupMemberComponents, GroupMemberLogger } from './group-member.js';
+export type { GroupMemberComponents } from './group-member.js';
 export type { Subscription } from './consumer-protocol.js';
 export type { GroupMemberOptions, ParsedGroupMemberOptions } from './options.js';
-export type { Clock, TimerHandle, Timers } from '@mq/protocol/time';
+export type { Clock, Logger, TimerHandle, Timers } from '@mq/protocol/components';
 export type {
   AssignmentContext,
   Assignor,

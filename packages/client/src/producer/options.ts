@@ -1,14 +1,13 @@
 /** Producer options, their defaults and the one parser that checks them. */
 import { COMPRESSION_CODECS, type CompressionCodec } from '@mq/protocol/batch';
+import { parseAcks, type Acks, type AcksInput } from '@mq/protocol/acks';
 import { MqError } from '@mq/protocol/errors';
 import { invalidArgument, positiveInt } from '../options.js';
 import { defaultPartitioner, type Partitioner } from '../partitioner.js';
 
-export type Acks = 0 | 1 | -1 | 'all';
-
 export interface ProducerOptions {
   /** 0: do not wait; 1: the leader wrote it; 'all' (or -1): every in-sync replica has it (default 'all'). */
-  acks?: Acks;
+  acks?: AcksInput;
   /**
    * How long a batch may wait for more records before it is sent (default 0:
    * at once). Batching does not depend on it: while a partition's request is
@@ -58,7 +57,7 @@ export const DEFAULT_DELIVERY_TIMEOUT_MS = 120_000;
 export const DEFAULT_IDEMPOTENT = false;
 
 export interface ParsedProducerOptions {
-  acks: 0 | 1 | -1;
+  acks: Acks;
   lingerMs: number;
   batchBytes: number;
   bufferMemory: number;
@@ -74,13 +73,6 @@ export interface ParsedProducerOptions {
   idempotent: boolean;
 }
 
-export function parseAcks(acks: unknown): 0 | 1 | -1 {
-  if (acks === 'all' || acks === -1 || acks === '-1') return -1;
-  if (acks === 0 || acks === '0') return 0;
-  if (acks === 1 || acks === '1') return 1;
-  throw invalidArgument(`acks must be 0, 1 or all, got ${String(acks)}`);
-}
-
 export function parseCompression(c: unknown): CompressionCodec {
   if (typeof c === 'string' && (COMPRESSION_CODECS as readonly string[]).includes(c)) return c as CompressionCodec;
   throw invalidArgument(`compression must be one of ${COMPRESSION_CODECS.join(', ')}, got ${String(c)}`);
@@ -88,7 +80,7 @@ export function parseCompression(c: unknown): CompressionCodec {
 
 export function parseProducerOptions(options: ProducerOptions = {}): ParsedProducerOptions {
   const o: ParsedProducerOptions = {
-    acks: parseAcks(options.acks ?? DEFAULT_ACKS),
+    acks: parseAcks(options.acks ?? DEFAULT_ACKS, 'INVALID_ARGUMENT'),
     lingerMs: positiveInt('lingerMs', options.lingerMs ?? DEFAULT_LINGER_MS, 0),
     batchBytes: positiveInt('batchBytes', options.batchBytes ?? DEFAULT_BATCH_BYTES, 128),
     bufferMemory: positiveInt('bufferMemory', options.bufferMemory ?? DEFAULT_BUFFER_MEMORY, 128),

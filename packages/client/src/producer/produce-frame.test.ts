@@ -36,7 +36,7 @@ describe('encodeProduceFrame', () => {
       const decoded = decodeRequest(ours);
       expect(decoded.correlationId).toBe(correlationId);
       expect(decoded.produce!.acks).toBe(acks);
-      expect(Buffer.from(decoded.produce!.topics[1]!.partitions![0]!.records!)).toEqual(b2);
+      expect(Buffer.from(decoded.produce!.topics![1]!.partitions![0]!.records!)).toEqual(b2);
     }
   });
 });

@@ -6,6 +6,8 @@
  * copies the batches twice. A unit test checks that protobufjs decodes it to
  * the same request.
  */
+import { uvarintSize, writeUvarint } from '@mq/protocol/batch';
+
 export interface ProducePartitionData {
   partition: number;
   /** One or more record batches, concatenated (or a list of them, written back to back). */
@@ -26,28 +28,9 @@ export interface ProduceFrame {
   topics: readonly ProduceTopicData[];
 }
 
-function varintSize(v: number): number {
-  // unsigned, below 2^32 (or 2^53 for lengths: never reached for frames)
-  let n = 1;
-  while (v >= 0x80) {
-    v = Math.floor(v / 128);
-    n++;
-  }
-  return n;
-}
-
-function writeVarint(buf: Buffer, pos: number, v: number): number {
-  while (v >= 0x80) {
-    buf[pos++] = (v & 0x7f) | 0x80;
-    v = Math.floor(v / 128);
-  }
-  buf[pos++] = v;
-  return pos;
-}
-
-const lenField = (tagBytes: number, len: number) => tagBytes + varintSize(len) + len;
+const lenField = (tagBytes: number, len: number) => tagBytes + uvarintSize(len) + len;
 /** proto3 leaves scalar fields at their default (0, "") out, as protobufjs does. */
-const scalarField = (v: number) => (v === 0 ? 0 : 1 + varintSize(v));
+const scalarField = (v: number) => (v === 0 ? 0 : 1 + uvarintSize(v));
 const stringField = (len: number) => (len === 0 ? 0 : lenField(1, len));
 
 function recordsLength(r: Buffer | readonly Buffer[]): number {
@@ -91,12 +74,12 @@ export function encodeProduceFrame(f: ProduceFrame, alloc?: (size: number) => Bu
   const scalar = (tag: number, v: number) => {
     if (v === 0) return;
     buf[pos++] = tag;
-    pos = writeVarint(buf, pos, v);
+    pos = writeUvarint(buf, pos, v);
   };
   const string = (tag: number, s: string, len: number) => {
     if (len === 0) return;
     buf[pos++] = tag;
-    pos = writeVarint(buf, pos, len);
+    pos = writeUvarint(buf, pos, len);
     pos += buf.write(s, pos, 'utf8');
   };
   scalar(0x08, f.correlationId); // correlation_id = 1
@@ -104,21 +87,21 @@ export function encodeProduceFrame(f: ProduceFrame, alloc?: (size: number) => Bu
   string(0x1a, f.clientId, clientIdLen); // client_id = 3
   buf[pos++] = 0xa2; // produce = 20 (length-delimited): tag 162 as a two-byte varint
   buf[pos++] = 0x01;
-  pos = writeVarint(buf, pos, produceSize);
+  pos = writeUvarint(buf, pos, produceSize);
   scalar(0x08, acksZigzag); // acks = 1 (sint32)
   scalar(0x10, f.timeoutMs); // timeout_ms = 2
   f.topics.forEach((t, ti) => {
     buf[pos++] = 0x1a; // topics = 3
-    pos = writeVarint(buf, pos, topicSizes[ti]!);
+    pos = writeUvarint(buf, pos, topicSizes[ti]!);
     string(0x0a, t.name, nameLens[ti]!); // name = 1
     t.partitions.forEach((p, pi) => {
       buf[pos++] = 0x12; // partitions = 2
-      pos = writeVarint(buf, pos, partSizes[ti]![pi]!);
+      pos = writeUvarint(buf, pos, partSizes[ti]![pi]!);
       scalar(0x08, p.partition); // partition = 1
       const len = recordsLength(p.records);
       if (len === 0) return;
       buf[pos++] = 0x12; // records = 2
-      pos = writeVarint(buf, pos, len);
+      pos = writeUvarint(buf, pos, len);
       if (Buffer.isBuffer(p.records)) {
         p.records.copy(buf, pos);
         pos += p.records.length;

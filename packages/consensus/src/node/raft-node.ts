@@ -4,13 +4,16 @@ import { RaftCore } from '../core/raft.js';
 import { ConfChangeOp, EntryType, MessageType, StateRole, type ConfChange, type ConfState, type Entry, type Message, type Ready } from '../core/types.js';
 import type { RaftStorage } from '../storage/types.js';
 import { parseRaftNodeOptions, type ParsedRaftNodeOptions, type RaftNodeOptions } from './options.js';
-import { silentLogger, systemClock, type Clock, type Logger, type RaftTransport, type StateMachine } from './types.js';
+import { silentLogger, systemClock, systemTimers, type Clock, type Logger, type TimerHandle, type Timers } from '@mq/protocol/components';
+import type { RaftTransport, StateMachine } from './types.js';
 
 export interface RaftNodeComponents {
   storage: RaftStorage;
   transport: RaftTransport;
   stateMachine: StateMachine;
+  /** Time and timers, injected so that the simulator can run a node on virtual time. */
   clock?: Clock;
+  timers?: Timers;
   logger?: Logger;
   /** Source of randomness for election timeouts (seeded in the simulator). */
   random?: () => number;
@@ -127,6 +130,7 @@ class RaftNodeImpl implements RaftNode {
   private readonly transport: RaftTransport;
   private readonly sm: StateMachine;
   private readonly clock: Clock;
+  private readonly timers: Timers;
   private readonly logger: Logger;
   private readonly opts: ParsedRaftNodeOptions;
   private readonly proposals = new Map<number, PendingProposal>();
@@ -135,7 +139,7 @@ class RaftNodeImpl implements RaftNode {
   private running = false;
   private closed = false;
   private fatal: unknown;
-  private cancelTick: (() => void) | undefined;
+  private tickTimer: TimerHandle | undefined;
   private nextTickAt = 0;
   private applied = 0;
   private snapshotIndex = 0;
@@ -155,6 +159,7 @@ class RaftNodeImpl implements RaftNode {
     this.transport = c.transport;
     this.sm = c.stateMachine;
     this.clock = c.clock ?? systemClock;
+    this.timers = c.timers ?? systemTimers;
     this.logger = c.logger ?? silentLogger;
     const snap = this.storage.snapshot();
     this.snapshotIndex = snap.meta.index;
@@ -182,10 +187,10 @@ class RaftNodeImpl implements RaftNode {
     if (this.closed) return;
     // Ticks keep to a fixed schedule (no drift from a busy event loop); when
     // far behind, the schedule restarts instead of firing a burst.
-    const now = this.clock.now();
+    const now = this.clock();
     this.nextTickAt = this.nextTickAt === 0 ? now + this.opts.tickMs : this.nextTickAt + this.opts.tickMs;
     if (this.nextTickAt < now - this.opts.tickMs) this.nextTickAt = now + this.opts.tickMs;
-    this.cancelTick = this.clock.setTimeout(() => {
+    this.tickTimer = this.timers.setTimeout(() => {
       if (this.closed) return;
       try {
         this.core.tick();
@@ -396,7 +401,7 @@ class RaftNodeImpl implements RaftNode {
         p.cleanup();
         reject(new MqError('ABORTED', `${what} aborted`));
       };
-      const cancelTimer = this.clock.setTimeout(() => {
+      const timer = this.timers.setTimeout(() => {
         unregister();
         p.cleanup();
         reject(new MqError('REQUEST_TIMED_OUT', `${what} timed out after ${timeoutMs} ms (outcome unknown)`));
@@ -406,12 +411,12 @@ class RaftNodeImpl implements RaftNode {
         resolve,
         reject,
         cleanup: () => {
-          cancelTimer();
+          this.timers.clearTimeout(timer);
           signal?.removeEventListener('abort', onAbort);
         },
       } as unknown as P;
       if (signal?.aborted) {
-        cancelTimer();
+        this.timers.clearTimeout(timer);
         reject(new MqError('ABORTED', `${what} aborted`));
         return;
       }
@@ -601,7 +606,7 @@ class RaftNodeImpl implements RaftNode {
   private async shutdown(err: MqError): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.cancelTick?.();
+    if (this.tickTimer) this.timers.clearTimeout(this.tickTimer);
     for (const p of this.proposals.values()) {
       p.cleanup();
       p.reject(err);

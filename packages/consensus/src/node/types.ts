@@ -1,20 +1,5 @@
 import type { ConfChange, ConfState, Entry, Message } from '../core/types.js';
 
-/** Time and timers, injected so that the simulator can run a node on virtual time. */
-export interface Clock {
-  now(): number;
-  /** Runs `fn` after `ms`; returns a function that cancels it. */
-  setTimeout(fn: () => void, ms: number): () => void;
-}
-
-export const systemClock: Clock = {
-  now: () => Date.now(),
-  setTimeout(fn, ms) {
-    const t = setTimeout(fn, ms);
-    return () => clearTimeout(t);
-  },
-};
-
 /**
  * Carries Raft messages between nodes. Best effort: it may drop, delay,
  * duplicate or reorder messages (Raft tolerates all of these), but must not
@@ -39,11 +24,3 @@ export interface StateMachine {
   restore(data: Uint8Array, index: number): void | Promise<void>;
 }
 
-export interface Logger {
-  debug(obj: object, msg?: string): void;
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
-
-export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };

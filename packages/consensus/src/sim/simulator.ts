@@ -2,7 +2,8 @@ import { isMqError } from '@mq/protocol/errors';
 import { encodeConfChange } from '../core/conf-change.js';
 import { ConfChangeOp, EntryType, StateRole, type Entry, type HardState, type Message, type Snapshot } from '../core/types.js';
 import { createRaftNode, type RaftNode } from '../node/raft-node.js';
-import type { Clock, RaftTransport, StateMachine } from '../node/types.js';
+import type { Clock, TimerHandle, Timers } from '@mq/protocol/components';
+import type { RaftTransport, StateMachine } from '../node/types.js';
 import { MemoryStorage } from '../storage/memory-storage.js';
 import { checkKvHistory, type KvOp } from './linearizability.js';
 import { Rng } from './rng.js';
@@ -286,16 +287,18 @@ export class Simulator {
 
   private async startNode(s: Slot): Promise<void> {
     const inc = ++s.inc;
-    const clock: Clock = {
-      now: () => this.now,
+    const clock: Clock = () => this.now;
+    const cancelled = new WeakSet<TimerHandle>();
+    const timers: Timers = {
       setTimeout: (fn, ms) => {
-        let live = true;
+        const handle = {};
         this.schedule(ms, () => {
-          if (live && s.inc === inc && s.node) fn();
+          if (!cancelled.has(handle) && s.inc === inc && s.node) fn();
         });
-        return () => {
-          live = false;
-        };
+        return handle;
+      },
+      clearTimeout: (handle) => {
+        cancelled.add(handle);
       },
     };
     let handler: ((m: Message) => void) | undefined;
@@ -313,7 +316,7 @@ export class Simulator {
     s.lastCommit = 0;
     const node = await createRaftNode(
       { id: s.id, peers: [], tickMs: TICK_MS, electionTick: 10, heartbeatTick: 2, requestTimeoutMs: 1000, snapshotEntries: 40, compactionKeepEntries: 5, maxSizePerMsg: 512, snapshotChunkBytes: 256, maxInflightMsgs: 8 },
-      { storage: s.disk, transport, stateMachine: sm, clock, random: () => this.rng.next() },
+      { storage: s.disk, transport, stateMachine: sm, clock, timers, random: () => this.rng.next() },
     );
     (s as { handler?: (m: Message) => void }).handler = handler;
     s.node = node;

@@ -4,7 +4,8 @@ import { isIP, type AddressInfo } from 'node:net';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { raft as pb } from '../gen/raft.js';
 import type { Entry, EntryType, Message, MessageType } from '../core/types.js';
-import { silentLogger, type Logger, type RaftTransport } from '../node/types.js';
+import { silentLogger, type Logger } from '@mq/protocol/components';
+import type { RaftTransport } from '../node/types.js';
 
 export interface WsTransportOptions {
   /** This node's id. */

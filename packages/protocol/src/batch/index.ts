@@ -43,7 +43,7 @@ export {
   verifyCompressedRecords,
   verifyUncompressedRecords,
 } from './verify.js';
-export { VarintReader, varintAt, varintEnd, varintSize, writeVarint } from './varint.js';
+export { VarintReader, uvarintSize, varintAt, varintEnd, varintSize, writeUvarint, writeVarint } from './varint.js';
 
 export type { BatchHeader, BatchSpan, TimestampType, ValidateOptions } from './header.js';
 export type {

@@ -116,3 +116,26 @@ function longVarint(buf: Buffer, pos: number, end: number): number {
   const u = result < 0 ? result + 2 ** 32 : result;
   return u % 2 === 0 ? u / 2 : -(u + 1) / 2;
 }
+
+/**
+ * Bytes that `writeUvarint(value)` takes: an unsigned varint (protobuf tags
+ * and lengths), for a non-negative safe integer.
+ */
+export function uvarintSize(value: number): number {
+  let n = 1;
+  while (value >= 0x80) {
+    value = Math.floor(value / 128);
+    n++;
+  }
+  return n;
+}
+
+/** Writes an unsigned varint (protobuf tags and lengths) at `pos`; returns the position after it. */
+export function writeUvarint(buf: Uint8Array, pos: number, value: number): number {
+  while (value >= 0x80) {
+    buf[pos++] = (value & 0x7f) | 0x80;
+    value = Math.floor(value / 128);
+  }
+  buf[pos++] = value;
+  return pos;
+}

@@ -18,14 +18,14 @@ describe('wire schema', () => {
     const frame = decodeRequest(bytes);
     expect(frame.body).toBe('produce');
     expect(frame.produce!.acks).toBe(-1);
-    expect(Buffer.from(frame.produce!.topics[0]!.partitions[0]!.records)).toEqual(records);
+    expect(Buffer.from(frame.produce!.topics![0]!.partitions![0]!.records!)).toEqual(records);
     const resp = decodeResponse(
       encodeResponse({
         correlationId: 7,
         produce: { topics: [{ name: 't', partitions: [{ partition: 2, baseOffset: 2 ** 40 }] }] },
       }),
     );
-    expect(resp.produce!.topics[0]!.partitions[0]!.baseOffset).toBe(2 ** 40);
+    expect(resp.produce!.topics![0]!.partitions![0]!.baseOffset).toBe(2 ** 40);
   });
 
   it('refuses bytes that are not a frame with INVALID_REQUEST', () => {

@@ -4,9 +4,10 @@
  * promise work. Deterministic for code that only waits on promises and these
  * timers (in-memory logs and networks).
  */
-import type { Timers } from '../types.js';
+import type { TimerHandle, Timers } from '@mq/protocol/components';
 
 interface Pending {
+  handle: TimerHandle;
   id: number;
   at: number;
   fn: () => void;
@@ -37,14 +38,14 @@ export class ManualTimers implements Timers {
     return this.#pending.length;
   }
 
-  setTimeout(fn: () => void, ms: number): unknown {
-    const id = this.#nextId++;
-    this.#pending.push({ id, at: this.#now + Math.max(0, ms), fn });
-    return id;
+  setTimeout(fn: () => void, ms: number): TimerHandle {
+    const handle = {};
+    this.#pending.push({ handle, id: this.#nextId++, at: this.#now + Math.max(0, ms), fn });
+    return handle;
   }
 
-  clearTimeout(handle: unknown): void {
-    this.#pending = this.#pending.filter((p) => p.id !== handle);
+  clearTimeout(handle: TimerHandle): void {
+    this.#pending = this.#pending.filter((p) => p.handle !== handle);
   }
 
   /** Moves time forward by `ms`, firing due timers in order and settling after each. */

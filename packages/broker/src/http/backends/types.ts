@@ -5,7 +5,7 @@
  * parse and shape JSON; a backend does the work. Both backends answer with
  * typed MqErrors, which the HTTP server turns into `{error: {...}}`.
  */
-import type { Acks } from '../../records/leader-append.js';
+import type { Acks } from '@mq/protocol/acks';
 
 export interface PartitionView {
   partition: number;

@@ -11,7 +11,7 @@ import { murmur2Partition } from '@mq/client/partitioner';
 import { DEFAULT_MAX_DECOMPRESSED_BYTES, decodeBatch, encodeBatchSync, iterateBatches, type RecordInput } from '@mq/protocol/batch';
 import { MqError, isMqError } from '@mq/protocol/errors';
 import type { BrokerContext } from '../../context.js';
-import { parseAcks } from '../../records/leader-append.js';
+import { parseAcks } from '@mq/protocol/acks';
 import type { Router } from '../router.js';
 import type { TopicBackend } from '../backends/types.js';
 import { partitionParam } from './topics.js';
@@ -103,7 +103,7 @@ export function registerRecordRoutes(router: Router, ctx: BrokerContext, backend
     const topicName = req.params.topic!;
     refuseInternal(topicName, 'produce to');
     const acksParam = req.query.get('acks');
-    const acks = parseAcks(acksParam === null || acksParam === 'all' ? -1 : Number(acksParam));
+    const acks = parseAcks(acksParam ?? 'all');
     if (acks === 0) throw new MqError('INVALID_REQUIRED_ACKS', 'acks=0 is not offered over HTTP (use 1 or all)');
     const body = await req.json();
     let items: unknown[];

@@ -1,8 +1,13 @@
 /**
- * Time comes into distributed logic (group coordinator, group member, ...)
- * through these components, so a test or a simulator can drive it
- * deterministically: nothing reaches for Date.now() or setTimeout directly.
+ * The components every long-lived part of mq takes (STYLE.md: "dependencies
+ * come in, not out"), declared once for every package: the clock, the timers
+ * and the logger. Time comes into distributed logic (Raft, replication, the
+ * group coordinator and member, the controller) only through these, so a
+ * test or a simulator can drive it deterministically: nothing there reaches
+ * for Date.now() or setTimeout directly (a lint rule enforces it).
  */
+
+/** Milliseconds since the epoch. */
 export type Clock = () => number;
 
 export type TimerHandle = { readonly __timer: unique symbol } | object;
@@ -12,7 +17,20 @@ export interface Timers {
   clearTimeout(handle: TimerHandle): void;
 }
 
-/** Real timers; unref'd so that pending group timers never keep a process alive. */
+/** The subset of pino's logger mq uses; a pino.Logger fits. */
+export interface Logger {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+
+/** The wall clock, for production. */
+export const systemClock: Clock = () => Date.now();
+
+/** Real timers, for production; unref'd so that a pending timer never keeps a process alive. */
 export const systemTimers: Timers = {
   setTimeout(fn, ms) {
     const t = setTimeout(fn, ms);
@@ -23,6 +41,25 @@ export const systemTimers: Timers = {
     clearTimeout(handle as NodeJS.Timeout);
   },
 };
+
+/** Resolves after `ms` on the given timers, or rejects with the signal's reason when aborted. */
+export function sleep(timers: Timers, ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = (): void => {
+      timers.clearTimeout(handle);
+      reject(signal?.reason);
+    };
+    const handle = timers.setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
 
 /**
  * A manual clock with timers for tests and simulation: time moves only when

@@ -6,10 +6,10 @@
  * follow every message.
  */
 import { isMqError } from '@mq/protocol/errors';
-import { MemoryStorage } from '../storage/memory-storage.js';
-import { Rng } from '../sim/rng.js';
-import { applyToConfState, decodeConfChange, encodeConfChange } from './conf-change.js';
-import { RaftCore } from './raft.js';
+import { MemoryStorage } from '../src/storage/memory-storage.js';
+import { Rng } from '../src/sim/rng.js';
+import { applyToConfState, decodeConfChange, encodeConfChange } from '../src/core/conf-change.js';
+import { RaftCore } from '../src/core/raft.js';
 import {
   ConfChangeOp,
   EntryType,
@@ -19,7 +19,7 @@ import {
   type Entry,
   type Message,
   type Ready,
-} from './types.js';
+} from '../src/core/types.js';
 
 interface HNode {
   id: number;

@@ -1,0 +1,29 @@
+#!/usr/bin/env node
+/**
+ * Structure-aware fuzzer of the broker's WebSocket+protobuf front door (issue 22).
+ *   node tools/fuzz-frames.mjs --seed 42 --frames 20000 --seconds 60
+ *   node tools/fuzz-frames.mjs --record        (refresh the recorded corpus)
+ * Needs the built packages (`npm run build`). Exits 1 on a violation, printing
+ * the seed and the frame that preceded it; `--seed` replays the same frames.
+ */
+import { parseArgv, parseFuzzOptions } from './fuzz-frames/options.mjs';
+import { recordCorpus } from './fuzz-frames/record-corpus.mjs';
+import { runFuzz } from './fuzz-frames/run.mjs';
+
+for (const sig of ['SIGINT', 'SIGTERM']) process.once(sig, () => process.exit(130));
+
+const args = parseArgv(process.argv.slice(2));
+if (args.record) {
+  console.log(JSON.stringify(await recordCorpus(), null, 2));
+  process.exit(0);
+}
+const options = parseFuzzOptions(args);
+options.log(`[fuzz] seed ${options.seed}: up to ${options.frames} frames in ${options.seconds} s over ${options.connections} connections`);
+const report = await runFuzz(options);
+console.log(JSON.stringify(report, null, 2));
+if (report.violations.length) {
+  console.error(`FAILED with seed ${report.seed} (replay: node tools/fuzz-frames.mjs --seed ${report.seed} --frames ${report.frames})`);
+  for (const v of report.violations) console.error(`- ${v.what}\n  after frame #${v.afterFrame?.index}: ${v.afterFrame?.description}\n  bytes (base64): ${v.afterFrame?.frame}`);
+  process.exit(1);
+}
+process.exit(0);

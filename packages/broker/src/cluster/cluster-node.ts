@@ -200,7 +200,11 @@ export async function startClusterNode(o: ClusterNodeOptions, logger: Logger): P
     },
     { controller, fetch, offsetForLeaderEpoch, logger, clock: Date.now, brokerEpoch: () => brokerEpoch },
   );
+  // A one-node cluster (this process the quorum's only voter, as a lone KRaft node in combined mode).
+  const soleVoter = roles.controller && controller instanceof RaftController && controller.soleVoter;
   let closed = false;
+  let replicasStarted: () => void = () => undefined;
+  const replicasRunning = new Promise<void>((resolve) => (replicasStarted = resolve));
   // Act on partition metadata only once this broker has applied everything the controller had
   // committed: on a restart the log replays old leaderships before the current ones.
   void (async () => {
@@ -208,6 +212,7 @@ export async function startClusterNode(o: ClusterNodeOptions, logger: Logger): P
       try {
         await controller.catchUp(5000);
         replicas.start();
+        replicasStarted();
         return;
       } catch {
         // no controller yet: keep waiting
@@ -256,6 +261,20 @@ export async function startClusterNode(o: ClusterNodeOptions, logger: Logger): P
       }
     }
   }
+  /** Resolves once this broker is unfenced and its partitions match the metadata (the sole voter's start). */
+  async function untilServing(): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const live = () => closed || controller.metadata.broker(o.brokerId)?.fenced === false;
+      if (live()) return resolve();
+      const off = controller.metadata.onChange(() => {
+        if (!live()) return;
+        off();
+        resolve();
+      });
+    });
+    await replicasRunning;
+    await replicas.settled();
+  }
   const all = clusterHandlers({ controller, replicas, config: cfg });
   const handlers: HandlerMap = roles.broker ? all : Object.fromEntries(CONTROLLER_ONLY_APIS.map((k) => [k, all[k]]));
   return {
@@ -283,12 +302,15 @@ export async function startClusterNode(o: ClusterNodeOptions, logger: Logger): P
         flushAlways: cfg.get('log.flush.policy') === 'always',
       };
       registering ??= registerLoop(command, roles.controller ? 0 : sessionTimeoutMs);
+      // The only voter has its quorum at once: it is registered, unfenced and leading its partitions before it says it is listening.
+      if (soleVoter) return registering.then(() => untilServing());
       // A voter registers in the background (the quorum may still be forming); a broker-only process waits for it.
       return roles.controller ? Promise.resolve() : registering;
     },
     async close() {
       if (closed) return;
       closed = true;
+      replicasStarted();
       // Controlled shutdown: ask the controller to fence this broker first, so its partitions get new
       // leaders now rather than after the session timeout. Best effort (there may be no quorum left).
       if (roles.broker && brokerEpoch >= 0 && controller.controllerId > 0) {

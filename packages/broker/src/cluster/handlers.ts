@@ -103,6 +103,8 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
     const topicId = randomBytes(16).toString('base64url');
     await d.controller.submit({ type: 'createTopic', name, topicId, numPartitions: n, replicationFactor: rf, configs: own });
     await applied(() => md.topic(name)?.topicId === topicId);
+    // The partitions this broker hosts are opened (or closed) before the answer: a client's next request finds them.
+    await d.replicas.settled();
     return result;
   }
 
@@ -284,6 +286,8 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
           refuseInternal(name, 'delete');
           const v = (await d.controller.submit({ type: 'deleteTopic', name })) as { partitions: number; replicationFactor: number; configs: Record<string, string> };
           await applied(() => md.topic(name) === undefined);
+          // The partitions this broker hosts are opened (or closed) before the answer: a client's next request finds them.
+          await d.replicas.settled();
           results.push({ name, errorCode: 0, numPartitions: v.partitions, replicationFactor: v.replicationFactor, configs: v.configs, warning: '' });
         } catch (err) {
           logRefusal(ctx, 'delete topic', name, -1, err);
@@ -308,6 +312,8 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
           if (!req.validateOnly) {
             await d.controller.submit({ type: 'createPartitions', name, count });
             await applied(() => (md.topic(name)?.partitions.length ?? 0) >= count);
+            // The partitions this broker hosts are opened (or closed) before the answer: a client's next request finds them.
+            await d.replicas.settled();
           }
           results.push({ name, errorCode: 0, numPartitions: count, replicationFactor: rf, configs: { ...existing.configs }, warning });
         } catch (err) {

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { MqError } from '@mq/protocol/errors';
-import { createRaftNode, createWsTransport, FileStorage, StateRole, systemClock, type Clock, type RaftNode } from '@mq/consensus';
+import { createRaftNode, createWsTransport, FileStorage, MemoryNetwork, StateRole, systemClock, type Clock, type RaftNode, type RaftTransport } from '@mq/consensus';
 import { encodeCommand, type CommandResult, type MetadataCommand, type RegisterBrokerCommand } from './commands.js';
 import { MetadataFeed, type FeedRead } from './metadata-feed.js';
 import { MetadataState } from './metadata-state.js';
@@ -128,7 +128,10 @@ export class RaftController implements Controller {
     await checkVoterMetadata(dataDir, METADATA_DIR, o.brokerId);
     const self = o.voters.find((v) => v.id === o.brokerId)!;
     const peers = Object.fromEntries(o.voters.map((v) => [v.id, `ws://${v.host}:${v.port}`]));
-    const transport = await createWsTransport({ id: o.brokerId, host: self.host, port: self.port, peers, clusterId: 'mq-metadata' }, { logger: this.logger });
+    // The only voter has no one to talk to: no Raft listener, no socket (its own messages never leave the node).
+    const transport: RaftTransport = this.soleVoter
+      ? new MemoryNetwork().transport(o.brokerId)
+      : await createWsTransport({ id: o.brokerId, host: self.host, port: self.port, peers, clusterId: 'mq-metadata' }, { logger: this.logger });
     let storage: FileStorage;
     try {
       storage = await FileStorage.open(path.join(dataDir, METADATA_DIR), { sync: o.fsync });
@@ -152,7 +155,14 @@ export class RaftController implements Controller {
       this.logger.info({ leader, role, term }, leader === o.brokerId ? 'this broker is the active controller' : 'controller changed');
       for (const w of [...this.leaderWatchers]) w(leader);
     });
+    // A quorum of one has no one to wait for: it elects itself now instead of after an election timeout.
+    if (this.soleVoter) this.raft.campaign();
     this.schedule();
+  }
+
+  /** True when this process is the quorum's only voter (a one-node cluster, like a lone KRaft node in combined mode). */
+  get soleVoter(): boolean {
+    return this.options.voters.length === 1;
   }
 
   /** The active controller's id, -1 when unknown. */
@@ -269,7 +279,13 @@ export class RaftController implements Controller {
       if (refusal) return refusal;
     }
     const r = await this.raft.propose(encodeCommand(command), { timeoutMs });
-    return (r.result as CommandResult | null) ?? { ok: true };
+    const result = (r.result as CommandResult | null) ?? { ok: true };
+    if (command.type === 'registerBroker' && command.id === this.options.brokerId && this.soleVoter && result.ok) {
+      // The sole voter's own broker is alive and caught up by definition: unfenced now, not at the next liveness round.
+      const { brokerEpoch } = result.value as { brokerEpoch: number };
+      await this.submitQuietly({ type: 'unfenceBroker', id: command.id, brokerEpoch });
+    }
+    return result;
   }
 
   status(): ControllerStatus {
@@ -320,7 +336,6 @@ export class RaftController implements Controller {
         this.lastImbalanceCheck = now;
         await this.raft.readIndex({ timeoutMs: this.options.sessionTimeoutMs });
         this.ready = true;
-        return;
       }
       if (!this.ready) return;
       for (const [idText, pr] of Object.entries(st.progress)) {

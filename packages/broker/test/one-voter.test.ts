@@ -1,0 +1,64 @@
+/**
+ * A one-node cluster (controller.quorum.voters naming only this broker, the
+ * lone KRaft node of combined mode): it pays for nothing a quorum of one does
+ * not need. No Raft listener (nothing to talk to), no election timeout
+ * before it is the active controller, and when startBroker resolves it is
+ * registered, unfenced and serving: a topic created at once is led here and
+ * acks=all answers at once.
+ */
+import net from 'node:net';
+import { encodeBatchSync } from '@mq/protocol/batch';
+import { createTopic, httpJson, startTestBroker, TestClient, topicName, type TestBroker } from './helpers.js';
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = net.connect(port, '127.0.0.1');
+    sock.once('connect', () => {
+      sock.destroy();
+      resolve(true);
+    });
+    sock.once('error', () => resolve(false));
+  });
+}
+
+describe('a one-voter cluster', () => {
+  let t: TestBroker | undefined;
+  afterEach(async () => {
+    await t?.cleanup();
+    t = undefined;
+  });
+
+  it('serves as soon as it starts: active controller of a quorum of one, no Raft listener, acks=all answered at once', async () => {
+    const raftPort = await freePort();
+    const started = Date.now();
+    t = await startTestBroker({ 'broker.id': '1', 'controller.quorum.voters': `1@127.0.0.1:${raftPort}`, 'controller.fsync': 'false' });
+    const startMs = Date.now() - started;
+    // Well under one election timeout (10 ticks of 100 ms, randomised up to 2x) plus a liveness round.
+    expect(startMs).toBeLessThan(1000);
+    expect(await listening(raftPort)).toBe(false);
+
+    const status = (await httpJson(`${t.httpUrl}/cluster`)).body;
+    expect(status).toMatchObject({ brokerId: 1, controllerId: 1, activeController: true, brokers: [expect.objectContaining({ id: 1, fenced: false })] });
+
+    const c = await TestClient.connect(t.url);
+    const name = topicName('one-voter');
+    await createTopic(c, name, 2);
+    // Created means led here: the first produce needs no retry.
+    const r = await c.request({ produce: { acks: -1, timeoutMs: 5000, topics: [{ name, partitions: [{ partition: 1, records: encodeBatchSync([{ value: 'a' }, { value: 'b' }]) }] }] } });
+    expect(r.produce!.topics[0]!.partitions[0]).toMatchObject({ errorCode: 0, baseOffset: 0 });
+    const lo = await c.request({ listOffsets: { topics: [{ name, partitions: [{ partition: 1, timestamp: -1 }] }] } });
+    expect(lo.listOffsets!.topics[0]!.partitions[0]!.highWatermark).toBe(2);
+    await c.close();
+  });
+});

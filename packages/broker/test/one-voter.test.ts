@@ -7,7 +7,9 @@
  * acks=all answers at once.
  */
 import net from 'node:net';
-import { encodeBatchSync } from '@mq/protocol/batch';
+import path from 'node:path';
+import { openLog } from '@mq/log-store';
+import { decodeBatchSync, encodeBatchSync } from '@mq/protocol/batch';
 import { createTopic, httpJson, startTestBroker, TestClient, topicName, type TestBroker } from './helpers.js';
 
 async function freePort(): Promise<number> {
@@ -59,6 +61,39 @@ describe('a one-voter cluster', () => {
     expect(r.produce!.topics[0]!.partitions[0]).toMatchObject({ errorCode: 0, baseOffset: 0 });
     const lo = await c.request({ listOffsets: { topics: [{ name, partitions: [{ partition: 1, timestamp: -1 }] }] } });
     expect(lo.listOffsets!.topics[0]!.partitions[0]!.highWatermark).toBe(2);
+    await c.close();
+  });
+
+  it("hands the broker's clock to its replicas' logs: log-append time is the broker's clock in the answer and in the log", async () => {
+    const NOW = 1_500_000_000_000;
+    t = await startTestBroker({ 'broker.id': '1', 'controller.quorum.voters': `1@127.0.0.1:${await freePort()}`, 'controller.fsync': 'false' }, { clock: () => NOW });
+    const c = await TestClient.connect(t.url);
+    const name = topicName('clock');
+    await createTopic(c, name, 1, { 'message.timestamp.type': 'LogAppendTime' });
+    const r = await c.request({ produce: { acks: -1, topics: [{ name, partitions: [{ partition: 0, records: encodeBatchSync([{ value: 'x', timestamp: 1 }]) }] }] } });
+    expect(r.produce!.topics[0]!.partitions[0]).toMatchObject({ errorCode: 0, logAppendTime: NOW });
+    const f = await c.request({ fetch: { topics: [{ name, partitions: [{ partition: 0, fetchOffset: 0 }] }] } });
+    const p = f.fetch!.topics[0]!.partitions[0]!;
+    expect(p.errorCode).toBe(0);
+    expect(decodeBatchSync(Buffer.from(p.records), 0).records[0]!.timestamp).toBe(NOW);
+    await c.close();
+  });
+
+  it("opens its replicas' logs through the broker's openLog component", async () => {
+    const opened: string[] = [];
+    t = await startTestBroker(
+      { 'broker.id': '1', 'controller.quorum.voters': `1@127.0.0.1:${await freePort()}`, 'controller.fsync': 'false' },
+      {
+        openLog: (dir, options) => {
+          opened.push(path.basename(dir));
+          return openLog(dir, options);
+        },
+      },
+    );
+    const c = await TestClient.connect(t.url);
+    const name = topicName('opener');
+    await createTopic(c, name, 2);
+    expect(opened.filter((d) => d.startsWith(`${name}-`)).sort()).toEqual([expect.stringMatching(new RegExp(`^${name}-0\\.`)), expect.stringMatching(new RegExp(`^${name}-1\\.`))]);
     await c.close();
   });
 });

@@ -9,7 +9,7 @@
  */
 import type { Logger } from 'pino';
 import { errorCodeFromNumber, isMqError, MqError } from '@mq/protocol/errors';
-import type { FetchFn, OffsetForLeaderEpochFn } from '@mq/replication';
+import type { FetchFn, OffsetForLeaderEpochFn, Timers } from '@mq/replication';
 import type { BrokerConfig } from '../config/broker-config.js';
 import { encodeCommand, type CommandResult, type MetadataCommand } from '../controller/commands.js';
 import { ControllerChannel } from '../controller/controller-channel.js';
@@ -18,6 +18,7 @@ import { CONTROLLED_SHUTDOWN } from '../controller/metadata-state.js';
 import { ObserverController } from '../controller/observer.js';
 import { formatRoles, parseBootstrapServers, parseProcessRoles, type ProcessRoles } from '../controller/roles.js';
 import type { HandlerMap } from '../handlers/types.js';
+import type { LogOpener } from '../log-factory.js';
 import { clusterHandlers } from './handlers.js';
 import { parsePeerAddresses, PeerConnections } from './peer-connections.js';
 import { ReplicaManager } from './replica-manager.js';
@@ -28,6 +29,14 @@ export interface ClusterNodeOptions {
   config: BrokerConfig;
   /** The previous run shut down cleanly (the data directory's clean-shutdown marker); told to the controller at registration. */
   cleanShutdown?: boolean;
+}
+
+/** What the broker hands its cluster membership: the same logger, clock, timers and log factory as the rest of it. */
+export interface ClusterNodeComponents {
+  logger: Logger;
+  clock: () => number;
+  timers: Timers;
+  openLog: LogOpener;
 }
 
 export interface BrokerEndpoints {
@@ -76,7 +85,8 @@ export function isClusterConfig(config: BrokerConfig): boolean {
 /** The handlers a controller-only process serves (no partitions, no groups): who is the controller, the metadata, forwarding and metadata fetches. */
 export const CONTROLLER_ONLY_APIS = ['metadata', 'describeConfigs', 'controllerForward'] as const;
 
-export async function startClusterNode(o: ClusterNodeOptions, logger: Logger): Promise<ClusterNode> {
+export async function startClusterNode(o: ClusterNodeOptions, components: ClusterNodeComponents): Promise<ClusterNode> {
+  const { logger, clock, timers, openLog } = components;
   const cfg = o.config;
   const roles = parseProcessRoles({
     brokerId: o.brokerId,
@@ -198,7 +208,7 @@ export async function startClusterNode(o: ClusterNodeOptions, logger: Logger): P
       replicaLagTimeMaxMs: cfg.int('replica.lag.time.max.ms'),
       replicaFetchMaxWaitMs: cfg.int('replica.fetch.max.wait.ms'),
     },
-    { controller, fetch, offsetForLeaderEpoch, logger, clock: Date.now, brokerEpoch: () => brokerEpoch },
+    { controller, fetch, offsetForLeaderEpoch, logger, clock, timers, openLog, brokerEpoch: () => brokerEpoch },
   );
   // A one-node cluster (this process the quorum's only voter, as a lone KRaft node in combined mode).
   const soleVoter = roles.controller && controller instanceof RaftController && controller.soleVoter;
@@ -275,7 +285,7 @@ export async function startClusterNode(o: ClusterNodeOptions, logger: Logger): P
     await replicasRunning;
     await replicas.settled();
   }
-  const all = clusterHandlers({ controller, replicas, config: cfg });
+  const all = clusterHandlers({ controller, replicas, config: cfg, timers });
   const handlers: HandlerMap = roles.broker ? all : Object.fromEntries(CONTROLLER_ONLY_APIS.map((k) => [k, all[k]]));
   return {
     roles,

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import type { mq } from '@mq/protocol/wire';
 import { LATEST_TIMESTAMP } from '@mq/protocol/wire';
 import { MqError, errorNumber, isMqError } from '@mq/protocol/errors';
-import { handleFetch, handleOffsetForLeaderEpoch, systemTimers, type FetchRequest } from '@mq/replication';
+import { handleFetch, handleOffsetForLeaderEpoch, type FetchRequest, type Timers } from '@mq/replication';
 import { validateTopicConfigs, TopicConfig } from '../config/topic-config.js';
 import { decodeCommand, type CommandResult } from '../controller/commands.js';
 import type { Controller } from '../controller/controller.js';
@@ -29,6 +29,8 @@ export interface ClusterHandlerDeps {
   controller: Controller;
   replicas: ReplicaManager;
   config: BrokerConfig;
+  /** The long-poll timers of fetches. */
+  timers: Timers;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -189,7 +191,7 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
         ),
       };
       const signal = AbortSignal.any([ctx.connection.signal, b.shutdownSignal]);
-      const res = await handleFetch(request, { timers: systemTimers, leaders: (t, p) => d.replicas.leaderOf(t, p), hosts: (t, p) => d.replicas.hosts(t, p) }, signal);
+      const res = await handleFetch(request, { timers: d.timers, leaders: (t, p) => d.replicas.leaderOf(t, p), hosts: (t, p) => d.replicas.hosts(t, p) }, signal);
       const out = new Map<string, mq.FetchPartitionResponse.$Properties[]>();
       for (const p of res.partitions) {
         let list = out.get(p.topic);

@@ -13,23 +13,24 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
 
-import { openLog, type Log } from '@mq/log-store';
+import type { Log } from '@mq/log-store';
 import {
   createFollowerFetcher,
   createPartitionLeader,
   FileCheckpoint,
-  systemTimers,
   type AlterPartitionRequest,
   type FetchFn,
   type FollowerFetcher,
   type OffsetForLeaderEpochFn,
   type PartitionLeader,
   type PartitionState,
+  type Timers,
 } from '@mq/replication';
 import type { BrokerConfig } from '../config/broker-config.js';
 import { logOptionsFor, TopicConfig } from '../config/topic-config.js';
 import type { Controller } from '../controller/controller.js';
 import type { PartitionRecord, RecoveryElection, TopicRecord } from '../controller/types.js';
+import type { LogOpener } from '../log-factory.js';
 
 export const CLUSTER_LOG_DIR = 'cluster-logs';
 
@@ -47,8 +48,19 @@ export interface ReplicaManagerComponents {
   offsetForLeaderEpoch: OffsetForLeaderEpochFn;
   logger: Logger;
   clock: () => number;
+  /** Every timer of the replica manager, its partition leaders and follower fetchers. */
+  timers: Timers;
+  /** Opens a replica's log (the broker's `openLog` component). */
+  openLog: LogOpener;
   brokerEpoch: () => number;
 }
+
+/** How often a broker checks whether it has lost the active controller for longer than its session. */
+const SELF_FENCE_CHECK_MS = 200;
+/** Pause before applying the metadata again after a failure. */
+const RECONCILE_RETRY_MS = 200;
+/** Pause before reporting log ends again after a failed report. */
+const REPORT_RETRY_MS = 500;
 
 export interface HostedPartition {
   readonly topic: string;
@@ -93,7 +105,7 @@ export class ReplicaManager {
   private readonly logDir: string;
   private readonly logger: Logger;
   private readonly unsubscribe: () => void;
-  private readonly fenceTimer: NodeJS.Timeout;
+  private fenceTimer: unknown;
   private readonly leadershipListeners = new Set<LeadershipListener>();
 
   constructor(
@@ -109,8 +121,19 @@ export class ReplicaManager {
       for (const r of delta.recoveryElections ?? []) this.logRecoveryElection(r);
       this.schedule();
     });
-    this.fenceTimer = setInterval(() => this.checkSelfFence(), 200);
-    this.fenceTimer.unref();
+    this.armSelfFenceCheck();
+  }
+
+  private armSelfFenceCheck(): void {
+    this.fenceTimer = this.c.timers.setTimeout(() => {
+      if (this.closed) return;
+      this.checkSelfFence();
+      this.armSelfFenceCheck();
+    }, SELF_FENCE_CHECK_MS);
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => this.c.timers.setTimeout(resolve, ms));
   }
 
   /**
@@ -194,7 +217,7 @@ export class ReplicaManager {
           await this.reconcile();
         } catch (err) {
           this.logger.error({ err }, 'applying partition metadata failed; retrying');
-          await new Promise((r) => setTimeout(r, 200));
+          await this.sleep(RECONCILE_RETRY_MS);
           this.again = !this.closed;
         }
       } while (this.again && !this.closed);
@@ -268,10 +291,10 @@ export class ReplicaManager {
         },
         (err: unknown) => {
           this.logger.warn({ err: (err as Error).message }, 'reporting log ends for unclean recovery failed; retrying');
-          setTimeout(() => {
+          this.c.timers.setTimeout(() => {
             this.reporting = false;
             this.schedule();
-          }, 500).unref();
+          }, REPORT_RETRY_MS);
         },
       );
   }
@@ -315,7 +338,7 @@ export class ReplicaManager {
   private async open(t: TopicRecord, partition: number): Promise<HostedPartition> {
     const config = new TopicConfig(t.configs, this.options.config);
     const dir = path.join(this.logDir, `${t.name}-${partition}.${t.topicId}`);
-    const log = await openLog(dir, logOptionsFor(config), { logger: this.logger.child({ log: `${t.name}-${partition}` }) as never });
+    const log = await this.c.openLog(dir, logOptionsFor(config));
     const h: HostedPartition = {
       topic: t.name,
       partition,
@@ -364,7 +387,7 @@ export class ReplicaManager {
         {
           log: h.log,
           clock: this.c.clock,
-          timers: systemTimers,
+          timers: this.c.timers,
           checkpoint: h.checkpoint,
           alterPartition: (req) => this.alterPartition(req),
           logger: this.logger,
@@ -418,7 +441,7 @@ export class ReplicaManager {
           fetch: this.c.fetch,
           offsetForLeaderEpoch: this.c.offsetForLeaderEpoch,
           clock: this.c.clock,
-          timers: systemTimers,
+          timers: this.c.timers,
           logger: this.logger,
           onPartitionError: (topic, partition, error) => {
             this.logger.warn({ topic, partition, leaderId, code: error.code, err: error.message }, 'follower partition stopped until the metadata catches up');
@@ -463,7 +486,7 @@ export class ReplicaManager {
   async close(): Promise<void> {
     this.closed = true;
     this.unsubscribe();
-    clearInterval(this.fenceTimer);
+    this.c.timers.clearTimeout(this.fenceTimer);
     await this.settled().catch(() => undefined);
     for (const h of this.hosted.values()) {
       if (h.role === 'leader' && h.leader) {

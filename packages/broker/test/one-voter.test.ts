@@ -96,4 +96,19 @@ describe('a one-voter cluster', () => {
     expect(opened.filter((d) => d.startsWith(`${name}-`)).sort()).toEqual([expect.stringMatching(new RegExp(`^${name}-0\\.`)), expect.stringMatching(new RegExp(`^${name}-1\\.`))]);
     await c.close();
   });
+
+  it('serves fetches when max.frame.bytes leaves no room beyond the frame overhead (fetch_max_bytes floor of one batch)', async () => {
+    // Regression: the cluster's fetch asked @mq/replication for maxBytes = min(fetch.max.bytes, max.frame.bytes - 64 KiB) = 0 and every fetch failed with INVALID_FETCH_SIZE.
+    t = await startTestBroker({ 'broker.id': '1', 'controller.quorum.voters': `1@127.0.0.1:${await freePort()}`, 'controller.fsync': 'false', 'max.frame.bytes': String(64 * 1024) });
+    const c = await TestClient.connect(t.url);
+    const name = topicName('small-frame');
+    await createTopic(c, name, 1);
+    await c.request({ produce: { acks: 1, topics: [{ name, partitions: [{ partition: 0, records: encodeBatchSync([{ value: 'a' }, { value: 'b' }]) }] }] } });
+    const f = await c.request({ fetch: { topics: [{ name, partitions: [{ partition: 0, fetchOffset: 0 }] }] } });
+    expect(f.errorCode).toBe(0);
+    const p = f.fetch!.topics[0]!.partitions[0]!;
+    expect(p.errorCode).toBe(0);
+    expect(decodeBatchSync(Buffer.from(p.records), 0).records.map((r) => r.value!.toString())).toEqual(['a', 'b']);
+    await c.close();
+  });
 });

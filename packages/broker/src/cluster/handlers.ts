@@ -16,6 +16,7 @@ import { decodeCommand, type CommandResult } from '../controller/commands.js';
 import type { Controller } from '../controller/controller.js';
 import type { TopicRecord } from '../controller/types.js';
 import { toMqError, wireError } from '../errors.js';
+import { fetchResponseMaxBytes } from '../handlers/fetch.js';
 import { lookupOffset } from '../handlers/list-offsets.js';
 import { produceHandler } from '../handlers/produce.js';
 import { type HandlerMap } from '../handlers/types.js';
@@ -170,14 +171,13 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
     fetch: async (req, ctx) => {
       const b = ctx.broker;
       const cfg = b.config;
-      const brokerMax = Math.min(cfg.int('fetch.max.bytes'), b.maxFrameBytes - 64 * 1024);
       const replicaId = req.replicaId ?? -1;
       const request: FetchRequest = {
         replicaId: replicaId > 0 ? replicaId : -1,
         replicaEpoch: Number(req.replicaEpoch ?? -1),
         maxWaitMs: Math.min(req.maxWaitMs ?? 0, cfg.int('fetch.max.wait.ms')),
         minBytes: req.minBytes ?? 0,
-        maxBytes: req.maxBytes ? Math.min(req.maxBytes, brokerMax) : brokerMax,
+        maxBytes: fetchResponseMaxBytes(req.maxBytes, cfg, b.maxFrameBytes),
         partitions: (req.topics ?? []).flatMap((t) =>
           (t.partitions ?? []).map((p) => ({
             topic: t.name ?? '',

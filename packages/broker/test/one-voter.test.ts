@@ -7,9 +7,11 @@
  * acks=all answers at once.
  */
 import net from 'node:net';
+import { readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { openLog } from '@mq/log-store';
 import { decodeBatchSync, encodeBatchSync } from '@mq/protocol/batch';
+import { errorNumber } from '@mq/protocol/errors';
 import { createTopic, httpJson, startTestBroker, TestClient, topicName, type TestBroker } from './helpers.js';
 
 async function freePort(): Promise<number> {
@@ -109,6 +111,36 @@ describe('a one-voter cluster', () => {
     const p = f.fetch!.topics[0]!.partitions[0]!;
     expect(p.errorCode).toBe(0);
     expect(decodeBatchSync(Buffer.from(p.records), 0).records.map((r) => r.value!.toString())).toEqual(['a', 'b']);
+    await c.close();
+  });
+
+  it('a replica log that fails to open is offline with STORAGE_ERROR while every other partition is served', async () => {
+    // Regression: the replica manager retried opening it forever and applied no partition metadata after it.
+    t = await startTestBroker({ 'broker.id': '1', 'controller.quorum.voters': `1@127.0.0.1:${await freePort()}`, 'controller.fsync': 'false' });
+    let c = await TestClient.connect(t.url);
+    const name = topicName('offline');
+    await createTopic(c, name, 2);
+    await c.close();
+    await t.broker.close();
+    const logs = path.join(t.dataDir, 'cluster-logs');
+    const dir = (await readdir(logs)).find((d) => d.startsWith(`${name}-1.`) && !d.endsWith('.hw'))!;
+    await rm(path.join(logs, dir), { recursive: true });
+    await writeFile(path.join(logs, dir), 'not a directory');
+    await t.restart();
+    expect(t.lines.some((l) => l.msg === 'replica log failed to open: partition offline on this broker')).toBe(true);
+    c = await TestClient.connect(t.url);
+    const produce = async (topic: string, partition: number) =>
+      (await c.request({ produce: { acks: -1, timeoutMs: 5000, topics: [{ name: topic, partitions: [{ partition, records: encodeBatchSync([{ value: 'x' }]) }] }] } })).produce!.topics[0]!.partitions[0]!.errorCode;
+    expect(await produce(name, 0)).toBe(0);
+    expect(await produce(name, 1)).toBe(errorNumber('STORAGE_ERROR'));
+    const f = await c.request({ fetch: { topics: [{ name, partitions: [{ partition: 1, fetchOffset: 0 }] }] } });
+    expect(f.fetch!.topics[0]!.partitions[0]!.errorCode).toBe(errorNumber('STORAGE_ERROR'));
+    const lo = await c.request({ listOffsets: { topics: [{ name, partitions: [{ partition: 1, timestamp: -1 }] }] } });
+    expect(lo.listOffsets!.topics[0]!.partitions[0]!.errorCode).toBe(errorNumber('STORAGE_ERROR'));
+    // Metadata applied after the failure is still acted on.
+    const later = topicName('later');
+    await createTopic(c, later, 1);
+    expect(await produce(later, 0)).toBe(0);
     await c.close();
   });
 });

@@ -37,6 +37,8 @@ export interface ClusterHandlerDeps {
 const EMPTY = Buffer.alloc(0);
 
 function notLeader(d: ClusterHandlerDeps, topic: string, partition: number): MqError {
+  const offline = d.replicas.offlineError(topic, partition);
+  if (offline) return offline;
   const t = d.controller.metadata.topic(topic);
   const p = t?.partitions[partition];
   if (!t) {
@@ -196,13 +198,17 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
       for (const p of res.partitions) {
         let list = out.get(p.topic);
         if (!list) out.set(p.topic, (list = []));
-        if (p.errorCode !== 'NONE' && p.errorCode !== 'NOT_LEADER' && p.errorCode !== 'OFFSET_OUT_OF_RANGE') {
-          ctx.logger.warn({ conn: ctx.connection.id, replicaId: request.replicaId, topic: p.topic, partition: p.partition, code: p.errorCode, err: p.errorMessage }, 'fetch refused');
+        // A replica here whose log failed to open: STORAGE_ERROR rather than "not the leader".
+        const offline = p.errorCode === 'NONE' ? undefined : d.replicas.offlineError(p.topic, p.partition);
+        const code = offline?.code ?? p.errorCode;
+        const message = offline?.message ?? p.errorMessage ?? '';
+        if (code !== 'NONE' && code !== 'NOT_LEADER' && code !== 'OFFSET_OUT_OF_RANGE') {
+          ctx.logger.warn({ conn: ctx.connection.id, replicaId: request.replicaId, topic: p.topic, partition: p.partition, code, err: message }, 'fetch refused');
         }
         list.push({
           partition: p.partition,
-          errorCode: errorNumber(p.errorCode),
-          errorMessage: p.errorMessage ?? '',
+          errorCode: errorNumber(code),
+          errorMessage: message,
           highWatermark: p.highWatermark,
           lastStableOffset: p.highWatermark,
           logStartOffset: p.logStartOffset,
@@ -257,7 +263,8 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
       for (const p of res.partitions) {
         let list = out.get(p.topic);
         if (!list) out.set(p.topic, (list = []));
-        list.push({ partition: p.partition, errorCode: errorNumber(p.errorCode), leaderEpoch: p.leaderEpoch, endOffset: p.endOffset });
+        const offline = p.errorCode === 'NONE' ? undefined : d.replicas.offlineError(p.topic, p.partition);
+        list.push({ partition: p.partition, errorCode: errorNumber(offline ? offline.code : p.errorCode), leaderEpoch: p.leaderEpoch, endOffset: p.endOffset });
       }
       return { topics: [...out].map(([name, partitions]) => ({ name, partitions })) };
     },

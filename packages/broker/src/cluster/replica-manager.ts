@@ -14,6 +14,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 
 import type { Log } from '@mq/log-store';
+import { MqError } from '@mq/protocol/errors';
 import {
   createFollowerFetcher,
   createPartitionLeader,
@@ -93,6 +94,12 @@ function key(topic: string, partition: number): string {
 
 export class ReplicaManager {
   private readonly hosted = new Map<string, HostedPartition>();
+  /**
+   * Replicas whose log failed to open (damaged files, permissions): offline
+   * on this broker until it restarts, answered with STORAGE_ERROR, while
+   * every other partition is served.
+   */
+  private readonly offline = new Map<string, { topicId: string; error: MqError }>();
   private readonly fetchers = new Map<number, FollowerFetcher>();
   private running: Promise<void> | undefined;
   private again = false;
@@ -183,6 +190,11 @@ export class ReplicaManager {
     if (h?.role === 'leader') return h.leader?.highWatermark;
     if (h?.role === 'follower') return this.fetchers.get(h.followingFrom)?.status(topic, partition)?.highWatermark;
     return undefined;
+  }
+
+  /** STORAGE_ERROR when this broker's replica of the partition is offline (its log failed to open), else undefined. */
+  offlineError(topic: string, partition: number): MqError | undefined {
+    return this.offline.get(key(topic, partition))?.error;
   }
 
   hostedPartition(topic: string, partition: number): HostedPartition | undefined {
@@ -325,19 +337,45 @@ export class ReplicaManager {
           h = undefined;
         }
         if (this.closed) return;
-        h ??= await this.open(t, p);
+        if (!h) {
+          const k = key(t.name, p);
+          const down = this.offline.get(k);
+          if (down?.topicId === t.topicId) continue;
+          this.offline.delete(k);
+          try {
+            h = await this.open(t, p);
+          } catch (err) {
+            this.markOffline(t, p, err);
+            continue;
+          }
+        }
         await this.apply(h, t, rec);
       }
     }
     for (const [k, h] of [...this.hosted]) {
       if (!wanted.has(k)) await this.drop(h, !md.topic(h.topic) || md.topic(h.topic)!.topicId !== h.topicId);
     }
+    for (const k of [...this.offline.keys()]) if (!wanted.has(k)) this.offline.delete(k);
     this.reportLogEnds();
+  }
+
+  private markOffline(t: TopicRecord, partition: number, err: unknown): void {
+    const dir = this.replicaDir(t, partition);
+    const error = new MqError('STORAGE_ERROR', `the replica of ${t.name}-${partition} on broker ${this.options.brokerId} is offline: its log ${dir} failed to open (${(err as Error).message}); fix it and restart the broker`, {
+      cause: err,
+      retriable: false,
+    });
+    this.offline.set(key(t.name, partition), { topicId: t.topicId, error });
+    this.logger.error({ err, topic: t.name, partition, dir }, 'replica log failed to open: partition offline on this broker');
+  }
+
+  private replicaDir(t: TopicRecord, partition: number): string {
+    return path.join(this.logDir, `${t.name}-${partition}.${t.topicId}`);
   }
 
   private async open(t: TopicRecord, partition: number): Promise<HostedPartition> {
     const config = new TopicConfig(t.configs, this.options.config);
-    const dir = path.join(this.logDir, `${t.name}-${partition}.${t.topicId}`);
+    const dir = this.replicaDir(t, partition);
     const log = await this.c.openLog(dir, logOptionsFor(config));
     const h: HostedPartition = {
       topic: t.name,

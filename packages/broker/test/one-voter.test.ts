@@ -143,4 +143,18 @@ describe('a one-voter cluster', () => {
     expect(await produce(later, 0)).toBe(0);
     await c.close();
   });
+
+  it('a fetch waiting on a topic that is deleted answers UNKNOWN_TOPIC_OR_PARTITION', async () => {
+    // Regression: the leader resigned before the replica was dropped, and the woken fetch answered NOT_LEADER.
+    t = await startTestBroker({ 'broker.id': '1', 'controller.quorum.voters': `1@127.0.0.1:${await freePort()}`, 'controller.fsync': 'false' });
+    const c = await TestClient.connect(t.url);
+    const name = topicName('deleted');
+    await createTopic(c, name, 1);
+    const poll = c.request({ fetch: { maxWaitMs: 10_000, minBytes: 1, topics: [{ name, partitions: [{ partition: 0, fetchOffset: 0 }] }] } });
+    await new Promise((r) => setTimeout(r, 50));
+    const del = await c.request({ deleteTopics: { topics: [name] } });
+    expect(del.deleteTopics!.results[0]!.errorCode).toBe(0);
+    expect((await poll).fetch!.topics[0]!.partitions[0]!.errorCode).toBe(errorNumber('UNKNOWN_TOPIC_OR_PARTITION'));
+    await c.close();
+  });
 });

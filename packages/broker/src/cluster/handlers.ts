@@ -50,6 +50,15 @@ function notLeader(d: ClusterHandlerDeps, topic: string, partition: number): MqE
   return new MqError('NOT_LEADER', `broker ${d.controller.options.brokerId} is not the leader of ${topic}-${partition} (broker ${p.leader} is); refresh metadata`, { leader: p.leader });
 }
 
+/** notLeader's error without throwing (an invalid topic name is its INVALID_TOPIC error). */
+function whyNotLed(d: ClusterHandlerDeps, topic: string, partition: number): MqError {
+  try {
+    return notLeader(d, topic, partition);
+  } catch (err) {
+    return toMqError(err);
+  }
+}
+
 function describeTopic(t: TopicRecord, fenced: (id: number) => boolean): mq.TopicMetadata.$Properties {
   return {
     errorCode: 0,
@@ -198,11 +207,11 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
       for (const p of res.partitions) {
         let list = out.get(p.topic);
         if (!list) out.set(p.topic, (list = []));
-        // A replica here whose log failed to open: STORAGE_ERROR rather than "not the leader".
-        const offline = p.errorCode === 'NONE' ? undefined : d.replicas.offlineError(p.topic, p.partition);
-        const code = offline?.code ?? p.errorCode;
-        const message = offline?.message ?? p.errorMessage ?? '';
-        if (code !== 'NONE' && code !== 'NOT_LEADER' && code !== 'OFFSET_OUT_OF_RANGE') {
+        // Not led here: say why, from the metadata (deleted topic, no leader, another leader, an offline replica here).
+        const why = p.errorCode === 'NOT_LEADER' || p.errorCode === 'UNKNOWN_TOPIC_OR_PARTITION' ? whyNotLed(d, p.topic, p.partition) : undefined;
+        const code = why?.code ?? p.errorCode;
+        const message = why?.message ?? p.errorMessage ?? '';
+        if (code !== 'NONE' && code !== 'NOT_LEADER' && code !== 'LEADER_NOT_AVAILABLE' && code !== 'OFFSET_OUT_OF_RANGE') {
           ctx.logger.warn({ conn: ctx.connection.id, replicaId: request.replicaId, topic: p.topic, partition: p.partition, code, err: message }, 'fetch refused');
         }
         list.push({
@@ -263,8 +272,8 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
       for (const p of res.partitions) {
         let list = out.get(p.topic);
         if (!list) out.set(p.topic, (list = []));
-        const offline = p.errorCode === 'NONE' ? undefined : d.replicas.offlineError(p.topic, p.partition);
-        list.push({ partition: p.partition, errorCode: errorNumber(offline ? offline.code : p.errorCode), leaderEpoch: p.leaderEpoch, endOffset: p.endOffset });
+        const why = p.errorCode === 'NOT_LEADER' || p.errorCode === 'UNKNOWN_TOPIC_OR_PARTITION' ? whyNotLed(d, p.topic, p.partition) : undefined;
+        list.push({ partition: p.partition, errorCode: errorNumber(why?.code ?? p.errorCode), leaderEpoch: p.leaderEpoch, endOffset: p.endOffset });
       }
       return { topics: [...out].map(([name, partitions]) => ({ name, partitions })) };
     },

@@ -59,5 +59,6 @@ export type {
   ReplicaAppendResult,
   ReplicaEpochCache,
   ReplicaLog,
+  ReadPool,
   Timers,
 } from './types.js';

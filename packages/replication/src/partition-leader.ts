@@ -22,6 +22,7 @@ import {
   type HighWatermarkCheckpoint,
   type Logger,
   type PartitionState,
+  type ReadPool,
   type ReplicaLog,
   type Timers,
 } from './types.js';
@@ -312,7 +313,7 @@ export class PartitionLeader {
   async fetch(
     request: FetchPartitionRequest,
     replicaId: number,
-    options: { skipRead?: boolean } = {},
+    options: { skipRead?: boolean; pool?: ReadPool } = {},
   ): Promise<FetchPartitionResponse> {
     const refused = this.#validateFetch(request, replicaId);
     if (refused) return refused;
@@ -334,7 +335,7 @@ export class PartitionLeader {
       const { records } = await this.#log.read(
         fetchOffset,
         Math.max(1, request.partitionMaxBytes),
-        isReplica ? {} : { maxOffset: this.#highWatermark },
+        isReplica ? { pool: options.pool } : { maxOffset: this.#highWatermark, pool: options.pool },
       );
       return this.#response(request, 'NONE', { records });
     } catch (err) {

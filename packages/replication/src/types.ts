@@ -42,7 +42,7 @@ export interface ReplicaLog {
     batches: Buffer,
     options?: { assignOffsets?: boolean; leaderEpoch?: number; validate?: boolean },
   ): Promise<ReplicaAppendResult>;
-  read(fromOffset: number, maxBytes: number, options?: { maxOffset?: number }): Promise<{ records: Buffer; nextOffset: number }>;
+  read(fromOffset: number, maxBytes: number, options?: { maxOffset?: number; pool?: ReadPool }): Promise<{ records: Buffer; nextOffset: number }>;
   truncateTo(offset: number): Promise<void>;
   deleteRecordsBefore(offset: number): Promise<void>;
   /**
@@ -55,6 +55,16 @@ export interface ReplicaLog {
   truncateFullyAndStartAt?(offset: number): Promise<void>;
   flush(): Promise<void>;
   readonly leaderEpochs: ReplicaEpochCache;
+}
+
+/**
+ * Buffers a fetch reads into and gives back once the response is written
+ * (@mq/log-store's ReadBufferPool). Releasing a buffer the pool did not hand
+ * out is ignored.
+ */
+export interface ReadPool {
+  take(size: number): Buffer;
+  release(view: Uint8Array): void;
 }
 
 /** Milliseconds since the epoch. Injected; replication never reads `Date.now()` itself. */

@@ -202,7 +202,12 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
         ),
       };
       const signal = AbortSignal.any([ctx.connection.signal, b.shutdownSignal]);
-      const res = await handleFetch(request, { timers: d.timers, leaders: (t, p) => d.replicas.leaderOf(t, p), hosts: (t, p) => d.replicas.hosts(t, p) }, signal);
+      const res = await handleFetch(
+        request,
+        // Records are read into the broker's pooled buffers; the connection gives them back once the response is written.
+        { timers: d.timers, leaders: (t, p) => d.replicas.leaderOf(t, p), hosts: (t, p) => d.replicas.hosts(t, p), pool: b.readBuffers },
+        signal,
+      );
       const out = new Map<string, mq.FetchPartitionResponse.$Properties[]>();
       for (const p of res.partitions) {
         let list = out.get(p.topic);

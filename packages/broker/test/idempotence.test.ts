@@ -22,10 +22,16 @@ function batch(pid: number, seq: number, values: string[], epoch = 0): Buffer {
   );
 }
 
-async function produce(c: TestClient, name: string, records: Buffer, acks = -1): Promise<{ errorCode: number; errorMessage: string; baseOffset: number }> {
-  const r = await c.request({ produce: { acks, topics: [{ name, partitions: [{ partition: 0, records }] }] } });
+async function produce(
+  c: TestClient,
+  name: string,
+  records: Buffer,
+  acks = -1,
+  apiVersion = 1,
+): Promise<{ errorCode: number; errorMessage: string; baseOffset: number; batchBaseOffsets: number[] }> {
+  const r = await c.request({ apiVersion, produce: { acks, topics: [{ name, partitions: [{ partition: 0, records }] }] } });
   const p = r.produce!.topics[0]!.partitions[0]!;
-  return { errorCode: p.errorCode, errorMessage: p.errorMessage, baseOffset: Number(p.baseOffset) };
+  return { errorCode: p.errorCode, errorMessage: p.errorMessage, baseOffset: Number(p.baseOffset), batchBaseOffsets: p.batchBaseOffsets.map(Number) };
 }
 
 async function values(c: TestClient, name: string): Promise<string[]> {
@@ -108,6 +114,25 @@ describe('idempotent producer on one broker', () => {
     const bad = Buffer.concat([batch(producerId, 3, ['d']), batch(producerId, 5, ['f'])]);
     expect((await produce(c, name, bad)).errorCode).toBe(errorNumber('OUT_OF_ORDER_SEQUENCE_NUMBER'));
     expect(await values(c, name)).toEqual(['0:a', '1:b', '2:c']);
+    await c.close();
+  });
+
+  it('regression (issue 12): a retry that gained a batch after another producer wrote answers each batch its own offsets (v1), and is refused to a v0 request', async () => {
+    t = await startTestBroker();
+    const c = await TestClient.connect(t.url);
+    const name = topicName('idem-gained');
+    await createTopic(c, name, 1);
+    const { producerId } = await initProducerId(c);
+    const b1 = batch(producerId, 0, ['a']);
+    expect(await produce(c, name, b1)).toMatchObject({ errorCode: 0, baseOffset: 0, batchBaseOffsets: [] });
+    await produce(c, name, encodeBatchSync([{ value: 'other-1' }, { value: 'other-2' }]));
+    const retry = Buffer.concat([b1, batch(producerId, 1, ['b', 'c'])]);
+    expect(await produce(c, name, retry)).toMatchObject({ errorCode: 0, baseOffset: 0, batchBaseOffsets: [0, 3] });
+    // A v0 client would resolve b, c at 1-2 (another producer's records) from one base offset: it gets no offsets at all.
+    const v0 = await produce(c, name, retry, -1, 0);
+    expect(v0).toMatchObject({ errorCode: errorNumber('UNSUPPORTED_VERSION'), baseOffset: -1 });
+    expect(v0.errorMessage).toContain('upgrade the client to produce v1');
+    expect(await values(c, name)).toEqual(['0:a', '1:other-1', '2:other-2', '3:b', '4:c']);
     await c.close();
   });
 

@@ -27,7 +27,7 @@ describe('Connection', () => {
   it('handshakes, negotiates versions and matches many requests in flight by correlation id', async () => {
     const conn = await Connection.open(opts(broker.address));
     expect(conn.brokerId).toBe(1);
-    expect(conn.versionOf('produce')).toBe(0);
+    expect(conn.versionOf('produce')).toBe(1); // v1: per-batch offsets in the answer
     const all = await Promise.all(Array.from({ length: 50 }, (_, i) => conn.request('metadata', { topics: i % 2 ? ['one'] : ['x'] })));
     all.forEach((r, i) => expect(r.topics![0]!.name).toBe(i % 2 ? 'one' : 'x'));
     conn.close();

@@ -8,13 +8,15 @@
 import { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { LOG_OVERHEAD, iterateBatches, setBaseOffset, validateBatch } from '@mq/protocol/batch';
-import { ERROR_CODES, isMqError, type ErrorCode } from '@mq/protocol/errors';
+import { ERROR_CODES, MqError, isMqError, type ErrorCode } from '@mq/protocol/errors';
 import { SUPPORTED_API_VERSIONS, decodeRequest, encodeResponse, mq, type RequestBody } from '@mq/protocol/wire';
 
 interface Partition {
   batches: Buffer[];
   next: number;
   start: number;
+  /** Idempotent batches written, by "producerId:epoch:baseSequence": a retry answers their offsets and writes nothing. */
+  written: Map<string, { base: number; last: number }>;
 }
 
 export interface FakeBroker {
@@ -25,8 +27,14 @@ export interface FakeBroker {
   readonly seen: Record<string, number>;
   /** Batches per partition in each produce request, in arrival order. */
   readonly batchesPerPartitionRequest: number[];
-  /** Fail the next `times` requests of an API, per partition, with `code`. */
-  failNext(api: 'produce' | 'fetch' | 'metadata' | 'listOffsets', code: ErrorCode, times?: number): void;
+  /**
+   * Fail the next `times` requests of an API, per partition, with `code`. With
+   * `afterAppend` a produce is written first and only its answer is the error
+   * (as when an acks=all wait times out or the leader fails before answering).
+   */
+  failNext(api: 'produce' | 'fetch' | 'metadata' | 'listOffsets', code: ErrorCode, times?: number, options?: { afterAppend?: boolean }): void;
+  /** Writes batches to a partition as another producer would (offsets assigned). */
+  appendBatches(topic: string, partition: number, batches: Buffer): void;
   /** Hold produce requests until release() (to fill the client's buffer). */
   holdProduce(): void;
   release(): void;
@@ -52,19 +60,19 @@ export async function startFakeBroker(
   const topics = new Map<string, Partition[]>();
   const seen: Record<string, number> = {};
   const batchesPerPartitionRequest: number[] = [];
-  const failures = new Map<string, { code: ErrorCode; times: number }>();
+  const failures = new Map<string, { code: ErrorCode; times: number; afterAppend: boolean }>();
   let held: Array<() => void> | undefined;
   const sockets = new Set<WebSocket>();
   const longPolls = new Set<() => void>();
 
   const createTopic = (name: string, n: number) => {
-    topics.set(name, Array.from({ length: n }, () => ({ batches: [], next: 0, start: 0 })));
+    topics.set(name, Array.from({ length: n }, () => ({ batches: [], next: 0, start: 0, written: new Map() })));
   };
   for (const [name, n] of Object.entries(options.topics ?? {})) createTopic(name, n);
 
-  const takeFailure = (api: string): ErrorCode | undefined => {
+  const takeFailure = (api: string, afterAppend = false): ErrorCode | undefined => {
     const f = failures.get(api);
-    if (!f || f.times <= 0) return undefined;
+    if (!f || f.times <= 0 || f.afterAppend !== afterAppend) return undefined;
     f.times--;
     return f.code;
   };
@@ -87,8 +95,42 @@ export async function startFakeBroker(
     };
   };
 
-  const produce = (req: mq.ProduceRequest): mq.ProduceResponse.$Properties => {
+  /**
+   * Writes a partition's batches like the broker's log: an idempotent batch
+   * already written is left out and keeps its offsets. Answers each batch's
+   * base offset when they do not lie back to back (produce v1), and refuses a
+   * v0 request that would need that list.
+   */
+  const appendTo = (log: Partition, buf: Buffer, version: number): { baseOffset: number; batchBaseOffsets?: number[] } => {
+    const ranges: Array<{ base: number; last: number }> = [];
+    let pos = 0;
+    while (pos < buf.length) {
+      const h = validateBatch(buf, pos);
+      const size = h.batchLength + LOG_OVERHEAD;
+      const key = `${h.producerId}:${h.producerEpoch}:${h.baseSequence}`;
+      const repeated = h.producerId >= 0 ? log.written.get(key) : undefined;
+      if (repeated) {
+        ranges.push(repeated);
+      } else {
+        const copy = Buffer.from(buf.subarray(pos, pos + size));
+        setBaseOffset(copy, 0, log.next);
+        log.batches.push(copy);
+        const range = { base: log.next, last: log.next + h.lastOffsetDelta };
+        if (h.producerId >= 0) log.written.set(key, range);
+        ranges.push(range);
+        log.next += h.lastOffsetDelta + 1;
+      }
+      pos += size;
+    }
+    const backToBack = ranges.every((r, i) => i === 0 || r.base === ranges[i - 1]!.last + 1);
+    if (backToBack) return { baseOffset: ranges[0]?.base ?? log.next };
+    if (version < 1) throw new MqError('UNSUPPORTED_VERSION', 'produce v0 cannot answer batches that are not back to back');
+    return { baseOffset: ranges[0]!.base, batchBaseOffsets: ranges.map((r) => r.base) };
+  };
+
+  const produce = (req: mq.ProduceRequest, version: number): mq.ProduceResponse.$Properties => {
     const failure = takeFailure('produce');
+    const failureAfterAppend = failure ? undefined : takeFailure('produce', true);
     return {
       topics: req.topics.map((t) => ({
         name: t.name,
@@ -100,19 +142,10 @@ export async function startFakeBroker(
           const buf = Buffer.from(p.records ?? new Uint8Array());
           batchesPerPartitionRequest.push([...iterateBatches(buf)].length);
           try {
-            const base = log.next;
-            let pos = 0;
-            while (pos < buf.length) {
-              const h = validateBatch(buf, pos);
-              const size = h.batchLength + LOG_OVERHEAD;
-              const copy = Buffer.from(buf.subarray(pos, pos + size));
-              setBaseOffset(copy, 0, log.next);
-              log.batches.push(copy);
-              log.next += h.lastOffsetDelta + 1;
-              pos += size;
-            }
+            const answer = appendTo(log, buf, version);
             for (const w of [...longPolls]) w();
-            return { partition, baseOffset: base };
+            if (failureAfterAppend) return { partition, errorCode: num(failureAfterAppend), errorMessage: `fake ${failureAfterAppend} after the append` };
+            return { partition, ...answer };
           } catch (err) {
             const code = isMqError(err) ? err.code : 'CORRUPT_MESSAGE';
             return { partition, errorCode: num(code), errorMessage: (err as Error).message };
@@ -211,7 +244,7 @@ export async function startFakeBroker(
           });
         case 'produce': {
           const run = () => {
-            const resp = produce(frame.produce!);
+            const resp = produce(frame.produce!, frame.apiVersion ?? 0);
             if (frame.produce!.acks !== 0) reply(resp);
           };
           if (held) held.push(run);
@@ -250,8 +283,13 @@ export async function startFakeBroker(
     topics,
     seen,
     batchesPerPartitionRequest,
-    failNext(api, code, times = 1) {
-      failures.set(api, { code, times });
+    failNext(api, code, times = 1, options = {}) {
+      failures.set(api, { code, times, afterAppend: options.afterAppend ?? false });
+    },
+    appendBatches(topic, partition, batches) {
+      const log = topics.get(topic)?.[partition];
+      if (!log) throw new Error(`fake broker: no ${topic}/${partition}`);
+      appendTo(log, batches, 1);
     },
     holdProduce() {
       held ??= [];

@@ -1,4 +1,4 @@
-import { decodeBatchSync, readBatchHeader } from '@mq/protocol/batch';
+import { decodeBatchSync, encodeBatchSync, readBatchHeader } from '@mq/protocol/batch';
 import { MqClient } from '../src/index.js';
 import { murmur2Partition } from '../src/partitioner.js';
 import { UNKNOWN_TOPIC_GRACE_MS } from '../src/cluster.js';
@@ -235,6 +235,26 @@ describe('producer', () => {
     }
   });
 
+  it('regression (issue 12): an idempotent retry that gained a batch resolves each batch at the offsets the broker names for it', async () => {
+    const p = client.producer({ idempotent: true, lingerMs: 0 });
+    broker.holdProduce();
+    const a = p.send('one', { value: 'a' });
+    await waitFor(() => broker.seen.produce === 1);
+    // Queued behind the request in flight: one new batch, which the retry of [a] will carry too.
+    const bc = [p.send('one', { value: 'b' }), p.send('one', { value: 'c' })];
+    await new Promise((resolve) => setImmediate(resolve)); // the sender's pass has seen them (the partition is busy)
+    // [a] is written at 0 but its answer is lost (as in a leader failover); another producer then writes 1-2.
+    broker.failNext('produce', 'REQUEST_TIMED_OUT', 1, { afterAppend: true });
+    broker.release();
+    broker.appendBatches('one', 0, encodeBatchSync([{ value: 'other-1' }, { value: 'other-2' }]));
+    const acked = await Promise.all([a, ...bc]);
+    // The retry [a, b c]: a answers its original offset 0, b and c the offsets 3-4 they were written at (not 1-2).
+    expect(broker.batchesPerPartitionRequest).toEqual([1, 2]);
+    expect(acked.map((r) => r.offset)).toEqual([0, 3, 4]);
+    const byOffset = new Map(stored('one', 0).map((r) => [r.offset, r.value!.toString()]));
+    expect(acked.map((r) => byOffset.get(r.offset))).toEqual(['a', 'b', 'c']);
+  });
+
   it('refuses an idempotent producer without acks all, as Kafka does', () => {
     expect(() => client.producer({ idempotent: true, acks: 1 })).toThrow(expect.objectContaining({ code: 'INVALID_CONFIG', message: expect.stringContaining("needs acks 'all'") }));
     expect(() => client.producer({ idempotent: 'yes' as unknown as boolean })).toThrow(/idempotent must be true or false/);
@@ -315,3 +335,11 @@ describe('producer', () => {
     expect(Date.now() - t0).toBeLessThan(5000);
   });
 });
+
+async function waitFor(condition: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}

@@ -94,6 +94,35 @@ describe('leader checks', () => {
     expect(log.logEndOffset).toBe(4);
   });
 
+  test('regression (issue 12): a retry that gained batches after another producer wrote answers each batch at the offsets it holds', async () => {
+    const log = await openTracked();
+    const b1 = encodeBatchSync([{ value: 'a' }], { producerId: 4242, producerEpoch: 0, baseSequence: 0 });
+    expect(await log.append(b1)).toMatchObject({ baseOffset: 0, lastOffset: 0 });
+    expect(await log.append(encodeBatchSync([{ value: 'other-1' }, { value: 'other-2' }]))).toMatchObject({ baseOffset: 1, lastOffset: 2 });
+    const b2 = encodeBatchSync([{ value: 'b' }, { value: 'c' }], { producerId: 4242, producerEpoch: 0, baseSequence: 1 });
+    const retry = await log.append(Buffer.concat([b1, b2]));
+    // B1 answers its original offset 0, B2 the offsets it was written at (3-4), not 1-2 (another producer's records).
+    expect(retry).toMatchObject({ baseOffset: 0, lastOffset: 4, batchBaseOffsets: [0, 3] });
+    expect(values((await log.read(0, 1 << 20)).records)).toEqual([
+      { offset: 0, value: 'a' },
+      { offset: 1, value: 'other-1' },
+      { offset: 2, value: 'other-2' },
+      { offset: 3, value: 'b' },
+      { offset: 4, value: 'c' },
+    ]);
+    // The same request once more: every batch is a duplicate, each answers its own original offsets.
+    expect(await log.append(Buffer.concat([b1, b2]))).toMatchObject({ baseOffset: 0, lastOffset: 4, duplicate: true, batchBaseOffsets: [0, 3] });
+    expect(log.logEndOffset).toBe(5);
+  });
+
+  test('batches that lie back to back answer one base offset and no per-batch list', async () => {
+    const log = await openTracked();
+    await log.append(idem(1, 0, 2));
+    expect((await log.append(Buffer.concat([idem(1, 0, 2), idem(1, 2, 2)]))).batchBaseOffsets).toBeUndefined();
+    expect((await log.append(Buffer.concat([idem(1, 0, 2), idem(1, 2, 2)]))).batchBaseOffsets).toBeUndefined();
+    expect((await log.append(Buffer.concat([idem(1, 4), idem(1, 5)]))).batchBaseOffsets).toBeUndefined();
+  });
+
   test('concurrent appends of the same batch write it once', async () => {
     const log = await openTracked(dir, { flush: { policy: 'always' } });
     const results = await Promise.all([log.append(idem(1, 0, 2)), log.append(idem(1, 0, 2)), log.append(idem(1, 2)), log.append(idem(1, 2))]);

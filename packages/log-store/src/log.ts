@@ -67,6 +67,24 @@ const PRODUCER_EXPIRATION_CHECK_MS = 10 * 60 * 1000;
 
 export type { AppendOptions, AppendResult, Log, LogComponents, LogStoreLogger, ReadOptions, ReadResult, RecoveryReport, RecoveryTruncation } from './types.js';
 
+/**
+ * The offsets an append answers for batches at `ranges` (request order): the
+ * first base, the largest last, and each batch's base when they do not lie
+ * back to back (so nobody derives a batch's offsets from the one before it).
+ */
+function offsetsOf(ranges: ReadonlyArray<NonNullable<SequenceVerdict>>): Pick<AppendResult, 'baseOffset' | 'lastOffset' | 'batchBaseOffsets'> {
+  let lastOffset = ranges[0]!.lastOffset;
+  let contiguous = true;
+  for (let i = 1; i < ranges.length; i++) {
+    const r = ranges[i]!;
+    if (r.firstOffset !== ranges[i - 1]!.lastOffset + 1) contiguous = false;
+    lastOffset = Math.max(lastOffset, r.lastOffset);
+  }
+  const out: Pick<AppendResult, 'baseOffset' | 'lastOffset' | 'batchBaseOffsets'> = { baseOffset: ranges[0]!.firstOffset, lastOffset };
+  if (!contiguous) out.batchBaseOffsets = ranges.map((r) => r.firstOffset);
+  return out;
+}
+
 const silentLogger: LogStoreLogger = { debug() {}, info() {}, warn() {}, error() {} };
 
 class PartitionLog implements Log {
@@ -598,12 +616,8 @@ class PartitionLog implements Log {
 
   /** When every batch repeats a cached one: the answer with the original offsets (nothing is written). */
   private duplicateResult(verdicts: SequenceVerdict[]): AppendResult | undefined {
-    let lastOffset = -1;
-    for (const v of verdicts) {
-      if (v === null) return undefined;
-      lastOffset = Math.max(lastOffset, v.lastOffset);
-    }
-    return { baseOffset: verdicts[0]!.firstOffset, lastOffset, logAppendTime: -1, batches: 0, bytes: 0, duplicate: true };
+    if (verdicts.some((v) => v === null)) return undefined;
+    return { ...offsetsOf(verdicts as Array<NonNullable<SequenceVerdict>>), logAppendTime: -1, batches: 0, bytes: 0, duplicate: true };
   }
 
   /** Updates the producer state with the batches just written (leader and follower appends alike). */
@@ -693,17 +707,15 @@ class PartitionLog implements Log {
   ): Promise<AppendResult> {
     this.ensureUsable();
     // Checked under the append mutex, so no other append to this log runs between the check and the write.
-    let firstDuplicate: SequenceVerdict = null;
-    let duplicateLast = -1;
+    let repeated: SequenceVerdict[] | undefined;
     if (producers === 'check') {
       const verdicts = this.producers.checkAll(parsed.map((b) => b.header));
       const dup = this.duplicateResult(verdicts);
       if (dup) return dup;
       if (verdicts.some((v) => v !== null)) {
         // Some batches repeat cached ones (a retried request that gained batches): write only the new ones.
-        firstDuplicate = verdicts[0] ?? null;
+        repeated = verdicts;
         const keep = parsed.filter((_, i) => verdicts[i] === null);
-        for (const v of verdicts) if (v) duplicateLast = Math.max(duplicateLast, v.lastOffset);
         buf = Buffer.concat(keep.map((b) => buf.subarray(b.position, b.position + b.size)));
         let pos = 0;
         parsed = keep.map((b) => ({ ...b, position: (pos += b.size) - b.size }));
@@ -748,8 +760,11 @@ class PartitionLog implements Log {
         throw this.fail('leader epoch checkpoint', err);
       }
     }
-    if (duplicateLast >= 0) {
-      return { baseOffset: firstDuplicate?.firstOffset ?? baseOffset, lastOffset: Math.max(lastOffset, duplicateLast), logAppendTime, batches: parsed.length, bytes: buf.length };
+    if (repeated) {
+      // Each batch answers where it is: a repeated one its original offsets, a new one those just written.
+      let next = 0;
+      const ranges = repeated.map((v) => (v ? { firstOffset: v.firstOffset, lastOffset: v.lastOffset } : { firstOffset: appended[next]!.baseOffset, lastOffset: appended[next++]!.lastOffset }));
+      return { ...offsetsOf(ranges), logAppendTime, batches: parsed.length, bytes: buf.length };
     }
     return { baseOffset, lastOffset, logAppendTime, batches: parsed.length, bytes: buf.length };
   }

@@ -52,6 +52,14 @@ export interface AppendResult {
   bytes: number;
   /** Every batch repeated one already in the log: nothing was written, the offsets are the originals'. */
   duplicate?: boolean;
+  /**
+   * Set only when the batches do not lie back to back from `baseOffset`: an
+   * idempotent producer's retry whose repeated batches answer their original
+   * offsets while its new ones were written at the log end. The base offset of
+   * each batch of the append, in the order given. When absent, batch i starts
+   * where batch i-1 ended.
+   */
+  batchBaseOffsets?: number[];
 }
 
 /** What a log knows of one idempotent producer. */

@@ -49,6 +49,8 @@ export interface LeaderAppendOptions {
 export interface LeaderAppendResult {
   baseOffset: number;
   lastOffset: number;
+  /** Each batch's base offset when they do not lie back to back from `baseOffset` (see @mq/log-store's AppendResult). */
+  batchBaseOffsets?: number[];
   logAppendTime: number;
   logStartOffset: number;
 }
@@ -293,6 +295,7 @@ export class PartitionLeader {
       logAppendTime: result.logAppendTime,
       logStartOffset: this.#log.logStartOffset,
     };
+    if (result.batchBaseOffsets) out.batchBaseOffsets = result.batchBaseOffsets;
     if (acks !== -1) return out;
     this.#ensureLeader();
     if (this.#highWatermark > result.lastOffset) {

@@ -15,10 +15,10 @@ import { validateTopicConfigs, TopicConfig } from '../config/topic-config.js';
 import { decodeCommand, type CommandResult } from '../controller/commands.js';
 import type { Controller } from '../controller/controller.js';
 import type { TopicRecord } from '../controller/types.js';
-import { toMqError, wireError } from '../errors.js';
+import { refusalLevel, toMqError, wireError } from '../errors.js';
 import { fetchResponseMaxBytes } from '../handlers/fetch.js';
 import { lookupOffset } from '../handlers/list-offsets.js';
-import { produceHandler } from '../handlers/produce.js';
+import { produceHandler, type PartitionAppended } from '../handlers/produce.js';
 import { type HandlerMap } from '../handlers/types.js';
 import { checkProducedBatches, stampLogAppendTime } from '../records/produce-batches.js';
 import { isInternalTopic, refuseInternal, validateTopicName } from '../topics/topic-name.js';
@@ -170,11 +170,11 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
         const logAppendTime = hosted.config.logAppendTime ? request.now : -1;
         if (logAppendTime >= 0) stampLogAppendTime(batches, checked, request.now);
         // append() hands the batches to the log before it returns, so arrival order is kept.
-        return leader.append(batches, { acks, timeoutMs: request.timeoutMs, signal: ctx.connection.signal }).then((r) => ({
-          baseOffset: r.baseOffset,
-          logAppendTime,
-          logStartOffset: r.logStartOffset,
-        }));
+        return leader.append(batches, { acks, timeoutMs: request.timeoutMs, signal: ctx.connection.signal }).then((r) => {
+          const out: PartitionAppended = { baseOffset: r.baseOffset, logAppendTime, logStartOffset: r.logStartOffset };
+          if (r.batchBaseOffsets) out.batchBaseOffsets = r.batchBaseOffsets;
+          return out;
+        });
       },
       { defaultTimeoutMs: 30_000, logRefusal: (ctx, topic, partition, err) => logRefusal(ctx, 'produce', topic, partition, err) },
     ),
@@ -434,6 +434,8 @@ export async function metadataFetchAnswer(controller: Controller, f: mq.IMetadat
 function logRefusal(ctx: RequestContext, what: string, topic: string, partition: number, err: unknown): void {
   const e = toMqError(err);
   const fields = { conn: ctx.connection.id, remote: ctx.connection.remote, topic, partition, code: e.code, err: e.message };
-  if (e.code === 'UNKNOWN' || e.code === 'STORAGE_ERROR') ctx.logger.error({ ...fields, stack: (err as Error).stack }, `${what} failed`);
+  const level = refusalLevel(e);
+  if (level === 'error') ctx.logger.error({ ...fields, stack: (err as Error).stack }, `${what} failed`);
+  else if (level === 'debug') ctx.logger.debug(fields, `${what} abandoned`);
   else if (e.code !== 'NOT_LEADER') ctx.logger.warn(fields, `${what} refused`);
 }

@@ -32,6 +32,7 @@ import { logOptionsFor, TopicConfig } from '../config/topic-config.js';
 import type { Controller } from '../controller/controller.js';
 import type { PartitionRecord, RecoveryElection, TopicRecord } from '../controller/types.js';
 import type { LogOpener } from '../log-factory.js';
+import { recoveryTruncation } from './recovery-truncation.js';
 
 export const CLUSTER_LOG_DIR = 'cluster-logs';
 
@@ -243,7 +244,7 @@ export class ReplicaManager {
     if (r.missing.length > 0) {
       this.logger.error(
         fields,
-        `UNCLEAN RECOVERY: ${r.topic}-${r.partition} is now led by broker ${r.leader} (log end ${r.endOffset}, epoch ${r.lastEpoch}), elected without hearing from broker(s) ${r.missing.join(', ')}; records only they held are lost if they come back`,
+        `UNCLEAN RECOVERY: ${r.topic}-${r.partition} is now led by broker ${r.leader} (log end ${r.endOffset}, epoch ${r.lastEpoch}), elected without the log of broker(s) ${r.missing.join(', ')} (not heard from, or still fenced when the wait ran out); records only they held are lost if they come back`,
       );
     } else {
       this.logger.warn(fields, `unclean recovery: ${r.topic}-${r.partition} is now led by broker ${r.leader}, the longest log of its candidates (log end ${r.endOffset}, epoch ${r.lastEpoch})`);
@@ -252,25 +253,23 @@ export class ReplicaManager {
 
   /**
    * Before following a leader elected by unclean recovery: a replica here
-   * whose log is longer than the new leader's (possible only when the
-   * controller elected without hearing from it, this replica being down or
-   * late) says what it is about to truncate, since that may be acknowledged
-   * data. The follower then truncates by leader epoch as usual.
+   * that holds records from before the recovery epoch the new leader lacks
+   * (possible only when the controller elected without this replica's log)
+   * says what it is about to truncate, since that may be acknowledged data.
+   * Nothing is said when it holds nothing more (records fetched from the new
+   * leader since its election are its own). The follower then truncates by
+   * leader epoch as usual, and logs the truncation it does.
    */
   private logRecoveryTruncation(h: HostedPartition, rec: PartitionRecord): void {
     const r = rec.recovery;
-    if (!r || r.leaderEpoch !== rec.leaderEpoch || r.endOffset < 0) return;
-    const epochs = h.log.leaderEpochs.entries;
-    const mine = { lastEpoch: epochs.at(-1)?.epoch ?? -1, endOffset: h.log.logEndOffset };
-    if (mine.lastEpoch > r.lastEpoch || (mine.lastEpoch === r.lastEpoch && mine.endOffset > r.endOffset)) {
-      // At most the leader's end; and what this replica wrote in epochs the leader never had goes too.
-      const newer = epochs.find((e) => e.epoch > r.lastEpoch)?.startOffset ?? mine.endOffset;
-      const from = Math.min(r.endOffset, mine.endOffset, newer);
-      this.logger.error(
-        { topic: h.topic, partition: h.partition, leader: rec.leader, leaderEpoch: rec.leaderEpoch, from, to: mine.endOffset, count: mine.endOffset - from, myLastEpoch: mine.lastEpoch, leaderLastEpoch: r.lastEpoch },
-        `UNCLEAN RECOVERY TRUNCATION: this replica of ${h.topic}-${h.partition} holds more than leader ${rec.leader}, elected without hearing from it: offsets [${from}, ${mine.endOffset}) (${mine.endOffset - from} records) are truncated to follow it`,
-      );
-    }
+    if (!r || r.leaderEpoch !== rec.leaderEpoch) return;
+    const cut = recoveryTruncation(h.log.leaderEpochs.entries, h.log.logEndOffset, r);
+    if (!cut) return;
+    const count = cut.to - cut.from;
+    this.logger.error(
+      { topic: h.topic, partition: h.partition, leader: rec.leader, leaderEpoch: rec.leaderEpoch, from: cut.from, to: cut.to, count, myLastEpoch: cut.lastEpoch, leaderLastEpoch: r.lastEpoch },
+      `UNCLEAN RECOVERY TRUNCATION: this replica of ${h.topic}-${h.partition} holds ${count} records leader ${rec.leader} lacks (it was elected without this replica's log): offsets [${cut.from}, ${cut.to}) are truncated to follow it`,
+    );
   }
 
   /**

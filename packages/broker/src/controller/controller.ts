@@ -374,9 +374,13 @@ export class RaftController implements Controller {
   private async recoverLeaderless(now: number): Promise<void> {
     const { started, due } = this.recoveryWaits.round(this.metadata.pendingRecoveries(), now);
     for (const r of started) {
+      const waitingFor = [
+        ...(r.missing.length > 0 ? [`the log ends of broker(s) ${r.missing.join(', ')}`] : []),
+        ...(r.fenced.length > 0 ? [`broker(s) ${r.fenced.join(', ')} (the longest log reported) to be unfenced`] : []),
+      ].join(' and ');
       this.logger.warn(
-        { topic: r.topic, partition: r.partition, candidates: r.candidates, missing: r.missing, waitMs: this.options.uncleanRecoveryWaitMs },
-        `${r.topic}-${r.partition} has no trusted live ISR member: waiting up to ${this.options.uncleanRecoveryWaitMs} ms for the log ends of broker(s) ${r.missing.join(', ')} before electing the longest log`,
+        { topic: r.topic, partition: r.partition, candidates: r.candidates, missing: r.missing, fenced: r.fenced, waitMs: this.options.uncleanRecoveryWaitMs },
+        `${r.topic}-${r.partition} has no trusted live ISR member: waiting up to ${this.options.uncleanRecoveryWaitMs} ms for ${waitingFor} before electing the longest log`,
       );
     }
     for (const r of due) await this.submitQuietly({ type: 'electRecovered', topic: r.topic, partition: r.partition, leaderEpoch: r.leaderEpoch });

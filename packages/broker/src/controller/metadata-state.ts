@@ -51,6 +51,8 @@ export interface PendingRecovery {
   candidates: number[];
   /** Candidates not heard from (no report from their current run). */
   missing: number[];
+  /** Candidates that reported a longer log than every live reporter but are still fenced: the election waits for them too. */
+  fenced: number[];
   /** Whether `electRecovered` would elect someone now (a live ISR or ELR member has reported). */
   electable: boolean;
 }
@@ -358,11 +360,12 @@ export class MetadataState implements StateMachine {
         if (p.leader >= 0) return;
         const candidates = candidatesOf(p);
         if (!candidates.some((id) => this.live(id))) return;
-        const reports = this.currentReports(p);
+        const reports = this.currentReports(p).filter((r) => candidates.includes(r.broker));
         const missing = candidates.filter((id) => !reports.some((r) => r.broker === id));
-        if (missing.length === 0) return;
+        const fenced = this.fencedAhead(p, reports);
+        if (missing.length === 0 && fenced.length === 0) return;
         const electable = reports.some((r) => this.live(r.broker) && (p.isr.includes(r.broker) || (p.elr ?? []).includes(r.broker)));
-        out.push({ topic: t.name, partition, leaderEpoch: p.leaderEpoch, candidates, missing, electable });
+        out.push({ topic: t.name, partition, leaderEpoch: p.leaderEpoch, candidates, missing, fenced, electable });
       });
     }
     return out;
@@ -377,13 +380,36 @@ export class MetadataState implements StateMachine {
     return (p.logEnds ?? []).filter((e) => this.brokersById.get(e.broker)?.brokerEpoch === e.brokerEpoch);
   }
 
+  /** Reports in election order: the longest log in (lastEpoch, endOffset) order first, ties in replica order. */
+  private ranked(p: PartitionRecord, reports: readonly ReplicaLogEnd[]): ReplicaLogEnd[] {
+    const order = (id: number) => p.replicas.indexOf(id);
+    return [...reports].sort((a, b) => b.lastEpoch - a.lastEpoch || b.endOffset - a.endOffset || order(a.broker) - order(b.broker));
+  }
+
+  /**
+   * Reporters still fenced (registered, not yet unfenced) that rank above
+   * every live reporter: electing now would pass over a longer log.
+   */
+  private fencedAhead(p: PartitionRecord, reports: readonly ReplicaLogEnd[]): number[] {
+    const out: number[] = [];
+    for (const r of this.ranked(p, reports)) {
+      if (this.live(r.broker)) break;
+      out.push(r.broker);
+    }
+    return out;
+  }
+
   /**
    * Unclean recovery: once every candidate has reported (or `force`, when
-   * the wait is over), the live reporter with the longest log in (lastEpoch,
-   * endOffset) order, ties in replica order. On a timeout only a reporter
-   * from the ISR or ELR may be elected (a last-ISR member alone may lack
-   * later commits); with no report at all, the first live ISR/ELR member.
-   * undefined: keep waiting.
+   * the wait is over), the reporter with the longest log in (lastEpoch,
+   * endOffset) order, ties in replica order. Every report counts, fenced or
+   * not: when the longest log's broker is still fenced (it registered and
+   * reported before being unfenced), the election waits for its unfencing
+   * rather than pick a shorter log. On a timeout the best live reporter is
+   * elected, and the fenced ones passed over count as missing; only a
+   * reporter from the ISR or ELR may be elected then (a last-ISR member
+   * alone may lack later commits); with no report at all, the first live
+   * ISR/ELR member. undefined: keep waiting.
    */
   private recoveryChoice(p: PartitionRecord, force: boolean): { leader: number; report: ReplicaLogEnd | undefined; reports: ReplicaLogEnd[]; missing: number[] } | undefined {
     const candidates = candidatesOf(p);
@@ -396,11 +422,10 @@ export class MetadataState implements StateMachine {
       const first = p.replicas.find((id) => eligible(id) && this.live(id));
       return first === undefined ? undefined : { leader: first, report: undefined, reports, missing };
     }
-    const order = (id: number) => p.replicas.indexOf(id);
-    const best = reports
-      .filter((r) => this.live(r.broker))
-      .sort((a, b) => b.lastEpoch - a.lastEpoch || b.endOffset - a.endOffset || order(a.broker) - order(b.broker))[0];
-    return best ? { leader: best.broker, report: best, reports, missing } : undefined;
+    const fenced = this.fencedAhead(p, reports);
+    if (fenced.length > 0 && !force) return undefined;
+    const best = this.ranked(p, reports).find((r) => this.live(r.broker));
+    return best ? { leader: best.broker, report: best, reports, missing: [...missing, ...fenced] } : undefined;
   }
 
   /** Offline partitions (leader -1) get a leader when an eligible replica is back. */

@@ -103,6 +103,10 @@ export interface RecoveryElection {
   readonly endOffset: number;
   /** Every report it was chosen from. */
   readonly reports: readonly ReplicaLogEnd[];
-  /** Candidates (last ISR, ELR) that had not reported when it was elected: they may have held more. */
+  /**
+   * Candidates (last ISR, ELR) whose log it was elected without: not heard
+   * from, or reported a longer log but were still fenced when the wait ran
+   * out. They may have held more.
+   */
   readonly missing: readonly number[];
 }

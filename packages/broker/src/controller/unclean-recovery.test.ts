@@ -55,7 +55,7 @@ describe('unclean recovery (KIP-966 in spirit)', () => {
     h.report(a, 0, 2000);
     h.report(b, 0, 1800);
     expect(h.part().leader).toBe(-1); // c not heard from yet
-    expect(h.s.pendingRecoveries()).toEqual([{ topic: 't', partition: 0, leaderEpoch: h.part().leaderEpoch, candidates: [a, b, c], missing: [c], electable: true }]);
+    expect(h.s.pendingRecoveries()).toEqual([{ topic: 't', partition: 0, leaderEpoch: h.part().leaderEpoch, candidates: [a, b, c], missing: [c], fenced: [], electable: true }]);
     // c comes back, uncleanly, with the shortest log: the naive choice (it is the ISR) would lose 400 acknowledged records.
     h.register(c);
     expect(h.part()).toMatchObject({ isr: [c], unverified: [c] });
@@ -84,6 +84,44 @@ describe('unclean recovery (KIP-966 in spirit)', () => {
     h.report(b, 5, 100);
     h.report(c, 5, 100);
     expect(h.part().leader).toBe(b);
+  });
+
+  it('regression (issue 12): the longest log counts when its broker reports before it is unfenced; the election waits for the unfencing', () => {
+    const h = cluster();
+    const { a, b, c } = h;
+    // Every broker died; they restart uncleanly. b registers (fenced until it catches up with the metadata) and reports at once.
+    h.register(a);
+    h.register(b);
+    h.fence(c);
+    h.unfence(a);
+    h.report(a, 0, 281);
+    h.report(b, 0, 283);
+    h.register(c);
+    h.unfence(c);
+    h.report(c, 0, 281);
+    // Every candidate reported: electing among the unfenced ones now would truncate b's 2 records.
+    expect(h.part().leader).toBe(-1);
+    expect(h.s.pendingRecoveries()).toEqual([expect.objectContaining({ missing: [], fenced: [b], electable: true })]);
+    h.unfence(b);
+    expect(h.part()).toMatchObject({ leader: b, isr: [b], recovery: { lastEpoch: 0, endOffset: 283, missing: [] } });
+    expect(h.recoveries()).toEqual([expect.objectContaining({ leader: b, endOffset: 283, missing: [] })]);
+  });
+
+  it('a longest log still fenced when the wait is over: the best live reporter is elected and the fenced one named as missing', () => {
+    const h = cluster();
+    const { a, b, c } = h;
+    h.register(a);
+    h.register(b);
+    h.fence(c);
+    h.unfence(a);
+    h.report(a, 0, 281);
+    h.report(b, 0, 283);
+    h.register(c);
+    h.unfence(c);
+    h.report(c, 0, 282);
+    expect(h.part().leader).toBe(-1);
+    expect(h.run({ type: 'electRecovered', topic: 't', partition: 0, leaderEpoch: h.part().leaderEpoch })).toEqual({ ok: true, value: { leader: c } });
+    expect(h.recoveries()).toEqual([expect.objectContaining({ leader: c, endOffset: 282, missing: [b] })]);
   });
 
   it('when the wait is over, electRecovered elects the best reported candidate and names the missing ones', () => {

@@ -1,7 +1,8 @@
-import { errorCodeFromNumber } from '@mq/protocol/errors';
+import { MqError, errorCodeFromNumber } from '@mq/protocol/errors';
 import { mq } from '@mq/protocol/wire';
 import { createGroupCoordinator, type GroupCoordinator } from './group-coordinator.js';
 import { MemoryOffsetsLog } from './offsets-log.js';
+import { groupErrorOf } from './replicated-offsets-log.js';
 import { ManualTime } from '@mq/protocol/time';
 import type { GroupCoordinatorOptions } from './options.js';
 import type { JoinGroupResponse, TopicView } from './types.js';
@@ -43,6 +44,11 @@ class World {
   };
   ids = 0;
   coordinator!: GroupCoordinator;
+  /** Every log line, as level and message. */
+  readonly lines: Array<{ level: string; msg: string }> = [];
+  private readonly logger = Object.fromEntries(
+    (['debug', 'info', 'warn', 'error'] as const).map((level) => [level, (_fields: object, msg: string) => void this.lines.push({ level, msg })]),
+  ) as unknown as Record<'debug' | 'info' | 'warn' | 'error', (fields: object, msg: string) => void>;
 
   async start(options: GroupCoordinatorOptions = {}) {
     this.coordinator?.close();
@@ -54,6 +60,7 @@ class World {
         clock: this.time.clock,
         timers: this.time,
         newMemberId: (clientId) => `${clientId}-${++this.ids}`,
+        logger: this.logger,
       },
     );
     await this.coordinator.startup();
@@ -324,6 +331,24 @@ describe('group coordinator: membership', () => {
     expect((await w.coordinator.describeGroups({ groupIds: ['g'] })).groups![0]!.state).toBe('Stable');
     const old = await w.coordinator.heartbeat({ groupId: 'g', generationId: ra.generationId, memberId: ra.memberId, groupInstanceId: 'host-a' });
     expect(code(old)).toBe('FENCED_INSTANCE_ID');
+  });
+
+  it('regression (issue 12): an assignment not stored because the offsets partition moved answers NOT_COORDINATOR, logged at info, not as an error', async () => {
+    const syncFailing = async (groupId: string, failure: Error) => {
+      const r = await (await w.join(groupId)).done;
+      w.log.failNext(failure);
+      const sync = await w.coordinator.syncGroup(
+        { groupId, generationId: r.generationId, memberId: r.memberId, assignments: [{ memberId: r.memberId, assignment: assignment({ orders: [0] }) }] },
+        ctx,
+      );
+      return code(sync);
+    };
+    expect(await syncFailing('moved', groupErrorOf(new MqError('NOT_LEADER', 'this broker no longer leads __consumer_offsets-1'), 1))).toBe('NOT_COORDINATOR');
+    expect(w.lines.filter((l) => l.level === 'error')).toEqual([]);
+    expect(w.lines).toContainEqual({ level: 'info', msg: 'group assignment not stored: the coordinator moved; members rejoin' });
+    // Anything else (a failing disk) is still an error.
+    expect(await syncFailing('disk', new MqError('STORAGE_ERROR', 'injected append failure'))).toBe('STORAGE_ERROR');
+    expect(w.lines.filter((l) => l.level === 'error').map((l) => l.msg)).toEqual(['could not store the group assignment']);
   });
 
   it('answers NOT_COORDINATOR for partitions it does not hold', async () => {

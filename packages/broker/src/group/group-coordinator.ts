@@ -68,6 +68,9 @@ function err(code: ErrorCode, message: string): { errorCode: number; errorMessag
   return { errorCode: errorNumber(code), errorMessage: message };
 }
 
+/** Store failures that only mean the group's `__consumer_offsets` partition is moving (see groupErrorOf). */
+const COORDINATOR_MOVED: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['NOT_COORDINATOR', 'COORDINATOR_NOT_AVAILABLE']);
+
 function codeOf(e: unknown): ErrorCode {
   return isMqError(e) ? (e as MqError).code : 'COORDINATOR_NOT_AVAILABLE';
 }
@@ -675,7 +678,9 @@ class Coordinator implements GroupCoordinator {
       },
       (e) => {
         if (group.state !== 'CompletingRebalance' || group.generationId !== generation) return;
-        this.logger.error({ group: group.groupId, err: e }, 'could not store the group assignment');
+        // The offsets partition moving (failover) is ordinary: its members re-find the coordinator and rejoin.
+        if (COORDINATOR_MOVED.has(codeOf(e))) this.logger.info({ group: group.groupId, code: codeOf(e), err: (e as Error).message }, 'group assignment not stored: the coordinator moved; members rejoin');
+        else this.logger.error({ group: group.groupId, err: e }, 'could not store the group assignment');
         for (const m of group.members.values()) {
           m.assignment = Buffer.alloc(0);
           this.answerSync(m, err(codeOf(e), `could not store the group assignment: ${(e as Error).message}`));

@@ -7,7 +7,7 @@
  */
 import type { mq } from '@mq/protocol/wire';
 import { MqError } from '@mq/protocol/errors';
-import { toMqError, wireError } from '../errors.js';
+import { refusalLevel, toMqError, wireError } from '../errors.js';
 import { leaderAppend, parseAcks, type Acks } from '../records/leader-append.js';
 import { NO_RESPONSE, type Handler } from './types.js';
 import { refuseInternal } from '../topics/topic-name.js';
@@ -41,9 +41,14 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 /** What one partition's append answers in a produce response. */
 export interface PartitionAppended {
   baseOffset: number;
+  /** Each batch's base offset, set only when the batches do not lie back to back (see @mq/log-store's AppendResult). */
+  batchBaseOffsets?: number[];
   logAppendTime: number;
   logStartOffset: number;
 }
+
+/** The first Produce version whose answer can name each batch's base offset (batch_base_offsets). */
+export const PRODUCE_PER_BATCH_OFFSETS_VERSION = 1;
 
 /**
  * Appends one partition's batches as its leader (single broker: the local
@@ -100,7 +105,7 @@ export function produceHandler(
       const index = p.partition ?? 0;
       const answer = (entry: mq.PartitionProduceResponse.$Properties) => (acks === 0 ? NO_RESPONSE : { topics: [{ name, partitions: [entry] }] });
       return start(name, index, p.records).then(
-        (r) => answer(appendedEntry(index, r)),
+        (r) => answer(appendedEntry(ctx, name, index, r, logRefusal)),
         (err: unknown) => {
           logRefusal(ctx, name, index, err);
           return answer(refusedEntry(index, err));
@@ -121,8 +126,34 @@ export function produceHandler(
   };
 }
 
-function appendedEntry(partition: number, r: PartitionAppended): mq.PartitionProduceResponse.$Properties {
-  return { partition, errorCode: 0, baseOffset: r.baseOffset, logAppendTime: r.logAppendTime, logStartOffset: r.logStartOffset };
+/**
+ * A written partition's answer. Batches that do not lie back to back (an
+ * idempotent retry that gained batches) are answered one base offset each; a
+ * v0 request cannot carry that list and would resolve its later batches at
+ * offsets holding other records, so it is refused instead (its records are
+ * written, as after a timeout).
+ */
+function appendedEntry(
+  ctx: RequestContext,
+  topic: string,
+  partition: number,
+  r: PartitionAppended,
+  logRefusal: (ctx: RequestContext, topic: string, partition: number, err: unknown) => void,
+): mq.PartitionProduceResponse.$Properties {
+  const entry: mq.PartitionProduceResponse.$Properties = { partition, errorCode: 0, baseOffset: r.baseOffset, logAppendTime: r.logAppendTime, logStartOffset: r.logStartOffset };
+  if (r.batchBaseOffsets) {
+    if (ctx.apiVersion < PRODUCE_PER_BATCH_OFFSETS_VERSION) {
+      const err = new MqError(
+        'UNSUPPORTED_VERSION',
+        `the ${r.batchBaseOffsets.length} batches of this produce to ${topic}-${partition} were written at offsets that are not back to back (a retry that repeated batches already written); ` +
+          `produce v${ctx.apiVersion} can answer only one base offset, so none is given: upgrade the client to produce v${PRODUCE_PER_BATCH_OFFSETS_VERSION}`,
+      );
+      logRefusal(ctx, topic, partition, err);
+      return refusedEntry(partition, err);
+    }
+    entry.batchBaseOffsets = r.batchBaseOffsets;
+  }
+  return entry;
 }
 
 function refusedEntry(partition: number, err: unknown): mq.PartitionProduceResponse.$Properties {
@@ -140,7 +171,7 @@ async function answerAll(
   for (const item of pending) {
     let entry: mq.PartitionProduceResponse.$Properties;
     try {
-      entry = appendedEntry(item.partition, await item.result);
+      entry = appendedEntry(ctx, item.topic, item.partition, await item.result, logRefusal);
     } catch (err) {
       logRefusal(ctx, item.topic, item.partition, err);
       entry = refusedEntry(item.partition, err);
@@ -166,6 +197,8 @@ export const produce = produceHandler(
 function logProduceError(ctx: RequestContext, topic: string, partition: number, err: unknown): void {
   const e = toMqError(err);
   const fields = { conn: ctx.connection.id, remote: ctx.connection.remote, topic, partition, code: e.code, err: e.message };
-  if (e.code === 'UNKNOWN' || e.code === 'STORAGE_ERROR') ctx.logger.error({ ...fields, stack: (err as Error).stack }, 'produce failed');
+  const level = refusalLevel(e);
+  if (level === 'error') ctx.logger.error({ ...fields, stack: (err as Error).stack }, 'produce failed');
+  else if (level === 'debug') ctx.logger.debug(fields, 'produce abandoned');
   else ctx.logger.warn(fields, 'produce refused');
 }

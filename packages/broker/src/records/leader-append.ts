@@ -15,6 +15,8 @@ export type Acks = 0 | 1 | -1;
 export interface LeaderAppendResult {
   baseOffset: number;
   lastOffset: number;
+  /** Each batch's base offset when the batches do not lie back to back (see @mq/log-store's AppendResult). */
+  batchBaseOffsets?: number[];
   /** -1 unless the topic uses LogAppendTime. */
   logAppendTime: number;
   logStartOffset: number;
@@ -43,13 +45,11 @@ export function leaderAppend(
     }
     const logAppendTime = topic.config.logAppendTime ? now : -1;
     if (logAppendTime >= 0) stampLogAppendTime(batches, checked, now);
-    return partition.append(batches).then((r) => ({
-      baseOffset: r.baseOffset,
-      lastOffset: r.lastOffset,
-      logAppendTime,
-      logStartOffset: partition.logStartOffset,
-      records: checked.records,
-    }));
+    return partition.append(batches).then((r) => {
+      const out: LeaderAppendResult = { baseOffset: r.baseOffset, lastOffset: r.lastOffset, logAppendTime, logStartOffset: partition.logStartOffset, records: checked.records };
+      if (r.batchBaseOffsets) out.batchBaseOffsets = r.batchBaseOffsets;
+      return out;
+    });
   } catch (err) {
     return Promise.reject(err);
   }

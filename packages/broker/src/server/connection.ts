@@ -78,7 +78,7 @@ export class Connection {
       this.logger.warn({ conn: id, remote, code: err.code, err: err.message }, 'bad frame: connection closed');
     });
     ws.once('close', (code: number, reason: Buffer) => {
-      this.abort.abort();
+      this.abort.abort(new MqError('CONNECTION_CLOSED', `the client connection closed (${code}) before the answer`));
       this.queue.length = 0;
       this.logger.debug({ conn: id, remote, code, reason: reason.toString() }, 'connection closed');
     });
@@ -318,7 +318,7 @@ export class Connection {
         });
       });
     }
-    this.abort.abort();
+    this.abort.abort(new MqError('CONNECTION_CLOSED', 'the broker is closing this connection (shutting down)'));
     if (this.ws.readyState === this.ws.OPEN || this.ws.readyState === this.ws.CONNECTING) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(() => {

@@ -15,6 +15,11 @@ export interface AppendResult {
   bytes: number;
   /** An idempotent producer's retry of batches already in the log: nothing was written, the offsets are the originals'. */
   duplicate?: boolean;
+  /**
+   * Set only when the batches do not lie back to back from `baseOffset` (an
+   * idempotent retry that gained batches): each batch's base offset, in order.
+   */
+  batchBaseOffsets?: number[];
 }
 
 export interface PartitionLog {

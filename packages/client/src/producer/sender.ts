@@ -191,7 +191,7 @@ export class Sender {
       return;
     }
     if (acks === 0) {
-      for (const e of entries) this.succeeded(e, -1);
+      for (const e of entries) this.succeeded(e, -1, undefined);
       return;
     }
     for (const e of entries) {
@@ -203,7 +203,7 @@ export class Sender {
       }
       const code = errorCodeFromNumber(p.errorCode ?? 0);
       if (code === 'NONE') {
-        this.succeeded(e, Number(p.baseOffset ?? 0));
+        this.succeeded(e, Number(p.baseOffset ?? 0), p.batchBaseOffsets);
       } else {
         this.failed(
           e,
@@ -216,10 +216,29 @@ export class Sender {
     }
   }
 
-  private succeeded({ q, batches }: Entry, baseOffset: number): void {
+  /**
+   * Resolves every record of a written partition. Batch i starts where batch
+   * i-1 ended unless the broker named each batch's base offset (produce v1:
+   * an idempotent retry whose repeated batches kept their original offsets
+   * while the new ones went to the log end).
+   */
+  private succeeded(e: Entry, baseOffset: number, batchBaseOffsets: readonly number[] | null | undefined): void {
+    const { q, batches } = e;
+    if (batchBaseOffsets && batchBaseOffsets.length > 0 && batchBaseOffsets.length !== batches.length) {
+      this.failed(
+        e,
+        new MqError('UNKNOWN', `the broker answered ${batchBaseOffsets.length} batch offsets for the ${batches.length} batches sent to ${q.topic}/${q.partition}`, {
+          topic: q.topic,
+          partition: q.partition,
+        }),
+      );
+      return;
+    }
     q.inFlight = false;
     let base = baseOffset;
-    for (const b of batches) {
+    for (let i = 0; i < batches.length; i++) {
+      const b = batches[i]!;
+      if (batchBaseOffsets && batchBaseOffsets.length > 0) base = batchBaseOffsets[i]!;
       completeBatch(b, base);
       if (base >= 0) base += b.count;
       this.acc.completed(b);

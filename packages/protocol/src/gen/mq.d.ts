@@ -955,6 +955,7 @@ export namespace mq {
         baseOffset: number;
         logAppendTime: number;
         logStartOffset: number;
+        batchBaseOffsets: number[];
         static create(properties: mq.PartitionProduceResponse.$Shape): mq.PartitionProduceResponse & mq.PartitionProduceResponse.$Shape;
         static create(properties?: mq.PartitionProduceResponse.$Properties): mq.PartitionProduceResponse;
         static encode(message: mq.PartitionProduceResponse.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
@@ -970,6 +971,7 @@ export namespace mq {
             baseOffset?: (number|null);
             logAppendTime?: (number|null);
             logStartOffset?: (number|null);
+            batchBaseOffsets?: (number[]|null);
             $unknowns?: Uint8Array[];
         }
         type $Shape = mq.PartitionProduceResponse.$Properties;

@@ -3800,6 +3800,7 @@ export const mq = $root.mq = (() => {
     mq.PartitionProduceResponse = (function() {
 
         const PartitionProduceResponse = function (p) {
+            this.batchBaseOffsets = [];
             if (p)
                 for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
                     if (p[ks[i]] != null && ks[i] !== "__proto__")
@@ -3812,6 +3813,7 @@ export const mq = $root.mq = (() => {
         PartitionProduceResponse.prototype.baseOffset = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
         PartitionProduceResponse.prototype.logAppendTime = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
         PartitionProduceResponse.prototype.logStartOffset = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+        PartitionProduceResponse.prototype.batchBaseOffsets = $util.emptyArray;
 
         PartitionProduceResponse.create = function(properties) {
             return new PartitionProduceResponse(properties);
@@ -3836,6 +3838,9 @@ export const mq = $root.mq = (() => {
                 w.uint32(40).int64(m.logAppendTime);
             if (m.logStartOffset != null && $Object.hasOwnProperty.call(m, "logStartOffset") && (typeof m.logStartOffset === "object" ? m.logStartOffset.low || m.logStartOffset.high : m.logStartOffset !== 0))
                 w.uint32(48).int64(m.logStartOffset);
+            if (m.batchBaseOffsets != null && m.batchBaseOffsets.length) {
+                w.uint32(58).int64s(m.batchBaseOffsets);
+            }
             if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
                 for (var i = 0; i < m.$unknowns.length; ++i)
                     w.raw(m.$unknowns[i]);
@@ -3921,6 +3926,20 @@ export const mq = $root.mq = (() => {
                             m.logStartOffset = v;
                         else
                             delete m.logStartOffset;
+                        continue;
+                    }
+                case 7: {
+                        if (u === 2) {
+                            if (!(m.batchBaseOffsets && m.batchBaseOffsets.length))
+                                m.batchBaseOffsets = [];
+                            r.int64s(m.batchBaseOffsets);
+                            continue;
+                        }
+                        if (u !== 0)
+                            break;
+                        if (!(m.batchBaseOffsets && m.batchBaseOffsets.length))
+                            m.batchBaseOffsets = [];
+                        m.batchBaseOffsets.push(r.int64());
                         continue;
                     }
                 }

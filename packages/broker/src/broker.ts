@@ -4,6 +4,7 @@
  */
 import { pino, type Logger } from 'pino';
 import { ReadBufferPool } from '@mq/log-store';
+import { systemTimers, type Timers } from '@mq/protocol/components';
 import { MqError } from '@mq/protocol/errors';
 import { BrokerConfig } from './config/broker-config.js';
 import { guardedInterval } from './guard.js';
@@ -21,7 +22,7 @@ import { isClusterConfig, startClusterNode, type ClusterNode } from './cluster/c
 import { clusterHttpBackend, clusterPartitionView, registerClusterRoutes } from './cluster/routes.js';
 import { startClusterCleaner } from './cluster/cluster-cleaner.js';
 import { singleBrokerBackend } from './http/backends/single-broker.js';
-import { logStoreFactory } from './log-factory.js';
+import { logStoreFactory, type LogOpener } from './log-factory.js';
 import { BrokerMetrics } from './metrics.js';
 import { parseBrokerOptions, type BrokerOptions } from './options.js';
 import { WsServer } from './server/ws-server.js';
@@ -35,7 +36,6 @@ import {
   writePersistedBrokerConfig,
   type DataDirLock,
 } from './storage/data-dir.js';
-import type { OpenLog } from './topics/partition-log.js';
 import { TopicManager } from './topics/topic-manager.js';
 
 export const BROKER_VERSION = '0.1.0';
@@ -55,8 +55,10 @@ export type RouteModule = (router: Router, ctx: BrokerContext) => void;
 export interface BrokerComponents {
   logger?: Logger;
   clock?: () => number;
-  /** Opens a partition log (default: @mq/log-store). */
-  openLog?: OpenLog;
+  /** Timers of replication (partition leaders, follower fetchers, fetch long-polls); default: real ones. */
+  timers?: Timers;
+  /** Opens a partition log, on one broker and as a cluster replica (default: @mq/log-store with this broker's clock and logger). */
+  openLog?: LogOpener;
   /** Handlers added to (or replacing) the built-in ones, by frame body name. */
   handlers?: HandlerMap;
   /** Extra HTTP route modules. */
@@ -87,9 +89,11 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     const log = logger.child({ broker: meta.brokerId });
     log.info({ dataDir: opts.dataDir, cleanShutdown: clean }, clean ? 'starting after a clean shutdown' : 'starting (previous run did not shut down cleanly or this is the first start; logs are recovered)');
 
+    const openLog = components.openLog ?? logStoreFactory(log, clock);
+    const timers = components.timers ?? systemTimers;
     const topics = new TopicManager(
       { dataDir: opts.dataDir, brokerId: meta.brokerId, brokerCount: 1, config },
-      { openLog: components.openLog ?? logStoreFactory(log), logger: log, clock },
+      { openLog, logger: log, clock },
     );
     await topics.load();
     cleanups.push(() => topics.close());
@@ -99,7 +103,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     // Cluster mode (controller.quorum.voters set): the metadata log, replication and the cluster's handlers.
     let cluster: ClusterNode | undefined;
     if (isClusterConfig(config)) {
-      cluster = await startClusterNode({ brokerId: meta.brokerId, dataDir: opts.dataDir, config, cleanShutdown: clean }, log);
+      cluster = await startClusterNode({ brokerId: meta.brokerId, dataDir: opts.dataDir, config, cleanShutdown: clean }, { logger: log, clock, timers, openLog });
       cleanups.push(() => cluster!.close());
       groups.useCluster(cluster);
     }

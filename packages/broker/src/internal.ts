@@ -15,3 +15,4 @@ export type { BrokerContext, ConnectionInfo, RequestContext } from './context.js
 export type { HttpRequest, HttpResponse, Method, RouteHandler } from './http/router.js';
 export type { Topic } from './topics/topic-manager.js';
 export type { OpenLog, PartitionLog } from './topics/partition-log.js';
+export type { LogOpener } from './log-factory.js';

@@ -2,13 +2,13 @@ import { encodeBatchSync } from '@mq/protocol/batch';
 import { handleFetch } from './fetch-handler.js';
 import { createPartitionLeader, type PartitionLeader } from './partition-leader.js';
 import { ManualTimers, MemoryCheckpoint, MemoryLog, settle } from './testing/index.js';
-import type { FetchRequest } from './types.js';
+import type { FetchRequest, ReadPool } from './types.js';
 
 function batch(value: string): Buffer {
   return encodeBatchSync([{ value }], { now: 1 });
 }
 
-async function setup(isr = [1, 2]) {
+async function setup(isr = [1, 2], makeLog: () => MemoryLog = () => new MemoryLog()) {
   const timers = new ManualTimers(0);
   const leaders = new Map<string, PartitionLeader>();
   for (const p of [0, 1]) {
@@ -17,7 +17,7 @@ async function setup(isr = [1, 2]) {
       await createPartitionLeader(
         { topic: 't', partition: p, brokerId: 1, leaderEpoch: 1, partitionEpoch: 1, replicas: [1, 2], isr, replicaLagTimeMaxMs: 60_000 },
         {
-          log: new MemoryLog(),
+          log: makeLog(),
           clock: timers.clock,
           timers,
           checkpoint: new MemoryCheckpoint(),
@@ -134,5 +134,61 @@ describe('handleFetch', () => {
   it('refuses a non-positive maxBytes', async () => {
     const { components } = await setup();
     await expect(handleFetch(request({ maxBytes: 0 }), components)).rejects.toMatchObject({ code: 'INVALID_FETCH_SIZE' });
+  });
+
+  it('reads the partitions in parallel when their limits fit in maxBytes', async () => {
+    let inFlight = 0;
+    let most = 0;
+    class SlowLog extends MemoryLog {
+      override async read(fromOffset: number, maxBytes: number, options: { maxOffset?: number } = {}) {
+        inFlight++;
+        most = Math.max(most, inFlight);
+        await settle();
+        inFlight--;
+        return super.read(fromOffset, maxBytes, options);
+      }
+    }
+    const { components, leader } = await setup([1], () => new SlowLog());
+    await leader(0).append(batch('a'), { acks: 1 });
+    await leader(1).append(batch('b'), { acks: 1 });
+    const req = request({ minBytes: 0, maxBytes: 4096 }, [0, 0]);
+    for (const p of req.partitions) p.partitionMaxBytes = 2048;
+    const r = await handleFetch(req, components);
+    expect(r.partitions.map((p) => p.records.length)).toEqual([batch('a').length, batch('b').length]);
+    expect(most).toBe(2);
+  });
+
+  it('reads into the pool and gives back the buffers of a read it discards when a long-poll reads again', async () => {
+    const taken: Buffer[] = [];
+    const released: Uint8Array[] = [];
+    const pool: ReadPool = {
+      take: (size) => {
+        const b = Buffer.alloc(size);
+        taken.push(b);
+        return b;
+      },
+      release: (view) => void released.push(view),
+    };
+    class PoolLog extends MemoryLog {
+      override async read(fromOffset: number, maxBytes: number, options: { maxOffset?: number; pool?: ReadPool } = {}) {
+        const r = await super.read(fromOffset, maxBytes, options);
+        if (!options.pool || r.records.length === 0) return r;
+        const into = options.pool.take(r.records.length);
+        r.records.copy(into);
+        return { ...r, records: into };
+      }
+    }
+    const { components, leader } = await setup([1], () => new PoolLog());
+    const size = batch('a').length;
+    await leader(0).append(batch('a'), { acks: 1 });
+    const pending = handleFetch(request({ minBytes: size * 2 }, [0]), { ...components, pool });
+    await settle();
+    expect(taken).toHaveLength(1); // the first read: below minBytes, so the fetch waits
+    await leader(0).append(batch('b'), { acks: 1 });
+    const r = await pending;
+    expect(r.partitions[0]!.records.length).toBe(size * 2);
+    expect(taken).toHaveLength(2);
+    expect(r.partitions[0]!.records).toBe(taken[1]);
+    expect(released).toEqual([taken[0]]);
   });
 });

@@ -8,7 +8,7 @@
  */
 import { MqError } from '@mq/protocol/errors';
 import type { PartitionLeader } from './partition-leader.js';
-import { CONSUMER_REPLICA_ID, UNDEFINED, type FetchPartitionResponse, type FetchRequest, type FetchResponse } from './types.js';
+import { CONSUMER_REPLICA_ID, UNDEFINED, type FetchPartitionResponse, type FetchRequest, type FetchResponse, type ReadPool } from './types.js';
 import type { Timers } from '@mq/protocol/components';
 
 /** Finds this broker's leader of a partition; undefined when it does not lead it. */
@@ -19,6 +19,12 @@ export interface HandleFetchComponents {
   leaders: LeaderLookup;
   /** Whether this broker hosts the partition at all (UNKNOWN_TOPIC_OR_PARTITION vs NOT_LEADER). Default: yes. */
   hosts?: (topic: string, partition: number) => boolean;
+  /**
+   * Records are read into buffers of this pool; the caller releases the
+   * response's records once it is written (a response discarded here, when
+   * a long-poll reads again, is released here). Default: ordinary buffers.
+   */
+  pool?: ReadPool;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -34,42 +40,78 @@ export async function handleFetch(
   const mustAnswer = response.partitions.some((p) => p.errorCode !== 'NONE' || p.divergingEpoch !== undefined);
   if (mustAnswer || bytes >= request.minBytes || request.maxWaitMs <= 0 || signal?.aborted) return response;
   const waited = await waitForData(request, components, response, signal);
-  if (waited) response = await readAll(request, components);
+  if (waited) {
+    release(response, components.pool);
+    response = await readAll(request, components);
+  }
   return response;
 }
 
+function release(response: FetchResponse, pool: ReadPool | undefined): void {
+  if (pool) for (const p of response.partitions) pool.release(p.records);
+}
+
+/**
+ * Reads every partition once. When the partitions' limits together fit in
+ * maxBytes, they are read in parallel (no budget to share); otherwise one
+ * after another, each getting what is left of maxBytes.
+ */
 async function readAll(request: FetchRequest, components: HandleFetchComponents): Promise<FetchResponse> {
+  let wanted = 0;
+  for (const p of request.partitions) wanted += p.partitionMaxBytes;
+  if (wanted <= request.maxBytes) {
+    const settled = await Promise.allSettled(request.partitions.map((p) => readOne(p, p.partitionMaxBytes, request, components)));
+    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) {
+      // Nothing is answered: give back what the other reads took.
+      for (const r of settled) if (r.status === 'fulfilled') components.pool?.release(r.value.records);
+      throw failed.reason;
+    }
+    return { partitions: settled.map((r) => (r as PromiseFulfilledResult<FetchPartitionResponse>).value) };
+  }
   let budget = request.maxBytes;
   const partitions: FetchPartitionResponse[] = [];
-  for (const p of request.partitions) {
-    const leader = components.leaders(p.topic, p.partition);
-    if (!leader) {
-      const hosted = components.hosts?.(p.topic, p.partition) ?? true;
-      partitions.push({
-        topic: p.topic,
-        partition: p.partition,
-        errorCode: hosted ? 'NOT_LEADER' : 'UNKNOWN_TOPIC_OR_PARTITION',
-        errorMessage: hosted
-          ? `this broker does not lead ${p.topic}-${p.partition}; refresh metadata`
-          : `this broker does not host ${p.topic}-${p.partition}`,
-        highWatermark: UNDEFINED,
-        logStartOffset: UNDEFINED,
-        logEndOffset: UNDEFINED,
-        records: EMPTY,
-        currentLeaderId: UNDEFINED,
-        currentLeaderEpoch: UNDEFINED,
-      });
-      continue;
+  try {
+    for (const p of request.partitions) {
+      // Each partition gets what is left of maxBytes (the log still returns at least one
+      // whole batch, so a large batch is never stuck). Out of budget: no records, but a
+      // follower's position is still recorded.
+      const r = await readOne(p, Math.min(p.partitionMaxBytes, budget), request, components);
+      budget -= r.records.length;
+      partitions.push(r);
     }
-    // Each partition gets what is left of maxBytes (the log still returns at least one
-    // whole batch, so a large batch is never stuck). Out of budget: no records, but a
-    // follower's position is still recorded.
-    const max = Math.min(p.partitionMaxBytes, budget);
-    const r = await leader.fetch({ ...p, partitionMaxBytes: Math.max(0, max) }, request.replicaId, { skipRead: max <= 0 });
-    budget -= r.records.length;
-    partitions.push(r);
+  } catch (err) {
+    release({ partitions }, components.pool);
+    throw err;
   }
   return { partitions };
+}
+
+async function readOne(
+  p: FetchRequest['partitions'][number],
+  max: number,
+  request: FetchRequest,
+  components: HandleFetchComponents,
+): Promise<FetchPartitionResponse> {
+  const leader = components.leaders(p.topic, p.partition);
+  if (!leader) {
+    const hosted = components.hosts?.(p.topic, p.partition) ?? true;
+    return {
+      topic: p.topic,
+      partition: p.partition,
+      errorCode: hosted ? 'NOT_LEADER' : 'UNKNOWN_TOPIC_OR_PARTITION',
+      errorMessage: hosted
+        ? `this broker does not lead ${p.topic}-${p.partition}; refresh metadata`
+        : `this broker does not host ${p.topic}-${p.partition}`,
+      highWatermark: UNDEFINED,
+      logStartOffset: UNDEFINED,
+      logEndOffset: UNDEFINED,
+      records: EMPTY,
+      currentLeaderId: UNDEFINED,
+      currentLeaderEpoch: UNDEFINED,
+    };
+  }
+  return leader.fetch({ ...p, partitionMaxBytes: Math.max(0, max) }, request.replicaId, { skipRead: max <= 0, pool: components.pool });
 }
 
 /** Resolves true when data arrived (read again), false on timeout or abort. */

@@ -56,4 +56,5 @@ export type {
   ReplicaAppendResult,
   ReplicaEpochCache,
   ReplicaLog,
+  ReadPool,
 } from './types.js';

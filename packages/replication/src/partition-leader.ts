@@ -22,6 +22,7 @@ import {
   type FetchPartitionResponse,
   type HighWatermarkCheckpoint,
   type PartitionState,
+  type ReadPool,
   type ReplicaLog,
 } from './types.js';
 
@@ -316,7 +317,7 @@ export class PartitionLeader {
   async fetch(
     request: FetchPartitionRequest,
     replicaId: number,
-    options: { skipRead?: boolean } = {},
+    options: { skipRead?: boolean; pool?: ReadPool } = {},
   ): Promise<FetchPartitionResponse> {
     const refused = this.#validateFetch(request, replicaId);
     if (refused) return refused;
@@ -338,7 +339,7 @@ export class PartitionLeader {
       const { records } = await this.#log.read(
         fetchOffset,
         Math.max(1, request.partitionMaxBytes),
-        isReplica ? {} : { maxOffset: this.#highWatermark },
+        isReplica ? { pool: options.pool } : { maxOffset: this.#highWatermark, pool: options.pool },
       );
       return this.#response(request, 'NONE', { records });
     } catch (err) {

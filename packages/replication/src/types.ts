@@ -47,7 +47,7 @@ export interface ReplicaLog {
     batches: Buffer,
     options?: { assignOffsets?: boolean; leaderEpoch?: number; validate?: boolean; logAppendTime?: boolean; maxBatchBytes?: number },
   ): Promise<ReplicaAppendResult>;
-  read(fromOffset: number, maxBytes: number, options?: { maxOffset?: number }): Promise<{ records: Buffer; nextOffset: number }>;
+  read(fromOffset: number, maxBytes: number, options?: { maxOffset?: number; pool?: ReadPool }): Promise<{ records: Buffer; nextOffset: number }>;
   truncateTo(offset: number): Promise<void>;
   deleteRecordsBefore(offset: number): Promise<void>;
   /**
@@ -60,6 +60,16 @@ export interface ReplicaLog {
   truncateFullyAndStartAt?(offset: number): Promise<void>;
   flush(): Promise<void>;
   readonly leaderEpochs: ReplicaEpochCache;
+}
+
+/**
+ * Buffers a fetch reads into and gives back once the response is written
+ * (@mq/log-store's ReadBufferPool). Releasing a buffer the pool did not hand
+ * out is ignored.
+ */
+export interface ReadPool {
+  take(size: number): Buffer;
+  release(view: Uint8Array): void;
 }
 
 /** Where a partition's high watermark survives restarts (Kafka's replication-offset-checkpoint). */

@@ -10,6 +10,7 @@
 import type { Logger } from 'pino';
 import { errorCodeFromNumber, isMqError, MqError } from '@mq/protocol/errors';
 import type { FetchFn, OffsetForLeaderEpochFn } from '@mq/replication';
+import type { Timers } from '@mq/protocol/components';
 import type { BrokerConfig } from '../config/broker-config.js';
 import { commandLimitsOf } from '../controller/command-limits.js';
 import { encodeCommand, type CommandResult, type MetadataCommand } from '../controller/commands.js';
@@ -19,6 +20,7 @@ import { CONTROLLED_SHUTDOWN } from '../controller/metadata-state.js';
 import { ObserverController } from '../controller/observer.js';
 import { formatRoles, parseBootstrapServers, parseProcessRoles, type ProcessRoles } from '../controller/roles.js';
 import type { HandlerMap } from '../handlers/types.js';
+import type { LogOpener } from '../log-factory.js';
 import { clusterHandlers } from './handlers.js';
 import { parsePeerAddresses, PeerConnections } from './peer-connections.js';
 import { ReplicaManager } from './replica-manager.js';
@@ -29,6 +31,14 @@ export interface ClusterNodeOptions {
   config: BrokerConfig;
   /** The previous run shut down cleanly (the data directory's clean-shutdown marker); told to the controller at registration. */
   cleanShutdown?: boolean;
+}
+
+/** What the broker hands its cluster membership: the same logger, clock, timers and log factory as the rest of it. */
+export interface ClusterNodeComponents {
+  logger: Logger;
+  clock: () => number;
+  timers: Timers;
+  openLog: LogOpener;
 }
 
 export interface BrokerEndpoints {
@@ -79,7 +89,8 @@ export function isClusterConfig(config: BrokerConfig): boolean {
 /** The handlers a controller-only process serves (no partitions, no groups): who is the controller, the metadata, forwarding and metadata fetches. */
 export const CONTROLLER_ONLY_APIS = ['metadata', 'describeConfigs', 'controllerForward'] as const;
 
-export async function startClusterNode(o: ClusterNodeOptions, logger: Logger): Promise<ClusterNode> {
+export async function startClusterNode(o: ClusterNodeOptions, components: ClusterNodeComponents): Promise<ClusterNode> {
+  const { logger, clock, timers, openLog } = components;
   const cfg = o.config;
   const roles = parseProcessRoles({
     brokerId: o.brokerId,
@@ -204,9 +215,13 @@ export async function startClusterNode(o: ClusterNodeOptions, logger: Logger): P
       replicaLagTimeMaxMs: cfg.int('replica.lag.time.max.ms'),
       replicaFetchMaxWaitMs: cfg.int('replica.fetch.max.wait.ms'),
     },
-    { controller, fetch, offsetForLeaderEpoch, logger, clock: Date.now, brokerEpoch: () => brokerEpoch },
+    { controller, fetch, offsetForLeaderEpoch, logger, clock, timers, openLog, brokerEpoch: () => brokerEpoch },
   );
+  // A one-node cluster (this process the quorum's only voter, as a lone KRaft node in combined mode).
+  const soleVoter = roles.controller && controller instanceof RaftController && controller.soleVoter;
   let closed = false;
+  let replicasStarted: () => void = () => undefined;
+  const replicasRunning = new Promise<void>((resolve) => (replicasStarted = resolve));
   // Act on partition metadata only once this broker has applied everything the controller had
   // committed: on a restart the log replays old leaderships before the current ones.
   void (async () => {
@@ -214,6 +229,7 @@ export async function startClusterNode(o: ClusterNodeOptions, logger: Logger): P
       try {
         await controller.catchUp(5000);
         replicas.start();
+        replicasStarted();
         return;
       } catch {
         // no controller yet: keep waiting
@@ -262,7 +278,21 @@ export async function startClusterNode(o: ClusterNodeOptions, logger: Logger): P
       }
     }
   }
-  const all = clusterHandlers({ controller, replicas, config: cfg });
+  /** Resolves once this broker is unfenced and its partitions match the metadata (the sole voter's start). */
+  async function untilServing(): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const live = () => closed || controller.metadata.broker(o.brokerId)?.fenced === false;
+      if (live()) return resolve();
+      const off = controller.metadata.onChange(() => {
+        if (!live()) return;
+        off();
+        resolve();
+      });
+    });
+    await replicasRunning;
+    await replicas.settled();
+  }
+  const all = clusterHandlers({ controller, replicas, config: cfg, timers });
   const handlers: HandlerMap = roles.broker ? all : Object.fromEntries(CONTROLLER_ONLY_APIS.map((k) => [k, all[k]]));
   return {
     roles,
@@ -290,12 +320,15 @@ export async function startClusterNode(o: ClusterNodeOptions, logger: Logger): P
         flushAlways: cfg.get('log.flush.policy') === 'always',
       };
       registering ??= registerLoop(command, roles.controller ? 0 : sessionTimeoutMs);
+      // The only voter has its quorum at once: it is registered, unfenced and leading its partitions before it says it is listening.
+      if (soleVoter) return registering.then(() => untilServing());
       // A voter registers in the background (the quorum may still be forming); a broker-only process waits for it.
       return roles.controller ? Promise.resolve() : registering;
     },
     async close() {
       if (closed) return;
       closed = true;
+      replicasStarted();
       // Controlled shutdown: ask the controller to fence this broker first, so its partitions get new
       // leaders now rather than after the session timeout. Best effort (there may be no quorum left).
       if (roles.broker && brokerEpoch >= 0 && controller.controllerId > 0) {

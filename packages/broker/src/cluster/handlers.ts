@@ -11,14 +11,15 @@ import { randomBytes } from 'node:crypto';
 import type { mq } from '@mq/protocol/wire';
 import { LATEST_TIMESTAMP } from '@mq/protocol/wire';
 import { MqError, errorNumber, isMqError } from '@mq/protocol/errors';
-import { systemTimers } from '@mq/protocol/components';
 import { handleFetch, handleOffsetForLeaderEpoch, type FetchRequest } from '@mq/replication';
+import type { Timers } from '@mq/protocol/components';
 import { validateTopicConfigs, TopicConfig } from '../config/topic-config.js';
 import { checkCommand, commandLimitsOf } from '../controller/command-limits.js';
 import { decodeCommand, type CommandResult } from '../controller/commands.js';
 import type { Controller } from '../controller/controller.js';
 import type { TopicRecord } from '../controller/types.js';
 import { refusalLevel, toMqError, wireError } from '../errors.js';
+import { fetchResponseMaxBytes } from '../handlers/fetch.js';
 import { lookupOffset } from '../handlers/list-offsets.js';
 import { produceHandler, type PartitionAppended } from '../handlers/produce.js';
 import { type HandlerMap } from '../handlers/types.js';
@@ -31,11 +32,15 @@ export interface ClusterHandlerDeps {
   controller: Controller;
   replicas: ReplicaManager;
   config: BrokerConfig;
+  /** The long-poll timers of fetches. */
+  timers: Timers;
 }
 
 const EMPTY = Buffer.alloc(0);
 
 function notLeader(d: ClusterHandlerDeps, topic: string, partition: number): MqError {
+  const offline = d.replicas.offlineError(topic, partition);
+  if (offline) return offline;
   const t = d.controller.metadata.topic(topic);
   const p = t?.partitions[partition];
   if (!t) {
@@ -45,6 +50,15 @@ function notLeader(d: ClusterHandlerDeps, topic: string, partition: number): MqE
   if (!p) return new MqError('UNKNOWN_TOPIC_OR_PARTITION', `topic "${topic}" has no partition ${partition} (it has ${t.partitions.length})`, { retriable: false });
   if (p.leader < 0) return new MqError('LEADER_NOT_AVAILABLE', `${topic}-${partition} has no leader: no in-sync replica is alive`);
   return new MqError('NOT_LEADER', `broker ${d.controller.options.brokerId} is not the leader of ${topic}-${partition} (broker ${p.leader} is); refresh metadata`, { leader: p.leader });
+}
+
+/** notLeader's error without throwing (an invalid topic name is its INVALID_TOPIC error). */
+function whyNotLed(d: ClusterHandlerDeps, topic: string, partition: number): MqError {
+  try {
+    return notLeader(d, topic, partition);
+  } catch (err) {
+    return toMqError(err);
+  }
 }
 
 function describeTopic(t: TopicRecord, fenced: (id: number) => boolean): mq.TopicMetadata.$Properties {
@@ -106,6 +120,8 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
     if (validateOnly) return result;
     await d.controller.submit(command, deadline?.check());
     await applied(() => md.topic(name)?.topicId === command.topicId, Math.min(5000, deadline?.remaining() ?? 5000));
+    // The partitions this broker hosts are opened (or closed) before the answer: a client's next request finds them.
+    await d.replicas.settled();
     return result;
   }
 
@@ -173,14 +189,13 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
     fetch: async (req, ctx) => {
       const b = ctx.broker;
       const cfg = b.config;
-      const brokerMax = Math.min(cfg.int('fetch.max.bytes'), b.maxFrameBytes - 64 * 1024);
       const replicaId = req.replicaId ?? -1;
       const request: FetchRequest = {
         replicaId: replicaId > 0 ? replicaId : -1,
         replicaEpoch: Number(req.replicaEpoch ?? -1),
         maxWaitMs: Math.min(req.maxWaitMs ?? 0, cfg.int('fetch.max.wait.ms')),
         minBytes: req.minBytes ?? 0,
-        maxBytes: req.maxBytes ? Math.min(req.maxBytes, brokerMax) : brokerMax,
+        maxBytes: fetchResponseMaxBytes(req.maxBytes, cfg, b.maxFrameBytes),
         partitions: (req.topics ?? []).flatMap((t) =>
           (t.partitions ?? []).map((p) => ({
             topic: t.name ?? '',
@@ -194,18 +209,27 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
         ),
       };
       const signal = AbortSignal.any([ctx.connection.signal, b.shutdownSignal]);
-      const res = await handleFetch(request, { timers: systemTimers, leaders: (t, p) => d.replicas.leaderOf(t, p), hosts: (t, p) => d.replicas.hosts(t, p) }, signal);
+      const res = await handleFetch(
+        request,
+        // Records are read into the broker's pooled buffers; the connection gives them back once the response is written.
+        { timers: d.timers, leaders: (t, p) => d.replicas.leaderOf(t, p), hosts: (t, p) => d.replicas.hosts(t, p), pool: b.readBuffers },
+        signal,
+      );
       const out = new Map<string, mq.FetchPartitionResponse.$Properties[]>();
       for (const p of res.partitions) {
         let list = out.get(p.topic);
         if (!list) out.set(p.topic, (list = []));
-        if (p.errorCode !== 'NONE' && p.errorCode !== 'NOT_LEADER' && p.errorCode !== 'OFFSET_OUT_OF_RANGE') {
-          ctx.logger.warn({ conn: ctx.connection.id, replicaId: request.replicaId, topic: p.topic, partition: p.partition, code: p.errorCode, err: p.errorMessage }, 'fetch refused');
+        // Not led here: say why, from the metadata (deleted topic, no leader, another leader, an offline replica here).
+        const why = p.errorCode === 'NOT_LEADER' || p.errorCode === 'UNKNOWN_TOPIC_OR_PARTITION' ? whyNotLed(d, p.topic, p.partition) : undefined;
+        const code = why?.code ?? p.errorCode;
+        const message = why?.message ?? p.errorMessage ?? '';
+        if (code !== 'NONE' && code !== 'NOT_LEADER' && code !== 'LEADER_NOT_AVAILABLE' && code !== 'OFFSET_OUT_OF_RANGE') {
+          ctx.logger.warn({ conn: ctx.connection.id, replicaId: request.replicaId, topic: p.topic, partition: p.partition, code, err: message }, 'fetch refused');
         }
         list.push({
           partition: p.partition,
-          errorCode: errorNumber(p.errorCode),
-          errorMessage: p.errorMessage ?? '',
+          errorCode: errorNumber(code),
+          errorMessage: message,
           highWatermark: p.highWatermark,
           lastStableOffset: p.highWatermark,
           logStartOffset: p.logStartOffset,
@@ -260,7 +284,8 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
       for (const p of res.partitions) {
         let list = out.get(p.topic);
         if (!list) out.set(p.topic, (list = []));
-        list.push({ partition: p.partition, errorCode: errorNumber(p.errorCode), leaderEpoch: p.leaderEpoch, endOffset: p.endOffset });
+        const why = p.errorCode === 'NOT_LEADER' || p.errorCode === 'UNKNOWN_TOPIC_OR_PARTITION' ? whyNotLed(d, p.topic, p.partition) : undefined;
+        list.push({ partition: p.partition, errorCode: errorNumber(why?.code ?? p.errorCode), leaderEpoch: p.leaderEpoch, endOffset: p.endOffset });
       }
       return { topics: [...out].map(([name, partitions]) => ({ name, partitions })) };
     },
@@ -297,6 +322,8 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
           if (!md.topic(name)) throw new MqError('UNKNOWN_TOPIC_OR_PARTITION', `topic "${name}" does not exist`);
           const v = (await d.controller.submit({ type: 'deleteTopic', name }, deadline.check())) as { partitions: number; replicationFactor: number; configs: Record<string, string> };
           await applied(() => md.topic(name) === undefined, Math.min(5000, deadline.remaining()));
+          // The partitions this broker hosts are opened (or closed) before the answer: a client's next request finds them.
+          await d.replicas.settled();
           results.push({ name, errorCode: 0, numPartitions: v.partitions, replicationFactor: v.replicationFactor, configs: v.configs, warning: '' });
         } catch (err) {
           logRefusal(ctx, 'delete topic', name, -1, err);
@@ -322,6 +349,8 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
           if (!req.validateOnly) {
             await d.controller.submit(command);
             await applied(() => (md.topic(name)?.partitions.length ?? 0) >= count);
+            // The partitions this broker hosts are opened (or closed) before the answer: a client's next request finds them.
+            await d.replicas.settled();
           }
           results.push({ name, errorCode: 0, numPartitions: count, replicationFactor: rf, configs: { ...existing.configs }, warning });
         } catch (err) {

@@ -13,8 +13,8 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
 
-import { openLog, type Log } from '@mq/log-store';
-import { systemTimers } from '@mq/protocol/components';
+import type { Log } from '@mq/log-store';
+import { MqError } from '@mq/protocol/errors';
 import {
   createFollowerFetcher,
   createPartitionLeader,
@@ -26,12 +26,14 @@ import {
   type PartitionLeader,
   type PartitionState,
 } from '@mq/replication';
+import type { TimerHandle, Timers } from '@mq/protocol/components';
 import type { BrokerConfig } from '../config/broker-config.js';
-import { guard, guardedInterval } from '../guard.js';
+import { guard } from '../guard.js';
 import { logOptionsFor, TopicConfig } from '../config/topic-config.js';
 import type { Controller } from '../controller/controller.js';
 import type { MetadataDelta, PartitionRecord, RecoveryElection, TopicRecord } from '../controller/types.js';
 import { partitionDirName } from './partition-dir.js';
+import type { LogOpener } from '../log-factory.js';
 import { recoveryTruncation } from './recovery-truncation.js';
 
 export const CLUSTER_LOG_DIR = 'cluster-logs';
@@ -50,8 +52,19 @@ export interface ReplicaManagerComponents {
   offsetForLeaderEpoch: OffsetForLeaderEpochFn;
   logger: Logger;
   clock: () => number;
+  /** Every timer of the replica manager, its partition leaders and follower fetchers. */
+  timers: Timers;
+  /** Opens a replica's log (the broker's `openLog` component). */
+  openLog: LogOpener;
   brokerEpoch: () => number;
 }
+
+/** How often a broker checks whether it has lost the active controller for longer than its session. */
+const SELF_FENCE_CHECK_MS = 200;
+/** Pause before applying the metadata again after a failure. */
+const RECONCILE_RETRY_MS = 200;
+/** Pause before reporting log ends again after a failed report. */
+const REPORT_RETRY_MS = 500;
 
 export interface HostedPartition {
   readonly topic: string;
@@ -84,6 +97,12 @@ function key(topic: string, partition: number): string {
 
 export class ReplicaManager {
   private readonly hosted = new Map<string, HostedPartition>();
+  /**
+   * Replicas whose log failed to open (damaged files, permissions): offline
+   * on this broker until it restarts, answered with STORAGE_ERROR, while
+   * every other partition is served.
+   */
+  private readonly offline = new Map<string, { topicId: string; error: MqError }>();
   private readonly fetchers = new Map<number, FollowerFetcher>();
   private running: Promise<void> | undefined;
   private again = false;
@@ -96,7 +115,7 @@ export class ReplicaManager {
   private readonly logDir: string;
   private readonly logger: Logger;
   private readonly unsubscribe: () => void;
-  private readonly fenceTimer: NodeJS.Timeout;
+  private fenceTimer: TimerHandle | undefined;
   private readonly leadershipListeners = new Set<LeadershipListener>();
 
   constructor(
@@ -114,7 +133,25 @@ export class ReplicaManager {
         this.schedule();
       }),
     );
-    this.fenceTimer = guardedInterval(this.logger, 'self-fence check', () => this.checkSelfFence(), 200);
+    this.armSelfFenceCheck();
+  }
+
+  private armSelfFenceCheck(): void {
+    this.fenceTimer = this.c.timers.setTimeout(
+      guard(this.logger, 'self-fence check', () => {
+        if (this.closed) return;
+        try {
+          this.checkSelfFence();
+        } finally {
+          this.armSelfFenceCheck();
+        }
+      }),
+      SELF_FENCE_CHECK_MS,
+    );
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => this.c.timers.setTimeout(resolve, ms));
   }
 
   /**
@@ -166,6 +203,11 @@ export class ReplicaManager {
     return undefined;
   }
 
+  /** STORAGE_ERROR when this broker's replica of the partition is offline (its log failed to open), else undefined. */
+  offlineError(topic: string, partition: number): MqError | undefined {
+    return this.offline.get(key(topic, partition))?.error;
+  }
+
   hostedPartition(topic: string, partition: number): HostedPartition | undefined {
     return this.hosted.get(key(topic, partition));
   }
@@ -198,7 +240,7 @@ export class ReplicaManager {
           await this.reconcile();
         } catch (err) {
           this.logger.error({ err }, 'applying partition metadata failed; retrying');
-          await new Promise((r) => setTimeout(r, 200));
+          await this.sleep(RECONCILE_RETRY_MS);
           this.again = !this.closed;
         }
       } while (this.again && !this.closed);
@@ -270,13 +312,13 @@ export class ReplicaManager {
         },
         (err: unknown) => {
           this.logger.warn({ err: (err as Error).message }, 'reporting log ends for unclean recovery failed; retrying');
-          setTimeout(
+          this.c.timers.setTimeout(
             guard(this.logger, 'retrying the log-end report', () => {
               this.reporting = false;
               this.schedule();
             }),
-            500,
-          ).unref();
+            REPORT_RETRY_MS,
+          );
         },
       );
   }
@@ -307,20 +349,46 @@ export class ReplicaManager {
           h = undefined;
         }
         if (this.closed) return;
-        h ??= await this.open(t, p);
+        if (!h) {
+          const k = key(t.name, p);
+          const down = this.offline.get(k);
+          if (down?.topicId === t.topicId) continue;
+          this.offline.delete(k);
+          try {
+            h = await this.open(t, p);
+          } catch (err) {
+            this.markOffline(t, p, err);
+            continue;
+          }
+        }
         await this.apply(h, t, rec);
       }
     }
     for (const [k, h] of [...this.hosted]) {
       if (!wanted.has(k)) await this.drop(h, !md.topic(h.topic) || md.topic(h.topic)!.topicId !== h.topicId);
     }
+    for (const k of [...this.offline.keys()]) if (!wanted.has(k)) this.offline.delete(k);
     this.reportLogEnds();
+  }
+
+  private markOffline(t: TopicRecord, partition: number, err: unknown): void {
+    const dir = this.replicaDir(t, partition);
+    const error = new MqError('STORAGE_ERROR', `the replica of ${t.name}-${partition} on broker ${this.options.brokerId} is offline: its log ${dir} failed to open (${(err as Error).message}); fix it and restart the broker`, {
+      cause: err,
+      retriable: false,
+    });
+    this.offline.set(key(t.name, partition), { topicId: t.topicId, error });
+    this.logger.error({ err, topic: t.name, partition, dir }, 'replica log failed to open: partition offline on this broker');
+  }
+
+  private replicaDir(t: TopicRecord, partition: number): string {
+    return path.join(this.logDir, partitionDirName(t.name, partition, t.topicId));
   }
 
   private async open(t: TopicRecord, partition: number): Promise<HostedPartition> {
     const config = new TopicConfig(t.configs, this.options.config);
-    const dir = path.join(this.logDir, partitionDirName(t.name, partition, t.topicId));
-    const log = await openLog(dir, logOptionsFor(config), { logger: this.logger.child({ log: `${t.name}-${partition}` }) as never });
+    const dir = this.replicaDir(t, partition);
+    const log = await this.c.openLog(dir, logOptionsFor(config));
     const h: HostedPartition = {
       topic: t.name,
       partition,
@@ -369,7 +437,7 @@ export class ReplicaManager {
         {
           log: h.log,
           clock: this.c.clock,
-          timers: systemTimers,
+          timers: this.c.timers,
           checkpoint: h.checkpoint,
           alterPartition: (req) => this.alterPartition(req),
           logger: this.logger,
@@ -423,7 +491,7 @@ export class ReplicaManager {
           fetch: this.c.fetch,
           offsetForLeaderEpoch: this.c.offsetForLeaderEpoch,
           clock: this.c.clock,
-          timers: systemTimers,
+          timers: this.c.timers,
           logger: this.logger,
           onPartitionError: (topic, partition, error) => {
             this.logger.warn({ topic, partition, leaderId, code: error.code, err: error.message }, 'follower partition stopped until the metadata catches up');
@@ -468,7 +536,7 @@ export class ReplicaManager {
   async close(): Promise<void> {
     this.closed = true;
     this.unsubscribe();
-    clearInterval(this.fenceTimer);
+    if (this.fenceTimer !== undefined) this.c.timers.clearTimeout(this.fenceTimer);
     await this.settled().catch(() => undefined);
     for (const h of this.hosted.values()) {
       if (h.role === 'leader' && h.leader) {

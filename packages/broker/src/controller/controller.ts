@@ -15,7 +15,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { isMqError, MqError } from '@mq/protocol/errors';
-import { createRaftNode, createWsTransport, FileStorage, StateRole, type RaftNode } from '@mq/consensus';
+import { createRaftNode, createWsTransport, FileStorage, MemoryNetwork, StateRole, type RaftNode, type RaftTransport } from '@mq/consensus';
 import { sleep, systemClock, systemTimers, type Clock, type TimerHandle, type Timers } from '@mq/protocol/components';
 import { addsPartitions, checkCommandLimits } from './command-limits.js';
 import { decodeCommand, encodeCommand, type CommandResult, type MetadataCommand, type RegisterBrokerCommand } from './commands.js';
@@ -135,10 +135,13 @@ export class RaftController implements Controller {
     await checkVoterMetadata(dataDir, METADATA_DIR, o.brokerId);
     const self = o.voters.find((v) => v.id === o.brokerId)!;
     const peers = Object.fromEntries(o.voters.map((v) => [v.id, `ws://${v.host}:${v.port}`]));
-    const transport = await createWsTransport(
-      { id: o.brokerId, host: self.host, port: self.port, peers, clusterId: quorumClusterId(o.voters), verifyPeerAddress: o.verifyPeerAddress },
-      { logger: this.logger },
-    );
+    // The only voter has no one to talk to: no Raft listener, no socket (its own messages never leave the node).
+    const transport: RaftTransport = this.soleVoter
+      ? new MemoryNetwork().transport(o.brokerId)
+      : await createWsTransport(
+          { id: o.brokerId, host: self.host, port: self.port, peers, clusterId: quorumClusterId(o.voters), verifyPeerAddress: o.verifyPeerAddress },
+          { logger: this.logger },
+        );
     let storage: FileStorage;
     try {
       storage = await FileStorage.open(path.join(dataDir, METADATA_DIR), { sync: o.fsync });
@@ -162,7 +165,14 @@ export class RaftController implements Controller {
       this.logger.info({ leader, role, term }, leader === o.brokerId ? 'this broker is the active controller' : 'controller changed');
       for (const w of [...this.leaderWatchers]) w(leader);
     });
+    // A quorum of one has no one to wait for: it elects itself now instead of after an election timeout.
+    if (this.soleVoter) this.raft.campaign();
     this.schedule();
+  }
+
+  /** True when this process is the quorum's only voter (a one-node cluster, like a lone KRaft node in combined mode). */
+  get soleVoter(): boolean {
+    return this.options.voters.length === 1;
   }
 
   /** The active controller's id, -1 when unknown. */
@@ -304,7 +314,13 @@ export class RaftController implements Controller {
         return refusalOf(err);
       }
       const r = await this.raft.propose(data, { timeoutMs });
-      return (r.result as CommandResult | null) ?? { ok: true };
+      const result = (r.result as CommandResult | null) ?? { ok: true };
+      if (checked.type === 'registerBroker' && checked.id === this.options.brokerId && this.soleVoter && result.ok) {
+        // The sole voter's own broker is alive and caught up by definition: unfenced now, not at the next liveness round.
+        const { brokerEpoch } = result.value as { brokerEpoch: number };
+        await this.submitQuietly({ type: 'unfenceBroker', id: checked.id, brokerEpoch });
+      }
+      return result;
     };
     if (!addsPartitions(checked)) return propose();
     const run = this.partitionChanges.then(propose);
@@ -360,7 +376,6 @@ export class RaftController implements Controller {
         this.lastImbalanceCheck = now;
         await this.raft.readIndex({ timeoutMs: this.options.sessionTimeoutMs });
         this.ready = true;
-        return;
       }
       if (!this.ready) return;
       for (const [idText, pr] of Object.entries(st.progress)) {

@@ -158,11 +158,24 @@ export function releaseFetchRecords(response: mq.FetchResponse.$Properties, pool
   for (const t of response.topics ?? []) for (const p of t.partitions ?? []) if (p.records) pool.release(p.records);
 }
 
+/** Room a fetch response frame keeps for everything but the records. */
+const FETCH_FRAME_OVERHEAD_BYTES = 64 * 1024;
+
+/**
+ * The records budget of one fetch response: the request's max_bytes capped
+ * by fetch.max.bytes and what fits in a frame, and never below 1 (a fetch
+ * always returns at least one whole batch, even when max.frame.bytes leaves
+ * no room beyond the frame overhead). Consumers and followers alike.
+ */
+export function fetchResponseMaxBytes(requested: number | null | undefined, config: { int(name: string): number }, maxFrameBytes: number): number {
+  const brokerMax = Math.max(1, Math.min(config.int('fetch.max.bytes'), maxFrameBytes - FETCH_FRAME_OVERHEAD_BYTES));
+  return requested ? Math.max(1, Math.min(requested, brokerMax)) : brokerMax;
+}
+
 export const fetch: Handler<'fetch'> = async (req, ctx) => {
   const b = ctx.broker;
   const cfg = b.config;
-  const brokerMax = Math.min(cfg.int('fetch.max.bytes'), b.maxFrameBytes - 64 * 1024);
-  const maxBytes = req.maxBytes ? Math.min(req.maxBytes, brokerMax) : brokerMax;
+  const maxBytes = fetchResponseMaxBytes(req.maxBytes, cfg, b.maxFrameBytes);
   const defaultPartitionBytes = cfg.int('max.partition.fetch.bytes');
   const maxWait = Math.min(req.maxWaitMs ?? 0, cfg.int('fetch.max.wait.ms'));
   const minBytes = req.minBytes ?? 0;

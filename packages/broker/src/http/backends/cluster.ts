@@ -323,7 +323,9 @@ export function clusterBackend(options: ClusterBackendOptions, c: ClusterBackend
         const err = wireFailure(p.errorCode, p.errorMessage, 'Fetch');
         if (err) throw err;
         const r = p.records;
-        const records = !r ? Buffer.alloc(0) : Buffer.isBuffer(r) ? r : Buffer.from(r.buffer, r.byteOffset, r.byteLength);
+        // This broker's own fetch handler answers in pooled read buffers: copy the records out and give the buffer back.
+        const records = !r ? Buffer.alloc(0) : leader === me ? Buffer.from(r) : Buffer.isBuffer(r) ? r : Buffer.from(r.buffer, r.byteOffset, r.byteLength);
+        if (r && leader === me) c.broker().readBuffers.release(r);
         return { records, offset: from, low: Number(p.logStartOffset ?? -1), high: Number(p.highWatermark ?? -1) };
       });
     },

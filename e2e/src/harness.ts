@@ -37,7 +37,11 @@ export interface BrokerProcess {
   readonly bootstrap: string;
   readonly httpUrl: string;
   readonly pid: number;
-  /** The last lines the broker printed (stdout and stderr), for diagnostics. */
+  /**
+   * The last OUTPUT_LINES lines the broker printed (stdout and stderr): tests look for log lines in it
+   * (a recovery election, a refusal), so it must keep a whole run, also on a loaded machine where the
+   * warnings of slow peers and retries are many.
+   */
   readonly output: string[];
   readonly exited: boolean;
   /** SIGKILL, and wait for the exit. */
@@ -55,6 +59,14 @@ export async function makeTempDir(prefix = 'mq-e2e-'): Promise<string> {
   dirs.add(dir);
   return dir;
 }
+
+/**
+ * Lines of a broker's output kept for the test. It was 300, and under load (load 20 on 2 cores) the error line
+ * a power-loss test looks for (the recovery election) had been pushed out by the time it looked.
+ */
+const OUTPUT_LINES = 20_000;
+/** Lines of output shown when a broker fails to start. */
+const FAILED_START_LINES = 300;
 
 class Broker implements BrokerProcess {
   port = 0;
@@ -111,11 +123,11 @@ class Broker implements BrokerProcess {
       const timer = setTimeout(() => fail(new Error(`broker did not start within ${timeoutMs} ms`)), timeoutMs);
       const fail = (err: Error) => {
         clearTimeout(timer);
-        reject(new Error(`${err.message}\n--- broker output ---\n${this.output.join('\n')}`));
+        reject(new Error(`${err.message}\n--- broker output (last ${FAILED_START_LINES} lines) ---\n${this.output.slice(-FAILED_START_LINES).join('\n')}`));
       };
       const onLine = (line: string) => {
         this.output.push(line);
-        if (this.output.length > 300) this.output.shift();
+        if (this.output.length > OUTPUT_LINES) this.output.splice(0, this.output.length - OUTPUT_LINES);
         if (!line.startsWith('{')) return;
         try {
           const rec = JSON.parse(line) as { msg?: string; port?: number; httpPort?: number };

@@ -84,16 +84,7 @@ export async function startTestBroker(
   return t;
 }
 
-/** Resolves with fn's first truthy result (so a `T | null` condition yields a `T`). */
-export async function waitFor<T>(fn: () => T | Promise<T>, timeoutMs = 5000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+export { waitFor } from '../src/test-support/net.js';
 
 let seq = 0;
 export function topicName(prefix = 't'): string {

@@ -12,18 +12,9 @@ import path from 'node:path';
 import { openLog } from '@mq/log-store';
 import { decodeBatchSync, encodeBatchSync } from '@mq/protocol/batch';
 import { errorNumber } from '@mq/protocol/errors';
+import { freePort } from '../src/test-support/net.js';
 import { createTopic, httpJson, startTestBroker, TestClient, topicName, type TestBroker } from './helpers.js';
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 function listening(port: number): Promise<boolean> {
   return new Promise((resolve) => {

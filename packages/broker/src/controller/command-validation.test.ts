@@ -6,34 +6,17 @@
  * metadata log.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
+import { freePort, waitFor } from '../test-support/net.js';
 import type { MetadataCommand } from './commands.js';
 import { RaftController } from './controller.js';
 import type { CommandLimits } from './command-limits.js';
 
 const logger = pino({ level: 'silent' });
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
-async function waitFor<T>(fn: () => T | undefined | false, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe('controller: commands are validated before they are committed', () => {
   let dir = '';

@@ -7,10 +7,10 @@
  * the same broker id is refused while the first one is alive.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
+import { freePort, waitFor } from '../test-support/net.js';
 import { errorNumber } from '@mq/protocol/errors';
 import { metadataFetchAnswer } from '../cluster/handlers.js';
 import { decodeCommand } from './commands.js';
@@ -20,24 +20,7 @@ import { ObserverController } from './observer.js';
 
 const logger = pino({ level: 'silent' });
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
-async function waitFor<T>(fn: () => T | undefined | false, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 /** An in-process connection to `ctrl` that answers like the broker's controllerForward handler. */
 function inProcess(ctrl: RaftController): ConnectFn {

@@ -35,5 +35,8 @@ module.exports = {
   testMatch: ['**/src/**/*.test.ts', '**/test/**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
   testTimeout: 30000,
+  // A test that leaks a handle (a socket, a child's pipe) must not hold the run
+  // open until CI's own limit: jest says so and exits once the files are done.
+  forceExit: true,
   maxWorkers: process.env.CI ? 2 : 1,
 };

@@ -3,7 +3,7 @@
  * never a stack trace: unknown topic, broker not running, bad flag, invalid
  * value, existing topic.
  */
-import { createServer } from 'node:net';
+import { freePort } from '../tools/free-port.mjs';
 import { cleanup, runCli, startBroker, uniqueName, type BrokerProcess } from './src/harness.js';
 
 let broker: BrokerProcess;
@@ -11,10 +11,7 @@ let deadPort: number;
 
 beforeAll(async () => {
   broker = await startBroker();
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-  deadPort = (srv.address() as { port: number }).port;
-  await new Promise<void>((r) => srv.close(() => r()));
+  deadPort = await freePort();
 });
 afterAll(async () => {
   await cleanup();

@@ -6,17 +6,9 @@ import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { freePort } from './free-port.mjs';
 
-export async function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 export async function waitForPort(port, timeoutMs, child, output) {
   const deadline = Date.now() + timeoutMs;

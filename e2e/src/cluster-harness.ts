@@ -12,35 +12,9 @@ import net from 'node:net';
 import path from 'node:path';
 import { makeTempDir, startBroker, waitFor, type BrokerProcess } from './harness.js';
 
-/** A free TCP port on loopback (closed again at once). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
+import { freePort, freePortRange } from '../../tools/free-port.mjs';
 
-function portFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.once('error', () => resolve(false));
-    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
-  });
-}
-
-/** A base port with `count` free ports after it (for `mq cluster start`, which numbers ports from a base). */
-export async function freePortRange(count: number): Promise<number> {
-  for (;;) {
-    const base = 20_000 + Math.floor(Math.random() * 30_000);
-    let ok = true;
-    for (let i = 0; i < count && ok; i++) ok = await portFree(base + i);
-    if (ok) return base;
-  }
-}
+export { freePort, freePortRange };
 
 /**
  * One directed link's proxy: accepts on its own port and pipes to `target`.

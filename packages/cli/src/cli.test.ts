@@ -1,4 +1,3 @@
-import { createServer } from 'node:net';
 import { PassThrough, Readable } from 'node:stream';
 import { MqError } from '@mq/protocol/errors';
 import { run } from './cli.js';
@@ -7,6 +6,7 @@ import { compileFormat, parseStartOffset, recordJson } from './commands/consume.
 import { UsageError, cliWording, exitCodeOf, formatError, refineError } from './errors.js';
 import { intFlag, parseKeyValues } from './options.js';
 import { table } from './output.js';
+import { freePort as deadPort } from '../../../tools/free-port.mjs';
 import { startFailure } from './commands/cluster.js';
 
 async function runIn(argv: string[], input = ''): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -20,13 +20,6 @@ async function runIn(argv: string[], input = ''): Promise<{ code: number; stdout
   return { code, stdout: out, stderr: err };
 }
 
-async function deadPort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}
 
 describe('mq command line', () => {
   it.each([

@@ -1,5 +1,5 @@
-import { createServer } from 'node:net';
 import { encodeRequest } from '@mq/protocol/wire';
+import { freePort } from '../../../tools/free-port.mjs';
 import { Connection } from '../src/connection.js';
 import { FramePool } from '../src/producer/frame-pool.js';
 import { MqClient } from '../src/index.js';
@@ -15,13 +15,6 @@ afterEach(async () => {
 
 const opts = (address: string) => ({ address, clientId: 'test', connectTimeoutMs: 2000, requestTimeoutMs: 200, maxResponseBytes: 1 << 20 });
 
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}
 
 describe('Connection', () => {
   it('handshakes, negotiates versions and matches many requests in flight by correlation id', async () => {

@@ -3,21 +3,15 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../../../tools/free-port.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const server = join(here, '..', 'example', 'kv-server.mjs');
 
-export async function freePort() {
-  const srv = createServer();
-  await new Promise((r) => srv.listen(0, '127.0.0.1', r));
-  const { port } = srv.address();
-  await new Promise((r) => srv.close(r));
-  return port;
-}
+export { freePort };
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
 

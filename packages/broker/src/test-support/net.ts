@@ -2,19 +2,8 @@
  * Small helpers for the broker's tests (src/**\/*.test.ts and test/): a free
  * loopback port and a poll-until-true wait. Not part of the published package.
  */
-import net from 'node:net';
-
-/** A TCP port on 127.0.0.1 that was free a moment ago. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
+/** A TCP port on 127.0.0.1, below the ephemeral range, that was free a moment ago (see tools/free-port.mjs). */
+export { freePort } from '../../../../tools/free-port.mjs';
 
 /** Resolves with fn's first truthy result (so a `T | null` condition yields a `T`). */
 export async function waitFor<T>(fn: () => T | Promise<T>, timeoutMs = 5000): Promise<NonNullable<T>> {

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createServer, type AddressInfo } from 'node:net';
+import { freePort } from '../../../../tools/free-port.mjs';
 import type { Entry } from '../core/types.js';
 import { FileStorage } from '../storage/file-storage.js';
 import { MemoryStorage } from '../storage/memory-storage.js';
@@ -49,13 +49,6 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as AddressInfo).port;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}
 
 async function cluster(ids: number[], extra: number[] = [], file = false) {
   const dir = mkdtempSync(join(tmpdir(), 'mq-raft-node-'));

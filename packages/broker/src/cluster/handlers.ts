@@ -52,8 +52,16 @@ function notLeader(d: ClusterHandlerDeps, topic: string, partition: number): MqE
   return new MqError('NOT_LEADER', `broker ${d.controller.options.brokerId} is not the leader of ${topic}-${partition} (broker ${p.leader} is); refresh metadata`, { leader: p.leader });
 }
 
-/** notLeader's error without throwing (an invalid topic name is its INVALID_TOPIC error). */
-function whyNotLed(d: ClusterHandlerDeps, topic: string, partition: number): MqError {
+/**
+ * notLeader's error without throwing (an invalid topic name is its INVALID_TOPIC error). A replica
+ * request naming a topic id this broker's metadata does not have under that name (a deleted
+ * incarnation, or metadata not caught up here): UNKNOWN_TOPIC_ID.
+ */
+function whyNotLed(d: ClusterHandlerDeps, topic: string, partition: number, topicId = ''): MqError {
+  const current = d.controller.metadata.topic(topic)?.topicId;
+  if (topicId !== '' && current !== topicId) {
+    return new MqError('UNKNOWN_TOPIC_ID', `broker ${d.controller.options.brokerId} knows no topic "${topic}" with topic id ${topicId} (${current ? `its topic id is ${current}` : 'no such topic'})`);
+  }
   try {
     return notLeader(d, topic, partition);
   } catch (err) {
@@ -199,6 +207,7 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
         partitions: (req.topics ?? []).flatMap((t) =>
           (t.partitions ?? []).map((p) => ({
             topic: t.name ?? '',
+            topicId: t.topicId ?? '',
             partition: p.partition ?? 0,
             fetchOffset: Number(p.fetchOffset ?? 0),
             partitionMaxBytes: p.partitionMaxBytes || cfg.int('max.partition.fetch.bytes'),
@@ -215,12 +224,16 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
         { timers: d.timers, leaders: (t, p) => d.replicas.leaderOf(t, p), hosts: (t, p) => d.replicas.hosts(t, p), pool: b.readBuffers },
         signal,
       );
-      const out = new Map<string, mq.FetchPartitionResponse.$Properties[]>();
+      // One entry per topic name and id (the id of the incarnation answered for).
+      const out = new Map<string, { name: string; topicId: string; partitions: mq.FetchPartitionResponse.$Properties[] }>();
       for (const p of res.partitions) {
-        let list = out.get(p.topic);
-        if (!list) out.set(p.topic, (list = []));
+        const topicId = p.topicId ?? '';
+        const k = `${p.topic}\u0000${topicId}`;
+        let entry = out.get(k);
+        if (!entry) out.set(k, (entry = { name: p.topic, topicId, partitions: [] }));
+        const list = entry.partitions;
         // Not led here: say why, from the metadata (deleted topic, no leader, another leader, an offline replica here).
-        const why = p.errorCode === 'NOT_LEADER' || p.errorCode === 'UNKNOWN_TOPIC_OR_PARTITION' ? whyNotLed(d, p.topic, p.partition) : undefined;
+        const why = p.errorCode === 'NOT_LEADER' || p.errorCode === 'UNKNOWN_TOPIC_OR_PARTITION' ? whyNotLed(d, p.topic, p.partition, topicId) : undefined;
         const code = why?.code ?? p.errorCode;
         const message = why?.message ?? p.errorMessage ?? '';
         if (code !== 'NONE' && code !== 'NOT_LEADER' && code !== 'LEADER_NOT_AVAILABLE' && code !== 'OFFSET_OUT_OF_RANGE') {
@@ -240,7 +253,7 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
           currentLeaderEpoch: p.currentLeaderEpoch,
         });
       }
-      return { topics: [...out].map(([name, partitions]) => ({ name, partitions })) };
+      return { topics: [...out.values()] };
     },
 
     listOffsets: async (req, ctx) => {
@@ -275,19 +288,27 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
         {
           replicaId: req.replicaId ?? -1,
           partitions: (req.topics ?? []).flatMap((t) =>
-            (t.partitions ?? []).map((p) => ({ topic: t.name ?? '', partition: p.partition ?? 0, currentLeaderEpoch: p.currentLeaderEpoch ?? -1, leaderEpoch: p.leaderEpoch ?? 0 })),
+            (t.partitions ?? []).map((p) => ({
+              topic: t.name ?? '',
+              topicId: t.topicId ?? '',
+              partition: p.partition ?? 0,
+              currentLeaderEpoch: p.currentLeaderEpoch ?? -1,
+              leaderEpoch: p.leaderEpoch ?? 0,
+            })),
           ),
         },
         { leaders: (t, p) => d.replicas.leaderOf(t, p), hosts: (t, p) => d.replicas.hosts(t, p) },
       );
-      const out = new Map<string, mq.OffsetForLeaderEpochPartitionResponse.$Properties[]>();
+      const out = new Map<string, { name: string; topicId: string; partitions: mq.OffsetForLeaderEpochPartitionResponse.$Properties[] }>();
       for (const p of res.partitions) {
-        let list = out.get(p.topic);
-        if (!list) out.set(p.topic, (list = []));
-        const why = p.errorCode === 'NOT_LEADER' || p.errorCode === 'UNKNOWN_TOPIC_OR_PARTITION' ? whyNotLed(d, p.topic, p.partition) : undefined;
-        list.push({ partition: p.partition, errorCode: errorNumber(why?.code ?? p.errorCode), leaderEpoch: p.leaderEpoch, endOffset: p.endOffset });
+        const topicId = p.topicId ?? '';
+        const k = `${p.topic}\u0000${topicId}`;
+        let entry = out.get(k);
+        if (!entry) out.set(k, (entry = { name: p.topic, topicId, partitions: [] }));
+        const why = p.errorCode === 'NOT_LEADER' || p.errorCode === 'UNKNOWN_TOPIC_OR_PARTITION' ? whyNotLed(d, p.topic, p.partition, topicId) : undefined;
+        entry.partitions.push({ partition: p.partition, errorCode: errorNumber(why?.code ?? p.errorCode), leaderEpoch: p.leaderEpoch, endOffset: p.endOffset });
       }
-      return { topics: [...out].map(([name, partitions]) => ({ name, partitions })) };
+      return { topics: [...out.values()] };
     },
 
     createTopics: async (req, ctx) => {

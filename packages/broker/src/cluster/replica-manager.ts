@@ -9,7 +9,6 @@
  * controller for longer than its session resigns every leadership it holds
  * (the controller has fenced it and elected others by then).
  */
-import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
 
@@ -33,6 +32,7 @@ import { logOptionsFor, TopicConfig } from '../config/topic-config.js';
 import type { Controller } from '../controller/controller.js';
 import type { MetadataDelta, PartitionRecord, RecoveryElection, TopicRecord } from '../controller/types.js';
 import { partitionDirName } from './partition-dir.js';
+import { DeletedLogs } from './deleted-logs.js';
 import type { LogOpener } from '../log-factory.js';
 import { recoveryTruncation } from './recovery-truncation.js';
 
@@ -102,7 +102,11 @@ export class ReplicaManager {
    * on this broker until it restarts, answered with STORAGE_ERROR, while
    * every other partition is served.
    */
-  private readonly offline = new Map<string, { topicId: string; error: MqError }>();
+  private readonly offline = new Map<string, { topicId: string; dir: string; error: MqError }>();
+  /** Logs of deleted topic incarnations go through here (moved aside at once, removed in the background). */
+  private readonly deletedLogs: DeletedLogs;
+  /** cluster-logs/ has been swept for incarnations deleted while this broker was down. */
+  private swept = false;
   private readonly fetchers = new Map<number, FollowerFetcher>();
   private running: Promise<void> | undefined;
   private again = false;
@@ -124,6 +128,7 @@ export class ReplicaManager {
   ) {
     this.logDir = path.join(options.dataDir, CLUSTER_LOG_DIR);
     this.logger = c.logger.child({ component: 'replicas' });
+    this.deletedLogs = new DeletedLogs(this.logDir, this.logger);
     this.unsubscribe = c.controller.metadata.onChange(
       guard(this.logger, 'applying a metadata change to the replicas', (delta: MetadataDelta) => {
         for (const u of delta.uncleanElections) {
@@ -353,7 +358,7 @@ export class ReplicaManager {
           const k = key(t.name, p);
           const down = this.offline.get(k);
           if (down?.topicId === t.topicId) continue;
-          this.offline.delete(k);
+          if (down) await this.forgetOffline(k, down);
           try {
             h = await this.open(t, p);
           } catch (err) {
@@ -367,8 +372,21 @@ export class ReplicaManager {
     for (const [k, h] of [...this.hosted]) {
       if (!wanted.has(k)) await this.drop(h, !md.topic(h.topic) || md.topic(h.topic)!.topicId !== h.topicId);
     }
-    for (const k of [...this.offline.keys()]) if (!wanted.has(k)) this.offline.delete(k);
+    for (const [k, down] of [...this.offline]) if (!wanted.has(k)) await this.forgetOffline(k, down);
+    if (!this.swept) {
+      // Incarnations deleted while this broker was down (or while it was removing them) are in no metadata it applies.
+      await this.deletedLogs.sweep(new Set(md.topics().map((t) => t.topicId)));
+      this.swept = true;
+    }
     this.reportLogEnds();
+  }
+
+  /** An offline replica no longer wanted here; its log is removed when its incarnation is deleted. */
+  private async forgetOffline(k: string, down: { topicId: string; dir: string }): Promise<void> {
+    this.offline.delete(k);
+    if (this.c.controller.metadata.topics().some((t) => t.topicId === down.topicId)) return;
+    await this.deletedLogs.remove(down.dir);
+    this.logger.info({ dir: down.dir, topicId: down.topicId }, 'offline replica of a deleted topic removed from this broker');
   }
 
   private markOffline(t: TopicRecord, partition: number, err: unknown): void {
@@ -377,7 +395,7 @@ export class ReplicaManager {
       cause: err,
       retriable: false,
     });
-    this.offline.set(key(t.name, partition), { topicId: t.topicId, error });
+    this.offline.set(key(t.name, partition), { topicId: t.topicId, dir, error });
     this.logger.error({ err, topic: t.name, partition, dir }, 'replica log failed to open: partition offline on this broker');
   }
 
@@ -425,6 +443,7 @@ export class ReplicaManager {
       h.leader = await createPartitionLeader(
         {
           topic: t.name,
+          topicId: h.topicId,
           partition: h.partition,
           brokerId: me,
           leaderEpoch: rec.leaderEpoch,
@@ -461,7 +480,7 @@ export class ReplicaManager {
       }
       await this.stopRole(h);
       this.logRecoveryTruncation(h, rec);
-      await this.fetcher(target).addPartition({ topic: t.name, partition: h.partition, log: h.log, leaderEpoch: rec.leaderEpoch, checkpoint: h.checkpoint });
+      await this.fetcher(target).addPartition({ topic: t.name, topicId: h.topicId, partition: h.partition, log: h.log, leaderEpoch: rec.leaderEpoch, checkpoint: h.checkpoint });
       h.role = 'follower';
       h.followingFrom = target;
       h.leaderEpoch = rec.leaderEpoch;
@@ -527,9 +546,8 @@ export class ReplicaManager {
     this.hosted.delete(key(h.topic, h.partition));
     await h.log.close();
     if (deleteFiles) {
-      await rm(h.log.dir, { recursive: true, force: true });
-      await rm(h.checkpoint.path, { force: true });
-      this.logger.info({ topic: h.topic, partition: h.partition }, 'partition removed from this broker');
+      await this.deletedLogs.remove(h.log.dir);
+      this.logger.info({ topic: h.topic, partition: h.partition, topicId: h.topicId }, 'partition removed from this broker');
     }
   }
 
@@ -552,6 +570,7 @@ export class ReplicaManager {
       await h.log.close().catch((err: unknown) => this.logger.error({ err }, 'closing a partition log failed'));
     }
     this.hosted.clear();
+    await this.deletedLogs.drain();
   }
 
   /** Every hosted partition (for status and describe). */

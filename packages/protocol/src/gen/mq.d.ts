@@ -23,6 +23,8 @@ export namespace mq {
         INVALID_CONFIG = 25,
         POLICY_VIOLATION = 26,
         TOPIC_DELETION_DISABLED = 27,
+        UNKNOWN_TOPIC_ID = 28,
+        INCONSISTENT_TOPIC_ID = 29,
         INVALID_REQUEST = 40,
         UNSUPPORTED_VERSION = 41,
         INVALID_REQUIRED_ACKS = 42,
@@ -1065,6 +1067,7 @@ export namespace mq {
         $unknowns?: Uint8Array[];
         name: string;
         partitions: mq.FetchPartition.$Properties[];
+        topicId: string;
         static create(properties: mq.FetchTopic.$Shape): mq.FetchTopic & mq.FetchTopic.$Shape;
         static create(properties?: mq.FetchTopic.$Properties): mq.FetchTopic;
         static encode(message: mq.FetchTopic.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
@@ -1076,6 +1079,7 @@ export namespace mq {
         interface $Properties {
             name?: (string|null);
             partitions?: (mq.FetchPartition.$Properties[]|null);
+            topicId?: (string|null);
             $unknowns?: Uint8Array[];
         }
         type $Shape = mq.FetchTopic.$Properties;
@@ -1189,6 +1193,7 @@ export namespace mq {
         $unknowns?: Uint8Array[];
         name: string;
         partitions: mq.FetchPartitionResponse.$Properties[];
+        topicId: string;
         static create(properties: mq.FetchTopicResponse.$Shape): mq.FetchTopicResponse & mq.FetchTopicResponse.$Shape;
         static create(properties?: mq.FetchTopicResponse.$Properties): mq.FetchTopicResponse;
         static encode(message: mq.FetchTopicResponse.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
@@ -1200,6 +1205,7 @@ export namespace mq {
         interface $Properties {
             name?: (string|null);
             partitions?: (mq.FetchPartitionResponse.$Properties[]|null);
+            topicId?: (string|null);
             $unknowns?: Uint8Array[];
         }
         type $Shape = mq.FetchTopicResponse.$Properties;
@@ -1419,6 +1425,7 @@ export namespace mq {
         $unknowns?: Uint8Array[];
         name: string;
         partitions: mq.OffsetForLeaderEpochPartition.$Properties[];
+        topicId: string;
         static create(properties: mq.OffsetForLeaderEpochTopic.$Shape): mq.OffsetForLeaderEpochTopic & mq.OffsetForLeaderEpochTopic.$Shape;
         static create(properties?: mq.OffsetForLeaderEpochTopic.$Properties): mq.OffsetForLeaderEpochTopic;
         static encode(message: mq.OffsetForLeaderEpochTopic.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
@@ -1430,6 +1437,7 @@ export namespace mq {
         interface $Properties {
             name?: (string|null);
             partitions?: (mq.OffsetForLeaderEpochPartition.$Properties[]|null);
+            topicId?: (string|null);
             $unknowns?: Uint8Array[];
         }
         type $Shape = mq.OffsetForLeaderEpochTopic.$Properties;
@@ -1495,6 +1503,7 @@ export namespace mq {
         $unknowns?: Uint8Array[];
         name: string;
         partitions: mq.OffsetForLeaderEpochPartitionResponse.$Properties[];
+        topicId: string;
         static create(properties: mq.OffsetForLeaderEpochTopicResponse.$Shape): mq.OffsetForLeaderEpochTopicResponse & mq.OffsetForLeaderEpochTopicResponse.$Shape;
         static create(properties?: mq.OffsetForLeaderEpochTopicResponse.$Properties): mq.OffsetForLeaderEpochTopicResponse;
         static encode(message: mq.OffsetForLeaderEpochTopicResponse.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
@@ -1506,6 +1515,7 @@ export namespace mq {
         interface $Properties {
             name?: (string|null);
             partitions?: (mq.OffsetForLeaderEpochPartitionResponse.$Properties[]|null);
+            topicId?: (string|null);
             $unknowns?: Uint8Array[];
         }
         type $Shape = mq.OffsetForLeaderEpochTopicResponse.$Properties;

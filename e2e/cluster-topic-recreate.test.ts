@@ -37,10 +37,10 @@ const PARTITIONS = 3;
 const OLD = 10;
 const NEW = 4;
 
-async function produce(client: MqClient, topic: string, prefix: string, count: number): Promise<void> {
+async function produce(client: MqClient, topic: string, prefix: string, count: number, partitions = PARTITIONS): Promise<void> {
   const producer = client.producer({ acks: 'all', lingerMs: 0, ackTimeoutMs: 20_000, deliveryTimeoutMs: 60_000 });
   try {
-    for (let p = 0; p < PARTITIONS; p++) {
+    for (let p = 0; p < partitions; p++) {
       for (let i = 0; i < count; i++) await producer.send(topic, { value: `${prefix}-${p}-${i}`, partition: p });
     }
   } finally {
@@ -133,4 +133,35 @@ describe('cluster: delete and recreate a topic (issue 22: topic-id identity)', (
       await admin.close().catch(() => undefined);
     }
   }, 180_000);
+
+  it('a broker that was down while a topic was deleted removes that incarnation\'s logs when it starts', async () => {
+    await cluster?.close();
+    cluster = await startCluster({ brokers: 3, config: { ...FAST_FAILOVER_CONFIG, 'broker.session.timeout.ms': '4000' } });
+    const c = cluster;
+    await c.waitHealthy();
+    const topic = uniqueName('deleted-while-down');
+    const admin = new MqClient({ bootstrap: c.bootstrap, requestTimeoutMs: 20_000 });
+    try {
+      await admin.admin().createTopic(topic, { numPartitions: 1, replicationFactor: 3 });
+      await c.waitHealthy(30_000, [topic]);
+      const oldId = (await admin.admin().describeTopic(topic)).topicId;
+      await produce(admin, topic, 'old', OLD, 1);
+      const controllerId = await c.activeController();
+      const down = c.brokerIds.find((id) => id !== controllerId)!;
+      const logs = path.join(c.broker(down).dataDir, 'cluster-logs');
+      const dirsOf = async () => (await readdir(logs)).filter((d) => d.startsWith(`${topic}-`)).sort();
+      await waitFor(async () => (await c.status(down)).hosted.some((h) => h.topic === topic && h.logEndOffset === OLD), { timeout: 20_000, message: `broker ${down} holds the records` });
+      await c.kill(down);
+      expect(await dirsOf()).toContain(`${topic}-0.${oldId}`);
+      await admin.admin().deleteTopics([topic]);
+      await admin.admin().createTopic(topic, { numPartitions: 1, replicationFactor: 2 });
+      const newId = (await admin.admin().describeTopic(topic)).topicId;
+      await c.restart(down);
+      // Removed as soon as the broker has caught up with the metadata (it hosts no replica of the new incarnation, or one in its own directory).
+      await waitFor(async () => !(await dirsOf()).some((d) => d.includes(oldId)), { timeout: 30_000, message: `broker ${down} removed the deleted incarnation's log` });
+      expect((await dirsOf()).every((d) => d.includes(newId))).toBe(true);
+    } finally {
+      await admin.close().catch(() => undefined);
+    }
+  }, 120_000);
 });

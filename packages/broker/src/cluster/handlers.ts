@@ -226,14 +226,15 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
       );
       // One entry per topic name and id (the id of the incarnation answered for).
       const out = new Map<string, { name: string; topicId: string; partitions: mq.FetchPartitionResponse.$Properties[] }>();
-      for (const p of res.partitions) {
+      res.partitions.forEach((p, i) => {
         const topicId = p.topicId ?? '';
         const k = `${p.topic}\u0000${topicId}`;
         let entry = out.get(k);
         if (!entry) out.set(k, (entry = { name: p.topic, topicId, partitions: [] }));
         const list = entry.partitions;
-        // Not led here: say why, from the metadata (deleted topic, no leader, another leader, an offline replica here).
-        const why = p.errorCode === 'NOT_LEADER' || p.errorCode === 'UNKNOWN_TOPIC_OR_PARTITION' ? whyNotLed(d, p.topic, p.partition, topicId) : undefined;
+        // Not led here: say why, from the metadata (deleted topic or incarnation, no leader, another leader, an offline replica here).
+        const asked = request.partitions[i]!.topicId;
+        const why = p.errorCode === 'NOT_LEADER' || p.errorCode === 'UNKNOWN_TOPIC_OR_PARTITION' ? whyNotLed(d, p.topic, p.partition, asked) : undefined;
         const code = why?.code ?? p.errorCode;
         const message = why?.message ?? p.errorMessage ?? '';
         if (code !== 'NONE' && code !== 'NOT_LEADER' && code !== 'LEADER_NOT_AVAILABLE' && code !== 'OFFSET_OUT_OF_RANGE') {
@@ -252,7 +253,7 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
           currentLeaderId: p.currentLeaderId,
           currentLeaderEpoch: p.currentLeaderEpoch,
         });
-      }
+      });
       return { topics: [...out.values()] };
     },
 
@@ -284,30 +285,28 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
     },
 
     offsetForLeaderEpoch: async (req) => {
-      const res = handleOffsetForLeaderEpoch(
-        {
-          replicaId: req.replicaId ?? -1,
-          partitions: (req.topics ?? []).flatMap((t) =>
-            (t.partitions ?? []).map((p) => ({
-              topic: t.name ?? '',
-              topicId: t.topicId ?? '',
-              partition: p.partition ?? 0,
-              currentLeaderEpoch: p.currentLeaderEpoch ?? -1,
-              leaderEpoch: p.leaderEpoch ?? 0,
-            })),
-          ),
-        },
-        { leaders: (t, p) => d.replicas.leaderOf(t, p), hosts: (t, p) => d.replicas.hosts(t, p) },
-      );
+      const request = {
+        replicaId: req.replicaId ?? -1,
+        partitions: (req.topics ?? []).flatMap((t) =>
+          (t.partitions ?? []).map((p) => ({
+            topic: t.name ?? '',
+            topicId: t.topicId ?? '',
+            partition: p.partition ?? 0,
+            currentLeaderEpoch: p.currentLeaderEpoch ?? -1,
+            leaderEpoch: p.leaderEpoch ?? 0,
+          })),
+        ),
+      };
+      const res = handleOffsetForLeaderEpoch(request, { leaders: (t, p) => d.replicas.leaderOf(t, p), hosts: (t, p) => d.replicas.hosts(t, p) });
       const out = new Map<string, { name: string; topicId: string; partitions: mq.OffsetForLeaderEpochPartitionResponse.$Properties[] }>();
-      for (const p of res.partitions) {
+      res.partitions.forEach((p, i) => {
         const topicId = p.topicId ?? '';
         const k = `${p.topic}\u0000${topicId}`;
         let entry = out.get(k);
         if (!entry) out.set(k, (entry = { name: p.topic, topicId, partitions: [] }));
-        const why = p.errorCode === 'NOT_LEADER' || p.errorCode === 'UNKNOWN_TOPIC_OR_PARTITION' ? whyNotLed(d, p.topic, p.partition, topicId) : undefined;
+        const why = p.errorCode === 'NOT_LEADER' || p.errorCode === 'UNKNOWN_TOPIC_OR_PARTITION' ? whyNotLed(d, p.topic, p.partition, request.partitions[i]!.topicId) : undefined;
         entry.partitions.push({ partition: p.partition, errorCode: errorNumber(why?.code ?? p.errorCode), leaderEpoch: p.leaderEpoch, endOffset: p.endOffset });
-      }
+      });
       return { topics: [...out.values()] };
     },
 

@@ -105,7 +105,7 @@ export class ReplicaManager {
   private readonly offline = new Map<string, { topicId: string; dir: string; error: MqError }>();
   /** Logs of deleted topic incarnations go through here (moved aside at once, removed in the background). */
   private readonly deletedLogs: DeletedLogs;
-  /** cluster-logs/ has been swept for incarnations deleted while this broker was down. */
+  /** cluster-logs/ has been swept for incarnations deleted while this broker was down (once per run). */
   private swept = false;
   private readonly fetchers = new Map<number, FollowerFetcher>();
   private running: Promise<void> | undefined;
@@ -373,10 +373,12 @@ export class ReplicaManager {
       if (!wanted.has(k)) await this.drop(h, !md.topic(h.topic) || md.topic(h.topic)!.topicId !== h.topicId);
     }
     for (const [k, down] of [...this.offline]) if (!wanted.has(k)) await this.forgetOffline(k, down);
-    if (!this.swept) {
-      // Incarnations deleted while this broker was down (or while it was removing them) are in no metadata it applies.
-      await this.deletedLogs.sweep(new Set(md.topics().map((t) => t.topicId)));
+    // Incarnations deleted while this broker was down (or while it was removing them) are in no metadata it
+    // applies: their logs go once this run's registration is applied here. Not before: a restarted voter may
+    // apply an older view first, and the registration was committed after every topic a previous run had seen.
+    if (!this.swept && this.c.brokerEpoch() >= 0 && md.broker(me)?.brokerEpoch === this.c.brokerEpoch()) {
       this.swept = true;
+      await this.deletedLogs.sweep(new Set(md.topics().map((t) => t.topicId)));
     }
     this.reportLogEnds();
   }

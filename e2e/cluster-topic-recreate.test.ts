@@ -106,11 +106,14 @@ describe('cluster: delete and recreate a topic (issue 22: topic-id identity)', (
         return true;
       }, { timeout: 30_000, message: `every replica at the new log end ${NEW}` });
 
-      // A fetch from each partition's leader returns the new records only.
+      // A fetch from each partition's leader returns the new records only; the other brokers serve none.
       for (let p = 0; p < PARTITIONS; p++) {
         const leader = await leaderFor(c, topic, p);
         const got = await readPartition(`ws://${c.broker(leader).process.bootstrap}`, topic, p);
         expect([...got.values()]).toEqual(Array.from({ length: NEW }, (_, i) => `new-${p}-${i}`));
+        for (const id of c.ids.filter((x) => x !== leader)) {
+          await expect(readPartition(`ws://${c.broker(id).process.bootstrap}`, topic, p)).rejects.toThrow(/is not the leader/);
+        }
       }
 
       // No replica truncated records it had seen committed (the old incarnation's, fetched into the new one).

@@ -22,6 +22,7 @@ import path from 'node:path';
 import { MqClient } from '@mq/client';
 import { cleanup, uniqueName, waitFor } from './src/harness.js';
 import { readPartition } from './src/wire-read.js';
+import { TestClient } from '../packages/broker/test/wire-client.js';
 import { FAST_FAILOVER_CONFIG, expectReplicasAgree, leaderFor, replicaBatches, startCluster, type TestCluster } from './src/cluster-harness.js';
 import { decodeBatchSync } from '@mq/protocol/batch';
 
@@ -114,6 +115,16 @@ describe('cluster: delete and recreate a topic (issue 22: topic-id identity)', (
         for (const id of c.ids.filter((x) => x !== leader)) {
           await expect(readPartition(`ws://${c.broker(id).process.bootstrap}`, topic, p)).rejects.toThrow(/is not the leader/);
         }
+      }
+
+      // A consumer's fetch of every partition from one broker: one answer for the topic, holding every partition (led there or not).
+      const wire = await TestClient.connect(`ws://${c.broker(c.ids[0]!).process.bootstrap}`);
+      try {
+        const r = await wire.request({ fetch: { maxBytes: 1 << 20, topics: [{ name: topic, partitions: [0, 1, 2].map((partition) => ({ partition, fetchOffset: 0, partitionMaxBytes: 1 << 20 })) }] } });
+        expect(r.fetch!.topics.map((t) => t.name)).toEqual([topic]);
+        expect(r.fetch!.topics[0]!.partitions.map((p) => p.partition).sort()).toEqual([0, 1, 2]);
+      } finally {
+        await wire.close();
       }
 
       // No replica truncated records it had seen committed (the old incarnation's, fetched into the new one).

@@ -224,16 +224,15 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
         { timers: d.timers, leaders: (t, p) => d.replicas.leaderOf(t, p), hosts: (t, p) => d.replicas.hosts(t, p), pool: b.readBuffers },
         signal,
       );
-      // One entry per topic name and id (the id of the incarnation answered for).
+      // One entry per topic name and the topic id asked about (a leader refuses another incarnation; consumers name none).
       const out = new Map<string, { name: string; topicId: string; partitions: mq.FetchPartitionResponse.$Properties[] }>();
       res.partitions.forEach((p, i) => {
-        const topicId = p.topicId ?? '';
-        const k = `${p.topic}\u0000${topicId}`;
+        const asked = request.partitions[i]!.topicId ?? '';
+        const k = `${p.topic}\u0000${asked}`;
         let entry = out.get(k);
-        if (!entry) out.set(k, (entry = { name: p.topic, topicId, partitions: [] }));
+        if (!entry) out.set(k, (entry = { name: p.topic, topicId: asked, partitions: [] }));
         const list = entry.partitions;
         // Not led here: say why, from the metadata (deleted topic or incarnation, no leader, another leader, an offline replica here).
-        const asked = request.partitions[i]!.topicId;
         const why = p.errorCode === 'NOT_LEADER' || p.errorCode === 'UNKNOWN_TOPIC_OR_PARTITION' ? whyNotLed(d, p.topic, p.partition, asked) : undefined;
         const code = why?.code ?? p.errorCode;
         const message = why?.message ?? p.errorMessage ?? '';
@@ -300,11 +299,11 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
       const res = handleOffsetForLeaderEpoch(request, { leaders: (t, p) => d.replicas.leaderOf(t, p), hosts: (t, p) => d.replicas.hosts(t, p) });
       const out = new Map<string, { name: string; topicId: string; partitions: mq.OffsetForLeaderEpochPartitionResponse.$Properties[] }>();
       res.partitions.forEach((p, i) => {
-        const topicId = p.topicId ?? '';
-        const k = `${p.topic}\u0000${topicId}`;
+        const asked = request.partitions[i]!.topicId;
+        const k = `${p.topic}\u0000${asked}`;
         let entry = out.get(k);
-        if (!entry) out.set(k, (entry = { name: p.topic, topicId, partitions: [] }));
-        const why = p.errorCode === 'NOT_LEADER' || p.errorCode === 'UNKNOWN_TOPIC_OR_PARTITION' ? whyNotLed(d, p.topic, p.partition, request.partitions[i]!.topicId) : undefined;
+        if (!entry) out.set(k, (entry = { name: p.topic, topicId: asked, partitions: [] }));
+        const why = p.errorCode === 'NOT_LEADER' || p.errorCode === 'UNKNOWN_TOPIC_OR_PARTITION' ? whyNotLed(d, p.topic, p.partition, asked) : undefined;
         entry.partitions.push({ partition: p.partition, errorCode: errorNumber(why?.code ?? p.errorCode), leaderEpoch: p.leaderEpoch, endOffset: p.endOffset });
       });
       return { topics: [...out.values()] };

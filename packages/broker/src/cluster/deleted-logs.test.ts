@@ -38,6 +38,7 @@ describe('DeletedLogs', () => {
     const d = new DeletedLogs(root, logger);
     await d.remove(dir);
     expect(await readdir(root)).toEqual([DELETED_DIR]);
+    expect(await readdir(path.join(root, DELETED_DIR))).toEqual([expect.stringMatching(new RegExp(`^0\\.${OLD}\\.\\d+-1$`))]);
     await d.drain();
     expect(await readdir(path.join(root, DELETED_DIR))).toEqual([]);
   });
@@ -54,6 +55,16 @@ describe('DeletedLogs', () => {
     await d.drain();
     expect((await readdir(root)).sort()).toEqual([DELETED_DIR, path.basename(live), `${path.basename(live)}.hw`, 'not-a-partition'].sort());
     expect(await readdir(path.join(root, DELETED_DIR))).toEqual([]);
+  });
+
+  it('remove: a 249-character topic\'s directory is moved aside under a short name', async () => {
+    const dir = await replica('a'.repeat(249), 7, OLD);
+    const warnings: unknown[] = [];
+    const d = new DeletedLogs(root, pino({ level: 'warn' }, { write: (line: string) => warnings.push(JSON.parse(line)) }));
+    await d.remove(dir);
+    expect(await readdir(path.join(root, DELETED_DIR))).toEqual([expect.stringMatching(new RegExp(`^7\\.${OLD}\\.`))]);
+    expect(warnings).toEqual([]);
+    await d.drain();
   });
 
   it('sweep of a broker that has no cluster-logs yet does nothing', async () => {

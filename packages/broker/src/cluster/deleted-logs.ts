@@ -33,7 +33,9 @@ export class DeletedLogs {
   async remove(dir: string): Promise<void> {
     for (const suffix of SIBLING_SUFFIXES) await rm(`${dir}${suffix}`, { force: true });
     const trash = path.join(this.logDir, DELETED_DIR);
-    const target = path.join(trash, `${path.basename(dir)}.${process.pid}-${++this.seq}`);
+    // Short whatever the topic name's length: the partition and topic id name the incarnation.
+    const entry = parsePartitionDirName(path.basename(dir));
+    const target = path.join(trash, `${entry ? `${entry.partition}.${entry.topicId}` : 'log'}.${process.pid}-${++this.seq}`);
     try {
       await mkdir(trash, { recursive: true });
       // A name left by an earlier run with the same pid would make the rename fail.

@@ -267,6 +267,13 @@ describe('PartitionLeader', () => {
     expect(leader.offsetForLeaderEpoch(5, 5, 'NEW')).toEqual({ errorCode: 'NONE', epoch: 5, endOffset: 3 });
   });
 
+  it('names its topic id in ISR proposals (the controller refuses a deleted incarnation\'s)', async () => {
+    const { leader, timers, proposals } = await setup({ topicId: 'NEW' });
+    await timers.advance(1_500); // the followers never fetched: proposed out
+    await settle();
+    expect(proposals[0]).toMatchObject({ topic: 'orders', topicId: 'NEW', isr: [1] });
+  });
+
   it('tells a follower where its log diverged (KIP-320) instead of sending records', async () => {
     const { leader, log } = await setup();
     // Epoch 5 starts at 0 here; suppose the follower wrote offsets 0..2 in epoch 4 as an old leader.

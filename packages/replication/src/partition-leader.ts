@@ -16,6 +16,7 @@ import {
   CONSUMER_REPLICA_ID,
   UNDEFINED,
   type AlterPartitionFn,
+  type AlterPartitionRequest,
   type EpochEndOffset,
   type EpochEntry,
   type FetchPartitionRequest,
@@ -658,8 +659,9 @@ export class PartitionLeader {
   #propose(isr: number[], kind: 'shrink' | 'expand', changed: number[]): void {
     const seq = ++this.#alterSeq;
     this.#pendingIsr = isr;
-    const request = {
+    const request: AlterPartitionRequest = {
       topic: this.topic,
+      ...(this.topicId ? { topicId: this.topicId } : {}),
       partition: this.partition,
       leaderId: this.brokerId,
       leaderEpoch: this.#leaderEpoch,

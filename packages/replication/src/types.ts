@@ -179,6 +179,8 @@ export type OffsetForLeaderEpochFn = (
 /** A proposed ISR change sent to the controller (Kafka's AlterPartition). */
 export interface AlterPartitionRequest {
   topic: string;
+  /** The leader's topic id (its incarnation), when it has one: the controller refuses a deleted incarnation's proposal. */
+  topicId?: string;
   partition: number;
   leaderId: number;
   leaderEpoch: number;

@@ -496,7 +496,16 @@ export class ReplicaManager {
 
   private async alterPartition(req: AlterPartitionRequest): Promise<PartitionState> {
     const v = (await this.c.controller.submit(
-      { type: 'alterPartition', topic: req.topic, partition: req.partition, leaderId: req.leaderId, leaderEpoch: req.leaderEpoch, partitionEpoch: req.partitionEpoch, isr: [...req.isr] },
+      {
+        type: 'alterPartition',
+        topic: req.topic,
+        ...(req.topicId ? { topicId: req.topicId } : {}),
+        partition: req.partition,
+        leaderId: req.leaderId,
+        leaderEpoch: req.leaderEpoch,
+        partitionEpoch: req.partitionEpoch,
+        isr: [...req.isr],
+      },
       this.c.controller.options.sessionTimeoutMs,
     )) as PartitionState;
     this.logger.info({ topic: req.topic, partition: req.partition, isr: v.isr, partitionEpoch: v.partitionEpoch }, 'ISR changed');

@@ -69,6 +69,12 @@ export interface CreatePartitionsCommand {
 export interface AlterPartitionCommand {
   type: 'alterPartition';
   topic: string;
+  /**
+   * The topic id of the leader's log: a proposal from the leader of a deleted
+   * incarnation (same name, leader and epochs as the new one's) is refused
+   * with UNKNOWN_TOPIC_ID. Absent in commands written before it existed.
+   */
+  topicId?: string;
   partition: number;
   leaderId: number;
   leaderEpoch: number;
@@ -246,6 +252,7 @@ export function decodeCommand(data: Uint8Array): MetadataCommand {
       return {
         type: o.type,
         topic: str(o, 'topic'),
+        ...(o.topicId !== undefined ? { topicId: matching(o, 'topicId', TOPIC_ID_PATTERN, 'a topic id') } : {}),
         partition: int(o, 'partition'),
         leaderId: int(o, 'leaderId'),
         leaderEpoch: int(o, 'leaderEpoch'),

@@ -250,6 +250,9 @@ export class MetadataState implements StateMachine {
         const t = this.topicsByName.get(cmd.topic);
         const p = t?.partitions[cmd.partition];
         if (!t || !p) return refuse('UNKNOWN_TOPIC_OR_PARTITION', `${cmd.topic}-${cmd.partition} does not exist`);
+        if (cmd.topicId !== undefined && cmd.topicId !== t.topicId) {
+          return refuse('UNKNOWN_TOPIC_ID', `${cmd.topic}-${cmd.partition}: topic id ${cmd.topicId} is a deleted incarnation (the topic's id is ${t.topicId})`);
+        }
         if (cmd.leaderEpoch !== p.leaderEpoch || cmd.leaderId !== p.leader) {
           return refuse('FENCED_LEADER_EPOCH', `${cmd.topic}-${cmd.partition}: broker ${cmd.leaderId} in leader epoch ${cmd.leaderEpoch} is not the leader (leader ${p.leader}, epoch ${p.leaderEpoch})`);
         }

@@ -268,7 +268,7 @@ describe('PartitionLeader', () => {
   });
 
   it('names its topic id in ISR proposals (the controller refuses a deleted incarnation\'s)', async () => {
-    const { leader, timers, proposals } = await setup({ topicId: 'NEW' });
+    const { timers, proposals } = await setup({ topicId: 'NEW' });
     await timers.advance(1_500); // the followers never fetched: proposed out
     await settle();
     expect(proposals[0]).toMatchObject({ topic: 'orders', topicId: 'NEW', isr: [1] });

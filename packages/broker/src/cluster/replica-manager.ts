@@ -297,13 +297,13 @@ export class ReplicaManager {
     const brokerEpoch = this.c.brokerEpoch();
     if (this.reporting || this.closed || brokerEpoch < 0) return;
     const me = this.options.brokerId;
-    const partitions: { topic: string; partition: number; lastEpoch: number; endOffset: number }[] = [];
+    const partitions: { topic: string; topicId: string; partition: number; lastEpoch: number; endOffset: number }[] = [];
     for (const h of this.hosted.values()) {
       const rec = this.c.controller.metadata.topic(h.topic)?.partitions[h.partition];
       if (!rec || rec.leader >= 0) continue;
       const candidate = rec.isr.includes(me) || (rec.elr ?? []).includes(me) || (rec.leftIsr ?? []).includes(me);
       if (!candidate || (rec.logEnds ?? []).some((e) => e.broker === me && e.brokerEpoch === brokerEpoch)) continue;
-      partitions.push({ topic: h.topic, partition: h.partition, lastEpoch: h.log.leaderEpochs.entries.at(-1)?.epoch ?? -1, endOffset: h.log.logEndOffset });
+      partitions.push({ topic: h.topic, topicId: h.topicId, partition: h.partition, lastEpoch: h.log.leaderEpochs.entries.at(-1)?.epoch ?? -1, endOffset: h.log.logEndOffset });
     }
     if (partitions.length === 0) return;
     this.reporting = true;

@@ -97,7 +97,8 @@ export interface ReportLogEndsCommand {
   type: 'reportLogEnds';
   brokerId: number;
   brokerEpoch: number;
-  partitions: { topic: string; partition: number; lastEpoch: number; endOffset: number }[];
+  /** `topicId`: the incarnation whose log is reported (a report about a deleted one is ignored); absent in older commands. */
+  partitions: { topic: string; topicId?: string; partition: number; lastEpoch: number; endOffset: number }[];
 }
 
 /** The active controller's wait for the last ISR members is over: elect the best candidate reported so far. */
@@ -279,7 +280,13 @@ export function decodeCommand(data: Uint8Array): MetadataCommand {
         brokerEpoch: int(o, 'brokerEpoch'),
         partitions: list.map((p: Record<string, unknown>) => {
           if (typeof p !== 'object' || p === null) throw bad('partitions[] must be objects');
-          return { topic: str(p, 'topic'), partition: int(p, 'partition'), lastEpoch: int(p, 'lastEpoch', -1), endOffset: int(p, 'endOffset') };
+          return {
+            topic: str(p, 'topic'),
+            ...(p.topicId !== undefined ? { topicId: matching(p, 'topicId', TOPIC_ID_PATTERN, 'a topic id') } : {}),
+            partition: int(p, 'partition'),
+            lastEpoch: int(p, 'lastEpoch', -1),
+            endOffset: int(p, 'endOffset'),
+          };
         }),
       };
     }

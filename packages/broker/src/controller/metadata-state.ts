@@ -298,8 +298,9 @@ export class MetadataState implements StateMachine {
         for (const q of cmd.partitions) {
           const t = this.topicsByName.get(q.topic);
           const p = t?.partitions[q.partition];
-          // Only while the partition has no leader, and only from a candidate.
+          // Only while the partition has no leader, only from a candidate, and only about this incarnation's log.
           if (!t || !p || p.leader >= 0 || !candidatesOf(p).includes(cmd.brokerId)) continue;
+          if (q.topicId !== undefined && q.topicId !== t.topicId) continue;
           const report: ReplicaLogEnd = { broker: cmd.brokerId, brokerEpoch: cmd.brokerEpoch, lastEpoch: q.lastEpoch, endOffset: q.endOffset };
           const logEnds = [...(p.logEnds ?? []).filter((e) => e.broker !== cmd.brokerId), report].sort((a, c) => a.broker - c.broker);
           let next: MutablePartition = { ...p, logEnds };

@@ -231,6 +231,20 @@ describe('unclean recovery (KIP-966 in spirit)', () => {
     });
   });
 
+  it('a report about the log of another incarnation of the topic (deleted and created again) is ignored', () => {
+    const h = cluster();
+    const { a, b, c } = h;
+    h.register(a);
+    h.register(b);
+    h.fence(c);
+    h.unfence(a);
+    const reportFor = (topicId: string) =>
+      h.run({ type: 'reportLogEnds', brokerId: a, brokerEpoch: h.s.broker(a)!.brokerEpoch, partitions: [{ topic: 't', topicId, partition: 0, lastEpoch: 0, endOffset: 3000 }] });
+    expect(reportFor('id-deleted')).toEqual({ ok: true, value: { accepted: 0 } });
+    expect(h.part().logEnds).toBeUndefined();
+    expect(reportFor('id-t')).toEqual({ ok: true, value: { accepted: 1 } });
+  });
+
   it('a member the leader lets back into the ISR is no longer a recovery candidate of its own; a full ISR clears them all', () => {
     const h = cluster();
     const { a, b, c } = h;

@@ -105,6 +105,8 @@ export interface ReportLogEndsCommand {
 export interface ElectRecoveredCommand {
   type: 'electRecovered';
   topic: string;
+  /** Only for this incarnation of the topic (absent in older commands). */
+  topicId?: string;
   partition: number;
   /** Only while the partition is still in this leader epoch (without a leader). */
   leaderEpoch: number;
@@ -291,7 +293,13 @@ export function decodeCommand(data: Uint8Array): MetadataCommand {
       };
     }
     case 'electRecovered':
-      return { type: o.type, topic: str(o, 'topic'), partition: int(o, 'partition'), leaderEpoch: int(o, 'leaderEpoch') };
+      return {
+        type: o.type,
+        topic: str(o, 'topic'),
+        ...(o.topicId !== undefined ? { topicId: matching(o, 'topicId', TOPIC_ID_PATTERN, 'a topic id') } : {}),
+        partition: int(o, 'partition'),
+        leaderEpoch: int(o, 'leaderEpoch'),
+      };
     case 'allocateProducerIds':
       return { type: o.type, brokerId: int(o, 'brokerId'), count: upTo(o, 'count', 1, MAX_PRODUCER_ID_ALLOCATION) };
     default:

@@ -47,6 +47,8 @@ class Delta {
 /** A leaderless partition waiting for its candidates' log ends (see {@link MetadataState.pendingRecoveries}). */
 export interface PendingRecovery {
   topic: string;
+  /** The incarnation waiting (a topic deleted and created again waits afresh). */
+  topicId: string;
   partition: number;
   leaderEpoch: number;
   /** Every candidate: ISR, ELR and last ISR members. */
@@ -314,6 +316,8 @@ export class MetadataState implements StateMachine {
         const t = this.topicsByName.get(cmd.topic);
         const p = t?.partitions[cmd.partition];
         if (!t || !p) return refuse('UNKNOWN_TOPIC_OR_PARTITION', `${cmd.topic}-${cmd.partition} does not exist`);
+        // The wait was for a deleted incarnation of the topic: nothing to do for this one.
+        if (cmd.topicId !== undefined && cmd.topicId !== t.topicId) return { ok: true, value: { leader: p.leader } };
         if (p.leader >= 0 || p.leaderEpoch !== cmd.leaderEpoch) return { ok: true, value: { leader: p.leader } };
         const next = this.elect(t, cmd.partition, { ...p }, d, true);
         if (next.leader >= 0) this.setPartition(t, cmd.partition, next, d);
@@ -388,7 +392,7 @@ export class MetadataState implements StateMachine {
         const fenced = this.fencedAhead(p, reports);
         if (missing.length === 0 && fenced.length === 0) return;
         const electable = reports.some((r) => this.live(r.broker) && (p.isr.includes(r.broker) || (p.elr ?? []).includes(r.broker)));
-        out.push({ topic: t.name, partition, leaderEpoch: p.leaderEpoch, candidates, missing, fenced, electable });
+        out.push({ topic: t.name, topicId: t.topicId, partition, leaderEpoch: p.leaderEpoch, candidates, missing, fenced, electable });
       });
     }
     return out;

@@ -257,6 +257,8 @@ export async function startClusterNode(o: ClusterNodeOptions, components: Cluste
         const v = (await controller.submit(command, 10_000)) as { brokerEpoch: number };
         brokerEpoch = v.brokerEpoch;
         log.info({ brokerEpoch, incarnation: command.incarnation }, 'registered with the controller');
+        // What waits for this run's registration (the sweep of deleted topics' logs) may have seen it applied before this answer.
+        replicas.schedule();
         return;
       } catch (err) {
         if (closed) return;

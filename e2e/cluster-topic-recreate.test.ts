@@ -17,6 +17,7 @@
  * returns only them, no broker logged "truncating below the high
  * watermark", and the replicas agree batch for batch.
  */
+import { readdirSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { MqClient } from '@mq/client';
@@ -34,6 +35,10 @@ afterAll(async () => {
 });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function dirsOfSync(dir: string, topic: string): string[] {
+  return readdirSync(dir).filter((d) => d.startsWith(`${topic}-`) || d === '.deleted');
+}
 const PARTITIONS = 3;
 const OLD = 10;
 const NEW = 4;
@@ -172,7 +177,11 @@ describe('cluster: delete and recreate a topic (issue 22: topic-id identity)', (
       const newId = (await admin.admin().describeTopic(topic)).topicId;
       await c.restart(down);
       // Removed as soon as the broker has caught up with the metadata (it hosts no replica of the new incarnation, or one in its own directory).
-      await waitFor(async () => !(await dirsOf()).some((d) => d.includes(oldId)), { timeout: 30_000, message: `broker ${down} removed the deleted incarnation's log` });
+      await waitFor(async () => !(await dirsOf()).some((d) => d.includes(oldId)), { timeout: 30_000, message: `broker ${down} removed the deleted incarnation's log` }).catch((err: Error) => {
+        // What the broker did meanwhile (registration, metadata, partitions), for whoever reads the failure.
+        const lines = c.broker(down).process.output.filter((l) => /registered|catch|replicas|partition|deleted|sweep|removing/.test(l)).slice(-40);
+        throw new Error(`${err.message}; cluster-logs: ${JSON.stringify(dirsOfSync(logs, topic))}\n${lines.join('\n')}`);
+      });
       expect((await dirsOf()).every((d) => d.includes(newId))).toBe(true);
     } finally {
       await admin.close().catch(() => undefined);

@@ -30,7 +30,7 @@ export async function perConfigResource(
       if (seen.get(name)! > 1) throw new MqError('INVALID_REQUEST', `topic "${name}" appears more than once in the request`);
       validateTopicName(name);
       refuseInternal(name, 'alter the configs of');
-      const configs = await alter(name, { ...(r.set ?? {}) }, [...(r.delete ?? [])], req.validateOnly ?? false);
+      const configs = await alter(name, { ...(r.set ?? {}) }, [...new Set(r.delete ?? [])], req.validateOnly ?? false);
       results.push({ resource: name, errorCode: 0, entries: new TopicConfig(configs, ctx.broker.config).entries() });
       if (!req.validateOnly) ctx.logger.info({ topic: name, set: r.set ?? {}, delete: r.delete ?? [] }, 'topic configs altered');
     } catch (err) {

@@ -54,6 +54,21 @@ function dedupeListOffsets(req: mq.IListOffsetsRequest): void {
   }
 }
 
+/** DeleteRecords: one offset per partition; the same partition named twice with different offsets is refused. */
+function dedupeDeleteRecords(req: mq.IDeleteRecordsRequest): void {
+  req.topics = mergeTopics(req.topics);
+  for (const t of req.topics) {
+    const byPartition = new Map<number, mq.IDeleteRecordsPartition>();
+    for (const p of t.partitions ?? []) {
+      const i = p.partition ?? 0;
+      const seen = byPartition.get(i);
+      if (!seen) byPartition.set(i, p);
+      else if (Number(seen.offset ?? 0) !== Number(p.offset ?? 0)) throw new MqError('INVALID_REQUEST', `partition ${t.name ?? ''}-${i} is named twice with different offsets`);
+    }
+    t.partitions = [...byPartition.values()];
+  }
+}
+
 /** Dedupes a request's repeated entries in place; returns how many entries it names. */
 const ENTRIES: { [K in RequestBody]?: (req: NonNullable<mq.RequestFrame[K]>) => number } = {
   metadata: (r) => (r.topics = unique(r.topics)).length,
@@ -73,6 +88,11 @@ const ENTRIES: { [K in RequestBody]?: (req: NonNullable<mq.RequestFrame[K]>) => 
   createTopics: (r) => r.topics?.length ?? 0,
   deleteTopics: (r) => r.topics?.length ?? 0,
   createPartitions: (r) => r.topics?.length ?? 0,
+  incrementalAlterConfigs: (r) => r.resources?.length ?? 0,
+  deleteRecords: (r) => {
+    dedupeDeleteRecords(r);
+    return partitionCount(r.topics);
+  },
   // Produce, Fetch and OffsetForLeaderEpoch are not capped: a follower replicates every partition it shares
   // with a leader in one of them, and their answers are bounded by bytes (fetch.max.bytes) or by the request itself.
 };

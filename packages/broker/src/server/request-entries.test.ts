@@ -26,7 +26,7 @@ describe('limitRequestEntries', () => {
   it('DeleteRecords: a partition named twice with one offset is kept once, with two offsets refused; partitions count against the cap', () => {
     const same = mq.DeleteRecordsRequest.create({ topics: [{ name: 't', partitions: [{ partition: 0, offset: 5 }] }, { name: 't', partitions: [{ partition: 0, offset: 5 }, { partition: 1, offset: 2 }] }] });
     limitRequestEntries('deleteRecords', same, 10);
-    expect(same.topics.map((t) => t.partitions.map((p) => p.partition))).toEqual([[0, 1]]);
+    expect(same.topics.map((t) => (t.partitions ?? []).map((p) => p.partition))).toEqual([[0, 1]]);
     const differ = mq.DeleteRecordsRequest.create({ topics: [{ name: 't', partitions: [{ partition: 0, offset: 5 }, { partition: 0, offset: 6 }] }] });
     expect(() => limitRequestEntries('deleteRecords', differ, 10)).toThrow(/named twice with different offsets/);
     const many = mq.DeleteRecordsRequest.create({ topics: [{ name: 't', partitions: [0, 1, 2].map((partition) => ({ partition, offset: 1 })) }] });

@@ -2,34 +2,18 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ATTR_LOG_APPEND_TIME, encodeBatchSync, iterateBatches, readBatchHeader, validateBatch } from '@mq/protocol/batch';
 import { isMqError } from '@mq/protocol/errors';
-import { batch, batchOffsets, faultyFs, segmentFiles, tempDir, values, type FaultyFs } from '../test/helpers.js';
+import { batch, batchOffsets, faultyFs, logFixture, segmentFiles, tempDir, values, type FaultyFs } from '../test/helpers.js';
 import { IndexCache } from './index-cache.js';
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, openLog, type Log } from './log.js';
 import type { LogOptions } from './options.js';
 
+const fx = logFixture();
 let dir: string;
-let cleanup: () => void;
-const open: Log[] = [];
-
 beforeEach(() => {
-  ({ dir, cleanup } = tempDir());
+  dir = fx.dir;
 });
-
-afterEach(async () => {
-  for (const l of open.splice(0)) await l.close().catch(() => undefined);
-  cleanup();
-});
-
-async function openTracked(options: LogOptions = {}, components = {}): Promise<Log> {
-  const log = await openLog(dir, { checkpointIntervalMs: 0, ...options }, components);
-  open.push(log);
-  return log;
-}
-
-async function closeTracked(log: Log): Promise<void> {
-  open.splice(open.indexOf(log), 1);
-  await log.close();
-}
+const openTracked = (options: LogOptions = {}, components = {}): Promise<Log> => fx.open(options, components);
+const closeTracked = (log: Log): Promise<void> => fx.close(log);
 
 async function expectCode(p: Promise<unknown>, code: string): Promise<void> {
   await expect(p).rejects.toMatchObject({ code });
@@ -262,8 +246,7 @@ describe('offsetForTimestamp', () => {
     expect(await log.offsetForTimestamp(999_999)).toBeNull();
     expect(await log.offsetForTimestamp(EARLIEST_TIMESTAMP)).toEqual({ offset: 0, timestamp: -1 });
     expect(await log.offsetForTimestamp(LATEST_TIMESTAMP)).toEqual({ offset: 80, timestamp: -1 });
-    await log.close();
-    open.length = 0;
+    await closeTracked(log);
     const again = await openTracked({ segmentBytes: 1024, indexIntervalBytes: 64 });
     expect(await again.offsetForTimestamp(1000 + 10 * 33 + 1)).toEqual({ offset: 67, timestamp: 1335 });
   });

@@ -335,9 +335,11 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
 
     createPartitions: async (req, ctx) => {
       const results: mq.TopicResult.$Properties[] = [];
+      const deadline = requestDeadline(Date.now, req.timeoutMs ?? 0);
       for (const t of req.topics ?? []) {
         const name = t.topic ?? '';
         try {
+          deadline.check();
           refuseInternal(name, 'add partitions to');
           const existing = md.topic(name);
           if (!existing) throw new MqError('UNKNOWN_TOPIC_OR_PARTITION', `topic "${name}" does not exist (create it with: mq topic create ${name})`, { retriable: false });
@@ -347,8 +349,8 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
           const warning = 'records with a key may now map to a different partition than before (murmur2(key) % partitions changed), so per-key ordering across the change is not kept';
           const command = checkCommand({ type: 'createPartitions', name, count }, md, limits);
           if (!req.validateOnly) {
-            await d.controller.submit(command);
-            await applied(() => (md.topic(name)?.partitions.length ?? 0) >= count);
+            await d.controller.submit(command, deadline.check());
+            await applied(() => (md.topic(name)?.partitions.length ?? 0) >= count, Math.min(5000, deadline.remaining()));
             // The partitions this broker hosts are opened (or closed) before the answer: a client's next request finds them.
             await d.replicas.settled();
           }

@@ -28,7 +28,7 @@ describe('limitRequestEntries', () => {
     limitRequestEntries('deleteRecords', same, 10);
     expect(same.topics.map((t) => (t.partitions ?? []).map((p) => p.partition))).toEqual([[0, 1]]);
     const differ = mq.DeleteRecordsRequest.create({ topics: [{ name: 't', partitions: [{ partition: 0, offset: 5 }, { partition: 0, offset: 6 }] }] });
-    expect(() => limitRequestEntries('deleteRecords', differ, 10)).toThrow(/named twice with different offsets/);
+    expect(() => limitRequestEntries('deleteRecords', differ, 10)).toThrow(/asked for twice with different queries/);
     const many = mq.DeleteRecordsRequest.create({ topics: [{ name: 't', partitions: [0, 1, 2].map((partition) => ({ partition, offset: 1 })) }] });
     expect(() => limitRequestEntries('deleteRecords', many, 2)).toThrow(/names 3 entries/);
     const alter = mq.IncrementalAlterConfigsRequest.create({ resources: [{ topic: 'a' }, { topic: 'b' }, { topic: 'c' }] });

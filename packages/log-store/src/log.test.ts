@@ -266,6 +266,29 @@ describe('retention and deleteRecordsBefore', () => {
     expect((await log.read(log.logStartOffset, 100)).records.length).toBeGreaterThan(0);
   });
 
+  test('reconfigure: a retention set while the log is open applies at the next check; a bad value changes nothing', async () => {
+    const log = await openTracked({ segmentBytes: 1024, retentionBytes: -1, retentionMs: -1 });
+    for (let i = 0; i < 60; i++) await log.append(batch(`b${i}`, 2, { valueBytes: 30 }));
+    expect((await log.applyRetention()).deletedSegments).toBe(0);
+    expect(() => log.reconfigure({ retentionBytes: -5 })).toThrow(expect.objectContaining({ code: 'INVALID_CONFIG' }));
+    expect((await log.applyRetention()).deletedSegments).toBe(0);
+    log.reconfigure({ retentionBytes: 2500 });
+    const r = await log.applyRetention();
+    expect(r.deletedSegments).toBeGreaterThan(0);
+    expect(log.size).toBeLessThanOrEqual(2500 + 1024);
+    // Options not named keep their values: segments still roll at 1 KiB.
+    const segments = log.segmentCount;
+    for (let i = 0; i < 20; i++) await log.append(batch(`c${i}`, 2, { valueBytes: 30 }));
+    expect(log.segmentCount).toBeGreaterThan(segments);
+  });
+
+  test('reconfigure: a larger maxBatchBytes admits a batch the old limit refused', async () => {
+    const log = await openTracked({ maxBatchBytes: 200 });
+    await expectCode(log.append(batch('big', 1, { valueBytes: 400 })), 'RECORD_TOO_LARGE');
+    log.reconfigure({ maxBatchBytes: 4096 });
+    expect((await log.append(batch('big', 1, { valueBytes: 400 }))).baseOffset).toBe(0);
+  });
+
   test('time retention deletes expired segments, including a fully expired active one', async () => {
     let now = 10_000;
     const log = await openTracked({ segmentBytes: 1024, retentionMs: 1000 }, { clock: () => now });

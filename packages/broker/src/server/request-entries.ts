@@ -135,6 +135,12 @@ const ENTRIES: { [K in RequestBody]?: (req: NonNullable<mq.RequestFrame[K]>) => 
   createTopics: (r) => r.topics?.length ?? 0,
   deleteTopics: (r) => r.topics?.length ?? 0,
   createPartitions: (r) => r.topics?.length ?? 0,
+  incrementalAlterConfigs: (r) => r.resources?.length ?? 0,
+  // DeleteRecords: each partition once; the same partition named with two different offsets is refused.
+  deleteRecords: (r) => {
+    r.topics = dedupePartitions<mq.IDeleteRecordsTopic, mq.IDeleteRecordsPartition>(r.topics, (a, b) => Number(a.offset ?? 0) !== Number(b.offset ?? 0));
+    return partitionCount(r.topics);
+  },
   // Produce, Fetch and OffsetForLeaderEpoch are not capped (a follower replicates every partition it shares
   // with a leader in one of them, and their answers are bounded by bytes or by the request itself), but each
   // partition is served once: counted as 0 entries.

@@ -61,14 +61,15 @@ function whyNotLed(d: ClusterHandlerDeps, topic: string, partition: number): MqE
   }
 }
 
-function describeTopic(t: TopicRecord, fenced: (id: number) => boolean): mq.TopicMetadata.$Properties {
+/** `offline(partition)`: this broker leads the partition but its replica's log is offline (STORAGE_ERROR). */
+function describeTopic(t: TopicRecord, fenced: (id: number) => boolean, offline: (partition: number, leader: number) => boolean): mq.TopicMetadata.$Properties {
   return {
     errorCode: 0,
     name: t.name,
     internal: isInternalTopic(t.name),
     topicId: t.topicId,
     partitions: t.partitions.map((p, i) => ({
-      errorCode: p.leader < 0 ? errorNumber('LEADER_NOT_AVAILABLE') : 0,
+      errorCode: p.leader < 0 ? errorNumber('LEADER_NOT_AVAILABLE') : offline(i, p.leader) ? errorNumber('STORAGE_ERROR') : 0,
       partition: i,
       leader: p.leader,
       leaderEpoch: p.leaderEpoch,
@@ -104,9 +105,13 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
     validateTopicName(name);
     refuseInternal(name, 'create');
     const cfg = d.config;
-    const n = numPartitions > 0 ? numPartitions : cfg.int('num.partitions');
-    const rf = replicationFactor > 0 ? replicationFactor : cfg.int('default.replication.factor');
+    // As Kafka: -1 (or 0, what an omitted proto3 field reads as) takes the broker default; anything else below 1 is refused.
+    const n = numPartitions === 0 || numPartitions === -1 ? cfg.int('num.partitions') : numPartitions;
+    if (!Number.isInteger(n) || n < 1) throw new MqError('INVALID_PARTITIONS', `partition count ${n} must be at least 1 (or -1 for the broker's num.partitions)`);
+    const rf = replicationFactor === 0 || replicationFactor === -1 ? cfg.int('default.replication.factor') : replicationFactor;
+    if (!Number.isInteger(rf) || rf < 1) throw new MqError('INVALID_REPLICATION_FACTOR', `replication factor ${rf} must be at least 1 (or -1 for the broker's default.replication.factor)`);
     const own = validateTopicConfigs(configs, cfg.int('max.frame.bytes'));
+    // Refused here rather than per produce (where Kafka refuses acks=all): a partition leader never waits for more replicas than it has.
     const topicConfig = new TopicConfig(own, cfg);
     if (topicConfig.minInsyncReplicas > rf) {
       throw new MqError('INVALID_CONFIG', `min.insync.replicas ${topicConfig.minInsyncReplicas} is more than the replication factor ${rf}: acks=all could never succeed`);
@@ -116,7 +121,8 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
     if (md.topic(name)) throw new MqError('TOPIC_ALREADY_EXISTS', `topic "${name}" already exists`);
     // The controller's own checks, on this broker's view (so validate_only answers what a real request would).
     const command = checkCommand({ type: 'createTopic', name, topicId: randomBytes(16).toString('base64url'), numPartitions: n, replicationFactor: rf, configs: own }, md, limits);
-    const result = { name, errorCode: 0, numPartitions: n, replicationFactor: rf, configs: own, warning: '' };
+    const warning = /[._]/.test(name) ? `topic names with a period ('.') or underscore ('_') could collide in metric names; use one or the other, not both` : '';
+    const result = { name, errorCode: 0, numPartitions: n, replicationFactor: rf, configs: own, warning };
     if (validateOnly) return result;
     await d.controller.submit(command, deadline?.check());
     await applied(() => md.topic(name)?.topicId === command.topicId, Math.min(5000, deadline?.remaining() ?? 5000));
@@ -126,6 +132,8 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
   }
 
   const fenced = (id: number) => md.broker(id)?.fenced !== false;
+  const self = d.controller.options.brokerId;
+  const describe = (t: TopicRecord) => describeTopic(t, fenced, (i, leader) => leader === self && d.replicas.offlineError(t.name, i) !== undefined);
   const handlers: HandlerMap = {
     metadata: async (req, ctx) => {
       const b = ctx.broker;
@@ -140,7 +148,8 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
       const names = req.topics ?? [];
       const topics: mq.TopicMetadata.$Properties[] = [];
       if (names.length === 0) {
-        for (const t of md.topics()) topics.push(describeTopic(t, fenced));
+        // Every topic; internal ones (__consumer_offsets) only when asked for, as Kafka's include_internal.
+        for (const t of md.topics()) if (req.includeInternal || !isInternalTopic(t.name)) topics.push(describe(t));
       } else {
         for (const name of names) {
           try {
@@ -153,7 +162,7 @@ export function clusterHandlers(d: ClusterHandlerDeps): HandlerMap {
               t = md.topic(name);
             }
             if (!t) throw new MqError('UNKNOWN_TOPIC_OR_PARTITION', `topic "${name}" does not exist (create it with: mq topic create ${name})`, { retriable: false });
-            topics.push(describeTopic(t, fenced));
+            topics.push(describe(t));
           } catch (err) {
             const e = wireError(err);
             topics.push({ name, errorCode: e.errorCode, errorMessage: e.errorMessage, partitions: [] });

@@ -69,7 +69,7 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   { name: 'group.create.burst.per.connection', type: 'int', default: String(DEFAULT_GROUP_CREATE_BURST_PER_CONNECTION), min: 1, doc: 'New groups one idle connection may create at once.' },
   { name: 'offset.metadata.max.bytes', type: 'int', default: '4096', min: 0, doc: 'Largest metadata string an offset commit may carry.' },
   { name: 'offsets.topic.segment.bytes', type: 'int', default: String(100 * 1024 * 1024), min: 1024, doc: 'segment.bytes of __consumer_offsets when it is created (closed segments get compacted).' },
-  { name: 'offsets.compaction.interval.ms', type: 'long', default: '60000', min: 10, doc: 'How often the closed segments of __consumer_offsets are compacted (latest record per key kept).' },
+  { name: 'offsets.compaction.interval.ms', type: 'long', default: '60000', min: 10, doc: 'Unused since a single broker is a one-node cluster (accepted so old configurations still start): __consumer_offsets is compacted by the log cleaner, every log.cleaner.interval.ms.' },
   { name: 'offsets.topic.replication.factor', type: 'int', default: '3', min: 1, doc: 'Cluster mode: replicas of __consumer_offsets when it is created (capped at the live brokers then).' },
   { name: 'offsets.commit.timeout.ms', type: 'int', default: '5000', min: 1, doc: 'Cluster mode: how long an offset commit or group write waits for the in-sync replicas of its __consumer_offsets partition.' },
   // Cluster (see src/controller and src/cluster); empty controller.quorum.voters = a single broker.

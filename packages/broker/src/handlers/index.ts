@@ -4,30 +4,13 @@
  * the APIs listed.
  */
 import { BODY_API, SUPPORTED_API_VERSIONS, type ApiVersionRange, type RequestBody } from '@mq/protocol/wire';
-import { describeConfigs } from './describe-configs.js';
-import { fetch } from './fetch.js';
 import { handshake } from './handshake.js';
-import { listOffsets } from './list-offsets.js';
-import { metadata } from './metadata.js';
-import { offsetForLeaderEpoch } from './offset-for-leader-epoch.js';
-import { produce } from './produce.js';
-import { createPartitions } from './create-partitions.js';
-import { createTopics } from './create-topics.js';
-import { deleteTopics } from './delete-topics.js';
 import { initProducerId } from './init-producer-id.js';
 import type { HandlerMap } from './types.js';
 
+/** The handlers that need no cluster state; the cluster node adds the partition, topic and metadata APIs (cluster/handlers.ts) and the groups theirs. */
 export const DEFAULT_HANDLERS: HandlerMap = {
   handshake,
-  metadata,
-  createTopics,
-  deleteTopics,
-  createPartitions,
-  describeConfigs,
-  produce,
-  fetch,
-  listOffsets,
-  offsetForLeaderEpoch,
   initProducerId,
 };
 

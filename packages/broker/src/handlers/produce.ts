@@ -10,7 +10,6 @@ import type { mq } from '@mq/protocol/wire';
 import { MqError } from '@mq/protocol/errors';
 import { refusalLevel, toMqError, wireError } from '../errors.js';
 import { parseAcks, type Acks } from '@mq/protocol/acks';
-import { leaderAppend } from '../records/leader-append.js';
 import { NO_RESPONSE, type Handler } from './types.js';
 import { refuseInternal } from '../topics/topic-name.js';
 import type { RequestContext } from '../context.js';
@@ -18,24 +17,6 @@ import type { RequestContext } from '../context.js';
 function asBuffer(u: Uint8Array | null | undefined): Buffer {
   if (!u) return Buffer.alloc(0);
   return Buffer.isBuffer(u) ? u : Buffer.from(u.buffer, u.byteOffset, u.byteLength);
-}
-
-function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  // Node timers cannot wait longer than 2^31-1 ms (a longer one would fire at once).
-  if (ms <= 0 || ms > MAX_TIMER_MS) return p;
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new MqError('REQUEST_TIMED_OUT', `${what} was not acknowledged within ${ms} ms`)), ms);
-    p.then(
-      (v) => {
-        clearTimeout(timer);
-        resolve(v);
-      },
-      (e) => {
-        clearTimeout(timer);
-        reject(e);
-      },
-    );
-  });
 }
 
 /** What one partition's append answers in a produce response. */
@@ -184,16 +165,6 @@ async function answerAll(
   if (acks === 0) return NO_RESPONSE;
   return { topics: [...topics].map(([name, partitions]) => ({ name, partitions })) };
 }
-
-/** Single broker: append to the local partition log; acks=all with a timeout answers REQUEST_TIMED_OUT when slower. */
-export const produce = produceHandler(
-  (topic, index, batches, acks, request, ctx) => {
-    const b = ctx.broker;
-    const result = leaderAppend(b.topics.require(topic), b.topics.partition(topic, index), batches, acks);
-    return acks === -1 ? withTimeout(result, request.timeoutMs, `produce to ${topic}-${index}`) : result;
-  },
-  { defaultTimeoutMs: 0 },
-);
 
 function logProduceError(ctx: RequestContext, topic: string, partition: number, err: unknown): void {
   const e = toMqError(err);

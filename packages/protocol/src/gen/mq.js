@@ -4192,9 +4192,17 @@ export const mq = $root.mq = (() => {
         FetchPartition.prototype.partition = 0;
         FetchPartition.prototype.fetchOffset = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
         FetchPartition.prototype.partitionMaxBytes = 0;
-        FetchPartition.prototype.currentLeaderEpoch = 0;
+        FetchPartition.prototype.currentLeaderEpoch = null;
         FetchPartition.prototype.logStartOffset = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
         FetchPartition.prototype.lastFetchedEpoch = 0;
+
+        let $oneOfFields;
+
+        // Virtual OneOf for proto3 optional field
+        $Object.defineProperty(FetchPartition.prototype, "_currentLeaderEpoch", {
+            get: $util.oneOfGetter($oneOfFields = ["currentLeaderEpoch"]),
+            set: $util.oneOfSetter($oneOfFields)
+        });
 
         FetchPartition.create = function(properties) {
             return new FetchPartition(properties);
@@ -4213,7 +4221,7 @@ export const mq = $root.mq = (() => {
                 w.uint32(16).int64(m.fetchOffset);
             if (m.partitionMaxBytes != null && $Object.hasOwnProperty.call(m, "partitionMaxBytes") && m.partitionMaxBytes !== 0)
                 w.uint32(24).uint32(m.partitionMaxBytes);
-            if (m.currentLeaderEpoch != null && $Object.hasOwnProperty.call(m, "currentLeaderEpoch") && m.currentLeaderEpoch !== 0)
+            if (m.currentLeaderEpoch != null && $Object.hasOwnProperty.call(m, "currentLeaderEpoch"))
                 w.uint32(32).int32(m.currentLeaderEpoch);
             if (m.logStartOffset != null && $Object.hasOwnProperty.call(m, "logStartOffset") && (typeof m.logStartOffset === "object" ? m.logStartOffset.low || m.logStartOffset.high : m.logStartOffset !== 0))
                 w.uint32(40).int64(m.logStartOffset);
@@ -4282,10 +4290,8 @@ export const mq = $root.mq = (() => {
                 case 4: {
                         if (u !== 0)
                             break;
-                        if (v = r.int32())
-                            m.currentLeaderEpoch = v;
-                        else
-                            delete m.currentLeaderEpoch;
+                        m.currentLeaderEpoch = r.int32();
+                        m._currentLeaderEpoch = "currentLeaderEpoch";
                         continue;
                     }
                 case 5: {
@@ -5128,7 +5134,15 @@ export const mq = $root.mq = (() => {
 
         ListOffsetsPartition.prototype.partition = 0;
         ListOffsetsPartition.prototype.timestamp = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
-        ListOffsetsPartition.prototype.currentLeaderEpoch = 0;
+        ListOffsetsPartition.prototype.currentLeaderEpoch = null;
+
+        let $oneOfFields;
+
+        // Virtual OneOf for proto3 optional field
+        $Object.defineProperty(ListOffsetsPartition.prototype, "_currentLeaderEpoch", {
+            get: $util.oneOfGetter($oneOfFields = ["currentLeaderEpoch"]),
+            set: $util.oneOfSetter($oneOfFields)
+        });
 
         ListOffsetsPartition.create = function(properties) {
             return new ListOffsetsPartition(properties);
@@ -5145,7 +5159,7 @@ export const mq = $root.mq = (() => {
                 w.uint32(8).uint32(m.partition);
             if (m.timestamp != null && $Object.hasOwnProperty.call(m, "timestamp") && (typeof m.timestamp === "object" ? m.timestamp.low || m.timestamp.high : m.timestamp !== 0))
                 w.uint32(16).int64(m.timestamp);
-            if (m.currentLeaderEpoch != null && $Object.hasOwnProperty.call(m, "currentLeaderEpoch") && m.currentLeaderEpoch !== 0)
+            if (m.currentLeaderEpoch != null && $Object.hasOwnProperty.call(m, "currentLeaderEpoch"))
                 w.uint32(24).int32(m.currentLeaderEpoch);
             if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
                 for (var i = 0; i < m.$unknowns.length; ++i)
@@ -5201,10 +5215,8 @@ export const mq = $root.mq = (() => {
                 case 3: {
                         if (u !== 0)
                             break;
-                        if (v = r.int32())
-                            m.currentLeaderEpoch = v;
-                        else
-                            delete m.currentLeaderEpoch;
+                        m.currentLeaderEpoch = r.int32();
+                        m._currentLeaderEpoch = "currentLeaderEpoch";
                         continue;
                     }
                 }
@@ -5843,8 +5855,16 @@ export const mq = $root.mq = (() => {
         };
 
         OffsetForLeaderEpochPartition.prototype.partition = 0;
-        OffsetForLeaderEpochPartition.prototype.currentLeaderEpoch = 0;
+        OffsetForLeaderEpochPartition.prototype.currentLeaderEpoch = null;
         OffsetForLeaderEpochPartition.prototype.leaderEpoch = 0;
+
+        let $oneOfFields;
+
+        // Virtual OneOf for proto3 optional field
+        $Object.defineProperty(OffsetForLeaderEpochPartition.prototype, "_currentLeaderEpoch", {
+            get: $util.oneOfGetter($oneOfFields = ["currentLeaderEpoch"]),
+            set: $util.oneOfSetter($oneOfFields)
+        });
 
         OffsetForLeaderEpochPartition.create = function(properties) {
             return new OffsetForLeaderEpochPartition(properties);
@@ -5859,7 +5879,7 @@ export const mq = $root.mq = (() => {
                 throw $Error("max depth exceeded");
             if (m.partition != null && $Object.hasOwnProperty.call(m, "partition") && m.partition !== 0)
                 w.uint32(8).uint32(m.partition);
-            if (m.currentLeaderEpoch != null && $Object.hasOwnProperty.call(m, "currentLeaderEpoch") && m.currentLeaderEpoch !== 0)
+            if (m.currentLeaderEpoch != null && $Object.hasOwnProperty.call(m, "currentLeaderEpoch"))
                 w.uint32(16).int32(m.currentLeaderEpoch);
             if (m.leaderEpoch != null && $Object.hasOwnProperty.call(m, "leaderEpoch") && m.leaderEpoch !== 0)
                 w.uint32(24).int32(m.leaderEpoch);
@@ -5908,10 +5928,8 @@ export const mq = $root.mq = (() => {
                 case 2: {
                         if (u !== 0)
                             break;
-                        if (v = r.int32())
-                            m.currentLeaderEpoch = v;
-                        else
-                            delete m.currentLeaderEpoch;
+                        m.currentLeaderEpoch = r.int32();
+                        m._currentLeaderEpoch = "currentLeaderEpoch";
                         continue;
                     }
                 case 3: {

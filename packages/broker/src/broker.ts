@@ -28,6 +28,7 @@ import { BrokerMetrics } from './metrics.js';
 import { parseBrokerOptions, type BrokerOptions } from './options.js';
 import { WsServer } from './server/ws-server.js';
 import { clientListenerHandlers } from './cluster/listeners.js';
+import { adoptSingleBrokerTopics, moveSingleBrokerLogs, readSingleBrokerLayout, SINGLE_BROKER_TOPICS_FILE } from './storage/migrate-single-broker.js';
 import {
   loadOrCreateMeta,
   lockDataDir,
@@ -93,6 +94,20 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
       log.info({ from: meta.renumberedFrom, to: meta.brokerId }, `data directory of broker ${meta.renumberedFrom} renumbered to broker ${meta.brokerId} (a single broker is a one-node cluster; Raft node ids start at 1)`);
     }
     log.info({ dataDir: opts.dataDir, cleanShutdown: clean }, clean ? 'starting after a clean shutdown' : 'starting (previous run did not shut down cleanly or this is the first start; logs are recovered)');
+
+    // A data directory of the single broker of before issue 13: its logs move to the cluster layout now, its topics are created below.
+    const found = await readSingleBrokerLayout(opts.dataDir);
+    if (found && found.topics.length > 0 && !oneNode) {
+      throw new MqError(
+        'INVALID_CONFIG',
+        `${opts.dataDir} holds a single broker's topics (${SINGLE_BROKER_TOPICS_FILE}): start it once without cluster settings to migrate them, or use an empty data directory for a cluster member`,
+      );
+    }
+    const oldLayout = oneNode ? found : undefined;
+    if (oldLayout) {
+      const moved = await moveSingleBrokerLogs(opts.dataDir, oldLayout, log);
+      log.info({ topics: oldLayout.topics.length, movedDirectories: moved }, "migrating a single broker's data directory to a one-node cluster's");
+    }
 
     const openLog = components.openLog ?? logStoreFactory(log, clock);
     const timers = components.timers ?? systemTimers;
@@ -174,11 +189,20 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     const cleaner = startClusterCleaner(cluster.replicas, config, log, clock);
     cleanups.push(() => cleaner.stop());
 
+    const endpoints = { host: advertised, port, httpPort, ...(interBrokerPort !== undefined ? { interBrokerPort } : {}) };
+    if (cluster.oneNode) {
+      // Registered, unfenced and leading its partitions (no network involved) before the first request is served;
+      // an old single broker's topics are created now, with their logs already in place.
+      await cluster.register(endpoints);
+      if (oldLayout) {
+        await adoptSingleBrokerTopics(opts.dataDir, oldLayout, meta.brokerId, cluster.controller, log);
+        await cluster.replicas.settled();
+      }
+    }
     ws.serve(ctx);
     interBroker?.serve(ctx);
-    // A broker-only process is listening once registered (a second live process with its id is refused here);
-    // a one-node cluster is registered, unfenced and leading its partitions.
-    await cluster.register({ host: advertised, port, httpPort, ...(interBrokerPort !== undefined ? { interBrokerPort } : {}) });
+    // A broker-only process is listening once registered (a second live process with its id is refused here).
+    await cluster.register(endpoints);
     http.setReady(true);
     log.info({ port, httpPort, interBrokerPort, host: opts.host, brokerId: meta.brokerId, clusterId: meta.clusterId }, 'broker listening');
 

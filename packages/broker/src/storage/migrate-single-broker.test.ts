@@ -4,7 +4,7 @@
  * with their old ids, producer ids above the old block, topics.json gone
  * last; and a start that crashed part way resumes.
  */
-import { cp, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { cp, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -46,6 +46,13 @@ describe('migrating a single broker data directory', () => {
     ]);
     expect(layout.topics.find((t) => t.name === 'accounts')!.configs).toEqual({ 'cleanup.policy': 'compact', 'delete.retention.ms': '3600000' });
     expect(await readSingleBrokerLayout(path.join(dir, 'orders-0'))).toBeUndefined();
+  });
+
+  it('refuses a damaged producer-id block or topics.json with STORAGE_ERROR rather than reuse ids or lose topics', async () => {
+    await writeFile(path.join(dir, 'producer-id-block'), 'garbage');
+    await expect(readSingleBrokerLayout(dir)).rejects.toMatchObject({ code: 'STORAGE_ERROR' });
+    await writeFile(path.join(dir, SINGLE_BROKER_TOPICS_FILE), '{"topics": ');
+    await expect(startBroker({ dataDir: dir, port: 0, httpPort: 0 }, quiet)).rejects.toMatchObject({ code: 'STORAGE_ERROR' });
   });
 
   async function checkServed(b: Broker): Promise<void> {

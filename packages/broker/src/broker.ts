@@ -198,6 +198,8 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
         await adoptSingleBrokerTopics(opts.dataDir, oldLayout, meta.brokerId, cluster.controller, log);
         await cluster.replicas.settled();
       }
+      // Its group coordinator serves from the first request too (__consumer_offsets created on the first start, as a single broker's was).
+      await groups.ready(30_000);
     }
     ws.serve(ctx);
     interBroker?.serve(ctx);

@@ -38,6 +38,14 @@ describe('a broker with no cluster settings', () => {
     await c.close();
   });
 
+  it('serves consumer groups from its first request (__consumer_offsets created and loaded before it listens)', async () => {
+    t = await startTestBroker();
+    const c = await TestClient.connect(t.url);
+    const join = { groupId: 'first', sessionTimeoutMs: 10_000, protocolType: 'consumer', protocols: [{ name: 'range', metadata: Buffer.alloc(0) }] };
+    expect((await c.request({ joinGroup: join })).joinGroup!.errorCode).toBe(errorNumber('MEMBER_ID_REQUIRED'));
+    await c.close();
+  });
+
   it('refuses broker.id 0 with INVALID_CONFIG', async () => {
     t = await startTestBroker();
     await t.broker.close();

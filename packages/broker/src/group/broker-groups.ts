@@ -54,6 +54,8 @@ export interface BrokerGroups {
    */
   useCluster(node: Pick<ClusterNode, 'controller' | 'replicas' | 'topicView' | 'peers'>): void;
   registerRoutes(router: Router, ctx: BrokerContext): void;
+  /** Creates `__consumer_offsets` if needed and waits (up to `timeoutMs`) until the partitions led here are loaded. */
+  ready(timeoutMs: number): Promise<void>;
   close(): void;
 }
 
@@ -138,6 +140,9 @@ export async function startGroups(deps: BrokerGroupsDeps): Promise<BrokerGroups>
         locate: (group) => cluster?.coordinatorHint(group) ?? 'this broker has not joined the cluster yet',
         listEverywhere: (states) => listGroupsOfCluster(clusterNode, cluster?.coordinator, ctx.brokerId, states),
       }),
+    ready: async (timeoutMs) => {
+      await cluster?.ready(timeoutMs);
+    },
     close: () => source.close!(),
   };
 }

@@ -21,9 +21,9 @@ import { CONTROLLED_SHUTDOWN } from '../controller/metadata-state.js';
 import { ObserverController } from '../controller/observer.js';
 import { parseVoters } from '../controller/options.js';
 import { formatRoles, parseBootstrapServers, parseProcessRoles, type ProcessRoles } from '../controller/roles.js';
+import { partitionHandlers } from '../handlers/index.js';
 import type { HandlerMap } from '../handlers/types.js';
 import type { LogOpener } from '../log-factory.js';
-import { clusterHandlers } from './handlers.js';
 import { parsePeerAddresses, PeerConnections } from './peer-connections.js';
 import { ReplicaManager } from './replica-manager.js';
 
@@ -318,7 +318,7 @@ export async function startClusterNode(o: ClusterNodeOptions, components: Cluste
     await replicasRunning;
     await replicas.settled();
   }
-  const all = clusterHandlers({ controller, replicas, config: cfg, timers });
+  const all = partitionHandlers({ controller, replicas, config: cfg, timers });
   const handlers: HandlerMap = roles.broker ? all : Object.fromEntries(CONTROLLER_ONLY_APIS.map((k) => [k, all[k]]));
   return {
     roles,

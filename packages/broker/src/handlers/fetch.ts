@@ -1,10 +1,14 @@
 /**
- * What every fetch shares, consumers and followers alike (the handler is the
- * replica manager's, through @mq/replication's handleFetch): the response's
- * records budget, and giving pooled record buffers back.
+ * Fetch, consumers and followers alike: @mq/replication's handleFetch over
+ * the partitions led here, records read into the broker's pooled buffers
+ * (given back once the response is written), within one response budget.
  */
 import type { mq } from '@mq/protocol/wire';
 import type { ReadBufferPool } from '@mq/log-store';
+import { errorNumber } from '@mq/protocol/errors';
+import { handleFetch, type FetchRequest } from '@mq/replication';
+import { whyNotLed, type HandlerDeps } from './deps.js';
+import type { Handler } from './types.js';
 
 /** Gives a fetch response's pooled record buffers back to the pool (the response will not be written from them). */
 export function releaseFetchRecords(response: mq.FetchResponse.$Properties, pool: ReadBufferPool): void {
@@ -23,4 +27,64 @@ const FETCH_FRAME_OVERHEAD_BYTES = 64 * 1024;
 export function fetchResponseMaxBytes(requested: number | null | undefined, config: { int(name: string): number }, maxFrameBytes: number): number {
   const brokerMax = Math.max(1, Math.min(config.int('fetch.max.bytes'), maxFrameBytes - FETCH_FRAME_OVERHEAD_BYTES));
   return requested ? Math.max(1, Math.min(requested, brokerMax)) : brokerMax;
+}
+
+/** Fetch for consumers and followers alike: @mq/replication's handleFetch over the partitions led here (one long poll, parallel pooled reads). */
+export function fetch(d: HandlerDeps): Handler<'fetch'> {
+  return async (req, ctx) => {
+    const b = ctx.broker;
+    const cfg = b.config;
+    const replicaId = req.replicaId ?? -1;
+    const request: FetchRequest = {
+      replicaId: replicaId > 0 ? replicaId : -1,
+      replicaEpoch: Number(req.replicaEpoch ?? -1),
+      maxWaitMs: Math.min(req.maxWaitMs ?? 0, cfg.int('fetch.max.wait.ms')),
+      minBytes: req.minBytes ?? 0,
+      maxBytes: fetchResponseMaxBytes(req.maxBytes, cfg, b.maxFrameBytes),
+      partitions: (req.topics ?? []).flatMap((t) =>
+        (t.partitions ?? []).map((p) => ({
+          topic: t.name ?? '',
+          partition: p.partition ?? 0,
+          fetchOffset: Number(p.fetchOffset ?? 0),
+          partitionMaxBytes: p.partitionMaxBytes || cfg.int('max.partition.fetch.bytes'),
+          currentLeaderEpoch: p.currentLeaderEpoch ?? -1,
+          logStartOffset: Number(p.logStartOffset ?? -1),
+          lastFetchedEpoch: replicaId > 0 ? (p.lastFetchedEpoch ?? -1) : -1,
+        })),
+      ),
+    };
+    const signal = AbortSignal.any([ctx.connection.signal, b.shutdownSignal]);
+    const res = await handleFetch(
+      request,
+      // Records are read into the broker's pooled buffers; the connection gives them back once the response is written.
+      { timers: d.timers, leaders: (t, p) => d.replicas.leaderOf(t, p), hosts: (t, p) => d.replicas.hosts(t, p), pool: b.readBuffers },
+      signal,
+    );
+    const out = new Map<string, mq.FetchPartitionResponse.$Properties[]>();
+    for (const p of res.partitions) {
+      let list = out.get(p.topic);
+      if (!list) out.set(p.topic, (list = []));
+      // Not led here: say why, from the metadata (deleted topic, no leader, another leader, an offline replica here).
+      const why = p.errorCode === 'NOT_LEADER' || p.errorCode === 'UNKNOWN_TOPIC_OR_PARTITION' ? whyNotLed(d, p.topic, p.partition) : undefined;
+      const code = why?.code ?? p.errorCode;
+      const message = why?.message ?? p.errorMessage ?? '';
+      if (code !== 'NONE' && code !== 'NOT_LEADER' && code !== 'LEADER_NOT_AVAILABLE' && code !== 'OFFSET_OUT_OF_RANGE') {
+        ctx.logger.warn({ conn: ctx.connection.id, replicaId: request.replicaId, topic: p.topic, partition: p.partition, code, err: message }, 'fetch refused');
+      }
+      list.push({
+        partition: p.partition,
+        errorCode: errorNumber(code),
+        errorMessage: message,
+        highWatermark: p.highWatermark,
+        lastStableOffset: p.highWatermark,
+        logStartOffset: p.logStartOffset,
+        logEndOffset: p.logEndOffset,
+        records: p.records,
+        divergingEpoch: p.divergingEpoch ? { epoch: p.divergingEpoch.epoch, endOffset: p.divergingEpoch.endOffset } : null,
+        currentLeaderId: p.currentLeaderId,
+        currentLeaderEpoch: p.currentLeaderEpoch,
+      });
+    }
+    return { topics: [...out].map(([name, partitions]) => ({ name, partitions })) };
+  };
 }

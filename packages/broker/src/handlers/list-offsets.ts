@@ -5,7 +5,11 @@
  * watermarks {low, high}.
  */
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, LOG_END_TIMESTAMP } from '@mq/protocol/wire';
+import type { mq } from '@mq/protocol/wire';
 import { MqError } from '@mq/protocol/errors';
+import { wireError } from '../errors.js';
+import { logRefusal, notLeader, type HandlerDeps } from './deps.js';
+import type { Handler } from './types.js';
 
 /** Where a partition's offsets stand, as the leader sees them. */
 export interface OffsetMarks {
@@ -33,4 +37,34 @@ export async function lookupOffset(
   const found = await log.offsetForTimestamp(timestamp);
   if (!found || found.offset >= marks.highWatermark) return { offset: -1, timestamp: -1 };
   return found;
+}
+
+/** ListOffsets on the partitions this broker leads (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH for a stale or future epoch). */
+export function listOffsets(d: HandlerDeps): Handler<'listOffsets'> {
+  return async (req, ctx) => {
+    const topics: mq.ListOffsetsTopicResponse.$Properties[] = [];
+    for (const t of req.topics ?? []) {
+      const name = t.name ?? '';
+      const partitions: mq.ListOffsetsPartitionResponse.$Properties[] = [];
+      for (const lp of t.partitions ?? []) {
+        const index = lp.partition ?? 0;
+        try {
+          const leader = d.replicas.leaderOf(name, index);
+          const hosted = d.replicas.hostedPartition(name, index);
+          if (!leader || !hosted) throw notLeader(d, name, index);
+          const asked = lp.currentLeaderEpoch ?? -1;
+          if (asked >= 0 && asked < leader.leaderEpoch) throw new MqError('FENCED_LEADER_EPOCH', `leader epoch ${asked} is older than ${leader.leaderEpoch} for ${name}-${index}`);
+          if (asked > leader.leaderEpoch) throw new MqError('UNKNOWN_LEADER_EPOCH', `leader epoch ${asked} is newer than ${leader.leaderEpoch} for ${name}-${index}`);
+          const hw = leader.highWatermark;
+          const found = await lookupOffset({ logStartOffset: leader.logStartOffset, highWatermark: hw, logEndOffset: leader.logEndOffset }, hosted.log, Number(lp.timestamp ?? LATEST_TIMESTAMP));
+          partitions.push({ partition: index, errorCode: 0, timestamp: found.timestamp, offset: found.offset, leaderEpoch: leader.leaderEpoch, logStartOffset: leader.logStartOffset, highWatermark: hw });
+        } catch (err) {
+          logRefusal(ctx, 'list offsets', name, index, err);
+          partitions.push({ partition: index, ...wireError(err), timestamp: -1, offset: -1, leaderEpoch: -1, logStartOffset: -1, highWatermark: -1 });
+        }
+      }
+      topics.push({ name, partitions });
+    }
+    return { topics };
+  };
 }

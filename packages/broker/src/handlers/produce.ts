@@ -13,6 +13,7 @@ import { parseAcks, type Acks } from '@mq/protocol/acks';
 import { NO_RESPONSE, type Handler } from './types.js';
 import { refuseInternal } from '../topics/topic-name.js';
 import type { RequestContext } from '../context.js';
+import { logRefusal, notLeader, type HandlerDeps } from './deps.js';
 
 function asBuffer(u: Uint8Array | null | undefined): Buffer {
   if (!u) return Buffer.alloc(0);
@@ -173,4 +174,29 @@ function logProduceError(ctx: RequestContext, topic: string, partition: number, 
   if (level === 'error') ctx.logger.error({ ...fields, stack: (err as Error).stack }, 'produce failed');
   else if (level === 'debug') ctx.logger.debug(fields, 'produce abandoned');
   else ctx.logger.warn(fields, 'produce refused');
+}
+
+/** Produce to the partitions this broker leads, through their PartitionLeader (acks, min.insync.replicas, the HW). */
+export function produce(d: HandlerDeps): Handler<'produce'> {
+  return produceHandler(
+    (name, index, batches, acks, request, ctx) => {
+      const leader = d.replicas.leaderOf(name, index);
+      const hosted = d.replicas.hostedPartition(name, index);
+      if (!leader || !hosted) throw notLeader(d, name, index);
+      // append() hands the batches to the log, which validates them (once) and stamps log-append time, before it returns: arrival order is kept.
+      const options = {
+        acks,
+        timeoutMs: request.timeoutMs,
+        signal: ctx.connection.signal,
+        logAppendTime: hosted.config.logAppendTime,
+        maxBatchBytes: hosted.config.maxMessageBytes,
+      };
+      return leader.append(batches, options).then((r) => {
+        const out: PartitionAppended = { baseOffset: r.baseOffset, logAppendTime: r.logAppendTime, logStartOffset: r.logStartOffset };
+        if (r.batchBaseOffsets) out.batchBaseOffsets = r.batchBaseOffsets;
+        return out;
+      });
+    },
+    { defaultTimeoutMs: 30_000, logRefusal: (ctx, topic, partition, err) => logRefusal(ctx, 'produce', topic, partition, err) },
+  );
 }

@@ -33,8 +33,7 @@ export interface PartitionAppended {
 export const PRODUCE_PER_BATCH_OFFSETS_VERSION = 1;
 
 /**
- * Appends one partition's batches as its leader (single broker: the local
- * log; cluster: the PartitionLeader). It throws or rejects with a typed error
+ * Appends one partition's batches as its leader (its PartitionLeader). It throws or rejects with a typed error
  * to refuse; it must hand the batches to the log before it returns, so that
  * requests on one connection keep their order.
  */

@@ -154,7 +154,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     const interBrokerPort = await interBroker?.listen();
     if (interBroker) cleanups.push(() => interBroker.close(0));
     const router = new Router();
-    const http = new HttpServer({ host: opts.host, port: opts.httpPort, maxBodyBytes: config.int('http.max.body.bytes') }, router, log);
+    const http = new HttpServer({ host: opts.host, port: opts.httpPort, maxBodyBytes: config.int('http.max.body.bytes'), headersTimeoutMs: config.int('connection.setup.timeout.ms'), requestTimeoutMs: config.int('connection.frame.timeout.ms') }, router, log);
     const httpPort = await http.listen();
     cleanups.push(() => http.close());
 

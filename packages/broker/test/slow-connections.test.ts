@@ -32,9 +32,9 @@ describe('slow and silent connections', () => {
     await t.cleanup();
   });
 
-  /** Opens a raw TCP socket to the broker; resolves with the ms until the broker ends it. */
-  async function rawSocket(onOpen: (s: Socket) => void): Promise<number> {
-    const s = connect(t.broker.port, '127.0.0.1');
+  /** Opens a raw TCP socket to the broker (its HTTP API port with `http`); resolves with the ms until the broker ends it. */
+  async function rawSocket(onOpen: (s: Socket) => void, port = t.broker.port): Promise<number> {
+    const s = connect(port, '127.0.0.1');
     s.on('error', () => undefined);
     await new Promise<void>((resolve) => s.once('connect', () => resolve()));
     const started = Date.now();
@@ -87,5 +87,43 @@ describe('slow and silent connections', () => {
     clearInterval(trickle);
     expect(closed.reason).toMatch(/a frame not completed within 1000 ms/);
     expect(Date.now() - started).toBeLessThan(FRAME_MS + 2000);
+  });
+
+  describe('on the HTTP API port', () => {
+    /** Writes `text` one character every 50 ms for as long as the socket is open. */
+    function trickle(s: Socket, text: string): NodeJS.Timeout {
+      let i = 0;
+      return setInterval(() => {
+        if (i < text.length && !s.destroyed) s.write(text[i++]!);
+      }, 50);
+    }
+
+    it('a socket that never sends a request is destroyed after connection.setup.timeout.ms', async () => {
+      const ms = await rawSocket(() => undefined, t.broker.httpPort);
+      expect(ms).toBeLessThan(SETUP_MS + 2000);
+    });
+
+    it('request headers trickling in: destroyed after connection.setup.timeout.ms', async () => {
+      let timer: NodeJS.Timeout | undefined;
+      const ms = await rawSocket((s) => (timer = trickle(s, `GET /topics HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ${'a'.repeat(200)}\r\n`)), t.broker.httpPort);
+      clearInterval(timer);
+      expect(ms).toBeLessThan(SETUP_MS + 2000);
+    });
+
+    it('a request body trickling in: destroyed after connection.frame.timeout.ms', async () => {
+      let timer: NodeJS.Timeout | undefined;
+      const ms = await rawSocket((s) => {
+        s.write(`POST /topics HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n`);
+        timer = trickle(s, `{"name":"${'x'.repeat(480)}"}`);
+      }, t.broker.httpPort);
+      clearInterval(timer);
+      expect(ms).toBeGreaterThanOrEqual(FRAME_MS - 100);
+      expect(ms).toBeLessThan(FRAME_MS + 2000);
+    });
+
+    it('still answers a request that arrives in time', async () => {
+      const res = await fetch(`${t.httpUrl}/topics`);
+      expect(res.status).toBe(200);
+    });
   });
 });

@@ -51,8 +51,8 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   { name: 'http.max.body.bytes', type: 'int', default: String(8 * 1024 * 1024), min: 1024, doc: 'Largest HTTP request body.' },
   { name: 'log.retention.check.interval.ms', type: 'long', default: '300000', min: 100, doc: 'How often retention runs.' },
   { name: 'connections.max.idle.ms', type: 'long', default: '600000', min: 1000, doc: 'Close client connections that sent no request for this long (Kafka\'s default: 10 minutes).' },
-  { name: 'connection.setup.timeout.ms', type: 'int', default: '10000', min: 100, doc: 'Destroy a TCP connection that has not completed the WebSocket upgrade within this long (a silent socket, or HTTP headers trickling in).' },
-  { name: 'connection.frame.timeout.ms', type: 'int', default: '30000', min: 100, doc: 'Close a connection that sent no complete frame for this long: none since it connected, or one begun and not finished (slowloris). A connection idle between complete frames is governed by connections.max.idle.ms.' },
+  { name: 'connection.setup.timeout.ms', type: 'int', default: '10000', min: 100, doc: 'Destroy a TCP connection that has not completed the WebSocket upgrade within this long (a silent socket, or HTTP headers trickling in); on the HTTP API port, one whose request headers are not complete within this long.' },
+  { name: 'connection.frame.timeout.ms', type: 'int', default: '30000', min: 100, doc: 'Close a connection that sent no complete frame for this long: none since it connected, or one begun and not finished (slowloris). A connection idle between complete frames is governed by connections.max.idle.ms. On the HTTP API port: a request (headers and body) not received within this long.' },
   { name: 'shutdown.timeout.ms', type: 'int', default: '10000', min: 0, doc: 'How long close() waits for in-flight requests.' },
   // Consumer groups (the coordinator; see src/group)
   { name: 'offsets.topic.num.partitions', type: 'int', default: '50', min: 1, doc: 'Partitions of the internal __consumer_offsets topic (fixed once it exists).' },

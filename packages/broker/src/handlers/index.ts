@@ -7,11 +7,13 @@ import { BODY_API, SUPPORTED_API_VERSIONS, type ApiVersionRange, type RequestBod
 import { controllerForward } from './controller-forward.js';
 import { createPartitions } from './create-partitions.js';
 import { createTopics } from './create-topics.js';
+import { deleteRecords } from './delete-records.js';
 import { deleteTopics } from './delete-topics.js';
 import type { HandlerDeps } from './deps.js';
 import { describeConfigs } from './describe-configs.js';
 import { fetch } from './fetch.js';
 import { handshake } from './handshake.js';
+import { incrementalAlterConfigs } from './incremental-alter-configs.js';
 import { initProducerId } from './init-producer-id.js';
 import { listOffsets } from './list-offsets.js';
 import { metadata } from './metadata.js';
@@ -31,7 +33,8 @@ export const DEFAULT_HANDLERS: HandlerMap = {
  * Metadata from the metadata log; Produce, Fetch, ListOffsets and
  * OffsetForLeaderEpoch on the partitions this broker leads (NOT_LEADER
  * otherwise, so the client refreshes metadata and goes to the leader); topic
- * admin through the controller; ControllerForward for other brokers.
+ * admin (and IncrementalAlterConfigs) through the controller; DeleteRecords
+ * on the leaders; ControllerForward for other brokers.
  */
 export function partitionHandlers(d: HandlerDeps): HandlerMap {
   return {
@@ -44,6 +47,8 @@ export function partitionHandlers(d: HandlerDeps): HandlerMap {
     deleteTopics: deleteTopics(d),
     createPartitions: createPartitions(d),
     describeConfigs: describeConfigs(d),
+    incrementalAlterConfigs: incrementalAlterConfigs(d),
+    deleteRecords: deleteRecords(d),
     controllerForward: controllerForward(d),
   };
 }

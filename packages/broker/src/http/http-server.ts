@@ -1,6 +1,6 @@
 /** The HTTP API listener (node:http): routing, JSON bodies with a size limit, typed JSON errors, one log line per refusal. */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { MqError } from '@mq/protocol/errors';
 import { toMqError } from '../errors.js';
@@ -11,6 +11,10 @@ export interface HttpServerOptions {
   host: string;
   port: number;
   maxBodyBytes: number;
+  /** Destroy a connection whose request headers are not complete within this long (connection.setup.timeout.ms). */
+  headersTimeoutMs: number;
+  /** Destroy a connection whose whole request (headers and body) is not received within this long (connection.frame.timeout.ms). */
+  requestTimeoutMs: number;
 }
 
 function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
@@ -41,6 +45,7 @@ export class HttpServer {
   private readonly server: Server;
   private ready = false;
   private readonly closing = new AbortController();
+  private readonly firstRequest = new WeakMap<Socket, () => void>();
 
   constructor(
     private readonly options: HttpServerOptions,
@@ -48,8 +53,30 @@ export class HttpServer {
     private readonly logger: Logger,
   ) {
     // handle() answers its own errors; what escapes it (a failed write) is logged, never an unhandled rejection.
-    this.server = createServer(guard(logger, 'http request', (req: IncomingMessage, res: ServerResponse) => this.handle(req, res)));
+    // Slow and silent connections (slowloris) are bounded as on the WebSocket port: headers within
+    // the setup timeout, the whole request within the frame timeout, checked often enough to matter.
+    const { headersTimeoutMs, requestTimeoutMs } = options;
+    this.server = createServer(
+      {
+        headersTimeout: headersTimeoutMs,
+        requestTimeout: Math.max(requestTimeoutMs, headersTimeoutMs),
+        connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(headersTimeoutMs / 4))),
+      },
+      guard(logger, 'http request', (req: IncomingMessage, res: ServerResponse) => this.handle(req, res)),
+    );
     this.server.keepAliveTimeout = 5000;
+    // node:http times headers from their first byte: a socket that sends nothing gets the same bound.
+    this.server.on('connection', (socket: Socket) => {
+      const silent = setTimeout(() => socket.destroy(), headersTimeoutMs);
+      silent.unref();
+      const done = () => clearTimeout(silent);
+      socket.once('close', done);
+      this.firstRequest.set(socket, done);
+    });
+    this.server.on('request', (req: IncomingMessage) => {
+      this.firstRequest.get(req.socket)?.();
+      this.firstRequest.delete(req.socket);
+    });
   }
 
   listen(): Promise<number> {

@@ -253,7 +253,12 @@ export async function createWsTransport(options: WsTransportOptions, components:
       // that restarted must hear the next vote request.
       p.timer ??= setTimeout(() => {
         p.timer = undefined;
-        connect(p);
+        // Nothing thrown in a timer may end the process (a peer URL the ws library refuses, say).
+        try {
+          connect(p);
+        } catch (err) {
+          logger.error({ err, peer: p.id }, 'raft transport: reconnecting to a peer failed');
+        }
       }, wait);
       return;
     }

@@ -3,6 +3,7 @@ import type { mq } from '@mq/protocol/wire';
 import { MqError } from '@mq/protocol/errors';
 import { checkCommand, commandLimitsOf } from '../controller/command-limits.js';
 import { wireError } from '../errors.js';
+import { requestDeadline } from '../request-limits.js';
 import { refuseInternal } from '../topics/topic-name.js';
 import { applied, logRefusal, type HandlerDeps } from './deps.js';
 import type { Handler } from './types.js';
@@ -11,9 +12,11 @@ export function createPartitions(d: HandlerDeps): Handler<'createPartitions'> {
   const md = d.controller.metadata;
   return async (req, ctx) => {
     const results: mq.TopicResult.$Properties[] = [];
+    const deadline = requestDeadline(Date.now, req.timeoutMs ?? 0);
     for (const t of req.topics ?? []) {
       const name = t.topic ?? '';
       try {
+        deadline.check();
         refuseInternal(name, 'add partitions to');
         const existing = md.topic(name);
         if (!existing) throw new MqError('UNKNOWN_TOPIC_OR_PARTITION', `topic "${name}" does not exist (create it with: mq topic create ${name})`, { retriable: false });
@@ -23,8 +26,8 @@ export function createPartitions(d: HandlerDeps): Handler<'createPartitions'> {
         const warning = 'records with a key may now map to a different partition than before (murmur2(key) % partitions changed), so per-key ordering across the change is not kept';
         const command = checkCommand({ type: 'createPartitions', name, count }, md, commandLimitsOf(d.config));
         if (!req.validateOnly) {
-          await d.controller.submit(command);
-          await applied(d, () => (md.topic(name)?.partitions.length ?? 0) >= count);
+          await d.controller.submit(command, deadline.check());
+          await applied(d, () => (md.topic(name)?.partitions.length ?? 0) >= count, Math.min(5000, deadline.remaining()));
           // The partitions this broker hosts are opened (or closed) before the answer: a client's next request finds them.
           await d.replicas.settled();
         }

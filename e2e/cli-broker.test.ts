@@ -1,9 +1,10 @@
 /**
- * `mq broker start` runs in the foreground and stops cleanly on SIGTERM or
- * SIGINT (exit code 0, data kept); `mq consume` stops cleanly on Ctrl-C.
+ * `mq broker start` runs in the foreground as a one-node cluster and stops
+ * cleanly on SIGTERM or SIGINT (exit code 0, data kept); `mq consume` stops
+ * cleanly on Ctrl-C.
  */
 import { spawn } from 'node:child_process';
-import { CLI_BIN, REPO_ROOT, cleanup, runCli, startBroker, uniqueName, waitFor } from './src/harness.js';
+import { CLI_BIN, REPO_ROOT, cleanup, makeTempDir, runCli, startBroker, uniqueName, waitFor } from './src/harness.js';
 
 afterAll(async () => {
   await cleanup();
@@ -21,6 +22,18 @@ describe('mq broker start', () => {
     await broker.restart();
     const r = await runCli(['consume', topic, '--from-beginning', '--max-messages', '3', '--print-key', ...b]);
     expect(r.stdout.trim().split('\n').sort()).toEqual(['a\t1', 'b\t2', 'c\t3']);
+  });
+
+  it('is a one-node cluster: mq cluster status shows broker 1 as the active controller (broker,controller)', async () => {
+    const broker = await startBroker();
+    const r = await runCli(['cluster', 'status', '--format', 'json', '--bootstrap', broker.bootstrap, '--data-dir', await makeTempDir('mq-status-')]);
+    expect(r.code).toBe(0);
+    const status = JSON.parse(r.stdout) as { controllerId: number; brokers: Array<{ id: number; role: string; state: string; controller: boolean }> };
+    expect(status.controllerId).toBe(1);
+    expect(status.brokers).toEqual([expect.objectContaining({ id: 1, role: 'broker,controller', state: 'alive', controller: true })]);
+    const view = (await (await fetch(`http://127.0.0.1:${broker.httpPort}/cluster`)).json()) as Record<string, unknown>;
+    expect(view).toMatchObject({ brokerId: 1, controllerId: 1, activeController: true, voters: [1] });
+    expect(await broker.stop()).toBe(0);
   });
 
   it('refuses a bad --config-set in one line', async () => {

@@ -1,7 +1,11 @@
 #!/usr/bin/env node
 // Writes a data directory with the single broker as it is built now, for the
 // fixture test that opens it with later brokers (issue 13: existing data
-// keeps working). Run after `npm run build`:
+// keeps working). e2e/fixtures/single-broker-v1 was written by the single
+// broker of before issue 13 (built from commit 8eb4766 or earlier); built
+// from today's sources this writes a one-node cluster's directory instead
+// (a v2 fixture, should the cluster layout ever change). Run after
+// `npm run build`:
 //
 //   node tools/make-single-broker-fixture.mjs <out-dir>
 //

@@ -1,16 +1,18 @@
 /**
- * startBroker: wires the data directory, the topic manager, the WebSocket
+ * startBroker: wires the data directory, the cluster node (controller,
+ * replica manager and their handlers), the group coordinator, the WebSocket
  * protocol server and the HTTP API together, and shuts them down in order.
+ * Without cluster settings the broker is a one-node cluster: the only voter
+ * of its metadata quorum, with no Raft or inter-broker listener.
  */
 import { pino, type Logger } from 'pino';
 import { ReadBufferPool } from '@mq/log-store';
 import { systemTimers, type Timers } from '@mq/protocol/components';
 import { MqError } from '@mq/protocol/errors';
 import { BrokerConfig } from './config/broker-config.js';
-import { guardedInterval } from './guard.js';
 import type { BrokerContext } from './context.js';
 import { apiVersionsFor, DEFAULT_HANDLERS } from './handlers/index.js';
-import { ProducerIdManager, controllerBlockSource, fileBlockSource } from './producers/producer-ids.js';
+import { ProducerIdManager, controllerBlockSource } from './producers/producer-ids.js';
 import type { HandlerMap } from './handlers/types.js';
 import { HttpServer } from './http/http-server.js';
 import { Router } from './http/router.js';
@@ -18,15 +20,15 @@ import { registerRecordRoutes } from './http/routes/records.js';
 import { registerSystemRoutes } from './http/routes/system.js';
 import { registerTopicRoutes } from './http/routes/topics.js';
 import { startGroups } from './group/broker-groups.js';
-import { isClusterConfig, startClusterNode, type ClusterNode } from './cluster/cluster-node.js';
+import { isClusterConfig, startClusterNode } from './cluster/cluster-node.js';
 import { clusterHttpBackend, clusterPartitionView, registerClusterRoutes } from './cluster/routes.js';
 import { startClusterCleaner } from './cluster/cluster-cleaner.js';
-import { singleBrokerBackend } from './http/backends/single-broker.js';
 import { logStoreFactory, type LogOpener } from './log-factory.js';
 import { BrokerMetrics } from './metrics.js';
 import { parseBrokerOptions, type BrokerOptions } from './options.js';
 import { WsServer } from './server/ws-server.js';
 import { clientListenerHandlers } from './cluster/listeners.js';
+import { adoptSingleBrokerTopics, moveSingleBrokerLogs, readSingleBrokerLayout, SINGLE_BROKER_TOPICS_FILE } from './storage/migrate-single-broker.js';
 import {
   loadOrCreateMeta,
   lockDataDir,
@@ -36,7 +38,6 @@ import {
   writePersistedBrokerConfig,
   type DataDirLock,
 } from './storage/data-dir.js';
-import { TopicManager } from './topics/topic-manager.js';
 
 export const BROKER_VERSION = '0.1.0';
 
@@ -80,39 +81,51 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
   };
   try {
     const clean = await takeCleanShutdownMarker(opts.dataDir);
-    const meta = await loadOrCreateMeta(opts.dataDir, opts.brokerId);
     const persisted = await readPersistedBrokerConfig(opts.dataDir);
     const config = new BrokerConfig({ ...persisted, ...opts.config });
+    // No voters and no controllers to follow: a one-node cluster (this broker its only voter).
+    const oneNode = !isClusterConfig(config);
+    const meta = await loadOrCreateMeta(opts.dataDir, opts.brokerId, { oneNode });
     if (JSON.stringify(persisted) !== JSON.stringify({ ...config.explicit })) {
       await writePersistedBrokerConfig(opts.dataDir, config.explicit);
     }
     const log = logger.child({ broker: meta.brokerId });
+    if (meta.renumberedFrom !== undefined) {
+      log.info({ from: meta.renumberedFrom, to: meta.brokerId }, `data directory of broker ${meta.renumberedFrom} renumbered to broker ${meta.brokerId} (a single broker is a one-node cluster; Raft node ids start at 1)`);
+    }
     log.info({ dataDir: opts.dataDir, cleanShutdown: clean }, clean ? 'starting after a clean shutdown' : 'starting (previous run did not shut down cleanly or this is the first start; logs are recovered)');
+
+    // A data directory of the single broker of before issue 13: its logs move to the cluster layout now, its topics are created below.
+    const found = await readSingleBrokerLayout(opts.dataDir);
+    if (found && found.topics.length > 0 && !oneNode) {
+      throw new MqError(
+        'INVALID_CONFIG',
+        `${opts.dataDir} holds a single broker's topics (${SINGLE_BROKER_TOPICS_FILE}): start it once without cluster settings to migrate them, or use an empty data directory for a cluster member`,
+      );
+    }
+    const oldLayout = oneNode ? found : undefined;
+    if (oldLayout) {
+      const moved = await moveSingleBrokerLogs(opts.dataDir, oldLayout, log);
+      log.info({ topics: oldLayout.topics.length, movedDirectories: moved }, "migrating a single broker's data directory to a one-node cluster's");
+    }
 
     const openLog = components.openLog ?? logStoreFactory(log, clock);
     const timers = components.timers ?? systemTimers;
-    const topics = new TopicManager(
-      { dataDir: opts.dataDir, brokerId: meta.brokerId, brokerCount: 1, config },
-      { openLog, logger: log, clock },
-    );
-    await topics.load();
-    cleanups.push(() => topics.close());
-    const groups = await startGroups({ config, topics, logger: log, clock });
+    const groups = await startGroups({ config, logger: log, clock });
     cleanups.push(async () => groups.close());
 
-    // Cluster mode (controller.quorum.voters set): the metadata log, replication and the cluster's handlers.
-    let cluster: ClusterNode | undefined;
-    if (isClusterConfig(config)) {
-      cluster = await startClusterNode({ brokerId: meta.brokerId, dataDir: opts.dataDir, config, cleanShutdown: clean }, { logger: log, clock, timers, openLog });
-      cleanups.push(() => cluster!.close());
-      groups.useCluster(cluster);
-    }
+    // The metadata log, replication and the cluster's handlers (a one-node cluster's too).
+    const cluster = await startClusterNode({ brokerId: meta.brokerId, dataDir: opts.dataDir, config, cleanShutdown: clean, oneNode }, { logger: log, clock, timers, openLog });
+    cleanups.push(() => cluster.close());
+    groups.useCluster(cluster);
 
     // A controller-only process (process.roles=controller) serves the controller's APIs only: it hosts no partitions or groups.
-    const handlers: HandlerMap =
-      cluster && !cluster.roles.broker
-        ? { handshake: DEFAULT_HANDLERS.handshake!, ...cluster.handlers, ...components.handlers }
-        : { ...DEFAULT_HANDLERS, ...groups.handlers, ...cluster?.handlers, ...components.handlers };
+    // A one-node cluster has no other broker to forward to it: it does not serve ControllerForward at all.
+    const { controllerForward, ...withoutForward } = cluster.handlers;
+    const clusterApis: HandlerMap = cluster.oneNode ? withoutForward : { ...withoutForward, ...(controllerForward ? { controllerForward } : {}) };
+    const handlers: HandlerMap = !cluster.roles.broker
+      ? { handshake: DEFAULT_HANDLERS.handshake!, ...clusterApis, ...components.handlers }
+      : { ...DEFAULT_HANDLERS, ...groups.handlers, ...clusterApis, ...components.handlers };
     const maxFrameBytes = config.int('max.frame.bytes');
     const listener = (port: number, served: HandlerMap) =>
       new WsServer(
@@ -133,9 +146,9 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
         served,
         log,
       );
-    // Clients never get what only a broker may ask (cluster/listeners.ts); in a cluster, brokers reach each other on the inter-broker listener.
+    // Clients never get what only a broker may ask (cluster/listeners.ts); brokers reach each other on the inter-broker listener (a one-node cluster has no one to reach it).
     const ws = listener(opts.port, clientListenerHandlers(handlers));
-    const interBroker = cluster ? listener(config.int('inter.broker.port'), handlers) : undefined;
+    const interBroker = cluster.oneNode ? undefined : listener(config.int('inter.broker.port'), handlers);
     const port = await ws.listen();
     cleanups.push(() => ws.close(0));
     const interBrokerPort = await interBroker?.listen();
@@ -151,7 +164,6 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
       brokerId: meta.brokerId,
       clusterId: meta.clusterId,
       config,
-      topics,
       logger: log,
       advertisedHost: advertised,
       port,
@@ -163,37 +175,36 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
       clock,
       metrics: new BrokerMetrics(),
       readBuffers: new ReadBufferPool(),
-      producerIds: new ProducerIdManager(
-        cluster ? controllerBlockSource((c) => cluster.controller.submit(c), meta.brokerId) : await fileBlockSource(opts.dataDir),
-      ),
+      producerIds: new ProducerIdManager(controllerBlockSource((c) => cluster.controller.submit(c), meta.brokerId)),
     };
-    // The topic and record routes serve the cluster's topics in cluster mode, the local ones otherwise.
-    const topicBackend = cluster ? clusterHttpBackend(cluster, handlers, ctx) : singleBrokerBackend(topics);
+    const topicBackend = clusterHttpBackend(cluster, handlers, ctx);
     registerTopicRoutes(router, ctx, topicBackend);
     registerRecordRoutes(router, ctx, topicBackend);
-    registerSystemRoutes(router, ctx, { connections: () => ws.connectionCount, ...(cluster ? { view: clusterPartitionView(cluster) } : {}) });
+    registerSystemRoutes(router, ctx, { connections: () => ws.connectionCount, view: clusterPartitionView(cluster) });
     groups.registerRoutes(router, ctx);
-    if (cluster) registerClusterRoutes(router, cluster);
+    registerClusterRoutes(router, cluster);
     for (const r of components.routes ?? []) r(router, ctx);
 
-    const retention = guardedInterval(
-      log,
-      'retention',
-      async () => {
-        const r = await topics.applyRetention();
-        if (r.deletedSegments > 0) log.info(r, 'retention deleted old segments');
-      },
-      config.int('log.retention.check.interval.ms'),
-    );
-    const cleaner = guardedInterval(log, 'compaction', () => topics.compactTopics(), config.int('log.cleaner.interval.ms'));
-    // Cluster partitions: every replica compacts and applies retention to its own log, below its HW.
-    const clusterCleaner = cluster ? startClusterCleaner(cluster.replicas, config, log, clock) : undefined;
-    if (clusterCleaner) cleanups.push(() => clusterCleaner.stop());
+    // Every replica compacts and applies retention to its own log, below its HW.
+    const cleaner = startClusterCleaner(cluster.replicas, config, log, clock);
+    cleanups.push(() => cleaner.stop());
 
+    const endpoints = { host: advertised, port, httpPort, ...(interBrokerPort !== undefined ? { interBrokerPort } : {}) };
+    if (cluster.oneNode) {
+      // Registered, unfenced and leading its partitions (no network involved) before the first request is served;
+      // an old single broker's topics are created now, with their logs already in place.
+      await cluster.register(endpoints);
+      if (oldLayout) {
+        await adoptSingleBrokerTopics(opts.dataDir, oldLayout, meta.brokerId, cluster.controller, log);
+        await cluster.replicas.settled();
+      }
+      // Its group coordinator serves from the first request too (__consumer_offsets created on the first start, as a single broker's was).
+      await groups.ready(30_000);
+    }
     ws.serve(ctx);
     interBroker?.serve(ctx);
     // A broker-only process is listening once registered (a second live process with its id is refused here).
-    await cluster?.register({ host: advertised, port, httpPort, ...(interBrokerPort !== undefined ? { interBrokerPort } : {}) });
+    await cluster.register(endpoints);
     http.setReady(true);
     log.info({ port, httpPort, interBrokerPort, host: opts.host, brokerId: meta.brokerId, clusterId: meta.clusterId }, 'broker listening');
 
@@ -201,16 +212,13 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     const close = () =>
       (closing ??= (async () => {
         log.info('broker shutting down');
-        clearInterval(retention);
-        clearInterval(cleaner);
-        await clusterCleaner?.stop();
+        await cleaner.stop();
         shutdown.abort();
         http.setReady(false);
         const timeout = config.int('shutdown.timeout.ms');
         await Promise.all([ws.close(timeout), http.close(), interBroker?.close(timeout)]);
-        await cluster?.close();
+        await cluster.close();
         groups.close();
-        await topics.close();
         await writeCleanShutdownMarker(opts.dataDir);
         await lock.release();
         log.info('broker stopped');

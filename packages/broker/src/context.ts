@@ -1,6 +1,6 @@
 /**
- * What a request handler may use: the broker's identity, configuration and
- * topics, and the connection the request came on. Handlers get this object
+ * What a request handler may use: the broker's identity and configuration,
+ * and the connection the request came on. Handlers get this object
  * and nothing global, so new handlers (consumer groups, replication) plug in
  * by adding a module and one line to the handler map.
  */
@@ -10,13 +10,11 @@ import type { ApiVersionRange } from '@mq/protocol/wire';
 import type { BrokerConfig } from './config/broker-config.js';
 import type { BrokerMetrics } from './metrics.js';
 import type { ProducerIdManager } from './producers/producer-ids.js';
-import type { TopicManager } from './topics/topic-manager.js';
 
 export interface BrokerContext {
   readonly brokerId: number;
   readonly clusterId: string;
   readonly config: BrokerConfig;
-  readonly topics: TopicManager;
   readonly logger: Logger;
   /** Host and ports clients should use (Metadata). */
   readonly advertisedHost: string;

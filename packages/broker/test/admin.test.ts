@@ -1,7 +1,7 @@
+import path from 'node:path';
 import { errorNumber } from '@mq/protocol/errors';
 import { BODY_API, mq } from '@mq/protocol/wire';
-import type { BrokerContext } from '../src/context.js';
-import { createTopic, httpJson, startTestBroker, TestClient, topicName, type TestBroker } from './helpers.js';
+import { createTopic, httpJson, startTestBroker, TestClient, topicName, waitFor, type TestBroker } from './helpers.js';
 
 describe('broker admin APIs over WebSocket', () => {
   let t: TestBroker;
@@ -18,7 +18,7 @@ describe('broker admin APIs over WebSocket', () => {
   it('handshakes with its identity and exactly the APIs it implements', async () => {
     const r = await c.request({ handshake: { clientSoftware: 'test', apiVersions: [] } });
     const h = r.handshake!;
-    expect(h.brokerId).toBe(0);
+    expect(h.brokerId).toBe(1);
     expect(h.clusterId).toBe(t.broker.clusterId);
     expect(h.maxFrameBytes).toBe(16 * 1024 * 1024);
     const advertised = new Set(h.apiVersions.map((v) => v.api));
@@ -41,15 +41,15 @@ describe('broker admin APIs over WebSocket', () => {
     const r = await c.request({ metadata: { topics: [name] } });
     const md = r.metadata!;
     expect(md.clusterId).toBe(t.broker.clusterId);
-    expect(md.controllerId).toBe(0);
-    expect(md.brokers).toEqual([expect.objectContaining({ id: 0, host: '127.0.0.1', port: t.broker.port, httpPort: t.broker.httpPort })]);
+    expect(md.controllerId).toBe(1);
+    expect(md.brokers).toEqual([expect.objectContaining({ id: 1, host: '127.0.0.1', port: t.broker.port, httpPort: t.broker.httpPort })]);
     const topic = md.topics[0]!;
     expect(topic.errorCode).toBe(0);
     expect(topic.topicId).toMatch(/^[\w-]{22}$/);
     expect(topic.partitions.map((p) => [p.partition, p.leader, p.leaderEpoch, p.replicas, p.isr])).toEqual([
-      [0, 0, 0, [0], [0]],
-      [1, 0, 0, [0], [0]],
-      [2, 0, 0, [0], [0]],
+      [0, 1, 0, [1], [1]],
+      [1, 1, 0, [1], [1]],
+      [2, 1, 0, [1], [1]],
     ]);
     const all = await c.request({ metadata: {} });
     expect(all.metadata!.topics.map((x) => x.name)).toContain(name);
@@ -96,7 +96,7 @@ describe('broker admin APIs over WebSocket', () => {
       'INVALID_CONFIG',
       'NONE',
     ]);
-    expect(r.createTopics!.results[4]!.errorMessage).toMatch(/larger than the number of brokers/);
+    expect(r.createTopics!.results[4]!.errorMessage).toMatch(/larger than the number of live brokers/);
     const md = await c.request({ metadata: { topics: [good] } });
     expect(md.metadata!.topics[0]!.partitions).toHaveLength(2);
   });
@@ -150,10 +150,11 @@ describe('broker admin APIs over WebSocket', () => {
     const { readdir } = await import('node:fs/promises');
     const name = topicName('del');
     await createTopic(c, name, 2);
-    expect((await readdir(t.dataDir)).filter((d) => d.startsWith(`${name}-`))).toHaveLength(2);
+    const logs = path.join(t.dataDir, 'cluster-logs');
+    expect((await readdir(logs)).filter((d) => d.startsWith(`${name}-`) && !d.endsWith('.hw'))).toHaveLength(2);
     const r = await c.request({ deleteTopics: { topics: [name, 'never-existed'] } });
     expect(r.deleteTopics!.results.map((x) => mq.ErrorCode[x.errorCode])).toEqual(['NONE', 'UNKNOWN_TOPIC_OR_PARTITION']);
-    expect((await readdir(t.dataDir)).filter((d) => d.startsWith(name))).toEqual([]);
+    expect((await readdir(logs)).filter((d) => d.startsWith(name))).toEqual([]);
     // The name can be used again, with fresh data.
     await createTopic(c, name, 1);
   });
@@ -176,11 +177,10 @@ describe('auto.create.topics.enable', () => {
 
 describe('internal topics', () => {
   it('lists __consumer_offsets only on request and refuses client writes, deletes and resizes', async () => {
-    let ctx: BrokerContext | undefined;
-    const t = await startTestBroker({}, { routes: [(_router, c) => (ctx = c)] });
+    const t = await startTestBroker();
     const c = await TestClient.connect(t.url);
-    // The broker creates it when consumer groups are wired in; otherwise create it as the broker would.
-    if (!ctx!.topics.get('__consumer_offsets')) await ctx!.topics.create({ name: '__consumer_offsets', numPartitions: 2 });
+    // The group coordinator creates it on the first FindCoordinator.
+    await waitFor(async () => (await c.request({ findCoordinator: { key: 'g' } })).findCoordinator!.errorCode === 0, 10_000);
     const named = await c.request({ metadata: { topics: ['__consumer_offsets'] } });
     expect(named.metadata!.topics[0]).toMatchObject({ errorCode: 0, internal: true });
     const withInternal = await c.request({ metadata: { includeInternal: true } });

@@ -9,7 +9,7 @@
  */
 import { errorCodeFromNumber, isRetriable } from '@mq/protocol/errors';
 import { mq } from '@mq/protocol/wire';
-import { createTopic, startTestBroker, TestClient, topicName, waitFor, type TestBroker } from './helpers.js';
+import { coordinatorReady, createTopic, startTestBroker, TestClient, topicName, waitFor, type TestBroker } from './helpers.js';
 
 const metadata = (topic: string) => Buffer.from(mq.ConsumerSubscription.encode({ topics: [topic] }).finish());
 const joinRequest = (groupId: string, topic: string, memberId = '') => ({
@@ -71,6 +71,7 @@ describe('group exhaustion', () => {
   it('regression: a connection creating thousands of groups gets GROUP_CREATE_THROTTLED while an existing group keeps working', async () => {
     t = await startTestBroker({ 'group.initial.rebalance.delay.ms': '0' });
     const admin = await connect();
+    await coordinatorReady(admin);
     const topic = topicName('ge');
     await createTopic(admin, topic, 1);
     const app = await application(await connect(), 'app', topic);
@@ -99,6 +100,7 @@ describe('group exhaustion', () => {
       'group.empty.retention.ms': '1000',
     });
     const admin = await connect();
+    await coordinatorReady(admin);
     const topic = topicName('ge');
     await createTopic(admin, topic, 1);
     const app = await application(await connect(), 'app', topic);

@@ -3,7 +3,7 @@
  * its log lines captured, and a tiny raw WebSocket client speaking
  * @mq/protocol/wire frames (no @mq/client, so the broker is tested alone).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -84,7 +84,25 @@ export async function startTestBroker(
   return t;
 }
 
-export { waitFor } from '../src/test-support/net.js';
+import { waitFor } from '../src/test-support/net.js';
+
+export { waitFor };
+
+/**
+ * Waits until a group coordinator answers for `groupId`: as in Kafka, the
+ * broker creates `__consumer_offsets` on the first FindCoordinator.
+ */
+export async function coordinatorReady(c: TestClient, groupId = 'any-group'): Promise<void> {
+  await waitFor(async () => (await c.request({ findCoordinator: { key: groupId } })).findCoordinator!.errorCode === 0 || undefined, 10_000);
+}
+
+/** The directory of a partition's log (cluster-logs/<topic>-<partition>.<topicId>). */
+export async function partitionDir(dataDir: string, topic: string, partition: number): Promise<string> {
+  const logs = path.join(dataDir, 'cluster-logs');
+  const found = (await readdir(logs)).filter((d) => d.startsWith(`${topic}-${partition}.`) && !d.endsWith('.hw'));
+  if (found.length !== 1) throw new Error(`expected one directory of ${topic}-${partition} in ${logs}, found ${found.join(', ') || 'none'}`);
+  return path.join(logs, found[0]!);
+}
 
 let seq = 0;
 export function topicName(prefix = 't'): string {

@@ -20,7 +20,7 @@ describe('HTTP API', () => {
 
   it('answers /health once serving', async () => {
     const r = await httpJson(`${api}/health`);
-    expect(r).toEqual({ status: 200, body: { status: 'ok', broker_id: 0, cluster_id: t.broker.clusterId, topics: expect.any(Number) } });
+    expect(r).toEqual({ status: 200, body: { status: 'ok', broker_id: 1, cluster_id: t.broker.clusterId, topics: expect.any(Number) } });
   });
 
   it('creates, lists, describes and deletes topics', async () => {
@@ -34,7 +34,7 @@ describe('HTTP API', () => {
     expect(list.body).toContainEqual({ name, partition_count: 3, replication_factor: 1 });
     const one = await httpJson(`${api}/topics/${name}`);
     expect(one.body.partitions).toHaveLength(3);
-    expect(one.body.partitions[0]).toEqual({ partition: 0, leader: 0, leader_epoch: 0, replicas: [0], isr: [0], low: 0, high: 0 });
+    expect(one.body.partitions[0]).toEqual({ partition: 0, leader: 1, leader_epoch: 0, replicas: [1], isr: [1], low: 0, high: 0 });
     expect((await httpJson(`${api}/topics/${name}`, { method: 'DELETE' })).status).toBe(200);
     const gone = await httpJson(`${api}/topics/${name}`);
     expect(gone.status).toBe(404);

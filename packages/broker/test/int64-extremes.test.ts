@@ -5,7 +5,7 @@
  * silently: 2^53+1 became 2^53), and the connection stays open.
  */
 import { errorNumber } from '@mq/protocol/errors';
-import { createTopic, startTestBroker, TestClient, topicName, type TestBroker } from './helpers.js';
+import { coordinatorReady, createTopic, startTestBroker, TestClient, topicName, type TestBroker } from './helpers.js';
 
 /** An int64 as protobufjs's writer takes it (low and high 32 bits): values a number cannot carry. */
 const EXTREMES: Record<string, number> = {
@@ -22,6 +22,7 @@ describe('int64 extremes', () => {
   beforeAll(async () => {
     t = await startTestBroker();
     c = await TestClient.connect(t.url);
+    await coordinatorReady(c);
     topic = topicName('int64');
     await createTopic(c, topic, 1);
   });

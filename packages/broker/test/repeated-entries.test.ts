@@ -8,7 +8,7 @@
 import { encodeBatchSync } from '@mq/protocol/batch';
 import { errorNumber } from '@mq/protocol/errors';
 import { mq } from '@mq/protocol/wire';
-import { createTopic, startTestBroker, TestClient, topicName, type TestBroker } from './helpers.js';
+import { coordinatorReady, createTopic, startTestBroker, TestClient, topicName, type TestBroker } from './helpers.js';
 
 const N = 20_000;
 
@@ -21,6 +21,7 @@ describe('repeated entries', () => {
   beforeAll(async () => {
     t = await startTestBroker({ 'group.initial.rebalance.delay.ms': '0', 'request.max.entries': String(N) });
     c = await TestClient.connect(t.url);
+    await coordinatorReady(c);
     topic = topicName('rep');
     await createTopic(c, topic, 1);
     // Ten members with 1 KiB of subscription metadata each.

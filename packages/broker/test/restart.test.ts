@@ -6,7 +6,7 @@ import { errorNumber } from '@mq/protocol/errors';
 import { startBroker } from '../src/index.js';
 
 const quiet = { logger: pino({ level: 'silent' }) };
-import { createTopic, httpJson, startTestBroker, TestClient, topicName, type TestBroker } from './helpers.js';
+import { createTopic, httpJson, partitionDir, startTestBroker, TestClient, topicName, type TestBroker } from './helpers.js';
 
 describe('restart', () => {
   let t: TestBroker;
@@ -70,7 +70,7 @@ describe('restart', () => {
     await t.broker.close();
     await expect(startBroker({ dataDir: t.dataDir, port: 0, httpPort: 0, brokerId: 7 }, quiet)).rejects.toMatchObject({
       code: 'INVALID_CONFIG',
-      message: expect.stringMatching(/belongs to broker 0/),
+      message: expect.stringMatching(/belongs to broker 1/),
     });
     t.broker = await startBroker({ dataDir: t.dataDir, port, httpPort }, quiet);
   });
@@ -97,10 +97,11 @@ describe('a partition log that fails to open', () => {
     await c.close();
     await t.broker.close();
     // Replace partition 1's directory with a plain file: its log cannot open.
-    await remove(path.join(t.dataDir, `${name}-1`), { recursive: true });
-    await writeFile(path.join(t.dataDir, `${name}-1`), 'not a directory');
+    const dir = await partitionDir(t.dataDir, name, 1);
+    await remove(dir, { recursive: true });
+    await writeFile(dir, 'not a directory');
     await t.restart();
-    expect(t.lines.some((l) => l.msg === 'partition log failed to open: partition offline')).toBe(true);
+    expect(t.lines.some((l) => l.msg === 'replica log failed to open: partition offline on this broker')).toBe(true);
     c = await TestClient.connect(t.url);
     const md = await c.request({ metadata: { topics: [name] } });
     expect(md.metadata!.topics[0]!.partitions.map((p) => p.errorCode)).toEqual([0, errorNumber('STORAGE_ERROR')]);

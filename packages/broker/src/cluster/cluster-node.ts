@@ -3,9 +3,10 @@
  * Raft voter of the metadata log, or for a broker-only process an observer
  * that fetches it from the active controller), the connections to the other
  * brokers, the replica manager (started only when the process is a broker),
- * and the handlers that serve the cluster's view. startBroker starts one
- * when `controller.quorum.voters` or `controller.quorum.bootstrap.servers` is
- * configured; without them the broker runs alone exactly as before.
+ * and the handlers that serve the cluster's view. startBroker always starts
+ * one: with neither `controller.quorum.voters` nor
+ * `controller.quorum.bootstrap.servers` configured, the broker is a one-node
+ * cluster (a lone KRaft node in combined mode: broker and the only voter).
  */
 import type { Logger } from 'pino';
 import { errorCodeFromNumber, isMqError, MqError } from '@mq/protocol/errors';
@@ -18,11 +19,11 @@ import { ControllerChannel } from '../controller/controller-channel.js';
 import { newIncarnation, RaftController, type Controller } from '../controller/controller.js';
 import { CONTROLLED_SHUTDOWN } from '../controller/metadata-state.js';
 import { ObserverController } from '../controller/observer.js';
+import { parseVoters } from '../controller/options.js';
 import { formatRoles, parseBootstrapServers, parseProcessRoles, type ProcessRoles } from '../controller/roles.js';
+import { partitionHandlers } from '../handlers/index.js';
 import type { HandlerMap } from '../handlers/types.js';
 import type { LogOpener } from '../log-factory.js';
-import { clusterAdminHandlers } from './admin-handlers.js';
-import { clusterHandlers } from './handlers.js';
 import { parsePeerAddresses, PeerConnections } from './peer-connections.js';
 import { ReplicaManager } from './replica-manager.js';
 
@@ -32,6 +33,11 @@ export interface ClusterNodeOptions {
   config: BrokerConfig;
   /** The previous run shut down cleanly (the data directory's clean-shutdown marker); told to the controller at registration. */
   cleanShutdown?: boolean;
+  /**
+   * A one-node cluster (no cluster settings): this broker is the quorum's only
+   * voter and has no peers, so nothing listens for Raft or for other brokers.
+   */
+  oneNode?: boolean;
 }
 
 /** What the broker hands its cluster membership: the same logger, clock, timers and log factory as the rest of it. */
@@ -53,6 +59,10 @@ export interface BrokerEndpoints {
 export interface ClusterNode {
   /** What this process is: a controller voter, a broker, or both. */
   readonly roles: ProcessRoles;
+  /** A one-node cluster: the only voter, with no peers (no Raft or inter-broker listener). */
+  readonly oneNode: boolean;
+  /** The ids of the metadata quorum's voters (controller.quorum.voters; this broker alone in a one-node cluster). */
+  readonly voterIds: readonly number[];
   readonly controller: Controller;
   readonly replicas: ReplicaManager;
   readonly handlers: HandlerMap;
@@ -85,9 +95,17 @@ function groupByTopic<I extends { topic: string; topicId?: string }, T>(items: r
   return [...byTopic.values()];
 }
 
-/** Whether the configuration asks for cluster mode. */
+/** Whether the configuration names other cluster members (voters or controllers); without them a broker is a one-node cluster. */
 export function isClusterConfig(config: BrokerConfig): boolean {
   return config.get('controller.quorum.voters').trim() !== '' || config.get('controller.quorum.bootstrap.servers').trim() !== '';
+}
+
+/**
+ * The voters of a one-node cluster: this broker alone. The only voter opens
+ * no Raft listener and dials no one, so the address is never used.
+ */
+export function oneNodeVoters(brokerId: number): string {
+  return `${brokerId}@localhost:1`;
 }
 
 /** The handlers a controller-only process serves (no partitions, no groups): who is the controller, the metadata, forwarding and metadata fetches. */
@@ -96,10 +114,17 @@ export const CONTROLLER_ONLY_APIS = ['metadata', 'describeConfigs', 'controllerF
 export async function startClusterNode(o: ClusterNodeOptions, components: ClusterNodeComponents): Promise<ClusterNode> {
   const { logger, clock, timers, openLog } = components;
   const cfg = o.config;
+  const voters = o.oneNode ? oneNodeVoters(o.brokerId) : cfg.get('controller.quorum.voters');
+  if (o.oneNode && !['', 'broker,controller', 'controller,broker'].includes(cfg.get('process.roles').replace(/\s/g, ''))) {
+    throw new MqError(
+      'INVALID_CONFIG',
+      `process.roles=${cfg.get('process.roles')} needs a cluster: set controller.quorum.voters (or, for process.roles=broker, controller.quorum.bootstrap.servers); a broker without them is a one-node cluster (broker,controller)`,
+    );
+  }
   const roles = parseProcessRoles({
     brokerId: o.brokerId,
-    roles: cfg.get('process.roles'),
-    voters: cfg.get('controller.quorum.voters'),
+    roles: o.oneNode ? 'broker,controller' : cfg.get('process.roles'),
+    voters,
     bootstrapServers: cfg.get('controller.quorum.bootstrap.servers'),
   });
   const log = logger.child({ component: 'cluster' });
@@ -133,7 +158,7 @@ export async function startClusterNode(o: ClusterNodeOptions, components: Cluste
     const raft = new RaftController(
       {
         brokerId: o.brokerId,
-        voters: cfg.get('controller.quorum.voters'),
+        voters,
         tickMs: cfg.int('controller.tick.ms'),
         sessionTimeoutMs,
         autoLeaderRebalance: cfg.bool('auto.leader.rebalance.enable'),
@@ -300,11 +325,12 @@ export async function startClusterNode(o: ClusterNodeOptions, components: Cluste
     await replicasRunning;
     await replicas.settled();
   }
-  const deps = { controller, replicas, config: cfg, timers };
-  const all: HandlerMap = { ...clusterHandlers(deps), ...clusterAdminHandlers(deps) };
+  const all = partitionHandlers({ controller, replicas, config: cfg, timers });
   const handlers: HandlerMap = roles.broker ? all : Object.fromEntries(CONTROLLER_ONLY_APIS.map((k) => [k, all[k]]));
   return {
     roles,
+    oneNode: o.oneNode ?? false,
+    voterIds: voters.trim() ? parseVoters(voters).map((v) => v.id) : [],
     controller,
     replicas,
     peers,

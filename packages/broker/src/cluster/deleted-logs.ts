@@ -8,10 +8,25 @@
  * next sweep: every entry of cluster-logs/ whose topic id the metadata no
  * longer has, and everything under .deleted/.
  */
-import { mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
+import { SINGLE_BROKER_TOPICS_FILE } from '../storage/migrate-single-broker.js';
 import { parsePartitionDirName, SIBLING_SUFFIXES } from './partition-dir.js';
+
+/**
+ * Whether a single broker's data directory is being migrated (its topic list
+ * is still there): its logs are in cluster-logs/ before their topics are in
+ * the metadata, so nothing may be swept yet.
+ */
+export async function singleBrokerMigrationPending(dataDir: string): Promise<boolean> {
+  try {
+    await stat(path.join(dataDir, SINGLE_BROKER_TOPICS_FILE));
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** The folder of cluster-logs/ that holds directories waiting for removal (never a partition directory's name). */
 export const DELETED_DIR = '.deleted';

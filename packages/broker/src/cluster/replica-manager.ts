@@ -33,7 +33,7 @@ import { logOptionsFor, TopicConfig } from '../config/topic-config.js';
 import type { Controller } from '../controller/controller.js';
 import type { MetadataDelta, PartitionRecord, RecoveryElection, TopicRecord } from '../controller/types.js';
 import { partitionDirName } from './partition-dir.js';
-import { DeletedLogs } from './deleted-logs.js';
+import { DeletedLogs, singleBrokerMigrationPending } from './deleted-logs.js';
 import type { LogOpener } from '../log-factory.js';
 import { recoveryTruncation } from './recovery-truncation.js';
 
@@ -379,9 +379,11 @@ export class ReplicaManager {
     // Incarnations deleted while this broker was down (or while it was removing them) are in no metadata it
     // applies: their logs go once this run's registration is applied here. Not before: a restarted voter may
     // apply an older view first, and the registration was committed after every topic a previous run had seen.
+    // Nor while a single broker's data directory is being migrated: its moved logs are created in the metadata
+    // only after this run registers (storage/migrate-single-broker.ts); the next run sweeps.
     if (!this.swept && this.c.brokerEpoch() >= 0 && md.broker(me)?.brokerEpoch === this.c.brokerEpoch()) {
       this.swept = true;
-      await this.deletedLogs.sweep(new Set(md.topics().map((t) => t.topicId)));
+      if (!(await singleBrokerMigrationPending(this.options.dataDir))) await this.deletedLogs.sweep(new Set(md.topics().map((t) => t.topicId)));
     }
     this.reportLogEnds();
   }

@@ -21,11 +21,12 @@ export function clusterHttpBackend(node: ClusterNode, handlers: HandlerMap, ctx:
       peers: node.peers,
       broker: () => ctx,
       localLeader: (topic, partition) => node.replicas.leaderOf(topic, partition),
+      localOffline: (topic, partition) => node.replicas.offlineError(topic, partition),
     },
   );
 }
 
-export function clusterStatus(node: ClusterNode): Record<string, unknown> {
+export function clusterStatus(node: Pick<ClusterNode, 'controller' | 'replicas' | 'voterIds'>): Record<string, unknown> {
   const st = node.controller.status();
   const md = node.controller.metadata;
   const underReplicated: { topic: string; partition: number; replicas: number[]; isr: number[] }[] = [];
@@ -43,6 +44,7 @@ export function clusterStatus(node: ClusterNode): Record<string, unknown> {
     brokerId: node.controller.options.brokerId,
     controllerId: st.controllerId,
     activeController: st.active,
+    voters: node.voterIds,
     raft: { term: st.raftTerm, commit: st.raftCommit, applied: st.applied },
     brokers: md.brokers().map((b) => ({
       id: b.id,

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { pino } from 'pino';
 import { freePort, waitFor } from '../test-support/net.js';
 import { errorNumber } from '@mq/protocol/errors';
-import { metadataFetchAnswer } from '../cluster/handlers.js';
+import { metadataFetchAnswer } from '../handlers/controller-forward.js';
 import { decodeCommand } from './commands.js';
 import { ControllerChannel, type ConnectFn } from './controller-channel.js';
 import { RaftController } from './controller.js';

@@ -7,7 +7,7 @@
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { errorCodeFromNumber, errorNumber as errorNumberOf } from '@mq/protocol/errors';
-import { startTestBroker, TestClient, type TestBroker } from '../../test/helpers.js';
+import { coordinatorReady, partitionDir, startTestBroker, TestClient, waitFor, type TestBroker } from '../../test/helpers.js';
 
 async function segmentBytes(dir: string): Promise<number> {
   let total = 0;
@@ -28,8 +28,9 @@ describe('group coordinator in the broker', () => {
   });
 
   it('compacts __consumer_offsets and restarts with the latest offsets', async () => {
-    t = await startTestBroker({ 'offsets.topic.segment.bytes': '2048', 'offsets.compaction.interval.ms': '50' });
+    t = await startTestBroker({ 'offsets.topic.segment.bytes': '2048', 'log.cleaner.interval.ms': '50' });
     c = await TestClient.connect(t.url);
+    await coordinatorReady(c);
     const created = await c.request({ createTopics: { topics: [{ name: 'ledger', numPartitions: 2 }] } });
     expect(created.createTopics!.results[0]!.errorCode).toBe(0);
     const { encodeBatchSync } = await import('@mq/protocol/batch');
@@ -46,10 +47,10 @@ describe('group coordinator in the broker', () => {
       await commit('busy', i % 2, i);
       if (i % 100 === 0) await commit('quiet', 0, i / 100);
     }
-    const dir = path.join(t.dataDir, '__consumer_offsets-0');
-    // The compactor runs every 50 ms: of the 303 commit records, only the latest per key and the
+    const dir = await partitionDir(t.dataDir, '__consumer_offsets', 0);
+    // The cleaner runs every 50 ms: of the 303 commit records, only the latest per key and the
     // active segment's records stay; the files shrink to about one segment.
-    const removed = () => t.lines.filter((l) => l.msg === 'compacted __consumer_offsets').reduce((n, l) => n + (l.removedRecords as number), 0);
+    const removed = () => t.lines.filter((l) => l.msg === 'compacted' && l.topic === '__consumer_offsets').reduce((n, l) => n + (l.removedRecords as number), 0);
     const deadline = Date.now() + 20_000;
     while (removed() < 250) {
       if (Date.now() > deadline) throw new Error(`compaction removed only ${removed()} records`);
@@ -68,6 +69,8 @@ describe('group coordinator in the broker', () => {
     await c.close();
     await t.restart();
     c = await TestClient.connect(t.url);
+    // The coordinator loads its offsets partition once the restarted broker leads it (COORDINATOR_LOAD_IN_PROGRESS until then).
+    await waitFor(async () => (await c.request({ offsetFetch: { groupId: 'busy', topics: [{ name: 'ledger', partitions: [0] }] } })).offsetFetch!.errorCode === 0, 10_000);
     expect(await fetch('busy')).toEqual(expected.busy);
     expect(await fetch('quiet')).toEqual(expected.quiet);
   });
@@ -75,6 +78,7 @@ describe('group coordinator in the broker', () => {
   it('answers joins waiting for a rebalance at once when the broker shuts down', async () => {
     t = await startTestBroker({ 'group.initial.rebalance.delay.ms': '0' });
     c = await TestClient.connect(t.url);
+    await coordinatorReady(c);
     const join = async (memberId: string, timeoutMs = 10_000) =>
       (
         await c.request(

@@ -1,28 +1,23 @@
 /**
- * Wires the group coordinator into the broker. A single broker: the local
- * internal topic `__consumer_offsets` (created on first start), every
- * partition of it loaded at start, compacted on a timer. Cluster mode: the
- * replicated cluster topic, coordinated partition by partition by its
- * leaders (see cluster-groups.ts). Plus the request handlers and HTTP routes.
+ * Wires the group coordinator into the broker: `__consumer_offsets` is a
+ * replicated cluster topic (a one-node cluster's too), coordinated
+ * partition by partition by its leaders (see cluster-groups.ts) and
+ * compacted by the cluster's cleaner. Plus the request handlers and HTTP
+ * routes.
  */
 import { MqError, errorCodeFromNumber, errorNumber, type ErrorCode } from '@mq/protocol/errors';
-import { iterateBatches, lastOffset } from '@mq/protocol/batch';
 import type { Logger } from 'pino';
 import type { BrokerConfig } from '../config/broker-config.js';
 import { validateTopicConfigs } from '../config/topic-config.js';
 import type { BrokerContext } from '../context.js';
 import type { HandlerMap, ResponseOf } from '../handlers/types.js';
 import type { Router } from '../http/router.js';
-import { compactPartitionLog } from '../topics/log-cleaner.js';
-import type { TopicManager } from '../topics/topic-manager.js';
 import type { ClusterNode } from '../cluster/cluster-node.js';
 import { ClusterGroups, type FindCoordinatorAnswer, type GroupsCluster } from './cluster-groups.js';
-import { createGroupCoordinator, type GroupCoordinator } from './group-coordinator.js';
-import type { OffsetsLog } from './offsets-log.js';
+import type { GroupCoordinator } from './group-coordinator.js';
 import { OFFSETS_TOPIC, groupOptionsFromConfig, parseGroupCoordinatorOptions } from './options.js';
 import type { TopicView } from './types.js';
 import { groupIdProblem, refuse } from '../request-limits.js';
-import { guardedInterval } from '../guard.js';
 
 /** Broker config keys of the coordinator (Kafka's names) and their defaults. */
 export const GROUP_CONFIG_KEYS = [
@@ -43,23 +38,24 @@ export const GROUP_CONFIG_KEYS = [
 
 export interface BrokerGroupsDeps {
   config: BrokerConfig;
-  topics: TopicManager;
   logger: Logger;
   clock: () => number;
 }
 
 export interface BrokerGroups {
-  /** The coordinator: a single broker's from the start; in cluster mode once `__consumer_offsets` exists. */
+  /** The coordinator, once the cluster is joined and `__consumer_offsets` exists. */
   readonly coordinator: GroupCoordinator | undefined;
   readonly handlers: HandlerMap;
   /**
-   * Cluster mode: coordinate the groups of the `__consumer_offsets`
+   * Coordinate the groups of the `__consumer_offsets`
    * partitions this broker leads, and see the cluster's topics. Until it is
    * called, group requests are answered NOT_COORDINATOR /
    * COORDINATOR_NOT_AVAILABLE.
    */
   useCluster(node: Pick<ClusterNode, 'controller' | 'replicas' | 'topicView' | 'peers'>): void;
   registerRoutes(router: Router, ctx: BrokerContext): void;
+  /** Creates `__consumer_offsets` if needed and waits (up to `timeoutMs`) until the partitions led here are loaded. */
+  ready(timeoutMs: number): Promise<void>;
   close(): void;
 }
 
@@ -67,45 +63,9 @@ export function isInternalTopic(name: string): boolean {
   return name === OFFSETS_TOPIC;
 }
 
-/** The offsets log over the partitions of a single broker's local `__consumer_offsets`. */
-function offsetsLogOver(topics: TopicManager): OffsetsLog {
-  const partition = (p: number) => topics.partition(OFFSETS_TOPIC, p);
-  return {
-    get partitionCount() {
-      return topics.require(OFFSETS_TOPIC).partitions.length;
-    },
-    // Single broker: appended (and flushed per the topic's flush policy) is acks=all.
-    async append(p, batch) {
-      const r = await partition(p).append(batch);
-      return { baseOffset: r.baseOffset };
-    },
-    async read(p, fromOffset, maxBytes) {
-      const part = partition(p);
-      const records = await part.read(fromOffset, maxBytes);
-      let next = fromOffset;
-      for (const span of iterateBatches(records)) next = lastOffset(span.header) + 1;
-      return { records, nextOffset: next };
-    },
-    startOffset: (p) => partition(p).logStartOffset,
-    endOffset: (p) => partition(p).highWatermark,
-  };
-}
-
 /** Topic configs of `__consumer_offsets`: compacted, never deleted by time or size. */
 function offsetsTopicConfigs(config: BrokerConfig): Record<string, string> {
   return { 'cleanup.policy': 'compact', 'retention.ms': '-1', 'retention.bytes': '-1', 'segment.bytes': config.get('offsets.topic.segment.bytes') };
-}
-
-/** Whether the broker runs in a cluster (same test as cluster-node's isClusterConfig, without loading it). */
-function clusterMode(config: BrokerConfig): boolean {
-  const has = (key: string) => {
-    try {
-      return config.get(key).trim() !== '';
-    } catch {
-      return false; // a build without that key
-    }
-  };
-  return has('controller.quorum.voters') || has('controller.quorum.bootstrap.servers');
 }
 
 /** The cluster as the groups see it, from the broker's cluster node. */
@@ -129,7 +89,7 @@ export function groupsClusterOf(node: Pick<ClusterNode, 'controller' | 'replicas
 }
 
 export async function startGroups(deps: BrokerGroupsDeps): Promise<BrokerGroups> {
-  const { topics, config, logger } = deps;
+  const { config, logger } = deps;
   const raw: Record<string, string> = {};
   for (const key of GROUP_CONFIG_KEYS) raw[key] = config.get(key);
   const options = parseGroupCoordinatorOptions(groupOptionsFromConfig(raw));
@@ -139,138 +99,51 @@ export async function startGroups(deps: BrokerGroupsDeps): Promise<BrokerGroups>
     logEndOffset: (t, p) => view.logEndOffset(t, p),
   });
 
-  if (clusterMode(config)) {
-    // Cluster mode: no local __consumer_offsets; the coordinator starts with the cluster (useCluster).
-    let cluster: ClusterGroups | undefined;
-    let clusterNode: Pick<ClusterNode, 'controller' | 'peers'> | undefined;
-    let closed = false;
-    const source: GroupHandlerSource = {
-      coordinator: () => cluster?.coordinator,
-      findCoordinator: (groupId) =>
-        cluster?.findCoordinator(groupId) ?? { errorCode: errorNumber('COORDINATOR_NOT_AVAILABLE'), errorMessage: 'this broker has not joined the cluster yet; retry' },
-      close: () => {
-        closed = true;
-        cluster?.close();
-      },
-    };
-    return {
-      get coordinator() {
-        return cluster?.coordinator;
-      },
-      handlers: groupHandlers(source),
-      useCluster(node) {
-        if (cluster || closed) return;
-        clusterNode = node;
-        const view = node.topicView();
-        const replicationFactor = config.int('offsets.topic.replication.factor');
-        cluster = new ClusterGroups(
-          { ...groupsClusterOf(node), topics: internalHidden(view) },
-          {
-            coordinator: options,
-            offsetsTopicPartitions: options.offsetsTopicPartitions,
-            offsetsTopicReplicationFactor: replicationFactor,
-            offsetsTopicConfigs: validateTopicConfigs(offsetsTopicConfigs(config), config.int('max.frame.bytes')),
-            commitTimeoutMs: config.int('offsets.commit.timeout.ms'),
-          },
-          { clock: deps.clock, logger: groupLogger },
-        );
-        logger.info({ partitions: options.offsetsTopicPartitions, replicationFactor }, 'group coordinator follows the leaders of __consumer_offsets (cluster mode)');
-      },
-      registerRoutes: (router, ctx) =>
-        registerGroupRoutes(router, ctx, () => cluster?.coordinator, {
-          locate: (group) => cluster?.coordinatorHint(group) ?? 'this broker has not joined the cluster yet',
-          listEverywhere: (states) => listGroupsOfCluster(clusterNode, cluster?.coordinator, ctx.brokerId, states),
-        }),
-      close: () => source.close!(),
-    };
-  }
-
-  let existing = topics.get(OFFSETS_TOPIC);
-  if (!existing) {
-    await topics.create({
-      name: OFFSETS_TOPIC,
-      numPartitions: options.offsetsTopicPartitions,
-      replicationFactor: 1,
-      // Never lose committed offsets to time or size retention: the coordinator compacts the topic instead (below).
-      configs: offsetsTopicConfigs(config),
-    });
-    existing = topics.require(OFFSETS_TOPIC);
-  }
-  const partitions = existing.partitions.length;
-  if (partitions !== options.offsetsTopicPartitions) {
-    logger.warn(
-      { configured: options.offsetsTopicPartitions, actual: partitions },
-      `${OFFSETS_TOPIC} already exists with another partition count; using it (the count is fixed once created)`,
-    );
-  }
-  const coordinator = createGroupCoordinator(
-    { ...options, offsetsTopicPartitions: partitions },
-    {
-      offsetsLog: offsetsLogOver(topics),
-      topics: internalHidden({
-        partitionCount: (t) => topics.get(t)?.partitions.length,
-        logEndOffset: (t, p) => topics.get(t)?.partitions[p]?.highWatermark,
-      }),
-      clock: deps.clock,
-      logger: groupLogger,
-    },
-  );
-  const started = Date.now();
-  await coordinator.startup();
-  logger.info({ partitions, groups: coordinator.groupCount, ms: Date.now() - started }, 'group coordinator ready');
-  const compactor = startOffsetsCompaction(topics, Number(config.get('offsets.compaction.interval.ms')), logger);
-  return {
-    coordinator,
-    handlers: groupHandlers({ coordinator: () => coordinator, close: () => coordinator.close() }),
-    registerRoutes: (router, ctx) => registerGroupRoutes(router, ctx, () => coordinator),
-    useCluster: () => {
-      throw new MqError('INVALID_CONFIG', 'useCluster needs cluster mode (controller.quorum.voters)');
-    },
+  // The coordinator starts with the cluster (useCluster).
+  let cluster: ClusterGroups | undefined;
+  let clusterNode: Pick<ClusterNode, 'controller' | 'peers'> | undefined;
+  let closed = false;
+  const source: GroupHandlerSource = {
+    coordinator: () => cluster?.coordinator,
+    findCoordinator: (groupId) =>
+      cluster?.findCoordinator(groupId) ?? { errorCode: errorNumber('COORDINATOR_NOT_AVAILABLE'), errorMessage: 'this broker has not joined the cluster yet; retry' },
     close: () => {
-      compactor.stop();
-      coordinator.close();
+      closed = true;
+      cluster?.close();
     },
   };
-}
-
-/**
- * A single broker's `__consumer_offsets` is a compacted topic: every record is keyed by
- * (group, topic, partition) or (group), so only the latest per key matters.
- * The topic says cleanup.policy=compact; the coordinator (not the broker's
- * general cleaner, which skips internal topics) runs the log-store's key
- * compaction over its closed segments
- * (below the high watermark) on a timer; tombstones go after the log's
- * deleteRetentionMs. The active segment is never compacted (as in Kafka).
- * (In cluster mode the topic is a replicated cluster topic with
- * cleanup.policy=compact, which the cluster's cleaner compacts.)
- */
-export function startOffsetsCompaction(topics: TopicManager, intervalMs: number, logger: Logger): { stop(): void; runOnce(): Promise<number> } {
-  let running: Promise<number> | null = null;
-  let stopped = false;
-  const runOnce = (): Promise<number> =>
-    (running ??= (async () => {
-      let removed = 0;
-      try {
-        const topic = topics.get(OFFSETS_TOPIC);
-        for (const p of topic?.partitions ?? []) {
-          if (stopped || p.isClosed) break;
-          const where = { topic: OFFSETS_TOPIC, partition: p.index };
-          removed += (await compactPartitionLog(p.log, p.highWatermark, where, logger, 'compacted __consumer_offsets')).removedRecords;
-        }
-      } catch (err) {
-        if (!stopped) logger.warn({ err }, 'compaction of __consumer_offsets failed; retrying on the next interval');
-      } finally {
-        running = null;
-      }
-      return removed;
-    })());
-  const timer = guardedInterval(logger, 'compaction of __consumer_offsets', runOnce, intervalMs);
   return {
-    runOnce,
-    stop() {
-      stopped = true;
-      clearInterval(timer);
+    get coordinator() {
+      return cluster?.coordinator;
     },
+    handlers: groupHandlers(source),
+    useCluster(node) {
+      if (cluster || closed) return;
+      clusterNode = node;
+      const view = node.topicView();
+      const replicationFactor = config.int('offsets.topic.replication.factor');
+      cluster = new ClusterGroups(
+        { ...groupsClusterOf(node), topics: internalHidden(view) },
+        {
+          coordinator: options,
+          offsetsTopicPartitions: options.offsetsTopicPartitions,
+          offsetsTopicReplicationFactor: replicationFactor,
+          offsetsTopicConfigs: validateTopicConfigs(offsetsTopicConfigs(config), config.int('max.frame.bytes')),
+          commitTimeoutMs: config.int('offsets.commit.timeout.ms'),
+        },
+        { clock: deps.clock, logger: groupLogger },
+      );
+      logger.info({ partitions: options.offsetsTopicPartitions, replicationFactor }, 'group coordinator follows the leaders of __consumer_offsets');
+    },
+    registerRoutes: (router, ctx) =>
+      registerGroupRoutes(router, ctx, () => cluster?.coordinator, {
+        locate: (group) => cluster?.coordinatorHint(group) ?? 'this broker has not joined the cluster yet',
+        listEverywhere: (states) => listGroupsOfCluster(clusterNode, cluster?.coordinator, ctx.brokerId, states),
+      }),
+    ready: async (timeoutMs) => {
+      await cluster?.ready(timeoutMs);
+    },
+    close: () => source.close!(),
   };
 }
 

@@ -216,6 +216,29 @@ export class ClusterGroups {
       }));
   }
 
+  /**
+   * Resolves once `__consumer_offsets` exists and every partition of it the
+   * metadata says this broker leads is loaded, or after `timeoutMs` (a one-node cluster's start: its
+   * groups are served from its first request, as a single broker's were).
+   */
+  async ready(timeoutMs: number): Promise<void> {
+    await this.ensureOffsetsTopic();
+    const deadline = this.deps.clock() + timeoutMs;
+    const loaded = () => {
+      const topic = this.cluster.topic(OFFSETS_TOPIC);
+      const c = this.coordinatorValue;
+      if (!topic || !c) return false;
+      return topic.partitions.every((rec, p) => rec.leader !== this.cluster.brokerId || c.isPartitionLoaded(p));
+    };
+    while (!this.closed && !loaded()) {
+      if (this.deps.clock() > deadline) {
+        this.deps.logger.warn({ timeoutMs }, `${OFFSETS_TOPIC} is not loaded yet; group requests answer COORDINATOR_LOAD_IN_PROGRESS until it is`);
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  }
+
   close(): void {
     if (this.closed) return;
     this.closed = true;

@@ -94,7 +94,7 @@ export interface GroupCoordinator {
   readonly options: ParsedGroupCoordinatorOptions;
   /** The `__consumer_offsets` partition that coordinates a group. */
   partitionFor(groupId: string): number;
-  /** Loads every partition (a single broker leads them all). */
+  /** Loads every partition (when this broker leads them all). */
   startup(): Promise<void>;
   /** Takes over a partition of `__consumer_offsets` (on becoming its leader): rebuilds its groups from the log. */
   loadPartition(partition: number): Promise<void>;

@@ -1,5 +1,5 @@
 export { createGroupCoordinator, isGroupState } from './group-coordinator.js';
-export { MemoryOffsetsLog, offsetsLogFromLogs } from './offsets-log.js';
+export { MemoryOffsetsLog } from './offsets-log.js';
 export {
   DEFAULT_GROUP_INITIAL_REBALANCE_DELAY_MS,
   DEFAULT_GROUP_MAX_SESSION_TIMEOUT_MS,
@@ -15,7 +15,7 @@ export { ManualTime, systemTimers } from '@mq/protocol/components';
 export { GROUP_STATES } from './types.js';
 
 export type { GroupCoordinator } from './group-coordinator.js';
-export type { LogOffsetsLogOptions, OffsetsLog, PartitionLogLike } from './offsets-log.js';
+export type { OffsetsLog } from './offsets-log.js';
 export type { GroupCoordinatorOptions, ParsedGroupCoordinatorOptions } from './options.js';
 export type { Clock, TimerHandle, Timers } from '@mq/protocol/components';
 export type { GroupCoordinatorComponents, GroupState, GroupSummary, RequestContext, TopicView } from './types.js';

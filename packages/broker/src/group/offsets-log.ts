@@ -1,7 +1,8 @@
 /**
  * Where the coordinator keeps its state: the partitions of the internal
  * compacted topic `__consumer_offsets`. The coordinator only needs to append
- * and to read back; the broker provides the real one over its partition logs.
+ * and to read back; the broker provides the real one over the replicated
+ * partitions (replicated-offsets-log.ts).
  */
 import { MqError } from '@mq/protocol/errors';
 import { iterateBatches, lastOffset, setBaseOffset, validateBatch } from '@mq/protocol/batch';
@@ -31,51 +32,10 @@ export interface OffsetsLog {
   awaitLoadable?(partition: number): Promise<void>;
 }
 
-/** The part of a log-store `Log` the adapter needs (structural, so the group code does not import log-store). */
-export interface PartitionLogLike {
-  readonly logStartOffset: number;
-  readonly logEndOffset: number;
-  append(batches: Buffer, options?: { assignOffsets?: boolean; leaderEpoch?: number }): Promise<{ baseOffset: number }>;
-  read(fromOffset: number, maxBytes: number): Promise<{ records: Buffer; nextOffset: number }>;
-  flush(): Promise<void>;
-}
-
-export interface LogOffsetsLogOptions {
-  /**
-   * Flush after every append before answering. Leave false when the logs
-   * themselves flush per their policy on append (e.g. `flush: always`).
-   */
-  flushOnAppend?: boolean;
-  /** Called after each append; the broker waits here for the replicas of acks=all. */
-  afterAppend?: (partition: number, lastOffset: number) => Promise<void>;
-}
-
 function checkPartition(partition: number, count: number) {
   if (!Number.isInteger(partition) || partition < 0 || partition >= count) {
     throw new MqError('UNKNOWN_TOPIC_OR_PARTITION', `__consumer_offsets has no partition ${partition} (it has ${count})`);
   }
-}
-
-/** Adapts the broker's partition logs of `__consumer_offsets` (index = partition). */
-export function offsetsLogFromLogs(logs: readonly PartitionLogLike[], options: LogOffsetsLogOptions = {}): OffsetsLog {
-  return {
-    partitionCount: logs.length,
-    async append(partition, batch) {
-      checkPartition(partition, logs.length);
-      const log = logs[partition]!;
-      const { lastOffsetDelta } = validateBatch(batch);
-      const { baseOffset } = await log.append(batch);
-      if (options.flushOnAppend) await log.flush();
-      if (options.afterAppend) await options.afterAppend(partition, baseOffset + lastOffsetDelta);
-      return { baseOffset };
-    },
-    read(partition, fromOffset, maxBytes) {
-      checkPartition(partition, logs.length);
-      return logs[partition]!.read(fromOffset, maxBytes);
-    },
-    startOffset: (partition) => logs[partition]!.logStartOffset,
-    endOffset: (partition) => logs[partition]!.logEndOffset,
-  };
 }
 
 /**

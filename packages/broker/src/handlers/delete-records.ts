@@ -8,6 +8,7 @@ import { MqError } from '@mq/protocol/errors';
 import { wireError } from '../errors.js';
 import { refuseInternal } from '../topics/topic-name.js';
 import type { RequestContext } from '../context.js';
+import { notLeader, type HandlerDeps } from './deps.js';
 import type { Handler, RequestOf } from './types.js';
 
 /** The offset DeleteRecords asks for meaning "up to the high watermark". */
@@ -57,10 +58,14 @@ export async function perDeleteRecordsPartition(
   return { topics };
 }
 
-export const deleteRecords: Handler<'deleteRecords'> = (req, ctx) =>
-  perDeleteRecordsPartition(req, ctx, (topic, index, offset) => {
-    refuseInternal(topic, 'delete records of');
-    const p = ctx.broker.topics.partition(topic, index);
-    if (p.offline) throw p.offline.error();
-    return deleteRecordsOf({ name: `${topic}-${index}`, highWatermark: p.highWatermark, log: p.log }, offset);
-  });
+/** DeleteRecords on the partitions this broker leads; followers learn the new log start from their fetches. */
+export function deleteRecords(d: HandlerDeps): Handler<'deleteRecords'> {
+  return (req, ctx) =>
+    perDeleteRecordsPartition(req, ctx, async (topic, index, offset) => {
+      refuseInternal(topic, 'delete records of');
+      const leader = d.replicas.leaderOf(topic, index);
+      const hosted = d.replicas.hostedPartition(topic, index);
+      if (!leader || !hosted) throw notLeader(d, topic, index);
+      return deleteRecordsOf({ name: `${topic}-${index}`, highWatermark: leader.highWatermark, log: hosted.log }, offset);
+    });
+}

@@ -9,6 +9,10 @@ import { TopicConfig } from '../config/topic-config.js';
 import { wireError } from '../errors.js';
 import { refuseInternal, validateTopicName } from '../topics/topic-name.js';
 import type { RequestContext } from '../context.js';
+import { alterTopicConfigs, sameTopicConfigs } from '../config/alter-topic-configs.js';
+import { checkCommand, commandLimitsOf } from '../controller/command-limits.js';
+import { requestDeadline } from '../request-limits.js';
+import { applied, type HandlerDeps } from './deps.js';
 import type { Handler, RequestOf } from './types.js';
 
 /**
@@ -42,5 +46,31 @@ export async function perConfigResource(
   return { results };
 }
 
-export const incrementalAlterConfigs: Handler<'incrementalAlterConfigs'> = (req, ctx) =>
-  perConfigResource(req, ctx, (topic, set, remove, validateOnly) => ctx.broker.topics.alterConfigs(topic, set, remove, validateOnly));
+/**
+ * Through the controller: an alterTopicConfigs command in the metadata log,
+ * which every broker hosting the topic applies to its partition logs;
+ * answered once applied here.
+ */
+export function incrementalAlterConfigs(d: HandlerDeps): Handler<'incrementalAlterConfigs'> {
+  const md = d.controller.metadata;
+  return (req, ctx) => {
+    const deadline = requestDeadline(Date.now, req.timeoutMs ?? 0);
+    return perConfigResource(req, ctx, async (name, set, remove, validateOnly) => {
+      const t = md.topic(name);
+      if (!t) throw new MqError('UNKNOWN_TOPIC_OR_PARTITION', `topic "${name}" does not exist (create it with: mq topic create ${name})`, { retriable: false });
+      const configs = alterTopicConfigs(t.configs, set, remove, d.config.int('max.frame.bytes'));
+      const checkedSet = Object.fromEntries(Object.keys(set).map((k) => [k, configs[k]!]));
+      const command = checkCommand({ type: 'alterTopicConfigs', name, topicId: t.topicId, set: checkedSet, delete: remove }, md, commandLimitsOf(d.config));
+      if (validateOnly) return configs;
+      const v = (await d.controller.submit(command, deadline.check())) as { configs: Record<string, string> };
+      const done = () => {
+        const now = md.topic(name);
+        return !now || now.topicId !== t.topicId || sameTopicConfigs(now.configs, v.configs);
+      };
+      await applied(d, done, Math.min(5000, deadline.remaining()));
+      // This broker's partitions of the topic take the new options before the answer.
+      await d.replicas.settled();
+      return v.configs;
+    });
+  };
+}

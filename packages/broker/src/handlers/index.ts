@@ -4,36 +4,54 @@
  * the APIs listed.
  */
 import { BODY_API, SUPPORTED_API_VERSIONS, type ApiVersionRange, type RequestBody } from '@mq/protocol/wire';
+import { controllerForward } from './controller-forward.js';
+import { createPartitions } from './create-partitions.js';
+import { createTopics } from './create-topics.js';
 import { deleteRecords } from './delete-records.js';
+import { deleteTopics } from './delete-topics.js';
+import type { HandlerDeps } from './deps.js';
 import { describeConfigs } from './describe-configs.js';
-import { incrementalAlterConfigs } from './incremental-alter-configs.js';
 import { fetch } from './fetch.js';
 import { handshake } from './handshake.js';
+import { incrementalAlterConfigs } from './incremental-alter-configs.js';
+import { initProducerId } from './init-producer-id.js';
 import { listOffsets } from './list-offsets.js';
 import { metadata } from './metadata.js';
 import { offsetForLeaderEpoch } from './offset-for-leader-epoch.js';
 import { produce } from './produce.js';
-import { createPartitions } from './create-partitions.js';
-import { createTopics } from './create-topics.js';
-import { deleteTopics } from './delete-topics.js';
-import { initProducerId } from './init-producer-id.js';
 import type { HandlerMap } from './types.js';
 
+/** The handlers that need nothing but the broker context; the groups add theirs (group/broker-groups.ts). */
 export const DEFAULT_HANDLERS: HandlerMap = {
   handshake,
-  metadata,
-  createTopics,
-  deleteTopics,
-  createPartitions,
-  describeConfigs,
-  incrementalAlterConfigs,
-  produce,
-  fetch,
-  listOffsets,
-  offsetForLeaderEpoch,
-  deleteRecords,
   initProducerId,
 };
+
+/**
+ * The metadata, topic admin and partition APIs, over the controller and the
+ * replica manager (the cluster node builds them; a one-node cluster's too):
+ * Metadata from the metadata log; Produce, Fetch, ListOffsets and
+ * OffsetForLeaderEpoch on the partitions this broker leads (NOT_LEADER
+ * otherwise, so the client refreshes metadata and goes to the leader); topic
+ * admin (and IncrementalAlterConfigs) through the controller; DeleteRecords
+ * on the leaders; ControllerForward for other brokers.
+ */
+export function partitionHandlers(d: HandlerDeps): HandlerMap {
+  return {
+    metadata: metadata(d),
+    produce: produce(d),
+    fetch: fetch(d),
+    listOffsets: listOffsets(d),
+    offsetForLeaderEpoch: offsetForLeaderEpoch(d),
+    createTopics: createTopics(d),
+    deleteTopics: deleteTopics(d),
+    createPartitions: createPartitions(d),
+    describeConfigs: describeConfigs(d),
+    incrementalAlterConfigs: incrementalAlterConfigs(d),
+    deleteRecords: deleteRecords(d),
+    controllerForward: controllerForward(d),
+  };
+}
 
 /** The version ranges of the APIs `handlers` implements. */
 export function apiVersionsFor(handlers: HandlerMap): ApiVersionRange[] {
@@ -48,3 +66,4 @@ export function apiVersionsFor(handlers: HandlerMap): ApiVersionRange[] {
 
 export { NO_RESPONSE } from './types.js';
 export type { Handler, HandlerMap, RequestOf, ResponseOf } from './types.js';
+export type { HandlerDeps } from './deps.js';

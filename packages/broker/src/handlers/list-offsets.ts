@@ -4,10 +4,11 @@
  * partition's log start offset and high watermark, so one request gives the
  * watermarks {low, high}.
  */
-import type { mq } from '@mq/protocol/wire';
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, LOG_END_TIMESTAMP } from '@mq/protocol/wire';
+import type { mq } from '@mq/protocol/wire';
 import { MqError } from '@mq/protocol/errors';
 import { wireError } from '../errors.js';
+import { logRefusal, notLeader, type HandlerDeps } from './deps.js';
 import type { Handler } from './types.js';
 
 /** Where a partition's offsets stand, as the leader sees them. */
@@ -18,8 +19,8 @@ export interface OffsetMarks {
 }
 
 /**
- * Answers one ListOffsets query against a partition's marks and log (the
- * single broker's Partition, or a cluster PartitionLeader and its log). A
+ * Answers one ListOffsets query against a partition's marks and log (a
+ * PartitionLeader and its log). A
  * timestamp lookup never answers an offset at or above the high watermark.
  */
 export async function lookupOffset(
@@ -38,34 +39,32 @@ export async function lookupOffset(
   return found;
 }
 
-export const listOffsets: Handler<'listOffsets'> = async (req, ctx) => {
-  const b = ctx.broker;
-  const topics: mq.ListOffsetsTopicResponse.$Properties[] = [];
-  for (const t of req.topics ?? []) {
-    const name = t.name ?? '';
-    const partitions: mq.ListOffsetsPartitionResponse.$Properties[] = [];
-    for (const lp of t.partitions ?? []) {
-      const index = lp.partition ?? 0;
-      try {
-        const p = b.topics.partition(name, index);
-        p.checkLeaderEpoch(lp.currentLeaderEpoch ?? -1);
-        if (p.offline) throw p.offline.error();
-        const found = await lookupOffset(p, p.log, lp.timestamp ?? LATEST_TIMESTAMP);
-        partitions.push({
-          partition: index,
-          errorCode: 0,
-          timestamp: found.timestamp,
-          offset: found.offset,
-          leaderEpoch: p.leaderEpoch,
-          logStartOffset: p.logStartOffset,
-          highWatermark: p.highWatermark,
-        });
-      } catch (err) {
-        ctx.logger.warn({ conn: ctx.connection.id, topic: name, partition: index, err: (err as Error).message }, 'list offsets refused');
-        partitions.push({ partition: index, ...wireError(err), timestamp: -1, offset: -1, leaderEpoch: -1, logStartOffset: -1, highWatermark: -1 });
+/** ListOffsets on the partitions this broker leads (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH for a stale or future epoch). */
+export function listOffsets(d: HandlerDeps): Handler<'listOffsets'> {
+  return async (req, ctx) => {
+    const topics: mq.ListOffsetsTopicResponse.$Properties[] = [];
+    for (const t of req.topics ?? []) {
+      const name = t.name ?? '';
+      const partitions: mq.ListOffsetsPartitionResponse.$Properties[] = [];
+      for (const lp of t.partitions ?? []) {
+        const index = lp.partition ?? 0;
+        try {
+          const leader = d.replicas.leaderOf(name, index);
+          const hosted = d.replicas.hostedPartition(name, index);
+          if (!leader || !hosted) throw notLeader(d, name, index);
+          const asked = lp.currentLeaderEpoch ?? -1;
+          if (asked >= 0 && asked < leader.leaderEpoch) throw new MqError('FENCED_LEADER_EPOCH', `leader epoch ${asked} is older than ${leader.leaderEpoch} for ${name}-${index}`);
+          if (asked > leader.leaderEpoch) throw new MqError('UNKNOWN_LEADER_EPOCH', `leader epoch ${asked} is newer than ${leader.leaderEpoch} for ${name}-${index}`);
+          const hw = leader.highWatermark;
+          const found = await lookupOffset({ logStartOffset: leader.logStartOffset, highWatermark: hw, logEndOffset: leader.logEndOffset }, hosted.log, Number(lp.timestamp ?? LATEST_TIMESTAMP));
+          partitions.push({ partition: index, errorCode: 0, timestamp: found.timestamp, offset: found.offset, leaderEpoch: leader.leaderEpoch, logStartOffset: leader.logStartOffset, highWatermark: hw });
+        } catch (err) {
+          logRefusal(ctx, 'list offsets', name, index, err);
+          partitions.push({ partition: index, ...wireError(err), timestamp: -1, offset: -1, leaderEpoch: -1, logStartOffset: -1, highWatermark: -1 });
+        }
       }
+      topics.push({ name, partitions });
     }
-    topics.push({ name, partitions });
-  }
-  return { topics };
-};
+    return { topics };
+  };
+}

@@ -1,31 +1,35 @@
-/** OffsetForLeaderEpoch: from the log's leader-epoch cache, for followers and consumers detecting truncation. */
+/** OffsetForLeaderEpoch: where a leader epoch ended in the log of a partition led here (followers and consumers detecting divergence). */
 import type { mq } from '@mq/protocol/wire';
-import { wireError } from '../errors.js';
+import { errorNumber } from '@mq/protocol/errors';
+import { handleOffsetForLeaderEpoch } from '@mq/replication';
+import { whyNotLed, type HandlerDeps } from './deps.js';
 import type { Handler } from './types.js';
 
-export const offsetForLeaderEpoch: Handler<'offsetForLeaderEpoch'> = async (req, ctx) => {
-  const b = ctx.broker;
-  const topics: mq.OffsetForLeaderEpochTopicResponse.$Properties[] = [];
-  for (const t of req.topics ?? []) {
-    const name = t.name ?? '';
-    const partitions: mq.OffsetForLeaderEpochPartitionResponse.$Properties[] = [];
-    for (const q of t.partitions ?? []) {
-      const index = q.partition ?? 0;
-      try {
-        const p = b.topics.partition(name, index);
-        p.checkLeaderEpoch(q.currentLeaderEpoch ?? -1);
-        const r = p.log.leaderEpochs.endOffsetFor(q.leaderEpoch ?? 0);
-        // The latest epoch ends at the log end, but only another broker's replica may see past the high
-        // watermark (consumers send -1, or leave replica_id unset, which proto3 reads as 0).
-        const replicaId = req.replicaId ?? -1;
-        const follower = replicaId >= 0 && replicaId !== b.brokerId;
-        const endOffset = !follower && r.epoch === p.leaderEpoch && r.endOffset > p.highWatermark ? p.highWatermark : r.endOffset;
-        partitions.push({ partition: index, errorCode: 0, leaderEpoch: r.epoch, endOffset });
-      } catch (err) {
-        partitions.push({ partition: index, errorCode: wireError(err).errorCode, leaderEpoch: -1, endOffset: -1 });
-      }
-    }
-    topics.push({ name, partitions });
-  }
-  return { topics };
-};
+export function offsetForLeaderEpoch(d: HandlerDeps): Handler<'offsetForLeaderEpoch'> {
+  return async (req) => {
+    const request = {
+      replicaId: req.replicaId ?? -1,
+      partitions: (req.topics ?? []).flatMap((t) =>
+        (t.partitions ?? []).map((p) => ({
+          topic: t.name ?? '',
+          topicId: t.topicId ?? '',
+          partition: p.partition ?? 0,
+          currentLeaderEpoch: p.currentLeaderEpoch ?? -1,
+          leaderEpoch: p.leaderEpoch ?? 0,
+        })),
+      ),
+    };
+    const res = handleOffsetForLeaderEpoch(request, { leaders: (t, p) => d.replicas.leaderOf(t, p), hosts: (t, p) => d.replicas.hosts(t, p) });
+    // One entry per topic name and the topic id asked about (as Fetch).
+    const out = new Map<string, { name: string; topicId: string; partitions: mq.OffsetForLeaderEpochPartitionResponse.$Properties[] }>();
+    res.partitions.forEach((p, i) => {
+      const asked = request.partitions[i]!.topicId;
+      const k = `${p.topic}\u0000${asked}`;
+      let entry = out.get(k);
+      if (!entry) out.set(k, (entry = { name: p.topic, topicId: asked, partitions: [] }));
+      const why = p.errorCode === 'NOT_LEADER' || p.errorCode === 'UNKNOWN_TOPIC_OR_PARTITION' ? whyNotLed(d, p.topic, p.partition, asked) : undefined;
+      entry.partitions.push({ partition: p.partition, errorCode: errorNumber(why?.code ?? p.errorCode), leaderEpoch: p.leaderEpoch, endOffset: p.endOffset });
+    });
+    return { topics: [...out.values()] };
+  };
+}

@@ -10,32 +10,14 @@ import type { mq } from '@mq/protocol/wire';
 import { MqError } from '@mq/protocol/errors';
 import { refusalLevel, toMqError, wireError } from '../errors.js';
 import { parseAcks, type Acks } from '@mq/protocol/acks';
-import { leaderAppend } from '../records/leader-append.js';
 import { NO_RESPONSE, type Handler } from './types.js';
 import { refuseInternal } from '../topics/topic-name.js';
 import type { RequestContext } from '../context.js';
+import { logRefusal, notLeader, type HandlerDeps } from './deps.js';
 
 function asBuffer(u: Uint8Array | null | undefined): Buffer {
   if (!u) return Buffer.alloc(0);
   return Buffer.isBuffer(u) ? u : Buffer.from(u.buffer, u.byteOffset, u.byteLength);
-}
-
-function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  // Node timers cannot wait longer than 2^31-1 ms (a longer one would fire at once).
-  if (ms <= 0 || ms > MAX_TIMER_MS) return p;
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new MqError('REQUEST_TIMED_OUT', `${what} was not acknowledged within ${ms} ms`)), ms);
-    p.then(
-      (v) => {
-        clearTimeout(timer);
-        resolve(v);
-      },
-      (e) => {
-        clearTimeout(timer);
-        reject(e);
-      },
-    );
-  });
 }
 
 /** What one partition's append answers in a produce response. */
@@ -51,8 +33,7 @@ export interface PartitionAppended {
 export const PRODUCE_PER_BATCH_OFFSETS_VERSION = 1;
 
 /**
- * Appends one partition's batches as its leader (single broker: the local
- * log; cluster: the PartitionLeader). It throws or rejects with a typed error
+ * Appends one partition's batches as its leader (its PartitionLeader). It throws or rejects with a typed error
  * to refuse; it must hand the batches to the log before it returns, so that
  * requests on one connection keep their order.
  */
@@ -185,16 +166,6 @@ async function answerAll(
   return { topics: [...topics].map(([name, partitions]) => ({ name, partitions })) };
 }
 
-/** Single broker: append to the local partition log; acks=all with a timeout answers REQUEST_TIMED_OUT when slower. */
-export const produce = produceHandler(
-  (topic, index, batches, acks, request, ctx) => {
-    const b = ctx.broker;
-    const result = leaderAppend(b.topics.require(topic), b.topics.partition(topic, index), batches, acks);
-    return acks === -1 ? withTimeout(result, request.timeoutMs, `produce to ${topic}-${index}`) : result;
-  },
-  { defaultTimeoutMs: 0 },
-);
-
 function logProduceError(ctx: RequestContext, topic: string, partition: number, err: unknown): void {
   const e = toMqError(err);
   const fields = { conn: ctx.connection.id, remote: ctx.connection.remote, topic, partition, code: e.code, err: e.message };
@@ -202,4 +173,29 @@ function logProduceError(ctx: RequestContext, topic: string, partition: number, 
   if (level === 'error') ctx.logger.error({ ...fields, stack: (err as Error).stack }, 'produce failed');
   else if (level === 'debug') ctx.logger.debug(fields, 'produce abandoned');
   else ctx.logger.warn(fields, 'produce refused');
+}
+
+/** Produce to the partitions this broker leads, through their PartitionLeader (acks, min.insync.replicas, the HW). */
+export function produce(d: HandlerDeps): Handler<'produce'> {
+  return produceHandler(
+    (name, index, batches, acks, request, ctx) => {
+      const leader = d.replicas.leaderOf(name, index);
+      const hosted = d.replicas.hostedPartition(name, index);
+      if (!leader || !hosted) throw notLeader(d, name, index);
+      // append() hands the batches to the log, which validates them (once) and stamps log-append time, before it returns: arrival order is kept.
+      const options = {
+        acks,
+        timeoutMs: request.timeoutMs,
+        signal: ctx.connection.signal,
+        logAppendTime: hosted.config.logAppendTime,
+        maxBatchBytes: hosted.config.maxMessageBytes,
+      };
+      return leader.append(batches, options).then((r) => {
+        const out: PartitionAppended = { baseOffset: r.baseOffset, logAppendTime: r.logAppendTime, logStartOffset: r.logStartOffset };
+        if (r.batchBaseOffsets) out.batchBaseOffsets = r.batchBaseOffsets;
+        return out;
+      });
+    },
+    { defaultTimeoutMs: 30_000, logRefusal: (ctx, topic, partition, err) => logRefusal(ctx, 'produce', topic, partition, err) },
+  );
 }

@@ -20,6 +20,23 @@ describe('data directory', () => {
     expect(await readFile(path.join(dir, 'meta.properties'), 'utf8')).toContain(`cluster.id=${a.clusterId}`);
   });
 
+  it('gives a new directory broker id 1 (Raft node ids start at 1)', async () => {
+    expect((await loadOrCreateMeta(dir, undefined, { oneNode: true })).brokerId).toBe(1);
+  });
+
+  it("renumbers an old single broker's directory (broker 0) to 1 in a one-node cluster, keeping its cluster id", async () => {
+    await writeFile(path.join(dir, 'meta.properties'), 'version=1\nbroker.id=0\ncluster.id=abc\n');
+    // A cluster member with broker 0 is left to the voter checks.
+    expect(await loadOrCreateMeta(dir, undefined)).toEqual({ brokerId: 0, clusterId: 'abc' });
+    expect(await loadOrCreateMeta(dir, undefined, { oneNode: true })).toEqual({ brokerId: 1, clusterId: 'abc', renumberedFrom: 0 });
+    expect(await readFile(path.join(dir, 'meta.properties'), 'utf8')).toContain('broker.id=1');
+    expect(await loadOrCreateMeta(dir, 1, { oneNode: true })).toEqual({ brokerId: 1, clusterId: 'abc' });
+  });
+
+  it('refuses broker id 0 for a one-node cluster with INVALID_CONFIG', async () => {
+    await expect(loadOrCreateMeta(dir, 0, { oneNode: true })).rejects.toMatchObject({ code: 'INVALID_CONFIG', message: expect.stringMatching(/broker.id 0 cannot be used/) });
+  });
+
   it('refuses a different broker id for the same data', async () => {
     await loadOrCreateMeta(dir, 1);
     await expect(loadOrCreateMeta(dir, 2)).rejects.toMatchObject({ code: 'INVALID_CONFIG' });

@@ -34,13 +34,31 @@ export function newClusterId(): string {
   return randomBytes(16).toString('base64url');
 }
 
+/** A new data directory's broker id when none is configured (Raft node ids start at 1: 0 means "no node"). */
+export const DEFAULT_BROKER_ID = 1;
+
+export interface LoadedMeta extends BrokerMeta {
+  /** The id `meta.properties` said before it was renumbered (a single broker's old directory said 0). */
+  renumberedFrom?: number;
+}
+
 /**
- * Reads `meta.properties`, or writes it on first start. A broker id that
- * differs from the one stored refuses to start (the data belongs to another
- * broker), as Kafka does.
+ * Reads `meta.properties`, or writes it on first start (broker id
+ * DEFAULT_BROKER_ID unless one is configured). A broker id that differs from
+ * the one stored refuses to start (the data belongs to another broker), as
+ * Kafka does. `oneNode`: the broker runs as a one-node cluster, whose Raft
+ * node id is its broker id and must be positive: a directory written by the
+ * old single broker (broker 0) is renumbered to 1 unless broker id 0 is
+ * asked for explicitly, which is refused.
  */
-export async function loadOrCreateMeta(dataDir: string, brokerId: number | undefined): Promise<BrokerMeta> {
+export async function loadOrCreateMeta(dataDir: string, brokerId: number | undefined, options: { oneNode?: boolean } = {}): Promise<LoadedMeta> {
   const file = path.join(dataDir, META_FILE);
+  if (options.oneNode && brokerId === 0) {
+    throw new MqError(
+      'INVALID_CONFIG',
+      'broker.id 0 cannot be used: a single broker runs as a one-node cluster whose Raft node ids start at 1 (0 means "no node"); leave broker.id unset (1) or pick a positive id',
+    );
+  }
   const text = await readOptional(file);
   if (text !== undefined) {
     const props = parseProperties(text, file);
@@ -48,6 +66,10 @@ export async function loadOrCreateMeta(dataDir: string, brokerId: number | undef
     const clusterId = props['cluster.id'];
     if (!Number.isInteger(stored) || !clusterId) {
       throw new MqError('INVALID_CONFIG', `${file} is damaged: it needs broker.id and cluster.id`);
+    }
+    if (options.oneNode && stored === 0 && (brokerId === undefined || brokerId === DEFAULT_BROKER_ID)) {
+      await writeMeta(file, { brokerId: DEFAULT_BROKER_ID, clusterId });
+      return { brokerId: DEFAULT_BROKER_ID, clusterId, renumberedFrom: 0 };
     }
     if (brokerId !== undefined && brokerId !== stored) {
       throw new MqError(
@@ -57,12 +79,13 @@ export async function loadOrCreateMeta(dataDir: string, brokerId: number | undef
     }
     return { brokerId: stored, clusterId };
   }
-  const meta = { brokerId: brokerId ?? 0, clusterId: newClusterId() };
-  await writeFileAtomic(
-    file,
-    formatProperties({ version: '1', 'broker.id': String(meta.brokerId), 'cluster.id': meta.clusterId }, 'mq broker metadata'),
-  );
+  const meta = { brokerId: brokerId ?? DEFAULT_BROKER_ID, clusterId: newClusterId() };
+  await writeMeta(file, meta);
   return meta;
+}
+
+async function writeMeta(file: string, meta: BrokerMeta): Promise<void> {
+  await writeFileAtomic(file, formatProperties({ version: '1', 'broker.id': String(meta.brokerId), 'cluster.id': meta.clusterId }, 'mq broker metadata'));
 }
 
 export async function readPersistedBrokerConfig(dataDir: string): Promise<Record<string, string>> {

@@ -1,6 +1,5 @@
 /**
- * One partition log's cleanup, shared by the single broker's TopicManager
- * and the cluster's cleaner: key compaction below a high watermark
+ * One partition log's cleanup, for the cluster's cleaner: key compaction below a high watermark
  * (cleanup.policy=compact; tombstones go after delete.retention.ms, which the
  * log was opened with) and time/size retention (the log was opened with the
  * topic's retention, -1 for a compact-only topic). With `upToOffset` (a

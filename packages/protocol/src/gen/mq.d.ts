@@ -1270,7 +1270,7 @@ export namespace mq {
         partition: number;
         fetchOffset: number;
         partitionMaxBytes: number;
-        currentLeaderEpoch: number;
+        currentLeaderEpoch?: (number|null);
         logStartOffset: number;
         lastFetchedEpoch: number;
         static create(properties: mq.FetchPartition.$Shape): mq.FetchPartition & mq.FetchPartition.$Shape;
@@ -1475,7 +1475,7 @@ export namespace mq {
         $unknowns?: Uint8Array[];
         partition: number;
         timestamp: number;
-        currentLeaderEpoch: number;
+        currentLeaderEpoch?: (number|null);
         static create(properties: mq.ListOffsetsPartition.$Shape): mq.ListOffsetsPartition & mq.ListOffsetsPartition.$Shape;
         static create(properties?: mq.ListOffsetsPartition.$Properties): mq.ListOffsetsPartition;
         static encode(message: mq.ListOffsetsPartition.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
@@ -1632,7 +1632,7 @@ export namespace mq {
         constructor(properties?: mq.OffsetForLeaderEpochPartition.$Properties);
         $unknowns?: Uint8Array[];
         partition: number;
-        currentLeaderEpoch: number;
+        currentLeaderEpoch?: (number|null);
         leaderEpoch: number;
         static create(properties: mq.OffsetForLeaderEpochPartition.$Shape): mq.OffsetForLeaderEpochPartition & mq.OffsetForLeaderEpochPartition.$Shape;
         static create(properties?: mq.OffsetForLeaderEpochPartition.$Properties): mq.OffsetForLeaderEpochPartition;

@@ -5241,9 +5241,17 @@ export const mq = $root.mq = (() => {
         FetchPartition.prototype.partition = 0;
         FetchPartition.prototype.fetchOffset = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
         FetchPartition.prototype.partitionMaxBytes = 0;
-        FetchPartition.prototype.currentLeaderEpoch = 0;
+        FetchPartition.prototype.currentLeaderEpoch = null;
         FetchPartition.prototype.logStartOffset = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
         FetchPartition.prototype.lastFetchedEpoch = 0;
+
+        let $oneOfFields;
+
+        // Virtual OneOf for proto3 optional field
+        $Object.defineProperty(FetchPartition.prototype, "_currentLeaderEpoch", {
+            get: $util.oneOfGetter($oneOfFields = ["currentLeaderEpoch"]),
+            set: $util.oneOfSetter($oneOfFields)
+        });
 
         FetchPartition.create = function(properties) {
             return new FetchPartition(properties);
@@ -5262,7 +5270,7 @@ export const mq = $root.mq = (() => {
                 w.uint32(16).int64(m.fetchOffset);
             if (m.partitionMaxBytes != null && $Object.hasOwnProperty.call(m, "partitionMaxBytes") && m.partitionMaxBytes !== 0)
                 w.uint32(24).uint32(m.partitionMaxBytes);
-            if (m.currentLeaderEpoch != null && $Object.hasOwnProperty.call(m, "currentLeaderEpoch") && m.currentLeaderEpoch !== 0)
+            if (m.currentLeaderEpoch != null && $Object.hasOwnProperty.call(m, "currentLeaderEpoch"))
                 w.uint32(32).int32(m.currentLeaderEpoch);
             if (m.logStartOffset != null && $Object.hasOwnProperty.call(m, "logStartOffset") && (typeof m.logStartOffset === "object" ? m.logStartOffset.low || m.logStartOffset.high : m.logStartOffset !== 0))
                 w.uint32(40).int64(m.logStartOffset);
@@ -5331,10 +5339,8 @@ export const mq = $root.mq = (() => {
                 case 4: {
                         if (u !== 0)
                             break;
-                        if (v = r.int32())
-                            m.currentLeaderEpoch = v;
-                        else
-                            delete m.currentLeaderEpoch;
+                        m.currentLeaderEpoch = r.int32();
+                        m._currentLeaderEpoch = "currentLeaderEpoch";
                         continue;
                     }
                 case 5: {
@@ -6201,7 +6207,15 @@ export const mq = $root.mq = (() => {
 
         ListOffsetsPartition.prototype.partition = 0;
         ListOffsetsPartition.prototype.timestamp = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
-        ListOffsetsPartition.prototype.currentLeaderEpoch = 0;
+        ListOffsetsPartition.prototype.currentLeaderEpoch = null;
+
+        let $oneOfFields;
+
+        // Virtual OneOf for proto3 optional field
+        $Object.defineProperty(ListOffsetsPartition.prototype, "_currentLeaderEpoch", {
+            get: $util.oneOfGetter($oneOfFields = ["currentLeaderEpoch"]),
+            set: $util.oneOfSetter($oneOfFields)
+        });
 
         ListOffsetsPartition.create = function(properties) {
             return new ListOffsetsPartition(properties);
@@ -6218,7 +6232,7 @@ export const mq = $root.mq = (() => {
                 w.uint32(8).uint32(m.partition);
             if (m.timestamp != null && $Object.hasOwnProperty.call(m, "timestamp") && (typeof m.timestamp === "object" ? m.timestamp.low || m.timestamp.high : m.timestamp !== 0))
                 w.uint32(16).int64(m.timestamp);
-            if (m.currentLeaderEpoch != null && $Object.hasOwnProperty.call(m, "currentLeaderEpoch") && m.currentLeaderEpoch !== 0)
+            if (m.currentLeaderEpoch != null && $Object.hasOwnProperty.call(m, "currentLeaderEpoch"))
                 w.uint32(24).int32(m.currentLeaderEpoch);
             if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
                 for (var i = 0; i < m.$unknowns.length; ++i)
@@ -6274,10 +6288,8 @@ export const mq = $root.mq = (() => {
                 case 3: {
                         if (u !== 0)
                             break;
-                        if (v = r.int32())
-                            m.currentLeaderEpoch = v;
-                        else
-                            delete m.currentLeaderEpoch;
+                        m.currentLeaderEpoch = r.int32();
+                        m._currentLeaderEpoch = "currentLeaderEpoch";
                         continue;
                     }
                 }
@@ -6916,8 +6928,16 @@ export const mq = $root.mq = (() => {
         };
 
         OffsetForLeaderEpochPartition.prototype.partition = 0;
-        OffsetForLeaderEpochPartition.prototype.currentLeaderEpoch = 0;
+        OffsetForLeaderEpochPartition.prototype.currentLeaderEpoch = null;
         OffsetForLeaderEpochPartition.prototype.leaderEpoch = 0;
+
+        let $oneOfFields;
+
+        // Virtual OneOf for proto3 optional field
+        $Object.defineProperty(OffsetForLeaderEpochPartition.prototype, "_currentLeaderEpoch", {
+            get: $util.oneOfGetter($oneOfFields = ["currentLeaderEpoch"]),
+            set: $util.oneOfSetter($oneOfFields)
+        });
 
         OffsetForLeaderEpochPartition.create = function(properties) {
             return new OffsetForLeaderEpochPartition(properties);
@@ -6932,7 +6952,7 @@ export const mq = $root.mq = (() => {
                 throw $Error("max depth exceeded");
             if (m.partition != null && $Object.hasOwnProperty.call(m, "partition") && m.partition !== 0)
                 w.uint32(8).uint32(m.partition);
-            if (m.currentLeaderEpoch != null && $Object.hasOwnProperty.call(m, "currentLeaderEpoch") && m.currentLeaderEpoch !== 0)
+            if (m.currentLeaderEpoch != null && $Object.hasOwnProperty.call(m, "currentLeaderEpoch"))
                 w.uint32(16).int32(m.currentLeaderEpoch);
             if (m.leaderEpoch != null && $Object.hasOwnProperty.call(m, "leaderEpoch") && m.leaderEpoch !== 0)
                 w.uint32(24).int32(m.leaderEpoch);
@@ -6981,10 +7001,8 @@ export const mq = $root.mq = (() => {
                 case 2: {
                         if (u !== 0)
                             break;
-                        if (v = r.int32())
-                            m.currentLeaderEpoch = v;
-                        else
-                            delete m.currentLeaderEpoch;
+                        m.currentLeaderEpoch = r.int32();
+                        m._currentLeaderEpoch = "currentLeaderEpoch";
                         continue;
                     }
                 case 3: {

@@ -48,6 +48,8 @@ export interface ClusterBackendComponents {
   broker: () => BrokerContext;
   /** Watermarks of partitions this broker leads, without a request. */
   localLeader: (topic: string, partition: number) => { logStartOffset: number; highWatermark: number } | undefined;
+  /** Why this broker's replica of a partition is offline (its log failed to open), if it is. */
+  localOffline?: (topic: string, partition: number) => MqError | undefined;
 }
 
 export const DEFAULT_LEADER_WAIT_MS = 5000;
@@ -209,6 +211,7 @@ export function clusterBackend(options: ClusterBackendOptions, c: ClusterBackend
       replicas: [...p.replicas],
       isr: [...p.isr],
       ...(p.leader < 0 ? { offline: true, error: `${t.name}-${i} has no leader: no in-sync replica is alive` } : {}),
+      ...(p.leader === me && c.localOffline?.(t.name, i) ? { offline: true, error: c.localOffline(t.name, i)!.message } : {}),
     }));
     // Watermarks: this broker's own leaderships at once, the others from their leaders (best effort, bounded).
     const remote = new Map<number, Array<{ topic: string; partition: number }>>();

@@ -1,9 +1,9 @@
 /**
- * What the HTTP topic and record routes need from "the topics", whoever
- * holds them: the single broker's TopicManager, or a cluster (metadata
- * through the controller, records on each partition's leader). The routes
- * parse and shape JSON; a backend does the work. Both backends answer with
- * typed MqErrors, which the HTTP server turns into `{error: {...}}`.
+ * What the HTTP topic and record routes need from "the topics": the
+ * cluster's (metadata through the controller, records on each partition's
+ * leader; http/backends/cluster.ts), a one-node cluster's too. The routes
+ * parse and shape JSON; the backend does the work and answers with typed
+ * MqErrors, which the HTTP server turns into `{error: {...}}`.
  */
 import type { Acks } from '@mq/protocol/acks';
 
@@ -62,8 +62,8 @@ export interface ReadResult {
 }
 
 export interface TopicBackend {
-  /** 'single-broker' or 'cluster', shown by /health. */
-  readonly mode: 'single-broker' | 'cluster';
+  /** Shown by /health. */
+  readonly mode: 'cluster';
   createTopic(input: CreateTopicInput): Promise<{ topic: TopicView; warning?: string }>;
   listTopics(): Promise<TopicSummaryView[]>;
   describeTopic(name: string): Promise<TopicView>;

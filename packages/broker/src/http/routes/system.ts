@@ -15,7 +15,7 @@ export interface PartitionStats {
   underReplicated?: boolean;
 }
 
-/** What /health and /metrics count: the local topic manager by default, the cluster's view in cluster mode. */
+/** What /health and /metrics count: the cluster's topics and the partition replicas this broker hosts. */
 export interface PartitionView {
   topicCount(): number;
   partitions(): PartitionStats[];
@@ -23,17 +23,7 @@ export interface PartitionView {
 
 export interface SystemStats {
   connections(): number;
-  view?: PartitionView;
-}
-
-function localView(ctx: BrokerContext): PartitionView {
-  return {
-    topicCount: () => ctx.topics.list().length,
-    partitions: () =>
-      ctx.topics.list().flatMap((t) =>
-        t.partitions.map((p) => ({ topic: t.name, partition: p.index, highWatermark: p.highWatermark, logStartOffset: p.logStartOffset, sizeBytes: p.isClosed ? 0 : p.log.size })),
-      ),
-  };
+  view: PartitionView;
 }
 
 function label(v: string): string {
@@ -41,7 +31,7 @@ function label(v: string): string {
 }
 
 export function registerSystemRoutes(router: Router, ctx: BrokerContext, stats: SystemStats): void {
-  const view = stats.view ?? localView(ctx);
+  const view = stats.view;
   router.add('GET', '/health', async () => ({
     status: 200,
     body: { status: 'ok', broker_id: ctx.brokerId, cluster_id: ctx.clusterId, topics: view.topicCount() },

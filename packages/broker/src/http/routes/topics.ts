@@ -1,4 +1,4 @@
-/** HTTP topic routes: create, list, describe, delete, watermarks, over a TopicBackend (single broker or cluster). */
+/** HTTP topic routes: create, list, describe, delete, watermarks, over a TopicBackend. */
 import { MqError } from '@mq/protocol/errors';
 import type { BrokerContext } from '../../context.js';
 import type { Router } from '../router.js';

@@ -7,6 +7,7 @@
  * processes its previous data (up to two completed fetches per partition),
  * within one bound on buffered bytes. One fetch per broker is in flight.
  */
+import { Buffer } from '@mq/protocol/platform';
 import { MqError, errorCodeFromNumber, isMqError, type ErrorCode } from '@mq/protocol/errors';
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP } from '@mq/protocol/wire';
 import { invalidatesMetadata, unknownTopicError, type Cluster } from '../cluster.js';

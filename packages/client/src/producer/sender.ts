@@ -7,6 +7,7 @@
  * metadata refresh when leadership may have moved.
  */
 import { MqError, errorCodeFromNumber, isMqError } from '@mq/protocol/errors';
+import { runAtEndOfTurn } from '@mq/protocol/platform';
 import { invalidatesMetadata, type Cluster } from '../cluster.js';
 import type { ResponseOf } from '../connection.js';
 import { completeBatch, failBatch, type Accumulator, type PartitionQueue } from './accumulator.js';
@@ -50,7 +51,7 @@ export class Sender {
 
   /**
    * Schedules a send pass, coalesced to one per turn of the event loop: it
-   * runs at the end of the current turn (setImmediate), before any timer, so
+   * runs at the end of the current turn (setImmediate on Node), before any timer, so
    * a linger-0 record goes out in the turn that sent it, together with every
    * record sent from the other callbacks of that turn. (A microtask instead
    * was measured: no gain in one-at-a-time latency, and one pass per callback.)
@@ -58,7 +59,7 @@ export class Sender {
   wake(): void {
     if (this.scheduled) return;
     this.scheduled = true;
-    setImmediate(this.pass);
+    runAtEndOfTurn(this.pass);
   }
 
   private readonly pass = (): void => {

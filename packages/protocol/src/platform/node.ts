@@ -1,0 +1,45 @@
+/**
+ * The Node.js side of the platform seam (`@mq/protocol/platform`; bundlers
+ * that apply the `browser` export condition get ./browser.ts instead, with
+ * the same exports). Everything in protocol and client that differs between
+ * Node and browsers is chosen here, once: the Buffer class, CRC-32C, the fast
+ * UTF-8 writer, the end-of-turn scheduler and the compression codecs.
+ */
+import { createRequire } from 'node:module';
+import { crc32cJs } from './crc32c-js.js';
+
+export { Buffer } from 'node:buffer';
+export { loadSyncCodec, loadZstdCodec } from './codecs-node.js';
+
+export const PLATFORM: 'node' | 'browser' = 'node';
+
+type Crc32c = (data: Uint8Array, initial?: number) => number;
+
+/** The `@node-rs/crc32` addon when it loads (hardware CRC-32C), else the pure-JS one. */
+function loadCrc32c(): Crc32c {
+  try {
+    const addon = createRequire(import.meta.url)('@node-rs/crc32') as { crc32c: Crc32c };
+    return addon.crc32c;
+  } catch {
+    return crc32cJs;
+  }
+}
+const native = loadCrc32c();
+
+/** CRC-32C of `data` as an unsigned 32-bit number. */
+export function crc32c(data: Uint8Array): number {
+  return native(data) >>> 0;
+}
+
+/** Node's undocumented fast UTF-8 writer (Buffer#write without argument juggling). */
+interface Utf8Writable {
+  utf8Write(s: string, offset: number, length?: number): number;
+}
+
+/** Writes `s` as UTF-8 into `buf` at `offset` (at most `length` bytes); returns the bytes written. */
+export function utf8Write(buf: Buffer, s: string, offset: number, length?: number): number {
+  return (buf as unknown as Utf8Writable).utf8Write(s, offset, length);
+}
+
+/** Runs `fn` at the end of this turn of the event loop, before any timer. */
+export const runAtEndOfTurn: (fn: () => void) => void = setImmediate;

@@ -2,19 +2,9 @@
  * Encoding and decoding of whole frames, and the map between a frame's body
  * field and its ApiKey. One WebSocket message is one frame.
  */
-import { Buffer } from '@mq/protocol/platform';
 import { MqError } from '../errors.js';
 import $protobuf from 'protobufjs/minimal.js';
 import { mq } from '../gen/mq.js';
-
-// Where protobufjs finds no Node Buffer (browsers), it decodes `bytes` fields
-// as plain Uint8Arrays; give its reader the platform's Buffer instead, so a
-// fetch's records are Buffers everywhere. (Its writer stays as it is.) On
-// Node this is already so and nothing changes.
-if (!$protobuf.util.Buffer) {
-  $protobuf.util.Buffer = Buffer as unknown as typeof $protobuf.util.Buffer;
-  ($protobuf.Reader as unknown as { _configure(r: typeof $protobuf.BufferReader): void })._configure($protobuf.BufferReader);
-}
 
 export type RequestFrame = mq.IRequestFrame;
 export type ResponseFrame = mq.IResponseFrame;

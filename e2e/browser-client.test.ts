@@ -138,6 +138,42 @@ describe('@mq/client in headless Chromium', () => {
     await nc.close();
   });
 
+  it('refuses compression codecs (no browser build) with UNSUPPORTED_COMPRESSION, producing and consuming', async () => {
+    const compressed = uniqueName('browser-lz4');
+    await node.admin().createTopic(compressed, { numPartitions: 1 });
+    const np = node.producer({ lingerMs: 0, compression: 'lz4' });
+    await np.send(compressed, { value: 'compressed on node' });
+    await np.close();
+    const result = await inPage(
+      async ({ compressed }) => {
+        const g = globalThis as any;
+        const seen = (err: any) => ({ code: err.code, retriable: err.retriable, message: err.message });
+        let produced: unknown;
+        try {
+          g.state.client.producer({ compression: 'gzip' });
+        } catch (err) {
+          produced = seen(err);
+        }
+        const consumer = g.state.client.consumer({ autoOffsetReset: 'earliest' });
+        consumer.assign([{ topic: compressed, partition: 0 }]);
+        let consumed: unknown;
+        const deadline = Date.now() + 10_000;
+        while (!consumed && Date.now() < deadline) {
+          try {
+            await consumer.poll(500);
+          } catch (err) {
+            consumed = seen(err);
+          }
+        }
+        await consumer.close();
+        return { produced, consumed };
+      },
+      { compressed },
+    );
+    expect(result.produced).toMatchObject({ code: 'UNSUPPORTED_COMPRESSION', retriable: false, message: expect.stringContaining('not available in browsers') });
+    expect(result.consumed).toMatchObject({ code: 'UNSUPPORTED_COMPRESSION', message: expect.stringContaining('lz4 compression is not available in browsers') });
+  });
+
   it('joins a consumer group with a Node consumer: each gets a partition and reads it', async () => {
     // The Node member, polling in the background.
     const consumer = node.consumer({ groupId, autoOffsetReset: 'earliest', ...groupTimeouts });

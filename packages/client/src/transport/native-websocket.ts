@@ -147,13 +147,18 @@ export function connectNativeWebSocket(
       );
     }
     ws.binaryType = 'arraybuffer';
-    const fail = (why: string): void => {
-      cleanup();
+    // Closing a socket that is still opening makes it report an error: nobody is left to hear it.
+    const abandon = (): void => {
+      ws.addEventListener('error', () => {});
       try {
         ws.close();
       } catch {
         // already closing
       }
+    };
+    const fail = (why: string): void => {
+      cleanup();
+      abandon();
       reject(new MqError('CONNECTION_ERROR', `cannot connect to broker at ${options.address}: ${why}`, { broker: options.address }));
     };
     const onOpen = (): void => {
@@ -165,7 +170,7 @@ export function connectNativeWebSocket(
     const onClose = (event: CloseEventLike): void => fail(`the WebSocket closed while opening (code ${event.code})`);
     const onAbort = (): void => {
       cleanup();
-      ws.close();
+      abandon();
       reject(abortError(signal!));
     };
     const timer = unrefTimer(setTimeout(() => fail(`no answer within ${options.connectTimeoutMs} ms`), options.connectTimeoutMs));

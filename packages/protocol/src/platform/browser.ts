@@ -8,7 +8,7 @@ import { Buffer } from 'buffer';
 import { crc32cJs } from './crc32c-js.js';
 
 export { Buffer };
-export { loadSyncCodec, loadZstdCodec } from './codecs-browser.js';
+export { checkCodecAvailable, loadSyncCodec, loadZstdCodec } from './codecs-browser.js';
 
 export const PLATFORM: 'node' | 'browser' = 'browser';
 

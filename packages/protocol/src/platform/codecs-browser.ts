@@ -15,6 +15,11 @@ export function browserCodecError(codec: string): MqError {
   );
 }
 
+/** Refuses every codec but 'none' up front (a producer asking for one fails when it is created). */
+export function checkCodecAvailable(codec: string): void {
+  if (codec !== 'none') throw browserCodecError(codec);
+}
+
 export function loadSyncCodec(codec: SyncCodecName): SyncCodec {
   throw browserCodecError(codec);
 }

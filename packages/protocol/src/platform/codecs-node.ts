@@ -9,6 +9,9 @@ import type { AsyncCodec, SyncCodec, SyncCodecName } from './codecs.js';
 
 const require = createRequire(import.meta.url);
 
+/** Every codec has a Node build: nothing to refuse. */
+export function checkCodecAvailable(_codec: string): void {}
+
 export function loadSyncCodec(codec: SyncCodecName): SyncCodec {
   switch (codec) {
     case 'gzip':

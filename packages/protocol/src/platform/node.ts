@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import { crc32cJs } from './crc32c-js.js';
 
 export { Buffer } from 'node:buffer';
-export { loadSyncCodec, loadZstdCodec } from './codecs-node.js';
+export { checkCodecAvailable, loadSyncCodec, loadZstdCodec } from './codecs-node.js';
 
 export const PLATFORM: 'node' | 'browser' = 'node';
 

@@ -6,6 +6,7 @@
  */
 import { MqError, errorCodeFromNumber, isMqError, type ErrorCode } from '@mq/protocol/errors';
 import type { RequestBody } from '@mq/protocol/wire';
+import { silentLogger, type Logger } from '@mq/protocol/components';
 import { Connection, type ConnectFn, type RequestOptions, type RequestPayload, type ResponseOf } from './connection.js';
 import type { ParsedClientOptions } from './options.js';
 import { coarseNow } from './coarse-clock.js';
@@ -105,6 +106,8 @@ export class Cluster {
   private closed = false;
 
   private readonly connect: ConnectFn | undefined;
+  /** The client's logger (ClientOptions.logger): every part of the client logs here. */
+  readonly logger: Logger;
 
   constructor(
     readonly options: ParsedClientOptions,
@@ -112,6 +115,7 @@ export class Cluster {
   ) {
     this.retrier = new Retrier(options.retry);
     this.connect = components.connect;
+    this.logger = options.logger ?? silentLogger;
   }
 
   // ----------------------------------------------------------- connections
@@ -142,7 +146,8 @@ export class Cluster {
         if (conn.brokerId >= 0 && (!existing || existing.closed)) this.byBrokerId.set(conn.brokerId, conn);
         if (conn.clusterId) this.clusterId = conn.clusterId;
         if (conn.maxFrameBytes > 0) this.maxFrameBytes = Math.min(this.maxFrameBytes, conn.maxFrameBytes);
-        conn.onClose(() => {
+        conn.onClose((err) => {
+          if (!this.closed) this.logger.info({ broker: address, brokerId: conn.brokerId, reason: err.message }, 'connection to broker closed; the next request reconnects');
           if (this.byAddress.get(address) === p) this.byAddress.delete(address);
           if (this.byBrokerId.get(conn.brokerId) === conn) this.byBrokerId.delete(conn.brokerId);
         });
@@ -263,8 +268,11 @@ export class Cluster {
       {
         signal: options.signal,
         onRetry: async (err) => {
+          this.logger.debug({ api: body, err }, 'request failed; retrying');
           // (A metadata request refreshing metadata before its own retry would wait for itself.)
-          if (body !== 'metadata' && invalidatesMetadata(err)) await this.refreshMetadata([], options.signal).catch(() => {});
+          if (body !== 'metadata' && invalidatesMetadata(err)) {
+            await this.refreshMetadata([], options.signal).catch((e: unknown) => this.logger.debug({ err: e }, 'metadata refresh before a retry failed'));
+          }
         },
       },
     );

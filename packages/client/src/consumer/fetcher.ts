@@ -290,7 +290,9 @@ export class Fetcher {
       if (!list) into.set(leader, (list = []));
       list.push(st);
     }
-    if (toReset.length > 0) void this.resetPositions(toReset).catch(() => {});
+    if (toReset.length > 0) {
+      void this.resetPositions(toReset).catch((err: unknown) => this.cluster.logger.warn({ err }, 'resetting fetch positions failed; retrying on the next poll'));
+    }
     for (const [leader, list] of [...byLeader, ...urgent]) {
       // fetch() handles every expected failure itself; anything else is reported by poll(), never left unhandled.
       this.fetch(leader, list).catch((err: unknown) => {

@@ -9,6 +9,7 @@ import { Cluster } from '../cluster.js';
 import { MqClient } from '../client.js';
 import { parseClientOptions } from '../options.js';
 import { startFakeBroker, type FakeBroker } from '../../test/fake-broker.js';
+import { RecordingLogger } from '../../test/recording-logger.js';
 import type { CommittedOffset, TopicPartitionOffsetAndMetadata } from './coordinator-client.js';
 import { GroupConsumer, type GroupConsumerOptions, type GroupCoordinatorClient } from './group-consumer.js';
 import type { Generation } from './types.js';
@@ -168,6 +169,29 @@ describe('group consumer', () => {
     const c = consumer();
     expect(await pollSome(c)).toEqual([15, 16, 17, 18, 19]);
     await c.close();
+  });
+
+  it("logs a failed auto-commit to the client's logger (ClientOptions.logger)", async () => {
+    const logger = new RecordingLogger();
+    const logged = new Cluster(parseClientOptions({ bootstrap: broker.address, retry: { initialDelayMs: 5, maxDelayMs: 20 }, logger }));
+    coord.commit = async () => {
+      throw new MqError('COORDINATOR_NOT_AVAILABLE', 'coordinator moving');
+    };
+    const c = new GroupConsumer(logged, { groupId: 'g', autoOffsetReset: 'earliest', maxPollRecords: 5, autoCommitIntervalMs: 1 }, undefined, { coordinator: coord });
+    c.subscribe(['t']);
+    try {
+      expect(await pollSome(c)).toEqual([0, 1, 2, 3, 4]);
+      await new Promise((r) => setTimeout(r, 5));
+      await pollSome(c);
+      await new Promise((r) => setTimeout(r, 20));
+      const line = logger.find('warn', /^auto-commit failed/);
+      expect(line?.obj).toMatchObject({ group: 'g', err: expect.objectContaining({ code: 'COORDINATOR_NOT_AVAILABLE' }) });
+      // the member's own lines (joining, assignment) reach the same logger
+      expect(logger.lines.some((l) => l.level === 'info' && l.obj.group === 'g' && l !== line)).toBe(true);
+    } finally {
+      await c.close().catch(() => undefined);
+      logged.close();
+    }
   });
 
   it('refuses manual assignment once subscribed, and bad options', () => {

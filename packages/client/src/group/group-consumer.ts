@@ -104,7 +104,7 @@ export class GroupConsumer extends Consumer {
   private inFlight = new Map<string, { topic: string; partition: number; offset: number }>();
   private nextAutoCommit: number;
   private asyncCommits: Promise<void> = Promise.resolve();
-  private readonly logger: Logger | undefined;
+  private readonly logger: Logger;
   /** Assigned partitions whose committed offsets could not be fetched yet. */
   private unstarted: TopicPartition[] = [];
 
@@ -117,7 +117,7 @@ export class GroupConsumer extends Consumer {
     super(cluster, options, onClose);
     this.group = parseGroupConsumerOptions(options);
     this.groupId = options.groupId;
-    const logger = components.logger;
+    const logger = components.logger ?? cluster.logger;
     this.logger = logger;
     const memberOptions: GroupMemberOptions = {
       groupId: options.groupId,
@@ -258,7 +258,7 @@ export class GroupConsumer extends Consumer {
     this.asyncCommits = this.asyncCommits
       .then(() => this.commit(offsets))
       .catch((err) => {
-        this.logger?.warn({ group: this.groupId, err }, 'async commit failed');
+        this.logger.warn({ group: this.groupId, err }, 'async commit failed');
         onError?.(err);
       });
   }
@@ -371,7 +371,7 @@ export class GroupConsumer extends Consumer {
     if (now < this.nextAutoCommit) return;
     this.nextAutoCommit = now + this.group.autoCommitIntervalMs;
     this.asyncCommits = this.asyncCommits.then(() =>
-      this.commitConsumed().catch((err) => this.logger?.warn({ group: this.groupId, err }, 'auto-commit failed; the next one retries')),
+      this.commitConsumed().catch((err) => this.logger.warn({ group: this.groupId, err }, 'auto-commit failed; the next one retries')),
     );
   }
 
@@ -395,7 +395,7 @@ export class GroupConsumer extends Consumer {
       await this.startPartitions(tps);
     } catch (err) {
       // Not fetched until their committed offsets are known: poll() tries again.
-      this.logger?.warn({ group: this.groupId, err }, 'fetching committed offsets failed; retrying on the next poll');
+      this.logger.warn({ group: this.groupId, err }, 'fetching committed offsets failed; retrying on the next poll');
       this.unstarted.push(...tps);
     }
     await this.userListener.onPartitionsAssigned?.(tps);
@@ -425,7 +425,7 @@ export class GroupConsumer extends Consumer {
       try {
         await this.commitConsumed(undefined, tps);
       } catch (err) {
-        this.logger?.warn({ group: this.groupId, err }, 'commit on revocation failed; the new owner may see some records again');
+        this.logger.warn({ group: this.groupId, err }, 'commit on revocation failed; the new owner may see some records again');
       }
     }
     try {

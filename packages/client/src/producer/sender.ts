@@ -252,6 +252,7 @@ export class Sender {
     const first = batches[0]!;
     const retry = this.retrier.shouldRetry(err, first.attempts) && now - first.createdAt < this.options.deliveryTimeoutMs;
     if (retry) {
+      this.cluster.logger.debug({ topic: q.topic, partition: q.partition, attempt: first.attempts, err }, 'produce failed; retrying the batches');
       for (const b of batches) b.attempts++;
       q.ready.unshift(...batches);
       q.retryAt = now + this.retrier.delayMs(first.attempts - 1);

@@ -11,6 +11,7 @@ import { Connection, type ConnectFn, type RequestOptions, type RequestPayload, t
 import type { ParsedClientOptions } from './options.js';
 import { coarseNow } from './coarse-clock.js';
 import { Retrier } from './retrier.js';
+import { channels, type RetryMessage } from './diagnostics.js';
 
 export interface BrokerDescription {
   id: number;
@@ -267,8 +268,11 @@ export class Cluster {
       },
       {
         signal: options.signal,
-        onRetry: async (err) => {
-          this.logger.debug({ api: body, err }, 'request failed; retrying');
+        onRetry: async (err, attempt, delayMs) => {
+          this.logger.debug({ api: body, attempt: attempt + 1, delayMs, err }, 'request failed; retrying');
+          if (channels.retry.hasSubscribers) {
+            channels.retry.publish({ kind: 'request', api: body, attempt: attempt + 1, delayMs, error: err } satisfies RetryMessage);
+          }
           // (A metadata request refreshing metadata before its own retry would wait for itself.)
           if (body !== 'metadata' && invalidatesMetadata(err)) {
             await this.refreshMetadata([], options.signal).catch((e: unknown) => this.logger.debug({ err: e }, 'metadata refresh before a retry failed'));

@@ -18,6 +18,7 @@ import {
   type RequestBody,
 } from '@mq/protocol/wire';
 import { connectWebSocket } from '@mq/client/transport';
+import { channels, type RequestEndMessage, type RequestStartMessage } from './diagnostics.js';
 import { abortError } from './retrier.js';
 
 export type RequestPayload<B extends RequestBody> = NonNullable<mq.RequestFrame[B]>;
@@ -206,6 +207,30 @@ export class Connection {
         new MqError('MESSAGE_TOO_LARGE', `request of ${bytes.length} bytes is over the broker's limit of ${this.maxFrameBytes}`),
       );
     }
+    const traced = channels.requestStart.hasSubscribers || channels.requestEnd.hasSubscribers;
+    if (!traced) return this.write(body, correlationId, bytes, options);
+    channels.requestStart.publish({
+      broker: this.address,
+      api: body,
+      apiVersion,
+      correlationId,
+      clientId: this.options.clientId,
+    } satisfies RequestStartMessage);
+    const started = performance.now();
+    const sent = this.write(body, correlationId, bytes, options);
+    const end = (error?: unknown): void => {
+      const m: RequestEndMessage = { broker: this.address, api: body, correlationId, durationMs: performance.now() - started };
+      if (error !== undefined) m.error = error;
+      channels.requestEnd.publish(m);
+    };
+    sent.then(() => end(), end);
+    return sent;
+  }
+
+  /** Writes an encoded request; resolves with its answer (or once written, for fire-and-forget). */
+  private write<B extends RequestBody>(body: B, correlationId: number, bytes: Uint8Array, options: RequestOptions): Promise<ResponseOf<B>> {
+    const signal = options.signal;
+    const onWritten = options.onWritten;
     if (options.expectResponse === false) {
       return new Promise((resolve, reject) => {
         this.ws.send(bytes, { binary: true }, (err) => {

@@ -3,9 +3,11 @@
  * (fetch, metadata) and a scripted one-member coordinator that records every
  * commit: what is committed, and when, under at-least-once and at-most-once.
  */
+import diagnostics_channel from 'node:diagnostics_channel';
 import { MqError, errorNumber } from '@mq/protocol/errors';
 import type { mq } from '@mq/protocol/wire';
 import { Cluster } from '../cluster.js';
+import { DIAGNOSTICS_CHANNELS } from '../diagnostics.js';
 import { MqClient } from '../client.js';
 import { parseClientOptions } from '../options.js';
 import { startFakeBroker, type FakeBroker } from '../../test/fake-broker.js';
@@ -191,6 +193,24 @@ describe('group consumer', () => {
     } finally {
       await c.close().catch(() => undefined);
       logged.close();
+    }
+  });
+
+  it('publishes its rebalances on the mq:client:rebalance diagnostics channel', async () => {
+    const events: unknown[] = [];
+    const onEvent = (m: unknown) => void events.push(m);
+    diagnostics_channel.subscribe(DIAGNOSTICS_CHANNELS.rebalance, onEvent);
+    try {
+      const c = consumer();
+      await pollSome(c);
+      expect(events).toEqual([{ groupId: 'g', event: 'assigned', partitions: [{ topic: 't', partition: 0 }] }]);
+      await c.close();
+      expect(events).toEqual([
+        { groupId: 'g', event: 'assigned', partitions: [{ topic: 't', partition: 0 }] },
+        { groupId: 'g', event: 'revoked', partitions: [{ topic: 't', partition: 0 }] },
+      ]);
+    } finally {
+      diagnostics_channel.unsubscribe(DIAGNOSTICS_CHANNELS.rebalance, onEvent);
     }
   });
 

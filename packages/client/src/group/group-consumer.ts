@@ -24,6 +24,7 @@ import { tpKey } from './consumer-protocol.js';
 import { CoordinatorClient, clusterMetadataSource, type CommittedOffset, type TopicPartitionOffsetAndMetadata } from './coordinator-client.js';
 import type { Logger } from '@mq/protocol/components';
 import { GroupMember } from './group-member.js';
+import { channels, type RebalanceMessage } from '../diagnostics.js';
 import type { GroupMemberOptions } from './options.js';
 import type { GroupRpc, RebalanceListener, TopicPartition } from './types.js';
 
@@ -390,7 +391,17 @@ export class GroupConsumer extends Consumer {
     return this.cluster.cachedTopic(tp.topic)?.partitions[tp.partition]?.leaderEpoch ?? -1;
   }
 
+  private publishRebalance(event: RebalanceMessage['event'], tps: readonly TopicPartition[]): void {
+    if (!channels.rebalance.hasSubscribers) return;
+    channels.rebalance.publish({
+      groupId: this.groupId,
+      event,
+      partitions: tps.map((tp) => ({ topic: tp.topic, partition: tp.partition })),
+    } satisfies RebalanceMessage);
+  }
+
   private async onAssigned(tps: TopicPartition[]): Promise<void> {
+    this.publishRebalance('assigned', tps);
     try {
       await this.startPartitions(tps);
     } catch (err) {
@@ -418,6 +429,7 @@ export class GroupConsumer extends Consumer {
   }
 
   private async onRevoked(tps: TopicPartition[]): Promise<void> {
+    this.publishRebalance('revoked', tps);
     // In an orderly revoke the processed offsets are committed first (at-least-once).
     if (this.group.autoCommit && this.group.delivery === 'at-least-once' && tps.length > 0) {
       if (this.closing) for (const [k, v] of this.inFlight) this.consumed.set(k, v);
@@ -436,6 +448,7 @@ export class GroupConsumer extends Consumer {
   }
 
   private async onLost(tps: TopicPartition[]): Promise<void> {
+    this.publishRebalance('lost', tps);
     this.dropPartitions(tps);
     const l = this.userListener;
     if (l.onPartitionsLost) await l.onPartitionsLost(tps);

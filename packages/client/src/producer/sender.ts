@@ -8,6 +8,7 @@
  */
 import { MqError, errorCodeFromNumber, isMqError } from '@mq/protocol/errors';
 import { runAtEndOfTurn } from '@mq/protocol/platform';
+import { channels, type ProduceBatchMessage, type RetryMessage } from '../diagnostics.js';
 import { invalidatesMetadata, type Cluster } from '../cluster.js';
 import type { ResponseOf } from '../connection.js';
 import { completeBatch, failBatch, type Accumulator, type PartitionQueue } from './accumulator.js';
@@ -240,6 +241,7 @@ export class Sender {
     for (let i = 0; i < batches.length; i++) {
       const b = batches[i]!;
       if (batchBaseOffsets && batchBaseOffsets.length > 0) base = batchBaseOffsets[i]!;
+      if (channels.produceBatch.hasSubscribers) publishBatch(q, b, base, undefined);
       completeBatch(b, base);
       if (base >= 0) base += b.count;
       this.acc.completed(b);
@@ -252,10 +254,21 @@ export class Sender {
     const first = batches[0]!;
     const retry = this.retrier.shouldRetry(err, first.attempts) && now - first.createdAt < this.options.deliveryTimeoutMs;
     if (retry) {
-      this.cluster.logger.debug({ topic: q.topic, partition: q.partition, attempt: first.attempts, err }, 'produce failed; retrying the batches');
       for (const b of batches) b.attempts++;
       q.ready.unshift(...batches);
-      q.retryAt = now + this.retrier.delayMs(first.attempts - 1);
+      const delayMs = this.retrier.delayMs(first.attempts - 1);
+      q.retryAt = now + delayMs;
+      this.cluster.logger.debug({ topic: q.topic, partition: q.partition, attempt: first.attempts, delayMs, err }, 'produce failed; retrying the batches');
+      if (channels.retry.hasSubscribers) {
+        channels.retry.publish({
+          kind: 'produce',
+          topic: q.topic,
+          partition: q.partition,
+          attempt: first.attempts,
+          delayMs,
+          error: err,
+        } satisfies RetryMessage);
+      }
       if (invalidatesMetadata(err)) {
         this.cluster.invalidate(q.topic);
         this.acc.wantMetadata(q.topic);
@@ -275,8 +288,16 @@ export class Sender {
       }
     }
     for (const b of batches) {
+      if (channels.produceBatch.hasSubscribers) publishBatch(q, b, undefined, err);
       failBatch(b, err);
       this.acc.completed(b);
     }
   }
+}
+
+function publishBatch(q: PartitionQueue, b: BatchBuilder, baseOffset: number | undefined, error: unknown): void {
+  const m: ProduceBatchMessage = { topic: q.topic, partition: q.partition, records: b.count, bytes: b.sizeBytes, attempts: b.attempts + 1 };
+  if (baseOffset !== undefined) m.baseOffset = baseOffset;
+  if (error !== undefined) m.error = error;
+  channels.produceBatch.publish(m);
 }

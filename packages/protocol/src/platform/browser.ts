@@ -12,6 +12,19 @@ export { checkCodecAvailable, loadSyncCodec, loadZstdCodec } from './codecs-brow
 
 export const PLATFORM: 'node' | 'browser' = 'browser';
 
+/** A named channel that diagnostic tools subscribe to (Node's diagnostics_channel; none in browsers). */
+export interface DiagnosticsChannel {
+  readonly hasSubscribers: boolean;
+  publish(message: unknown): void;
+}
+
+const NO_CHANNEL: DiagnosticsChannel = { hasSubscribers: false, publish() {} };
+
+/** Browsers have no diagnostics_channel: a channel nobody listens to. */
+export function diagnosticsChannel(_name: string): DiagnosticsChannel {
+  return NO_CHANNEL;
+}
+
 /** CRC-32C of `data` as an unsigned 32-bit number. */
 export function crc32c(data: Uint8Array): number {
   return crc32cJs(data);

@@ -5,6 +5,7 @@
  * Node and browsers is chosen here, once: the Buffer class, CRC-32C, the fast
  * UTF-8 writer, the end-of-turn scheduler and the compression codecs.
  */
+import { channel } from 'node:diagnostics_channel';
 import { createRequire } from 'node:module';
 import { crc32cJs } from './crc32c-js.js';
 
@@ -12,6 +13,17 @@ export { Buffer } from 'node:buffer';
 export { checkCodecAvailable, loadSyncCodec, loadZstdCodec } from './codecs-node.js';
 
 export const PLATFORM: 'node' | 'browser' = 'node';
+
+/** A named channel that diagnostic tools subscribe to (Node's diagnostics_channel; none in browsers). */
+export interface DiagnosticsChannel {
+  readonly hasSubscribers: boolean;
+  publish(message: unknown): void;
+}
+
+/** Node's `diagnostics_channel.channel(name)`: subscribe with `diagnostics_channel.subscribe(name, fn)`. */
+export function diagnosticsChannel(name: string): DiagnosticsChannel {
+  return channel(name);
+}
 
 type Crc32c = (data: Uint8Array, initial?: number) => number;
 

@@ -10,8 +10,6 @@ import { crc32cJs } from './crc32c-js.js';
 export { Buffer };
 export { checkCodecAvailable, loadSyncCodec, loadZstdCodec } from './codecs-browser.js';
 
-export const PLATFORM: 'node' | 'browser' = 'browser';
-
 /** A named channel that diagnostic tools subscribe to (Node's diagnostics_channel; none in browsers). */
 export interface DiagnosticsChannel {
   readonly hasSubscribers: boolean;

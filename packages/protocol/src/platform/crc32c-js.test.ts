@@ -1,6 +1,7 @@
 import { crc32c as nativeCrc32c } from '@node-rs/crc32';
 import { crc32cJs } from './crc32c-js.js';
 import { crc32c } from './node.js';
+import { loadCrc32c } from './crc32c-node.js';
 
 describe('crc32cJs', () => {
   it('matches the CRC-32C check value and the RFC 3720 vectors', () => {
@@ -32,5 +33,13 @@ describe('crc32cJs', () => {
   it('agrees with the node platform crc32c (the addon, or this one where the addon does not load)', () => {
     const data = Buffer.from('mq batch bytes');
     expect(crc32c(data)).toBe(crc32cJs(data));
+  });
+
+  it('is what Node uses where the addon does not load', () => {
+    const fallback = loadCrc32c(() => {
+      throw new Error("Cannot find module '@node-rs/crc32-linux-arm-musleabihf'");
+    });
+    expect(fallback).toBe(crc32cJs);
+    expect(loadCrc32c()).not.toBe(crc32cJs); // here the addon loads
   });
 });

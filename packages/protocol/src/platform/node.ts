@@ -3,16 +3,14 @@
  * that apply the `browser` export condition get ./browser.ts instead, with
  * the same exports). Everything in protocol and client that differs between
  * Node and browsers is chosen here, once: the Buffer class, CRC-32C, the fast
- * UTF-8 writer, the end-of-turn scheduler and the compression codecs.
+ * UTF-8 writer, the end-of-turn scheduler, the compression codecs and the
+ * diagnostics channels.
  */
 import { channel } from 'node:diagnostics_channel';
-import { createRequire } from 'node:module';
-import { crc32cJs } from './crc32c-js.js';
+import { loadCrc32c } from './crc32c-node.js';
 
 export { Buffer } from 'node:buffer';
 export { checkCodecAvailable, loadSyncCodec, loadZstdCodec } from './codecs-node.js';
-
-export const PLATFORM: 'node' | 'browser' = 'node';
 
 /** A named channel that diagnostic tools subscribe to (Node's diagnostics_channel; none in browsers). */
 export interface DiagnosticsChannel {
@@ -25,17 +23,6 @@ export function diagnosticsChannel(name: string): DiagnosticsChannel {
   return channel(name);
 }
 
-type Crc32c = (data: Uint8Array, initial?: number) => number;
-
-/** The `@node-rs/crc32` addon when it loads (hardware CRC-32C), else the pure-JS one. */
-function loadCrc32c(): Crc32c {
-  try {
-    const addon = createRequire(import.meta.url)('@node-rs/crc32') as { crc32c: Crc32c };
-    return addon.crc32c;
-  } catch {
-    return crc32cJs;
-  }
-}
 const native = loadCrc32c();
 
 /** CRC-32C of `data` as an unsigned 32-bit number. */

@@ -3,13 +3,16 @@
  * esbuild bundle of the client (`--platform=browser`, no stubs) from a local
  * page and, against a real broker over the browser's own WebSocket,
  *  1. produces and consumes records (strings, bytes, headers) that a Node
- *     client also reads and writes;
+ *     client also reads and writes; gzip works both ways (the browser's own
+ *     CompressionStream), codecs without a browser build are refused;
  *  2. joins a consumer group together with a Node consumer: each gets one of
  *     the topic's two partitions and reads its records;
  *  3. survives a broker crash and restart on the same ports: sends made while
  *     the broker is down are delivered, and the group keeps consuming.
  */
 import { MqClient, type ConsumerRecord, type GroupConsumer } from '@mq/client';
+import { compressionOf, iterateBatches } from '@mq/protocol/batch';
+import { TestClient } from '../packages/broker/test/wire-client.js';
 import { freePort } from '../tools/free-port.mjs';
 import { openBundlePage, type BrowserPage } from './src/browser.js';
 import { cleanup, startBroker, uniqueName, waitFor, type BrokerProcess } from './src/harness.js';
@@ -138,40 +141,63 @@ describe('@mq/client in headless Chromium', () => {
     await nc.close();
   });
 
-  it('refuses compression codecs (no browser build) with UNSUPPORTED_COMPRESSION, producing and consuming', async () => {
-    const compressed = uniqueName('browser-lz4');
-    await node.admin().createTopic(compressed, { numPartitions: 1 });
-    const np = node.producer({ lingerMs: 0, compression: 'lz4' });
-    await np.send(compressed, { value: 'compressed on node' });
-    await np.close();
+  it('compresses with gzip (the browser own streams) both ways; refuses codecs with no browser build with UNSUPPORTED_COMPRESSION', async () => {
+    const gz = uniqueName('browser-gzip');
+    const lz4 = uniqueName('browser-lz4');
+    await node.admin().createTopic(gz, { numPartitions: 1 });
+    await node.admin().createTopic(lz4, { numPartitions: 1 });
+    const gzp = node.producer({ lingerMs: 0, compression: 'gzip' });
+    await gzp.send(gz, { value: 'gzip from node '.repeat(20) });
+    await gzp.close();
+    const lzp = node.producer({ lingerMs: 0, compression: 'lz4' });
+    await lzp.send(lz4, { value: 'lz4 from node' });
+    await lzp.close();
     const result = await inPage(
-      async ({ compressed }) => {
+      async ({ gz, lz4 }) => {
         const g = globalThis as any;
         const seen = (err: any) => ({ code: err.code, retriable: err.retriable, message: err.message });
-        let produced: unknown;
-        try {
-          g.state.client.producer({ compression: 'gzip' });
-        } catch (err) {
-          produced = seen(err);
-        }
-        const consumer = g.state.client.consumer({ autoOffsetReset: 'earliest' });
-        consumer.assign([{ topic: compressed, partition: 0 }]);
-        let consumed: unknown;
-        const deadline = Date.now() + 10_000;
-        while (!consumed && Date.now() < deadline) {
-          try {
-            await consumer.poll(500);
-          } catch (err) {
-            consumed = seen(err);
+        const producer = g.state.client.producer({ lingerMs: 0, compression: 'gzip' });
+        const sent = await producer.send(gz, { value: 'gzip from chromium '.repeat(20) });
+        await producer.close();
+        const read = async (topic: string) => {
+          const consumer = g.state.client.consumer({ autoOffsetReset: 'earliest' });
+          consumer.assign([{ topic, partition: 0 }]);
+          const values: string[] = [];
+          let error: unknown;
+          const deadline = Date.now() + 10_000;
+          while (values.length < 2 && !error && Date.now() < deadline) {
+            try {
+              for (const r of await consumer.poll(500)) values.push(r.value.toString());
+            } catch (err) {
+              error = seen(err);
+            }
           }
+          await consumer.close();
+          return { values, error };
+        };
+        let refused: unknown;
+        try {
+          g.state.client.producer({ compression: 'lz4' });
+        } catch (err) {
+          refused = seen(err);
         }
-        await consumer.close();
-        return { produced, consumed };
+        return { sentOffset: sent.offset, gzip: await read(gz), lz4: await read(lz4), refused };
       },
-      { compressed },
+      { gz, lz4 },
     );
-    expect(result.produced).toMatchObject({ code: 'UNSUPPORTED_COMPRESSION', retriable: false, message: expect.stringContaining('not available in browsers') });
-    expect(result.consumed).toMatchObject({ code: 'UNSUPPORTED_COMPRESSION', message: expect.stringContaining('lz4 compression is not available in browsers') });
+    expect(result.sentOffset).toBe(1);
+    expect(result.gzip).toEqual({ values: ['gzip from node '.repeat(20), 'gzip from chromium '.repeat(20)] });
+    expect(result.refused).toMatchObject({ code: 'UNSUPPORTED_COMPRESSION', retriable: false, message: expect.stringContaining('lz4 compression is not available in browsers') });
+    expect(result.lz4.values).toEqual([]);
+    expect(result.lz4.error).toMatchObject({ code: 'UNSUPPORTED_COMPRESSION', message: expect.stringContaining('lz4 compression is not available in browsers') });
+    // The log holds the browser's batch gzip-compressed, and Node reads it.
+    expect(await codecsInLog(gz)).toEqual(['gzip', 'gzip']);
+    const nc = node.consumer({ autoOffsetReset: 'earliest' });
+    nc.assign([{ topic: gz, partition: 0, offset: 1 }]);
+    const got: ConsumerRecord[] = [];
+    await waitFor(async () => (got.push(...(await nc.poll(200))), got.length >= 1), { timeout: 10_000, message: 'node reading the browser gzip record' });
+    expect(got[0]!.value!.toString()).toBe('gzip from chromium '.repeat(20));
+    await nc.close();
   });
 
   it('joins a consumer group with a Node consumer: each gets a partition and reads it', async () => {
@@ -251,6 +277,18 @@ describe('@mq/client in headless Chromium', () => {
     expect(errors).toEqual([]);
   });
 });
+
+/** The compression codec of every batch in partition 0 of `topic`, read over the raw wire. */
+async function codecsInLog(topic: string): Promise<string[]> {
+  const c = await TestClient.connect(`ws://${broker.bootstrap}`);
+  try {
+    const r = await c.request({ fetch: { maxBytes: 1 << 20, topics: [{ name: topic, partitions: [{ partition: 0, fetchOffset: 0, partitionMaxBytes: 1 << 20 }] }] } });
+    const buf = Buffer.from(r.fetch!.topics[0]!.partitions[0]!.records);
+    return [...iterateBatches(buf)].map((span) => compressionOf(span.header));
+  } finally {
+    await c.close();
+  }
+}
 
 /** Ten records to each of the group topic's two partitions, values `${tag}-p${partition}-${i}`. */
 async function produceTo(groupTopic: string, tag: string): Promise<void> {

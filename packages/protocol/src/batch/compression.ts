@@ -5,7 +5,7 @@
  * `@mongodb-js/zstd`), loaded lazily so that a user who never compresses
  * never loads a native addon; in browsers none (UNSUPPORTED_COMPRESSION).
  */
-import { loadSyncCodec, loadZstdCodec } from '@mq/protocol/platform';
+import { loadAsyncCodec, loadSyncCodec } from '@mq/protocol/platform';
 import { MqError } from '../errors.js';
 import type { AsyncCodec, SyncCodec } from '../platform/codecs.js';
 import { lz4Bound, snappyLength, zstdBound } from './decompressed-size.js';
@@ -48,9 +48,13 @@ function loadSync(codec: CompressionCodec): SyncCodec | undefined {
   return c;
 }
 
-let zstd: AsyncCodec | undefined;
-function loadZstd(): AsyncCodec {
-  return (zstd ??= loadZstdCodec());
+const asyncCodecs = new Map<CompressionCodec, AsyncCodec | undefined>();
+
+/** The codec when this platform runs it only asynchronously (zstd on Node, gzip in browsers), else undefined. */
+function loadAsync(codec: CompressionCodec): AsyncCodec | undefined {
+  if (codec === 'none') return undefined;
+  if (!asyncCodecs.has(codec)) asyncCodecs.set(codec, loadAsyncCodec(codec));
+  return asyncCodecs.get(codec);
 }
 
 export function compressSync(codec: CompressionCodec, data: Buffer): Buffer {
@@ -88,17 +92,19 @@ function decompressError(codec: CompressionCodec, cause: unknown, maxBytes: numb
 }
 
 export async function compress(codec: CompressionCodec, data: Buffer): Promise<Buffer> {
-  if (codec === 'zstd') return loadZstd().compress(data);
+  const a = loadAsync(codec);
+  if (a) return a.compress(data);
   return compressSync(codec, data);
 }
 
-/** decompressSync() for every codec (zstd decompresses off the event loop). */
+/** decompressSync() for every codec (zstd decompresses off the event loop; gzip in browsers through DecompressionStream). */
 export async function decompress(codec: CompressionCodec, data: Buffer, maxBytes = DEFAULT_MAX_DECOMPRESSED_BYTES): Promise<Buffer> {
-  if (codec !== 'zstd') return decompressSync(codec, data, maxBytes);
+  const a = loadAsync(codec);
+  if (!a) return decompressSync(codec, data, maxBytes);
   let out: Buffer;
   try {
     checkBound(codec, data, maxBytes);
-    out = await loadZstd().decompress(data);
+    out = await a.decompress(data, maxBytes);
   } catch (cause) {
     throw decompressError(codec, cause, maxBytes);
   }

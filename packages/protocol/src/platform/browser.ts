@@ -8,7 +8,7 @@ import { Buffer } from 'buffer';
 import { crc32cJs } from './crc32c-js.js';
 
 export { Buffer };
-export { checkCodecAvailable, loadSyncCodec, loadZstdCodec } from './codecs-browser.js';
+export { checkCodecAvailable, loadAsyncCodec, loadSyncCodec } from './codecs-browser.js';
 
 /** A named channel that diagnostic tools subscribe to (Node's diagnostics_channel; none in browsers). */
 export interface DiagnosticsChannel {

@@ -33,7 +33,12 @@ export function loadSyncCodec(codec: SyncCodecName): SyncCodec {
   }
 }
 
-export function loadZstdCodec(): AsyncCodec {
+/** zstd runs off the event loop; the others synchronously (loadSyncCodec). */
+export function loadAsyncCodec(codec: string): AsyncCodec | undefined {
+  return codec === 'zstd' ? loadZstdCodec() : undefined;
+}
+
+function loadZstdCodec(): AsyncCodec {
   const z = require('@mongodb-js/zstd') as {
     compress(d: Buffer, level?: number): Promise<Buffer>;
     decompress(d: Buffer): Promise<Buffer>;

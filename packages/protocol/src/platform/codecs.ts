@@ -8,7 +8,8 @@ export interface SyncCodec {
 
 export interface AsyncCodec {
   compress(data: Buffer): Promise<Buffer>;
-  decompress(data: Buffer): Promise<Buffer>;
+  /** Need not stop at `maxBytes` when the caller checked the codec's own bound first (zstd); the caller checks the result. */
+  decompress(data: Buffer, maxBytes: number): Promise<Buffer>;
 }
 
 /** gzip, snappy and lz4 run synchronously; zstd is asynchronous (off the event loop). */

@@ -10,7 +10,7 @@ import { channel } from 'node:diagnostics_channel';
 import { loadCrc32c } from './crc32c-node.js';
 
 export { Buffer } from 'node:buffer';
-export { checkCodecAvailable, loadSyncCodec, loadZstdCodec } from './codecs-node.js';
+export { checkCodecAvailable, loadAsyncCodec, loadSyncCodec } from './codecs-node.js';
 
 /** A named channel that diagnostic tools subscribe to (Node's diagnostics_channel; none in browsers). */
 export interface DiagnosticsChannel {

@@ -3,7 +3,9 @@
  * against a fresh broker and check the JSON each prints, so the harness
  * cannot rot. No assertion on speed: speed is what the report shows.
  */
-import { cleanup, runCli, startBroker, uniqueName } from './src/harness.js';
+import { appendFile, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { cleanup, makeTempDir, runCli, startBroker, uniqueName } from './src/harness.js';
 
 const LATENCY_KEYS = ['p50', 'p90', 'p99', 'p999', 'max'];
 
@@ -77,4 +79,38 @@ describe('mq bench (real CLI, real broker)', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--keys "zipf" is not valid/);
   });
+
+  it('the CI recipe: three --json runs per side appended to a file, then bench compare states the noise and fails only on a real drop', async () => {
+    const broker = await startBroker();
+    const dir = await makeTempDir('mq-bench-compare-');
+    const baseline = path.join(dir, 'baseline.json');
+    const current = path.join(dir, 'current.json');
+    for (const file of [baseline, current]) {
+      for (let i = 0; i < 3; i++) {
+        const res = await runCli(['bench', 'produce', '--bootstrap', broker.bootstrap, '--records', '3000', '--size', '100', '--json', '--quiet'], { timeoutMs: 45_000 });
+        expect(res.code).toBe(0);
+        await appendFile(file, res.stdout);
+      }
+    }
+    // Same build on both sides: no regression, whatever the machine's load (the limit is at least the noise measured).
+    const same = await runCli(['bench', 'compare', baseline, current, '--max-drop', '50%', '--json']);
+    expect(same.code).toBe(0);
+    const report = JSON.parse(same.stdout);
+    expect(report).toMatchObject({ regressed: false, maxDrop: 0.5, scenarios: [{ scenario: 'produce/mq' }] });
+    const tput = report.scenarios[0].metrics.find((m: { metric: string }) => m.metric === 'recordsPerSec');
+    expect(tput).toMatchObject({ baseline: { runs: 3 }, current: { runs: 3 } });
+    expect(tput.noise).toEqual(expect.any(Number));
+
+    // A current build at a tenth of the throughput is a regression: exit 1, the table on stdout, one line on stderr.
+    const slow = path.join(dir, 'slow.json');
+    const runs = (await readFile(current, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    await writeFile(slow, runs.map((r) => JSON.stringify({ ...r, recordsPerSec: Math.round(r.recordsPerSec / 10) })).join('\n') + '\n');
+    const worse = await runCli(['bench', 'compare', baseline, slow, '--max-drop', '15%']);
+    expect(worse.code).toBe(1);
+    expect(worse.stdout).toMatch(/recordsPerSec.*REGRESSED/);
+    expect(worse.stdout).toMatch(/NOISE/);
+    expect(worse.stderr).toMatch(/^mq: bench compare: regression: produce\/mq recordsPerSec 9\d\.\d% worse/);
+
+    expect((await runCli(['bench', 'compare', baseline, path.join(dir, 'missing.json')])).code).toBe(2);
+  }, 240_000);
 });

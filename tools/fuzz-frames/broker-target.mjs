@@ -1,12 +1,16 @@
 /**
- * The broker under test: a real `mq broker start` process on free ports with a
- * temporary data directory, and a sampler of its RSS and open files from /proc.
+ * What is fuzzed: a real `mq broker start` process, or a real cluster (`mq
+ * cluster start`, one process per broker), on free ports with temporary data
+ * directories; and a sampler of each broker's RSS and open files from /proc.
+ * Both targets have one shape: pids, urls (one per broker), bootstrap,
+ * exited (the first broker to exit), stop().
  */
 import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { freePortRange } from '../free-port.mjs';
 import { REPO_ROOT } from './schema.mjs';
 
 const CLI_BIN = path.join(REPO_ROOT, 'packages', 'cli', 'dist', 'bin.js');
@@ -55,6 +59,8 @@ export async function startBrokerProcess({ startTimeoutMs = 30_000 } = {}) {
   });
   return {
     pid: child.pid,
+    pids: [child.pid],
+    urls: [`ws://127.0.0.1:${port}`],
     port,
     bootstrap: `127.0.0.1:${port}`,
     url: `ws://127.0.0.1:${port}`,
@@ -76,20 +82,116 @@ export async function startBrokerProcess({ startTimeoutMs = 30_000 } = {}) {
   };
 }
 
-/** Samples RSS (MiB) and open file count of `pid` every `intervalMs`, keeping the maxima. */
-export function sampleProcess(pid, intervalMs = 250) {
+/**
+ * A cluster of `brokers` processes started by `mq cluster start` (each broker a
+ * controller voter), ports from tools/free-port.mjs. `exited` resolves when
+ * the first broker exits (or the cluster command itself).
+ */
+export async function startClusterProcess({ brokers = 3, startTimeoutMs = 60_000 } = {}) {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'mq-fuzz-cluster-'));
+  const [port, httpPort, raftPort, interBrokerPort] = [await freePortRange(brokers), await freePortRange(brokers), await freePortRange(brokers), await freePortRange(brokers)];
+  const child = spawn(
+    process.execPath,
+    [CLI_BIN, 'cluster', 'start', '-n', String(brokers), '--data-dir', dataDir, '--port', String(port), '--http-port', String(httpPort), '--raft-port', String(raftPort), '--inter-broker-port', String(interBrokerPort)],
+    { cwd: dataDir, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const output = [];
+  const pids = [];
+  let exitCode;
+  let exitResolve;
+  const exited = new Promise((resolve) => (exitResolve = resolve));
+  const exit = (code) => {
+    if (exitCode !== undefined) return;
+    exitCode = code;
+    exitResolve(code);
+  };
+  const killAll = () => {
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    child.kill('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  process.once('exit', killAll);
+  child.once('exit', (code, signal) => exit(`cluster command: ${code ?? signal}`));
+  await new Promise((resolve, reject) => {
+    let pending = '';
+    const timer = setTimeout(() => reject(new Error(`cluster did not start within ${startTimeoutMs} ms\n${output.join('\n')}`)), startTimeoutMs);
+    const onData = (chunk) => {
+      pending += chunk.toString('utf8');
+      let nl;
+      while ((nl = pending.indexOf('\n')) >= 0) {
+        const line = pending.slice(0, nl);
+        pending = pending.slice(nl + 1);
+        output.push(line);
+        if (output.length > 200) output.shift();
+        const row = /^(\d+)\s+\S+\s+(\d+)\s+127\.0\.0\.1:(\d+)/.exec(line);
+        if (row) pids.push(Number(row[2]));
+        if (line.startsWith(`cluster of ${brokers} brokers running`)) {
+          clearTimeout(timer);
+          resolve();
+        }
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    void exited.then((code) => reject(new Error(`cluster exited (${code}) before running\n${output.join('\n')}`)));
+  });
+  // A broker that dies is noticed by polling its pid (the cluster command only reports it).
+  const watch = setInterval(() => {
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 0);
+      } catch {
+        exit(`broker pid ${pid} gone`);
+      }
+    }
+  }, 250);
+  const urls = Array.from({ length: brokers }, (_, i) => `ws://127.0.0.1:${port + i}`);
+  return {
+    pids,
+    urls,
+    url: urls[0],
+    bootstrap: urls.map((u) => u.slice('ws://'.length)).join(','),
+    dataDir,
+    output,
+    exited,
+    get exitCode() {
+      return exitCode;
+    },
+    async stop() {
+      clearInterval(watch);
+      const done = new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', resolve)));
+      child.kill('SIGINT');
+      const t = setTimeout(killAll, 20_000);
+      await done;
+      clearTimeout(t);
+      process.off('exit', killAll);
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Samples RSS (MiB) and open file count of each of `pids` every `intervalMs`, keeping the maxima of any one process. */
+export function sampleProcess(pids, intervalMs = 250) {
   const stats = { rssMaxMb: 0, fdsMax: 0, samples: 0 };
   const sample = async () => {
-    try {
-      const status = await readFile(`/proc/${pid}/status`, 'utf8');
-      const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-      const fds = (await readdir(`/proc/${pid}/fd`)).length;
-      stats.rssMaxMb = Math.max(stats.rssMaxMb, Math.round(kb / 1024));
-      stats.fdsMax = Math.max(stats.fdsMax, fds);
-      stats.samples++;
-    } catch {
-      // the process is gone; the runner notices the exit
+    for (const pid of [pids].flat()) {
+      try {
+        const status = await readFile(`/proc/${pid}/status`, 'utf8');
+        const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+        const fds = (await readdir(`/proc/${pid}/fd`)).length;
+        stats.rssMaxMb = Math.max(stats.rssMaxMb, Math.round(kb / 1024));
+        stats.fdsMax = Math.max(stats.fdsMax, fds);
+      } catch {
+        // the process is gone; the runner notices the exit
+      }
     }
+    stats.samples++;
   };
   const timer = setInterval(() => void sample(), intervalMs);
   void sample();

@@ -14,7 +14,7 @@ import { CORPUS_FILE } from './record-corpus.mjs';
 import { createRng } from './rng.mjs';
 import { mutateFrame } from './mutate-frame.mjs';
 import { decodeFrame } from './schema.mjs';
-import { startBrokerProcess, sampleProcess } from './broker-target.mjs';
+import { startBrokerProcess, startClusterProcess, sampleProcess } from './broker-target.mjs';
 import { STEADY_PARTITIONS, startSteadyClient } from './steady-client.mjs';
 import { compareMetadata, snapshotMetadata } from './metadata-watch.mjs';
 
@@ -35,8 +35,9 @@ export async function runFuzz(options) {
   const o = options;
   const corpus = await loadCorpus();
   const rng = createRng(o.seed);
-  const broker = await startBrokerProcess();
-  const sampler = sampleProcess(broker.pid);
+  // --brokers N > 1: a real cluster; fuzzing connections go to every broker in turn.
+  const broker = o.brokers > 1 ? await startClusterProcess({ brokers: o.brokers }) : await startBrokerProcess();
+  const sampler = sampleProcess(broker.pids);
   const violations = [];
   const recent = [];
   const counts = { sent: 0, answered: 0, closed: 0, errorAnswers: 0, reconnects: 0 };
@@ -68,7 +69,7 @@ export async function runFuzz(options) {
   const wakeUp = () => wake?.();
 
   const attach = async (slot) => {
-    const ws = await openConnection(broker.url);
+    const ws = await openConnection(broker.urls[slot % broker.urls.length]);
     const conn = { ws, pending: new Map(), open: true };
     ws.on('message', (data) => {
       let frame;

@@ -13,6 +13,7 @@ export { createPayloads, readStamp, stampValue, STAMP_BYTES } from './payload.js
 export { createPartitioner } from './target.js';
 export { CURVE_PERCENTILES, MB, formatResultTable, throughput } from './result.js';
 export { benchBuilder, buildBenchCommand, runBenchFromArgs, BENCH_TARGETS } from './command.js';
+export { compareBuilder, compareResults, formatCompareReport, median, parseMaxDrop, parseResults, runCompareFromArgs, spread, DEFAULT_MAX_DROP } from './compare.js';
 export {
   DEFAULT_ACKS,
   DEFAULT_BATCH_BYTES,
@@ -54,6 +55,7 @@ export type { MemoryTargetOptions } from './targets/memory.js';
 export type { MqTargetOptions } from './targets/mq.js';
 export type { LocalBroker, LocalBrokerOptions } from './local-broker.js';
 export type { BenchArgs, BenchCommandOptions } from './command.js';
+export type { CompareArgs, CompareOptions, CompareReport, MetricComparison, ScenarioComparison } from './compare.js';
 export type {
   CommonBenchOptions,
   ConsumeBenchOptions,

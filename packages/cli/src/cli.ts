@@ -70,7 +70,7 @@ export async function run(argv: string[], io: CliIo, signal: AbortSignal = new A
       throw failure;
     })
     .completion('completion', 'print a shell completion script: mq completion bash|zsh (add its output to ~/.bashrc or ~/.zshrc)')
-    .epilogue('Client commands reach the broker at --bootstrap (default localhost:9092, or env MQ_BOOTSTRAP).');
+    .epilogue('Client commands reach the broker at --bootstrap, else env MQ_BOOTSTRAP, else the profile in use (mq profile), else localhost:9092.');
   const first = argv.find((a) => !a.startsWith('-'));
   for (const entry of COMMANDS) {
     if (typeof entry === 'function') {

@@ -4,14 +4,20 @@ import { MqClient, MqError } from '@mq/client';
 import { FORMATS, type OutputFormat } from './output.js';
 import { UsageError } from './errors.js';
 import { writeLine, type CliContext } from './context.js';
+import { selectedProfile } from './profiles.js';
 
 export const DEFAULT_BOOTSTRAP = 'localhost:9092';
 
 export interface ClientArgs {
   bootstrap: string;
+  /** The profile named with --profile (resolveClientArgs applies it). */
+  profile?: string;
   'request-timeout-ms': number;
   'connect-timeout-ms': number;
 }
+
+/** How long the CLI waits for the broker to answer a request. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 
 /** How long the CLI waits, in all, for a first answer from the cluster (connect, handshake, metadata). */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
@@ -25,15 +31,30 @@ export function withClientOptions<T>(y: Argv<T>, env: NodeJS.ProcessEnv): Argv<T
     .option('bootstrap', {
       alias: 'b',
       type: 'string',
-      describe: 'broker address host:port (or a comma-separated list); env MQ_BOOTSTRAP',
-      default: env.MQ_BOOTSTRAP || DEFAULT_BOOTSTRAP,
+      describe: 'broker address host:port (or a comma-separated list); else env MQ_BOOTSTRAP, else the profile (mq profile), else localhost:9092',
       defaultDescription: env.MQ_BOOTSTRAP ? `${env.MQ_BOOTSTRAP} (MQ_BOOTSTRAP)` : DEFAULT_BOOTSTRAP,
     })
-    .option('request-timeout-ms', intOption('--request-timeout-ms', 1, 'how long to wait for the broker to answer a request', 10_000))
-    .option(
-      'connect-timeout-ms',
-      intOption('--connect-timeout-ms', 1, 'how long to wait, in all, for a first answer from the cluster (a host that accepts but never answers fails after this)', DEFAULT_CONNECT_TIMEOUT_MS),
-    ) as unknown as Argv<T & ClientArgs>;
+    .option('profile', { type: 'string', requiresArg: true, describe: 'take the bootstrap address and timeouts from this profile (mq profile list); env MQ_PROFILE' })
+    .option('request-timeout-ms', { ...intOption('--request-timeout-ms', 1, 'how long to wait for the broker to answer a request'), defaultDescription: '10000' })
+    .option('connect-timeout-ms', {
+      ...intOption('--connect-timeout-ms', 1, 'how long to wait, in all, for a first answer from the cluster (a host that accepts but never answers fails after this)'),
+      defaultDescription: String(DEFAULT_CONNECT_TIMEOUT_MS),
+    })
+    .middleware((argv) => resolveClientArgs(argv as unknown as Partial<ClientArgs>, env)) as unknown as Argv<T & ClientArgs>;
+}
+
+/**
+ * Fills what the command line left out: the bootstrap address from MQ_BOOTSTRAP, then the profile
+ * (--profile, MQ_PROFILE or the one in use), then localhost:9092; the timeouts from the profile, then
+ * the defaults. A flag always wins.
+ */
+export function resolveClientArgs(argv: Partial<ClientArgs>, env: NodeJS.ProcessEnv): void {
+  const fromEnv = env.MQ_BOOTSTRAP || undefined;
+  const needProfile = argv.profile !== undefined || (argv.bootstrap === undefined && fromEnv === undefined) || argv['request-timeout-ms'] === undefined || argv['connect-timeout-ms'] === undefined;
+  const selected = needProfile ? selectedProfile(env, argv.profile) : undefined;
+  argv.bootstrap ??= fromEnv ?? selected?.profile.bootstrap ?? DEFAULT_BOOTSTRAP;
+  argv['request-timeout-ms'] ??= selected?.profile.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  argv['connect-timeout-ms'] ??= selected?.profile.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
 }
 
 export function withFormat<T>(y: Argv<T>): Argv<T & FormatArgs> {

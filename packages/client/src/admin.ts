@@ -44,6 +44,24 @@ export interface ConfigResource {
   entries: ConfigEntry[];
 }
 
+/** IncrementalAlterConfigs on one topic: keys to set and keys to remove (a removed key falls back to the broker's default). */
+export interface ConfigChange {
+  set?: Record<string, string>;
+  delete?: string[];
+}
+
+/** A partition's records below `offset` are to go; -1 means up to the high watermark. */
+export interface RecordsToDelete {
+  partition: number;
+  offset: number;
+}
+
+export interface DeletedRecords {
+  partition: number;
+  /** The partition's log start offset after the deletion. */
+  low: number;
+}
+
 export interface Watermarks {
   /** First offset still in the log. */
   low: number;
@@ -199,6 +217,76 @@ export class Admin {
         entries: (r.entries ?? []).map((e) => ({ name: e.name ?? '', value: e.value ?? '', source: e.source ?? '' })),
       };
     });
+  }
+
+  /**
+   * Sets and removes some of a topic's own configs, keeping the others;
+   * returns the topic's effective configs after the change (or what they
+   * would be, with `validateOnly`).
+   */
+  async alterConfigs(topic: string, change: ConfigChange, options: AdminCallOptions & { validateOnly?: boolean } = {}): Promise<ConfigResource> {
+    if (typeof topic !== 'string' || topic.length === 0) throw invalidArgument('alterConfigs needs a topic name');
+    const set = { ...(change.set ?? {}) };
+    const remove = [...(change.delete ?? [])];
+    if (Object.keys(set).length === 0 && remove.length === 0) throw invalidArgument('alterConfigs needs at least one key to set or delete');
+    for (const [k, v] of Object.entries(set)) {
+      if (typeof v !== 'string') throw invalidArgument(`config ${k} must be a string value, got ${typeof v}`);
+    }
+    const resp = await this.cluster.send(
+      CONTROLLER,
+      'incrementalAlterConfigs',
+      { resources: [{ topic, set, delete: remove }], validateOnly: options.validateOnly ?? false, timeoutMs: timeoutField(options, this.cluster) },
+      requestOptions(options),
+    );
+    const r = (resp.results ?? []).find((x) => x.resource === topic);
+    if (!r) throw new MqError('UNKNOWN', `the broker did not answer for topic "${topic}"`, { topic });
+    const code = errorCodeFromNumber(r.errorCode ?? 0);
+    if (code !== 'NONE') throw this.topicError(code, topic, r.errorMessage ?? '', 'alter the configs of');
+    return { resource: topic, entries: (r.entries ?? []).map((e) => ({ name: e.name ?? '', value: e.value ?? '', source: e.source ?? '' })) };
+  }
+
+  /**
+   * Deletes the records below an offset in partitions of one topic (each
+   * partition's leader moves its log start up; -1 means the high
+   * watermark). Returns each partition's new log start.
+   */
+  async deleteRecords(topic: string, partitions: readonly RecordsToDelete[], options: AdminCallOptions = {}): Promise<DeletedRecords[]> {
+    if (!Array.isArray(partitions) || partitions.length === 0) throw invalidArgument('deleteRecords needs at least one partition');
+    const meta = await this.cluster.topic(topic, options.signal);
+    for (const { partition, offset } of partitions) {
+      if (!meta.partitions[partition]) {
+        throw new MqError('UNKNOWN_TOPIC_OR_PARTITION', `partition ${partition} of topic "${topic}" does not exist (it has ${meta.partitions.length})`, {
+          topic,
+          partition,
+          retriable: false,
+        });
+      }
+      if (!Number.isSafeInteger(offset) || offset < -1) throw invalidArgument(`offset must be an integer >= 0, or -1 for the high watermark, got ${String(offset)}`);
+    }
+    const byLeader = new Map<number, RecordsToDelete[]>();
+    for (const p of partitions) {
+      const leader = this.cluster.leaderOf(topic, p.partition);
+      let l = byLeader.get(leader);
+      if (!l) byLeader.set(leader, (l = []));
+      l.push(p);
+    }
+    const out: DeletedRecords[] = [];
+    await Promise.all(
+      [...byLeader].map(async ([leader, parts]) => {
+        const resp = await this.cluster.send(
+          () => ({ kind: 'broker', id: leader >= 0 ? this.cluster.leaderOf(topic, parts[0]!.partition) : leader }),
+          'deleteRecords',
+          { topics: [{ name: topic, partitions: parts.map((p) => ({ partition: p.partition, offset: p.offset })) }], timeoutMs: timeoutField(options, this.cluster) },
+          requestOptions(options),
+        );
+        for (const p of resp.topics?.find((t) => t.name === topic)?.partitions ?? []) {
+          const code = errorCodeFromNumber(p.errorCode ?? 0);
+          if (code !== 'NONE') throw this.topicError(code, topic, p.errorMessage ?? '', 'delete records of');
+          out.push({ partition: p.partition ?? 0, low: Number(p.lowWatermark ?? -1) });
+        }
+      }),
+    );
+    return out.sort((a, b) => a.partition - b.partition);
   }
 
   /** `{low, high}` of one partition, from its leader. */

@@ -13,11 +13,14 @@ export { MqError, isMqError } from '@mq/protocol/errors';
 export type {
   AdminCallOptions,
   ClusterDescription,
+  ConfigChange,
   ConfigEntry,
   ConfigResource,
+  DeletedRecords,
   ListedOffset,
   NewTopic,
   OffsetSpec,
+  RecordsToDelete,
   TopicResult,
   Watermarks,
 } from './admin.js';

@@ -21,28 +21,12 @@ import {
   validateBatch,
   writeInt64,
 } from '@mq/protocol/batch';
-import { batch, tempDir, values } from '../test/helpers.js';
-import { openLog, type Log } from './log.js';
+import { batch, logFixture, values } from '../test/helpers.js';
+import type { Log } from './log.js';
 import type { LogOptions } from './options.js';
 
-let dir: string;
-let cleanup: () => void;
-const open: Log[] = [];
-
-beforeEach(() => {
-  ({ dir, cleanup } = tempDir());
-});
-
-afterEach(async () => {
-  for (const l of open.splice(0)) await l.close().catch(() => undefined);
-  cleanup();
-});
-
-async function openTracked(options: LogOptions = {}): Promise<Log> {
-  const log = await openLog(dir, { checkpointIntervalMs: 0, ...options });
-  open.push(log);
-  return log;
-}
+const fx = logFixture();
+const openTracked = (options: LogOptions = {}): Promise<Log> => fx.open(options);
 
 /** Recomputes the CRC after a header or body edit, as a sender forging a batch would. */
 function reseal(buf: Buffer): Buffer {
@@ -213,8 +197,7 @@ describe('the checks the broker made before the log (now made once, here)', () =
   });
 
   test('logAppendTime marks and stamps every batch with the log clock and keeps the CRC valid', async () => {
-    const log = await openLog(dir, { checkpointIntervalMs: 0 }, { clock: () => 123456789 });
-    open.push(log);
+    const log = await fx.open({}, { clock: () => 123456789 });
     const res = await log.append(Buffer.concat([a, b]), { logAppendTime: true });
     expect(res.logAppendTime).toBe(123456789);
     const read = await log.read(0, 1 << 20);

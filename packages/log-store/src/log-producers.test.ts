@@ -6,36 +6,18 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { encodeBatchSync } from '@mq/protocol/batch';
-import { batchOffsets, tempDir, values } from '../test/helpers.js';
-import { openLog, type Log } from './log.js';
+import { batchOffsets, logFixture, tempDir, values } from '../test/helpers.js';
+import type { Log } from './log.js';
 import type { LogOptions } from './options.js';
 import { SNAPSHOT_SUFFIX } from './producer-snapshots.js';
 
+const fx = logFixture();
 let dir: string;
-let cleanup: () => void;
-const open: Log[] = [];
-const cleanups: Array<() => void> = [];
-
 beforeEach(() => {
-  ({ dir, cleanup } = tempDir());
+  dir = fx.dir;
 });
-
-afterEach(async () => {
-  for (const l of open.splice(0)) await l.close().catch(() => undefined);
-  cleanup();
-  for (const c of cleanups.splice(0)) c();
-});
-
-async function openTracked(at = dir, options: LogOptions = {}, clock?: () => number): Promise<Log> {
-  const log = await openLog(at, { checkpointIntervalMs: 0, ...options }, clock ? { clock } : {});
-  open.push(log);
-  return log;
-}
-
-async function closeTracked(log: Log): Promise<void> {
-  open.splice(open.indexOf(log), 1);
-  await log.close();
-}
+const openTracked = (at = dir, options: LogOptions = {}, clock?: () => number): Promise<Log> => fx.open(options, clock ? { clock } : {}, at);
+const closeTracked = (log: Log): Promise<void> => fx.close(log);
 
 /** A batch of `count` records from producer `pid` starting at sequence `seq`. */
 function idem(pid: number, seq: number, count = 1, epoch = 0, timestamp = Date.now()): Buffer {
@@ -46,7 +28,7 @@ function idem(pid: number, seq: number, count = 1, epoch = 0, timestamp = Date.n
 /** What a crash leaves: the files of an open log as they are now (no close, no snapshot at close). */
 function crashCopy(): string {
   const { dir: copy, cleanup: c } = tempDir('mq-log-crash-');
-  cleanups.push(c);
+  fx.onCleanup(c);
   for (const f of fs.readdirSync(dir)) if (f !== '.lock') fs.copyFileSync(path.join(dir, f), path.join(copy, f));
   return copy;
 }

@@ -2,34 +2,18 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ATTR_LOG_APPEND_TIME, encodeBatchSync, iterateBatches, readBatchHeader, validateBatch } from '@mq/protocol/batch';
 import { isMqError } from '@mq/protocol/errors';
-import { batch, batchOffsets, faultyFs, segmentFiles, tempDir, values, type FaultyFs } from '../test/helpers.js';
+import { batch, batchOffsets, faultyFs, logFixture, segmentFiles, tempDir, values, type FaultyFs } from '../test/helpers.js';
 import { IndexCache } from './index-cache.js';
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, openLog, type Log } from './log.js';
 import type { LogOptions } from './options.js';
 
+const fx = logFixture();
 let dir: string;
-let cleanup: () => void;
-const open: Log[] = [];
-
 beforeEach(() => {
-  ({ dir, cleanup } = tempDir());
+  dir = fx.dir;
 });
-
-afterEach(async () => {
-  for (const l of open.splice(0)) await l.close().catch(() => undefined);
-  cleanup();
-});
-
-async function openTracked(options: LogOptions = {}, components = {}): Promise<Log> {
-  const log = await openLog(dir, { checkpointIntervalMs: 0, ...options }, components);
-  open.push(log);
-  return log;
-}
-
-async function closeTracked(log: Log): Promise<void> {
-  open.splice(open.indexOf(log), 1);
-  await log.close();
-}
+const openTracked = (options: LogOptions = {}, components = {}): Promise<Log> => fx.open(options, components);
+const closeTracked = (log: Log): Promise<void> => fx.close(log);
 
 async function expectCode(p: Promise<unknown>, code: string): Promise<void> {
   await expect(p).rejects.toMatchObject({ code });
@@ -262,8 +246,7 @@ describe('offsetForTimestamp', () => {
     expect(await log.offsetForTimestamp(999_999)).toBeNull();
     expect(await log.offsetForTimestamp(EARLIEST_TIMESTAMP)).toEqual({ offset: 0, timestamp: -1 });
     expect(await log.offsetForTimestamp(LATEST_TIMESTAMP)).toEqual({ offset: 80, timestamp: -1 });
-    await log.close();
-    open.length = 0;
+    await closeTracked(log);
     const again = await openTracked({ segmentBytes: 1024, indexIntervalBytes: 64 });
     expect(await again.offsetForTimestamp(1000 + 10 * 33 + 1)).toEqual({ offset: 67, timestamp: 1335 });
   });
@@ -281,6 +264,29 @@ describe('retention and deleteRecordsBefore', () => {
     expect(log.logStartOffset).toBeGreaterThan(0);
     await expectCode(log.read(0, 100), 'OFFSET_OUT_OF_RANGE');
     expect((await log.read(log.logStartOffset, 100)).records.length).toBeGreaterThan(0);
+  });
+
+  test('reconfigure: a retention set while the log is open applies at the next check; a bad value changes nothing', async () => {
+    const log = await openTracked({ segmentBytes: 1024, retentionBytes: -1, retentionMs: -1 });
+    for (let i = 0; i < 60; i++) await log.append(batch(`b${i}`, 2, { valueBytes: 30 }));
+    expect((await log.applyRetention()).deletedSegments).toBe(0);
+    expect(() => log.reconfigure({ retentionBytes: -5 })).toThrow(expect.objectContaining({ code: 'INVALID_CONFIG' }));
+    expect((await log.applyRetention()).deletedSegments).toBe(0);
+    log.reconfigure({ retentionBytes: 2500 });
+    const r = await log.applyRetention();
+    expect(r.deletedSegments).toBeGreaterThan(0);
+    expect(log.size).toBeLessThanOrEqual(2500 + 1024);
+    // Options not named keep their values: segments still roll at 1 KiB.
+    const segments = log.segmentCount;
+    for (let i = 0; i < 20; i++) await log.append(batch(`c${i}`, 2, { valueBytes: 30 }));
+    expect(log.segmentCount).toBeGreaterThan(segments);
+  });
+
+  test('reconfigure: a larger maxBatchBytes admits a batch the old limit refused', async () => {
+    const log = await openTracked({ maxBatchBytes: 200 });
+    await expectCode(log.append(batch('big', 1, { valueBytes: 400 })), 'RECORD_TOO_LARGE');
+    log.reconfigure({ maxBatchBytes: 4096 });
+    expect((await log.append(batch('big', 1, { valueBytes: 400 }))).baseOffset).toBe(0);
   });
 
   test('time retention deletes expired segments, including a fully expired active one', async () => {

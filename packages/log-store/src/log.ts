@@ -122,7 +122,7 @@ class PartitionLog implements Log {
 
   constructor(
     readonly dir: string,
-    private readonly opts: ParsedLogOptions,
+    private opts: ParsedLogOptions,
     private readonly fs: LogFileSystem,
     private readonly clock: () => number,
     private readonly logger: Logger,
@@ -474,6 +474,32 @@ class PartitionLog implements Log {
     await scanSegment(seg.file, from, end, { verify: false, minBaseOffset: 0, maxBatchBytes: Number.MAX_SAFE_INTEGER }, (_p, h) => {
       this.epochs.assign(h.partitionLeaderEpoch, h.baseOffset);
     });
+  }
+
+  /**
+   * Applies new values of the options given (a topic's configs changed while
+   * its partitions are open): retention and segment rolling from the next
+   * check or append, a new flush policy with its timer at once. Options not
+   * given keep their value. Throws INVALID_CONFIG (and changes nothing) on a
+   * bad value.
+   */
+  reconfigure(options: LogOptions): void {
+    this.ensureUsable();
+    const parsed = parseLogOptions(options);
+    const next: Record<string, unknown> = { ...this.opts };
+    for (const key of Object.keys(options) as Array<keyof LogOptions>) {
+      if (options[key] !== undefined) next[key] = parsed[key];
+    }
+    if (options.maxBatchBytes !== undefined && options.maxDecompressedBytes === undefined) {
+      next['maxDecompressedBytes'] = Math.max(parsed.maxBatchBytes, this.opts.maxDecompressedBytes);
+    }
+    const flushChanged = JSON.stringify(next['flush']) !== JSON.stringify(this.opts.flush);
+    this.opts = Object.freeze(next as unknown as ParsedLogOptions);
+    if (flushChanged) {
+      for (const t of this.timers.splice(0)) clearInterval(t);
+      this.unflushedBytes = 0;
+      this.startTimers();
+    }
   }
 
   private startTimers(): void {

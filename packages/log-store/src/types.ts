@@ -9,6 +9,7 @@ import type { LogFileSystem } from './file-system.js';
 import type { IndexCache } from './index-cache.js';
 import type { LeaderEpochCache } from './leader-epoch-cache.js';
 import type { ReadBufferPool } from './read-buffer-pool.js';
+import type { LogOptions } from './options.js';
 
 export interface LogComponents {
   logger?: Logger;
@@ -142,6 +143,8 @@ export interface Log {
   truncateFullyAndStartAt(offset: number): Promise<void>;
   offsetForTimestamp(ts: number): Promise<{ offset: number; timestamp: number } | null>;
   deleteRecordsBefore(offset: number): Promise<void>;
+  /** New values of some options while the log is open (a topic's configs changed); the others keep theirs. */
+  reconfigure(options: LogOptions): void;
   /** Time and size retention; with `upToOffset` (a replica's high watermark) only segments ending at or below it go. */
   applyRetention(now?: number, options?: { upToOffset?: number }): Promise<{ deletedSegments: number; deletedBytes: number }>;
   /** Rolls the active segment now (when it holds data). */

@@ -3,6 +3,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { decodeBatchSync, encodeBatchSync, iterateBatches, type EncodeBatchOptions } from '@mq/protocol/batch';
 import { nodeFileSystem, type LogFile, type LogFileSystem } from '../src/file-system.js';
+import { openLog } from '../src/log.js';
+import type { LogOptions } from '../src/options.js';
+import type { Log, LogComponents } from '../src/types.js';
 
 export function tempDir(prefix = 'mq-log-'): { dir: string; cleanup: () => void } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
@@ -105,4 +108,51 @@ export function segmentFiles(dir: string, ext = '.log'): string[] {
     .readdirSync(dir)
     .filter((f) => f.endsWith(ext))
     .sort();
+}
+
+/**
+ * The per-test log fixture of the log's unit tests: a fresh temporary
+ * directory before each test, and after it every log opened through the
+ * fixture closed and the directory removed.
+ */
+export interface LogFixture {
+  /** This test's directory. */
+  readonly dir: string;
+  /** Opens a log (checkpoints off unless asked) that is closed after the test; `at` defaults to `dir`. */
+  open(options?: LogOptions, components?: LogComponents, at?: string): Promise<Log>;
+  /** Closes a log opened through the fixture before the test ends. */
+  close(log: Log): Promise<void>;
+  /** Runs `fn` after this test, once its logs are closed. */
+  onCleanup(fn: () => void): void;
+}
+
+export function logFixture(): LogFixture {
+  let current: { dir: string; cleanup: () => void } | undefined;
+  const logs: Log[] = [];
+  const cleanups: Array<() => void> = [];
+  beforeEach(() => {
+    current = tempDir();
+  });
+  afterEach(async () => {
+    for (const l of logs.splice(0)) await l.close().catch(() => undefined);
+    current?.cleanup();
+    for (const c of cleanups.splice(0)) c();
+  });
+  return {
+    get dir() {
+      return current!.dir;
+    },
+    async open(options = {}, components = {}, at) {
+      const log = await openLog(at ?? current!.dir, { checkpointIntervalMs: 0, ...options }, components);
+      logs.push(log);
+      return log;
+    },
+    async close(log) {
+      logs.splice(logs.indexOf(log), 1);
+      await log.close();
+    },
+    onCleanup(fn) {
+      cleanups.push(fn);
+    },
+  };
 }

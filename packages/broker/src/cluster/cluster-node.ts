@@ -21,6 +21,7 @@ import { ObserverController } from '../controller/observer.js';
 import { formatRoles, parseBootstrapServers, parseProcessRoles, type ProcessRoles } from '../controller/roles.js';
 import type { HandlerMap } from '../handlers/types.js';
 import type { LogOpener } from '../log-factory.js';
+import { clusterAdminHandlers } from './admin-handlers.js';
 import { clusterHandlers } from './handlers.js';
 import { parsePeerAddresses, PeerConnections } from './peer-connections.js';
 import { ReplicaManager } from './replica-manager.js';
@@ -292,7 +293,8 @@ export async function startClusterNode(o: ClusterNodeOptions, components: Cluste
     await replicasRunning;
     await replicas.settled();
   }
-  const all = clusterHandlers({ controller, replicas, config: cfg, timers });
+  const deps = { controller, replicas, config: cfg, timers };
+  const all: HandlerMap = { ...clusterHandlers(deps), ...clusterAdminHandlers(deps) };
   const handlers: HandlerMap = roles.broker ? all : Object.fromEntries(CONTROLLER_ONLY_APIS.map((k) => [k, all[k]]));
   return {
     roles,

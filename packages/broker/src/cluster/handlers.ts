@@ -38,7 +38,7 @@ export interface ClusterHandlerDeps {
 
 const EMPTY = Buffer.alloc(0);
 
-function notLeader(d: ClusterHandlerDeps, topic: string, partition: number): MqError {
+export function notLeader(d: ClusterHandlerDeps, topic: string, partition: number): MqError {
   const offline = d.replicas.offlineError(topic, partition);
   if (offline) return offline;
   const t = d.controller.metadata.topic(topic);

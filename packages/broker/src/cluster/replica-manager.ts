@@ -29,6 +29,7 @@ import {
 import type { TimerHandle, Timers } from '@mq/protocol/components';
 import type { BrokerConfig } from '../config/broker-config.js';
 import { guard } from '../guard.js';
+import { sameTopicConfigs } from '../config/alter-topic-configs.js';
 import { logOptionsFor, TopicConfig } from '../config/topic-config.js';
 import type { Controller } from '../controller/controller.js';
 import type { MetadataDelta, PartitionRecord, RecoveryElection, TopicRecord } from '../controller/types.js';
@@ -71,7 +72,8 @@ export interface HostedPartition {
   readonly partition: number;
   readonly topicId: string;
   readonly log: Log;
-  readonly config: TopicConfig;
+  /** Replaced when the topic's configs change (IncrementalAlterConfigs). */
+  config: TopicConfig;
   role: 'leader' | 'follower' | 'none';
   leader: PartitionLeader | undefined;
   followingFrom: number;
@@ -361,6 +363,7 @@ export class ReplicaManager {
             continue;
           }
         }
+        if (!sameTopicConfigs(h.config.own, t.configs)) await this.reconfigure(h, t);
         await this.apply(h, t, rec);
       }
     }
@@ -501,6 +504,20 @@ export class ReplicaManager {
       this.fetchers.set(leaderId, f);
     }
     return f;
+  }
+
+  /** The topic's configs changed: the log takes its new options now; a leader leads again in the same epoch when min.insync.replicas changed. */
+  private async reconfigure(h: HostedPartition, t: TopicRecord): Promise<void> {
+    const config = new TopicConfig(t.configs, this.options.config);
+    try {
+      h.log.reconfigure(logOptionsFor(config));
+    } catch (err) {
+      this.logger.error({ err, topic: h.topic, partition: h.partition }, 'new topic configs not applied to the partition log');
+    }
+    const minIsrChanged = config.minInsyncReplicas !== h.config.minInsyncReplicas;
+    h.config = config;
+    if (minIsrChanged && h.role === 'leader') await this.stopRole(h);
+    this.logger.info({ topic: h.topic, partition: h.partition, configs: t.configs }, 'topic configs applied');
   }
 
   private async stopRole(h: HostedPartition): Promise<void> {

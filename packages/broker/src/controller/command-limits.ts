@@ -11,6 +11,7 @@
  */
 import { MqError } from '@mq/protocol/errors';
 import { decodeCommand, encodeCommand, type MetadataCommand } from './commands.js';
+import { mergeTopicConfigs } from '../config/alter-topic-configs.js';
 import type { MetadataState } from './metadata-state.js';
 
 export interface CommandLimits {
@@ -54,20 +55,29 @@ export function checkCommandLimits(cmd: MetadataCommand, md: MetadataState, limi
       const clash = md.collidingTopic(cmd.name);
       if (clash) throw new MqError('INVALID_TOPIC', `topic "${cmd.name}" collides with existing topic "${clash}": '.' and '_' are the same in metric names`);
     }
-    const maxMessage = cmd.configs['max.message.bytes'];
-    if (maxMessage !== undefined && Number(maxMessage) > limits.maxFrameBytes - 1024) {
-      throw new MqError('INVALID_CONFIG', `max.message.bytes=${maxMessage} does not fit in a frame: max.frame.bytes is ${limits.maxFrameBytes}`);
-    }
-    const minInsync = cmd.configs['min.insync.replicas'];
-    if (minInsync !== undefined && Number(minInsync) > cmd.replicationFactor) {
-      throw new MqError('INVALID_CONFIG', `min.insync.replicas ${minInsync} is more than the replication factor ${cmd.replicationFactor}: acks=all could never succeed`);
-    }
+    checkTopicConfigLimits(cmd.configs, cmd.replicationFactor, limits);
     checkPartitions(cmd.name, cmd.numPartitions, cmd.numPartitions, cmd.replicationFactor, md, limits);
+  } else if (cmd.type === 'alterTopicConfigs') {
+    const t = md.topic(cmd.name);
+    if (!t) return; // the state machine answers UNKNOWN_TOPIC_OR_PARTITION
+    checkTopicConfigLimits(mergeTopicConfigs(t.configs, cmd.set, cmd.delete), t.partitions[0]?.replicas.length ?? 1, limits);
   } else if (cmd.type === 'createPartitions') {
     const t = md.topic(cmd.name);
     if (!t) return; // the state machine answers UNKNOWN_TOPIC_OR_PARTITION
     const rf = t.partitions[0]?.replicas.length ?? 1;
     checkPartitions(cmd.name, cmd.count, cmd.count - t.partitions.length, rf, md, limits);
+  }
+}
+
+/** A topic's own configs against the cluster's limits and its replication factor (at creation and at every change). */
+function checkTopicConfigLimits(configs: Readonly<Record<string, string>>, replicationFactor: number, limits: CommandLimits): void {
+  const maxMessage = configs['max.message.bytes'];
+  if (maxMessage !== undefined && Number(maxMessage) > limits.maxFrameBytes - 1024) {
+    throw new MqError('INVALID_CONFIG', `max.message.bytes=${maxMessage} does not fit in a frame: max.frame.bytes is ${limits.maxFrameBytes}`);
+  }
+  const minInsync = configs['min.insync.replicas'];
+  if (minInsync !== undefined && Number(minInsync) > replicationFactor) {
+    throw new MqError('INVALID_CONFIG', `min.insync.replicas ${minInsync} is more than the replication factor ${replicationFactor}: acks=all could never succeed`);
   }
 }
 

@@ -100,12 +100,27 @@ describe('controller: commands are validated before they are committed', () => {
       [{ type: 'registerBroker', id: 77, host: '127.0.0.1', port: 70_000, httpPort: 2, rack: '', incarnation: 'r1' }, 'INVALID_REQUEST'],
       [{ type: 'registerBroker', id: 77, host: '127.0.0.1', port: 1, httpPort: 2, rack: '', incarnation: '../r1' }, 'INVALID_REQUEST'],
       [{ type: 'allocateProducerIds', brokerId: 1, count: 2 ** 52 }, 'INVALID_REQUEST'],
+      [{ type: 'alterTopicConfigs', name: '../x', topicId: 'abc', set: {}, delete: [] }, 'INVALID_TOPIC'],
+      [{ type: 'alterTopicConfigs', name: 'x', topicId: 'abc', set: { 'segment.bytes': '1' }, delete: [] }, 'INVALID_CONFIG'],
+      [{ type: 'alterTopicConfigs', name: 'x', topicId: 'abc', set: {}, delete: 'all' }, 'INVALID_REQUEST'],
     ];
     const commit = c.status().raftCommit;
     for (const [command, code] of cases) expect({ command, result: await forward(c, command) }).toMatchObject({ command, result: { ok: false, code } });
     expect(c.status().raftCommit).toBe(commit);
     expect(c.metadata.topics()).toEqual([]);
     expect(c.metadata.brokers().map((b) => b.id)).toEqual([1]);
+  });
+
+  it('alterTopicConfigs is held to the limits a topic is created with: min.insync.replicas above the replication factor, max.message.bytes past a frame', async () => {
+    const c = await start({ maxFrameBytes: 64 * 1024 });
+    expect(await forward(c, topic('cfg'))).toMatchObject({ ok: true });
+    const id = c.metadata.topic('cfg')!.topicId;
+    const commit = c.status().raftCommit;
+    expect(await forward(c, { type: 'alterTopicConfigs', name: 'cfg', topicId: id, set: { 'min.insync.replicas': '2' }, delete: [] })).toMatchObject({ ok: false, code: 'INVALID_CONFIG' });
+    expect(await forward(c, { type: 'alterTopicConfigs', name: 'cfg', topicId: id, set: { 'max.message.bytes': String(1024 * 1024) }, delete: [] })).toMatchObject({ ok: false, code: 'INVALID_CONFIG' });
+    expect(c.status().raftCommit).toBe(commit);
+    expect(await forward(c, { type: 'alterTopicConfigs', name: 'cfg', topicId: id, set: { 'max.message.bytes': '4096' }, delete: [] })).toMatchObject({ ok: true });
+    expect(c.metadata.topic('cfg')!.configs).toEqual({ 'max.message.bytes': '4096' });
   });
 
   it('names the cluster accepts but cannot serve: rp.col and rp_col collide, as on a single broker', async () => {

@@ -66,6 +66,19 @@ export interface CreatePartitionsCommand {
   count: number;
 }
 
+/**
+ * Sets and removes some of a topic's own configs (IncrementalAlterConfigs);
+ * a removed key falls back to the broker's default. Only the topic with
+ * this id is changed (not a topic re-created under the same name since).
+ */
+export interface AlterTopicConfigsCommand {
+  type: 'alterTopicConfigs';
+  name: string;
+  topicId: string;
+  set: Record<string, string>;
+  delete: string[];
+}
+
 export interface AlterPartitionCommand {
   type: 'alterPartition';
   topic: string;
@@ -116,6 +129,7 @@ export type MetadataCommand =
   | CreateTopicCommand
   | DeleteTopicCommand
   | CreatePartitionsCommand
+  | AlterTopicConfigsCommand
   | AlterPartitionCommand
   | ElectPreferredCommand
   | ReportLogEndsCommand
@@ -242,6 +256,17 @@ export function decodeCommand(data: Uint8Array): MetadataCommand {
       return { type: o.type, name: topicName(o, 'name') };
     case 'createPartitions':
       return { type: o.type, name: topicName(o, 'name'), count: int(o, 'count', 1) };
+    case 'alterTopicConfigs': {
+      const set = validateConfigs(TOPIC_CONFIG, strMap(o, 'set'), 'topic');
+      const list = o.delete;
+      if (!Array.isArray(list) || list.some((k) => typeof k !== 'string')) throw bad('delete must be an array of strings');
+      const removed = [...new Set(list as string[])];
+      for (const k of removed) {
+        if (!TOPIC_CONFIG.has(k)) throw new MqError('INVALID_CONFIG', `unknown topic config ${JSON.stringify(k.slice(0, 80))}`);
+        if (k in set) throw new MqError('INVALID_CONFIG', `topic config ${k} is both set and deleted`);
+      }
+      return { type: o.type, name: topicName(o, 'name'), topicId: matching(o, 'topicId', TOPIC_ID_PATTERN, 'a topic id'), set, delete: removed };
+    }
     case 'alterPartition':
       return {
         type: o.type,

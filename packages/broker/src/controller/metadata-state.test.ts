@@ -177,6 +177,29 @@ describe('MetadataState', () => {
     expect(h.run({ type: 'allocateProducerIds', brokerId: 2, count: 1000 })).toEqual({ ok: true, value: { firstProducerId: 1000, count: 1000 } });
   });
 
+  it('alterTopicConfigs sets and removes keys of the topic with that id only, and the change is in the snapshot', () => {
+    const h = threeBrokers({ 'retention.ms': '1000', 'segment.ms': '60000' });
+    const id = h.s.topic('orders')!.topicId;
+    expect(h.run({ type: 'alterTopicConfigs', name: 'orders', topicId: id, set: { 'retention.ms': '5000', 'max.message.bytes': '2048' }, delete: ['segment.ms'] })).toMatchObject({
+      ok: true,
+      value: { configs: { 'retention.ms': '5000', 'max.message.bytes': '2048' } },
+    });
+    expect(h.s.topic('orders')!.configs).toEqual({ 'retention.ms': '5000', 'max.message.bytes': '2048' });
+    // A command for an older topic of the same name (deleted and re-created since) changes nothing.
+    expect(h.run({ type: 'alterTopicConfigs', name: 'orders', topicId: 'older-id', set: { 'retention.ms': '1' }, delete: [] })).toMatchObject({ ok: false, code: 'UNKNOWN_TOPIC_OR_PARTITION' });
+    const copy = new MetadataState();
+    copy.restore(h.s.snapshot(), 7);
+    expect(copy.topic('orders')!.configs).toEqual({ 'retention.ms': '5000', 'max.message.bytes': '2048' });
+  });
+
+  it('alterTopicConfigs with an unknown key, a bad value or a key both set and deleted does not decode', () => {
+    const cmd = (set: Record<string, string>, del: string[]) => ({ type: 'alterTopicConfigs', name: 'orders', topicId: 'id-orders', set, delete: del }) as MetadataCommand;
+    expect(() => decodeCommand(encodeCommand(cmd({ 'no.such.key': '1' }, [])))).toThrow(expect.objectContaining({ code: 'INVALID_CONFIG' }));
+    expect(() => decodeCommand(encodeCommand(cmd({ 'retention.ms': 'soon' }, [])))).toThrow(expect.objectContaining({ code: 'INVALID_CONFIG' }));
+    expect(() => decodeCommand(encodeCommand(cmd({}, ['no.such.key'])))).toThrow(expect.objectContaining({ code: 'INVALID_CONFIG' }));
+    expect(() => decodeCommand(encodeCommand(cmd({ 'retention.ms': '1' }, ['retention.ms'])))).toThrow(expect.objectContaining({ code: 'INVALID_CONFIG' }));
+  });
+
   it('restores from its snapshot to the same state', () => {
     const h = threeBrokers();
     h.fence(2);

@@ -17,6 +17,7 @@
  */
 import type { Entry, StateMachine } from '@mq/consensus';
 import { isMqError } from '@mq/protocol/errors';
+import { mergeTopicConfigs } from '../config/alter-topic-configs.js';
 import { collisionKey } from '../topics/topic-name.js';
 import { decodeCommand, type CommandResult, type MetadataCommand } from './commands.js';
 import { assignReplicas } from './placement.js';
@@ -245,6 +246,14 @@ export class MetadataState implements StateMachine {
         this.topicsByName.set(t.name, { ...t, partitions: [...t.partitions, ...added] });
         d.topics.add(t.name);
         return { ok: true, value: { partitions: cmd.count, replicationFactor: rf, configs: t.configs } };
+      }
+      case 'alterTopicConfigs': {
+        const t = this.topicsByName.get(cmd.name);
+        if (!t || t.topicId !== cmd.topicId) return refuse('UNKNOWN_TOPIC_OR_PARTITION', `topic "${cmd.name}" does not exist`);
+        const configs = mergeTopicConfigs(t.configs, cmd.set, cmd.delete);
+        this.topicsByName.set(t.name, { ...t, configs });
+        d.topics.add(t.name);
+        return { ok: true, value: { configs } };
       }
       case 'alterPartition': {
         const t = this.topicsByName.get(cmd.topic);
@@ -563,3 +572,4 @@ function setList<K extends ListKey>(p: MutablePartition, k: K, v: NonNullable<Pa
 function orderLike(replicas: readonly number[], members: readonly number[]): number[] {
   return replicas.filter((id) => members.includes(id));
 }
+

@@ -4,7 +4,9 @@
  * the APIs listed.
  */
 import { BODY_API, SUPPORTED_API_VERSIONS, type ApiVersionRange, type RequestBody } from '@mq/protocol/wire';
+import { deleteRecords } from './delete-records.js';
 import { describeConfigs } from './describe-configs.js';
+import { incrementalAlterConfigs } from './incremental-alter-configs.js';
 import { fetch } from './fetch.js';
 import { handshake } from './handshake.js';
 import { listOffsets } from './list-offsets.js';
@@ -24,10 +26,12 @@ export const DEFAULT_HANDLERS: HandlerMap = {
   deleteTopics,
   createPartitions,
   describeConfigs,
+  incrementalAlterConfigs,
   produce,
   fetch,
   listOffsets,
   offsetForLeaderEpoch,
+  deleteRecords,
   initProducerId,
 };
 

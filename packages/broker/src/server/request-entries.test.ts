@@ -23,6 +23,18 @@ describe('limitRequestEntries', () => {
     expect(() => limitRequestEntries('listOffsets', differ, 10)).toThrow(expect.objectContaining({ code: 'INVALID_REQUEST' }));
   });
 
+  it('DeleteRecords: a partition named twice with one offset is kept once, with two offsets refused; partitions count against the cap', () => {
+    const same = mq.DeleteRecordsRequest.create({ topics: [{ name: 't', partitions: [{ partition: 0, offset: 5 }] }, { name: 't', partitions: [{ partition: 0, offset: 5 }, { partition: 1, offset: 2 }] }] });
+    limitRequestEntries('deleteRecords', same, 10);
+    expect(same.topics.map((t) => (t.partitions ?? []).map((p) => p.partition))).toEqual([[0, 1]]);
+    const differ = mq.DeleteRecordsRequest.create({ topics: [{ name: 't', partitions: [{ partition: 0, offset: 5 }, { partition: 0, offset: 6 }] }] });
+    expect(() => limitRequestEntries('deleteRecords', differ, 10)).toThrow(/asked for twice with different queries/);
+    const many = mq.DeleteRecordsRequest.create({ topics: [{ name: 't', partitions: [0, 1, 2].map((partition) => ({ partition, offset: 1 })) }] });
+    expect(() => limitRequestEntries('deleteRecords', many, 2)).toThrow(/names 3 entries/);
+    const alter = mq.IncrementalAlterConfigsRequest.create({ resources: [{ topic: 'a' }, { topic: 'b' }, { topic: 'c' }] });
+    expect(() => limitRequestEntries('incrementalAlterConfigs', alter, 2)).toThrow(/names 3 entries/);
+  });
+
   it('refuses more distinct entries than the cap with INVALID_REQUEST; leaves produce and fetch uncapped', () => {
     expect(() => limitRequestEntries('metadata', mq.MetadataRequest.create({ topics: ['a', 'b', 'c'] }), 2)).toThrow(/names 3 entries; the limit is 2/);
     const fetch = mq.FetchRequest.create({ topics: [{ name: 't', partitions: [{ partition: 0 }, { partition: 1 }, { partition: 2 }] }] });

@@ -1,8 +1,9 @@
 /**
  * What one request may ask for: entries repeated in one request are answered
  * once (Metadata, DescribeConfigs, DescribeGroups, DeleteGroups, OffsetFetch,
- * ListOffsets: a group named 20,000 times was described 20,000 times into a
- * 1.1 GB answer), and a request naming more than `request.max.entries`
+ * ListOffsets, Fetch, OffsetForLeaderEpoch: a group named 20,000 times was
+ * described 20,000 times into a 1.1 GB answer; a produce request naming a
+ * partition twice is refused), and a request naming more than `request.max.entries`
  * entries (topics, partitions, groups) is refused with INVALID_REQUEST before
  * any work starts (the APIs whose work or answer grows with the entries named). Applied by the connection to every decoded frame, before
  * its handler runs.
@@ -54,6 +55,59 @@ function dedupeListOffsets(req: mq.IListOffsetsRequest): void {
   }
 }
 
+/** Whether any topic is named twice or any topic names a partition twice (the common answer is no, found without copying). */
+function repeats<P>(topics: Topics<P> | null | undefined, partitionOf: (p: P) => number): boolean {
+  if (!topics || topics.length === 0) return false;
+  const names = new Set<string>();
+  for (const t of topics) {
+    const name = t.name ?? '';
+    if (names.has(name)) return true;
+    names.add(name);
+    const parts = t.partitions ?? [];
+    if (parts.length < 2) continue;
+    const seen = new Set<number>();
+    for (const p of parts) {
+      const i = partitionOf(p);
+      if (seen.has(i)) return true;
+      seen.add(i);
+    }
+  }
+  return false;
+}
+
+/**
+ * Fetch and OffsetForLeaderEpoch: each partition once, as Kafka's fetch
+ * session keeps one entry per partition (a Fetch naming one partition 5,000
+ * times read it 5,000 times). The first entry of a partition is kept; for
+ * OffsetForLeaderEpoch the same partition asked with two different epochs is
+ * refused, as ListOffsets is.
+ */
+function dedupePartitions<T extends { name?: string | null; partitions?: P[] | null }, P extends { partition?: number | null }>(
+  topics: T[] | null | undefined,
+  conflict?: (a: P, b: P) => boolean,
+): T[] | null | undefined {
+  const partitionOf = (p: P) => p.partition ?? 0;
+  if (!repeats(topics, partitionOf)) return topics;
+  const merged = mergeTopics<T, P>(topics);
+  for (const t of merged) {
+    const byPartition = new Map<number, P>();
+    for (const p of t.partitions ?? []) {
+      const seen = byPartition.get(partitionOf(p));
+      if (!seen) byPartition.set(partitionOf(p), p);
+      else if (conflict?.(seen, p)) throw new MqError('INVALID_REQUEST', `partition ${t.name ?? ''}-${partitionOf(p)} is asked for twice with different queries`);
+    }
+    t.partitions = [...byPartition.values()];
+  }
+  return merged;
+}
+
+/** Produce: a partition named twice in one request is refused as a whole (which of two batches lists would be written first?). */
+function refuseRepeatedProduce(req: mq.IProduceRequest): void {
+  const topics = req.topics as Topics<mq.IPartitionProduceData> | null | undefined;
+  if (!repeats(topics, (p) => p.partition ?? 0)) return;
+  throw new MqError('INVALID_REQUEST', 'a produce request names the same partition more than once: send all of its batches in one entry');
+}
+
 /** Dedupes a request's repeated entries in place; returns how many entries it names. */
 const ENTRIES: { [K in RequestBody]?: (req: NonNullable<mq.RequestFrame[K]>) => number } = {
   metadata: (r) => (r.topics = unique(r.topics)).length,
@@ -73,8 +127,27 @@ const ENTRIES: { [K in RequestBody]?: (req: NonNullable<mq.RequestFrame[K]>) => 
   createTopics: (r) => r.topics?.length ?? 0,
   deleteTopics: (r) => r.topics?.length ?? 0,
   createPartitions: (r) => r.topics?.length ?? 0,
-  // Produce, Fetch and OffsetForLeaderEpoch are not capped: a follower replicates every partition it shares
-  // with a leader in one of them, and their answers are bounded by bytes (fetch.max.bytes) or by the request itself.
+  incrementalAlterConfigs: (r) => r.resources?.length ?? 0,
+  // DeleteRecords: each partition once; the same partition named with two different offsets is refused.
+  deleteRecords: (r) => {
+    r.topics = dedupePartitions<mq.IDeleteRecordsTopic, mq.IDeleteRecordsPartition>(r.topics, (a, b) => Number(a.offset ?? 0) !== Number(b.offset ?? 0));
+    return partitionCount(r.topics);
+  },
+  // Produce, Fetch and OffsetForLeaderEpoch are not capped (a follower replicates every partition it shares
+  // with a leader in one of them, and their answers are bounded by bytes or by the request itself), but each
+  // partition is served once: counted as 0 entries.
+  fetch: (r) => {
+    r.topics = dedupePartitions(r.topics);
+    return 0;
+  },
+  offsetForLeaderEpoch: (r) => {
+    r.topics = dedupePartitions<mq.IOffsetForLeaderEpochTopic, mq.IOffsetForLeaderEpochPartition>(r.topics, (a, b) => (a.leaderEpoch ?? 0) !== (b.leaderEpoch ?? 0) || (a.currentLeaderEpoch ?? 0) !== (b.currentLeaderEpoch ?? 0));
+    return 0;
+  },
+  produce: (r) => {
+    refuseRepeatedProduce(r);
+    return 0;
+  },
 };
 
 /**

@@ -37,6 +37,10 @@ export interface PartitionLog {
   applyRetention(now?: number, options?: { upToOffset?: number }): Promise<{ deletedSegments: number; deletedBytes: number }>;
   /** Key compaction of closed segments below `upToOffset` (cleanup.policy=compact). */
   compact?(options: { upToOffset?: number }): Promise<{ removedRecords: number; bytesBefore: number; bytesAfter: number }>;
+  /** Deletes the records below `offset` (DeleteRecords): the log start moves up to it. */
+  deleteRecordsBefore(offset: number): Promise<void>;
+  /** New log options while open (the topic's configs changed). */
+  reconfigure(options: TopicLogOptions): void;
   flush(): Promise<void>;
   close(): Promise<void>;
   readonly leaderEpochs: {
@@ -86,6 +90,11 @@ export class OfflineLog implements PartitionLog {
   async applyRetention(): Promise<{ deletedSegments: number; deletedBytes: number }> {
     return { deletedSegments: 0, deletedBytes: 0 };
   }
+  deleteRecordsBefore(): Promise<void> {
+    return Promise.reject(this.error());
+  }
+  /** Nothing to change: the options apply when the log opens after the restart. */
+  reconfigure(): void {}
   async flush(): Promise<void> {}
   async close(): Promise<void> {}
 }

@@ -13,6 +13,7 @@ import type { Logger } from 'pino';
 import { MqError } from '@mq/protocol/errors';
 import type { BrokerConfig } from '../config/broker-config.js';
 import { isCompacted, logOptionsFor, TopicConfig, validateTopicConfigs } from '../config/topic-config.js';
+import { alterTopicConfigs } from '../config/alter-topic-configs.js';
 import { writeFileAtomic } from '../storage/atomic-file.js';
 import { Partition } from './partition.js';
 import { OfflineLog, type OpenLog } from './partition-log.js';
@@ -89,7 +90,7 @@ class TopicState implements Topic {
     readonly name: string,
     readonly topicId: string,
     readonly replicationFactor: number,
-    readonly config: TopicConfig,
+    public config: TopicConfig,
     public partitions: Partition[],
     readonly createdAt: number,
   ) {
@@ -323,6 +324,32 @@ export class TopicManager {
       }
       this.logger.warn({ topic: name, from: current, to: count }, `partitions added: ${warning}`);
       return result;
+    });
+  }
+
+  /**
+   * Sets and removes some of a topic's own configs (IncrementalAlterConfigs);
+   * its open partition logs take the new options at once. Returns the
+   * topic's own configs after the change.
+   */
+  alterConfigs(name: string, set: Readonly<Record<string, unknown>>, remove: readonly string[], validateOnly = false): Promise<Record<string, string>> {
+    return this.serial(async () => {
+      const t = this.require(name) as TopicState;
+      const configs = alterTopicConfigs(t.config.own, set, remove, this.options.config.int('max.frame.bytes'));
+      if (validateOnly) return configs;
+      this.checkOpen();
+      const before = t.config;
+      t.config = new TopicConfig(configs, this.options.config);
+      try {
+        await this.persist();
+      } catch (err) {
+        t.config = before;
+        throw err;
+      }
+      const options = logOptionsFor(t.config);
+      for (const p of t.partitions) p.log.reconfigure(options);
+      this.logger.info({ topic: name, configs }, 'topic configs altered');
+      return configs;
     });
   }
 

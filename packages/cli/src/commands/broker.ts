@@ -1,6 +1,8 @@
 /** `mq broker start`: run one broker in the foreground until SIGINT/SIGTERM. */
+import path from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
-import type { CliContext } from '../context.js';
+import { writeLine, type CliContext } from '../context.js';
+import { LOG_FORMATS, textLogStream, useTextLogs, type LogFormat } from '../log-text.js';
 import { parseKeyValues } from '../options.js';
 
 interface StartArgs {
@@ -14,6 +16,21 @@ interface StartArgs {
   'controller-voters'?: string;
   'process-roles'?: string;
   'controller-bootstrap-servers'?: string;
+  'log-format': LogFormat;
+}
+
+/** The start-up summary for a person: where the broker listens, its data and its topics. */
+export function startupSummary(b: { brokerId: number; clusterId: string; port: number; httpPort: number; dataDir: string; host: string }, topics: number | string): string {
+  const host = b.host === '0.0.0.0' || b.host === '::' ? '127.0.0.1' : b.host;
+  return [
+    `mq broker ${b.brokerId} is running (cluster ${b.clusterId})`,
+    `  clients   ws://${host}:${b.port}    (mq topic list --bootstrap ${host}:${b.port})`,
+    `  HTTP API  http://${host}:${b.httpPort}`,
+    `  data dir  ${path.resolve(b.dataDir)}`,
+    `  topics    ${topics}`,
+    'Warnings and errors are shown below; all logs as JSON with --log-format json (the default when not on a terminal).',
+    'Ctrl-C stops it cleanly.',
+  ].join('\n');
 }
 
 export function brokerCommand(ctx: CliContext): CommandModule {
@@ -31,7 +48,12 @@ export function brokerCommand(ctx: CliContext): CommandModule {
         .option('process-roles', { type: 'string', describe: 'broker,controller (a voter that also hosts partitions), controller (a dedicated voter) or broker (hosts partitions, follows the controllers) (sets process.roles)' })
         .option('controller-bootstrap-servers', { type: 'string', describe: 'host:port (inter-broker port, inter.broker.port) of the controllers, comma separated, for a broker-only process (sets controller.quorum.bootstrap.servers)' })
         .option('config', { type: 'string', describe: 'broker config file (key=value lines, or .json)' })
-        .option('config-set', { type: 'string', array: true, describe: 'broker config key=value (repeatable; overrides --config)' }) as unknown as Argv<StartArgs>,
+        .option('config-set', { type: 'string', array: true, describe: 'broker config key=value (repeatable; overrides --config)' })
+        .option('log-format', {
+          choices: LOG_FORMATS,
+          default: (LOG_FORMATS as readonly string[]).includes(ctx.env.MQ_LOG_FORMAT ?? '') ? (ctx.env.MQ_LOG_FORMAT as LogFormat) : 'auto',
+          describe: 'auto: a start-up summary and warnings as text on a terminal, JSON logs otherwise; env MQ_LOG_FORMAT',
+        }) as unknown as Argv<StartArgs>,
     handler: async (args) => {
       const config = parseKeyValues('--config-set', args['config-set']);
       if (args['controller-voters'] !== undefined) config['controller.quorum.voters'] = args['controller-voters'];
@@ -39,6 +61,8 @@ export function brokerCommand(ctx: CliContext): CommandModule {
       if (args['controller-bootstrap-servers'] !== undefined) config['controller.quorum.bootstrap.servers'] = args['controller-bootstrap-servers'];
       // Loaded here so that client commands never load the broker.
       const { startBroker } = await import('@mq/broker');
+      const text = useTextLogs(args['log-format'], ctx.stdout as { isTTY?: boolean });
+      const logger = text ? (await import('pino')).pino({ name: 'mq-broker', level: ctx.env.MQ_LOG_LEVEL ?? 'warn' }, textLogStream(ctx.stdout)) : undefined;
       const broker = await startBroker({
         ...(args['data-dir'] !== undefined ? { dataDir: args['data-dir'] } : {}),
         ...(args.host !== undefined ? { host: args.host } : {}),
@@ -47,13 +71,16 @@ export function brokerCommand(ctx: CliContext): CommandModule {
         ...(args['broker-id'] !== undefined ? { brokerId: args['broker-id'] } : {}),
         ...(args.config !== undefined ? { configFile: args.config } : {}),
         config,
-      });
+      }, logger ? { logger } : {});
+      if (text) await writeLine(ctx.stdout, startupSummary({ ...broker, host: args.host ?? '127.0.0.1' }, await topicCount(broker.port)));
       // Run until SIGINT/SIGTERM; then close gracefully (a second signal forces the exit).
       await new Promise<void>((resolve) => {
         if (ctx.signal.aborted) resolve();
         else ctx.signal.addEventListener('abort', () => resolve(), { once: true });
       });
+      if (text) await writeLine(ctx.stdout, 'stopping: finishing requests in flight, flushing and closing the logs ...');
       await broker.close();
+      if (text) await writeLine(ctx.stdout, 'stopped');
     },
   };
   return {
@@ -62,4 +89,18 @@ export function brokerCommand(ctx: CliContext): CommandModule {
     builder: (y) => y.command(start as unknown as CommandModule).demandCommand(1, 'name a broker command: start'),
     handler: () => {},
   };
+}
+
+/** Topics on the broker just started (asked over its own port, so both broker modes answer alike), or why not. */
+async function topicCount(port: number): Promise<string> {
+  const { MqClient } = await import('@mq/client');
+  const client = new MqClient({ bootstrap: `127.0.0.1:${port}`, clientId: 'mq-cli', requestTimeoutMs: 3000, retry: { retries: 2, initialDelayMs: 100, maxDelayMs: 500 } });
+  try {
+    const topics = await client.admin().listTopics();
+    return `${topics.length}${topics.length > 0 ? ` (${topics.slice(0, 5).join(', ')}${topics.length > 5 ? ', ...' : ''})` : ' (create one with: mq topic create <name>)'}`;
+  } catch (err) {
+    return `unknown (${(err as Error).message})`;
+  } finally {
+    await client.close({ timeoutMs: 1000 }).catch(() => undefined);
+  }
 }

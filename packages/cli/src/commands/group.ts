@@ -54,6 +54,26 @@ export function parseDatetime(raw: string, flag = '--to-datetime'): number {
   return ms;
 }
 
+const ISO_DURATION = /^P(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/i;
+
+/**
+ * Parses `--by-duration`: an ISO 8601 duration in weeks, days, hours, minutes
+ * and seconds (e.g. PT30M, P1DT12H; years and months are refused, their length
+ * varies) or milliseconds. Returns milliseconds.
+ */
+export function parseDuration(raw: string, flag = '--by-duration'): number {
+  const s = raw.trim();
+  if (/^\d+$/.test(s)) return Number(s);
+  const m = ISO_DURATION.exec(s);
+  if (!m || s.toUpperCase() === 'P' || s.toUpperCase().endsWith('T')) {
+    throw new UsageError(`${flag} must be an ISO 8601 duration such as PT30M, PT2H or P1DT12H (weeks, days, hours, minutes, seconds), or milliseconds, got "${raw}"`);
+  }
+  const [w, d, h, min, sec] = m.slice(1).map((x) => (x === undefined ? 0 : Number(x)));
+  const ms = Math.round(((((w! * 7 + d!) * 24 + h!) * 60 + min!) * 60 + sec!) * 1000);
+  if (!Number.isSafeInteger(ms)) throw new UsageError(`${flag} "${raw}" is too long`);
+  return ms;
+}
+
 interface ResetArgs extends Args {
   group: string;
   topic: string;
@@ -62,12 +82,24 @@ interface ResetArgs extends Args {
   'to-latest'?: boolean;
   'to-offset'?: number;
   'to-datetime'?: string;
+  'shift-by'?: number;
+  'by-duration'?: string;
   'dry-run': boolean;
 }
 
-export function resetSpecOf(args: Pick<ResetArgs, 'to-earliest' | 'to-latest' | 'to-offset' | 'to-datetime'>): ResetSpec {
-  const given = [args['to-earliest'] ? 'earliest' : null, args['to-latest'] ? 'latest' : null, args['to-offset'] !== undefined ? 'offset' : null, args['to-datetime'] !== undefined ? 'datetime' : null].filter(Boolean);
-  if (given.length !== 1) throw new UsageError('give exactly one of --to-earliest, --to-latest, --to-offset N, --to-datetime D');
+type ResetFlags = Pick<ResetArgs, 'to-earliest' | 'to-latest' | 'to-offset' | 'to-datetime' | 'shift-by' | 'by-duration'>;
+
+/** The one reset target the flags name; `now` (ms) anchors --by-duration. */
+export function resetSpecOf(args: ResetFlags, now: number = Date.now()): ResetSpec {
+  const given = [
+    args['to-earliest'] ? 'earliest' : null,
+    args['to-latest'] ? 'latest' : null,
+    args['to-offset'] !== undefined ? 'offset' : null,
+    args['to-datetime'] !== undefined ? 'datetime' : null,
+    args['shift-by'] !== undefined ? 'shift' : null,
+    args['by-duration'] !== undefined ? 'duration' : null,
+  ].filter(Boolean);
+  if (given.length !== 1) throw new UsageError('give exactly one of --to-earliest, --to-latest, --to-offset N, --to-datetime D, --shift-by N, --by-duration D');
   if (args['to-earliest']) return 'earliest';
   if (args['to-latest']) return 'latest';
   if (args['to-offset'] !== undefined) {
@@ -75,6 +107,8 @@ export function resetSpecOf(args: Pick<ResetArgs, 'to-earliest' | 'to-latest' | 
     if (!Number.isSafeInteger(n) || n < 0) throw new UsageError(`--to-offset must be an integer >= 0, got ${n}`);
     return { offset: n };
   }
+  if (args['shift-by'] !== undefined) return { shiftBy: args['shift-by'] };
+  if (args['by-duration'] !== undefined) return { datetime: Math.max(0, now - parseDuration(args['by-duration'])) };
   return { datetime: parseDatetime(args['to-datetime']!) };
 }
 
@@ -119,6 +153,13 @@ export function groupCommand(ctx: CliContext): CommandModule {
         .option('to-latest', { type: 'boolean', describe: 'to the log end (skip everything there now)' })
         .option('to-offset', intOption('--to-offset', 0, 'to this offset (clamped to the log range)'))
         .option('to-datetime', { type: 'string', describe: 'to the first record at or after this time (ISO 8601 or epoch ms)' })
+        .option('shift-by', {
+          type: 'string',
+          requiresArg: true,
+          describe: 'move each committed offset by N (negative: back), clamped to the log range [integer]',
+          coerce: intFlag('--shift-by', -Number.MAX_SAFE_INTEGER),
+        })
+        .option('by-duration', { type: 'string', requiresArg: true, describe: 'to the first record of the last D (ISO 8601 duration such as PT30M or P1D, or ms)' })
         .option('dry-run', { type: 'boolean', default: false, describe: 'show the new offsets without committing them' }) as unknown as Argv<ResetArgs>,
     handler: async (args) => {
       const spec = resetSpecOf(args);

@@ -12,6 +12,7 @@ import { clusterCommand } from './cluster.js';
 import { consumeCommand } from './consume.js';
 import { groupCommand } from './group.js';
 import { produceCommand } from './produce.js';
+import { profileCommand } from './profile.js';
 import { topicCommand } from './topic.js';
 
 export type CommandFactory = (ctx: CliContext) => CommandModule;
@@ -36,6 +37,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   produceCommand,
   consumeCommand,
   groupCommand,
+  profileCommand,
   lazy('bench <workload>', 'measure produce, consume or end-to-end throughput and latency (a local broker unless --bootstrap)', () =>
     import('./bench.js').then((m) => m.benchCommand),
   ),

@@ -1,10 +1,10 @@
-/** `mq topic create|list|describe|delete|alter`: topics and their partitions. */
+/** `mq topic create|list|describe|delete|alter|alter-config|trim`: topics, their partitions and configs. */
 import type { Argv, CommandModule } from 'yargs';
 import type { TopicDescription, Watermarks } from '@mq/client';
 import { writeLine, type CliContext } from '../context.js';
 import { UsageError } from '../errors.js';
 import { list, table } from '../output.js';
-import { intOption, parseKeyValues, withClient, withClientOptions, withFormat, out, type ClientArgs, type FormatArgs } from '../options.js';
+import { intFlag, intOption, parseKeyValues, withClient, withClientOptions, withFormat, out, type ClientArgs, type FormatArgs } from '../options.js';
 
 type Args = ClientArgs & FormatArgs;
 
@@ -148,19 +148,80 @@ export function topicCommand(ctx: CliContext): CommandModule {
     },
   };
 
+  const alterConfig: CommandModule<object, Args & { name: string; set?: string[]; delete?: string[]; 'dry-run': boolean }> = {
+    command: 'alter-config <name>',
+    describe: "set or remove a topic's configs (the others keep their values)",
+    builder: (y) =>
+      withFormat(withClientOptions(y, ctx.env))
+        .positional('name', { type: 'string', demandOption: true })
+        .option('set', { alias: 's', type: 'string', array: true, requiresArg: true, describe: 'config key=value to set (repeatable)' })
+        .option('delete', { alias: 'd', type: 'string', array: true, requiresArg: true, describe: "config key to remove: it falls back to the broker's default (repeatable)" })
+        .option('dry-run', { type: 'boolean', default: false, describe: 'validate and show the result without changing the topic' }) as unknown as Argv<
+        Args & { name: string; set?: string[]; delete?: string[]; 'dry-run': boolean }
+      >,
+    handler: async (args) => {
+      const set = parseKeyValues('--set', args.set);
+      const remove = [...new Set((args.delete ?? []).map((k) => k.trim()))];
+      if (Object.keys(set).length === 0 && remove.length === 0) throw new UsageError('give at least one --set key=value or --delete key');
+      const both = remove.filter((k) => k in set);
+      if (both.length > 0) throw new UsageError(`${both.join(', ')} given to both --set and --delete`);
+      const r = await withClient(args, (c) => c.admin().alterConfigs(args.name, { set, delete: remove }, { validateOnly: args['dry-run'] }));
+      const changed = new Set([...Object.keys(set), ...remove]);
+      const entries = r.entries.filter((e) => changed.has(e.name));
+      await out(ctx, args, { topic: args.name, dryRun: args['dry-run'], configs: Object.fromEntries(r.entries.map((e) => [e.name, e.value])), changed: entries }, () =>
+        [
+          `${args['dry-run'] ? 'would alter' : 'altered'} configs of topic "${args.name}":`,
+          table(['CONFIG', 'VALUE', 'SOURCE'], entries.map((e) => [e.name, e.value, e.source])),
+        ].join('\n'),
+      );
+    },
+  };
+
+  const trim: CommandModule<object, Args & { name: string; partition: number[]; 'before-offset': number }> = {
+    command: 'trim <name>',
+    describe: 'delete the records below an offset in partitions of a topic (DeleteRecords)',
+    builder: (y) =>
+      withFormat(withClientOptions(y, ctx.env))
+        .positional('name', { type: 'string', demandOption: true })
+        .option('partition', {
+          alias: 'p',
+          type: 'string',
+          array: true,
+          demandOption: true,
+          requiresArg: true,
+          describe: 'partition to trim (repeatable) [integer]',
+          coerce: (ps: unknown[]) => ps.map((p) => intFlag('--partition', 0)(p)!),
+        })
+        .option('before-offset', {
+          demandOption: true,
+          ...intOption('--before-offset', -1, 'delete the records below this offset; -1 = up to the high watermark (everything committed)'),
+        }) as unknown as Argv<Args & { name: string; partition: number[]; 'before-offset': number }>,
+    handler: async (args) => {
+      const partitions = [...new Set(args.partition)];
+      const r = await withClient(args, (c) =>
+        c.admin().deleteRecords(args.name, partitions.map((partition) => ({ partition, offset: args['before-offset'] }))),
+      );
+      await out(ctx, args, { topic: args.name, partitions: r }, () =>
+        [`trimmed topic "${args.name}":`, table(['PARTITION', 'LOW'], r.map((x) => [String(x.partition), String(x.low)]))].join('\n'),
+      );
+    },
+  };
+
   return {
     command: 'topic <command>',
-    describe: 'create, list, describe, alter and delete topics',
+    describe: 'create, list, describe, alter, reconfigure, trim and delete topics',
     builder: (y) =>
       y
         .command(create as unknown as CommandModule)
         .command(listCmd as unknown as CommandModule)
         .command(describe as unknown as CommandModule)
         .command(alter as unknown as CommandModule)
+        .command(alterConfig as unknown as CommandModule)
+        .command(trim as unknown as CommandModule)
         .command(del as unknown as CommandModule)
-        .demandCommand(1, 'name a topic command: create, list, describe, alter or delete'),
+        .demandCommand(1, 'name a topic command: create, list, describe, alter, alter-config, trim or delete'),
     handler: () => {
-      throw new UsageError('name a topic command: create, list, describe, alter or delete');
+      throw new UsageError('name a topic command: create, list, describe, alter, alter-config, trim or delete');
     },
   };
 }

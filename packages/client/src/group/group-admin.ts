@@ -49,7 +49,12 @@ export interface GroupDescription {
   totalLag: number;
 }
 
-export type ResetSpec = 'earliest' | 'latest' | { offset: number } | { datetime: number };
+/**
+ * Where `resetOffsets` moves a group's offsets: the log start, the log end, an
+ * offset, the first record at or after a time (ms), or the committed offset
+ * moved by `shiftBy` (negative: back). Results are clamped to the log range.
+ */
+export type ResetSpec = 'earliest' | 'latest' | { offset: number } | { datetime: number } | { shiftBy: number };
 
 export interface ResetResult {
   topic: string;
@@ -197,19 +202,27 @@ export class GroupAdmin {
         fail('UNKNOWN_TOPIC_OR_PARTITION', `partition ${p} of topic "${topic}" does not exist (it has ${meta.partitions.length})`);
       }
     }
-    const spec = typeof to === 'string' ? to : 'offset' in to ? 'latest' : to.datetime;
+    const spec = typeof to === 'string' ? to : 'datetime' in to ? to.datetime : 'latest';
     if (typeof to === 'object' && 'offset' in to && (!Number.isSafeInteger(to.offset) || to.offset < 0)) {
       fail('INVALID_ARGUMENT', `--to-offset must be an integer >= 0, got ${to.offset}`);
     }
+    if (typeof to === 'object' && 'shiftBy' in to && !Number.isSafeInteger(to.shiftBy)) fail('INVALID_ARGUMENT', `--shift-by must be an integer, got ${to.shiftBy}`);
     if (typeof to === 'object' && 'datetime' in to && !Number.isFinite(to.datetime)) fail('INVALID_ARGUMENT', 'the date-time is not valid');
     const listed = await this.admin.listOffsets(topic, partitions.map((partition) => ({ partition, spec })), options);
     const before = new Map(
       (await this.coordinator(groupId).committed(partitions.map((partition) => ({ topic, partition })), options.signal)).map((c) => [c.partition, c.offset]),
     );
+    if (typeof to === 'object' && 'shiftBy' in to) {
+      const missing = partitions.filter((p) => (before.get(p) ?? -1) < 0);
+      if (missing.length > 0) {
+        fail('INVALID_ARGUMENT', `group "${groupId}" has no committed offset on ${missing.map((p) => `${topic}-${p}`).join(', ')} to shift; reset those with --to-earliest, --to-latest or --to-offset first`, { groupId });
+      }
+    }
     const results: ResetResult[] = listed
       .map((l) => {
         let offset: number;
         if (typeof to === 'object' && 'offset' in to) offset = Math.min(Math.max(to.offset, l.low), l.high);
+        else if (typeof to === 'object' && 'shiftBy' in to) offset = Math.min(Math.max(before.get(l.partition)! + to.shiftBy, l.low), l.high);
         else if (typeof to === 'object') offset = l.offset < 0 ? l.high : l.offset;
         else offset = to === 'earliest' ? l.low : l.high;
         return { topic, partition: l.partition, previousOffset: before.get(l.partition) ?? -1, offset };

@@ -84,10 +84,12 @@ export namespace mq {
         DELETE_TOPICS = 4,
         CREATE_PARTITIONS = 5,
         DESCRIBE_CONFIGS = 6,
+        INCREMENTAL_ALTER_CONFIGS = 7,
         PRODUCE = 10,
         FETCH = 11,
         LIST_OFFSETS = 12,
         OFFSET_FOR_LEADER_EPOCH = 13,
+        DELETE_RECORDS = 14,
         FIND_COORDINATOR = 20,
         JOIN_GROUP = 21,
         SYNC_GROUP = 22,
@@ -117,10 +119,12 @@ export namespace mq {
         deleteTopics?: (mq.DeleteTopicsRequest.$Properties|null);
         createPartitions?: (mq.CreatePartitionsRequest.$Properties|null);
         describeConfigs?: (mq.DescribeConfigsRequest.$Properties|null);
+        incrementalAlterConfigs?: (mq.IncrementalAlterConfigsRequest.$Properties|null);
         produce?: (mq.ProduceRequest.$Properties|null);
         fetch?: (mq.FetchRequest.$Properties|null);
         listOffsets?: (mq.ListOffsetsRequest.$Properties|null);
         offsetForLeaderEpoch?: (mq.OffsetForLeaderEpochRequest.$Properties|null);
+        deleteRecords?: (mq.DeleteRecordsRequest.$Properties|null);
         findCoordinator?: (mq.FindCoordinatorRequest.$Properties|null);
         joinGroup?: (mq.JoinGroupRequest.$Properties|null);
         syncGroup?: (mq.SyncGroupRequest.$Properties|null);
@@ -133,7 +137,7 @@ export namespace mq {
         deleteGroups?: (mq.DeleteGroupsRequest.$Properties|null);
         initProducerId?: (mq.InitProducerIdRequest.$Properties|null);
         controllerForward?: (mq.ControllerForwardRequest.$Properties|null);
-        body?: ("handshake"|"metadata"|"createTopics"|"deleteTopics"|"createPartitions"|"describeConfigs"|"produce"|"fetch"|"listOffsets"|"offsetForLeaderEpoch"|"findCoordinator"|"joinGroup"|"syncGroup"|"heartbeat"|"leaveGroup"|"offsetCommit"|"offsetFetch"|"listGroups"|"describeGroups"|"deleteGroups"|"initProducerId"|"controllerForward");
+        body?: ("handshake"|"metadata"|"createTopics"|"deleteTopics"|"createPartitions"|"describeConfigs"|"incrementalAlterConfigs"|"produce"|"fetch"|"listOffsets"|"offsetForLeaderEpoch"|"deleteRecords"|"findCoordinator"|"joinGroup"|"syncGroup"|"heartbeat"|"leaveGroup"|"offsetCommit"|"offsetFetch"|"listGroups"|"describeGroups"|"deleteGroups"|"initProducerId"|"controllerForward");
         static create(properties: mq.RequestFrame.$Shape): mq.RequestFrame & mq.RequestFrame.$Shape;
         static create(properties?: mq.RequestFrame.$Properties): mq.RequestFrame;
         static encode(message: mq.RequestFrame.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
@@ -152,10 +156,12 @@ export namespace mq {
             deleteTopics?: (mq.DeleteTopicsRequest.$Properties|null);
             createPartitions?: (mq.CreatePartitionsRequest.$Properties|null);
             describeConfigs?: (mq.DescribeConfigsRequest.$Properties|null);
+            incrementalAlterConfigs?: (mq.IncrementalAlterConfigsRequest.$Properties|null);
             produce?: (mq.ProduceRequest.$Properties|null);
             fetch?: (mq.FetchRequest.$Properties|null);
             listOffsets?: (mq.ListOffsetsRequest.$Properties|null);
             offsetForLeaderEpoch?: (mq.OffsetForLeaderEpochRequest.$Properties|null);
+            deleteRecords?: (mq.DeleteRecordsRequest.$Properties|null);
             findCoordinator?: (mq.FindCoordinatorRequest.$Properties|null);
             joinGroup?: (mq.JoinGroupRequest.$Properties|null);
             syncGroup?: (mq.SyncGroupRequest.$Properties|null);
@@ -168,7 +174,7 @@ export namespace mq {
             deleteGroups?: (mq.DeleteGroupsRequest.$Properties|null);
             initProducerId?: (mq.InitProducerIdRequest.$Properties|null);
             controllerForward?: (mq.ControllerForwardRequest.$Properties|null);
-            body?: ("handshake"|"metadata"|"createTopics"|"deleteTopics"|"createPartitions"|"describeConfigs"|"produce"|"fetch"|"listOffsets"|"offsetForLeaderEpoch"|"findCoordinator"|"joinGroup"|"syncGroup"|"heartbeat"|"leaveGroup"|"offsetCommit"|"offsetFetch"|"listGroups"|"describeGroups"|"deleteGroups"|"initProducerId"|"controllerForward");
+            body?: ("handshake"|"metadata"|"createTopics"|"deleteTopics"|"createPartitions"|"describeConfigs"|"incrementalAlterConfigs"|"produce"|"fetch"|"listOffsets"|"offsetForLeaderEpoch"|"deleteRecords"|"findCoordinator"|"joinGroup"|"syncGroup"|"heartbeat"|"leaveGroup"|"offsetCommit"|"offsetFetch"|"listGroups"|"describeGroups"|"deleteGroups"|"initProducerId"|"controllerForward");
             $unknowns?: Uint8Array[];
         }
         type $Shape = {
@@ -181,10 +187,12 @@ export namespace mq {
           deleteTopics?: mq.DeleteTopicsRequest.$Shape|null;
           createPartitions?: mq.CreatePartitionsRequest.$Shape|null;
           describeConfigs?: mq.DescribeConfigsRequest.$Shape|null;
+          incrementalAlterConfigs?: mq.IncrementalAlterConfigsRequest.$Shape|null;
           produce?: mq.ProduceRequest.$Shape|null;
           fetch?: mq.FetchRequest.$Shape|null;
           listOffsets?: mq.ListOffsetsRequest.$Shape|null;
           offsetForLeaderEpoch?: mq.OffsetForLeaderEpochRequest.$Shape|null;
+          deleteRecords?: mq.DeleteRecordsRequest.$Shape|null;
           findCoordinator?: mq.FindCoordinatorRequest.$Shape|null;
           joinGroup?: mq.JoinGroupRequest.$Shape|null;
           syncGroup?: mq.SyncGroupRequest.$Shape|null;
@@ -199,7 +207,7 @@ export namespace mq {
           controllerForward?: mq.ControllerForwardRequest.$Shape|null;
           $unknowns?: Uint8Array[];
         } & (
-          ({ body?: undefined; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "handshake"; handshake: mq.HandshakeRequest.$Shape; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "metadata"; handshake?: null; metadata: mq.MetadataRequest.$Shape; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "createTopics"; handshake?: null; metadata?: null; createTopics: mq.CreateTopicsRequest.$Shape; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "deleteTopics"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics: mq.DeleteTopicsRequest.$Shape; createPartitions?: null; describeConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "createPartitions"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions: mq.CreatePartitionsRequest.$Shape; describeConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "describeConfigs"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs: mq.DescribeConfigsRequest.$Shape; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "produce"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; produce: mq.ProduceRequest.$Shape; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "fetch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; produce?: null; fetch: mq.FetchRequest.$Shape; listOffsets?: null; offsetForLeaderEpoch?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "listOffsets"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; produce?: null; fetch?: null; listOffsets: mq.ListOffsetsRequest.$Shape; offsetForLeaderEpoch?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "offsetForLeaderEpoch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch: mq.OffsetForLeaderEpochRequest.$Shape; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "findCoordinator"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; findCoordinator: mq.FindCoordinatorRequest.$Shape; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "joinGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; findCoordinator?: null; joinGroup: mq.JoinGroupRequest.$Shape; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "syncGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; findCoordinator?: null; joinGroup?: null; syncGroup: mq.SyncGroupRequest.$Shape; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "heartbeat"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat: mq.HeartbeatRequest.$Shape; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "leaveGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup: mq.LeaveGroupRequest.$Shape; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "offsetCommit"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit: mq.OffsetCommitRequest.$Shape; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "offsetFetch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch: mq.OffsetFetchRequest.$Shape; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "listGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups: mq.ListGroupsRequest.$Shape; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "describeGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups: mq.DescribeGroupsRequest.$Shape; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "deleteGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups: mq.DeleteGroupsRequest.$Shape; initProducerId?: null; controllerForward?: null }|{ body?: "initProducerId"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId: mq.InitProducerIdRequest.$Shape; controllerForward?: null }|{ body?: "controllerForward"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward: mq.ControllerForwardRequest.$Shape })
+          ({ body?: undefined; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "handshake"; handshake: mq.HandshakeRequest.$Shape; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "metadata"; handshake?: null; metadata: mq.MetadataRequest.$Shape; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "createTopics"; handshake?: null; metadata?: null; createTopics: mq.CreateTopicsRequest.$Shape; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "deleteTopics"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics: mq.DeleteTopicsRequest.$Shape; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "createPartitions"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions: mq.CreatePartitionsRequest.$Shape; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "describeConfigs"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs: mq.DescribeConfigsRequest.$Shape; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "incrementalAlterConfigs"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs: mq.IncrementalAlterConfigsRequest.$Shape; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "produce"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce: mq.ProduceRequest.$Shape; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "fetch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch: mq.FetchRequest.$Shape; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "listOffsets"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets: mq.ListOffsetsRequest.$Shape; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "offsetForLeaderEpoch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch: mq.OffsetForLeaderEpochRequest.$Shape; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "deleteRecords"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords: mq.DeleteRecordsRequest.$Shape; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "findCoordinator"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator: mq.FindCoordinatorRequest.$Shape; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "joinGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup: mq.JoinGroupRequest.$Shape; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "syncGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup: mq.SyncGroupRequest.$Shape; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "heartbeat"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat: mq.HeartbeatRequest.$Shape; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "leaveGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup: mq.LeaveGroupRequest.$Shape; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "offsetCommit"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit: mq.OffsetCommitRequest.$Shape; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "offsetFetch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch: mq.OffsetFetchRequest.$Shape; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "listGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups: mq.ListGroupsRequest.$Shape; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "describeGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups: mq.DescribeGroupsRequest.$Shape; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "deleteGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups: mq.DeleteGroupsRequest.$Shape; initProducerId?: null; controllerForward?: null }|{ body?: "initProducerId"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId: mq.InitProducerIdRequest.$Shape; controllerForward?: null }|{ body?: "controllerForward"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward: mq.ControllerForwardRequest.$Shape })
         );
     }
 
@@ -219,10 +227,12 @@ export namespace mq {
         deleteTopics?: (mq.DeleteTopicsResponse.$Properties|null);
         createPartitions?: (mq.CreatePartitionsResponse.$Properties|null);
         describeConfigs?: (mq.DescribeConfigsResponse.$Properties|null);
+        incrementalAlterConfigs?: (mq.IncrementalAlterConfigsResponse.$Properties|null);
         produce?: (mq.ProduceResponse.$Properties|null);
         fetch?: (mq.FetchResponse.$Properties|null);
         listOffsets?: (mq.ListOffsetsResponse.$Properties|null);
         offsetForLeaderEpoch?: (mq.OffsetForLeaderEpochResponse.$Properties|null);
+        deleteRecords?: (mq.DeleteRecordsResponse.$Properties|null);
         findCoordinator?: (mq.FindCoordinatorResponse.$Properties|null);
         joinGroup?: (mq.JoinGroupResponse.$Properties|null);
         syncGroup?: (mq.SyncGroupResponse.$Properties|null);
@@ -235,7 +245,7 @@ export namespace mq {
         deleteGroups?: (mq.DeleteGroupsResponse.$Properties|null);
         initProducerId?: (mq.InitProducerIdResponse.$Properties|null);
         controllerForward?: (mq.ControllerForwardResponse.$Properties|null);
-        body?: ("handshake"|"metadata"|"createTopics"|"deleteTopics"|"createPartitions"|"describeConfigs"|"produce"|"fetch"|"listOffsets"|"offsetForLeaderEpoch"|"findCoordinator"|"joinGroup"|"syncGroup"|"heartbeat"|"leaveGroup"|"offsetCommit"|"offsetFetch"|"listGroups"|"describeGroups"|"deleteGroups"|"initProducerId"|"controllerForward");
+        body?: ("handshake"|"metadata"|"createTopics"|"deleteTopics"|"createPartitions"|"describeConfigs"|"incrementalAlterConfigs"|"produce"|"fetch"|"listOffsets"|"offsetForLeaderEpoch"|"deleteRecords"|"findCoordinator"|"joinGroup"|"syncGroup"|"heartbeat"|"leaveGroup"|"offsetCommit"|"offsetFetch"|"listGroups"|"describeGroups"|"deleteGroups"|"initProducerId"|"controllerForward");
         static create(properties: mq.ResponseFrame.$Shape): mq.ResponseFrame & mq.ResponseFrame.$Shape;
         static create(properties?: mq.ResponseFrame.$Properties): mq.ResponseFrame;
         static encode(message: mq.ResponseFrame.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
@@ -255,10 +265,12 @@ export namespace mq {
             deleteTopics?: (mq.DeleteTopicsResponse.$Properties|null);
             createPartitions?: (mq.CreatePartitionsResponse.$Properties|null);
             describeConfigs?: (mq.DescribeConfigsResponse.$Properties|null);
+            incrementalAlterConfigs?: (mq.IncrementalAlterConfigsResponse.$Properties|null);
             produce?: (mq.ProduceResponse.$Properties|null);
             fetch?: (mq.FetchResponse.$Properties|null);
             listOffsets?: (mq.ListOffsetsResponse.$Properties|null);
             offsetForLeaderEpoch?: (mq.OffsetForLeaderEpochResponse.$Properties|null);
+            deleteRecords?: (mq.DeleteRecordsResponse.$Properties|null);
             findCoordinator?: (mq.FindCoordinatorResponse.$Properties|null);
             joinGroup?: (mq.JoinGroupResponse.$Properties|null);
             syncGroup?: (mq.SyncGroupResponse.$Properties|null);
@@ -271,7 +283,7 @@ export namespace mq {
             deleteGroups?: (mq.DeleteGroupsResponse.$Properties|null);
             initProducerId?: (mq.InitProducerIdResponse.$Properties|null);
             controllerForward?: (mq.ControllerForwardResponse.$Properties|null);
-            body?: ("handshake"|"metadata"|"createTopics"|"deleteTopics"|"createPartitions"|"describeConfigs"|"produce"|"fetch"|"listOffsets"|"offsetForLeaderEpoch"|"findCoordinator"|"joinGroup"|"syncGroup"|"heartbeat"|"leaveGroup"|"offsetCommit"|"offsetFetch"|"listGroups"|"describeGroups"|"deleteGroups"|"initProducerId"|"controllerForward");
+            body?: ("handshake"|"metadata"|"createTopics"|"deleteTopics"|"createPartitions"|"describeConfigs"|"incrementalAlterConfigs"|"produce"|"fetch"|"listOffsets"|"offsetForLeaderEpoch"|"deleteRecords"|"findCoordinator"|"joinGroup"|"syncGroup"|"heartbeat"|"leaveGroup"|"offsetCommit"|"offsetFetch"|"listGroups"|"describeGroups"|"deleteGroups"|"initProducerId"|"controllerForward");
             $unknowns?: Uint8Array[];
         }
         type $Shape = {
@@ -285,10 +297,12 @@ export namespace mq {
           deleteTopics?: mq.DeleteTopicsResponse.$Shape|null;
           createPartitions?: mq.CreatePartitionsResponse.$Shape|null;
           describeConfigs?: mq.DescribeConfigsResponse.$Shape|null;
+          incrementalAlterConfigs?: mq.IncrementalAlterConfigsResponse.$Shape|null;
           produce?: mq.ProduceResponse.$Shape|null;
           fetch?: mq.FetchResponse.$Shape|null;
           listOffsets?: mq.ListOffsetsResponse.$Shape|null;
           offsetForLeaderEpoch?: mq.OffsetForLeaderEpochResponse.$Shape|null;
+          deleteRecords?: mq.DeleteRecordsResponse.$Shape|null;
           findCoordinator?: mq.FindCoordinatorResponse.$Shape|null;
           joinGroup?: mq.JoinGroupResponse.$Shape|null;
           syncGroup?: mq.SyncGroupResponse.$Shape|null;
@@ -303,7 +317,7 @@ export namespace mq {
           controllerForward?: mq.ControllerForwardResponse.$Shape|null;
           $unknowns?: Uint8Array[];
         } & (
-          ({ body?: undefined; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "handshake"; handshake: mq.HandshakeResponse.$Shape; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "metadata"; handshake?: null; metadata: mq.MetadataResponse.$Shape; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "createTopics"; handshake?: null; metadata?: null; createTopics: mq.CreateTopicsResponse.$Shape; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "deleteTopics"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics: mq.DeleteTopicsResponse.$Shape; createPartitions?: null; describeConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "createPartitions"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions: mq.CreatePartitionsResponse.$Shape; describeConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "describeConfigs"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs: mq.DescribeConfigsResponse.$Shape; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "produce"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; produce: mq.ProduceResponse.$Shape; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "fetch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; produce?: null; fetch: mq.FetchResponse.$Shape; listOffsets?: null; offsetForLeaderEpoch?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "listOffsets"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; produce?: null; fetch?: null; listOffsets: mq.ListOffsetsResponse.$Shape; offsetForLeaderEpoch?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "offsetForLeaderEpoch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch: mq.OffsetForLeaderEpochResponse.$Shape; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "findCoordinator"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; findCoordinator: mq.FindCoordinatorResponse.$Shape; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "joinGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; findCoordinator?: null; joinGroup: mq.JoinGroupResponse.$Shape; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "syncGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; findCoordinator?: null; joinGroup?: null; syncGroup: mq.SyncGroupResponse.$Shape; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "heartbeat"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat: mq.HeartbeatResponse.$Shape; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "leaveGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup: mq.LeaveGroupResponse.$Shape; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "offsetCommit"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit: mq.OffsetCommitResponse.$Shape; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "offsetFetch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch: mq.OffsetFetchResponse.$Shape; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "listGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups: mq.ListGroupsResponse.$Shape; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "describeGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups: mq.DescribeGroupsResponse.$Shape; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "deleteGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups: mq.DeleteGroupsResponse.$Shape; initProducerId?: null; controllerForward?: null }|{ body?: "initProducerId"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId: mq.InitProducerIdResponse.$Shape; controllerForward?: null }|{ body?: "controllerForward"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward: mq.ControllerForwardResponse.$Shape })
+          ({ body?: undefined; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "handshake"; handshake: mq.HandshakeResponse.$Shape; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "metadata"; handshake?: null; metadata: mq.MetadataResponse.$Shape; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "createTopics"; handshake?: null; metadata?: null; createTopics: mq.CreateTopicsResponse.$Shape; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "deleteTopics"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics: mq.DeleteTopicsResponse.$Shape; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "createPartitions"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions: mq.CreatePartitionsResponse.$Shape; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "describeConfigs"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs: mq.DescribeConfigsResponse.$Shape; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "incrementalAlterConfigs"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs: mq.IncrementalAlterConfigsResponse.$Shape; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "produce"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce: mq.ProduceResponse.$Shape; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "fetch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch: mq.FetchResponse.$Shape; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "listOffsets"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets: mq.ListOffsetsResponse.$Shape; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "offsetForLeaderEpoch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch: mq.OffsetForLeaderEpochResponse.$Shape; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "deleteRecords"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords: mq.DeleteRecordsResponse.$Shape; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "findCoordinator"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator: mq.FindCoordinatorResponse.$Shape; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "joinGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup: mq.JoinGroupResponse.$Shape; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "syncGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup: mq.SyncGroupResponse.$Shape; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "heartbeat"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat: mq.HeartbeatResponse.$Shape; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "leaveGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup: mq.LeaveGroupResponse.$Shape; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "offsetCommit"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit: mq.OffsetCommitResponse.$Shape; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "offsetFetch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch: mq.OffsetFetchResponse.$Shape; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "listGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups: mq.ListGroupsResponse.$Shape; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "describeGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups: mq.DescribeGroupsResponse.$Shape; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "deleteGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups: mq.DeleteGroupsResponse.$Shape; initProducerId?: null; controllerForward?: null }|{ body?: "initProducerId"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId: mq.InitProducerIdResponse.$Shape; controllerForward?: null }|{ body?: "controllerForward"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward: mq.ControllerForwardResponse.$Shape })
         );
     }
 
@@ -867,6 +881,226 @@ export namespace mq {
             $unknowns?: Uint8Array[];
         }
         type $Shape = mq.DescribeConfigsResponse.$Properties;
+    }
+
+    interface IAlterConfigsResource extends mq.AlterConfigsResource.$Properties {
+    }
+
+    class AlterConfigsResource {
+        constructor(properties?: mq.AlterConfigsResource.$Properties);
+        $unknowns?: Uint8Array[];
+        topic: string;
+        set: { [k: string]: string };
+        delete: string[];
+        static create(properties: mq.AlterConfigsResource.$Shape): mq.AlterConfigsResource & mq.AlterConfigsResource.$Shape;
+        static create(properties?: mq.AlterConfigsResource.$Properties): mq.AlterConfigsResource;
+        static encode(message: mq.AlterConfigsResource.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.AlterConfigsResource & mq.AlterConfigsResource.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace AlterConfigsResource {
+        interface $Properties {
+            topic?: (string|null);
+            set?: ({ [k: string]: string }|null);
+            "delete"?: (string[]|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.AlterConfigsResource.$Properties;
+    }
+
+    interface IIncrementalAlterConfigsRequest extends mq.IncrementalAlterConfigsRequest.$Properties {
+    }
+
+    class IncrementalAlterConfigsRequest {
+        constructor(properties?: mq.IncrementalAlterConfigsRequest.$Properties);
+        $unknowns?: Uint8Array[];
+        resources: mq.AlterConfigsResource.$Properties[];
+        validateOnly: boolean;
+        timeoutMs: number;
+        static create(properties: mq.IncrementalAlterConfigsRequest.$Shape): mq.IncrementalAlterConfigsRequest & mq.IncrementalAlterConfigsRequest.$Shape;
+        static create(properties?: mq.IncrementalAlterConfigsRequest.$Properties): mq.IncrementalAlterConfigsRequest;
+        static encode(message: mq.IncrementalAlterConfigsRequest.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.IncrementalAlterConfigsRequest & mq.IncrementalAlterConfigsRequest.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace IncrementalAlterConfigsRequest {
+        interface $Properties {
+            resources?: (mq.AlterConfigsResource.$Properties[]|null);
+            validateOnly?: (boolean|null);
+            timeoutMs?: (number|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.IncrementalAlterConfigsRequest.$Properties;
+    }
+
+    interface IIncrementalAlterConfigsResponse extends mq.IncrementalAlterConfigsResponse.$Properties {
+    }
+
+    class IncrementalAlterConfigsResponse {
+        constructor(properties?: mq.IncrementalAlterConfigsResponse.$Properties);
+        $unknowns?: Uint8Array[];
+        results: mq.ConfigResult.$Properties[];
+        static create(properties: mq.IncrementalAlterConfigsResponse.$Shape): mq.IncrementalAlterConfigsResponse & mq.IncrementalAlterConfigsResponse.$Shape;
+        static create(properties?: mq.IncrementalAlterConfigsResponse.$Properties): mq.IncrementalAlterConfigsResponse;
+        static encode(message: mq.IncrementalAlterConfigsResponse.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.IncrementalAlterConfigsResponse & mq.IncrementalAlterConfigsResponse.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace IncrementalAlterConfigsResponse {
+        interface $Properties {
+            results?: (mq.ConfigResult.$Properties[]|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.IncrementalAlterConfigsResponse.$Properties;
+    }
+
+    interface IDeleteRecordsPartition extends mq.DeleteRecordsPartition.$Properties {
+    }
+
+    class DeleteRecordsPartition {
+        constructor(properties?: mq.DeleteRecordsPartition.$Properties);
+        $unknowns?: Uint8Array[];
+        partition: number;
+        offset: number;
+        static create(properties: mq.DeleteRecordsPartition.$Shape): mq.DeleteRecordsPartition & mq.DeleteRecordsPartition.$Shape;
+        static create(properties?: mq.DeleteRecordsPartition.$Properties): mq.DeleteRecordsPartition;
+        static encode(message: mq.DeleteRecordsPartition.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.DeleteRecordsPartition & mq.DeleteRecordsPartition.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace DeleteRecordsPartition {
+        interface $Properties {
+            partition?: (number|null);
+            offset?: (number|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.DeleteRecordsPartition.$Properties;
+    }
+
+    interface IDeleteRecordsTopic extends mq.DeleteRecordsTopic.$Properties {
+    }
+
+    class DeleteRecordsTopic {
+        constructor(properties?: mq.DeleteRecordsTopic.$Properties);
+        $unknowns?: Uint8Array[];
+        name: string;
+        partitions: mq.DeleteRecordsPartition.$Properties[];
+        static create(properties: mq.DeleteRecordsTopic.$Shape): mq.DeleteRecordsTopic & mq.DeleteRecordsTopic.$Shape;
+        static create(properties?: mq.DeleteRecordsTopic.$Properties): mq.DeleteRecordsTopic;
+        static encode(message: mq.DeleteRecordsTopic.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.DeleteRecordsTopic & mq.DeleteRecordsTopic.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace DeleteRecordsTopic {
+        interface $Properties {
+            name?: (string|null);
+            partitions?: (mq.DeleteRecordsPartition.$Properties[]|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.DeleteRecordsTopic.$Properties;
+    }
+
+    interface IDeleteRecordsRequest extends mq.DeleteRecordsRequest.$Properties {
+    }
+
+    class DeleteRecordsRequest {
+        constructor(properties?: mq.DeleteRecordsRequest.$Properties);
+        $unknowns?: Uint8Array[];
+        topics: mq.DeleteRecordsTopic.$Properties[];
+        timeoutMs: number;
+        static create(properties: mq.DeleteRecordsRequest.$Shape): mq.DeleteRecordsRequest & mq.DeleteRecordsRequest.$Shape;
+        static create(properties?: mq.DeleteRecordsRequest.$Properties): mq.DeleteRecordsRequest;
+        static encode(message: mq.DeleteRecordsRequest.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.DeleteRecordsRequest & mq.DeleteRecordsRequest.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace DeleteRecordsRequest {
+        interface $Properties {
+            topics?: (mq.DeleteRecordsTopic.$Properties[]|null);
+            timeoutMs?: (number|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.DeleteRecordsRequest.$Properties;
+    }
+
+    interface IDeleteRecordsPartitionResponse extends mq.DeleteRecordsPartitionResponse.$Properties {
+    }
+
+    class DeleteRecordsPartitionResponse {
+        constructor(properties?: mq.DeleteRecordsPartitionResponse.$Properties);
+        $unknowns?: Uint8Array[];
+        partition: number;
+        errorCode: mq.ErrorCode;
+        errorMessage: string;
+        lowWatermark: number;
+        static create(properties: mq.DeleteRecordsPartitionResponse.$Shape): mq.DeleteRecordsPartitionResponse & mq.DeleteRecordsPartitionResponse.$Shape;
+        static create(properties?: mq.DeleteRecordsPartitionResponse.$Properties): mq.DeleteRecordsPartitionResponse;
+        static encode(message: mq.DeleteRecordsPartitionResponse.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.DeleteRecordsPartitionResponse & mq.DeleteRecordsPartitionResponse.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace DeleteRecordsPartitionResponse {
+        interface $Properties {
+            partition?: (number|null);
+            errorCode?: (mq.ErrorCode|null);
+            errorMessage?: (string|null);
+            lowWatermark?: (number|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.DeleteRecordsPartitionResponse.$Properties;
+    }
+
+    interface IDeleteRecordsTopicResponse extends mq.DeleteRecordsTopicResponse.$Properties {
+    }
+
+    class DeleteRecordsTopicResponse {
+        constructor(properties?: mq.DeleteRecordsTopicResponse.$Properties);
+        $unknowns?: Uint8Array[];
+        name: string;
+        partitions: mq.DeleteRecordsPartitionResponse.$Properties[];
+        static create(properties: mq.DeleteRecordsTopicResponse.$Shape): mq.DeleteRecordsTopicResponse & mq.DeleteRecordsTopicResponse.$Shape;
+        static create(properties?: mq.DeleteRecordsTopicResponse.$Properties): mq.DeleteRecordsTopicResponse;
+        static encode(message: mq.DeleteRecordsTopicResponse.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.DeleteRecordsTopicResponse & mq.DeleteRecordsTopicResponse.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace DeleteRecordsTopicResponse {
+        interface $Properties {
+            name?: (string|null);
+            partitions?: (mq.DeleteRecordsPartitionResponse.$Properties[]|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.DeleteRecordsTopicResponse.$Properties;
+    }
+
+    interface IDeleteRecordsResponse extends mq.DeleteRecordsResponse.$Properties {
+    }
+
+    class DeleteRecordsResponse {
+        constructor(properties?: mq.DeleteRecordsResponse.$Properties);
+        $unknowns?: Uint8Array[];
+        topics: mq.DeleteRecordsTopicResponse.$Properties[];
+        static create(properties: mq.DeleteRecordsResponse.$Shape): mq.DeleteRecordsResponse & mq.DeleteRecordsResponse.$Shape;
+        static create(properties?: mq.DeleteRecordsResponse.$Properties): mq.DeleteRecordsResponse;
+        static encode(message: mq.DeleteRecordsResponse.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.DeleteRecordsResponse & mq.DeleteRecordsResponse.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace DeleteRecordsResponse {
+        interface $Properties {
+            topics?: (mq.DeleteRecordsTopicResponse.$Properties[]|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.DeleteRecordsResponse.$Properties;
     }
 
     interface IPartitionProduceData extends mq.PartitionProduceData.$Properties {

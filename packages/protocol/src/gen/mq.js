@@ -107,10 +107,12 @@ export const mq = $root.mq = (() => {
         values[valuesById[4] = "DELETE_TOPICS"] = 4;
         values[valuesById[5] = "CREATE_PARTITIONS"] = 5;
         values[valuesById[6] = "DESCRIBE_CONFIGS"] = 6;
+        values[valuesById[7] = "INCREMENTAL_ALTER_CONFIGS"] = 7;
         values[valuesById[10] = "PRODUCE"] = 10;
         values[valuesById[11] = "FETCH"] = 11;
         values[valuesById[12] = "LIST_OFFSETS"] = 12;
         values[valuesById[13] = "OFFSET_FOR_LEADER_EPOCH"] = 13;
+        values[valuesById[14] = "DELETE_RECORDS"] = 14;
         values[valuesById[20] = "FIND_COORDINATOR"] = 20;
         values[valuesById[21] = "JOIN_GROUP"] = 21;
         values[valuesById[22] = "SYNC_GROUP"] = 22;
@@ -144,10 +146,12 @@ export const mq = $root.mq = (() => {
         RequestFrame.prototype.deleteTopics = null;
         RequestFrame.prototype.createPartitions = null;
         RequestFrame.prototype.describeConfigs = null;
+        RequestFrame.prototype.incrementalAlterConfigs = null;
         RequestFrame.prototype.produce = null;
         RequestFrame.prototype.fetch = null;
         RequestFrame.prototype.listOffsets = null;
         RequestFrame.prototype.offsetForLeaderEpoch = null;
+        RequestFrame.prototype.deleteRecords = null;
         RequestFrame.prototype.findCoordinator = null;
         RequestFrame.prototype.joinGroup = null;
         RequestFrame.prototype.syncGroup = null;
@@ -164,7 +168,7 @@ export const mq = $root.mq = (() => {
         let $oneOfFields;
 
         $Object.defineProperty(RequestFrame.prototype, "body", {
-            get: $util.oneOfGetter($oneOfFields = ["handshake", "metadata", "createTopics", "deleteTopics", "createPartitions", "describeConfigs", "produce", "fetch", "listOffsets", "offsetForLeaderEpoch", "findCoordinator", "joinGroup", "syncGroup", "heartbeat", "leaveGroup", "offsetCommit", "offsetFetch", "listGroups", "describeGroups", "deleteGroups", "initProducerId", "controllerForward"]),
+            get: $util.oneOfGetter($oneOfFields = ["handshake", "metadata", "createTopics", "deleteTopics", "createPartitions", "describeConfigs", "incrementalAlterConfigs", "produce", "fetch", "listOffsets", "offsetForLeaderEpoch", "deleteRecords", "findCoordinator", "joinGroup", "syncGroup", "heartbeat", "leaveGroup", "offsetCommit", "offsetFetch", "listGroups", "describeGroups", "deleteGroups", "initProducerId", "controllerForward"]),
             set: $util.oneOfSetter($oneOfFields)
         });
 
@@ -197,6 +201,8 @@ export const mq = $root.mq = (() => {
                 $root.mq.CreatePartitionsRequest.encode(m.createPartitions, w.uint32(114).fork(), q + 1).ldelim();
             if (m.describeConfigs != null && $Object.hasOwnProperty.call(m, "describeConfigs"))
                 $root.mq.DescribeConfigsRequest.encode(m.describeConfigs, w.uint32(122).fork(), q + 1).ldelim();
+            if (m.incrementalAlterConfigs != null && $Object.hasOwnProperty.call(m, "incrementalAlterConfigs"))
+                $root.mq.IncrementalAlterConfigsRequest.encode(m.incrementalAlterConfigs, w.uint32(130).fork(), q + 1).ldelim();
             if (m.produce != null && $Object.hasOwnProperty.call(m, "produce"))
                 $root.mq.ProduceRequest.encode(m.produce, w.uint32(162).fork(), q + 1).ldelim();
             if (m.fetch != null && $Object.hasOwnProperty.call(m, "fetch"))
@@ -205,6 +211,8 @@ export const mq = $root.mq = (() => {
                 $root.mq.ListOffsetsRequest.encode(m.listOffsets, w.uint32(178).fork(), q + 1).ldelim();
             if (m.offsetForLeaderEpoch != null && $Object.hasOwnProperty.call(m, "offsetForLeaderEpoch"))
                 $root.mq.OffsetForLeaderEpochRequest.encode(m.offsetForLeaderEpoch, w.uint32(186).fork(), q + 1).ldelim();
+            if (m.deleteRecords != null && $Object.hasOwnProperty.call(m, "deleteRecords"))
+                $root.mq.DeleteRecordsRequest.encode(m.deleteRecords, w.uint32(194).fork(), q + 1).ldelim();
             if (m.findCoordinator != null && $Object.hasOwnProperty.call(m, "findCoordinator"))
                 $root.mq.FindCoordinatorRequest.encode(m.findCoordinator, w.uint32(242).fork(), q + 1).ldelim();
             if (m.joinGroup != null && $Object.hasOwnProperty.call(m, "joinGroup"))
@@ -331,6 +339,13 @@ export const mq = $root.mq = (() => {
                         m.body = "describeConfigs";
                         continue;
                     }
+                case 16: {
+                        if (u !== 2)
+                            break;
+                        m.incrementalAlterConfigs = $root.mq.IncrementalAlterConfigsRequest.decode(r, r.size(), $undefined, q + 1, m.incrementalAlterConfigs);
+                        m.body = "incrementalAlterConfigs";
+                        continue;
+                    }
                 case 20: {
                         if (u !== 2)
                             break;
@@ -357,6 +372,13 @@ export const mq = $root.mq = (() => {
                             break;
                         m.offsetForLeaderEpoch = $root.mq.OffsetForLeaderEpochRequest.decode(r, r.size(), $undefined, q + 1, m.offsetForLeaderEpoch);
                         m.body = "offsetForLeaderEpoch";
+                        continue;
+                    }
+                case 24: {
+                        if (u !== 2)
+                            break;
+                        m.deleteRecords = $root.mq.DeleteRecordsRequest.decode(r, r.size(), $undefined, q + 1, m.deleteRecords);
+                        m.body = "deleteRecords";
                         continue;
                     }
                 case 30: {
@@ -488,10 +510,12 @@ export const mq = $root.mq = (() => {
         ResponseFrame.prototype.deleteTopics = null;
         ResponseFrame.prototype.createPartitions = null;
         ResponseFrame.prototype.describeConfigs = null;
+        ResponseFrame.prototype.incrementalAlterConfigs = null;
         ResponseFrame.prototype.produce = null;
         ResponseFrame.prototype.fetch = null;
         ResponseFrame.prototype.listOffsets = null;
         ResponseFrame.prototype.offsetForLeaderEpoch = null;
+        ResponseFrame.prototype.deleteRecords = null;
         ResponseFrame.prototype.findCoordinator = null;
         ResponseFrame.prototype.joinGroup = null;
         ResponseFrame.prototype.syncGroup = null;
@@ -508,7 +532,7 @@ export const mq = $root.mq = (() => {
         let $oneOfFields;
 
         $Object.defineProperty(ResponseFrame.prototype, "body", {
-            get: $util.oneOfGetter($oneOfFields = ["handshake", "metadata", "createTopics", "deleteTopics", "createPartitions", "describeConfigs", "produce", "fetch", "listOffsets", "offsetForLeaderEpoch", "findCoordinator", "joinGroup", "syncGroup", "heartbeat", "leaveGroup", "offsetCommit", "offsetFetch", "listGroups", "describeGroups", "deleteGroups", "initProducerId", "controllerForward"]),
+            get: $util.oneOfGetter($oneOfFields = ["handshake", "metadata", "createTopics", "deleteTopics", "createPartitions", "describeConfigs", "incrementalAlterConfigs", "produce", "fetch", "listOffsets", "offsetForLeaderEpoch", "deleteRecords", "findCoordinator", "joinGroup", "syncGroup", "heartbeat", "leaveGroup", "offsetCommit", "offsetFetch", "listGroups", "describeGroups", "deleteGroups", "initProducerId", "controllerForward"]),
             set: $util.oneOfSetter($oneOfFields)
         });
 
@@ -543,6 +567,8 @@ export const mq = $root.mq = (() => {
                 $root.mq.CreatePartitionsResponse.encode(m.createPartitions, w.uint32(114).fork(), q + 1).ldelim();
             if (m.describeConfigs != null && $Object.hasOwnProperty.call(m, "describeConfigs"))
                 $root.mq.DescribeConfigsResponse.encode(m.describeConfigs, w.uint32(122).fork(), q + 1).ldelim();
+            if (m.incrementalAlterConfigs != null && $Object.hasOwnProperty.call(m, "incrementalAlterConfigs"))
+                $root.mq.IncrementalAlterConfigsResponse.encode(m.incrementalAlterConfigs, w.uint32(130).fork(), q + 1).ldelim();
             if (m.produce != null && $Object.hasOwnProperty.call(m, "produce"))
                 $root.mq.ProduceResponse.encode(m.produce, w.uint32(162).fork(), q + 1).ldelim();
             if (m.fetch != null && $Object.hasOwnProperty.call(m, "fetch"))
@@ -551,6 +577,8 @@ export const mq = $root.mq = (() => {
                 $root.mq.ListOffsetsResponse.encode(m.listOffsets, w.uint32(178).fork(), q + 1).ldelim();
             if (m.offsetForLeaderEpoch != null && $Object.hasOwnProperty.call(m, "offsetForLeaderEpoch"))
                 $root.mq.OffsetForLeaderEpochResponse.encode(m.offsetForLeaderEpoch, w.uint32(186).fork(), q + 1).ldelim();
+            if (m.deleteRecords != null && $Object.hasOwnProperty.call(m, "deleteRecords"))
+                $root.mq.DeleteRecordsResponse.encode(m.deleteRecords, w.uint32(194).fork(), q + 1).ldelim();
             if (m.findCoordinator != null && $Object.hasOwnProperty.call(m, "findCoordinator"))
                 $root.mq.FindCoordinatorResponse.encode(m.findCoordinator, w.uint32(242).fork(), q + 1).ldelim();
             if (m.joinGroup != null && $Object.hasOwnProperty.call(m, "joinGroup"))
@@ -686,6 +714,13 @@ export const mq = $root.mq = (() => {
                         m.body = "describeConfigs";
                         continue;
                     }
+                case 16: {
+                        if (u !== 2)
+                            break;
+                        m.incrementalAlterConfigs = $root.mq.IncrementalAlterConfigsResponse.decode(r, r.size(), $undefined, q + 1, m.incrementalAlterConfigs);
+                        m.body = "incrementalAlterConfigs";
+                        continue;
+                    }
                 case 20: {
                         if (u !== 2)
                             break;
@@ -712,6 +747,13 @@ export const mq = $root.mq = (() => {
                             break;
                         m.offsetForLeaderEpoch = $root.mq.OffsetForLeaderEpochResponse.decode(r, r.size(), $undefined, q + 1, m.offsetForLeaderEpoch);
                         m.body = "offsetForLeaderEpoch";
+                        continue;
+                    }
+                case 24: {
+                        if (u !== 2)
+                            break;
+                        m.deleteRecords = $root.mq.DeleteRecordsResponse.decode(r, r.size(), $undefined, q + 1, m.deleteRecords);
+                        m.body = "deleteRecords";
                         continue;
                     }
                 case 30: {
@@ -3467,6 +3509,1011 @@ export const mq = $root.mq = (() => {
         };
 
         return DescribeConfigsResponse;
+    })();
+
+    mq.AlterConfigsResource = (function() {
+
+        const AlterConfigsResource = function (p) {
+            this.set = {};
+            this["delete"] = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        AlterConfigsResource.prototype.topic = "";
+        AlterConfigsResource.prototype.set = $util.emptyObject;
+        AlterConfigsResource.prototype["delete"] = $util.emptyArray;
+
+        AlterConfigsResource.create = function(properties) {
+            return new AlterConfigsResource(properties);
+        };
+
+        AlterConfigsResource.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.topic != null && $Object.hasOwnProperty.call(m, "topic") && m.topic !== "")
+                w.uint32(10).string(m.topic);
+            if (m.set != null && $Object.hasOwnProperty.call(m, "set")) {
+                for (var ks = $Object.keys(m.set), i = 0; i < ks.length; ++i) {
+                    w.uint32(18).fork().uint32(10).string(ks[i]).uint32(18).string(m.set[ks[i]]).ldelim();
+                }
+            }
+            if (m["delete"] != null && m["delete"].length) {
+                for (var i = 0; i < m["delete"].length; ++i)
+                    w.uint32(26).string(m["delete"][i]);
+            }
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        AlterConfigsResource.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, k, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.AlterConfigsResource();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.topic = v;
+                        else
+                            delete m.topic;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 2)
+                            break;
+                        if (m.set === $util.emptyObject)
+                            m.set = {};
+                        var c2 = r.size() + r.pos;
+                        if (c2 > r.len)
+                            throw $RangeError("index out of range");
+                        r.len = c2;
+                        k = "";
+                        v = "";
+                        while (r.pos < c2) {
+                            var t2 = r.tag();
+                            u = t2 & 7;
+                            switch (t2 >>>= 3) {
+                            case 1:
+                                if (u !== 2)
+                                    break;
+                                k = r.stringVerify();
+                                continue;
+                            case 2:
+                                if (u !== 2)
+                                    break;
+                                v = r.stringVerify();
+                                continue;
+                            }
+                            r.skipType(u, q, t2);
+                        }
+                        if (r.pos !== c2)
+                            throw $RangeError("index out of range");
+                        r.len = c;
+                        if (k === "__proto__")
+                            $util.makeProp(m.set, k);
+                        m.set[k] = v;
+                        continue;
+                    }
+                case 3: {
+                        if (u !== 2)
+                            break;
+                        if (!(m["delete"] && m["delete"].length))
+                            m["delete"] = [];
+                        m["delete"].push(r.stringVerify());
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        AlterConfigsResource.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.AlterConfigsResource";
+        };
+
+        return AlterConfigsResource;
+    })();
+
+    mq.IncrementalAlterConfigsRequest = (function() {
+
+        const IncrementalAlterConfigsRequest = function (p) {
+            this.resources = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        IncrementalAlterConfigsRequest.prototype.resources = $util.emptyArray;
+        IncrementalAlterConfigsRequest.prototype.validateOnly = false;
+        IncrementalAlterConfigsRequest.prototype.timeoutMs = 0;
+
+        IncrementalAlterConfigsRequest.create = function(properties) {
+            return new IncrementalAlterConfigsRequest(properties);
+        };
+
+        IncrementalAlterConfigsRequest.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.resources != null && m.resources.length) {
+                for (var i = 0; i < m.resources.length; ++i)
+                    $root.mq.AlterConfigsResource.encode(m.resources[i], w.uint32(10).fork(), q + 1).ldelim();
+            }
+            if (m.validateOnly != null && $Object.hasOwnProperty.call(m, "validateOnly") && m.validateOnly !== false)
+                w.uint32(16).bool(m.validateOnly);
+            if (m.timeoutMs != null && $Object.hasOwnProperty.call(m, "timeoutMs") && m.timeoutMs !== 0)
+                w.uint32(24).uint32(m.timeoutMs);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        IncrementalAlterConfigsRequest.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.IncrementalAlterConfigsRequest();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if (!(m.resources && m.resources.length))
+                            m.resources = [];
+                        m.resources.push($root.mq.AlterConfigsResource.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.bool())
+                            m.validateOnly = v;
+                        else
+                            delete m.validateOnly;
+                        continue;
+                    }
+                case 3: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.uint32())
+                            m.timeoutMs = v;
+                        else
+                            delete m.timeoutMs;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        IncrementalAlterConfigsRequest.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.IncrementalAlterConfigsRequest";
+        };
+
+        return IncrementalAlterConfigsRequest;
+    })();
+
+    mq.IncrementalAlterConfigsResponse = (function() {
+
+        const IncrementalAlterConfigsResponse = function (p) {
+            this.results = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        IncrementalAlterConfigsResponse.prototype.results = $util.emptyArray;
+
+        IncrementalAlterConfigsResponse.create = function(properties) {
+            return new IncrementalAlterConfigsResponse(properties);
+        };
+
+        IncrementalAlterConfigsResponse.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.results != null && m.results.length) {
+                for (var i = 0; i < m.results.length; ++i)
+                    $root.mq.ConfigResult.encode(m.results[i], w.uint32(10).fork(), q + 1).ldelim();
+            }
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        IncrementalAlterConfigsResponse.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.IncrementalAlterConfigsResponse();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if (!(m.results && m.results.length))
+                            m.results = [];
+                        m.results.push($root.mq.ConfigResult.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        IncrementalAlterConfigsResponse.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.IncrementalAlterConfigsResponse";
+        };
+
+        return IncrementalAlterConfigsResponse;
+    })();
+
+    mq.DeleteRecordsPartition = (function() {
+
+        const DeleteRecordsPartition = function (p) {
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        DeleteRecordsPartition.prototype.partition = 0;
+        DeleteRecordsPartition.prototype.offset = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+
+        DeleteRecordsPartition.create = function(properties) {
+            return new DeleteRecordsPartition(properties);
+        };
+
+        DeleteRecordsPartition.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.partition != null && $Object.hasOwnProperty.call(m, "partition") && m.partition !== 0)
+                w.uint32(8).uint32(m.partition);
+            if (m.offset != null && $Object.hasOwnProperty.call(m, "offset") && (typeof m.offset === "object" ? m.offset.low || m.offset.high : m.offset !== 0))
+                w.uint32(16).int64(m.offset);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        DeleteRecordsPartition.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.DeleteRecordsPartition();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.uint32())
+                            m.partition = v;
+                        else
+                            delete m.partition;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 0)
+                            break;
+                        if (typeof (v = r.int64()) === "object" ? v.low || v.high : v !== 0)
+                            m.offset = v;
+                        else
+                            delete m.offset;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        DeleteRecordsPartition.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.DeleteRecordsPartition";
+        };
+
+        return DeleteRecordsPartition;
+    })();
+
+    mq.DeleteRecordsTopic = (function() {
+
+        const DeleteRecordsTopic = function (p) {
+            this.partitions = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        DeleteRecordsTopic.prototype.name = "";
+        DeleteRecordsTopic.prototype.partitions = $util.emptyArray;
+
+        DeleteRecordsTopic.create = function(properties) {
+            return new DeleteRecordsTopic(properties);
+        };
+
+        DeleteRecordsTopic.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.name != null && $Object.hasOwnProperty.call(m, "name") && m.name !== "")
+                w.uint32(10).string(m.name);
+            if (m.partitions != null && m.partitions.length) {
+                for (var i = 0; i < m.partitions.length; ++i)
+                    $root.mq.DeleteRecordsPartition.encode(m.partitions[i], w.uint32(18).fork(), q + 1).ldelim();
+            }
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        DeleteRecordsTopic.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.DeleteRecordsTopic();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.name = v;
+                        else
+                            delete m.name;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 2)
+                            break;
+                        if (!(m.partitions && m.partitions.length))
+                            m.partitions = [];
+                        m.partitions.push($root.mq.DeleteRecordsPartition.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        DeleteRecordsTopic.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.DeleteRecordsTopic";
+        };
+
+        return DeleteRecordsTopic;
+    })();
+
+    mq.DeleteRecordsRequest = (function() {
+
+        const DeleteRecordsRequest = function (p) {
+            this.topics = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        DeleteRecordsRequest.prototype.topics = $util.emptyArray;
+        DeleteRecordsRequest.prototype.timeoutMs = 0;
+
+        DeleteRecordsRequest.create = function(properties) {
+            return new DeleteRecordsRequest(properties);
+        };
+
+        DeleteRecordsRequest.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.topics != null && m.topics.length) {
+                for (var i = 0; i < m.topics.length; ++i)
+                    $root.mq.DeleteRecordsTopic.encode(m.topics[i], w.uint32(10).fork(), q + 1).ldelim();
+            }
+            if (m.timeoutMs != null && $Object.hasOwnProperty.call(m, "timeoutMs") && m.timeoutMs !== 0)
+                w.uint32(16).uint32(m.timeoutMs);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        DeleteRecordsRequest.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.DeleteRecordsRequest();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if (!(m.topics && m.topics.length))
+                            m.topics = [];
+                        m.topics.push($root.mq.DeleteRecordsTopic.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.uint32())
+                            m.timeoutMs = v;
+                        else
+                            delete m.timeoutMs;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        DeleteRecordsRequest.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.DeleteRecordsRequest";
+        };
+
+        return DeleteRecordsRequest;
+    })();
+
+    mq.DeleteRecordsPartitionResponse = (function() {
+
+        const DeleteRecordsPartitionResponse = function (p) {
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        DeleteRecordsPartitionResponse.prototype.partition = 0;
+        DeleteRecordsPartitionResponse.prototype.errorCode = 0;
+        DeleteRecordsPartitionResponse.prototype.errorMessage = "";
+        DeleteRecordsPartitionResponse.prototype.lowWatermark = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+
+        DeleteRecordsPartitionResponse.create = function(properties) {
+            return new DeleteRecordsPartitionResponse(properties);
+        };
+
+        DeleteRecordsPartitionResponse.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.partition != null && $Object.hasOwnProperty.call(m, "partition") && m.partition !== 0)
+                w.uint32(8).uint32(m.partition);
+            if (m.errorCode != null && $Object.hasOwnProperty.call(m, "errorCode") && m.errorCode !== 0)
+                w.uint32(16).int32(m.errorCode);
+            if (m.errorMessage != null && $Object.hasOwnProperty.call(m, "errorMessage") && m.errorMessage !== "")
+                w.uint32(26).string(m.errorMessage);
+            if (m.lowWatermark != null && $Object.hasOwnProperty.call(m, "lowWatermark") && (typeof m.lowWatermark === "object" ? m.lowWatermark.low || m.lowWatermark.high : m.lowWatermark !== 0))
+                w.uint32(32).int64(m.lowWatermark);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        DeleteRecordsPartitionResponse.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.DeleteRecordsPartitionResponse();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.uint32())
+                            m.partition = v;
+                        else
+                            delete m.partition;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.int32())
+                            m.errorCode = v;
+                        else
+                            delete m.errorCode;
+                        continue;
+                    }
+                case 3: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.errorMessage = v;
+                        else
+                            delete m.errorMessage;
+                        continue;
+                    }
+                case 4: {
+                        if (u !== 0)
+                            break;
+                        if (typeof (v = r.int64()) === "object" ? v.low || v.high : v !== 0)
+                            m.lowWatermark = v;
+                        else
+                            delete m.lowWatermark;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        DeleteRecordsPartitionResponse.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.DeleteRecordsPartitionResponse";
+        };
+
+        return DeleteRecordsPartitionResponse;
+    })();
+
+    mq.DeleteRecordsTopicResponse = (function() {
+
+        const DeleteRecordsTopicResponse = function (p) {
+            this.partitions = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        DeleteRecordsTopicResponse.prototype.name = "";
+        DeleteRecordsTopicResponse.prototype.partitions = $util.emptyArray;
+
+        DeleteRecordsTopicResponse.create = function(properties) {
+            return new DeleteRecordsTopicResponse(properties);
+        };
+
+        DeleteRecordsTopicResponse.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.name != null && $Object.hasOwnProperty.call(m, "name") && m.name !== "")
+                w.uint32(10).string(m.name);
+            if (m.partitions != null && m.partitions.length) {
+                for (var i = 0; i < m.partitions.length; ++i)
+                    $root.mq.DeleteRecordsPartitionResponse.encode(m.partitions[i], w.uint32(18).fork(), q + 1).ldelim();
+            }
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        DeleteRecordsTopicResponse.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.DeleteRecordsTopicResponse();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.name = v;
+                        else
+                            delete m.name;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 2)
+                            break;
+                        if (!(m.partitions && m.partitions.length))
+                            m.partitions = [];
+                        m.partitions.push($root.mq.DeleteRecordsPartitionResponse.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        DeleteRecordsTopicResponse.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.DeleteRecordsTopicResponse";
+        };
+
+        return DeleteRecordsTopicResponse;
+    })();
+
+    mq.DeleteRecordsResponse = (function() {
+
+        const DeleteRecordsResponse = function (p) {
+            this.topics = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        DeleteRecordsResponse.prototype.topics = $util.emptyArray;
+
+        DeleteRecordsResponse.create = function(properties) {
+            return new DeleteRecordsResponse(properties);
+        };
+
+        DeleteRecordsResponse.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.topics != null && m.topics.length) {
+                for (var i = 0; i < m.topics.length; ++i)
+                    $root.mq.DeleteRecordsTopicResponse.encode(m.topics[i], w.uint32(10).fork(), q + 1).ldelim();
+            }
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        DeleteRecordsResponse.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.DeleteRecordsResponse();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if (!(m.topics && m.topics.length))
+                            m.topics = [];
+                        m.topics.push($root.mq.DeleteRecordsTopicResponse.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        DeleteRecordsResponse.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.DeleteRecordsResponse";
+        };
+
+        return DeleteRecordsResponse;
     })();
 
     mq.PartitionProduceData = (function() {

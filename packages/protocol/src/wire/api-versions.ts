@@ -20,11 +20,13 @@ export const SUPPORTED_API_VERSIONS: readonly ApiVersionRange[] = [
   { api: mq.ApiKey.DELETE_TOPICS, minVersion: 0, maxVersion: 0 },
   { api: mq.ApiKey.CREATE_PARTITIONS, minVersion: 0, maxVersion: 0 },
   { api: mq.ApiKey.DESCRIBE_CONFIGS, minVersion: 0, maxVersion: 0 },
+  { api: mq.ApiKey.INCREMENTAL_ALTER_CONFIGS, minVersion: 0, maxVersion: 0 },
   // v1: a partition's answer carries batch_base_offsets when its batches do not lie back to back.
   { api: mq.ApiKey.PRODUCE, minVersion: 0, maxVersion: 1 },
   { api: mq.ApiKey.FETCH, minVersion: 0, maxVersion: 0 },
   { api: mq.ApiKey.LIST_OFFSETS, minVersion: 0, maxVersion: 0 },
   { api: mq.ApiKey.OFFSET_FOR_LEADER_EPOCH, minVersion: 0, maxVersion: 0 },
+  { api: mq.ApiKey.DELETE_RECORDS, minVersion: 0, maxVersion: 0 },
   { api: mq.ApiKey.FIND_COORDINATOR, minVersion: 0, maxVersion: 0 },
   { api: mq.ApiKey.JOIN_GROUP, minVersion: 0, maxVersion: 0 },
   { api: mq.ApiKey.SYNC_GROUP, minVersion: 0, maxVersion: 0 },

@@ -18,6 +18,20 @@ export default tseslint.config(
     },
   },
   {
+    // What the browser build reaches: Node's globals are not there. Buffer and the end-of-turn scheduler
+    // come from @mq/protocol/platform (Node's or the browser's, by export condition).
+    files: ['packages/client/src/**/*.ts', 'packages/protocol/src/**/*.ts'],
+    ignores: ['**/*.test.ts', 'packages/protocol/src/platform/node.ts', 'packages/protocol/src/platform/codecs-node.ts', 'packages/client/src/transport/node.ts'],
+    rules: {
+      'no-restricted-globals': [
+        'error',
+        { name: 'Buffer', message: "browsers have no global Buffer: import { Buffer } from '@mq/protocol/platform'" },
+        { name: 'setImmediate', message: "browsers have no setImmediate: import { runAtEndOfTurn } from '@mq/protocol/platform'" },
+        { name: 'process', message: 'browsers have no process: take it as an option' },
+      ],
+    },
+  },
+  {
     // Deterministic cores: time and timers come in as components (Clock, Timers
     // from @mq/protocol/components), so tests and simulators can drive them. The
     // system implementations live in @mq/protocol/components; tests are exempt.

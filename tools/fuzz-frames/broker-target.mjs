@@ -15,9 +15,9 @@ import { REPO_ROOT } from './schema.mjs';
 
 const CLI_BIN = path.join(REPO_ROOT, 'packages', 'cli', 'dist', 'bin.js');
 
-export async function startBrokerProcess({ startTimeoutMs = 30_000 } = {}) {
+export async function startBrokerProcess({ startTimeoutMs = 30_000, config = [] } = {}) {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'mq-fuzz-frames-'));
-  const child = spawn(process.execPath, [CLI_BIN, 'broker', 'start', '--data-dir', dataDir, '--port', '0', '--http-port', '0'], {
+  const child = spawn(process.execPath, [CLI_BIN, 'broker', 'start', '--data-dir', dataDir, '--port', '0', '--http-port', '0', '--log-format', 'json', ...config.flatMap((c) => ['--config-set', c])], {
     cwd: dataDir,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -87,12 +87,12 @@ export async function startBrokerProcess({ startTimeoutMs = 30_000 } = {}) {
  * controller voter), ports from tools/free-port.mjs. `exited` resolves when
  * the first broker exits (or the cluster command itself).
  */
-export async function startClusterProcess({ brokers = 3, startTimeoutMs = 60_000 } = {}) {
+export async function startClusterProcess({ brokers = 3, startTimeoutMs = 60_000, config = [] } = {}) {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'mq-fuzz-cluster-'));
   const [port, httpPort, raftPort, interBrokerPort] = [await freePortRange(brokers), await freePortRange(brokers), await freePortRange(brokers), await freePortRange(brokers)];
   const child = spawn(
     process.execPath,
-    [CLI_BIN, 'cluster', 'start', '-n', String(brokers), '--data-dir', dataDir, '--port', String(port), '--http-port', String(httpPort), '--raft-port', String(raftPort), '--inter-broker-port', String(interBrokerPort)],
+    [CLI_BIN, 'cluster', 'start', '-n', String(brokers), '--data-dir', dataDir, '--port', String(port), '--http-port', String(httpPort), '--raft-port', String(raftPort), '--inter-broker-port', String(interBrokerPort), ...config.flatMap((c) => ['--config-set', c])],
     { cwd: dataDir, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const output = [];

@@ -35,8 +35,13 @@ export function parseArgv(argv) {
       out.quiet = true;
       continue;
     }
+    if (a === '--broker-config') {
+      if (i + 1 >= argv.length || !argv[i + 1].includes('=')) throw new Error('--broker-config needs key=value');
+      (out.brokerConfig ??= []).push(argv[++i]);
+      continue;
+    }
     const key = FLAGS[a.replace(/^--/, '')];
-    if (!key || i + 1 >= argv.length) throw new Error(`unknown or incomplete option ${a} (options: ${Object.keys(FLAGS).map((f) => `--${f}`).join(' ')} --record --quiet)`);
+    if (!key || i + 1 >= argv.length) throw new Error(`unknown or incomplete option ${a} (options: ${Object.keys(FLAGS).map((f) => `--${f}`).join(' ')} --record --quiet --broker-config key=value)`);
     out[key] = Number(argv[++i]);
   }
   return out;
@@ -60,6 +65,8 @@ export function parseFuzzOptions(o = {}) {
     maxFds: positiveInt('max-fds', o.maxFds, DEFAULT_MAX_FDS),
     maxP99Ms: positiveInt('max-p99-ms', o.maxP99Ms, DEFAULT_MAX_P99_MS),
     brokers: positiveInt('brokers', o.brokers, 1),
+    /** Broker configs (key=value) every broker under test starts with (`mq broker start --config-set`). */
+    brokerConfig: [...(o.brokerConfig ?? [])],
     quiet: Boolean(o.quiet),
     log: o.log ?? ((line) => process.stderr.write(`${line}\n`)),
   };

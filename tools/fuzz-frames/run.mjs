@@ -36,7 +36,7 @@ export async function runFuzz(options) {
   const corpus = await loadCorpus();
   const rng = createRng(o.seed);
   // --brokers N > 1: a real cluster; fuzzing connections go to every broker in turn.
-  const broker = o.brokers > 1 ? await startClusterProcess({ brokers: o.brokers }) : await startBrokerProcess();
+  const broker = o.brokers > 1 ? await startClusterProcess({ brokers: o.brokers, config: o.brokerConfig }) : await startBrokerProcess({ config: o.brokerConfig });
   const sampler = sampleProcess(broker.pids);
   const violations = [];
   const recent = [];

@@ -6,10 +6,12 @@
  */
 import { MqError, errorCodeFromNumber, isMqError, type ErrorCode } from '@mq/protocol/errors';
 import type { RequestBody } from '@mq/protocol/wire';
+import { silentLogger, type Logger } from '@mq/protocol/components';
 import { Connection, type ConnectFn, type RequestOptions, type RequestPayload, type ResponseOf } from './connection.js';
 import type { ParsedClientOptions } from './options.js';
 import { coarseNow } from './coarse-clock.js';
 import { Retrier } from './retrier.js';
+import { channels, type RetryMessage } from './diagnostics.js';
 
 export interface BrokerDescription {
   id: number;
@@ -105,6 +107,8 @@ export class Cluster {
   private closed = false;
 
   private readonly connect: ConnectFn | undefined;
+  /** The client's logger (ClientOptions.logger): every part of the client logs here. */
+  readonly logger: Logger;
 
   constructor(
     readonly options: ParsedClientOptions,
@@ -112,6 +116,7 @@ export class Cluster {
   ) {
     this.retrier = new Retrier(options.retry);
     this.connect = components.connect;
+    this.logger = options.logger ?? silentLogger;
   }
 
   // ----------------------------------------------------------- connections
@@ -142,7 +147,8 @@ export class Cluster {
         if (conn.brokerId >= 0 && (!existing || existing.closed)) this.byBrokerId.set(conn.brokerId, conn);
         if (conn.clusterId) this.clusterId = conn.clusterId;
         if (conn.maxFrameBytes > 0) this.maxFrameBytes = Math.min(this.maxFrameBytes, conn.maxFrameBytes);
-        conn.onClose(() => {
+        conn.onClose((err) => {
+          if (!this.closed) this.logger.info({ broker: address, brokerId: conn.brokerId, reason: err.message }, 'connection to broker closed; the next request reconnects');
           if (this.byAddress.get(address) === p) this.byAddress.delete(address);
           if (this.byBrokerId.get(conn.brokerId) === conn) this.byBrokerId.delete(conn.brokerId);
         });
@@ -262,9 +268,15 @@ export class Cluster {
       },
       {
         signal: options.signal,
-        onRetry: async (err) => {
+        onRetry: async (err, attempt, delayMs) => {
+          this.logger.debug({ api: body, attempt: attempt + 1, delayMs, err }, 'request failed; retrying');
+          if (channels.retry.hasSubscribers) {
+            channels.retry.publish({ kind: 'request', api: body, attempt: attempt + 1, delayMs, error: err } satisfies RetryMessage);
+          }
           // (A metadata request refreshing metadata before its own retry would wait for itself.)
-          if (body !== 'metadata' && invalidatesMetadata(err)) await this.refreshMetadata([], options.signal).catch(() => {});
+          if (body !== 'metadata' && invalidatesMetadata(err)) {
+            await this.refreshMetadata([], options.signal).catch((e: unknown) => this.logger.debug({ err: e }, 'metadata refresh before a retry failed'));
+          }
         },
       },
     );

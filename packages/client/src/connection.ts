@@ -5,7 +5,7 @@
  * closes, every pending request fails with CONNECTION_CLOSED (retriable) and
  * the broker pool opens a new one on the next request (reconnect).
  */
-import WebSocket from 'ws';
+import { unrefTimer } from '@mq/protocol/components';
 import { MqError, errorCodeFromNumber } from '@mq/protocol/errors';
 import {
   ApiKey,
@@ -17,6 +17,8 @@ import {
   negotiateVersion,
   type RequestBody,
 } from '@mq/protocol/wire';
+import { connectWebSocket } from '@mq/client/transport';
+import { channels, type RequestEndMessage, type RequestStartMessage } from './diagnostics.js';
 import { abortError } from './retrier.js';
 
 export type RequestPayload<B extends RequestBody> = NonNullable<mq.RequestFrame[B]>;
@@ -40,8 +42,10 @@ export interface ConnectionOptions {
 /**
  * The socket a Connection runs over: the part of a `ws` WebSocket it uses
  * (readyState uses WebSocket's numbers: 0 connecting, 1 open, 2 closing,
- * 3 closed). The default {@link connectWebSocket} dials the broker's
- * WebSocket port; a test can connect to an in-memory broker instead.
+ * 3 closed). The default connect function (`@mq/client/transport`: `ws` on
+ * Node, the browser's own WebSocket under the `browser` export condition)
+ * dials the broker's WebSocket port; a test can connect to an in-memory
+ * broker instead.
  */
 export interface ClientSocket {
   readonly readyState: number;
@@ -83,14 +87,10 @@ interface Pending {
   onAbort: (() => void) | undefined;
 }
 
+const SOCKET_CONNECTING = 0;
+const SOCKET_OPEN = 1;
 const CLIENT_SOFTWARE = 'mq-client-js';
 const CLIENT_VERSION = '0.1.0';
-
-/** The WebSocket URL for a bootstrap or broker address (`host:port`, or a ws:// URL as is). */
-export function addressToUrl(address: string): string {
-  if (/^wss?:\/\//.test(address)) return address;
-  return `ws://${address}`;
-}
 
 export class Connection {
   readonly address: string;
@@ -207,6 +207,30 @@ export class Connection {
         new MqError('MESSAGE_TOO_LARGE', `request of ${bytes.length} bytes is over the broker's limit of ${this.maxFrameBytes}`),
       );
     }
+    const traced = channels.requestStart.hasSubscribers || channels.requestEnd.hasSubscribers;
+    if (!traced) return this.write(body, correlationId, bytes, options);
+    channels.requestStart.publish({
+      broker: this.address,
+      api: body,
+      apiVersion,
+      correlationId,
+      clientId: this.options.clientId,
+    } satisfies RequestStartMessage);
+    const started = performance.now();
+    const sent = this.write(body, correlationId, bytes, options);
+    const end = (error?: unknown): void => {
+      const m: RequestEndMessage = { broker: this.address, api: body, correlationId, durationMs: performance.now() - started };
+      if (error !== undefined) m.error = error;
+      channels.requestEnd.publish(m);
+    };
+    sent.then(() => end(), end);
+    return sent;
+  }
+
+  /** Writes an encoded request; resolves with its answer (or once written, for fire-and-forget). */
+  private write<B extends RequestBody>(body: B, correlationId: number, bytes: Uint8Array, options: RequestOptions): Promise<ResponseOf<B>> {
+    const signal = options.signal;
+    const onWritten = options.onWritten;
     if (options.expectResponse === false) {
       return new Promise((resolve, reject) => {
         this.ws.send(bytes, { binary: true }, (err) => {
@@ -248,7 +272,7 @@ export class Connection {
   /** Closes the socket; pending requests fail with CONNECTION_CLOSED. */
   close(): void {
     this.fail(new MqError('CONNECTION_CLOSED', `connection to broker ${this.address} was closed by the client`));
-    if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING) this.ws.close(1000);
+    if (this.ws.readyState === SOCKET_OPEN || this.ws.readyState === SOCKET_CONNECTING) this.ws.close(1000);
   }
 
   private async handshake(signal?: AbortSignal): Promise<void> {
@@ -287,8 +311,7 @@ export class Connection {
   private armDeadline(at: number): void {
     clearTimeout(this.deadlineTimer);
     this.deadlineAt = at;
-    this.deadlineTimer = setTimeout(this.onDeadline, Math.max(0, at - Date.now()));
-    this.deadlineTimer.unref();
+    this.deadlineTimer = unrefTimer(setTimeout(this.onDeadline, Math.max(0, at - Date.now())));
   }
 
   /** The deadline timer fired: time out what is overdue, then re-arm for the earliest request left. */
@@ -364,65 +387,6 @@ export class Connection {
     }
     for (const l of this.closeListeners.splice(0)) l(err);
   }
-}
-
-/** The default {@link ConnectFn}: a WebSocket to the broker, open when the promise resolves. */
-export function connectWebSocket(options: ConnectionOptions, signal?: AbortSignal): Promise<ClientSocket> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(abortError(signal));
-    const ws = new WebSocket(addressToUrl(options.address), {
-      perMessageDeflate: false,
-      maxPayload: options.maxResponseBytes,
-      handshakeTimeout: options.connectTimeoutMs,
-      ...(options.maskFrames === false ? { generateMask: (mask: Buffer) => void mask.fill(0) } : {}),
-    });
-    const cleanup = () => {
-      ws.off('open', onOpen);
-      ws.off('error', onError);
-      ws.off('unexpected-response', onUnexpected);
-      signal?.removeEventListener('abort', onAbort);
-    };
-    const onOpen = () => {
-      cleanup();
-      resolve(ws);
-    };
-    // After a failed open, terminate() may still emit 'error': swallow it.
-    const abandon = () => {
-      ws.on('error', () => {});
-      ws.terminate();
-    };
-    const onError = (err: Error & { code?: string }) => {
-      cleanup();
-      abandon();
-      const hint = err.code === 'ECONNREFUSED' ? ' (is the broker running? start one with: mq broker start)' : '';
-      reject(
-        new MqError('CONNECTION_ERROR', `cannot connect to broker at ${options.address}: ${err.code ?? err.message}${hint}`, {
-          cause: err,
-          broker: options.address,
-        }),
-      );
-    };
-    const onUnexpected = (_req: unknown, res: { statusCode?: number }) => {
-      cleanup();
-      abandon();
-      reject(
-        new MqError(
-          'CONNECTION_ERROR',
-          `${options.address} answered HTTP ${res.statusCode} instead of a WebSocket upgrade (is that the broker's WebSocket port, not its HTTP port?)`,
-          { broker: options.address },
-        ),
-      );
-    };
-    const onAbort = () => {
-      cleanup();
-      abandon();
-      reject(abortError(signal!));
-    };
-    ws.on('open', onOpen);
-    ws.on('error', onError);
-    ws.on('unexpected-response', onUnexpected);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 export { ApiKey };

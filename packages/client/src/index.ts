@@ -7,6 +7,7 @@ export { GroupAdmin } from './group/group-admin.js';
 export { cooperativeStickyAssignor, rangeAssignor, roundRobinAssignor, stickyAssignor } from './group/index.js';
 export { Retrier } from './retrier.js';
 export { defaultPartitioner, murmur2, murmur2Partition, toPositive } from './partitioner.js';
+export { DIAGNOSTICS_CHANNELS } from './diagnostics.js';
 export { MqError, isMqError } from '@mq/protocol/errors';
 
 export type {
@@ -26,6 +27,14 @@ export type {
 export type { BrokerDescription, ClientComponents, PartitionDescription, TopicDescription } from './cluster.js';
 export type { ClientSocket, ConnectFn, ConnectionOptions } from './connection.js';
 export type { ClientOptions } from './options.js';
+export type {
+  FetchMessage,
+  ProduceBatchMessage,
+  RebalanceMessage,
+  RequestEndMessage,
+  RequestStartMessage,
+  RetryMessage,
+} from './diagnostics.js';
 export type { Acks, AcksInput } from '@mq/protocol/acks';
 export type {
   Bytes,

@@ -1,6 +1,9 @@
 // For sibling packages (cli, bench, groups); not part of the public API.
 export { Cluster, invalidatesMetadata, unknownTopicError } from './cluster.js';
-export { Connection, addressToUrl, connectWebSocket } from './connection.js';
+export { Connection } from './connection.js';
+export { addressToUrl } from './transport/address.js';
+export { connectWebSocket } from './transport/node.js';
+export { connectNativeWebSocket } from './transport/native-websocket.js';
 export { Fetcher } from './consumer/fetcher.js';
 export { CompletedFetch } from './consumer/record-decoder.js';
 export { parseClientOptions, parseAddress, DEFAULT_BOOTSTRAP } from './options.js';

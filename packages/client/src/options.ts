@@ -1,4 +1,5 @@
 /** Options of MqClient: how to reach the cluster and how long to wait. */
+import { silentLogger, type Logger } from '@mq/protocol/components';
 import { MqError } from '@mq/protocol/errors';
 import { parseRetryOptions, type ParsedRetryOptions, type RetryOptions } from './retrier.js';
 
@@ -23,6 +24,12 @@ export interface ClientOptions {
    * cache, where the masking buys nothing.
    */
   maskFrames?: boolean;
+  /**
+   * Where the client logs (reconnects, retries, group rebalances, failed
+   * auto-commits): anything with pino's `debug`/`info`/`warn`/`error(obj, msg)`,
+   * e.g. a pino logger. Default: nothing is logged.
+   */
+  logger?: Logger;
 }
 
 export const DEFAULT_BOOTSTRAP = 'localhost:9092';
@@ -42,6 +49,7 @@ export interface ParsedClientOptions {
   maxResponseBytes: number;
   retry: ParsedRetryOptions;
   maskFrames: boolean;
+  logger: Logger;
 }
 
 export function invalidArgument(message: string): MqError {
@@ -77,5 +85,17 @@ export function parseClientOptions(options: ClientOptions = {}): ParsedClientOpt
     maxResponseBytes: positiveInt('maxResponseBytes', options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES, 1024),
     retry: parseRetryOptions(options.retry),
     maskFrames: options.maskFrames ?? true,
+    logger: parseLogger(options.logger),
   };
+}
+
+const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+
+function parseLogger(logger: Logger | undefined): Logger {
+  if (logger === undefined) return silentLogger;
+  const missing = LOG_LEVELS.filter((level) => typeof (logger as unknown as Record<string, unknown> | null)?.[level] !== 'function');
+  if (missing.length > 0) {
+    throw invalidArgument(`logger must have pino's debug, info, warn and error methods (a pino logger fits); it lacks ${missing.join(', ')}`);
+  }
+  return logger;
 }

@@ -6,6 +6,7 @@
  * The broker's HTTP produce imports `murmur2Partition` from
  * `@mq/client/partitioner`.
  */
+import { Buffer, utf8Write } from '@mq/protocol/platform';
 
 const SEED = 0x9747b28c;
 const M = 0x5bd1e995;
@@ -43,10 +44,6 @@ export function toPositive(n: number): number {
 }
 
 const scratch = Buffer.allocUnsafe(256);
-/** Node's undocumented fast UTF-8 writer (Buffer#write without argument juggling). */
-interface Utf8Writable {
-  utf8Write(s: string, offset: number, length?: number): number;
-}
 
 /** The partition Kafka's default partitioner gives `key` among `numPartitions`. Strings hash as UTF-8. */
 export function murmur2Partition(key: Uint8Array | string, numPartitions: number): number {
@@ -66,7 +63,7 @@ function murmur2String(key: string): number {
     }
     if (i === n) return murmur2(scratch, n);
   }
-  if (n * 3 <= scratch.length) return murmur2(scratch, (scratch as unknown as Utf8Writable).utf8Write(key, 0));
+  if (n * 3 <= scratch.length) return murmur2(scratch, utf8Write(scratch, key, 0));
   return murmur2(Buffer.from(key, 'utf8'));
 }
 

@@ -30,12 +30,19 @@ export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() 
 /** The wall clock, for production. */
 export const systemClock: Clock = () => Date.now();
 
+/**
+ * Lets a Node timer not keep the process alive; returns it. Browsers' timers
+ * are numbers with nothing to unref, so there it does nothing.
+ */
+export function unrefTimer<T>(timer: T): T {
+  (timer as { unref?: () => void }).unref?.();
+  return timer;
+}
+
 /** Real timers, for production; unref'd so that a pending timer never keeps a process alive. */
 export const systemTimers: Timers = {
   setTimeout(fn, ms) {
-    const t = setTimeout(fn, ms);
-    t.unref();
-    return t;
+    return unrefTimer(setTimeout(fn, ms));
   },
   clearTimeout(handle) {
     clearTimeout(handle as NodeJS.Timeout);

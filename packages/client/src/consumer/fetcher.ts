@@ -7,11 +7,13 @@
  * processes its previous data (up to two completed fetches per partition),
  * within one bound on buffered bytes. One fetch per broker is in flight.
  */
+import { Buffer } from '@mq/protocol/platform';
 import { MqError, errorCodeFromNumber, isMqError, type ErrorCode } from '@mq/protocol/errors';
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP } from '@mq/protocol/wire';
 import { invalidatesMetadata, unknownTopicError, type Cluster } from '../cluster.js';
 import type { ResponseOf } from '../connection.js';
 import { abortError } from '../retrier.js';
+import { channels, type FetchMessage } from '../diagnostics.js';
 import type { ParsedConsumerOptions } from './options.js';
 import { CompletedFetch, endOfWholeBatches, type ConsumerRecord } from './record-decoder.js';
 
@@ -289,7 +291,9 @@ export class Fetcher {
       if (!list) into.set(leader, (list = []));
       list.push(st);
     }
-    if (toReset.length > 0) void this.resetPositions(toReset).catch(() => {});
+    if (toReset.length > 0) {
+      void this.resetPositions(toReset).catch((err: unknown) => this.cluster.logger.warn({ err }, 'resetting fetch positions failed; retrying on the next poll'));
+    }
     for (const [leader, list] of [...byLeader, ...urgent]) {
       // fetch() handles every expected failure itself; anything else is reported by poll(), never left unhandled.
       this.fetch(leader, list).catch((err: unknown) => {
@@ -317,6 +321,7 @@ export class Fetcher {
     }
     const room = Math.max(this.options.partitionMaxBytes, this.options.maxBufferedBytes - this.bufferedBytes);
     let resp: ResponseOf<'fetch'>;
+    const started = channels.fetch.hasSubscribers ? performance.now() : 0;
     try {
       const conn = await this.cluster.brokerConnection(leader, this.abort.signal);
       resp = await conn.request(
@@ -331,6 +336,7 @@ export class Fetcher {
         { timeoutMs: this.cluster.options.requestTimeoutMs + this.options.maxWaitMs, signal: this.abort.signal },
       );
     } catch (err) {
+      if (channels.fetch.hasSubscribers) publishFetch(leader, started, sent, undefined, err);
       this.fetchDone(leader);
       for (const { st, epoch } of sent) {
         if (st.inFlightEpoch !== epoch) continue;
@@ -340,6 +346,7 @@ export class Fetcher {
       if (!this.closed) this.wake();
       return;
     }
+    if (channels.fetch.hasSubscribers) publishFetch(leader, started, sent, resp, undefined);
     this.fetchDone(leader);
     let arrived = false;
     for (const { st, epoch, offset } of sent) {
@@ -620,4 +627,32 @@ function checkOffset(offset: number): number {
     throw new MqError('INVALID_ARGUMENT', `offset must be an integer >= 0, got ${offset}`);
   }
   return offset;
+}
+
+function publishFetch(
+  broker: number,
+  started: number,
+  sent: ReadonlyArray<{ st: { topic: string; partition: number }; offset: number }>,
+  resp: ResponseOf<'fetch'> | undefined,
+  error: unknown,
+): void {
+  const m: FetchMessage = {
+    broker,
+    durationMs: started > 0 ? performance.now() - started : 0,
+    partitions: sent.map(({ st, offset }) => {
+      const p = resp?.topics?.find((t) => t.name === st.topic)?.partitions?.find((x) => (x.partition ?? 0) === st.partition);
+      const code = errorCodeFromNumber(p?.errorCode ?? 0);
+      const out: FetchMessage['partitions'][number] = {
+        topic: st.topic,
+        partition: st.partition,
+        fetchOffset: offset,
+        bytes: (p?.records as Uint8Array | undefined)?.length ?? 0,
+        highWatermark: Number(p?.highWatermark ?? -1),
+      };
+      if (code !== 'NONE') out.error = code;
+      return out;
+    }),
+  };
+  if (error !== undefined) m.error = error;
+  channels.fetch.publish(m);
 }

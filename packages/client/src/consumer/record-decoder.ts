@@ -17,7 +17,7 @@ import {
   readBatchHeader,
   validateBatch,
 } from '@mq/protocol/batch';
-import { MqError } from '@mq/protocol/errors';
+import { MqError, isMqError } from '@mq/protocol/errors';
 
 export interface RecordHeader {
   key: string;
@@ -319,6 +319,9 @@ export class CompletedFetch {
         try {
           section = await decompress(codec, section, this.maxDecompressedBytes);
         } catch (err) {
+          // A codec this platform lacks (a browser): the batch is fine, this reader cannot read it, so it
+          // is not skipped; every poll says so until the application seeks past it.
+          if (isMqError(err, 'UNSUPPORTED_COMPRESSION')) throw err;
           // The CRC held (when checked): the batch itself cannot be read, a refetch would not help.
           throw unreadable(this, h.baseOffset, last, (err as Error).message);
         }

@@ -3,12 +3,15 @@
  * (fetch, metadata) and a scripted one-member coordinator that records every
  * commit: what is committed, and when, under at-least-once and at-most-once.
  */
+import diagnostics_channel from 'node:diagnostics_channel';
 import { MqError, errorNumber } from '@mq/protocol/errors';
 import type { mq } from '@mq/protocol/wire';
 import { Cluster } from '../cluster.js';
+import { DIAGNOSTICS_CHANNELS } from '../diagnostics.js';
 import { MqClient } from '../client.js';
 import { parseClientOptions } from '../options.js';
 import { startFakeBroker, type FakeBroker } from '../../test/fake-broker.js';
+import { RecordingLogger } from '../../test/recording-logger.js';
 import type { CommittedOffset, TopicPartitionOffsetAndMetadata } from './coordinator-client.js';
 import { GroupConsumer, type GroupConsumerOptions, type GroupCoordinatorClient } from './group-consumer.js';
 import type { Generation } from './types.js';
@@ -168,6 +171,47 @@ describe('group consumer', () => {
     const c = consumer();
     expect(await pollSome(c)).toEqual([15, 16, 17, 18, 19]);
     await c.close();
+  });
+
+  it("logs a failed auto-commit to the client's logger (ClientOptions.logger)", async () => {
+    const logger = new RecordingLogger();
+    const logged = new Cluster(parseClientOptions({ bootstrap: broker.address, retry: { initialDelayMs: 5, maxDelayMs: 20 }, logger }));
+    coord.commit = async () => {
+      throw new MqError('COORDINATOR_NOT_AVAILABLE', 'coordinator moving');
+    };
+    const c = new GroupConsumer(logged, { groupId: 'g', autoOffsetReset: 'earliest', maxPollRecords: 5, autoCommitIntervalMs: 1 }, undefined, { coordinator: coord });
+    c.subscribe(['t']);
+    try {
+      expect(await pollSome(c)).toEqual([0, 1, 2, 3, 4]);
+      await new Promise((r) => setTimeout(r, 5));
+      await pollSome(c);
+      await new Promise((r) => setTimeout(r, 20));
+      const line = logger.find('warn', /^auto-commit failed/);
+      expect(line?.obj).toMatchObject({ group: 'g', err: expect.objectContaining({ code: 'COORDINATOR_NOT_AVAILABLE' }) });
+      // the member's own lines (joining, assignment) reach the same logger
+      expect(logger.lines.some((l) => l.level === 'info' && l.obj.group === 'g' && l !== line)).toBe(true);
+    } finally {
+      await c.close().catch(() => undefined);
+      logged.close();
+    }
+  });
+
+  it('publishes its rebalances on the mq:client:rebalance diagnostics channel', async () => {
+    const events: unknown[] = [];
+    const onEvent = (m: unknown) => void events.push(m);
+    diagnostics_channel.subscribe(DIAGNOSTICS_CHANNELS.rebalance, onEvent);
+    try {
+      const c = consumer();
+      await pollSome(c);
+      expect(events).toEqual([{ groupId: 'g', event: 'assigned', partitions: [{ topic: 't', partition: 0 }] }]);
+      await c.close();
+      expect(events).toEqual([
+        { groupId: 'g', event: 'assigned', partitions: [{ topic: 't', partition: 0 }] },
+        { groupId: 'g', event: 'revoked', partitions: [{ topic: 't', partition: 0 }] },
+      ]);
+    } finally {
+      diagnostics_channel.unsubscribe(DIAGNOSTICS_CHANNELS.rebalance, onEvent);
+    }
   });
 
   it('refuses manual assignment once subscribed, and bad options', () => {

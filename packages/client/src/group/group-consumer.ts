@@ -24,6 +24,7 @@ import { tpKey } from './consumer-protocol.js';
 import { CoordinatorClient, clusterMetadataSource, type CommittedOffset, type TopicPartitionOffsetAndMetadata } from './coordinator-client.js';
 import type { Logger } from '@mq/protocol/components';
 import { GroupMember } from './group-member.js';
+import { channels, type RebalanceMessage } from '../diagnostics.js';
 import type { GroupMemberOptions } from './options.js';
 import type { GroupRpc, RebalanceListener, TopicPartition } from './types.js';
 
@@ -104,7 +105,7 @@ export class GroupConsumer extends Consumer {
   private inFlight = new Map<string, { topic: string; partition: number; offset: number }>();
   private nextAutoCommit: number;
   private asyncCommits: Promise<void> = Promise.resolve();
-  private readonly logger: Logger | undefined;
+  private readonly logger: Logger;
   /** Assigned partitions whose committed offsets could not be fetched yet. */
   private unstarted: TopicPartition[] = [];
 
@@ -117,7 +118,7 @@ export class GroupConsumer extends Consumer {
     super(cluster, options, onClose);
     this.group = parseGroupConsumerOptions(options);
     this.groupId = options.groupId;
-    const logger = components.logger;
+    const logger = components.logger ?? cluster.logger;
     this.logger = logger;
     const memberOptions: GroupMemberOptions = {
       groupId: options.groupId,
@@ -258,7 +259,7 @@ export class GroupConsumer extends Consumer {
     this.asyncCommits = this.asyncCommits
       .then(() => this.commit(offsets))
       .catch((err) => {
-        this.logger?.warn({ group: this.groupId, err }, 'async commit failed');
+        this.logger.warn({ group: this.groupId, err }, 'async commit failed');
         onError?.(err);
       });
   }
@@ -371,7 +372,7 @@ export class GroupConsumer extends Consumer {
     if (now < this.nextAutoCommit) return;
     this.nextAutoCommit = now + this.group.autoCommitIntervalMs;
     this.asyncCommits = this.asyncCommits.then(() =>
-      this.commitConsumed().catch((err) => this.logger?.warn({ group: this.groupId, err }, 'auto-commit failed; the next one retries')),
+      this.commitConsumed().catch((err) => this.logger.warn({ group: this.groupId, err }, 'auto-commit failed; the next one retries')),
     );
   }
 
@@ -390,12 +391,22 @@ export class GroupConsumer extends Consumer {
     return this.cluster.cachedTopic(tp.topic)?.partitions[tp.partition]?.leaderEpoch ?? -1;
   }
 
+  private publishRebalance(event: RebalanceMessage['event'], tps: readonly TopicPartition[]): void {
+    if (!channels.rebalance.hasSubscribers) return;
+    channels.rebalance.publish({
+      groupId: this.groupId,
+      event,
+      partitions: tps.map((tp) => ({ topic: tp.topic, partition: tp.partition })),
+    } satisfies RebalanceMessage);
+  }
+
   private async onAssigned(tps: TopicPartition[]): Promise<void> {
+    this.publishRebalance('assigned', tps);
     try {
       await this.startPartitions(tps);
     } catch (err) {
       // Not fetched until their committed offsets are known: poll() tries again.
-      this.logger?.warn({ group: this.groupId, err }, 'fetching committed offsets failed; retrying on the next poll');
+      this.logger.warn({ group: this.groupId, err }, 'fetching committed offsets failed; retrying on the next poll');
       this.unstarted.push(...tps);
     }
     await this.userListener.onPartitionsAssigned?.(tps);
@@ -418,6 +429,7 @@ export class GroupConsumer extends Consumer {
   }
 
   private async onRevoked(tps: TopicPartition[]): Promise<void> {
+    this.publishRebalance('revoked', tps);
     // In an orderly revoke the processed offsets are committed first (at-least-once).
     if (this.group.autoCommit && this.group.delivery === 'at-least-once' && tps.length > 0) {
       if (this.closing) for (const [k, v] of this.inFlight) this.consumed.set(k, v);
@@ -425,7 +437,7 @@ export class GroupConsumer extends Consumer {
       try {
         await this.commitConsumed(undefined, tps);
       } catch (err) {
-        this.logger?.warn({ group: this.groupId, err }, 'commit on revocation failed; the new owner may see some records again');
+        this.logger.warn({ group: this.groupId, err }, 'commit on revocation failed; the new owner may see some records again');
       }
     }
     try {
@@ -436,6 +448,7 @@ export class GroupConsumer extends Consumer {
   }
 
   private async onLost(tps: TopicPartition[]): Promise<void> {
+    this.publishRebalance('lost', tps);
     this.dropPartitions(tps);
     const l = this.userListener;
     if (l.onPartitionsLost) await l.onPartitionsLost(tps);

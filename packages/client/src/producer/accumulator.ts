@@ -6,6 +6,7 @@
  * blocked sends (so a later record never overtakes an earlier one) until
  * metadata arrives or memory is released, for at most `maxBlockMs`.
  */
+import { unrefTimer } from '@mq/protocol/components';
 import { MqError, isMqError } from '@mq/protocol/errors';
 import { HEADER_SIZE } from '@mq/protocol/batch';
 import { unknownTopicError, type Cluster } from '../cluster.js';
@@ -296,10 +297,12 @@ export class Accumulator {
     this.metadataWanted.add(topic);
     const wait = (this.metadataAt.get(topic) ?? 0) + this.cluster.retrier.options.initialDelayMs - Date.now();
     if (wait > 0) {
-      setTimeout(() => {
-        this.metadataWanted.delete(topic);
-        this.wantMetadata(topic);
-      }, wait).unref();
+      unrefTimer(
+        setTimeout(() => {
+          this.metadataWanted.delete(topic);
+          this.wantMetadata(topic);
+        }, wait),
+      );
       return;
     }
     this.metadataAt.set(topic, Date.now());
@@ -324,7 +327,7 @@ export class Accumulator {
         this.metadataWanted.delete(topic);
         // A broker that cannot be reached: blocked sends wait (up to maxBlockMs) and try again.
         if (!isMqError(err) || !err.retriable) this.failBlocked(topic, err);
-        else setTimeout(() => this.processBlocked(), this.cluster.retrier.delayMs(0)).unref();
+        else unrefTimer(setTimeout(() => this.processBlocked(), this.cluster.retrier.delayMs(0)));
         this.processBlocked();
       },
     );

@@ -4,6 +4,7 @@
  * place, the header and CRC written once when the batch closes. Compression
  * (when configured) runs once over the finished records section.
  */
+import { Buffer, utf8Write } from '@mq/protocol/platform';
 import {
   COMPRESSION_CODECS,
   HEADER_SIZE,
@@ -126,11 +127,6 @@ export function measureRecord(record: ProducerRecord): number {
   return varintSize(body) + body;
 }
 
-/** Node's undocumented fast UTF-8 writer (Buffer#write without argument juggling). */
-interface Utf8Writable {
-  utf8Write(s: string, offset: number, length?: number): number;
-}
-
 function writeBytes(buf: Buffer, pos: number, b: Bytes | null | undefined, len: number, ascii = false): number {
   pos = writeVarint(buf, pos, len);
   if (len <= 0) return pos;
@@ -139,7 +135,7 @@ function writeBytes(buf: Buffer, pos: number, b: Bytes | null | undefined, len: 
       for (let i = 0; i < len; i++) buf[pos + i] = b.charCodeAt(i);
       return pos + len;
     }
-    return pos + (buf as unknown as Utf8Writable).utf8Write(b, pos, len);
+    return pos + utf8Write(buf, b, pos, len);
   }
   const src = b as Uint8Array;
   if (len < 32) {

@@ -4,6 +4,8 @@
  * size are kept for reuse. When there is no room `tryAllocate` returns
  * undefined and the producer makes `send` wait (backpressure), never grows.
  */
+import { Buffer } from '@mq/protocol/platform';
+
 export class BufferPool {
   private used = 0;
   private readonly free: Buffer[] = [];

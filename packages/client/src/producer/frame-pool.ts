@@ -11,6 +11,7 @@
  * written from it (a frame whose encoding failed goes back at once). A frame
  * whose write callback never comes stays counted as outstanding.
  */
+import { Buffer } from '@mq/protocol/platform';
 export const DEFAULT_FRAME_POOL_BUFFERS = 8;
 /** Smallest buffer kept: smaller frames come from Node's shared slab anyway. */
 export const MIN_POOLED_FRAME_BYTES = 16 * 1024;

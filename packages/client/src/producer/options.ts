@@ -2,6 +2,7 @@
 import { COMPRESSION_CODECS, type CompressionCodec } from '@mq/protocol/batch';
 import { parseAcks, type Acks, type AcksInput } from '@mq/protocol/acks';
 import { MqError } from '@mq/protocol/errors';
+import { checkCodecAvailable } from '@mq/protocol/platform';
 import { invalidArgument, positiveInt } from '../options.js';
 import { defaultPartitioner, type Partitioner } from '../partitioner.js';
 
@@ -95,6 +96,8 @@ export function parseProducerOptions(options: ProducerOptions = {}): ParsedProdu
     partitioner: options.partitioner ?? defaultPartitioner,
     idempotent: options.idempotent ?? DEFAULT_IDEMPOTENT,
   };
+  // A codec this platform lacks (any codec in a browser) fails here, not at the first send.
+  checkCodecAvailable(o.compression);
   if (typeof o.idempotent !== 'boolean') throw invalidArgument(`idempotent must be true or false, got ${String(o.idempotent)}`);
   if (o.idempotent && o.acks !== -1) {
     // As Kafka: with acks 0 or 1 an acknowledged batch can be lost in a failover and the sequences would go on past the gap.

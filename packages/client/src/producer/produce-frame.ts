@@ -6,6 +6,7 @@
  * copies the batches twice. A unit test checks that protobufjs decodes it to
  * the same request.
  */
+import { Buffer } from '@mq/protocol/platform';
 import { uvarintSize, writeUvarint } from '@mq/protocol/batch';
 
 export interface ProducePartitionData {

@@ -7,6 +7,8 @@
  * metadata refresh when leadership may have moved.
  */
 import { MqError, errorCodeFromNumber, isMqError } from '@mq/protocol/errors';
+import { runAtEndOfTurn } from '@mq/protocol/platform';
+import { channels, type ProduceBatchMessage, type RetryMessage } from '../diagnostics.js';
 import { invalidatesMetadata, type Cluster } from '../cluster.js';
 import type { ResponseOf } from '../connection.js';
 import { completeBatch, failBatch, type Accumulator, type PartitionQueue } from './accumulator.js';
@@ -50,7 +52,7 @@ export class Sender {
 
   /**
    * Schedules a send pass, coalesced to one per turn of the event loop: it
-   * runs at the end of the current turn (setImmediate), before any timer, so
+   * runs at the end of the current turn (setImmediate on Node), before any timer, so
    * a linger-0 record goes out in the turn that sent it, together with every
    * record sent from the other callbacks of that turn. (A microtask instead
    * was measured: no gain in one-at-a-time latency, and one pass per callback.)
@@ -58,7 +60,7 @@ export class Sender {
   wake(): void {
     if (this.scheduled) return;
     this.scheduled = true;
-    setImmediate(this.pass);
+    runAtEndOfTurn(this.pass);
   }
 
   private readonly pass = (): void => {
@@ -239,6 +241,7 @@ export class Sender {
     for (let i = 0; i < batches.length; i++) {
       const b = batches[i]!;
       if (batchBaseOffsets && batchBaseOffsets.length > 0) base = batchBaseOffsets[i]!;
+      if (channels.produceBatch.hasSubscribers) publishBatch(q, b, base, undefined);
       completeBatch(b, base);
       if (base >= 0) base += b.count;
       this.acc.completed(b);
@@ -253,7 +256,19 @@ export class Sender {
     if (retry) {
       for (const b of batches) b.attempts++;
       q.ready.unshift(...batches);
-      q.retryAt = now + this.retrier.delayMs(first.attempts - 1);
+      const delayMs = this.retrier.delayMs(first.attempts - 1);
+      q.retryAt = now + delayMs;
+      this.cluster.logger.debug({ topic: q.topic, partition: q.partition, attempt: first.attempts, delayMs, err }, 'produce failed; retrying the batches');
+      if (channels.retry.hasSubscribers) {
+        channels.retry.publish({
+          kind: 'produce',
+          topic: q.topic,
+          partition: q.partition,
+          attempt: first.attempts,
+          delayMs,
+          error: err,
+        } satisfies RetryMessage);
+      }
       if (invalidatesMetadata(err)) {
         this.cluster.invalidate(q.topic);
         this.acc.wantMetadata(q.topic);
@@ -273,8 +288,16 @@ export class Sender {
       }
     }
     for (const b of batches) {
+      if (channels.produceBatch.hasSubscribers) publishBatch(q, b, undefined, err);
       failBatch(b, err);
       this.acc.completed(b);
     }
   }
+}
+
+function publishBatch(q: PartitionQueue, b: BatchBuilder, baseOffset: number | undefined, error: unknown): void {
+  const m: ProduceBatchMessage = { topic: q.topic, partition: q.partition, records: b.count, bytes: b.sizeBytes, attempts: b.attempts + 1 };
+  if (baseOffset !== undefined) m.baseOffset = baseOffset;
+  if (error !== undefined) m.error = error;
+  channels.produceBatch.publish(m);
 }

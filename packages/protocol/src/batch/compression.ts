@@ -1,12 +1,13 @@
 /**
- * Compression codecs for the records section of a batch. Codecs come from
- * maintained npm packages (zlib for gzip, `snappy`, `lz4-napi`,
- * `@mongodb-js/zstd`) and are loaded lazily so that a user who never
- * compresses never loads a native addon.
+ * Compression codecs for the records section of a batch. The codecs
+ * themselves come from the platform seam (@mq/protocol/platform): on Node,
+ * zlib for gzip and maintained npm packages (`snappy`, `lz4-napi`,
+ * `@mongodb-js/zstd`), loaded lazily so that a user who never compresses
+ * never loads a native addon; in browsers none (UNSUPPORTED_COMPRESSION).
  */
-import { createRequire } from 'node:module';
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { loadAsyncCodec, loadSyncCodec } from '@mq/protocol/platform';
 import { MqError } from '../errors.js';
+import type { AsyncCodec, SyncCodec } from '../platform/codecs.js';
 import { lz4Bound, snappyLength, zstdBound } from './decompressed-size.js';
 
 /**
@@ -17,18 +18,6 @@ export const DEFAULT_MAX_DECOMPRESSED_BYTES = 32 * 1024 * 1024;
 
 export const COMPRESSION_CODECS = ['none', 'gzip', 'snappy', 'lz4', 'zstd'] as const;
 export type CompressionCodec = (typeof COMPRESSION_CODECS)[number];
-
-const require = createRequire(import.meta.url);
-
-interface SyncCodec {
-  compress(data: Buffer): Buffer;
-  /** Decompresses at most `maxBytes` (the caller checked the codec's own bound first, except for gzip). */
-  decompress(data: Buffer, maxBytes: number): Buffer;
-}
-interface AsyncCodec {
-  compress(data: Buffer): Promise<Buffer>;
-  decompress(data: Buffer): Promise<Buffer>;
-}
 
 function tooLarge(codec: CompressionCodec, bytes: number | undefined, maxBytes: number): MqError {
   const what = bytes === undefined ? 'more than' : `${bytes} bytes, more than`;
@@ -50,45 +39,22 @@ function checkBound(codec: CompressionCodec, data: Buffer, maxBytes: number): vo
 const syncCodecs = new Map<CompressionCodec, SyncCodec>();
 
 function loadSync(codec: CompressionCodec): SyncCodec | undefined {
-  let c = syncCodecs.get(codec);
-  if (c) return c;
-  switch (codec) {
-    case 'gzip':
-      c = { compress: (d) => gzipSync(d), decompress: (d, maxBytes) => gunzipSync(d, { maxOutputLength: Math.max(1, maxBytes) }) };
-      break;
-    case 'snappy': {
-      const snappy = require('snappy') as {
-        compressSync(d: Buffer): Buffer;
-        uncompressSync(d: Buffer, o?: { asBuffer: boolean }): Buffer;
-      };
-      c = { compress: (d) => snappy.compressSync(d), decompress: (d) => snappy.uncompressSync(d, { asBuffer: true }) };
-      break;
-    }
-    case 'lz4': {
-      const lz4 = require('lz4-napi') as {
-        compressFrameSync(d: Buffer): Buffer;
-        decompressFrameSync(d: Buffer): Buffer;
-      };
-      c = { compress: (d) => lz4.compressFrameSync(d), decompress: (d) => lz4.decompressFrameSync(d) };
-      break;
-    }
-    default:
-      return undefined;
+  if (codec !== 'gzip' && codec !== 'snappy' && codec !== 'lz4') return undefined;
+  let c: SyncCodec | undefined = syncCodecs.get(codec);
+  if (!c) {
+    c = loadSyncCodec(codec);
+    syncCodecs.set(codec, c);
   }
-  syncCodecs.set(codec, c);
   return c;
 }
 
-let zstd: AsyncCodec | undefined;
-function loadZstd(): AsyncCodec {
-  if (!zstd) {
-    const z = require('@mongodb-js/zstd') as {
-      compress(d: Buffer, level?: number): Promise<Buffer>;
-      decompress(d: Buffer): Promise<Buffer>;
-    };
-    zstd = { compress: (d) => z.compress(d, 3), decompress: (d) => z.decompress(d) };
-  }
-  return zstd;
+const asyncCodecs = new Map<CompressionCodec, AsyncCodec | undefined>();
+
+/** The codec when this platform runs it only asynchronously (zstd on Node, gzip in browsers), else undefined. */
+function loadAsync(codec: CompressionCodec): AsyncCodec | undefined {
+  if (codec === 'none') return undefined;
+  if (!asyncCodecs.has(codec)) asyncCodecs.set(codec, loadAsyncCodec(codec));
+  return asyncCodecs.get(codec);
 }
 
 export function compressSync(codec: CompressionCodec, data: Buffer): Buffer {
@@ -119,23 +85,26 @@ export function decompressSync(codec: CompressionCodec, data: Buffer, maxBytes =
 }
 
 function decompressError(codec: CompressionCodec, cause: unknown, maxBytes: number): MqError {
-  if ((cause as { code?: string }).code === 'RECORD_TOO_LARGE') return cause as MqError;
+  const code = (cause as { code?: string }).code;
+  if (code === 'RECORD_TOO_LARGE' || code === 'UNSUPPORTED_COMPRESSION') return cause as MqError;
   if ((cause as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') return tooLarge(codec, undefined, maxBytes);
   return new MqError('CORRUPT_MESSAGE', `${codec} payload does not decompress: ${(cause as Error)?.message ?? String(cause)}`, { cause });
 }
 
 export async function compress(codec: CompressionCodec, data: Buffer): Promise<Buffer> {
-  if (codec === 'zstd') return loadZstd().compress(data);
+  const a = loadAsync(codec);
+  if (a) return a.compress(data);
   return compressSync(codec, data);
 }
 
-/** decompressSync() for every codec (zstd decompresses off the event loop). */
+/** decompressSync() for every codec (zstd decompresses off the event loop; gzip in browsers through DecompressionStream). */
 export async function decompress(codec: CompressionCodec, data: Buffer, maxBytes = DEFAULT_MAX_DECOMPRESSED_BYTES): Promise<Buffer> {
-  if (codec !== 'zstd') return decompressSync(codec, data, maxBytes);
+  const a = loadAsync(codec);
+  if (!a) return decompressSync(codec, data, maxBytes);
   let out: Buffer;
   try {
     checkBound(codec, data, maxBytes);
-    out = await loadZstd().decompress(data);
+    out = await a.decompress(data, maxBytes);
   } catch (cause) {
     throw decompressError(codec, cause, maxBytes);
   }

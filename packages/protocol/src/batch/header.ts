@@ -3,7 +3,7 @@
  * read, validate (length, magic, CRC-32C) and patch base offset / leader
  * epoch in place without touching the records. See FORMAT.md.
  */
-import { crc32c } from '@node-rs/crc32';
+import { crc32c } from '@mq/protocol/platform';
 import { MqError } from '../errors.js';
 import { codecFromId, type CompressionCodec } from './compression.js';
 
@@ -117,7 +117,7 @@ export function readBatchHeader(buf: Buffer, pos = 0): BatchHeader {
 
 /** CRC-32C of a batch as stored: attributes through the end of the records. */
 export function computeBatchCrc(buf: Buffer, pos: number, size: number): number {
-  return crc32c(buf.subarray(pos + OFF_ATTRIBUTES, pos + size)) >>> 0;
+  return crc32c(buf.subarray(pos + OFF_ATTRIBUTES, pos + size));
 }
 
 export interface ValidateOptions {

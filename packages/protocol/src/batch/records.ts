@@ -3,6 +3,7 @@
  * hot path. Encoding sizes everything first and writes into one buffer;
  * decoding returns views into the batch (no copies) for keys and values.
  */
+import { Buffer } from '@mq/protocol/platform';
 import { MqError } from '../errors.js';
 import { codecId, compress, compressSync, decompress, decompressSync, type CompressionCodec } from './compression.js';
 import {

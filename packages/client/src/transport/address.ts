@@ -1,0 +1,5 @@
+/** The WebSocket URL for a bootstrap or broker address (`host:port`, or a ws:// URL as is). */
+export function addressToUrl(address: string): string {
+  if (/^wss?:\/\//.test(address)) return address;
+  return `ws://${address}`;
+}

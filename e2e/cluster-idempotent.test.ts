@@ -55,19 +55,30 @@ describe('cluster: idempotent producer, acks=all, under leader SIGKILLs', () => 
       expect(acked.length).toBeGreaterThan(1800);
       const counts = await expectReplicasAgree(c, topic, [0, 1]);
       for (let partition = 0; partition < partitions; partition++) {
-        // The log as one replica holds it (they agree): offset → value.
-        const batches = await replicaBatches(c.broker(c.ids[0]!).dataDir, topic, partition);
-        expect(batches.size).toBe(counts[partition]![0]);
-        const log = new Map<number, string>();
-        for (const b64 of batches.values()) for (const r of decodeBatchSync(Buffer.from(b64, 'base64')).records) log.set(r.offset, r.value!.toString());
+        // Every replica's log (they agree wherever two hold an offset, checked above): offset -> value. A replica that
+        // was restarted last may still have been catching up when the brokers stopped, so no single one is the log:
+        // the longest is, and every acknowledged record (acks=all, min.insync.replicas 2) must be on at least two.
+        const logs = await Promise.all(
+          c.ids.map(async (id) => {
+            const log = new Map<number, string>();
+            for (const b64 of (await replicaBatches(c.broker(id).dataDir, topic, partition)).values())
+              for (const r of decodeBatchSync(Buffer.from(b64, 'base64')).records) log.set(r.offset, r.value!.toString());
+            return log;
+          }),
+        );
+        expect(logs.map((l) => l.size > 0)).toContain(true);
+        const log = logs.reduce((a, b) => (b.size > a.size ? b : a));
         const seqs = [...log.entries()].sort((a, b) => a[0] - b[0]).map(([, v]) => Number(v.slice(1)));
         // No duplicates: each sent value at most once.
         expect(new Set(seqs).size).toBe(seqs.length);
         // In send order: the idempotent producer never reorders a partition.
         for (let i = 1; i < seqs.length; i++) expect(seqs[i]!).toBeGreaterThan(seqs[i - 1]!);
-        // No gap: every acknowledged record is at its acknowledged offset (and, above, in send order).
+        // No gap: every acknowledged record is at its acknowledged offset (and, above, in send order) on two replicas.
         const mine = acked.filter((a) => a.partition === partition);
-        for (const a of mine) expect(log.get(a.offset)).toBe(`v${a.seq}`);
+        const misplaced = mine.filter((a) => log.get(a.offset) !== `v${a.seq}`);
+        expect(misplaced.slice(0, 3)).toEqual([]);
+        const underReplicated = mine.filter((a) => logs.filter((l) => l.get(a.offset) === `v${a.seq}`).length < 2);
+        expect({ underReplicated: underReplicated.slice(0, 3), replicaSizes: logs.map((l) => l.size) }).toEqual({ underReplicated: [], replicaSizes: expect.any(Array) });
       }
       process.stdout.write(`cluster-idempotent: ${acked.length} acknowledged, logs hold ${counts.map((x) => x[0]).join('/')} batches\n`);
     } finally {

@@ -106,8 +106,9 @@ export class HttpServer {
       guard(logger, 'http request', (req: IncomingMessage, res: ServerResponse) => this.handle(req, res)),
     );
     this.server.keepAliveTimeout = 5000;
-    // One more than allowed is kept, so a request over the limit is seen (node:http drops the extra ones silently).
-    this.server.maxHeadersCount = options.maxHeaders + 1;
+    // node:http would drop headers past maxHeadersCount silently (the Host header too: a bare 400): every header
+    // is kept, bounded by maxHeaderSize, and a request with more than maxHeaders is refused in checkHead.
+    this.server.maxHeadersCount = 0;
     this.server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => refuseBadHead(err, socket, logger));
     // node:http times headers from their first byte: a socket that sends nothing gets the same bound.
     this.server.on('connection', (socket: Socket) => {

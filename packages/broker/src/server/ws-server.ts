@@ -64,7 +64,8 @@ export class WsServer {
       clientTracking: false,
       verifyClient: (info, done) => this.verifyUpgrade(info.req, done),
     });
-    this.http.maxHeadersCount = options.maxHeaders + 1;
+    // Every header is kept (bounded by maxHeaderSize) so verifyUpgrade sees the real count (see http-server.ts).
+    this.http.maxHeadersCount = 0;
     this.http.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => refuseBadHead(err, socket, logger));
     this.idleSweep = guardedInterval(
       logger,

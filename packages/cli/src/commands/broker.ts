@@ -40,7 +40,7 @@ export function brokerCommand(ctx: CliContext): CommandModule {
     builder: (y) =>
       y
         .option('data-dir', { alias: 'd', type: 'string', describe: 'where data and configs live', defaultDescription: './mq-data' })
-        .option('host', { type: 'string', describe: 'interface to listen on', defaultDescription: '127.0.0.1' })
+        .option('host', { type: 'string', describe: 'interface to listen on (beyond loopback needs --config-set allow.insecure=true: there is no authentication yet)', defaultDescription: '127.0.0.1' })
         .option('port', { type: 'number', describe: 'WebSocket port for clients (0: any free port)', defaultDescription: '9092' })
         .option('http-port', { type: 'number', describe: 'HTTP API port (0: any free port)', defaultDescription: '9080' })
         .option('broker-id', { type: 'number', describe: 'this broker\'s id' })

@@ -1,16 +1,25 @@
-/** Request heads node:http cannot take (over http.max.header.bytes, or not HTTP), on the HTTP API port and the WebSocket upgrade alike. */
+/**
+ * Requests node:http refuses before any handler (a head over
+ * http.max.header.bytes, a request not received in time, bytes that are not
+ * HTTP), on the HTTP API port and the WebSocket upgrade alike: Node's own
+ * answer (431, 408 or 400, then the socket destroyed), plus one log line.
+ */
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 
-/** A request head that node:http could not parse (too large: 431, else 400): one log line, an HTTP answer, the socket closed. */
+const ANSWERS: Record<string, [number, string]> = {
+  HPE_HEADER_OVERFLOW: [431, 'Request Header Fields Too Large'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request Timeout'],
+};
+
 export function refuseBadHead(err: NodeJS.ErrnoException, socket: Socket, logger: Logger): void {
-  const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+  const [status, text] = ANSWERS[err.code ?? ''] ?? [400, 'Bad Request'];
   if (err.code !== 'ECONNRESET') {
-    logger.warn({ remote: `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`, code: err.code }, tooLarge ? 'refused a request head over http.max.header.bytes' : 'refused a request that is not valid HTTP');
+    const why = status === 431 ? 'a request head over http.max.header.bytes' : status === 408 ? 'a request not received in time' : 'a request that is not valid HTTP';
+    logger.warn({ remote: `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`, code: err.code, status }, `refused ${why}`);
   }
-  if (!socket.writable) {
-    socket.destroy();
-    return;
-  }
-  socket.end(tooLarge ? 'HTTP/1.1 431 Request Header Fields Too Large\r\nconnection: close\r\ncontent-length: 0\r\n\r\n' : 'HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+  // As node:http does by default: answer unless a response is already under way on this socket, then destroy it.
+  const inProgress = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
+  if (socket.writable && !inProgress) socket.write(`HTTP/1.1 ${status} ${text}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
+  socket.destroy();
 }

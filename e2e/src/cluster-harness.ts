@@ -116,7 +116,7 @@ export interface ClusterStatus {
   partitions: number;
   underReplicated: Array<{ topic: string; partition: number; replicas: number[]; isr: number[] }>;
   offline: Array<{ topic: string; partition: number }>;
-  hosted: Array<{ topic: string; partition: number; role: string; leaderEpoch: number; logEndOffset: number; highWatermark: number }>;
+  hosted: Array<{ topic: string; partition: number; topicId: string; role: string; leaderEpoch: number; logEndOffset: number; highWatermark: number }>;
 }
 
 export class TestCluster {

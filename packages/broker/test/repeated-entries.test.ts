@@ -87,6 +87,11 @@ describe('repeated entries', () => {
     expect(e.offsetForLeaderEpoch!.topics[0]!.partitions).toHaveLength(1);
     const conflicting = await c.request({ offsetForLeaderEpoch: { replicaId: -1, topics: [{ name: topic, partitions: [{ partition: 0, currentLeaderEpoch: -1, leaderEpoch: 0 }, { partition: 0, currentLeaderEpoch: -1, leaderEpoch: 1 }] }] } });
     expect(conflicting.errorCode).toBe(errorNumber('INVALID_REQUEST'));
+    // One name as two incarnations (topic ids) is not merged into one entry under the first id.
+    const twoIds = await c.request({
+      fetch: { maxWaitMs: 0, topics: ['AAAAAAAAAAAAAAAAAAAAAA', 'BBBBBBBBBBBBBBBBBBBBBB'].map((topicId) => ({ name: topic, topicId, partitions: [{ partition: 0, fetchOffset: 0, partitionMaxBytes: 1 << 20 }] })) },
+    });
+    expect(twoIds.errorCode).toBe(errorNumber('INVALID_REQUEST'));
   });
 
   it('a produce request naming one partition twice is refused as a whole, with one answer and nothing written', async () => {

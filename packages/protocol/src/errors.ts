@@ -25,6 +25,10 @@ export const ERROR_CODES = {
   INVALID_CONFIG: { code: 25, retriable: false },
   POLICY_VIOLATION: { code: 26, retriable: false },
   TOPIC_DELETION_DISABLED: { code: 27, retriable: false },
+  /** A replica request names a topic id this broker does not know (a deleted incarnation, or metadata not caught up yet). */
+  UNKNOWN_TOPIC_ID: { code: 28, retriable: true },
+  /** A replica request's topic id is not the one of the partition this broker hosts under that name (another incarnation). */
+  INCONSISTENT_TOPIC_ID: { code: 29, retriable: true },
   // Requests
   INVALID_REQUEST: { code: 40, retriable: false },
   UNSUPPORTED_VERSION: { code: 41, retriable: false },

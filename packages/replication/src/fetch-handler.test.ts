@@ -1,5 +1,6 @@
 import { encodeBatchSync } from '@mq/protocol/batch';
 import { handleFetch } from './fetch-handler.js';
+import { handleOffsetForLeaderEpoch } from './offset-for-leader-epoch-handler.js';
 import { createPartitionLeader, type PartitionLeader } from './partition-leader.js';
 import { ManualTimers, MemoryCheckpoint, MemoryLog, settle } from './testing/index.js';
 import type { FetchRequest, ReadPool } from './types.js';
@@ -107,6 +108,19 @@ describe('handleFetch', () => {
       components,
     );
     expect(r.partitions.map((p) => p.errorCode)).toEqual(['FENCED_LEADER_EPOCH', 'NOT_LEADER', 'UNKNOWN_TOPIC_OR_PARTITION']);
+  });
+
+  it('deleting and recreating a topic copies the old topic\'s records into the new one: a replica fetch naming another incarnation is answered at once with INCONSISTENT_TOPIC_ID', async () => {
+    const { components, leader } = await setup();
+    await leader(0).append(batch('a'), { acks: 1 });
+    const r = await handleFetch(
+      { ...request({ replicaId: 2, minBytes: 1 << 20 }), partitions: [{ topic: 't', topicId: 'OLD', partition: 0, fetchOffset: 0, partitionMaxBytes: 100, currentLeaderEpoch: 1 }] },
+      components,
+    );
+    expect(r.partitions[0]).toMatchObject({ errorCode: 'INCONSISTENT_TOPIC_ID', topicId: 'OLD' });
+    expect(r.partitions[0]!.records.length).toBe(0);
+    const o = handleOffsetForLeaderEpoch({ replicaId: 2, partitions: [{ topic: 't', topicId: 'OLD', partition: 0, currentLeaderEpoch: 1, leaderEpoch: 1 }] }, components);
+    expect(o.partitions[0]).toMatchObject({ errorCode: 'INCONSISTENT_TOPIC_ID', topicId: 'OLD', endOffset: -1 });
   });
 
   it('keeps a response within maxBytes after the first partition, but always returns one batch', async () => {

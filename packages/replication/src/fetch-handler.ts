@@ -98,6 +98,7 @@ async function readOne(
     const hosted = components.hosts?.(p.topic, p.partition) ?? true;
     return {
       topic: p.topic,
+      topicId: p.topicId ?? '',
       partition: p.partition,
       errorCode: hosted ? 'NOT_LEADER' : 'UNKNOWN_TOPIC_OR_PARTITION',
       errorMessage: hosted

@@ -48,7 +48,7 @@ function scripted(answers: ((req: FetchRequest) => FetchPartitionResponse | Erro
   };
 }
 
-async function setup(answers: ((req: FetchRequest) => FetchPartitionResponse | Error)[], log = new MemoryLog()) {
+async function setup(answers: ((req: FetchRequest) => FetchPartitionResponse | Error)[], log = new MemoryLog(), topicId?: string) {
   const timers = new ManualTimers(0);
   const leader = scripted(answers);
   const checkpoint = new MemoryCheckpoint();
@@ -57,7 +57,7 @@ async function setup(answers: ((req: FetchRequest) => FetchPartitionResponse | E
     { brokerId: 1, leaderId: 2, backoffMs: 100, maxBackoffMs: 1_000, highWatermarkCheckpointIntervalMs: 0 },
     { ...leader, clock: timers.clock, timers, random: () => 0.5, onPartitionError: (_t, _p, e) => errors.push(e) },
   );
-  await fetcher.addPartition({ topic: 't', partition: 0, log, leaderEpoch: 3, checkpoint });
+  await fetcher.addPartition({ topic: 't', ...(topicId ? { topicId } : {}), partition: 0, log, leaderEpoch: 3, checkpoint });
   await settle();
   return { timers, leader, checkpoint, fetcher, log, errors };
 }
@@ -119,6 +119,61 @@ describe('FollowerFetcher', () => {
     const { log, fetcher } = await setup([() => ok({ records: batchAt(5, 3) })]);
     expect(log.logEndOffset).toBe(0);
     expect(fetcher.status('t', 0)!.delayedUntil).toBeGreaterThan(0);
+    await fetcher.close();
+  });
+
+  it('deleting and recreating a topic copies the old topic\'s records into the new one: an answer of another incarnation is dropped, its records never appended', async () => {
+    const old = Buffer.concat([batchAt(0, 3, 'old0'), batchAt(1, 3, 'old1')]);
+    const fresh = batchAt(0, 3, 'new0');
+    const { leader, log, fetcher, timers, checkpoint } = await setup(
+      [
+        // A leader still on the deleted incarnation (same name, same epoch) answers with its records.
+        () => ok({ topicId: 'OLD', records: old, highWatermark: 2, logEndOffset: 2 }),
+        // A leader that names no topic id cannot be told apart from one: dropped too.
+        () => ok({ records: old, highWatermark: 2, logEndOffset: 2 }),
+        () => ok({ topicId: 'NEW', records: fresh, highWatermark: 1, logEndOffset: 1 }),
+      ],
+      new MemoryLog(),
+      'NEW',
+    );
+    expect(leader.requests[0]!.partitions[0]).toMatchObject({ topicId: 'NEW' });
+    expect(log.logEndOffset).toBe(0);
+    expect(fetcher.status('t', 0)!.highWatermark).toBe(0);
+    expect(checkpoint.value ?? 0).toBe(0);
+    await timers.advance(100); // the partition's backoff
+    expect(leader.requests).toHaveLength(2);
+    expect(log.logEndOffset).toBe(0);
+    await timers.advance(200);
+    expect(leader.requests).toHaveLength(4); // the third answer appended; the fourth fetch waits
+    expect(log.logEndOffset).toBe(1);
+    expect(log.batches()[0]!.bytes.equals(fresh)).toBe(true);
+    await fetcher.close();
+  });
+
+  it('a truncation answer of another incarnation truncates nothing', async () => {
+    const log = new MemoryLog();
+    for (let i = 0; i < 4; i++) await log.append(batchAt(i, 1), { assignOffsets: false });
+    const timers = new ManualTimers(0);
+    const epochRequests: OffsetForLeaderEpochRequest[] = [];
+    const fetcher = createFollowerFetcher(
+      { brokerId: 1, leaderId: 2, backoffMs: 100, maxBackoffMs: 1_000 },
+      {
+        clock: timers.clock,
+        timers,
+        random: () => 0.5,
+        // The other incarnation's epoch 1 ended at 0.
+        offsetForLeaderEpoch: async (_l, req) => {
+          epochRequests.push(req);
+          return { partitions: req.partitions.map((p) => ({ topic: p.topic, topicId: 'OLD', partition: p.partition, errorCode: 'NONE' as const, leaderEpoch: 1, endOffset: 0 })) };
+        },
+        fetch: (_l, _req, signal) => new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true })),
+      },
+    );
+    await fetcher.addPartition({ topic: 't', topicId: 'NEW', partition: 0, log, leaderEpoch: 3, checkpoint: new MemoryCheckpoint() });
+    await settle();
+    expect(epochRequests[0]!.partitions[0]).toMatchObject({ topicId: 'NEW', leaderEpoch: 1 });
+    expect(log.logEndOffset).toBe(4);
+    expect(fetcher.status('t', 0)).toMatchObject({ state: 'truncating' });
     await fetcher.close();
   });
 

@@ -46,6 +46,13 @@ export interface FollowerFetcherComponents {
 
 export interface FollowerPartitionOptions {
   topic: string;
+  /**
+   * The topic id (incarnation) the log belongs to: sent with every Fetch and
+   * OffsetForLeaderEpoch, and an answer of another incarnation is dropped
+   * (its records are never appended, its offsets never truncate this log).
+   * Default '' (by name only).
+   */
+  topicId?: string;
   partition: number;
   log: ReplicaLog;
   /** The leader epoch this broker learned from metadata. */
@@ -70,6 +77,7 @@ export interface FollowerPartitionStatus {
 interface Entry {
   key: string;
   topic: string;
+  topicId: string;
   partition: number;
   log: ReplicaLog;
   checkpoint: HighWatermarkCheckpoint;
@@ -145,6 +153,7 @@ export class FollowerFetcher {
     this.#entries.set(key, {
       key,
       topic: options.topic,
+      topicId: options.topicId ?? '',
       partition: options.partition,
       log: options.log,
       checkpoint: options.checkpoint,
@@ -316,6 +325,18 @@ export class FollowerFetcher {
     this.#c.onPartitionError?.(e.topic, e.partition, error);
   }
 
+  /**
+   * An answer about another incarnation of the topic (deleted and created
+   * again under the same name, on a leader whose metadata or ours is behind):
+   * nothing of it is used. Retried after a backoff; the metadata moves the
+   * partition once it catches up.
+   */
+  #otherIncarnation(e: Entry, answered: string | undefined): boolean {
+    if (e.topicId === '' || (answered ?? '') === e.topicId) return false;
+    this.#delayPartition(e, 'INCONSISTENT_TOPIC_ID', `leader ${this.leaderId} answered for topic id ${answered || '(none)'}, not this replica's ${e.topicId}`);
+    return true;
+  }
+
   /** Runs `fn` for a partition after its previous work, unless it was removed or changed meanwhile. */
   #schedule(e: Entry, generation: number, fn: () => Promise<void>): Promise<void> {
     const run = e.work.then(async () => {
@@ -384,6 +405,7 @@ export class FollowerFetcher {
               replicaId: this.#options.brokerId,
               partitions: asking.map(({ e, epoch }) => ({
                 topic: e.topic,
+                topicId: e.topicId,
                 partition: e.partition,
                 currentLeaderEpoch: e.leaderEpoch,
                 leaderEpoch: epoch,
@@ -407,6 +429,7 @@ export class FollowerFetcher {
             this.#delayPartition(e, 'UNKNOWN', 'the leader did not answer for this partition');
             return;
           }
+          if (this.#otherIncarnation(e, a.topicId)) return;
           if (a.errorCode === 'FENCED_LEADER_EPOCH') return this.#fence(e, a.errorCode);
           if (a.errorCode !== 'NONE') return this.#delayPartition(e, a.errorCode);
           await this.#truncateToLeader(e, { epoch: a.leaderEpoch, endOffset: a.endOffset });
@@ -464,6 +487,7 @@ export class FollowerFetcher {
               maxBytes: this.#options.maxBytes,
               partitions: sent.map(({ e, fetchOffset }) => ({
                 topic: e.topic,
+                topicId: e.topicId,
                 partition: e.partition,
                 fetchOffset,
                 partitionMaxBytes: this.#options.partitionMaxBytes,
@@ -495,6 +519,7 @@ export class FollowerFetcher {
   }
 
   async #handleFetched(e: Entry, r: FetchPartitionResponse): Promise<void> {
+    if (this.#otherIncarnation(e, r.topicId)) return;
     switch (r.errorCode) {
       case 'NONE':
         if (r.divergingEpoch) {

@@ -17,14 +17,15 @@ export function handleOffsetForLeaderEpoch(
         const hosted = components.hosts?.(p.topic, p.partition) ?? true;
         return {
           topic: p.topic,
+          topicId: p.topicId ?? '',
           partition: p.partition,
           errorCode: hosted ? ('NOT_LEADER' as const) : ('UNKNOWN_TOPIC_OR_PARTITION' as const),
           leaderEpoch: UNDEFINED,
           endOffset: UNDEFINED,
         };
       }
-      const r = leader.offsetForLeaderEpoch(p.currentLeaderEpoch, p.leaderEpoch);
-      return { topic: p.topic, partition: p.partition, errorCode: r.errorCode, leaderEpoch: r.epoch, endOffset: r.endOffset };
+      const r = leader.offsetForLeaderEpoch(p.currentLeaderEpoch, p.leaderEpoch, p.topicId);
+      return { topic: p.topic, topicId: p.topicId || leader.topicId, partition: p.partition, errorCode: r.errorCode, leaderEpoch: r.epoch, endOffset: r.endOffset };
     }),
   };
 }

@@ -41,6 +41,13 @@ function brokerIds(name: string, value: unknown): number[] {
 
 export interface PartitionLeaderOptions {
   topic: string;
+  /**
+   * The topic's id (its incarnation: a topic deleted and created again under
+   * the same name gets a new one). Replica fetches and OffsetForLeaderEpoch
+   * naming another id are refused with INCONSISTENT_TOPIC_ID; answers carry
+   * it. Default '' (no id: requests naming one are refused).
+   */
+  topicId?: string;
   partition: number;
   /** This broker's id: the leader. */
   brokerId: number;
@@ -94,8 +101,11 @@ export function parsePartitionLeaderOptions(options: PartitionLeaderOptions): Pa
     options.isrCheckIntervalMs ?? Math.max(1, Math.floor(replicaLagTimeMaxMs / 2)),
     1,
   );
+  const topicId = options.topicId ?? '';
+  if (typeof topicId !== 'string') throw invalid('topicId must be a string');
   return Object.freeze({
     topic: options.topic,
+    topicId,
     partition,
     brokerId,
     leaderEpoch,

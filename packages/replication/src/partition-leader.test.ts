@@ -18,7 +18,7 @@ interface Setup {
   answer: (r: AlterPartitionRequest) => Promise<PartitionState>;
 }
 
-async function setup(overrides: { isr?: number[]; minInsyncReplicas?: number; replicaLagTimeMaxMs?: number; maxPendingProduces?: number } = {}): Promise<Setup> {
+async function setup(overrides: { isr?: number[]; minInsyncReplicas?: number; replicaLagTimeMaxMs?: number; maxPendingProduces?: number; topicId?: string } = {}): Promise<Setup> {
   const timers = new ManualTimers(10_000);
   const log = new MemoryLog({ clock: timers.clock });
   const checkpoint = new MemoryCheckpoint();
@@ -36,6 +36,7 @@ async function setup(overrides: { isr?: number[]; minInsyncReplicas?: number; re
   s.leader = await createPartitionLeader(
     {
       topic: 'orders',
+      ...(overrides.topicId ? { topicId: overrides.topicId } : {}),
       partition: 0,
       brokerId: 1,
       leaderEpoch: 5,
@@ -245,6 +246,32 @@ describe('PartitionLeader', () => {
     expect((await leader.fetch(replicaFetch(0, { currentLeaderEpoch: 6 }), 2)).errorCode).toBe('UNKNOWN_LEADER_EPOCH');
     expect((await leader.fetch(replicaFetch(7, { lastFetchedEpoch: -1 }), 2)).errorCode).toBe('OFFSET_OUT_OF_RANGE');
     expect(leader.replicaStatus().find((r) => r.brokerId === 2)!.logEndOffset).toBe(-1);
+  });
+
+  it('deleting and recreating a topic copies the old topic\'s records into the new one: a fetch or OffsetForLeaderEpoch naming another incarnation is refused, and counts nothing', async () => {
+    const { leader } = await setup({ topicId: 'NEW' });
+    for (const v of ['a', 'b', 'c']) await leader.append(batch(v), { acks: 1 });
+    // A follower of the deleted incarnation (same name, same epoch) at an offset this log also has.
+    const stale = await leader.fetch(replicaFetch(3, { topicId: 'OLD' }), 2);
+    expect(stale).toMatchObject({ errorCode: 'INCONSISTENT_TOPIC_ID', topicId: 'OLD' });
+    expect(stale.records.length).toBe(0);
+    expect(leader.replicaStatus().find((r) => r.brokerId === 2)!.logEndOffset).toBe(-1);
+    expect(leader.highWatermark).toBe(0);
+    expect(leader.fetchableBytes(replicaFetch(0, { topicId: 'OLD' }), 2)).toBe(Infinity); // answered at once, never parked
+    expect(leader.offsetForLeaderEpoch(5, 5, 'OLD').errorCode).toBe('INCONSISTENT_TOPIC_ID');
+    // Its own incarnation (or a consumer, which names none) is served, and the answer names the incarnation.
+    const fresh = await leader.fetch(replicaFetch(0, { topicId: 'NEW' }), 2);
+    expect(fresh).toMatchObject({ errorCode: 'NONE', topicId: 'NEW' });
+    expect(fresh.records.length).toBeGreaterThan(0);
+    expect((await leader.fetch(replicaFetch(3), 3)).topicId).toBe('NEW');
+    expect(leader.offsetForLeaderEpoch(5, 5, 'NEW')).toEqual({ errorCode: 'NONE', epoch: 5, endOffset: 3 });
+  });
+
+  it('names its topic id in ISR proposals (the controller refuses a deleted incarnation\'s)', async () => {
+    const { timers, proposals } = await setup({ topicId: 'NEW' });
+    await timers.advance(1_500); // the followers never fetched: proposed out
+    await settle();
+    expect(proposals[0]).toMatchObject({ topic: 'orders', topicId: 'NEW', isr: [1] });
   });
 
   it('tells a follower where its log diverged (KIP-320) instead of sending records', async () => {

@@ -16,6 +16,7 @@ import {
   CONSUMER_REPLICA_ID,
   UNDEFINED,
   type AlterPartitionFn,
+  type AlterPartitionRequest,
   type EpochEndOffset,
   type EpochEntry,
   type FetchPartitionRequest,
@@ -108,6 +109,8 @@ export async function createPartitionLeader(
 
 export class PartitionLeader {
   readonly topic: string;
+  /** The incarnation of the topic this leader's log belongs to ('' when not given). */
+  readonly topicId: string;
   readonly partition: number;
   readonly brokerId: number;
   readonly #options: ParsedPartitionLeaderOptions;
@@ -147,6 +150,7 @@ export class PartitionLeader {
   constructor(options: ParsedPartitionLeaderOptions, components: PartitionLeaderComponents, highWatermark: number) {
     this.#options = options;
     this.topic = options.topic;
+    this.topicId = options.topicId;
     this.partition = options.partition;
     this.brokerId = options.brokerId;
     this.#name = `${options.topic}-${options.partition}`;
@@ -381,8 +385,10 @@ export class PartitionLeader {
   }
 
   /** OffsetForLeaderEpoch: where `leaderEpoch` ended in this leader's log. */
-  offsetForLeaderEpoch(currentLeaderEpoch: number, leaderEpoch: number): { errorCode: ErrorCode } & EpochEndOffset {
+  offsetForLeaderEpoch(currentLeaderEpoch: number, leaderEpoch: number, topicId?: string): { errorCode: ErrorCode } & EpochEndOffset {
     if (this.#closedWith) return { errorCode: this.#closedWith, epoch: UNDEFINED, endOffset: UNDEFINED };
+    // Another incarnation's epochs say nothing about this log.
+    if (this.#otherIncarnation(topicId)) return { errorCode: 'INCONSISTENT_TOPIC_ID', epoch: UNDEFINED, endOffset: UNDEFINED };
     const code = this.#epochError(currentLeaderEpoch);
     if (code) return { errorCode: code, epoch: UNDEFINED, endOffset: UNDEFINED };
     return { errorCode: 'NONE', ...endOffsetForEpoch(this.#epochEntries(), leaderEpoch, this.#log.logEndOffset) };
@@ -475,10 +481,21 @@ export class PartitionLeader {
     return null;
   }
 
+  /** A request naming a topic id other than this log's: it was meant for another incarnation of the topic. */
+  #otherIncarnation(topicId: string | undefined): boolean {
+    return topicId !== undefined && topicId !== '' && topicId !== this.topicId;
+  }
+
   #validateFetch(request: FetchPartitionRequest, replicaId: number): FetchPartitionResponse | null {
     if (this.#closedWith) {
       return this.#response(request, this.#closedWith === 'LOG_CLOSED' ? 'NOT_LEADER' : this.#closedWith, {
         errorMessage: `broker ${this.brokerId} no longer leads ${this.#name}`,
+      });
+    }
+    if (this.#otherIncarnation(request.topicId)) {
+      // Nothing of it is counted (no follower position, no high watermark) and nothing is read.
+      return this.#response(request, 'INCONSISTENT_TOPIC_ID', {
+        errorMessage: `fetch for ${this.#name} with topic id ${request.topicId}; broker ${this.brokerId} leads the incarnation with topic id ${this.topicId || '(none)'}`,
       });
     }
     const code = this.#epochError(request.currentLeaderEpoch);
@@ -523,6 +540,8 @@ export class PartitionLeader {
   ): FetchPartitionResponse {
     const out: FetchPartitionResponse = {
       topic: request.topic,
+      // The incarnation asked about (a request naming another is refused before anything is read), else this log's.
+      topicId: request.topicId || this.topicId,
       partition: request.partition,
       errorCode,
       highWatermark: this.#highWatermark,
@@ -640,8 +659,9 @@ export class PartitionLeader {
   #propose(isr: number[], kind: 'shrink' | 'expand', changed: number[]): void {
     const seq = ++this.#alterSeq;
     this.#pendingIsr = isr;
-    const request = {
+    const request: AlterPartitionRequest = {
       topic: this.topic,
+      ...(this.topicId ? { topicId: this.topicId } : {}),
       partition: this.partition,
       leaderId: this.brokerId,
       leaderEpoch: this.#leaderEpoch,

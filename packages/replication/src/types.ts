@@ -90,6 +90,12 @@ export interface EpochEndOffset {
 /** One partition of a Fetch request (wire: FetchPartition plus its topic). */
 export interface FetchPartitionRequest {
   topic: string;
+  /**
+   * Followers: the topic id (incarnation) their log belongs to. A leader
+   * whose partition of that name belongs to another incarnation refuses the
+   * fetch (INCONSISTENT_TOPIC_ID) and counts nothing of it. Absent: by name.
+   */
+  topicId?: string;
   partition: number;
   fetchOffset: number;
   partitionMaxBytes: number;
@@ -115,6 +121,8 @@ export interface FetchRequest {
 /** One partition of a Fetch response (wire: FetchPartitionResponse plus its topic). */
 export interface FetchPartitionResponse {
   topic: string;
+  /** The topic id asked about (a leader refuses a request naming another incarnation than its own), else the answering log's; a follower drops an answer naming another. */
+  topicId?: string;
   partition: number;
   errorCode: ErrorCode;
   errorMessage?: string;
@@ -133,6 +141,8 @@ export interface FetchResponse {
 
 export interface OffsetForLeaderEpochPartitionRequest {
   topic: string;
+  /** As FetchPartitionRequest.topicId. */
+  topicId?: string;
   partition: number;
   currentLeaderEpoch: number;
   leaderEpoch: number;
@@ -145,6 +155,8 @@ export interface OffsetForLeaderEpochRequest {
 
 export interface OffsetForLeaderEpochPartitionResponse {
   topic: string;
+  /** As FetchPartitionResponse.topicId. */
+  topicId?: string;
   partition: number;
   errorCode: ErrorCode;
   leaderEpoch: number;
@@ -167,6 +179,8 @@ export type OffsetForLeaderEpochFn = (
 /** A proposed ISR change sent to the controller (Kafka's AlterPartition). */
 export interface AlterPartitionRequest {
   topic: string;
+  /** The leader's topic id (its incarnation), when it has one: the controller refuses a deleted incarnation's proposal. */
+  topicId?: string;
   partition: number;
   leaderId: number;
   leaderEpoch: number;

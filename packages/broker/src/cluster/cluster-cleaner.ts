@@ -156,7 +156,8 @@ export function startClusterCleaner(replicas: ReplicaManager, config: BrokerConf
         partition: h.partition,
         log: h.log,
         compacted: isCompacted(h.config),
-        highWatermark: () => replicas.highWatermarkOf(h.topic, h.partition),
+        // The high watermark of this very replica: none once the partition is another incarnation's (deleted and created again).
+        highWatermark: () => (replicas.hostedPartition(h.topic, h.partition) === h ? replicas.highWatermarkOf(h.topic, h.partition) : undefined),
       })),
     clock,
     logger,

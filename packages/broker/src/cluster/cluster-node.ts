@@ -82,14 +82,17 @@ export interface ClusterNode {
 }
 
 /** Per-partition request entries grouped by topic, in the wire's `[{ name, partitions }]` shape (topics in first-seen order). */
-function groupByTopic<I extends { topic: string }, T>(items: readonly I[], entry: (item: I) => T): { name: string; partitions: T[] }[] {
-  const byTopic = new Map<string, T[]>();
+/** Partitions grouped by topic name and topic id (the incarnation a replica asks about). */
+function groupByTopic<I extends { topic: string; topicId?: string }, T>(items: readonly I[], entry: (item: I) => T): { name: string; topicId: string; partitions: T[] }[] {
+  const byTopic = new Map<string, { name: string; topicId: string; partitions: T[] }>();
   for (const item of items) {
-    let list = byTopic.get(item.topic);
-    if (!list) byTopic.set(item.topic, (list = []));
-    list.push(entry(item));
+    const topicId = item.topicId ?? '';
+    const k = `${item.topic}\u0000${topicId}`;
+    let group = byTopic.get(k);
+    if (!group) byTopic.set(k, (group = { name: item.topic, topicId, partitions: [] }));
+    group.partitions.push(entry(item));
   }
-  return [...byTopic].map(([name, partitions]) => ({ name, partitions }));
+  return [...byTopic.values()];
 }
 
 /** Whether the configuration names other cluster members (voters or controllers); without them a broker is a one-node cluster. */
@@ -203,6 +206,7 @@ export async function startClusterNode(o: ClusterNodeOptions, components: Cluste
       partitions: (res.topics ?? []).flatMap((t) =>
         (t.partitions ?? []).map((p) => ({
           topic: t.name ?? '',
+          topicId: t.topicId ?? '',
           partition: p.partition ?? 0,
           errorCode: errorCodeFromNumber(p.errorCode ?? 0),
           errorMessage: p.errorMessage ?? '',
@@ -224,6 +228,7 @@ export async function startClusterNode(o: ClusterNodeOptions, components: Cluste
       partitions: (res.topics ?? []).flatMap((t) =>
         (t.partitions ?? []).map((p) => ({
           topic: t.name ?? '',
+          topicId: t.topicId ?? '',
           partition: p.partition ?? 0,
           errorCode: errorCodeFromNumber(p.errorCode ?? 0),
           leaderEpoch: p.leaderEpoch ?? -1,
@@ -278,6 +283,8 @@ export async function startClusterNode(o: ClusterNodeOptions, components: Cluste
         const v = (await controller.submit(command, 10_000)) as { brokerEpoch: number };
         brokerEpoch = v.brokerEpoch;
         log.info({ brokerEpoch, incarnation: command.incarnation }, 'registered with the controller');
+        // What waits for this run's registration (the sweep of deleted topics' logs) may have seen it applied before this answer.
+        replicas.schedule();
         return;
       } catch (err) {
         if (closed) return;

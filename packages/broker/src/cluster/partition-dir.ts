@@ -25,3 +25,26 @@ export function partitionDirName(topic: string, partition: number, topicId: stri
   // Topic names are ASCII (the name rule), so characters are bytes.
   return `${topic.length > room ? topic.slice(0, room) : topic}${tail}`;
 }
+
+/** What a name in cluster-logs/ says about the replica it belongs to (a partition directory, or a file beside one). */
+export interface PartitionDirEntry {
+  /** The partition directory's name (the entry's own, or the one a sibling file such as `.hw` belongs to). */
+  dir: string;
+  /** The topic name, or its prefix when partitionDirName shortened it. */
+  topic: string;
+  partition: number;
+  topicId: string;
+}
+
+const DIR_NAME = /^(.+)-(\d+)\.([A-Za-z0-9_-]{1,32})$/;
+
+/** The inverse of partitionDirName for an entry of cluster-logs/; undefined for a name it cannot have made. */
+export function parsePartitionDirName(name: string): PartitionDirEntry | undefined {
+  const suffix = SIBLING_SUFFIXES.find((s) => name.endsWith(s));
+  const dir = suffix ? name.slice(0, -suffix.length) : name;
+  const m = DIR_NAME.exec(dir);
+  if (!m || !TOPIC_ID_PATTERN.test(m[3]!)) return undefined;
+  const partition = Number(m[2]);
+  if (!Number.isSafeInteger(partition)) return undefined;
+  return { dir, topic: m[1]!, partition, topicId: m[3]! };
+}

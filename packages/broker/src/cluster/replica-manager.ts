@@ -9,7 +9,6 @@
  * controller for longer than its session resigns every leadership it holds
  * (the controller has fenced it and elected others by then).
  */
-import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
 
@@ -34,6 +33,7 @@ import { logOptionsFor, TopicConfig } from '../config/topic-config.js';
 import type { Controller } from '../controller/controller.js';
 import type { MetadataDelta, PartitionRecord, RecoveryElection, TopicRecord } from '../controller/types.js';
 import { partitionDirName } from './partition-dir.js';
+import { DeletedLogs, singleBrokerMigrationPending } from './deleted-logs.js';
 import type { LogOpener } from '../log-factory.js';
 import { recoveryTruncation } from './recovery-truncation.js';
 
@@ -104,7 +104,11 @@ export class ReplicaManager {
    * on this broker until it restarts, answered with STORAGE_ERROR, while
    * every other partition is served.
    */
-  private readonly offline = new Map<string, { topicId: string; error: MqError }>();
+  private readonly offline = new Map<string, { topicId: string; dir: string; error: MqError }>();
+  /** Logs of deleted topic incarnations go through here (moved aside at once, removed in the background). */
+  private readonly deletedLogs: DeletedLogs;
+  /** cluster-logs/ has been swept for incarnations deleted while this broker was down (once per run). */
+  private swept = false;
   private readonly fetchers = new Map<number, FollowerFetcher>();
   private running: Promise<void> | undefined;
   private again = false;
@@ -126,6 +130,7 @@ export class ReplicaManager {
   ) {
     this.logDir = path.join(options.dataDir, CLUSTER_LOG_DIR);
     this.logger = c.logger.child({ component: 'replicas' });
+    this.deletedLogs = new DeletedLogs(this.logDir, this.logger);
     this.unsubscribe = c.controller.metadata.onChange(
       guard(this.logger, 'applying a metadata change to the replicas', (delta: MetadataDelta) => {
         for (const u of delta.uncleanElections) {
@@ -294,13 +299,13 @@ export class ReplicaManager {
     const brokerEpoch = this.c.brokerEpoch();
     if (this.reporting || this.closed || brokerEpoch < 0) return;
     const me = this.options.brokerId;
-    const partitions: { topic: string; partition: number; lastEpoch: number; endOffset: number }[] = [];
+    const partitions: { topic: string; topicId: string; partition: number; lastEpoch: number; endOffset: number }[] = [];
     for (const h of this.hosted.values()) {
       const rec = this.c.controller.metadata.topic(h.topic)?.partitions[h.partition];
       if (!rec || rec.leader >= 0) continue;
       const candidate = rec.isr.includes(me) || (rec.elr ?? []).includes(me) || (rec.leftIsr ?? []).includes(me);
       if (!candidate || (rec.logEnds ?? []).some((e) => e.broker === me && e.brokerEpoch === brokerEpoch)) continue;
-      partitions.push({ topic: h.topic, partition: h.partition, lastEpoch: h.log.leaderEpochs.entries.at(-1)?.epoch ?? -1, endOffset: h.log.logEndOffset });
+      partitions.push({ topic: h.topic, topicId: h.topicId, partition: h.partition, lastEpoch: h.log.leaderEpochs.entries.at(-1)?.epoch ?? -1, endOffset: h.log.logEndOffset });
     }
     if (partitions.length === 0) return;
     this.reporting = true;
@@ -355,7 +360,7 @@ export class ReplicaManager {
           const k = key(t.name, p);
           const down = this.offline.get(k);
           if (down?.topicId === t.topicId) continue;
-          this.offline.delete(k);
+          if (down) await this.forgetOffline(k, down);
           try {
             h = await this.open(t, p);
           } catch (err) {
@@ -370,8 +375,25 @@ export class ReplicaManager {
     for (const [k, h] of [...this.hosted]) {
       if (!wanted.has(k)) await this.drop(h, !md.topic(h.topic) || md.topic(h.topic)!.topicId !== h.topicId);
     }
-    for (const k of [...this.offline.keys()]) if (!wanted.has(k)) this.offline.delete(k);
+    for (const [k, down] of [...this.offline]) if (!wanted.has(k)) await this.forgetOffline(k, down);
+    // Incarnations deleted while this broker was down (or while it was removing them) are in no metadata it
+    // applies: their logs go once this run's registration is applied here. Not before: a restarted voter may
+    // apply an older view first, and the registration was committed after every topic a previous run had seen.
+    // Nor while a single broker's data directory is being migrated: its moved logs are created in the metadata
+    // only after this run registers (storage/migrate-single-broker.ts); the next run sweeps.
+    if (!this.swept && this.c.brokerEpoch() >= 0 && md.broker(me)?.brokerEpoch === this.c.brokerEpoch()) {
+      this.swept = true;
+      if (!(await singleBrokerMigrationPending(this.options.dataDir))) await this.deletedLogs.sweep(new Set(md.topics().map((t) => t.topicId)));
+    }
     this.reportLogEnds();
+  }
+
+  /** An offline replica no longer wanted here; its log is removed when its incarnation is deleted. */
+  private async forgetOffline(k: string, down: { topicId: string; dir: string }): Promise<void> {
+    this.offline.delete(k);
+    if (this.c.controller.metadata.topics().some((t) => t.topicId === down.topicId)) return;
+    await this.deletedLogs.remove(down.dir);
+    this.logger.info({ dir: down.dir, topicId: down.topicId }, 'offline replica of a deleted topic removed from this broker');
   }
 
   private markOffline(t: TopicRecord, partition: number, err: unknown): void {
@@ -380,7 +402,7 @@ export class ReplicaManager {
       cause: err,
       retriable: false,
     });
-    this.offline.set(key(t.name, partition), { topicId: t.topicId, error });
+    this.offline.set(key(t.name, partition), { topicId: t.topicId, dir, error });
     this.logger.error({ err, topic: t.name, partition, dir }, 'replica log failed to open: partition offline on this broker');
   }
 
@@ -428,6 +450,7 @@ export class ReplicaManager {
       h.leader = await createPartitionLeader(
         {
           topic: t.name,
+          topicId: h.topicId,
           partition: h.partition,
           brokerId: me,
           leaderEpoch: rec.leaderEpoch,
@@ -464,7 +487,7 @@ export class ReplicaManager {
       }
       await this.stopRole(h);
       this.logRecoveryTruncation(h, rec);
-      await this.fetcher(target).addPartition({ topic: t.name, partition: h.partition, log: h.log, leaderEpoch: rec.leaderEpoch, checkpoint: h.checkpoint });
+      await this.fetcher(target).addPartition({ topic: t.name, topicId: h.topicId, partition: h.partition, log: h.log, leaderEpoch: rec.leaderEpoch, checkpoint: h.checkpoint });
       h.role = 'follower';
       h.followingFrom = target;
       h.leaderEpoch = rec.leaderEpoch;
@@ -478,7 +501,16 @@ export class ReplicaManager {
 
   private async alterPartition(req: AlterPartitionRequest): Promise<PartitionState> {
     const v = (await this.c.controller.submit(
-      { type: 'alterPartition', topic: req.topic, partition: req.partition, leaderId: req.leaderId, leaderEpoch: req.leaderEpoch, partitionEpoch: req.partitionEpoch, isr: [...req.isr] },
+      {
+        type: 'alterPartition',
+        topic: req.topic,
+        ...(req.topicId ? { topicId: req.topicId } : {}),
+        partition: req.partition,
+        leaderId: req.leaderId,
+        leaderEpoch: req.leaderEpoch,
+        partitionEpoch: req.partitionEpoch,
+        isr: [...req.isr],
+      },
       this.c.controller.options.sessionTimeoutMs,
     )) as PartitionState;
     this.logger.info({ topic: req.topic, partition: req.partition, isr: v.isr, partitionEpoch: v.partitionEpoch }, 'ISR changed');
@@ -544,9 +576,8 @@ export class ReplicaManager {
     this.hosted.delete(key(h.topic, h.partition));
     await h.log.close();
     if (deleteFiles) {
-      await rm(h.log.dir, { recursive: true, force: true });
-      await rm(h.checkpoint.path, { force: true });
-      this.logger.info({ topic: h.topic, partition: h.partition }, 'partition removed from this broker');
+      await this.deletedLogs.remove(h.log.dir);
+      this.logger.info({ topic: h.topic, partition: h.partition, topicId: h.topicId }, 'partition removed from this broker');
     }
   }
 
@@ -569,6 +600,7 @@ export class ReplicaManager {
       await h.log.close().catch((err: unknown) => this.logger.error({ err }, 'closing a partition log failed'));
     }
     this.hosted.clear();
+    await this.deletedLogs.drain();
   }
 
   /** Every hosted partition (for status and describe). */

@@ -63,11 +63,13 @@ export function clusterStatus(node: Pick<ClusterNode, 'controller' | 'replicas' 
     hosted: node.replicas.list().map((h) => ({
       topic: h.topic,
       partition: h.partition,
+      topicId: h.topicId,
       role: h.role,
       leaderEpoch: h.leaderEpoch,
       logStartOffset: h.log.logStartOffset,
       logEndOffset: h.log.logEndOffset,
-      highWatermark: h.leader?.highWatermark ?? -1,
+      // A follower's is what it has learned from its leader.
+      highWatermark: node.replicas.highWatermarkOf(h.topic, h.partition) ?? -1,
       isr: h.leader ? [...h.leader.isr] : undefined,
     })),
   };

@@ -82,6 +82,12 @@ export interface AlterTopicConfigsCommand {
 export interface AlterPartitionCommand {
   type: 'alterPartition';
   topic: string;
+  /**
+   * The topic id of the leader's log: a proposal from the leader of a deleted
+   * incarnation (same name, leader and epochs as the new one's) is refused
+   * with UNKNOWN_TOPIC_ID. Absent in commands written before it existed.
+   */
+  topicId?: string;
   partition: number;
   leaderId: number;
   leaderEpoch: number;
@@ -104,13 +110,16 @@ export interface ReportLogEndsCommand {
   type: 'reportLogEnds';
   brokerId: number;
   brokerEpoch: number;
-  partitions: { topic: string; partition: number; lastEpoch: number; endOffset: number }[];
+  /** `topicId`: the incarnation whose log is reported (a report about a deleted one is ignored); absent in older commands. */
+  partitions: { topic: string; topicId?: string; partition: number; lastEpoch: number; endOffset: number }[];
 }
 
 /** The active controller's wait for the last ISR members is over: elect the best candidate reported so far. */
 export interface ElectRecoveredCommand {
   type: 'electRecovered';
   topic: string;
+  /** Only for this incarnation of the topic (absent in older commands). */
+  topicId?: string;
   partition: number;
   /** Only while the partition is still in this leader epoch (without a leader). */
   leaderEpoch: number;
@@ -271,6 +280,7 @@ export function decodeCommand(data: Uint8Array): MetadataCommand {
       return {
         type: o.type,
         topic: str(o, 'topic'),
+        ...(o.topicId !== undefined ? { topicId: matching(o, 'topicId', TOPIC_ID_PATTERN, 'a topic id') } : {}),
         partition: int(o, 'partition'),
         leaderId: int(o, 'leaderId'),
         leaderEpoch: int(o, 'leaderEpoch'),
@@ -297,12 +307,24 @@ export function decodeCommand(data: Uint8Array): MetadataCommand {
         brokerEpoch: int(o, 'brokerEpoch'),
         partitions: list.map((p: Record<string, unknown>) => {
           if (typeof p !== 'object' || p === null) throw bad('partitions[] must be objects');
-          return { topic: str(p, 'topic'), partition: int(p, 'partition'), lastEpoch: int(p, 'lastEpoch', -1), endOffset: int(p, 'endOffset') };
+          return {
+            topic: str(p, 'topic'),
+            ...(p.topicId !== undefined ? { topicId: matching(p, 'topicId', TOPIC_ID_PATTERN, 'a topic id') } : {}),
+            partition: int(p, 'partition'),
+            lastEpoch: int(p, 'lastEpoch', -1),
+            endOffset: int(p, 'endOffset'),
+          };
         }),
       };
     }
     case 'electRecovered':
-      return { type: o.type, topic: str(o, 'topic'), partition: int(o, 'partition'), leaderEpoch: int(o, 'leaderEpoch') };
+      return {
+        type: o.type,
+        topic: str(o, 'topic'),
+        ...(o.topicId !== undefined ? { topicId: matching(o, 'topicId', TOPIC_ID_PATTERN, 'a topic id') } : {}),
+        partition: int(o, 'partition'),
+        leaderEpoch: int(o, 'leaderEpoch'),
+      };
     case 'allocateProducerIds':
       return { type: o.type, brokerId: int(o, 'brokerId'), count: upTo(o, 'count', 1, MAX_PRODUCER_ID_ALLOCATION) };
     default:

@@ -423,7 +423,7 @@ export class RaftController implements Controller {
         `${r.topic}-${r.partition} has no trusted live ISR member: waiting up to ${this.options.uncleanRecoveryWaitMs} ms for ${waitingFor} before electing the longest log`,
       );
     }
-    for (const r of due) await this.submitQuietly({ type: 'electRecovered', topic: r.topic, partition: r.partition, leaderEpoch: r.leaderEpoch });
+    for (const r of due) await this.submitQuietly({ type: 'electRecovered', topic: r.topic, topicId: r.topicId, partition: r.partition, leaderEpoch: r.leaderEpoch });
   }
 
   private caughtUp(b: BrokerRegistration, progress: Record<number, { match: number }>): boolean {

@@ -120,6 +120,20 @@ describe('MetadataState', () => {
     expect(h.run({ ...base, leaderEpoch: q.leaderEpoch, partitionEpoch: q.partitionEpoch, isr: [q.leader, follower] })).toMatchObject({ ok: false, code: 'REPLICA_NOT_AVAILABLE' });
   });
 
+  it('deleting and recreating a topic copies the old topic\'s records into the new one: AlterPartition from the leader of the deleted incarnation is refused', () => {
+    const h = threeBrokers();
+    h.run({ type: 'deleteTopic', name: 'orders' });
+    h.run({ type: 'createTopic', name: 'orders', topicId: 'id-orders-2', numPartitions: 3, replicationFactor: 3, configs: {} });
+    // Same name, leader, leader epoch and partition epoch as the deleted incarnation's partition 0.
+    const p = h.part('orders', 0);
+    const base = { type: 'alterPartition' as const, topic: 'orders', partition: 0, leaderId: p.leader, leaderEpoch: p.leaderEpoch, partitionEpoch: p.partitionEpoch, isr: [p.leader] };
+    expect(h.run({ ...base, topicId: 'id-orders' })).toMatchObject({ ok: false, code: 'UNKNOWN_TOPIC_ID' });
+    expect(h.part('orders', 0).isr).toEqual(p.isr);
+    expect(h.run({ ...base, topicId: 'id-orders-2' })).toMatchObject({ ok: true, value: { isr: [p.leader] } });
+    // A command written before topic ids were sent (replayed from an older log) is still applied by name.
+    expect(decodeCommand(encodeCommand(base))).not.toHaveProperty('topicId');
+  });
+
   it('a broker that restarts (new run) leaves the ISRs and leads nothing until it is back in sync', () => {
     const h = threeBrokers();
     const leaderOf0 = h.part('orders', 0).leader;

@@ -48,6 +48,8 @@ class Delta {
 /** A leaderless partition waiting for its candidates' log ends (see {@link MetadataState.pendingRecoveries}). */
 export interface PendingRecovery {
   topic: string;
+  /** The incarnation waiting (a topic deleted and created again waits afresh). */
+  topicId: string;
   partition: number;
   leaderEpoch: number;
   /** Every candidate: ISR, ELR and last ISR members. */
@@ -259,6 +261,9 @@ export class MetadataState implements StateMachine {
         const t = this.topicsByName.get(cmd.topic);
         const p = t?.partitions[cmd.partition];
         if (!t || !p) return refuse('UNKNOWN_TOPIC_OR_PARTITION', `${cmd.topic}-${cmd.partition} does not exist`);
+        if (cmd.topicId !== undefined && cmd.topicId !== t.topicId) {
+          return refuse('UNKNOWN_TOPIC_ID', `${cmd.topic}-${cmd.partition}: topic id ${cmd.topicId} is a deleted incarnation (the topic's id is ${t.topicId})`);
+        }
         if (cmd.leaderEpoch !== p.leaderEpoch || cmd.leaderId !== p.leader) {
           return refuse('FENCED_LEADER_EPOCH', `${cmd.topic}-${cmd.partition}: broker ${cmd.leaderId} in leader epoch ${cmd.leaderEpoch} is not the leader (leader ${p.leader}, epoch ${p.leaderEpoch})`);
         }
@@ -304,8 +309,9 @@ export class MetadataState implements StateMachine {
         for (const q of cmd.partitions) {
           const t = this.topicsByName.get(q.topic);
           const p = t?.partitions[q.partition];
-          // Only while the partition has no leader, and only from a candidate.
+          // Only while the partition has no leader, only from a candidate, and only about this incarnation's log.
           if (!t || !p || p.leader >= 0 || !candidatesOf(p).includes(cmd.brokerId)) continue;
+          if (q.topicId !== undefined && q.topicId !== t.topicId) continue;
           const report: ReplicaLogEnd = { broker: cmd.brokerId, brokerEpoch: cmd.brokerEpoch, lastEpoch: q.lastEpoch, endOffset: q.endOffset };
           const logEnds = [...(p.logEnds ?? []).filter((e) => e.broker !== cmd.brokerId), report].sort((a, c) => a.broker - c.broker);
           let next: MutablePartition = { ...p, logEnds };
@@ -319,6 +325,8 @@ export class MetadataState implements StateMachine {
         const t = this.topicsByName.get(cmd.topic);
         const p = t?.partitions[cmd.partition];
         if (!t || !p) return refuse('UNKNOWN_TOPIC_OR_PARTITION', `${cmd.topic}-${cmd.partition} does not exist`);
+        // The wait was for a deleted incarnation of the topic: nothing to do for this one.
+        if (cmd.topicId !== undefined && cmd.topicId !== t.topicId) return { ok: true, value: { leader: p.leader } };
         if (p.leader >= 0 || p.leaderEpoch !== cmd.leaderEpoch) return { ok: true, value: { leader: p.leader } };
         const next = this.elect(t, cmd.partition, { ...p }, d, true);
         if (next.leader >= 0) this.setPartition(t, cmd.partition, next, d);
@@ -393,7 +401,7 @@ export class MetadataState implements StateMachine {
         const fenced = this.fencedAhead(p, reports);
         if (missing.length === 0 && fenced.length === 0) return;
         const electable = reports.some((r) => this.live(r.broker) && (p.isr.includes(r.broker) || (p.elr ?? []).includes(r.broker)));
-        out.push({ topic: t.name, partition, leaderEpoch: p.leaderEpoch, candidates, missing, fenced, electable });
+        out.push({ topic: t.name, topicId: t.topicId, partition, leaderEpoch: p.leaderEpoch, candidates, missing, fenced, electable });
       });
     }
     return out;

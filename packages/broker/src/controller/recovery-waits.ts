@@ -24,7 +24,8 @@ export class RecoveryWaits {
     const out: RecoveryRound = { started: [], due: [] };
     const seen = new Set<string>();
     for (const r of pending) {
-      const k = `${r.topic}\u0000${r.partition}`;
+      // Per incarnation: a topic deleted and created again under the name waits afresh.
+      const k = `${r.topicId}\u0000${r.partition}`;
       seen.add(k);
       let w = this.since.get(k);
       if (!w || w.leaderEpoch !== r.leaderEpoch) {

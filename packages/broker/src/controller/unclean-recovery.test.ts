@@ -55,7 +55,7 @@ describe('unclean recovery (KIP-966 in spirit)', () => {
     h.report(a, 0, 2000);
     h.report(b, 0, 1800);
     expect(h.part().leader).toBe(-1); // c not heard from yet
-    expect(h.s.pendingRecoveries()).toEqual([{ topic: 't', partition: 0, leaderEpoch: h.part().leaderEpoch, candidates: [a, b, c], missing: [c], fenced: [], electable: true }]);
+    expect(h.s.pendingRecoveries()).toEqual([{ topic: 't', topicId: 'id-t', partition: 0, leaderEpoch: h.part().leaderEpoch, candidates: [a, b, c], missing: [c], fenced: [], electable: true }]);
     // c comes back, uncleanly, with the shortest log: the naive choice (it is the ISR) would lose 400 acknowledged records.
     h.register(c);
     expect(h.part()).toMatchObject({ isr: [c], unverified: [c] });
@@ -231,6 +231,37 @@ describe('unclean recovery (KIP-966 in spirit)', () => {
     });
   });
 
+  it('a report about the log of another incarnation of the topic (deleted and created again) is ignored', () => {
+    const h = cluster();
+    const { a, b, c } = h;
+    h.register(a);
+    h.register(b);
+    h.fence(c);
+    h.unfence(a);
+    const reportFor = (topicId: string) =>
+      h.run({ type: 'reportLogEnds', brokerId: a, brokerEpoch: h.s.broker(a)!.brokerEpoch, partitions: [{ topic: 't', topicId, partition: 0, lastEpoch: 0, endOffset: 3000 }] });
+    expect(reportFor('id-deleted')).toEqual({ ok: true, value: { accepted: 0 } });
+    expect(h.part().logEnds).toBeUndefined();
+    expect(reportFor('id-t')).toEqual({ ok: true, value: { accepted: 1 } });
+  });
+
+  it('electRecovered for a deleted incarnation of the topic elects nothing in the new one', () => {
+    const h = cluster();
+    const { a, b, c } = h;
+    h.register(a);
+    h.register(b);
+    h.fence(c);
+    h.unfence(a);
+    h.unfence(b);
+    h.report(b, 0, 2000); // b is an ELR member: electable once the wait is over (c never reports)
+    const waiting = h.part();
+    expect(waiting.leader).toBe(-1);
+    const elect = (topicId: string) => h.run({ type: 'electRecovered', topic: 't', topicId, partition: 0, leaderEpoch: waiting.leaderEpoch });
+    expect(elect('id-deleted')).toEqual({ ok: true, value: { leader: -1 } });
+    expect(h.part().leader).toBe(-1);
+    expect(elect('id-t')).toEqual({ ok: true, value: { leader: b } });
+  });
+
   it('a member the leader lets back into the ISR is no longer a recovery candidate of its own; a full ISR clears them all', () => {
     const h = cluster();
     const { a, b, c } = h;
@@ -273,7 +304,7 @@ describe('unclean recovery (KIP-966 in spirit)', () => {
 });
 
 describe('RecoveryWaits (the active controller clock, injected)', () => {
-  const pending = (over: Partial<{ leaderEpoch: number; electable: boolean }> = {}) => ({ topic: 't', partition: 0, leaderEpoch: 3, candidates: [1, 2, 3], missing: [3], fenced: [], electable: true, ...over });
+  const pending = (over: Partial<{ leaderEpoch: number; electable: boolean; topicId: string }> = {}) => ({ topic: 't', topicId: 'id-t', partition: 0, leaderEpoch: 3, candidates: [1, 2, 3], missing: [3], fenced: [], electable: true, ...over });
 
   it('waits unclean.recovery.wait.ms from when it first saw the partition waiting, then elects once', () => {
     const w = new RecoveryWaits(5000);
@@ -292,5 +323,14 @@ describe('RecoveryWaits (the active controller clock, injected)', () => {
     expect(w.round([pending({ leaderEpoch: 4, electable: false })], 5000).due).toEqual([]);
     expect(w.round([], 5001)).toEqual({ started: [], due: [] });
     expect(w.round([pending({ leaderEpoch: 4 })], 5002).started).toHaveLength(1);
+  });
+
+  it('a topic deleted and created again under the name (leader epoch 0 again) waits afresh: the old incarnation\'s wait does not count', () => {
+    const w = new RecoveryWaits(1000);
+    w.round([pending({ leaderEpoch: 0 })], 0);
+    const recreated = pending({ leaderEpoch: 0, topicId: 'id-t-2' });
+    expect(w.round([recreated], 900)).toEqual({ started: [recreated], due: [] });
+    expect(w.round([recreated], 1500).due).toEqual([]);
+    expect(w.round([recreated], 1900).due).toEqual([recreated]);
   });
 });

@@ -38,8 +38,16 @@ export function notLeader(d: HandlerDeps, topic: string, partition: number): MqE
 }
 
 
-/** notLeader's error without throwing (an invalid topic name is its INVALID_TOPIC error). */
-export function whyNotLed(d: HandlerDeps, topic: string, partition: number): MqError {
+/**
+ * notLeader's error without throwing (an invalid topic name is its INVALID_TOPIC error). A replica
+ * request naming a topic id this broker's metadata does not have under that name (a deleted
+ * incarnation, or metadata not caught up here): UNKNOWN_TOPIC_ID.
+ */
+export function whyNotLed(d: HandlerDeps, topic: string, partition: number, topicId = ''): MqError {
+  const current = d.controller.metadata.topic(topic)?.topicId;
+  if (topicId !== '' && current !== topicId) {
+    return new MqError('UNKNOWN_TOPIC_ID', `broker ${d.controller.options.brokerId} knows no topic "${topic}" with topic id ${topicId} (${current ? `its topic id is ${current}` : 'no such topic'})`);
+  }
   try {
     return notLeader(d, topic, partition);
   } catch (err) {

@@ -44,6 +44,7 @@ export function fetch(d: HandlerDeps): Handler<'fetch'> {
       partitions: (req.topics ?? []).flatMap((t) =>
         (t.partitions ?? []).map((p) => ({
           topic: t.name ?? '',
+          topicId: t.topicId ?? '',
           partition: p.partition ?? 0,
           fetchOffset: Number(p.fetchOffset ?? 0),
           partitionMaxBytes: p.partitionMaxBytes || cfg.int('max.partition.fetch.bytes'),
@@ -60,12 +61,16 @@ export function fetch(d: HandlerDeps): Handler<'fetch'> {
       { timers: d.timers, leaders: (t, p) => d.replicas.leaderOf(t, p), hosts: (t, p) => d.replicas.hosts(t, p), pool: b.readBuffers },
       signal,
     );
-    const out = new Map<string, mq.FetchPartitionResponse.$Properties[]>();
-    for (const p of res.partitions) {
-      let list = out.get(p.topic);
-      if (!list) out.set(p.topic, (list = []));
-      // Not led here: say why, from the metadata (deleted topic, no leader, another leader, an offline replica here).
-      const why = p.errorCode === 'NOT_LEADER' || p.errorCode === 'UNKNOWN_TOPIC_OR_PARTITION' ? whyNotLed(d, p.topic, p.partition) : undefined;
+    // One entry per topic name and the topic id asked about (a leader refuses another incarnation; consumers name none).
+    const out = new Map<string, { name: string; topicId: string; partitions: mq.FetchPartitionResponse.$Properties[] }>();
+    res.partitions.forEach((p, i) => {
+      const asked = request.partitions[i]!.topicId ?? '';
+      const k = `${p.topic}\u0000${asked}`;
+      let entry = out.get(k);
+      if (!entry) out.set(k, (entry = { name: p.topic, topicId: asked, partitions: [] }));
+      const list = entry.partitions;
+      // Not led here: say why, from the metadata (deleted topic or incarnation, no leader, another leader, an offline replica here).
+      const why = p.errorCode === 'NOT_LEADER' || p.errorCode === 'UNKNOWN_TOPIC_OR_PARTITION' ? whyNotLed(d, p.topic, p.partition, asked) : undefined;
       const code = why?.code ?? p.errorCode;
       const message = why?.message ?? p.errorMessage ?? '';
       if (code !== 'NONE' && code !== 'NOT_LEADER' && code !== 'LEADER_NOT_AVAILABLE' && code !== 'OFFSET_OUT_OF_RANGE') {
@@ -84,7 +89,7 @@ export function fetch(d: HandlerDeps): Handler<'fetch'> {
         currentLeaderId: p.currentLeaderId,
         currentLeaderEpoch: p.currentLeaderEpoch,
       });
-    }
-    return { topics: [...out].map(([name, partitions]) => ({ name, partitions })) };
+    });
+    return { topics: [...out.values()] };
   };
 }

@@ -82,12 +82,20 @@ function repeats<P>(topics: Topics<P> | null | undefined, partitionOf: (p: P) =>
  * OffsetForLeaderEpoch the same partition asked with two different epochs is
  * refused, as ListOffsets is.
  */
-function dedupePartitions<T extends { name?: string | null; partitions?: P[] | null }, P extends { partition?: number | null }>(
+function dedupePartitions<T extends { name?: string | null; topicId?: string | null; partitions?: P[] | null }, P extends { partition?: number | null }>(
   topics: T[] | null | undefined,
   conflict?: (a: P, b: P) => boolean,
 ): T[] | null | undefined {
   const partitionOf = (p: P) => p.partition ?? 0;
   if (!repeats(topics, partitionOf)) return topics;
+  // One name asked about as two incarnations (topic ids) cannot be merged into one entry.
+  const ids = new Map<string, string>();
+  for (const t of topics ?? []) {
+    const name = t.name ?? '';
+    const id = t.topicId ?? '';
+    if ((ids.get(name) ?? id) !== id) throw new MqError('INVALID_REQUEST', `topic ${name} is asked for with two topic ids`);
+    ids.set(name, id);
+  }
   const merged = mergeTopics<T, P>(topics);
   for (const t of merged) {
     const byPartition = new Map<number, P>();

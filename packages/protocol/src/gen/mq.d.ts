@@ -23,6 +23,8 @@ export namespace mq {
         INVALID_CONFIG = 25,
         POLICY_VIOLATION = 26,
         TOPIC_DELETION_DISABLED = 27,
+        UNKNOWN_TOPIC_ID = 28,
+        INCONSISTENT_TOPIC_ID = 29,
         INVALID_REQUEST = 40,
         UNSUPPORTED_VERSION = 41,
         INVALID_REQUIRED_ACKS = 42,
@@ -1299,6 +1301,7 @@ export namespace mq {
         $unknowns?: Uint8Array[];
         name: string;
         partitions: mq.FetchPartition.$Properties[];
+        topicId: string;
         static create(properties: mq.FetchTopic.$Shape): mq.FetchTopic & mq.FetchTopic.$Shape;
         static create(properties?: mq.FetchTopic.$Properties): mq.FetchTopic;
         static encode(message: mq.FetchTopic.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
@@ -1310,6 +1313,7 @@ export namespace mq {
         interface $Properties {
             name?: (string|null);
             partitions?: (mq.FetchPartition.$Properties[]|null);
+            topicId?: (string|null);
             $unknowns?: Uint8Array[];
         }
         type $Shape = mq.FetchTopic.$Properties;
@@ -1423,6 +1427,7 @@ export namespace mq {
         $unknowns?: Uint8Array[];
         name: string;
         partitions: mq.FetchPartitionResponse.$Properties[];
+        topicId: string;
         static create(properties: mq.FetchTopicResponse.$Shape): mq.FetchTopicResponse & mq.FetchTopicResponse.$Shape;
         static create(properties?: mq.FetchTopicResponse.$Properties): mq.FetchTopicResponse;
         static encode(message: mq.FetchTopicResponse.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
@@ -1434,6 +1439,7 @@ export namespace mq {
         interface $Properties {
             name?: (string|null);
             partitions?: (mq.FetchPartitionResponse.$Properties[]|null);
+            topicId?: (string|null);
             $unknowns?: Uint8Array[];
         }
         type $Shape = mq.FetchTopicResponse.$Properties;
@@ -1653,6 +1659,7 @@ export namespace mq {
         $unknowns?: Uint8Array[];
         name: string;
         partitions: mq.OffsetForLeaderEpochPartition.$Properties[];
+        topicId: string;
         static create(properties: mq.OffsetForLeaderEpochTopic.$Shape): mq.OffsetForLeaderEpochTopic & mq.OffsetForLeaderEpochTopic.$Shape;
         static create(properties?: mq.OffsetForLeaderEpochTopic.$Properties): mq.OffsetForLeaderEpochTopic;
         static encode(message: mq.OffsetForLeaderEpochTopic.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
@@ -1664,6 +1671,7 @@ export namespace mq {
         interface $Properties {
             name?: (string|null);
             partitions?: (mq.OffsetForLeaderEpochPartition.$Properties[]|null);
+            topicId?: (string|null);
             $unknowns?: Uint8Array[];
         }
         type $Shape = mq.OffsetForLeaderEpochTopic.$Properties;
@@ -1729,6 +1737,7 @@ export namespace mq {
         $unknowns?: Uint8Array[];
         name: string;
         partitions: mq.OffsetForLeaderEpochPartitionResponse.$Properties[];
+        topicId: string;
         static create(properties: mq.OffsetForLeaderEpochTopicResponse.$Shape): mq.OffsetForLeaderEpochTopicResponse & mq.OffsetForLeaderEpochTopicResponse.$Shape;
         static create(properties?: mq.OffsetForLeaderEpochTopicResponse.$Properties): mq.OffsetForLeaderEpochTopicResponse;
         static encode(message: mq.OffsetForLeaderEpochTopicResponse.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
@@ -1740,6 +1749,7 @@ export namespace mq {
         interface $Properties {
             name?: (string|null);
             partitions?: (mq.OffsetForLeaderEpochPartitionResponse.$Properties[]|null);
+            topicId?: (string|null);
             $unknowns?: Uint8Array[];
         }
         type $Shape = mq.OffsetForLeaderEpochTopicResponse.$Properties;

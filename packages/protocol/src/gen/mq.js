@@ -44,6 +44,8 @@ export const mq = $root.mq = (() => {
         values[valuesById[25] = "INVALID_CONFIG"] = 25;
         values[valuesById[26] = "POLICY_VIOLATION"] = 26;
         values[valuesById[27] = "TOPIC_DELETION_DISABLED"] = 27;
+        values[valuesById[28] = "UNKNOWN_TOPIC_ID"] = 28;
+        values[valuesById[29] = "INCONSISTENT_TOPIC_ID"] = 29;
         values[valuesById[40] = "INVALID_REQUEST"] = 40;
         values[valuesById[41] = "UNSUPPORTED_VERSION"] = 41;
         values[valuesById[42] = "INVALID_REQUIRED_ACKS"] = 42;
@@ -5397,6 +5399,7 @@ export const mq = $root.mq = (() => {
 
         FetchTopic.prototype.name = "";
         FetchTopic.prototype.partitions = $util.emptyArray;
+        FetchTopic.prototype.topicId = "";
 
         FetchTopic.create = function(properties) {
             return new FetchTopic(properties);
@@ -5415,6 +5418,8 @@ export const mq = $root.mq = (() => {
                 for (var i = 0; i < m.partitions.length; ++i)
                     $root.mq.FetchPartition.encode(m.partitions[i], w.uint32(18).fork(), q + 1).ldelim();
             }
+            if (m.topicId != null && $Object.hasOwnProperty.call(m, "topicId") && m.topicId !== "")
+                w.uint32(26).string(m.topicId);
             if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
                 for (var i = 0; i < m.$unknowns.length; ++i)
                     w.raw(m.$unknowns[i]);
@@ -5463,6 +5468,15 @@ export const mq = $root.mq = (() => {
                         if (!(m.partitions && m.partitions.length))
                             m.partitions = [];
                         m.partitions.push($root.mq.FetchPartition.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                case 3: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.topicId = v;
+                        else
+                            delete m.topicId;
                         continue;
                     }
                 }
@@ -5982,6 +5996,7 @@ export const mq = $root.mq = (() => {
 
         FetchTopicResponse.prototype.name = "";
         FetchTopicResponse.prototype.partitions = $util.emptyArray;
+        FetchTopicResponse.prototype.topicId = "";
 
         FetchTopicResponse.create = function(properties) {
             return new FetchTopicResponse(properties);
@@ -6000,6 +6015,8 @@ export const mq = $root.mq = (() => {
                 for (var i = 0; i < m.partitions.length; ++i)
                     $root.mq.FetchPartitionResponse.encode(m.partitions[i], w.uint32(18).fork(), q + 1).ldelim();
             }
+            if (m.topicId != null && $Object.hasOwnProperty.call(m, "topicId") && m.topicId !== "")
+                w.uint32(26).string(m.topicId);
             if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
                 for (var i = 0; i < m.$unknowns.length; ++i)
                     w.raw(m.$unknowns[i]);
@@ -6048,6 +6065,15 @@ export const mq = $root.mq = (() => {
                         if (!(m.partitions && m.partitions.length))
                             m.partitions = [];
                         m.partitions.push($root.mq.FetchPartitionResponse.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                case 3: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.topicId = v;
+                        else
+                            delete m.topicId;
                         continue;
                     }
                 }
@@ -7026,6 +7052,7 @@ export const mq = $root.mq = (() => {
 
         OffsetForLeaderEpochTopic.prototype.name = "";
         OffsetForLeaderEpochTopic.prototype.partitions = $util.emptyArray;
+        OffsetForLeaderEpochTopic.prototype.topicId = "";
 
         OffsetForLeaderEpochTopic.create = function(properties) {
             return new OffsetForLeaderEpochTopic(properties);
@@ -7044,6 +7071,8 @@ export const mq = $root.mq = (() => {
                 for (var i = 0; i < m.partitions.length; ++i)
                     $root.mq.OffsetForLeaderEpochPartition.encode(m.partitions[i], w.uint32(18).fork(), q + 1).ldelim();
             }
+            if (m.topicId != null && $Object.hasOwnProperty.call(m, "topicId") && m.topicId !== "")
+                w.uint32(26).string(m.topicId);
             if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
                 for (var i = 0; i < m.$unknowns.length; ++i)
                     w.raw(m.$unknowns[i]);
@@ -7092,6 +7121,15 @@ export const mq = $root.mq = (() => {
                         if (!(m.partitions && m.partitions.length))
                             m.partitions = [];
                         m.partitions.push($root.mq.OffsetForLeaderEpochPartition.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                case 3: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.topicId = v;
+                        else
+                            delete m.topicId;
                         continue;
                     }
                 }
@@ -7366,6 +7404,7 @@ export const mq = $root.mq = (() => {
 
         OffsetForLeaderEpochTopicResponse.prototype.name = "";
         OffsetForLeaderEpochTopicResponse.prototype.partitions = $util.emptyArray;
+        OffsetForLeaderEpochTopicResponse.prototype.topicId = "";
 
         OffsetForLeaderEpochTopicResponse.create = function(properties) {
             return new OffsetForLeaderEpochTopicResponse(properties);
@@ -7384,6 +7423,8 @@ export const mq = $root.mq = (() => {
                 for (var i = 0; i < m.partitions.length; ++i)
                     $root.mq.OffsetForLeaderEpochPartitionResponse.encode(m.partitions[i], w.uint32(18).fork(), q + 1).ldelim();
             }
+            if (m.topicId != null && $Object.hasOwnProperty.call(m, "topicId") && m.topicId !== "")
+                w.uint32(26).string(m.topicId);
             if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
                 for (var i = 0; i < m.$unknowns.length; ++i)
                     w.raw(m.$unknowns[i]);
@@ -7432,6 +7473,15 @@ export const mq = $root.mq = (() => {
                         if (!(m.partitions && m.partitions.length))
                             m.partitions = [];
                         m.partitions.push($root.mq.OffsetForLeaderEpochPartitionResponse.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                case 3: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.topicId = v;
+                        else
+                            delete m.topicId;
                         continue;
                     }
                 }

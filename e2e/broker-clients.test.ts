@@ -98,6 +98,7 @@ describe('broker served to the client and HTTP (real process)', () => {
     // And what HTTP writes, the client reads.
     const res = await fetch(`${broker.httpUrl}/topics/${topic}/records`, {
       method: 'POST',
+      headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ key: 'from-http', value: 'hello client', partition: 3 }),
     });
     const { offset } = (await res.json()) as { offset: number };

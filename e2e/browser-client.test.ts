@@ -42,9 +42,11 @@ const retry = { initialDelayMs: 50, maxDelayMs: 500, retries: 100 };
 const groupTimeouts = { sessionTimeoutMs: 6_000, heartbeatIntervalMs: 500, rebalanceTimeoutMs: 5_000 };
 
 beforeAll(async () => {
-  broker = await startBroker({ port: await freePort(), httpPort: await freePort() });
+  // The page's origin is another port than the broker's: the broker must allow it (ws.allowed.origins).
+  const pagePort = await freePort();
+  broker = await startBroker({ port: await freePort(), httpPort: await freePort(), args: ['--config-set', `ws.allowed.origins=http://127.0.0.1:${pagePort}`] });
   node = new MqClient({ bootstrap: broker.bootstrap, clientId: 'node', retry });
-  browser = await openBundlePage(ENTRY);
+  browser = await openBundlePage(ENTRY, pagePort);
 }, 60_000);
 
 afterAll(async () => {

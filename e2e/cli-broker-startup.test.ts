@@ -50,6 +50,7 @@ it('--log-format text: a one-screen summary with ports, data dir and topic count
     expect(out.text()).toContain(`http://127.0.0.1:${httpPort}`);
     expect(out.text()).toContain(`data dir  ${dir}`);
     expect(out.text()).toMatch(new RegExp(`topics    1 \\(${topic}\\)`));
+    expect(out.text()).toContain('network   loopback only: other machines cannot connect');
   } finally {
     child.kill('SIGTERM');
   }
@@ -75,3 +76,22 @@ const hasScript = spawnSync('script', ['--version']).status === 0;
     await exited(child);
   }
 }, 60_000);
+
+it('--host 0.0.0.0 without allow.insecure=true: refused with one clear line; with it, a warning at start', async () => {
+  const dir = await makeTempDir('mq-insecure-');
+  const [port, httpPort] = [await freePort(), await freePort()];
+  const base = ['broker', 'start', '--data-dir', dir, '--host', '0.0.0.0', '--port', String(port), '--http-port', String(httpPort)];
+  const refused = await runCli(base);
+  expect(refused.code).not.toBe(0);
+  expect(refused.stderr).toMatch(/^mq: .*refusing to listen beyond loopback .*0\.0\.0\.0.*allow\.insecure=true/m);
+  const child = spawn(process.execPath, [CLI_BIN, ...base, '--config-set', 'allow.insecure=true', '--log-format', 'text'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const out = collect(child);
+  try {
+    await waitFor(() => out.text().includes('Ctrl-C stops it cleanly'), { timeout: 30_000, message: `text summary (output: ${out.text()})` });
+    expect(out.text()).toContain('network   0.0.0.0: other machines can connect, with no authentication');
+    expect(out.text()).toMatch(/INSECURE: listening beyond loopback/);
+  } finally {
+    child.kill('SIGTERM');
+  }
+  expect(await exited(child)).toBe(0);
+}, 90_000);

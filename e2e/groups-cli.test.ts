@@ -120,7 +120,7 @@ describe('consumer groups via the CLI and HTTP', () => {
     await produce(broker.bootstrap, topic, 20);
     const api = broker.httpUrl;
     const json = async (r: Response | Promise<Response>): Promise<any> => (await r).json();
-    const post = (body: unknown) => fetch(`${api}/groups/${group}/offsets`, { method: 'POST', body: JSON.stringify(body) });
+    const post = (body: unknown) => fetch(`${api}/groups/${group}/offsets`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     const ok = await post({ topic, partition: 0, offset: 4, metadata: 'from http' });
     expect(ok.status).toBe(200);
     const many = await post({ offsets: [{ topic, partition: 1, offset: 2 }] });

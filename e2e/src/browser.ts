@@ -30,20 +30,31 @@ export interface BrowserPage {
 /**
  * Bundles `entry` (ES module source importing '@mq/client', resolved from
  * e2e/) for browsers, serves it with a page that loads it, and opens that page
- * in headless Chromium. Resolves once the page's module has run.
+ * in headless Chromium. Resolves once the page's module has run. `port`: the
+ * page's server port (its origin is http://127.0.0.1:<port>), so a broker can
+ * be started allowing that origin first; default: a free one.
  */
-export async function openBundlePage(entry: string): Promise<BrowserPage> {
+export async function openBundlePage(entry: string, port?: number): Promise<BrowserPage> {
   const code: string = await bundleBrowser({ contents: entry, resolveDir: path.join(REPO_ROOT, 'e2e'), minify: true });
   const html = '<!doctype html><meta charset="utf-8"><title>mq browser client</title><script type="module" src="/app.js"></script>';
+  return openPage({ '/': { type: 'text/html', body: html }, '/app.js': { type: 'text/javascript', body: code } }, port);
+}
+
+/**
+ * Serves `files` (path -> content) from a local HTTP server on `port` (default:
+ * a free one) and opens `/` in headless Chromium; resolves once the page set
+ * `globalThis.mqReady = true`.
+ */
+export async function openPage(files: Record<string, { type: string; body: string }>, port?: number): Promise<BrowserPage> {
   const server: Server = createServer((req, res) => {
-    if (req.url === '/app.js') res.writeHead(200, { 'content-type': 'text/javascript' }).end(code);
-    else if (req.url === '/') res.writeHead(200, { 'content-type': 'text/html' }).end(html);
+    const file = files[req.url ?? ''];
+    if (file) res.writeHead(200, { 'content-type': file.type }).end(file.body);
     else res.writeHead(404).end();
   });
-  const port = await freePort();
+  const listenPort = port ?? (await freePort());
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, '127.0.0.1', resolve);
+    server.listen(listenPort, '127.0.0.1', resolve);
   });
   let browser: Browser | undefined;
   try {
@@ -53,7 +64,7 @@ export async function openBundlePage(entry: string): Promise<BrowserPage> {
     const log: string[] = [];
     page.on('console', (m) => log.push(`console.${m.type()}: ${m.text()}`));
     page.on('pageerror', (e) => log.push(`pageerror: ${e.message}`));
-    await page.goto(`http://127.0.0.1:${port}/`);
+    await page.goto(`http://127.0.0.1:${listenPort}/`);
     await page.waitForFunction(() => (globalThis as { mqReady?: boolean }).mqReady === true, undefined, { timeout: 10_000 });
     const opened = browser;
     return {

@@ -27,6 +27,9 @@ import { logStoreFactory, type LogOpener } from './log-factory.js';
 import { BrokerMetrics } from './metrics.js';
 import { parseBrokerOptions, type BrokerOptions } from './options.js';
 import { WsServer } from './server/ws-server.js';
+import { checkExposure } from './server/exposure.js';
+import { parseOriginList, type OriginList } from './server/origins.js';
+import { parseVoters } from './controller/options.js';
 import { clientListenerHandlers } from './cluster/listeners.js';
 import { adoptSingleBrokerTopics, moveSingleBrokerLogs, readSingleBrokerLayout, SINGLE_BROKER_TOPICS_FILE } from './storage/migrate-single-broker.js';
 import {
@@ -109,6 +112,17 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
       log.info({ topics: oldLayout.topics.length, movedDirectories: moved }, "migrating a single broker's data directory to a one-node cluster's");
     }
 
+    // Safe by default: nothing beyond loopback without allow.insecure=true (no authentication or TLS yet).
+    const ownVoter = parseVoters(config.get('controller.quorum.voters')).find((v) => v.id === meta.brokerId);
+    checkExposure(
+      [{ what: 'client, HTTP API and inter-broker listeners', host: opts.host }, ...(ownVoter ? [{ what: 'Raft listener', host: ownVoter.host }] : [])],
+      config.bool('allow.insecure'),
+      log,
+    );
+    const wsOrigins = parseOriginList('ws.allowed.origins', config.get('ws.allowed.origins'));
+    const corsOrigins = parseOriginList('http.cors.allowed.origins', config.get('http.cors.allowed.origins'));
+    const advertised = config.get('advertised.host') || (opts.host === '0.0.0.0' || opts.host === '::' ? 'localhost' : opts.host);
+
     const openLog = components.openLog ?? logStoreFactory(log, clock);
     const timers = components.timers ?? systemTimers;
     const groups = await startGroups({ config, logger: log, clock });
@@ -127,7 +141,9 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
       ? { handshake: DEFAULT_HANDLERS.handshake!, ...clusterApis, ...components.handlers }
       : { ...DEFAULT_HANDLERS, ...groups.handlers, ...clusterApis, ...components.handlers };
     const maxFrameBytes = config.int('max.frame.bytes');
-    const listener = (port: number, served: HandlerMap) =>
+    const maxHeaderBytes = config.int('http.max.header.bytes');
+    const maxHeaders = config.int('http.max.headers');
+    const listener = (port: number, served: HandlerMap, origins?: OriginList) =>
       new WsServer(
         {
           host: opts.host,
@@ -136,6 +152,9 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
           idleMs: config.int('connections.max.idle.ms'),
           setupTimeoutMs: config.int('connection.setup.timeout.ms'),
           frameTimeoutMs: config.int('connection.frame.timeout.ms'),
+          maxHeaderBytes,
+          maxHeaders,
+          ...(origins ? { origins } : {}),
           limits: {
             maxInFlight: config.int('max.in.flight.requests.per.connection'),
             maxFetchesInFlight: config.int('max.in.flight.fetches.per.connection'),
@@ -147,19 +166,32 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
         log,
       );
     // Clients never get what only a broker may ask (cluster/listeners.ts); brokers reach each other on the inter-broker listener (a one-node cluster has no one to reach it).
-    const ws = listener(opts.port, clientListenerHandlers(handlers));
+    const ws = listener(opts.port, clientListenerHandlers(handlers), wsOrigins);
     const interBroker = cluster.oneNode ? undefined : listener(config.int('inter.broker.port'), handlers);
     const port = await ws.listen();
     cleanups.push(() => ws.close(0));
     const interBrokerPort = await interBroker?.listen();
     if (interBroker) cleanups.push(() => interBroker.close(0));
     const router = new Router();
-    const http = new HttpServer({ host: opts.host, port: opts.httpPort, maxBodyBytes: config.int('http.max.body.bytes'), headersTimeoutMs: config.int('connection.setup.timeout.ms'), requestTimeoutMs: config.int('connection.frame.timeout.ms') }, router, log);
+    const http = new HttpServer(
+      {
+        host: opts.host,
+        port: opts.httpPort,
+        maxBodyBytes: config.int('http.max.body.bytes'),
+        headersTimeoutMs: config.int('connection.setup.timeout.ms'),
+        requestTimeoutMs: config.int('connection.frame.timeout.ms'),
+        maxHeaderBytes,
+        maxHeaders,
+        corsOrigins,
+        advertisedHost: advertised,
+      },
+      router,
+      log,
+    );
     const httpPort = await http.listen();
     cleanups.push(() => http.close());
 
     const shutdown = new AbortController();
-    const advertised = config.get('advertised.host') || (opts.host === '0.0.0.0' || opts.host === '::' ? 'localhost' : opts.host);
     const ctx: BrokerContext = {
       brokerId: meta.brokerId,
       clusterId: meta.clusterId,

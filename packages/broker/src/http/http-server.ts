@@ -1,10 +1,20 @@
-/** The HTTP API listener (node:http): routing, JSON bodies with a size limit, typed JSON errors, one log line per refusal. */
+/**
+ * The HTTP API listener (node:http): routing, JSON bodies with a size limit,
+ * typed JSON errors, one log line per refusal. Browser hygiene before any
+ * route runs: CORS for allowed origins (http.cors.allowed.origins, own
+ * origin included) with answered preflights; a POST/PUT/PATCH/DELETE from
+ * another origin is refused (403), and one with a body that is not
+ * `application/json` too (415), so a page's no-cors form post does nothing;
+ * request heads are bounded (http.max.header.bytes, http.max.headers: 431).
+ */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { MqError } from '@mq/protocol/errors';
 import { toMqError } from '../errors.js';
 import { guard } from '../guard.js';
+import { originVerdict, ownHttpOrigins, type OriginList } from '../server/origins.js';
+import { refuseBadHead } from '../server/request-head.js';
 import { errorBody, httpStatusFor, type HttpRequest, type HttpResponse, type Method, type Router } from './router.js';
 
 export interface HttpServerOptions {
@@ -15,6 +25,34 @@ export interface HttpServerOptions {
   headersTimeoutMs: number;
   /** Destroy a connection whose whole request (headers and body) is not received within this long (connection.frame.timeout.ms). */
   requestTimeoutMs: number;
+  /** Largest request head (http.max.header.bytes) and most header lines (http.max.headers). */
+  maxHeaderBytes: number;
+  maxHeaders: number;
+  /** Browser origins allowed besides the broker's own (http.cors.allowed.origins). */
+  corsOrigins: OriginList;
+  /** The host clients are told (advertised.host); its origin is the broker's own too. */
+  advertisedHost: string;
+}
+
+/** Methods a cross-origin page may not use without an allowed origin (they change things). */
+const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** A refusal with its own HTTP status (403, 415, 431) rather than the one its error code maps to. */
+class Refusal extends Error {
+  constructor(
+    readonly status: number,
+    readonly error: MqError,
+  ) {
+    super(error.message);
+  }
+}
+
+function isJsonContentType(value: string | undefined): boolean {
+  return value !== undefined && /^application\/json\s*(;|$)/i.test(value.trim());
+}
+
+function hasBody(req: IncomingMessage): boolean {
+  return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? '0') > 0;
 }
 
 function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
@@ -46,6 +84,8 @@ export class HttpServer {
   private ready = false;
   private readonly closing = new AbortController();
   private readonly firstRequest = new WeakMap<Socket, () => void>();
+  /** The broker's own HTTP origins, known once listening. */
+  private ownOrigins: string[] = [];
 
   constructor(
     private readonly options: HttpServerOptions,
@@ -61,10 +101,15 @@ export class HttpServer {
         headersTimeout: headersTimeoutMs,
         requestTimeout: Math.max(requestTimeoutMs, headersTimeoutMs),
         connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(headersTimeoutMs / 4))),
+        maxHeaderSize: options.maxHeaderBytes,
       },
       guard(logger, 'http request', (req: IncomingMessage, res: ServerResponse) => this.handle(req, res)),
     );
     this.server.keepAliveTimeout = 5000;
+    // node:http would drop headers past maxHeadersCount silently (the Host header too: a bare 400): every header
+    // is kept, bounded by maxHeaderSize, and a request with more than maxHeaders is refused in checkHead.
+    this.server.maxHeadersCount = 0;
+    this.server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => refuseBadHead(err, socket, logger));
     // node:http times headers from their first byte: a socket that sends nothing gets the same bound.
     this.server.on('connection', (socket: Socket) => {
       const silent = setTimeout(() => socket.destroy(), headersTimeoutMs);
@@ -84,7 +129,9 @@ export class HttpServer {
       this.server.once('error', reject);
       this.server.listen(this.options.port, this.options.host, () => {
         this.server.off('error', reject);
-        resolve((this.server.address() as AddressInfo).port);
+        const port = (this.server.address() as AddressInfo).port;
+        this.ownOrigins = ownHttpOrigins([this.options.host, this.options.advertisedHost], port);
+        resolve(port);
       });
     });
   }
@@ -112,8 +159,11 @@ export class HttpServer {
       const url = new URL(req.url ?? '/', 'http://localhost');
       path = url.pathname;
       if (!this.ready) throw new MqError('BROKER_NOT_AVAILABLE', 'the broker is not serving requests (starting or shutting down)');
+      this.checkHead(req, method, res);
       const match = this.router.match(method, path);
-      if (match.kind === 'not-found') {
+      if (method === 'OPTIONS') {
+        response = this.answerOptions(req, path, match.kind === 'method-not-allowed' ? match.allowed : undefined, res);
+      } else if (match.kind === 'not-found') {
         response = { status: 404, body: errorBody(new MqError('INVALID_REQUEST', `no route ${method} ${path} (see /openapi.json)`)) };
       } else if (match.kind === 'method-not-allowed') {
         response = {
@@ -147,14 +197,52 @@ export class HttpServer {
         response = await match.handler(request);
       }
     } catch (err) {
-      const e = toMqError(err);
-      const status = httpStatusFor(e.code, e.retriable);
+      const e = err instanceof Refusal ? err.error : toMqError(err);
+      const status = err instanceof Refusal ? err.status : httpStatusFor(e.code, e.retriable);
       if (status >= 500 && e.code === 'UNKNOWN') this.logger.error({ err, method, path }, 'http request failed');
       else this.logger.warn({ method, path, status, code: e.code, err: e.message }, 'http request refused');
       response = { status, body: errorBody(e) };
-      if (status === 413) res.setHeader('connection', 'close');
+      // The body was not read: the connection is not reused.
+      if (status === 413 || err instanceof Refusal) res.setHeader('connection', 'close');
     }
     this.write(res, response);
+  }
+
+  /**
+   * Before routing: the header count, the browser origin (CORS headers for an
+   * allowed one; an unsafe method from another is refused) and the body's
+   * content type (a body of a POST/PUT/PATCH/DELETE must be JSON).
+   */
+  private checkHead(req: IncomingMessage, method: string, res: ServerResponse): void {
+    const headers = req.rawHeaders.length / 2;
+    if (headers > this.options.maxHeaders) {
+      throw new Refusal(431, new MqError('INVALID_REQUEST', `the request has more than ${this.options.maxHeaders} headers (http.max.headers)`));
+    }
+    const origin = req.headers.origin;
+    const verdict = originVerdict(this.options.corsOrigins, this.ownOrigins, origin);
+    if (origin !== undefined) res.setHeader('vary', 'origin');
+    if (verdict === 'allowed') res.setHeader('access-control-allow-origin', origin as string);
+    if (verdict === 'refused' && (UNSAFE.has(method) || method === 'OPTIONS')) {
+      throw new Refusal(403, new MqError('INVALID_REQUEST', `origin ${String(origin)} may not call this API from a browser (allowed: the broker's own origin and http.cors.allowed.origins)`));
+    }
+    if (UNSAFE.has(method) && hasBody(req) && !isJsonContentType(req.headers['content-type'])) {
+      throw new Refusal(415, new MqError('INVALID_REQUEST', `a ${method} body must be JSON with content-type: application/json (got ${req.headers['content-type'] ?? 'none'})`));
+    }
+  }
+
+  /** OPTIONS: the path's methods; for a browser's preflight from an allowed origin, what it may send. */
+  private answerOptions(req: IncomingMessage, path: string, allowed: readonly string[] | undefined, res: ServerResponse): HttpResponse {
+    if (allowed === undefined || allowed.length === 0) {
+      return { status: 404, body: errorBody(new MqError('INVALID_REQUEST', `no route ${path} (see /openapi.json)`)) };
+    }
+    const methods = [...new Set(allowed)].join(', ');
+    res.setHeader('allow', `${methods}, OPTIONS`);
+    if (req.headers.origin !== undefined) {
+      res.setHeader('access-control-allow-methods', methods);
+      res.setHeader('access-control-allow-headers', 'content-type');
+      res.setHeader('access-control-max-age', '600');
+    }
+    return { status: 204 };
   }
 
   private write(res: ServerResponse, r: HttpResponse): void {

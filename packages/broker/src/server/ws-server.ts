@@ -2,7 +2,10 @@
  * The WebSocket listener: binary frames only, permessage-deflate off (record
  * batches carry their own compression), `maxPayload` = max.frame.bytes (a
  * larger message closes that connection with 1009). `bufferutil` is picked
- * up by ws for native masking when installed.
+ * up by ws for native masking when installed. A browser's upgrade (one with
+ * an Origin header) is refused with 403 unless its origin is allowed
+ * (ws.allowed.origins, origins.ts); request heads are bounded
+ * (http.max.header.bytes, http.max.headers: 431).
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -12,6 +15,8 @@ import { guard, guardedInterval } from '../guard.js';
 import type { BrokerContext } from '../context.js';
 import type { HandlerMap } from '../handlers/types.js';
 import { Connection, type ConnectionLimits } from './connection.js';
+import { refuseBadHead } from './request-head.js';
+import { originVerdict, ownHttpOrigins, type OriginList } from './origins.js';
 
 export interface WsServerOptions {
   host: string;
@@ -24,6 +29,11 @@ export interface WsServerOptions {
   setupTimeoutMs: number;
   /** Close a connection that sent no complete frame for this long: none since the upgrade, or one begun and not finished (connection.frame.timeout.ms). */
   frameTimeoutMs: number;
+  /** Largest request head of the upgrade (http.max.header.bytes) and most header lines (http.max.headers). */
+  maxHeaderBytes: number;
+  maxHeaders: number;
+  /** Browser origins allowed besides the broker's own HTTP origin (ws.allowed.origins); absent: none at all (the inter-broker listener). */
+  origins?: OriginList;
 }
 
 export class WsServer {
@@ -35,13 +45,15 @@ export class WsServer {
   private readonly idleSweep: NodeJS.Timeout;
   /** Sockets that completed the WebSocket upgrade (the others are destroyed after setupTimeoutMs). */
   private readonly upgraded = new WeakSet<Socket>();
+  /** The broker's own HTTP origins, known once serving. */
+  private ownOrigins: string[] = [];
 
   constructor(
     private readonly options: WsServerOptions,
     private readonly handlers: HandlerMap,
     private readonly logger: Logger,
   ) {
-    this.http = createServer((_req, res) => {
+    this.http = createServer({ maxHeaderSize: options.maxHeaderBytes }, (_req, res) => {
       res.writeHead(426, { 'content-type': 'text/plain', upgrade: 'websocket' });
       res.end('this port speaks the mq protocol over WebSocket; the HTTP API has its own port\n');
     });
@@ -50,7 +62,11 @@ export class WsServer {
       maxPayload: options.maxFrameBytes,
       perMessageDeflate: false,
       clientTracking: false,
+      verifyClient: (info, done) => this.verifyUpgrade(info.req, done),
     });
+    // Every header is kept (bounded by maxHeaderSize) so verifyUpgrade sees the real count (see http-server.ts).
+    this.http.maxHeadersCount = 0;
+    this.http.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => refuseBadHead(err, socket, logger));
     this.idleSweep = guardedInterval(
       logger,
       'idle connection sweep',
@@ -108,7 +124,26 @@ export class WsServer {
 
   /** Starts serving requests with `ctx`. */
   serve(ctx: BrokerContext): void {
+    if (this.options.origins) this.ownOrigins = ownHttpOrigins([this.options.host, ctx.advertisedHost], ctx.httpPort);
     this.context = ctx;
+  }
+
+  /** The upgrade's checks before any connection exists: header count and the browser origin. */
+  private verifyUpgrade(req: IncomingMessage, done: (ok: boolean, code?: number, message?: string) => void): void {
+    const remote = `${req.socket.remoteAddress ?? '?'}:${req.socket.remotePort ?? '?'}`;
+    if (req.rawHeaders.length / 2 > this.options.maxHeaders) {
+      this.logger.warn({ remote, headers: req.rawHeaders.length / 2, limit: this.options.maxHeaders }, 'refused a WebSocket upgrade with too many headers (http.max.headers)');
+      done(false, 431, 'Request Header Fields Too Large');
+      return;
+    }
+    const origin = req.headers.origin;
+    const verdict = this.options.origins ? originVerdict(this.options.origins, this.ownOrigins, origin) : origin === undefined ? 'no-origin' : 'refused';
+    if (verdict === 'refused') {
+      this.logger.warn({ remote, origin }, this.options.origins ? 'refused a WebSocket upgrade from a browser origin that is not allowed (ws.allowed.origins)' : 'refused a WebSocket upgrade from a browser on the inter-broker port');
+      done(false, 403, 'Origin Not Allowed');
+      return;
+    }
+    done(true);
   }
 
   get connectionCount(): number {

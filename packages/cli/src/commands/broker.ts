@@ -20,7 +20,7 @@ interface StartArgs {
 }
 
 /** The start-up summary for a person: where the broker listens, its data and its topics. */
-export function startupSummary(b: { brokerId: number; clusterId: string; port: number; httpPort: number; dataDir: string; host: string }, topics: number | string): string {
+export function startupSummary(b: { brokerId: number; clusterId: string; port: number; httpPort: number; dataDir: string; host: string; loopback: boolean }, topics: number | string): string {
   const host = b.host === '0.0.0.0' || b.host === '::' ? '127.0.0.1' : b.host;
   return [
     `mq broker ${b.brokerId} is running (cluster ${b.clusterId})`,
@@ -28,6 +28,9 @@ export function startupSummary(b: { brokerId: number; clusterId: string; port: n
     `  HTTP API  http://${host}:${b.httpPort}`,
     `  data dir  ${path.resolve(b.dataDir)}`,
     `  topics    ${topics}`,
+    b.loopback
+      ? '  network   loopback only: other machines cannot connect (no authentication yet)'
+      : `  network   ${b.host}: other machines can connect, with no authentication (allow.insecure=true)`,
     'Warnings and errors are shown below; all logs as JSON with --log-format json (the default when not on a terminal).',
     'Ctrl-C stops it cleanly.',
   ].join('\n');
@@ -40,7 +43,7 @@ export function brokerCommand(ctx: CliContext): CommandModule {
     builder: (y) =>
       y
         .option('data-dir', { alias: 'd', type: 'string', describe: 'where data and configs live', defaultDescription: './mq-data' })
-        .option('host', { type: 'string', describe: 'interface to listen on', defaultDescription: '127.0.0.1' })
+        .option('host', { type: 'string', describe: 'interface to listen on (beyond loopback needs --config-set allow.insecure=true: there is no authentication yet)', defaultDescription: '127.0.0.1' })
         .option('port', { type: 'number', describe: 'WebSocket port for clients (0: any free port)', defaultDescription: '9092' })
         .option('http-port', { type: 'number', describe: 'HTTP API port (0: any free port)', defaultDescription: '9080' })
         .option('broker-id', { type: 'number', describe: 'this broker\'s id' })
@@ -60,7 +63,7 @@ export function brokerCommand(ctx: CliContext): CommandModule {
       if (args['process-roles'] !== undefined) config['process.roles'] = args['process-roles'];
       if (args['controller-bootstrap-servers'] !== undefined) config['controller.quorum.bootstrap.servers'] = args['controller-bootstrap-servers'];
       // Loaded here so that client commands never load the broker.
-      const { startBroker } = await import('@mq/broker');
+      const { startBroker, isLoopbackHost } = await import('@mq/broker');
       const text = useTextLogs(args['log-format'], ctx.stdout as { isTTY?: boolean });
       const logger = text ? (await import('pino')).pino({ name: 'mq-broker', level: ctx.env.MQ_LOG_LEVEL ?? 'warn' }, textLogStream(ctx.stdout)) : undefined;
       const broker = await startBroker({
@@ -72,7 +75,7 @@ export function brokerCommand(ctx: CliContext): CommandModule {
         ...(args.config !== undefined ? { configFile: args.config } : {}),
         config,
       }, logger ? { logger } : {});
-      if (text) await writeLine(ctx.stdout, startupSummary({ ...broker, host: args.host ?? '127.0.0.1' }, await topicCount(broker.port)));
+      if (text) await writeLine(ctx.stdout, startupSummary({ ...broker, host: args.host ?? '127.0.0.1', loopback: isLoopbackHost(args.host ?? '127.0.0.1') }, await topicCount(broker.port)));
       // Run until SIGINT/SIGTERM; then close gracefully (a second signal forces the exit).
       await new Promise<void>((resolve) => {
         if (ctx.signal.aborted) resolve();

@@ -124,6 +124,19 @@ describe('WebSocket transport', () => {
     expect(b.stats().refused).toBe(3);
   });
 
+  it('refuses a browser (a WebSocket upgrade with an Origin header) with 403 before any frame', async () => {
+    const b = await createWsTransport({ id: 2, clusterId: 'c1', peers: { 1: 'ws://127.0.0.1:1' } });
+    open.push(b);
+    const status = await new Promise<number>((resolve, reject) => {
+      const ws = new WebSocket(`ws://127.0.0.1:${b.port}`, { origin: 'http://evil.example:8000' });
+      ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+      ws.on('open', () => reject(new Error('a browser origin opened a Raft connection')));
+      ws.on('error', () => undefined);
+    });
+    expect(status).toBe(403);
+    expect(b.stats().refused).toBe(1);
+  });
+
   it('forged Raft peers: a Hello naming a voter is refused unless it comes from that voter\'s address', async () => {
     const b = await createWsTransport({ id: 2, clusterId: 'c1', peers: { 1: 'ws://127.0.0.1:1', 3: 'ws://localhost:1' } });
     open.push(b);

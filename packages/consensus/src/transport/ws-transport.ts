@@ -174,7 +174,18 @@ export async function createWsTransport(options: WsTransportOptions, components:
   const counters = { sent: 0, received: 0, dropped: 0, refused: 0 };
   const incoming = new Set<WebSocket>();
 
-  const server = new WebSocketServer({ host: o.host, port: o.port, maxPayload: o.maxFrameBytes });
+  const server = new WebSocketServer({
+    host: o.host,
+    port: o.port,
+    maxPayload: o.maxFrameBytes,
+    // Peers never send an Origin header; a browser always does: no web page gets to open a Raft connection.
+    verifyClient: (info, done) => {
+      if (info.req.headers.origin === undefined) return done(true);
+      counters.refused++;
+      logger.warn({ remote: normalizeAddress(info.req.socket.remoteAddress ?? ''), origin: info.req.headers.origin }, 'raft transport: refused a WebSocket upgrade from a browser (Origin header)');
+      done(false, 403, 'Origin Not Allowed');
+    },
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);

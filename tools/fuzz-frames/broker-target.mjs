@@ -15,6 +15,36 @@ import { REPO_ROOT } from './schema.mjs';
 
 const CLI_BIN = path.join(REPO_ROOT, 'packages', 'cli', 'dist', 'bin.js');
 
+/**
+ * Keeps the last 200 lines `child` printed (stdout and stderr) in `output`,
+ * and resolves with the first non-undefined value `onLine` returns for a line,
+ * or rejects after `timeoutMs` or when `exited` resolves first (naming `what`).
+ */
+function waitForLine(child, output, exited, what, timeoutMs, onLine) {
+  return new Promise((resolve, reject) => {
+    let pending = '';
+    const timer = setTimeout(() => reject(new Error(`${what} did not start within ${timeoutMs} ms\n${output.join('\n')}`)), timeoutMs);
+    const onData = (chunk) => {
+      pending += chunk.toString('utf8');
+      let nl;
+      while ((nl = pending.indexOf('\n')) >= 0) {
+        const line = pending.slice(0, nl);
+        pending = pending.slice(nl + 1);
+        output.push(line);
+        if (output.length > 200) output.shift();
+        const value = onLine(line);
+        if (value !== undefined) {
+          clearTimeout(timer);
+          resolve(value);
+        }
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    void exited.then((code) => reject(new Error(`${what} exited (${code}) before it was up\n${output.join('\n')}`)));
+  });
+}
+
 export async function startBrokerProcess({ startTimeoutMs = 30_000, config = [] } = {}) {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'mq-fuzz-frames-'));
   const child = spawn(process.execPath, [CLI_BIN, 'broker', 'start', '--data-dir', dataDir, '--port', '0', '--http-port', '0', '--log-format', 'json', ...config.flatMap((c) => ['--config-set', c])], {
@@ -36,27 +66,7 @@ export async function startBrokerProcess({ startTimeoutMs = 30_000, config = [] 
       resolve(exitCode);
     }),
   );
-  const port = await new Promise((resolve, reject) => {
-    let pending = '';
-    const timer = setTimeout(() => reject(new Error(`broker did not start within ${startTimeoutMs} ms\n${output.join('\n')}`)), startTimeoutMs);
-    const onData = (chunk) => {
-      pending += chunk.toString('utf8');
-      let nl;
-      while ((nl = pending.indexOf('\n')) >= 0) {
-        const line = pending.slice(0, nl);
-        pending = pending.slice(nl + 1);
-        output.push(line);
-        if (output.length > 200) output.shift();
-        if (line.includes('"broker listening"')) {
-          clearTimeout(timer);
-          resolve(JSON.parse(line).port);
-        }
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    void exited.then((code) => reject(new Error(`broker exited (${code}) before listening\n${output.join('\n')}`)));
-  });
+  const port = await waitForLine(child, output, exited, 'broker', startTimeoutMs, (line) => (line.includes('"broker listening"') ? JSON.parse(line).port : undefined));
   return {
     pid: child.pid,
     pids: [child.pid],
@@ -118,28 +128,10 @@ export async function startClusterProcess({ brokers = 3, startTimeoutMs = 60_000
   };
   process.once('exit', killAll);
   child.once('exit', (code, signal) => exit(`cluster command: ${code ?? signal}`));
-  await new Promise((resolve, reject) => {
-    let pending = '';
-    const timer = setTimeout(() => reject(new Error(`cluster did not start within ${startTimeoutMs} ms\n${output.join('\n')}`)), startTimeoutMs);
-    const onData = (chunk) => {
-      pending += chunk.toString('utf8');
-      let nl;
-      while ((nl = pending.indexOf('\n')) >= 0) {
-        const line = pending.slice(0, nl);
-        pending = pending.slice(nl + 1);
-        output.push(line);
-        if (output.length > 200) output.shift();
-        const row = /^(\d+)\s+\S+\s+(\d+)\s+127\.0\.0\.1:(\d+)/.exec(line);
-        if (row) pids.push(Number(row[2]));
-        if (line.startsWith(`cluster of ${brokers} brokers running`)) {
-          clearTimeout(timer);
-          resolve();
-        }
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    void exited.then((code) => reject(new Error(`cluster exited (${code}) before running\n${output.join('\n')}`)));
+  await waitForLine(child, output, exited, 'cluster', startTimeoutMs, (line) => {
+    const row = /^(\d+)\s+\S+\s+(\d+)\s+127\.0\.0\.1:(\d+)/.exec(line);
+    if (row) pids.push(Number(row[2]));
+    return line.startsWith(`cluster of ${brokers} brokers running`) ? true : undefined;
   });
   // A broker that dies is noticed by polling its pid (the cluster command only reports it).
   const watch = setInterval(() => {

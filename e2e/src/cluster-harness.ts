@@ -274,11 +274,20 @@ export class TestCluster {
     throw new Error(`no broker answered with a controller: ${String(last)}`);
   }
 
-  /** Waits until every broker is registered and unfenced and every partition has its full ISR. */
+  /**
+   * Waits until every broker is registered and unfenced and every partition
+   * has its full ISR, as the active controller sees it. Any other broker's view
+   * can be stale: a broker just restarted replays its metadata log and reports
+   * the state from before it was killed until it catches up.
+   */
   async waitHealthy(timeout = 30_000, topics?: string[]): Promise<ClusterStatus> {
     return waitFor<ClusterStatus | undefined>(
       async () => {
-        const s = await this.anyStatus();
+        const any = await this.anyStatus();
+        const ctl = any.controllerId;
+        if (!this.ids.includes(ctl) || this.broker(ctl).process.exited) return undefined;
+        const s = ctl === any.brokerId ? any : await this.status(ctl).catch(() => undefined);
+        if (!s?.activeController) return undefined;
         const all = this.brokerIds.every((id) => s.brokers.some((b) => b.id === id && !b.fenced));
         const relevant = (x: { topic: string }) => !topics || topics.includes(x.topic);
         return all && s.underReplicated.filter(relevant).length === 0 && s.offline.filter(relevant).length === 0 ? s : undefined;

@@ -9,7 +9,6 @@
  *  - request heads are bounded (header count and size: 431) on both ports;
  *  - listening beyond loopback needs allow.insecure=true.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { request } from 'node:http';
 import { connect } from 'node:net';
@@ -18,6 +17,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { startBroker } from '../src/index.js';
+import { upgrade } from '../src/test-support/net.js';
 import { httpJson, startTestBroker, topicName, type LogLine, type TestBroker } from './helpers.js';
 
 interface RawResponse {
@@ -45,29 +45,6 @@ function raw(port: number, method: string, urlPath: string, headers: Record<stri
     });
     req.on('error', reject);
     req.end(body);
-  });
-}
-
-/** A WebSocket upgrade request; resolves with 101 when upgraded, else the HTTP status of the refusal. */
-function upgrade(port: number, headers: Record<string, string> = {}): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request({
-      host: '127.0.0.1',
-      port,
-      path: '/',
-      agent: false,
-      headers: { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': randomBytes(16).toString('base64'), ...headers },
-    });
-    req.on('upgrade', (_res, socket) => {
-      socket.destroy();
-      resolve(101);
-    });
-    req.on('response', (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    });
-    req.on('error', reject);
-    req.end();
   });
 }
 

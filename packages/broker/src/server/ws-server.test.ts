@@ -1,31 +1,8 @@
 /** A WebSocket listener without an origin list (the inter-broker port): every browser (an Origin header) is refused at the upgrade. */
-import { randomBytes } from 'node:crypto';
-import { request } from 'node:http';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { freePort } from '../test-support/net.js';
+import { freePort, upgrade } from '../test-support/net.js';
 import { WsServer } from './ws-server.js';
-
-function upgrade(port: number, headers: Record<string, string> = {}): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request({
-      host: '127.0.0.1',
-      port,
-      agent: false,
-      headers: { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': randomBytes(16).toString('base64'), ...headers },
-    });
-    req.on('upgrade', (_res, socket) => {
-      socket.destroy();
-      resolve(101);
-    });
-    req.on('response', (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 it('the inter-broker listener (no origin list) refuses any Origin, own-looking ones too, and accepts peers (no Origin)', async () => {
   const msgs: string[] = [];

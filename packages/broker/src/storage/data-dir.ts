@@ -20,7 +20,8 @@ export interface BrokerMeta {
   clusterId: string;
 }
 
-async function readOptional(file: string): Promise<string | undefined> {
+/** A file's text, or undefined when it does not exist. */
+export async function readOptional(file: string): Promise<string | undefined> {
   try {
     return await readFile(file, 'utf8');
   } catch (err) {

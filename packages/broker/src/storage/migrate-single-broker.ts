@@ -18,7 +18,7 @@
  *    way leaves `topics.json`, and the next start resumes (moves and
  *    creations already done are skipped).
  */
-import { mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { MqError } from '@mq/protocol/errors';
@@ -27,6 +27,7 @@ import { CLUSTER_LOG_DIR } from '../cluster/replica-manager.js';
 import { MAX_PRODUCER_ID_ALLOCATION, type MetadataCommand } from '../controller/commands.js';
 import type { TopicRecord } from '../controller/types.js';
 import { PRODUCER_ID_BLOCK_FILE } from '../producers/producer-ids.js';
+import { readOptional } from './data-dir.js';
 
 /** The single broker's topic list (its TopicManager's file). */
 export const SINGLE_BROKER_TOPICS_FILE = 'topics.json';
@@ -42,15 +43,6 @@ export interface SingleBrokerLayout {
   topics: SingleBrokerTopic[];
   /** The first producer id the old broker had not handed out (0 when it kept no block). */
   producerIdsEnd: number;
-}
-
-async function readOptional(file: string): Promise<string | undefined> {
-  try {
-    return await readFile(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
 }
 
 async function exists(p: string): Promise<boolean> {

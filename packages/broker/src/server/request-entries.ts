@@ -58,11 +58,14 @@ function dedupeListOffsets(req: mq.IListOffsetsRequest): void {
 /** Whether any topic is named twice or any topic names a partition twice (the common answer is no, found without copying). */
 function repeats<P>(topics: Topics<P> | null | undefined, partitionOf: (p: P) => number): boolean {
   if (!topics || topics.length === 0) return false;
-  const names = new Set<string>();
+  // Every produce and fetch passes here: one topic (the common request) needs no set of names.
+  const names = topics.length > 1 ? new Set<string>() : undefined;
   for (const t of topics) {
-    const name = t.name ?? '';
-    if (names.has(name)) return true;
-    names.add(name);
+    if (names) {
+      const name = t.name ?? '';
+      if (names.has(name)) return true;
+      names.add(name);
+    }
     const parts = t.partitions ?? [];
     if (parts.length < 2) continue;
     const seen = new Set<number>();

@@ -383,7 +383,11 @@ export class ReplicaManager {
     // only after this run registers (storage/migrate-single-broker.ts); the next run sweeps.
     if (!this.swept && this.c.brokerEpoch() >= 0 && md.broker(me)?.brokerEpoch === this.c.brokerEpoch()) {
       this.swept = true;
-      if (!(await singleBrokerMigrationPending(this.options.dataDir))) await this.deletedLogs.sweep(new Set(md.topics().map((t) => t.topicId)));
+      // Never a log this broker still has open: a hosted replica of a deleted incarnation is removed by its own
+      // drop (closed first); sweeping it meanwhile left its .hw checkpoint written again after the removal.
+      const live = new Set(md.topics().map((t) => t.topicId));
+      for (const h of this.hosted.values()) live.add(h.topicId);
+      if (!(await singleBrokerMigrationPending(this.options.dataDir))) await this.deletedLogs.sweep(live);
     }
     this.reportLogEnds();
   }

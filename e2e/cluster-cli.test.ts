@@ -79,4 +79,39 @@ describe('mq cluster', () => {
       if (child.exitCode === null) child.kill('SIGKILL');
     }
   }, 120_000);
+
+  it('mq cluster stop stops a cluster started in another terminal; a directory without a cluster is one line, exit 1', async () => {
+    const dir = await makeTempDir('mq-cluster-stop-');
+    const base = await freePortRange(8);
+    const [port, httpPort, raftPort, interBrokerPort] = [base, base + 2, base + 4, base + 6];
+    const child = spawn(process.execPath, [CLI_BIN, 'cluster', 'start', '--brokers', '2', '--data-dir', dir, '--port', String(port), '--http-port', String(httpPort), '--raft-port', String(raftPort), '--inter-broker-port', String(interBrokerPort)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      await waitFor(() => out.includes('running'), { timeout: 60_000, message: `cluster start said running (output: ${out})` });
+      const status = await runCli(['cluster', 'status', '--format', 'json', '-d', dir, '-b', `127.0.0.1:${port}`]);
+      const pids = (JSON.parse(status.stdout) as Status).brokers.map((b) => b.pid!);
+      expect(pids).toHaveLength(2);
+
+      const stopped = await runCli(['cluster', 'stop', '-d', dir]);
+      expect(stopped.stderr).toBe('');
+      expect(stopped.stdout).toContain('stopped the cluster');
+      expect(stopped.code).toBe(0);
+      expect(await exited).toBe(0);
+      for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow();
+
+      const again = await runCli(['cluster', 'stop', '-d', dir]);
+      expect(again.code).toBe(0);
+      expect(again.stdout).toContain('no process of the cluster');
+
+      const none = await runCli(['cluster', 'stop', '-d', await makeTempDir('mq-cluster-none-')]);
+      expect(none.code).toBe(1);
+      expect(none.stderr.trim().split('\n')).toHaveLength(1);
+      expect(none.stderr).toContain('no cluster started by mq cluster start');
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  }, 120_000);
 });

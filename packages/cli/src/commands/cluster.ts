@@ -8,7 +8,8 @@
  * --bootstrap; process k takes port + k - 1 (controllers come after the
  * brokers). `mq cluster status`: every process with its role (alive or
  * fenced, pid when started here), the active controller, under-replicated
- * and offline partitions.
+ * and offline partitions. `mq cluster stop`: stops, from another terminal, a
+ * cluster started by `mq cluster start` with the same --data-dir.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -51,6 +52,8 @@ interface ProcessState {
 
 interface ClusterState {
   startedAt: string;
+  /** The `mq cluster start` process that supervises the others (absent in files written before `cluster stop`). */
+  supervisorPid?: number;
   /** Every process started, brokers and controllers alike. */
   brokers: ProcessState[];
 }
@@ -123,6 +126,63 @@ async function waitReady(httpPort: number, brokers: number, timeoutMs: number, s
   return false;
 }
 
+async function readState(root: string): Promise<ClusterState | undefined> {
+  try {
+    return JSON.parse(await readFile(path.join(root, STATE_FILE), 'utf8')) as ClusterState;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether `pid` is still the process the state file names: alive, and (where /proc exists) still running this
+ * command line, so a process id the kernel has since handed to another program is never signalled.
+ */
+export async function isClusterProcess(pid: number, mustContain: string): Promise<boolean> {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const cmdline = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0');
+    return cmdline.some((arg) => arg.includes(mustContain));
+  } catch {
+    return process.platform !== 'linux';
+  }
+}
+
+/**
+ * SIGTERM to the supervising `mq cluster start` (which stops its brokers as on Ctrl-C) or, when it is gone, to
+ * each broker and controller it started; then waits for all of them to exit.
+ */
+async function stopCluster(state: ClusterState, timeoutMs: number): Promise<{ signalled: number; processes: number; left: number[] }> {
+  const supervisor = state.supervisorPid !== undefined && (await isClusterProcess(state.supervisorPid, 'cluster')) ? state.supervisorPid : undefined;
+  const members: number[] = [];
+  for (const b of state.brokers) if (await isClusterProcess(b.pid, b.dataDir)) members.push(b.pid);
+  const targets = supervisor !== undefined ? [supervisor] : members;
+  for (const pid of targets) {
+    try {
+      process.kill(pid, 'SIGTERM');
+    } catch {
+      // exited meanwhile
+    }
+  }
+  const all = supervisor !== undefined ? [supervisor, ...members] : members;
+  const alive = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const deadline = Date.now() + timeoutMs;
+  while (all.some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  return { signalled: targets.length, processes: all.length, left: all.filter(alive) };
+}
+
 export function clusterCommand(ctx: CliContext): CommandModule {
   const start: CommandModule<object, StartArgs> = {
     command: 'start',
@@ -153,7 +213,7 @@ export function clusterCommand(ctx: CliContext): CommandModule {
       const controllerBootstrap = voterIds.map((id) => `127.0.0.1:${args['inter-broker-port'] + id - 1}`).join(',');
       const bin = process.argv[1]!;
       const children = new Map<number, ChildProcess>();
-      const state: ClusterState = { startedAt: new Date().toISOString(), brokers: [] };
+      const state: ClusterState = { startedAt: new Date().toISOString(), supervisorPid: process.pid, brokers: [] };
       let stopping = false;
       const stopAll = async () => {
         stopping = true;
@@ -266,12 +326,7 @@ export function clusterCommand(ctx: CliContext): CommandModule {
         describe: 'the directory of a cluster started by mq cluster start (for process ids)',
       }) as unknown as Argv<ClientArgs & FormatArgs & { 'data-dir': string }>,
     handler: async (args) => {
-      let local: ClusterState | undefined;
-      try {
-        local = JSON.parse(await readFile(path.join(path.resolve(args['data-dir']), STATE_FILE), 'utf8')) as ClusterState;
-      } catch {
-        local = undefined;
-      }
+      const local = await readState(path.resolve(args['data-dir']));
       const client = makeClient(args);
       try {
         const admin = client.admin();
@@ -331,10 +386,34 @@ export function clusterCommand(ctx: CliContext): CommandModule {
     },
   };
 
+  const stop: CommandModule<object, { 'data-dir': string; 'timeout-ms': number }> = {
+    command: 'stop',
+    describe: 'stop a cluster started by mq cluster start (SIGTERM, as Ctrl-C in its terminal)',
+    builder: (y) =>
+      y
+        .option('data-dir', { alias: 'd', type: 'string', default: DEFAULT_CLUSTER_DIR, describe: 'the directory given to mq cluster start' })
+        .option('timeout-ms', { type: 'number', default: 30_000, describe: 'how long to wait for every process to exit' }) as unknown as Argv<{ 'data-dir': string; 'timeout-ms': number }>,
+    handler: async (args) => {
+      const timeoutMs = args['timeout-ms'];
+      if (!Number.isInteger(timeoutMs) || timeoutMs < 0) throw new UsageError(`--timeout-ms must be a whole number of milliseconds, got ${String(timeoutMs)}`);
+      const root = path.resolve(args['data-dir']);
+      const state = await readState(root);
+      if (!state) throw new CommandError(`no cluster started by mq cluster start in ${root} (no ${STATE_FILE}; pass the --data-dir it was started with)`);
+      const stopped = await stopCluster(state, timeoutMs);
+      if (stopped.left.length > 0) {
+        throw new CommandError(`processes ${stopped.left.join(', ')} still running ${timeoutMs} ms after SIGTERM (kill them, or wait and run mq cluster stop again)`);
+      }
+      await writeLine(
+        ctx.stdout,
+        stopped.signalled === 0 ? `no process of the cluster in ${root} is running` : `stopped the cluster in ${root} (${stopped.processes} process${stopped.processes === 1 ? '' : 'es'})`,
+      );
+    },
+  };
+
   return {
     command: 'cluster <command>',
     describe: 'run and inspect a local multi-broker cluster',
-    builder: (y) => y.command(start as unknown as CommandModule).command(status as unknown as CommandModule).demandCommand(1, 'name a cluster command: start, status'),
+    builder: (y) => y.command(start as unknown as CommandModule).command(status as unknown as CommandModule).command(stop as unknown as CommandModule).demandCommand(1, 'name a cluster command: start, status, stop'),
     handler: () => {},
   };
 }

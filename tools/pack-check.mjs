@@ -181,7 +181,15 @@ async function checkPackage(pkg, packages, tarballs, env) {
       for (const bin of Object.keys(pkg.manifest.bin)) {
         await must(`${bin} --help`, path.join(project, 'node_modules', '.bin', bin), ['--help'], { cwd: project, env, timeoutMs: 60_000 });
       }
-      if (pkg.manifest.bin.mq) await must('mq topic list', path.join(project, 'node_modules', '.bin', 'mq'), ['topic', 'list', '-b', env.MQ_BOOTSTRAP], { cwd: project, env, timeoutMs: 60_000 });
+      if (pkg.manifest.bin.mq) {
+        const mq = path.join(project, 'node_modules', '.bin', 'mq');
+        await must('mq topic list', mq, ['topic', 'list', '-b', env.MQ_BOOTSTRAP], { cwd: project, env, timeoutMs: 60_000 });
+        // @mq/broker is an optional peer: without it, `mq broker start` is one line and exit 1, not a stack trace.
+        const alone = await run(mq, ['broker', 'start', '--data-dir', path.join(project, 'data'), '--port', String(await freePort()), '--http-port', String(await freePort())], { cwd: project, env, timeoutMs: 60_000 });
+        if (alone.code !== 1 || !/needs the broker package/.test(alone.out) || alone.out.trim().split('\n').length !== 1) {
+          throw new Error(`mq broker start without @mq/broker: expected one line and exit 1, got exit ${alone.code}:\n${alone.out.slice(-2000)}`);
+        }
+      }
       ran += `, bin ${Object.keys(pkg.manifest.bin).join(', ')} ran`;
     }
     return { ok: true, detail: `${install.length} tarball(s) installed, exports typecheck, ${ran}`, ms: Date.now() - started };

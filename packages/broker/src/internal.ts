@@ -4,7 +4,7 @@
  */
 export { NO_RESPONSE, DEFAULT_HANDLERS, apiVersionsFor } from './handlers/index.js';
 export { Router, httpStatusFor, errorBody } from './http/router.js';
-export { validateTopicName } from './topics/topic-name.js';
+export { validateTopicName } from '@mq/protocol/topic-name';
 export { toMqError, wireError } from './errors.js';
 
 export type { Handler, HandlerMap, RequestOf, ResponseOf } from './handlers/types.js';

@@ -3,6 +3,7 @@
  * to do. Stack traces only with MQ_DEBUG=1.
  */
 import { isMqError } from '@mq/protocol/errors';
+import { validateTopicName } from '@mq/protocol/topic-name';
 
 /** Exit code of a usage mistake (bad flag or value). */
 export const EXIT_USAGE = 2;
@@ -49,12 +50,11 @@ export function formatError(err: unknown): string {
 
 /**
  * An unknown topic whose name could never exist gets the name rule's reason instead of a
- * "create it with: mq topic create NAME" that would only fail. The rule is the broker's one
- * topic-name rule, loaded only on this error path.
+ * "create it with: mq topic create NAME" that would only fail. The rule is the one topic-name
+ * rule in @mq/protocol that the broker applies.
  */
 export async function refineError(err: unknown): Promise<unknown> {
   if (!isMqError(err, 'UNKNOWN_TOPIC_OR_PARTITION') || typeof err.topic !== 'string') return err;
-  const { validateTopicName } = await import('@mq/broker/internal');
   try {
     validateTopicName(err.topic);
     return err;

@@ -9,7 +9,7 @@
  */
 import { MqError } from '@mq/protocol/errors';
 import { TOPIC_ID_PATTERN } from '../controller/commands.js';
-import { validateTopicName } from '../topics/topic-name.js';
+import { validateTopicName } from '@mq/protocol/topic-name';
 
 /** The longest file name (one path component) common file systems take, in bytes. */
 export const MAX_FILE_NAME_BYTES = 255;

@@ -13,7 +13,7 @@
 import { MqError } from '@mq/protocol/errors';
 import { TOPIC_CONFIG } from '../config/topic-config.js';
 import { validateConfigs } from '../config/config-def.js';
-import { validateTopicName } from '../topics/topic-name.js';
+import { validateTopicName } from '@mq/protocol/topic-name';
 
 export interface RegisterBrokerCommand {
   type: 'registerBroker';

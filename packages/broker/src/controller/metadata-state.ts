@@ -18,7 +18,7 @@
 import type { Entry, StateMachine } from '@mq/consensus';
 import { isMqError } from '@mq/protocol/errors';
 import { mergeTopicConfigs } from '../config/alter-topic-configs.js';
-import { collisionKey } from '../topics/topic-name.js';
+import { collisionKey } from '@mq/protocol/topic-name';
 import { decodeCommand, type CommandResult, type MetadataCommand } from './commands.js';
 import { assignReplicas } from './placement.js';
 import type { BrokerRegistration, MetadataDelta, PartitionRecord, RecoveryElection, ReplicaLogEnd, TopicRecord } from './types.js';

@@ -4,7 +4,7 @@ import { MqError } from '@mq/protocol/errors';
 import { checkCommand, commandLimitsOf } from '../controller/command-limits.js';
 import { wireError } from '../errors.js';
 import { requestDeadline } from '../request-limits.js';
-import { refuseInternal } from '../topics/topic-name.js';
+import { refuseInternal } from '@mq/protocol/topic-name';
 import { applied, logRefusal, type HandlerDeps } from './deps.js';
 import type { Handler } from './types.js';
 

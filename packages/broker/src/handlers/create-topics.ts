@@ -11,7 +11,7 @@ import { TopicConfig, validateTopicConfigs } from '../config/topic-config.js';
 import { checkCommand, commandLimitsOf } from '../controller/command-limits.js';
 import { wireError } from '../errors.js';
 import { requestDeadline, type RequestDeadline } from '../request-limits.js';
-import { refuseInternal, validateTopicName } from '../topics/topic-name.js';
+import { refuseInternal, validateTopicName } from '@mq/protocol/topic-name';
 import { applied, logRefusal, type HandlerDeps } from './deps.js';
 import type { Handler } from './types.js';
 

@@ -6,7 +6,7 @@
 import type { mq } from '@mq/protocol/wire';
 import { MqError } from '@mq/protocol/errors';
 import { wireError } from '../errors.js';
-import { refuseInternal } from '../topics/topic-name.js';
+import { refuseInternal } from '@mq/protocol/topic-name';
 import type { RequestContext } from '../context.js';
 import { notLeader, type HandlerDeps } from './deps.js';
 import type { Handler, RequestOf } from './types.js';

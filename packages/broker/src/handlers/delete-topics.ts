@@ -3,7 +3,7 @@ import type { mq } from '@mq/protocol/wire';
 import { MqError } from '@mq/protocol/errors';
 import { wireError } from '../errors.js';
 import { requestDeadline } from '../request-limits.js';
-import { refuseInternal, validateTopicName } from '../topics/topic-name.js';
+import { refuseInternal, validateTopicName } from '@mq/protocol/topic-name';
 import { applied, logRefusal, type HandlerDeps } from './deps.js';
 import type { Handler } from './types.js';
 

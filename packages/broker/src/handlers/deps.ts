@@ -12,7 +12,7 @@ import type { Controller } from '../controller/controller.js';
 import type { ReplicaManager } from '../cluster/replica-manager.js';
 import type { RequestContext } from '../context.js';
 import { refusalLevel, toMqError } from '../errors.js';
-import { validateTopicName } from '../topics/topic-name.js';
+import { validateTopicName } from '@mq/protocol/topic-name';
 
 export interface HandlerDeps {
   controller: Controller;

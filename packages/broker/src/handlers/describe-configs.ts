@@ -3,7 +3,7 @@ import type { mq } from '@mq/protocol/wire';
 import { MqError } from '@mq/protocol/errors';
 import { TopicConfig } from '../config/topic-config.js';
 import { wireError } from '../errors.js';
-import { validateTopicName } from '../topics/topic-name.js';
+import { validateTopicName } from '@mq/protocol/topic-name';
 import type { HandlerDeps } from './deps.js';
 import type { Handler } from './types.js';
 

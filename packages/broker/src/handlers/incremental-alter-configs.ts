@@ -7,7 +7,7 @@ import type { mq } from '@mq/protocol/wire';
 import { MqError } from '@mq/protocol/errors';
 import { TopicConfig } from '../config/topic-config.js';
 import { wireError } from '../errors.js';
-import { refuseInternal, validateTopicName } from '../topics/topic-name.js';
+import { refuseInternal, validateTopicName } from '@mq/protocol/topic-name';
 import type { RequestContext } from '../context.js';
 import { alterTopicConfigs, sameTopicConfigs } from '../config/alter-topic-configs.js';
 import { checkCommand, commandLimitsOf } from '../controller/command-limits.js';

@@ -8,7 +8,7 @@ import type { mq } from '@mq/protocol/wire';
 import { MqError, errorNumber } from '@mq/protocol/errors';
 import type { TopicRecord } from '../controller/types.js';
 import { wireError } from '../errors.js';
-import { isInternalTopic, validateTopicName } from '../topics/topic-name.js';
+import { isInternalTopic, validateTopicName } from '@mq/protocol/topic-name';
 import { createTopic } from './create-topics.js';
 import type { HandlerDeps } from './deps.js';
 import type { Handler } from './types.js';

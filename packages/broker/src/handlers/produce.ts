@@ -11,7 +11,7 @@ import { MqError } from '@mq/protocol/errors';
 import { refusalLevel, toMqError, wireError } from '../errors.js';
 import { parseAcks, type Acks } from '@mq/protocol/acks';
 import { NO_RESPONSE, type Handler } from './types.js';
-import { refuseInternal } from '../topics/topic-name.js';
+import { refuseInternal } from '@mq/protocol/topic-name';
 import type { RequestContext } from '../context.js';
 import { logRefusal, notLeader, type HandlerDeps } from './deps.js';
 

@@ -4,6 +4,7 @@ import type { Argv, CommandModule } from 'yargs';
 import { writeLine, type CliContext } from '../context.js';
 import { LOG_FORMATS, textLogStream, useTextLogs, type LogFormat } from '../log-text.js';
 import { parseKeyValues } from '../options.js';
+import { CommandError } from '../errors.js';
 
 interface StartArgs {
   'data-dir'?: string;
@@ -62,8 +63,8 @@ export function brokerCommand(ctx: CliContext): CommandModule {
       if (args['controller-voters'] !== undefined) config['controller.quorum.voters'] = args['controller-voters'];
       if (args['process-roles'] !== undefined) config['process.roles'] = args['process-roles'];
       if (args['controller-bootstrap-servers'] !== undefined) config['controller.quorum.bootstrap.servers'] = args['controller-bootstrap-servers'];
-      // Loaded here so that client commands never load the broker.
-      const { startBroker, isLoopbackHost } = await import('@mq/broker');
+      // Loaded here so that client commands never load the broker (an optional peer dependency of @mq/cli).
+      const { startBroker, isLoopbackHost } = await loadBroker();
       const text = useTextLogs(args['log-format'], ctx.stdout as { isTTY?: boolean });
       const logger = text ? (await import('pino')).pino({ name: 'mq-broker', level: ctx.env.MQ_LOG_LEVEL ?? 'warn' }, textLogStream(ctx.stdout)) : undefined;
       const broker = await startBroker({
@@ -105,5 +106,21 @@ async function topicCount(port: number): Promise<string> {
     return `unknown (${(err as Error).message})`;
   } finally {
     await client.close({ timeoutMs: 1000 }).catch(() => undefined);
+  }
+}
+
+/**
+ * @mq/broker, which @mq/cli has as an optional peer dependency so that users of the client commands do not
+ * install a server; `mq broker start` without it says how to get it.
+ */
+async function loadBroker(): Promise<typeof import('@mq/broker')> {
+  try {
+    return await import('@mq/broker');
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    if (e.code === 'ERR_MODULE_NOT_FOUND' && /'@mq\/broker'/.test(e.message)) {
+      throw new CommandError('mq broker start needs the broker package: npm i -g @mq/broker beside @mq/cli (or npx -p @mq/cli -p @mq/broker mq broker start)');
+    }
+    throw err;
   }
 }

@@ -20,7 +20,7 @@ import type { BrokerContext, RequestContext } from '../../context.js';
 import type { MetadataState } from '../../controller/metadata-state.js';
 import type { PartitionRecord, TopicRecord } from '../../controller/types.js';
 import { NO_RESPONSE, type Handler, type HandlerMap, type RequestOf, type ResponseOf } from '../../handlers/types.js';
-import { isInternalTopic, validateTopicName } from '../../topics/topic-name.js';
+import { isInternalTopic, validateTopicName } from '@mq/protocol/topic-name';
 import type { PartitionView, TopicBackend, TopicView } from './types.js';
 
 /** Sends a wire request to another broker (the cluster's PeerConnections). */

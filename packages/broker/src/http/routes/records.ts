@@ -15,7 +15,7 @@ import { parseAcks } from '@mq/protocol/acks';
 import type { Router } from '../router.js';
 import type { TopicBackend } from '../backends/types.js';
 import { partitionParam } from './topics.js';
-import { refuseInternal } from '../../topics/topic-name.js';
+import { refuseInternal } from '@mq/protocol/topic-name';
 
 type Encoding = 'text' | 'base64';
 

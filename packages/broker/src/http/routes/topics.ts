@@ -3,7 +3,7 @@ import { MqError } from '@mq/protocol/errors';
 import type { BrokerContext } from '../../context.js';
 import type { Router } from '../router.js';
 import type { TopicBackend, TopicSummaryView, TopicView } from '../backends/types.js';
-import { refuseInternal } from '../../topics/topic-name.js';
+import { refuseInternal } from '@mq/protocol/topic-name';
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -1,5 +1,5 @@
 /** Kafka's topic-name rules: [a-zA-Z0-9._-], 1 to 249 characters, not "." or "..". */
-import { MqError } from '@mq/protocol/errors';
+import { MqError } from './errors.js';
 
 export const MAX_TOPIC_NAME_LENGTH = 249;
 const LEGAL = /^[a-zA-Z0-9._-]+$/;

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { ReadBufferPool } from '@mq/log-store';
 import type { ApiVersionRange } from '@mq/protocol/wire';
 import type { BrokerConfig } from './config/broker-config.js';
-import type { BrokerMetrics } from './metrics.js';
+import type { BrokerMetrics } from './metrics/broker-metrics.js';
 import type { ProducerIdManager } from './producers/producer-ids.js';
 
 export interface BrokerContext {

@@ -87,14 +87,19 @@ export function clusterPartitionView(node: ClusterNode): PartitionView {
     partitions: () =>
       node.replicas.list().map((h) => {
         const rec = md.topic(h.topic)?.partitions[h.partition];
+        const replicaCount = rec?.replicas.length ?? 0;
         return {
           topic: h.topic,
           partition: h.partition,
           highWatermark: node.replicas.highWatermarkOf(h.topic, h.partition) ?? -1,
           logStartOffset: h.log.logStartOffset,
           sizeBytes: h.log.size,
+          segments: h.log.segmentCount,
           leader: h.role === 'leader',
-          underReplicated: rec ? rec.isr.length < rec.replicas.length : false,
+          isrSize: rec?.isr.length ?? 0,
+          replicaCount,
+          minIsr: Math.min(h.config.minInsyncReplicas, replicaCount),
+          pendingProduces: h.leader?.pendingProduces ?? 0,
         };
       }),
   };

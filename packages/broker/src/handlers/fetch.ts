@@ -69,6 +69,7 @@ export function fetch(d: HandlerDeps): Handler<'fetch'> {
       let entry = out.get(k);
       if (!entry) out.set(k, (entry = { name: p.topic, topicId: asked, partitions: [] }));
       const list = entry.partitions;
+      if (p.records?.length) b.metrics.fetchedBytes(p.topic, p.records.length);
       // Not led here: say why, from the metadata (deleted topic or incarnation, no leader, another leader, an offline replica here).
       const why = p.errorCode === 'NOT_LEADER' || p.errorCode === 'UNKNOWN_TOPIC_OR_PARTITION' ? whyNotLed(d, p.topic, p.partition, asked) : undefined;
       const code = why?.code ?? p.errorCode;

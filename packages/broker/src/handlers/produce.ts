@@ -87,21 +87,24 @@ export function produceHandler(
       const index = p.partition ?? 0;
       const answer = (entry: mq.PartitionProduceResponse.$Properties) => (acks === 0 ? NO_RESPONSE : { topics: [{ name, partitions: [entry] }] });
       return start(name, index, p.records).then(
-        (r) => answer(appendedEntry(ctx, name, index, r, logRefusal)),
+        (r) => {
+          ctx.broker.metrics.producedBytes(name, p.records?.length ?? 0);
+          return answer(appendedEntry(ctx, name, index, r, logRefusal));
+        },
         (err: unknown) => {
           logRefusal(ctx, name, index, err);
           return answer(refusedEntry(index, err));
         },
       );
     }
-    const pending: Array<{ topic: string; partition: number; result: Promise<PartitionAppended> }> = [];
+    const pending: Array<{ topic: string; partition: number; result: Promise<PartitionAppended>; bytes: number }> = [];
     for (const t of reqTopics) {
       const name = t.name ?? '';
       for (const p of t.partitions ?? []) {
         const index = p.partition ?? 0;
         const result = start(name, index, p.records);
         result.catch(() => undefined);
-        pending.push({ topic: name, partition: index, result });
+        pending.push({ topic: name, partition: index, result, bytes: p.records?.length ?? 0 });
       }
     }
     return answerAll(pending, acks, ctx, logRefusal);
@@ -144,7 +147,7 @@ function refusedEntry(partition: number, err: unknown): mq.PartitionProduceRespo
 
 /** Waits for every partition's append (all started already) and answers each, in request order. */
 async function answerAll(
-  pending: Array<{ topic: string; partition: number; result: Promise<PartitionAppended> }>,
+  pending: Array<{ topic: string; partition: number; result: Promise<PartitionAppended>; bytes: number }>,
   acks: Acks | undefined,
   ctx: RequestContext,
   logRefusal: (ctx: RequestContext, topic: string, partition: number, err: unknown) => void,
@@ -153,7 +156,9 @@ async function answerAll(
   for (const item of pending) {
     let entry: mq.PartitionProduceResponse.$Properties;
     try {
-      entry = appendedEntry(ctx, item.topic, item.partition, await item.result, logRefusal);
+      const appended = await item.result;
+      ctx.broker.metrics.producedBytes(item.topic, item.bytes);
+      entry = appendedEntry(ctx, item.topic, item.partition, appended, logRefusal);
     } catch (err) {
       logRefusal(ctx, item.topic, item.partition, err);
       entry = refusedEntry(item.partition, err);

@@ -33,7 +33,7 @@ describe('OpenAPI document', () => {
     const backend = {} as TopicBackend;
     registerTopicRoutes(router, ctx, backend);
     registerRecordRoutes(router, ctx, backend);
-    registerSystemRoutes(router, ctx, { connections: () => 0, view: { topicCount: () => 0, partitions: () => [] } });
+    registerSystemRoutes(router, ctx, { view: { topicCount: () => 0, partitions: () => [] } });
     const registered = router.list().map((r) => `${r.method} ${r.pattern}`).sort();
     expect(registered).toEqual(Object.keys(OPERATIONS).sort());
     const doc = openApiDocument(router) as { openapi: string; paths: Record<string, Record<string, unknown>> };

@@ -204,7 +204,7 @@ export class Connection {
       apiVersion: version,
       logger: this.logger,
     };
-    this.broker.metrics.request(body);
+    const startedAt = this.broker.metrics.request(body);
     this.inFlight++;
     const isFetch = body === 'fetch';
     if (isFetch) this.fetchesInFlight++;
@@ -220,6 +220,7 @@ export class Connection {
         try {
           if (response !== NO_RESPONSE) this.send({ correlationId, [body]: response } as ResponseFrame);
         } finally {
+          this.broker.metrics.requestDone(body, startedAt);
           this.finished(isFetch);
         }
       },
@@ -228,9 +229,10 @@ export class Connection {
           const e = toMqError(err);
           if (e.code === 'UNKNOWN') this.logger.error({ conn: this.id, api: body, err }, 'request failed');
           else this.logger.warn({ conn: this.id, api: body, code: e.code, err: e.message }, 'request refused');
-          this.broker.metrics.refusal(e.code);
+          this.broker.metrics.refusal(e.code, body);
           this.send({ correlationId, errorCode: errorNumber(e.code), errorMessage: e.message });
         } finally {
+          this.broker.metrics.requestDone(body, startedAt);
           this.finished(isFetch);
         }
       },
@@ -245,7 +247,7 @@ export class Connection {
   }
 
   private refuse(correlationId: number, err: MqError, api?: string): void {
-    this.broker.metrics.refusal(err.code);
+    this.broker.metrics.refusal(err.code, api);
     this.logger.warn({ conn: this.id, remote: this.info.remote, correlationId, api, code: err.code, err: err.message }, 'bad request');
     this.send({ correlationId, errorCode: errorNumber(err.code), errorMessage: err.message });
   }

@@ -53,7 +53,9 @@ export async function runFuzz(options) {
   const steadyTopic = `fz-steady-${o.seed}`;
   const started = Date.now();
   const violate = (what) => {
-    if (violations.length < 20) violations.push({ what, afterFrame: recent.at(-1), recent: recent.slice(-3) });
+    // The first violation also names the last 40 frames sent (a window of answers may be pending behind it).
+    const before = violations.length === 0 ? { sentBefore: recent.slice(-40).map((r) => `#${r.index} ${r.description.slice(0, 200)}`) } : {};
+    if (violations.length < 20) violations.push({ what, afterFrame: recent.at(-1), recent: recent.slice(-3), ...before });
   };
 
   const watcher = new MqClient({ bootstrap: broker.bootstrap, clientId: 'fuzz-watcher' });
@@ -173,7 +175,7 @@ export async function runFuzz(options) {
       deletes: sent?.deleteTopics?.topics ?? [],
     };
     recent.push({ index, description: m.description, frame: entry.frame });
-    if (recent.length > 5) recent.shift();
+    if (recent.length > 40) recent.shift();
     described.set(index, m.description.slice(0, 160));
     described.delete(index - 5000);
     conn.pending.set(cid, entry);
@@ -193,14 +195,19 @@ export async function runFuzz(options) {
   const elapsedS = (Date.now() - started) / 1000;
 
   let steadyReport = { slowest: [], acked: 0, bad: [], errors: [], p50Ms: NaN, p99Ms: NaN, maxMs: NaN };
+  // A broker that stopped serving (the violation above) cannot be read back: that is reported, not thrown.
   if (broker.exitCode === undefined) {
-    steadyReport = await steady.finish();
-    if (steadyReport.bad.length) violate(`${steadyReport.bad.length} acknowledged records did not read back intact, first: ${steadyReport.bad[0]}`);
-    if (steadyReport.acked === 0) violate('the well-behaved client got no acknowledgment at all');
-    if (!(steadyReport.p99Ms <= o.maxP99Ms)) violate(`well-behaved p99 ack latency ${steadyReport.p99Ms.toFixed(1)} ms over ${o.maxP99Ms} ms`);
-    const after = await snapshotMetadata(watcher.admin());
-    const steadyActual = (await watcher.admin().describeTopic(steadyTopic).catch(() => ({ partitions: [] }))).partitions.length;
-    for (const p of compareMetadata(before, after, { created, deleted, refused, steadyTopic, steadyPartitions: STEADY_PARTITIONS, steadyActual })) violate(`metadata: ${p}`);
+    try {
+      steadyReport = await steady.finish();
+      if (steadyReport.bad.length) violate(`${steadyReport.bad.length} acknowledged records did not read back intact, first: ${steadyReport.bad[0]}`);
+      if (steadyReport.acked === 0) violate('the well-behaved client got no acknowledgment at all');
+      if (!(steadyReport.p99Ms <= o.maxP99Ms)) violate(`well-behaved p99 ack latency ${steadyReport.p99Ms.toFixed(1)} ms over ${o.maxP99Ms} ms`);
+      const after = await snapshotMetadata(watcher.admin());
+      const steadyActual = (await watcher.admin().describeTopic(steadyTopic).catch(() => ({ partitions: [] }))).partitions.length;
+      for (const p of compareMetadata(before, after, { created, deleted, refused, steadyTopic, steadyPartitions: STEADY_PARTITIONS, steadyActual })) violate(`metadata: ${p}`);
+    } catch (err) {
+      violate(`the broker could not be read back after the run: ${err.message}`);
+    }
   }
   for (const c of conns) c?.ws.terminate();
   await watcher.close({ timeoutMs: 1000 }).catch(() => undefined);

@@ -17,6 +17,14 @@ export const MAX_CLIENT_ID_BYTES = MAX_PROTOCOL_STRING_BYTES - MEMBER_ID_SUFFIX_
 export const MAX_GROUP_INSTANCE_ID_LENGTH = 249;
 const LEGAL_INSTANCE_ID = /^[a-zA-Z0-9._-]+$/;
 
+/** Characters of a client's id or name quoted in an error message; the rest is elided (messages can repeat per entry). */
+export const MAX_QUOTED_CHARS = 80;
+
+/** A client-supplied string as an error message shows it: at most MAX_QUOTED_CHARS characters, then how long it was. */
+export function shown(value: string): string {
+  return value.length <= MAX_QUOTED_CHARS ? value : `${value.slice(0, MAX_QUOTED_CHARS)}…(${value.length} characters)`;
+}
+
 /** What is wrong with a value, as the typed error to answer. */
 export interface Problem {
   code: ErrorCode;

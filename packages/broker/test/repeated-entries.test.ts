@@ -112,4 +112,27 @@ describe('repeated entries', () => {
     const ok = await c.request({ metadata: { topics: [topic] } });
     expect(ok.metadata!.topics[0]!.errorCode).toBe(0);
   });
+
+  it('a group-level OffsetCommit refusal answers every partition with a short message (a long member id x many partitions was a GB-sized answer)', async () => {
+    // Found by fuzzing (seed 20261203, frame ~171,684): each partition's message quoted the whole member or instance id.
+    const memberId = 'm'.repeat(30_000);
+    const partitions = Array.from({ length: 5000 }, (_, partition) => ({ partition, committedOffset: 0 }));
+    const { value: r, ms } = await timed(() => c.request({ offsetCommit: { groupId: group, generationId: 1, memberId, topics: [{ name: topic, partitions }] } }, 30_000));
+    const answered = r.offsetCommit!.topics[0]!.partitions;
+    expect(answered).toHaveLength(5000);
+    expect(new Set(answered.map((p) => p.errorCode))).toEqual(new Set([errorNumber('UNKNOWN_MEMBER_ID')]));
+    expect(answered[0]!.errorMessage).toContain('…(30000 characters)');
+    expect(mq.ResponseFrame.encode(r).finish().length).toBeLessThan(1024 * 1024);
+    expect(ms).toBeLessThan(5000);
+  });
+
+  it('an OffsetCommit naming one partition twice is INVALID_REQUEST; a member id over the protocol limit is refused before any partition', async () => {
+    const twice = await c.request({ offsetCommit: { groupId: 'g-offsets', generationId: -1, topics: [{ name: topic, partitions: [{ partition: 0, committedOffset: 0 }, { partition: 0, committedOffset: 1 }] }] } });
+    expect(twice.errorCode).toBe(errorNumber('INVALID_REQUEST'));
+    expect(twice.errorMessage).toMatch(/same partition more than once/);
+    const huge = await c.request({ offsetCommit: { groupId: group, generationId: 1, memberId: 'm'.repeat(300_000), topics: [{ name: topic, partitions: [{ partition: 0, committedOffset: 0 }] }] } }, 30_000);
+    const p = huge.offsetCommit!.topics[0]!.partitions[0]!;
+    expect(p.errorCode).toBe(errorNumber('UNKNOWN_MEMBER_ID'));
+    expect(p.errorMessage).toMatch(/member id is 300000 UTF-8 bytes; the limit is 32767/);
+  });
 });

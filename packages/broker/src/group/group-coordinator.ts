@@ -40,6 +40,7 @@ import {
   groupIdProblem,
   instanceIdProblem,
   memberIdProblem,
+  shown,
   protocolNameProblem,
 } from '../request-limits.js';
 import { GROUP_STATES } from './types.js';
@@ -443,7 +444,7 @@ class Coordinator implements GroupCoordinator {
     const fail = (code: ErrorCode, message: string): JoinGroupResponse => ({ ...err(code, message), memberId, generationId: -1 });
     const fenced = this.checkInstance(group, memberId, j.instanceId);
     if (fenced && (member || fenced.code === 'FENCED_INSTANCE_ID')) return fail(fenced.code, fenced.message);
-    if (!member) return fail('UNKNOWN_MEMBER_ID', `group "${group.groupId}" has no member "${memberId}" (rejoin with an empty member id)`);
+    if (!member) return fail('UNKNOWN_MEMBER_ID', `group "${shown(group.groupId)}" has no member "${shown(memberId)}" (rejoin with an empty member id)`);
     const protocolsChanged = !sameProtocols(member.protocols, j.protocols);
     updateMember(member, j);
     switch (group.state) {
@@ -460,7 +461,7 @@ class Coordinator implements GroupCoordinator {
         }
         return this.joinResponse(group, member);
       default:
-        return fail('UNKNOWN_MEMBER_ID', `group "${group.groupId}" has no member "${memberId}"`);
+        return fail('UNKNOWN_MEMBER_ID', `group "${shown(group.groupId)}" has no member "${shown(memberId)}"`);
     }
   }
 
@@ -645,7 +646,7 @@ class Coordinator implements GroupCoordinator {
     const fenced = group && this.checkInstance(group, memberId, req.groupInstanceId || null);
     if (fenced) return err(fenced.code, fenced.message);
     const member = group?.members.get(memberId);
-    if (!group || !member) return err('UNKNOWN_MEMBER_ID', `group "${groupId}" has no member "${memberId}"`);
+    if (!group || !member) return err('UNKNOWN_MEMBER_ID', `group "${shown(groupId)}" has no member "${shown(memberId)}"`);
     if ((req.generationId ?? -1) !== group.generationId) {
       return err('ILLEGAL_GENERATION', `generation ${req.generationId} is stale; the group is at generation ${group.generationId} (rejoin)`);
     }
@@ -668,7 +669,7 @@ class Coordinator implements GroupCoordinator {
       case 'CompletingRebalance':
         break;
       default:
-        return err('UNKNOWN_MEMBER_ID', `group "${groupId}" has no member "${memberId}"`);
+        return err('UNKNOWN_MEMBER_ID', `group "${shown(groupId)}" has no member "${shown(memberId)}"`);
     }
     this.scheduleSession(group, member);
     if (memberId === group.leaderId) {
@@ -786,9 +787,9 @@ class Coordinator implements GroupCoordinator {
   private checkInstance(group: Group, memberId: string, instanceId: string | null): { code: ErrorCode; message: string } | null {
     if (!instanceId) return null;
     const current = group.staticMembers.get(instanceId);
-    if (current === undefined) return { code: 'UNKNOWN_MEMBER_ID', message: `group "${group.groupId}" has no instance "${instanceId}"` };
+    if (current === undefined) return { code: 'UNKNOWN_MEMBER_ID', message: `group "${shown(group.groupId)}" has no instance "${shown(instanceId)}"` };
     if (current !== memberId) {
-      return { code: 'FENCED_INSTANCE_ID', message: `instance "${instanceId}" is now member "${current}"; member "${memberId}" is fenced` };
+      return { code: 'FENCED_INSTANCE_ID', message: `instance "${shown(instanceId)}" is now member "${shown(current)}"; member "${shown(memberId)}" is fenced` };
     }
     return null;
   }
@@ -841,27 +842,27 @@ class Coordinator implements GroupCoordinator {
       })),
     });
     const all = (code: ErrorCode, message: string) => answer(() => err(code, message));
-    const bad = groupIdProblem(groupId);
+    const generationId = req.generationId ?? -1;
+    const memberId = req.memberId ?? '';
+    const bad = groupIdProblem(groupId) ?? memberIdProblem(memberId) ?? instanceIdProblem(req.groupInstanceId);
     if (bad) return all(bad.code, bad.message);
     const owner = this.ownership(groupId);
     if (owner) return all(owner.code, owner.message);
-    const generationId = req.generationId ?? -1;
-    const memberId = req.memberId ?? '';
     let group = this.groups.get(groupId);
     if (generationId < 0 && memberId === '') {
       // A commit from outside the group (admin tools, manual assignment).
       if (group && group.hasActiveMembers()) {
         return all(
           'NON_EMPTY_GROUP',
-          `group "${groupId}" has active members; offsets can only be committed from outside the group while it is empty`,
+          `group "${shown(groupId)}" has active members; offsets can only be committed from outside the group while it is empty`,
         );
       }
-      if (group?.state === 'Dead') return all('COORDINATOR_NOT_AVAILABLE', `group "${groupId}" is being deleted; retry`);
+      if (group?.state === 'Dead') return all('COORDINATOR_NOT_AVAILABLE', `group "${shown(groupId)}" is being deleted; retry`);
     } else {
       const fenced = group && this.checkInstance(group, memberId, req.groupInstanceId || null);
       if (fenced) return all(fenced.code, fenced.message);
       const member = group?.members.get(memberId);
-      if (!group || !member) return all('UNKNOWN_MEMBER_ID', `group "${groupId}" has no member "${memberId}" (rejoin)`);
+      if (!group || !member) return all('UNKNOWN_MEMBER_ID', `group "${shown(groupId)}" has no member "${shown(memberId)}" (rejoin)`);
       if (generationId !== group.generationId) {
         return all('ILLEGAL_GENERATION', `commit from generation ${generationId} refused; the group is at generation ${group.generationId} (rejoin)`);
       }
@@ -882,12 +883,12 @@ class Coordinator implements GroupCoordinator {
         const offset = p.committedOffset ?? 0;
         const metadata = p.metadata ?? '';
         if (count === undefined || partition >= count) {
-          results.set(key, err('UNKNOWN_TOPIC_OR_PARTITION', `partition ${topic}-${partition} does not exist`));
+          results.set(key, err('UNKNOWN_TOPIC_OR_PARTITION', `partition ${shown(topic)}-${partition} does not exist`));
           continue;
         }
         const end = this.topics.logEndOffset(topic, partition);
         if (!Number.isSafeInteger(offset) || offset < 0) {
-          results.set(key, err('INVALID_COMMIT_OFFSET', `offset ${offset} for ${topic}-${partition} is negative`));
+          results.set(key, err('INVALID_COMMIT_OFFSET', `offset ${offset} for ${shown(topic)}-${partition} is negative`));
           continue;
         }
         if (end !== undefined && offset > end) {

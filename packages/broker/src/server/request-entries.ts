@@ -159,6 +159,15 @@ const ENTRIES: { [K in RequestBody]?: (req: NonNullable<mq.RequestFrame[K]>) => 
     refuseRepeatedProduce(r);
     return 0;
   },
+  // OffsetCommit: one offset per partition (two offsets for one partition in one commit is a client bug), and capped:
+  // a group-level refusal answers every partition named.
+  offsetCommit: (r) => {
+    const topics = r.topics as Topics<mq.IOffsetCommitPartition> | null | undefined;
+    if (repeats(topics, (p) => p.partition ?? 0)) {
+      throw new MqError('INVALID_REQUEST', 'an offset commit names the same partition more than once: commit one offset per partition');
+    }
+    return partitionCount(topics);
+  },
 };
 
 /**

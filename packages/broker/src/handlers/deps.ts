@@ -13,6 +13,7 @@ import type { ReplicaManager } from '../cluster/replica-manager.js';
 import type { RequestContext } from '../context.js';
 import { refusalLevel, toMqError } from '../errors.js';
 import { validateTopicName } from '@mq/protocol/topic-name';
+import { shown } from '../request-limits.js';
 
 export interface HandlerDeps {
   controller: Controller;
@@ -46,7 +47,8 @@ export function notLeader(d: HandlerDeps, topic: string, partition: number): MqE
 export function whyNotLed(d: HandlerDeps, topic: string, partition: number, topicId = ''): MqError {
   const current = d.controller.metadata.topic(topic)?.topicId;
   if (topicId !== '' && current !== topicId) {
-    return new MqError('UNKNOWN_TOPIC_ID', `broker ${d.controller.options.brokerId} knows no topic "${topic}" with topic id ${topicId} (${current ? `its topic id is ${current}` : 'no such topic'})`);
+    // Both strings come from the request and the message repeats per partition: shown short.
+    return new MqError('UNKNOWN_TOPIC_ID', `broker ${d.controller.options.brokerId} knows no topic "${shown(topic)}" with topic id ${shown(topicId)} (${current ? `its topic id is ${current}` : 'no such topic'})`);
   }
   try {
     return notLeader(d, topic, partition);

@@ -186,6 +186,30 @@ describe('HTTP API', () => {
     await c.close();
   });
 
+  it('long-polls a read with timeout_ms: waits for the first record, answers empty when none comes, refuses a wait over fetch.max.wait.ms', async () => {
+    const name = topicName('longpoll');
+    expect((await httpJson(`${api}/topics`, { body: { name, partition_count: 1 } })).status).toBe(201);
+    const read = (query: string) => httpJson(`${api}/topics/${name}/partitions/0/records?${query}`);
+    const waiting = read('offset=0&timeout_ms=20000');
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await httpJson(`${api}/topics/${name}/records`, { body: { value: 'late' } })).status).toBe(200);
+    const got = await waiting;
+    expect(got.status).toBe(200);
+    expect(got.body.records.map((r: { value: string }) => r.value)).toEqual(['late']);
+    expect(got.body.next_offset).toBe(1);
+
+    const none = await read('offset=1&timeout_ms=200');
+    expect(none.status).toBe(200);
+    expect(none.body.records).toEqual([]);
+    const atOnce = await read('offset=1');
+    expect(atOnce.body.records).toEqual([]);
+
+    const tooLong = await read('offset=1&timeout_ms=999999999');
+    expect(tooLong.status).toBe(400);
+    expect(tooLong.body.error.code).toBe('INVALID_REQUEST');
+    expect(tooLong.body.error.message).toMatch(/timeout_ms must be between 0 and \d+ \(fetch.max.wait.ms\)/);
+  });
+
   it('shares one view with the binary protocol', async () => {
     const c = await TestClient.connect(t.url);
     const name = topicName('shared');

@@ -94,6 +94,13 @@ export const OPERATIONS: Readonly<Record<string, Json>> = {
       { name: 'offset', in: 'query', required: false, schema: { type: 'integer', minimum: 0 }, description: 'Default: the log start offset' },
       { name: 'max_bytes', in: 'query', required: false, schema: { type: 'integer', minimum: 1, default: 1048576 } },
       { name: 'max_records', in: 'query', required: false, schema: { type: 'integer', minimum: 1, default: 10000 } },
+      {
+        name: 'timeout_ms',
+        in: 'query',
+        required: false,
+        schema: { type: 'integer', minimum: 0, default: 0 },
+        description: 'Long poll: with no record at the offset yet, wait up to this long for one (at most fetch.max.wait.ms, 30 s by default); 0 answers at once',
+      },
       { name: 'encoding', in: 'query', required: false, schema: ref('Encoding') },
     ],
     responses: { '200': json(ref('RecordPage'), 'Records from the offset on'), ...errors(400, 404, 503) },

@@ -306,7 +306,7 @@ export function clusterBackend(options: ClusterBackendOptions, c: ClusterBackend
       });
     },
 
-    async read(topic, partition, offset, maxBytes, signal) {
+    async read(topic, partition, offset, maxBytes, signal, maxWaitMs = 0) {
       const from = offset ?? (await watermarks(topic, partition, signal)).low;
       return onLeader(topic, partition, signal, async (leader) => {
         const res = await call(
@@ -314,12 +314,12 @@ export function clusterBackend(options: ClusterBackendOptions, c: ClusterBackend
           'fetch',
           {
             replicaId: -1,
-            maxWaitMs: 0,
-            minBytes: 0,
+            maxWaitMs,
+            minBytes: maxWaitMs > 0 ? 1 : 0,
             maxBytes,
             topics: [{ name: topic, partitions: [{ partition, fetchOffset: from, partitionMaxBytes: maxBytes, currentLeaderEpoch: -1, logStartOffset: -1, lastFetchedEpoch: -1 }] }],
           },
-          { timeoutMs: 30_000, signal },
+          { timeoutMs: maxWaitMs + 30_000, signal },
         );
         const p = res.topics?.[0]?.partitions?.[0];
         if (!p) throw new MqError('UNKNOWN', `broker ${leader} answered the fetch of ${topic}-${partition} without that partition`);

@@ -77,7 +77,10 @@ export interface TopicBackend {
    * so calls made in order keep their order on one partition.
    */
   append(topic: string, partition: number, batch: Buffer, acks: Acks, options: { now: number; signal: AbortSignal }): Promise<{ baseOffset: number }>;
-  /** Reads committed records (below the high watermark) from `offset`, or from the log start when undefined. */
-  read(topic: string, partition: number, offset: number | undefined, maxBytes: number, signal: AbortSignal): Promise<ReadResult>;
+  /**
+   * Reads committed records (below the high watermark) from `offset`, or from the log start when undefined;
+   * with `maxWaitMs` > 0, waits up to that long for a first record when there is none yet (a long poll).
+   */
+  read(topic: string, partition: number, offset: number | undefined, maxBytes: number, signal: AbortSignal, maxWaitMs?: number): Promise<ReadResult>;
   watermarks(topic: string, partition: number, signal: AbortSignal): Promise<{ low: number; high: number }>;
 }

@@ -178,8 +178,12 @@ export function registerRecordRoutes(router: Router, ctx: BrokerContext, backend
     }
     const maxRecords = intParam(req.query, 'max_records', 10_000);
     if (maxRecords < 1) throw new MqError('INVALID_REQUEST', 'max_records must be at least 1');
+    // A long poll, as a consumer's fetch: wait up to timeout_ms (at most fetch.max.wait.ms) for a first record.
+    const maxWait = ctx.config.int('fetch.max.wait.ms');
+    const timeoutMs = intParam(req.query, 'timeout_ms', 0);
+    if (timeoutMs < 0 || timeoutMs > maxWait) throw new MqError('INVALID_REQUEST', `timeout_ms must be between 0 and ${maxWait} (fetch.max.wait.ms), got ${timeoutMs}`);
     const enc = parseEncoding(req.query.get('encoding') ?? undefined, 'query');
-    const read = await backend.read(topic, partition, offsetParam, maxBytes, req.signal);
+    const read = await backend.read(topic, partition, offsetParam, maxBytes, req.signal, timeoutMs);
     const buf = read.records;
     const offset = read.offset;
     const records: Array<Record<string, unknown>> = [];

@@ -127,7 +127,7 @@ describe('HTTP API', () => {
     await httpJson(`${api}/topics`, { body: { name, partition_count: 2, configs: { 'max.message.bytes': '2048' } } });
     const cases: Array<[unknown, number, string]> = [
       [{ key: 'k' }, 400, 'INVALID_REQUEST'],
-      [{ value: 5 }, 400, 'INVALID_REQUEST'],
+      [{ value: 5, encoding: 'base64' }, 400, 'INVALID_REQUEST'],
       [{ value: 'x', encoding: 'base64' }, 400, 'INVALID_REQUEST'],
       [{ value: 'x', encoding: 'rot13' }, 400, 'INVALID_REQUEST'],
       [{ value: 'x', partition: 2 }, 404, 'UNKNOWN_TOPIC_OR_PARTITION'],
@@ -208,6 +208,38 @@ describe('HTTP API', () => {
     expect(tooLong.status).toBe(400);
     expect(tooLong.body.error.code).toBe('INVALID_REQUEST');
     expect(tooLong.body.error.message).toMatch(/timeout_ms must be between 0 and \d+ \(fetch.max.wait.ms\)/);
+  });
+
+  it('stores JSON values: objects as their JSON text in text mode, any JSON value with encoding json, and reads them back parsed', async () => {
+    const name = topicName('json');
+    expect((await httpJson(`${api}/topics`, { body: { name, partition_count: 1 } })).status).toBe(201);
+    const posted = await httpJson(`${api}/topics/${name}/records`, {
+      body: [
+        { key: 'order-1', value: { id: 1, items: ['a', 'b'] } },
+        { key: 'n', value: 42, headers: { source: 'web' } },
+        { value: 'plain text' },
+        { key: { composite: true }, value: 'quoted', encoding: 'json' },
+      ],
+    });
+    expect(posted.status).toBe(200);
+    const asText = await httpJson(`${api}/topics/${name}/partitions/0/records?offset=0`);
+    expect(asText.body.records.map((r: { key: unknown; value: unknown }) => [r.key, r.value])).toEqual([
+      ['order-1', '{"id":1,"items":["a","b"]}'],
+      ['n', '42'],
+      [null, 'plain text'],
+      ['{"composite":true}', '"quoted"'],
+    ]);
+    const asJson = await httpJson(`${api}/topics/${name}/partitions/0/records?offset=0&encoding=json`);
+    const records = asJson.body.records as Array<{ key: unknown; value: unknown; not_json?: string[]; headers: unknown[] }>;
+    expect(records.map((r) => [r.key, r.value, r.not_json])).toEqual([
+      ['order-1', { id: 1, items: ['a', 'b'] }, ['key']],
+      ['n', 42, ['key']],
+      [null, 'plain text', ['value']],
+      [{ composite: true }, 'quoted', undefined],
+    ]);
+    expect(records[1]!.headers).toEqual([{ key: 'source', value: 'web' }]);
+    const bad = await httpJson(`${api}/topics/${name}/records`, { body: { value: 'x', encoding: 'yaml' } });
+    expect([bad.status, bad.body.error.code]).toEqual([400, 'INVALID_REQUEST']);
   });
 
   it('shares one view with the binary protocol', async () => {

@@ -132,7 +132,11 @@ export const OPERATIONS: Readonly<Record<string, Json>> = {
 };
 
 const SCHEMAS: Json = {
-  Encoding: { enum: ['text', 'base64'], default: 'text', description: 'How keys, values and header values are written in JSON' },
+  Encoding: {
+    enum: ['text', 'base64', 'json'],
+    default: 'text',
+    description: 'How keys, values and header values are written in JSON: text (a non-string JSON key or value is stored as its JSON text), base64, or json (keys and values are JSON values, stored as JSON text; header values stay text)',
+  },
   Error: {
     type: 'object',
     required: ['error'],
@@ -201,8 +205,8 @@ const SCHEMAS: Json = {
     type: 'object',
     required: ['value'],
     properties: {
-      key: { type: ['string', 'null'] },
-      value: { type: ['string', 'null'] },
+      key: { description: 'A string (or, with encoding json or text, any JSON value), or null' },
+      value: { description: 'A string (or, with encoding json or text, any JSON value), or null for a tombstone' },
       headers: {
         oneOf: [{ type: 'object', additionalProperties: { type: ['string', 'null'] } }, { type: 'array', items: ref('Header') }],
       },
@@ -228,8 +232,9 @@ const SCHEMAS: Json = {
           properties: {
             offset: { type: 'integer' },
             timestamp: { type: 'integer' },
-            key: { type: ['string', 'null'] },
-            value: { type: ['string', 'null'] },
+            key: { description: 'Text, base64, or with encoding json the parsed JSON value' },
+            value: { description: 'Text, base64, or with encoding json the parsed JSON value' },
+            not_json: { type: 'array', items: { enum: ['key', 'value'] }, description: 'encoding json: the fields that are not JSON, shown as text' },
             headers: { type: 'array', items: ref('Header') },
           },
         },

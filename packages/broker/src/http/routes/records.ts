@@ -1,8 +1,10 @@
 /**
  * HTTP records: produce JSON records (one, an array, or `{records: [...]}`)
  * and read them back decoded. Values, keys and header values are UTF-8 text
- * by default, base64 with `"encoding": "base64"` (on the request or on one
- * record; `?encoding=base64` when reading). Keyed records go where Kafka's
+ * by default (a key or value that is a JSON object, array, number or boolean
+ * is stored as its JSON text), base64 with `"encoding": "base64"`, JSON with
+ * `"encoding": "json"` (every key and value stored as JSON text; on the request
+ * or on one record; `?encoding=base64|json` when reading). Keyed records go where Kafka's
  * default partitioner puts them (murmur2), unkeyed ones round-robin, and an
  * explicit partition wins. Decoding records is for display only: the binary
  * produce and fetch paths never do it.
@@ -17,11 +19,11 @@ import type { TopicBackend } from '../backends/types.js';
 import { partitionParam } from './topics.js';
 import { refuseInternal } from '@mq/protocol/topic-name';
 
-type Encoding = 'text' | 'base64';
+type Encoding = 'text' | 'base64' | 'json';
 
 interface JsonRecord {
-  key?: string | null;
-  value: string | null;
+  key?: unknown;
+  value: unknown;
   headers?: Record<string, string | null> | Array<{ key: string; value: string | null }>;
   partition?: number;
   timestamp?: number;
@@ -33,20 +35,57 @@ const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$
 function parseEncoding(v: unknown, where: string): Encoding {
   if (v === undefined || v === null || v === 'text' || v === 'utf8' || v === 'utf-8') return 'text';
   if (v === 'base64') return 'base64';
-  throw new MqError('INVALID_REQUEST', `${where}: encoding must be "text" or "base64", got ${JSON.stringify(v)}`);
+  if (v === 'json') return 'json';
+  throw new MqError('INVALID_REQUEST', `${where}: encoding must be "text", "base64" or "json", got ${JSON.stringify(v)}`);
 }
 
+/** A key or value as stored: null stays null (a tombstone, a null key). */
 function bytes(v: unknown, enc: Encoding, what: string): Buffer | null {
   if (v === null || v === undefined) return null;
-  if (typeof v !== 'string') throw new MqError('INVALID_REQUEST', `${what} must be a string or null`);
+  if (enc === 'json') return Buffer.from(JSON.stringify(v), 'utf8');
+  if (typeof v !== 'string') {
+    // Text: a JSON object, array, number or boolean is stored as its JSON text.
+    if (enc === 'text' && (typeof v === 'object' || typeof v === 'number' || typeof v === 'boolean')) return Buffer.from(JSON.stringify(v), 'utf8');
+    throw new MqError('INVALID_REQUEST', `${what} must be a string or null`);
+  }
   if (enc === 'text') return Buffer.from(v, 'utf8');
   if (!BASE64.test(v)) throw new MqError('INVALID_REQUEST', `${what} is not valid base64`);
   return Buffer.from(v, 'base64');
 }
 
-function show(b: Buffer | null, enc: Encoding): string | null {
+/** A header value: text or base64 (a JSON request's header values are text). */
+function headerBytes(v: unknown, enc: Encoding, what: string): Buffer | null {
+  return bytes(v, enc === 'json' ? 'text' : enc, what);
+}
+
+/** Marks a key or value that is not JSON when reading with encoding=json (it is shown as text instead). */
+const NOT_JSON = Symbol('not json');
+
+function show(b: Buffer | null, enc: Encoding): unknown {
   if (b === null) return null;
-  return enc === 'base64' ? b.toString('base64') : b.toString('utf8');
+  if (enc === 'base64') return b.toString('base64');
+  const text = b.toString('utf8');
+  if (enc !== 'json') return text;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return { [NOT_JSON]: text };
+  }
+}
+
+/** A read record's key or value field(s): the value, and for encoding=json a list of the fields that were not JSON. */
+function shownFields(key: Buffer | null, value: Buffer | null, enc: Encoding): Record<string, unknown> {
+  const k = show(key, enc);
+  const v = show(value, enc);
+  const notJson: string[] = [];
+  const plain = (x: unknown, name: string) => {
+    if (x !== null && typeof x === 'object' && NOT_JSON in x) {
+      notJson.push(name);
+      return (x as { [NOT_JSON]: string })[NOT_JSON];
+    }
+    return x;
+  };
+  return { key: plain(k, 'key'), value: plain(v, 'value'), ...(notJson.length > 0 ? { not_json: notJson } : {}) };
 }
 
 function toInput(raw: unknown, i: number, defaultEnc: Encoding): { record: RecordInput; key: Buffer | null; partition?: number } {
@@ -70,7 +109,7 @@ function toInput(raw: unknown, i: number, defaultEnc: Encoding): { record: Recor
       if (typeof h !== 'object' || h === null || typeof h.key !== 'string') {
         throw new MqError('INVALID_REQUEST', `record ${i} has a header without a string key`);
       }
-      headers.push({ key: h.key, value: bytes(h.value, enc, `record ${i} header ${h.key}`) });
+      headers.push({ key: h.key, value: headerBytes(h.value, enc, `record ${i} header ${h.key}`) });
     }
   }
   let partition: number | undefined;
@@ -210,9 +249,8 @@ export function registerRecordRoutes(router: Router, ctx: BrokerContext, backend
         records.push({
           offset: r.offset,
           timestamp: r.timestamp,
-          key: show(r.key, enc),
-          value: show(r.value, enc),
-          headers: r.headers.map((h) => ({ key: h.key, value: show(h.value, enc) })),
+          ...shownFields(r.key, r.value, enc),
+          headers: r.headers.map((h) => ({ key: h.key, value: show(h.value, enc === 'json' ? 'text' : enc) })),
         });
         next = r.offset + 1;
       }

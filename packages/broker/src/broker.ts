@@ -26,6 +26,8 @@ import { startClusterCleaner } from './cluster/cluster-cleaner.js';
 import { logStoreFactory, type LogOpener } from './log-factory.js';
 import { BrokerMetrics } from './metrics/broker-metrics.js';
 import { registerNodeMetrics } from './metrics/node-metrics.js';
+import { ConsumerInstances } from './http/consumers/consumer-instances.js';
+import { registerConsumerRoutes } from './http/routes/consumers.js';
 import { parseBrokerOptions, type BrokerOptions } from './options.js';
 import { WsServer } from './server/ws-server.js';
 import { checkExposure } from './server/exposure.js';
@@ -218,6 +220,18 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     const stopNodeMetrics = registerNodeMetrics(ctx.metrics.registry, { connections: () => ws.connectionCount, view, controller: cluster.controller, groups: () => groups.coordinator, forgetTopic: (t) => ctx.metrics.dropTopic(t) });
     cleanups.push(async () => stopNodeMetrics());
     groups.registerRoutes(router, ctx);
+    if (cluster.roles.broker && config.int('http.consumer.max.instances') > 0) {
+      // HTTP consumer instances are clients of this broker's own listener.
+      const self = opts.host === '0.0.0.0' || opts.host === '::' ? '127.0.0.1' : opts.host;
+      const consumers = new ConsumerInstances({
+        bootstrap: () => `${self.includes(':') ? `[${self}]` : self}:${port}`,
+        maxInstances: config.int('http.consumer.max.instances'),
+        instanceTimeoutMs: config.int('http.consumer.instance.timeout.ms'),
+        logger: log.child({ component: 'http-consumers' }),
+      });
+      cleanups.push(() => consumers.close());
+      registerConsumerRoutes(router, ctx, consumers);
+    }
     registerClusterRoutes(router, cluster);
     for (const r of components.routes ?? []) r(router, ctx);
 

@@ -48,6 +48,8 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   { name: 'max.in.flight.fetches.per.connection', type: 'int', default: '4', min: 1, doc: 'Fetches processed at once per connection (bounds response memory: this x fetch.max.bytes).' },
   { name: 'connection.max.buffered.bytes', type: 'int', default: String(8 * 1024 * 1024), min: 1024, doc: 'Unsent response bytes per connection above which the broker stops reading from it.' },
   { name: 'request.max.entries', type: 'int', default: String(DEFAULT_REQUEST_MAX_ENTRIES), min: 1, doc: 'Most topics, partitions or groups one request may name (repeats are merged first); a larger request is refused with INVALID_REQUEST. Keep it at least topic.max.partitions.' },
+  { name: 'http.consumer.max.instances', type: 'int', default: '100', min: 0, doc: 'Most HTTP consumer instances (POST /consumers/{group}) this broker holds at once; more are refused with GROUP_LIMIT_REACHED (429). 0 turns HTTP consumers off.' },
+  { name: 'http.consumer.instance.timeout.ms', type: 'int', default: '300000', min: 1000, doc: 'An HTTP consumer instance not used (polled, committed, ...) for this long is closed and leaves its group.' },
   { name: 'http.max.body.bytes', type: 'int', default: String(8 * 1024 * 1024), min: 1024, doc: 'Largest HTTP request body.' },
   { name: 'http.max.headers', type: 'int', default: '100', min: 8, max: 10000, doc: 'Most header lines one HTTP request may carry, on the HTTP API port and in the WebSocket upgrade; more are refused with 431.' },
   { name: 'http.max.header.bytes', type: 'int', default: String(16 * 1024), min: 1024, max: 1024 * 1024, doc: 'Largest request head (request line and headers) on the HTTP API port and in the WebSocket upgrade; larger ones are refused with 431.' },

@@ -131,6 +131,116 @@ export const OPERATIONS: Readonly<Record<string, Json>> = {
   },
 };
 
+const groupParam = { name: 'group', in: 'path', required: true, schema: { type: 'string', minLength: 1 } };
+const instanceParam = { name: 'instance', in: 'path', required: true, schema: { type: 'string', pattern: '^[a-zA-Z0-9._-]{1,128}$' } };
+const noContent = (description: string) => ({ '204': { description } });
+
+/** HTTP consumer groups (http/routes/consumers.ts), in the Confluent REST proxy's shape. */
+export const CONSUMER_OPERATIONS: Readonly<Record<string, Json>> = {
+  'POST /consumers/{group}': {
+    operationId: 'createConsumerInstance',
+    summary: 'Create a consumer instance in a group (a real group member inside the broker)',
+    description: 'The body may be left out. Instances not used for http.consumer.instance.timeout.ms are closed and leave the group.',
+    parameters: [groupParam],
+    requestBody: {
+      required: false,
+      content: {
+        'application/json': {
+          schema: {
+            type: 'object',
+            properties: {
+              name: { type: 'string', pattern: '^[a-zA-Z0-9._-]{1,128}$', description: 'Default: a random id' },
+              auto_offset_reset: { enum: ['earliest', 'latest'], default: 'latest' },
+              auto_commit: { type: 'boolean', default: false, description: 'Commit what polls returned in the background (otherwise POST .../offsets)' },
+            },
+          },
+        },
+      },
+    },
+    responses: {
+      '200': json({ type: 'object', properties: { instance_id: { type: 'string' }, base_uri: { type: 'string' } } }, 'The instance'),
+      ...errors(400, 429),
+    },
+  },
+  'POST /consumers/{group}/instances/{instance}/subscription': {
+    operationId: 'subscribeConsumerInstance',
+    summary: 'Subscribe the instance to topics (replaces an earlier subscription); the group assigns it partitions',
+    parameters: [groupParam, instanceParam],
+    requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', required: ['topics'], properties: { topics: { type: 'array', minItems: 1, items: { type: 'string' } } } } } } },
+    responses: { ...noContent('Subscribed'), ...errors(400, 404) },
+  },
+  'GET /consumers/{group}/instances/{instance}/assignments': {
+    operationId: 'consumerInstanceAssignments',
+    summary: 'The partitions the group assigned to the instance',
+    parameters: [groupParam, instanceParam],
+    responses: {
+      '200': json({ type: 'object', properties: { partitions: { type: 'array', items: { type: 'object', properties: { topic: { type: 'string' }, partition: { type: 'integer' } } } } } }, 'Assigned partitions'),
+      ...errors(404),
+    },
+  },
+  'GET /consumers/{group}/instances/{instance}/records': {
+    operationId: 'pollConsumerInstance',
+    summary: 'Poll records from the assigned partitions (a long poll)',
+    parameters: [
+      groupParam,
+      instanceParam,
+      { name: 'timeout_ms', in: 'query', required: false, schema: { type: 'integer', minimum: 0, default: 1000 }, description: 'Wait up to this long for records (at most fetch.max.wait.ms)' },
+      { name: 'max_records', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 10000, default: 500 } },
+      { name: 'encoding', in: 'query', required: false, schema: ref('Encoding') },
+    ],
+    responses: {
+      '200': json(
+        {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              topic: { type: 'string' },
+              partition: { type: 'integer' },
+              offset: { type: 'integer' },
+              timestamp: { type: 'integer' },
+              key: {},
+              value: {},
+              not_json: { type: 'array', items: { enum: ['key', 'value'] } },
+              headers: { type: 'array', items: ref('Header') },
+            },
+          },
+        },
+        'Records, in order within each partition',
+      ),
+      ...errors(400, 404),
+    },
+  },
+  'POST /consumers/{group}/instances/{instance}/offsets': {
+    operationId: 'commitConsumerInstance',
+    summary: 'Commit offsets: the given ones (offset = the next record to read), or, with no body, everything polls returned',
+    parameters: [groupParam, instanceParam],
+    requestBody: {
+      required: false,
+      content: {
+        'application/json': {
+          schema: {
+            type: 'object',
+            properties: {
+              offsets: {
+                type: 'array',
+                items: { type: 'object', required: ['topic', 'partition', 'offset'], properties: { topic: { type: 'string' }, partition: { type: 'integer', minimum: 0 }, offset: { type: 'integer', minimum: 0 } } },
+              },
+            },
+          },
+        },
+      },
+    },
+    responses: { ...noContent('Committed'), ...errors(400, 404, 503) },
+  },
+  'DELETE /consumers/{group}/instances/{instance}': {
+    operationId: 'deleteConsumerInstance',
+    summary: 'Close the instance: it leaves its group (committing only with auto_commit)',
+    parameters: [groupParam, instanceParam],
+    responses: { ...noContent('Closed'), ...errors(404) },
+  },
+};
+
 const SCHEMAS: Json = {
   Encoding: {
     enum: ['text', 'base64', 'json'],
@@ -246,16 +356,17 @@ const SCHEMAS: Json = {
 const ERROR_TEXT: Record<number, string> = {
   400: 'Invalid request (bad name, config, offset, body)',
   403: 'Not allowed by the broker configuration',
-  404: 'Unknown topic or partition',
+  404: 'Unknown topic, partition or consumer instance',
   409: 'Already exists',
   413: 'Too large',
+  429: 'Too many (HTTP consumer instances over http.consumer.max.instances)',
   503: 'Retriable: not available right now',
 };
 
 export function openApiDocument(router: Router): Json {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of router.list() as Route[]) {
-    const op = OPERATIONS[`${r.method} ${r.pattern}`] ?? {
+    const op = OPERATIONS[`${r.method} ${r.pattern}`] ?? CONSUMER_OPERATIONS[`${r.method} ${r.pattern}`] ?? {
       summary: `${r.method} ${r.pattern}`,
       responses: { '200': { description: 'OK' } },
     };

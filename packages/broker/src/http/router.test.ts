@@ -1,8 +1,10 @@
-import { openApiDocument, OPERATIONS } from './openapi.js';
+import { CONSUMER_OPERATIONS, openApiDocument, OPERATIONS } from './openapi.js';
 import { httpStatusFor, Router } from './router.js';
 import { registerRecordRoutes } from './routes/records.js';
 import { registerSystemRoutes } from './routes/system.js';
 import { registerTopicRoutes } from './routes/topics.js';
+import { registerConsumerRoutes } from './routes/consumers.js';
+import type { ConsumerInstances } from './consumers/consumer-instances.js';
 import type { BrokerContext } from '../context.js';
 import type { TopicBackend } from './backends/types.js';
 
@@ -34,8 +36,9 @@ describe('OpenAPI document', () => {
     registerTopicRoutes(router, ctx, backend);
     registerRecordRoutes(router, ctx, backend);
     registerSystemRoutes(router, ctx, { view: { topicCount: () => 0, partitions: () => [] } });
+    registerConsumerRoutes(router, ctx, {} as ConsumerInstances);
     const registered = router.list().map((r) => `${r.method} ${r.pattern}`).sort();
-    expect(registered).toEqual(Object.keys(OPERATIONS).sort());
+    expect(registered).toEqual([...Object.keys(OPERATIONS), ...Object.keys(CONSUMER_OPERATIONS)].sort());
     const doc = openApiDocument(router) as { openapi: string; paths: Record<string, Record<string, unknown>> };
     expect(doc.openapi).toBe('3.1.0');
     expect(Object.keys(doc.paths['/topics/{topic}/records']!)).toEqual(['post']);

@@ -18,8 +18,7 @@ import type { Router } from '../router.js';
 import type { TopicBackend } from '../backends/types.js';
 import { partitionParam } from './topics.js';
 import { refuseInternal } from '@mq/protocol/topic-name';
-
-type Encoding = 'text' | 'base64' | 'json';
+import { bytes, headerBytes, parseEncoding, show, shownFields, type Encoding } from '../record-encoding.js';
 
 interface JsonRecord {
   key?: unknown;
@@ -28,64 +27,6 @@ interface JsonRecord {
   partition?: number;
   timestamp?: number;
   encoding?: Encoding;
-}
-
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-
-function parseEncoding(v: unknown, where: string): Encoding {
-  if (v === undefined || v === null || v === 'text' || v === 'utf8' || v === 'utf-8') return 'text';
-  if (v === 'base64') return 'base64';
-  if (v === 'json') return 'json';
-  throw new MqError('INVALID_REQUEST', `${where}: encoding must be "text", "base64" or "json", got ${JSON.stringify(v)}`);
-}
-
-/** A key or value as stored: null stays null (a tombstone, a null key). */
-function bytes(v: unknown, enc: Encoding, what: string): Buffer | null {
-  if (v === null || v === undefined) return null;
-  if (enc === 'json') return Buffer.from(JSON.stringify(v), 'utf8');
-  if (typeof v !== 'string') {
-    // Text: a JSON object, array, number or boolean is stored as its JSON text.
-    if (enc === 'text' && (typeof v === 'object' || typeof v === 'number' || typeof v === 'boolean')) return Buffer.from(JSON.stringify(v), 'utf8');
-    throw new MqError('INVALID_REQUEST', `${what} must be a string or null`);
-  }
-  if (enc === 'text') return Buffer.from(v, 'utf8');
-  if (!BASE64.test(v)) throw new MqError('INVALID_REQUEST', `${what} is not valid base64`);
-  return Buffer.from(v, 'base64');
-}
-
-/** A header value: text or base64 (a JSON request's header values are text). */
-function headerBytes(v: unknown, enc: Encoding, what: string): Buffer | null {
-  return bytes(v, enc === 'json' ? 'text' : enc, what);
-}
-
-/** Marks a key or value that is not JSON when reading with encoding=json (it is shown as text instead). */
-const NOT_JSON = Symbol('not json');
-
-function show(b: Buffer | null, enc: Encoding): unknown {
-  if (b === null) return null;
-  if (enc === 'base64') return b.toString('base64');
-  const text = b.toString('utf8');
-  if (enc !== 'json') return text;
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return { [NOT_JSON]: text };
-  }
-}
-
-/** A read record's key or value field(s): the value, and for encoding=json a list of the fields that were not JSON. */
-function shownFields(key: Buffer | null, value: Buffer | null, enc: Encoding): Record<string, unknown> {
-  const k = show(key, enc);
-  const v = show(value, enc);
-  const notJson: string[] = [];
-  const plain = (x: unknown, name: string) => {
-    if (x !== null && typeof x === 'object' && NOT_JSON in x) {
-      notJson.push(name);
-      return (x as { [NOT_JSON]: string })[NOT_JSON];
-    }
-    return x;
-  };
-  return { key: plain(k, 'key'), value: plain(v, 'value'), ...(notJson.length > 0 ? { not_json: notJson } : {}) };
 }
 
 function toInput(raw: unknown, i: number, defaultEnc: Encoding): { record: RecordInput; key: Buffer | null; partition?: number } {
@@ -126,7 +67,7 @@ function toInput(raw: unknown, i: number, defaultEnc: Encoding): { record: Recor
   return { record, key, ...(partition !== undefined ? { partition } : {}) };
 }
 
-function intParam(q: URLSearchParams, name: string, fallback: number): number {
+export function intParam(q: URLSearchParams, name: string, fallback: number): number {
   const v = q.get(name);
   if (v === null || v === '') return fallback;
   if (!/^-?\d+$/.test(v) || !Number.isSafeInteger(Number(v))) {

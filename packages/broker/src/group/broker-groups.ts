@@ -379,7 +379,9 @@ export function registerGroupRoutes(
     if (failed) {
       // One typed error for the whole request (the valid ones in it were stored; the body lists which).
       const code = errorCodeFromNumber(failed.errorCode);
+      // As on every other route, a topic or partition that does not exist is not worth retrying.
       throw new MqError(code, failed.errorMessage, {
+        ...(code === 'UNKNOWN_TOPIC_OR_PARTITION' ? { retriable: false } : {}),
         results: results.map((x) => ({ topic: x.topic, partition: x.partition, error: x.errorCode ? errorCodeFromNumber(x.errorCode) : null })),
       });
     }

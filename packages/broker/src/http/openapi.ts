@@ -44,7 +44,7 @@ export const OPERATIONS: Readonly<Record<string, Json>> = {
         { type: 'object', properties: { name: { type: 'string' }, deleted: { const: true }, partition_count: { type: 'integer' } } },
         'The topic was deleted',
       ),
-      ...errors(403, 404),
+      ...errors(400, 403, 404),
     },
   },
   'POST /topics/{topic}/records': {
@@ -241,7 +241,123 @@ export const CONSUMER_OPERATIONS: Readonly<Record<string, Json>> = {
   },
 };
 
+/** Consumer groups (group/broker-groups.ts) and the cluster view (cluster/routes.ts). */
+export const GROUP_OPERATIONS: Readonly<Record<string, Json>> = {
+  'GET /groups': {
+    operationId: 'listGroups',
+    summary: 'List the consumer groups of the cluster (every broker is asked for the groups it coordinates)',
+    parameters: [{ name: 'state', in: 'query', required: false, schema: { type: 'array', items: { type: 'string' } }, style: 'form', explode: true, description: 'Only groups in these states (repeatable)' }],
+    responses: {
+      '200': json({ type: 'array', items: { type: 'object', required: ['group', 'state'], properties: { group: { type: 'string' }, state: { type: 'string' }, protocol_type: { type: 'string' } } } }, 'The groups'),
+      ...errors(400, 503),
+    },
+  },
+  'GET /groups/{group}': {
+    operationId: 'describeGroup',
+    summary: 'Describe a group coordinated by this broker: members, assignments, committed offsets and lag',
+    parameters: [groupParam],
+    responses: {
+      '200': json(
+        {
+          type: 'object',
+          required: ['group', 'state', 'members', 'offsets', 'total_lag'],
+          properties: {
+            group: { type: 'string' },
+            state: { type: 'string' },
+            protocol_type: { type: 'string' },
+            protocol: { type: 'string' },
+            generation: { type: 'integer' },
+            leader: { type: 'string' },
+            members: { type: 'array', items: { type: 'object', properties: { member_id: { type: 'string' }, group_instance_id: { type: ['string', 'null'] }, client_id: { type: 'string' }, client_host: { type: 'string' }, assignment: { type: 'array' } } } },
+            offsets: {
+              type: 'array',
+              items: {
+                type: 'object',
+                properties: {
+                  topic: { type: 'string' },
+                  partition: { type: 'integer' },
+                  committed_offset: { type: 'integer' },
+                  log_end_offset: { type: ['integer', 'null'] },
+                  lag: { type: ['integer', 'null'] },
+                  metadata: { type: 'string' },
+                  owner: { type: ['string', 'null'] },
+                },
+              },
+            },
+            total_lag: { type: 'integer' },
+          },
+        },
+        'The group',
+      ),
+      ...errors(400, 404, 503),
+    },
+  },
+  'POST /groups/{group}/offsets': {
+    operationId: 'commitGroupOffsets',
+    summary: 'Commit offsets for a group from outside it (the group must be empty)',
+    parameters: [groupParam],
+    requestBody: {
+      required: true,
+      content: {
+        'application/json': {
+          schema: {
+            oneOf: [
+              ref('GroupOffset'),
+              { type: 'object', required: ['offsets'], properties: { offsets: { type: 'array', minItems: 1, items: ref('GroupOffset') } } },
+            ],
+          },
+        },
+      },
+    },
+    responses: {
+      '200': json({ type: 'object', properties: { group: { type: 'string' }, committed: { type: 'array', items: { type: 'object', properties: { topic: { type: 'string' }, partition: { type: 'integer' } } } } } }, 'Committed'),
+      ...errors(400, 404, 409, 503),
+    },
+  },
+  'DELETE /groups/{group}': {
+    operationId: 'deleteGroup',
+    summary: 'Delete an empty group and its committed offsets',
+    parameters: [groupParam],
+    responses: { '200': json({ type: 'object', properties: { group: { type: 'string' }, deleted: { const: true } } }, 'Deleted'), ...errors(400, 404, 409, 503) },
+  },
+  'GET /cluster': {
+    operationId: 'describeCluster',
+    summary: "This broker's view of the cluster: controller, Raft state, brokers, under-replicated and offline partitions, the replicas it hosts",
+    responses: {
+      '200': json(
+        {
+          type: 'object',
+          required: ['brokerId', 'controllerId', 'brokers', 'topics', 'partitions', 'underReplicated', 'offline', 'hosted'],
+          properties: {
+            brokerId: { type: 'integer' },
+            controllerId: { type: 'integer' },
+            activeController: { type: 'boolean' },
+            voters: { type: 'array', items: { type: 'integer' } },
+            raft: { type: 'object', properties: { term: { type: 'integer' }, commit: { type: 'integer' }, applied: { type: 'integer' } } },
+            brokers: { type: 'array', items: { type: 'object', required: ['id', 'fenced'], properties: { id: { type: 'integer' }, host: { type: 'string' }, port: { type: 'integer' }, httpPort: { type: 'integer' }, fenced: { type: 'boolean' } } } },
+            topics: { type: 'integer' },
+            partitions: { type: 'integer' },
+            underReplicated: { type: 'array', items: ref('PartitionReplicas') },
+            offline: { type: 'array', items: ref('PartitionReplicas') },
+            hosted: { type: 'array', items: { type: 'object', properties: { topic: { type: 'string' }, partition: { type: 'integer' }, role: { type: 'string' }, highWatermark: { type: 'integer' } } } },
+          },
+        },
+        'The cluster as this broker sees it',
+      ),
+    },
+  },
+};
+
 const SCHEMAS: Json = {
+  GroupOffset: {
+    type: 'object',
+    required: ['topic', 'partition', 'offset'],
+    properties: { topic: { type: 'string' }, partition: { type: 'integer', minimum: 0 }, offset: { type: 'integer' }, metadata: { type: 'string' } },
+  },
+  PartitionReplicas: {
+    type: 'object',
+    properties: { topic: { type: 'string' }, partition: { type: 'integer' }, replicas: { type: 'array', items: { type: 'integer' } }, isr: { type: 'array', items: { type: 'integer' } } },
+  },
   Encoding: {
     enum: ['text', 'base64', 'json'],
     default: 'text',
@@ -366,7 +482,8 @@ const ERROR_TEXT: Record<number, string> = {
 export function openApiDocument(router: Router): Json {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of router.list() as Route[]) {
-    const op = OPERATIONS[`${r.method} ${r.pattern}`] ?? CONSUMER_OPERATIONS[`${r.method} ${r.pattern}`] ?? {
+    const key = `${r.method} ${r.pattern}`;
+    const op = OPERATIONS[key] ?? CONSUMER_OPERATIONS[key] ?? GROUP_OPERATIONS[key] ?? {
       summary: `${r.method} ${r.pattern}`,
       responses: { '200': { description: 'OK' } },
     };

@@ -9,10 +9,11 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-function optionalInt(body: Record<string, unknown>, key: string): number | undefined {
+/** A count that may be left out (the broker's default); when given, at least 1 (0 is not "the default" here). */
+function optionalCount(body: Record<string, unknown>, key: string): number | undefined {
   const v = body[key];
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'number' || !Number.isInteger(v)) throw new MqError('INVALID_REQUEST', `"${key}" must be an integer`);
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw new MqError('INVALID_REQUEST', `"${key}" must be an integer of at least 1 (leave it out for the broker's default), got ${JSON.stringify(v)}`);
   return v;
 }
 
@@ -59,8 +60,8 @@ export function registerTopicRoutes(router: Router, _ctx: BrokerContext, backend
     if (!isObject(configs)) throw new MqError('INVALID_CONFIG', '"configs" must be an object of string values');
     const r = await backend.createTopic({
       name: body.name,
-      numPartitions: optionalInt(body, 'partition_count'),
-      replicationFactor: optionalInt(body, 'replication_factor'),
+      numPartitions: optionalCount(body, 'partition_count'),
+      replicationFactor: optionalCount(body, 'replication_factor'),
       configs,
     });
     return { status: 201, body: { ...topicDetail(r.topic), ...(r.warning ? { warning: r.warning } : {}) } };

@@ -14,6 +14,7 @@ import { groupCommand } from './group.js';
 import { produceCommand } from './produce.js';
 import { profileCommand } from './profile.js';
 import { topicCommand } from './topic.js';
+import { topCommand } from './top.js';
 
 export type CommandFactory = (ctx: CliContext) => CommandModule;
 
@@ -38,6 +39,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   consumeCommand,
   groupCommand,
   profileCommand,
+  topCommand,
   lazy('bench <workload>', 'measure produce, consume or end-to-end throughput and latency (a local broker unless --bootstrap)', () =>
     import('./bench.js').then((m) => m.benchCommand),
   ),

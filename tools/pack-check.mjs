@@ -26,7 +26,9 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const TSC = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 const CLI_BIN = path.join(ROOT, 'packages', 'cli', 'dist', 'bin.js');
 /** Examples that talk to a running broker (given as MQ_BOOTSTRAP and in place of localhost:9092). */
-const NEEDS_BROKER = new Set(['client', 'bench']);
+const NEEDS_BROKER = new Set(['client', 'bench', 'otel']);
+/** Registry packages a README example imports beside the package (the application's own choices). */
+const EXAMPLE_EXTRAS = { otel: ['@opentelemetry/sdk-trace-base@2.12.1', '@opentelemetry/context-async-hooks@2.12.1', '@opentelemetry/core@2.12.1'] };
 const EXAMPLE_TIMEOUT_MS = 90_000;
 
 const isMain = import.meta.url === `file://${process.argv[1]}`;
@@ -151,6 +153,7 @@ async function checkPackage(pkg, packages, tarballs, env) {
     );
     const install = closure(name, packages).map((p) => tarballs.get(p.manifest.name));
     if (pkg.dir === 'replication') install.push(tarballs.get('@mq/log-store')); // its README: npm i @mq/replication @mq/log-store
+    install.push(...(EXAMPLE_EXTRAS[pkg.dir] ?? []));
     const typesNode = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')).devDependencies['@types/node'];
     await must(`npm install ${name}`, 'npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', ...install, `@types/node@${typesNode}`], { cwd: project, timeoutMs: 300_000 });
     await writeFile(path.join(project, 'exports.ts'), subpathImports(pkg.manifest));

@@ -228,6 +228,17 @@ const out = [];
 const seenKeys = new Set();
 for (const file of files) {
   const api = JSON.parse(fs.readFileSync(path.join(schemaDir, file), 'utf8'));
+  if (api.data !== undefined) {
+    // A data structure carried inside a message (the consumer protocol's subscription and assignment): a codec, no API.
+    for (const k of ['data', 'versions', 'flexible', 'fields']) if (api[k] === undefined) fail(file, `missing "${k}"`);
+    api.supported = range(api.versions, file);
+    api.flexible = range(api.flexible, file);
+    const g = new Gen(api, file);
+    g.struct(api.data, api.fields.map((s) => parseField(s, file)));
+    out.push(`// ${api.data} (data), versions ${api.supported.lo}-${api.supported.hi}: schema/${file}\n`);
+    out.push(...g.types, ...g.fns);
+    continue;
+  }
   for (const k of ['api', 'key', 'versions', 'flexible', 'request', 'response']) if (api[k] === undefined) fail(file, `missing "${k}"`);
   if (seenKeys.has(api.key)) fail(file, `api key ${api.key} is described twice`);
   seenKeys.add(api.key);

@@ -52,6 +52,7 @@ export class KafkaConnection {
   private closed = false;
   private waitingForDrain = false;
   private idleWaiters: Array<() => void> = [];
+  private readonly groupProtocols = new Map<string, string>();
   lastActivity: number;
 
   constructor(
@@ -142,7 +143,7 @@ export class KafkaConnection {
       apiVersion: 0,
       logger: this.deps.logger,
     };
-    const call: KafkaCall = { version: h.apiVersion, ctx, core: this.deps.core, door: this.deps.door, afterWrite: (fn) => slot.after.push(fn) };
+    const call: KafkaCall = { version: h.apiVersion, ctx, core: this.deps.core, door: this.deps.door, groupProtocols: this.groupProtocols, afterWrite: (fn) => slot.after.push(fn) };
     this.deps.broker.metrics.request(`kafka.${api.name}`);
     let result: Promise<unknown>;
     try {

@@ -31,6 +31,8 @@ export interface KafkaCall {
   readonly ctx: RequestContext;
   readonly core: HandlerMap;
   readonly door: KafkaDoorView;
+  /** The protocol type of each group this connection joined (JoinGroup), for SyncGroup, whose request does not say. */
+  readonly groupProtocols: Map<string, string>;
   /** Runs `fn` once the response has been written (or dropped): gives pooled buffers back. */
   afterWrite(fn: () => void): void;
 }

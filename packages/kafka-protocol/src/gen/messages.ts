@@ -240,6 +240,95 @@ export const ApiVersionsApi: ApiDef<ApiVersionsRequest, ApiVersionsResponse> = {
   writeResponse: writeApiVersionsResponse,
 };
 
+// ConsumerProtocolAssignment (data), versions 0-3: schema/consumer-protocol-assignment.json
+
+export interface ConsumerProtocolTopicPartition {
+  topic: string;
+  partitions: number[];
+}
+
+export interface ConsumerProtocolAssignment {
+  assignedPartitions: ConsumerProtocolTopicPartition[];
+  userData: Buffer | null;
+}
+
+export function readConsumerProtocolTopicPartition(r: Reader, _v: number): ConsumerProtocolTopicPartition {
+  const flex = false;
+  const o: ConsumerProtocolTopicPartition = { topic: '', partitions: [] };
+  o.topic = r.string(flex);
+  o.partitions = readArray(r, flex, (r) => r.int32()) ?? [];
+  return o;
+}
+
+export function writeConsumerProtocolTopicPartition(w: Writer, _v: number, o: Input<ConsumerProtocolTopicPartition>): void {
+  const flex = false;
+  w.string(o.topic ?? '', flex);
+  writeArray(w, flex, o.partitions, false, (w, x) => w.int32(x));
+}
+
+export function readConsumerProtocolAssignment(r: Reader, v: number): ConsumerProtocolAssignment {
+  const flex = false;
+  const o: ConsumerProtocolAssignment = { assignedPartitions: [], userData: null };
+  o.assignedPartitions = readArray(r, flex, (r) => readConsumerProtocolTopicPartition(r, v)) ?? [];
+  o.userData = r.nullableBytes(flex);
+  return o;
+}
+
+export function writeConsumerProtocolAssignment(w: Writer, v: number, o: Input<ConsumerProtocolAssignment>): void {
+  const flex = false;
+  writeArray(w, flex, o.assignedPartitions, false, (w, x) => writeConsumerProtocolTopicPartition(w, v, x));
+  w.nullableBytes(o.userData, flex);
+}
+
+// ConsumerProtocolSubscription (data), versions 0-3: schema/consumer-protocol-subscription.json
+
+export interface ConsumerProtocolOwnedPartition {
+  topic: string;
+  partitions: number[];
+}
+
+export interface ConsumerProtocolSubscription {
+  topics: string[];
+  userData: Buffer | null;
+  ownedPartitions: ConsumerProtocolOwnedPartition[];
+  generationId: number;
+  rackId: string | null;
+}
+
+export function readConsumerProtocolOwnedPartition(r: Reader, _v: number): ConsumerProtocolOwnedPartition {
+  const flex = false;
+  const o: ConsumerProtocolOwnedPartition = { topic: '', partitions: [] };
+  o.topic = r.string(flex);
+  o.partitions = readArray(r, flex, (r) => r.int32()) ?? [];
+  return o;
+}
+
+export function writeConsumerProtocolOwnedPartition(w: Writer, _v: number, o: Input<ConsumerProtocolOwnedPartition>): void {
+  const flex = false;
+  w.string(o.topic ?? '', flex);
+  writeArray(w, flex, o.partitions, false, (w, x) => w.int32(x));
+}
+
+export function readConsumerProtocolSubscription(r: Reader, v: number): ConsumerProtocolSubscription {
+  const flex = false;
+  const o: ConsumerProtocolSubscription = { topics: [], userData: null, ownedPartitions: [], generationId: -1, rackId: null };
+  o.topics = readArray(r, flex, (r) => r.string(flex)) ?? [];
+  o.userData = r.nullableBytes(flex);
+  if (v >= 1) o.ownedPartitions = readArray(r, flex, (r) => readConsumerProtocolOwnedPartition(r, v)) ?? [];
+  if (v >= 2) o.generationId = r.int32();
+  if (v >= 3) o.rackId = r.nullableString(flex);
+  return o;
+}
+
+export function writeConsumerProtocolSubscription(w: Writer, v: number, o: Input<ConsumerProtocolSubscription>): void {
+  const flex = false;
+  writeArray(w, flex, o.topics, false, (w, x) => w.string(x, flex));
+  w.nullableBytes(o.userData, flex);
+  if (v >= 1) writeArray(w, flex, o.ownedPartitions, false, (w, x) => writeConsumerProtocolOwnedPartition(w, v, x));
+  if (v >= 2) w.int32(o.generationId ?? -1);
+  if (v >= 3) w.nullableString(o.rackId, flex);
+}
+
 // CreatePartitions (key 37), versions 0-2, flexible 2+: schema/create-partitions.json
 
 export interface CreatePartitionsAssignment {

@@ -41,7 +41,7 @@ describe('Kafka listener: versions and bad input', () => {
   let t: TestBroker;
   let port: number;
   beforeAll(async () => {
-    t = await startTestBroker({ 'kafka.listener.port': '0', 'max.frame.bytes': String(64 * 1024) });
+    t = await startTestBroker({ 'kafka.listener.port': '0', 'max.frame.bytes': String(64 * 1024), 'connection.frame.timeout.ms': '1500' });
     port = t.broker.kafkaPort!;
   });
   afterAll(() => t.cleanup());
@@ -93,6 +93,21 @@ describe('Kafka listener: versions and bad input', () => {
     await garbled.closed;
     await waitFor(() => t.lines.filter((l) => l.msg === 'bad kafka frame: connection closed').length === before + 2 || undefined);
     expect((await bystander.request(MetadataApi, 1, { topics: [] })).brokers.length).toBe(1);
+    bystander.close();
+  });
+
+  it('closes a connection whose frame is never completed (a size that promised more, a trickle) after connection.frame.timeout.ms, with one log line', async () => {
+    const bystander = await KafkaWire.connect(port);
+    const stalled = await KafkaWire.connect(port);
+    expect((await stalled.request(ApiVersionsApi, 0, {})).errorCode).toBe(0);
+    stalled.sendRaw(Buffer.from('00000100' + '0012', 'hex'));
+    const started = Date.now();
+    const trickle = setInterval(() => stalled.isClosed || stalled.sendRaw(Buffer.from([0])), 200);
+    await stalled.closed;
+    clearInterval(trickle);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+    expect(t.lines.some((l) => String(l.msg).startsWith('closing a stalled kafka connection: a frame not completed'))).toBe(true);
+    expect((await bystander.request(ApiVersionsApi, 0, {})).errorCode).toBe(0);
     bystander.close();
   });
 

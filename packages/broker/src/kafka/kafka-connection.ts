@@ -54,6 +54,9 @@ export class KafkaConnection {
   private idleWaiters: Array<() => void> = [];
   private readonly groupProtocols = new Map<string, string>();
   lastActivity: number;
+  /** When the connection was accepted or its last complete frame arrived (for the stalled sweep). */
+  private lastFrameAt: number;
+  private framesReceived = 0;
 
   constructor(
     readonly id: number,
@@ -62,7 +65,7 @@ export class KafkaConnection {
   ) {
     this.info = { id, remote: `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`, clientId: '', signal: this.abort.signal };
     this.splitter = new FrameSplitter(deps.limits.maxFrameBytes);
-    this.lastActivity = Date.now();
+    this.lastActivity = this.lastFrameAt = Date.now();
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('error', (err: Error & { code?: string }) => deps.logger.debug({ conn: id, remote: this.info.remote, code: err.code, err: err.message }, 'kafka connection error'));
@@ -83,6 +86,10 @@ export class KafkaConnection {
     } catch (err) {
       this.badFrame(err);
       return;
+    }
+    if (frames.length > 0) {
+      this.lastFrameAt = this.lastActivity;
+      this.framesReceived += frames.length;
     }
     for (const f of frames) this.queue.push(f);
     this.pump();
@@ -261,6 +268,21 @@ export class KafkaConnection {
   closeIfIdle(now: number, idleMs: number): boolean {
     if (this.inFlight > 0 || now - this.lastActivity < idleMs) return false;
     this.deps.logger.info({ conn: this.id, remote: this.info.remote, idleMs }, 'closing idle kafka connection');
+    this.close();
+    return true;
+  }
+
+  /**
+   * Closes a connection that sent no complete frame for `frameTimeoutMs`:
+   * none at all since it was accepted, or one begun and not finished (a
+   * slowloris trickling bytes, or a size that promised more than came).
+   */
+  closeIfStalled(now: number, frameTimeoutMs: number): boolean {
+    if (this.closed || this.inFlight > 0 || now - this.lastFrameAt < frameTimeoutMs) return false;
+    if (this.framesReceived > 0 && this.splitter.pendingBytes === 0) return false;
+    const reason = this.framesReceived === 0 ? `no frame within ${frameTimeoutMs} ms of connecting` : `a frame not completed within ${frameTimeoutMs} ms (${this.splitter.pendingBytes} bytes of it held)`;
+    this.deps.broker.metrics.badFrames++;
+    this.deps.logger.warn({ conn: this.id, remote: this.info.remote, frameTimeoutMs }, `closing a stalled kafka connection: ${reason}`);
     this.close();
     return true;
   }

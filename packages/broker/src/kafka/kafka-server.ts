@@ -18,6 +18,8 @@ export interface KafkaServerOptions {
   host: string;
   port: number;
   idleMs: number;
+  /** A connection with no complete frame for this long (none yet, or one begun) is closed. */
+  frameTimeoutMs: number;
   limits: KafkaConnectionLimits;
 }
 
@@ -47,9 +49,9 @@ export class KafkaServer {
       'kafka idle connection sweep',
       () => {
         const now = Date.now();
-        for (const c of this.connections) c.closeIfIdle(now, options.idleMs);
+        for (const c of this.connections) if (!c.closeIfIdle(now, options.idleMs)) c.closeIfStalled(now, options.frameTimeoutMs);
       },
-      Math.max(100, Math.min(30_000, Math.floor(options.idleMs / 4))),
+      Math.max(100, Math.min(30_000, Math.floor(Math.min(options.idleMs, options.frameTimeoutMs) / 4))),
     );
   }
 

@@ -50,6 +50,7 @@ export async function startKafkaListener(
       host: opts.host,
       port: wanted,
       idleMs: config.int('connections.max.idle.ms'),
+      frameTimeoutMs: config.int('connection.frame.timeout.ms'),
       limits: {
         maxFrameBytes: config.int('max.frame.bytes'),
         maxInFlight: config.int('max.in.flight.requests.per.connection'),

@@ -111,6 +111,27 @@ describe('kafkajs against the Kafka listener', () => {
     }
   });
 
+  it('a key lands on the same partition from kafkajs\'s default partitioner and from @mq/client\'s', async () => {
+    const topic = topicName('kjs-keys');
+    const mq = new MqClient({ bootstrap: `127.0.0.1:${t.broker.port}` });
+    const producer = kafka.producer();
+    try {
+      await mq.admin().createTopic(topic, { numPartitions: 6 });
+      await producer.connect();
+      const keys = Array.from({ length: 24 }, (_, i) => `customer-${i * 7}`);
+      const fromKafkajs = [];
+      for (const key of keys) fromKafkajs.push((await producer.send({ topic, acks: 1, messages: [{ key, value: 'kafkajs' }] }))[0]!.partition);
+      const mqProducer = mq.producer({ acks: 1 });
+      const fromMq = [];
+      for (const key of keys) fromMq.push((await mqProducer.send(topic, { key, value: 'mq' })).partition);
+      expect(fromMq).toEqual(fromKafkajs);
+      expect(new Set(fromMq).size).toBeGreaterThan(1);
+    } finally {
+      await producer.disconnect();
+      await mq.close();
+    }
+  });
+
   it('a kafkajs consumer and an @mq/client consumer in one group split the partitions, and see each other\'s commits', async () => {
     const topic = topicName('kjs-mixed');
     const group = topicName('kjs-mixed-group');

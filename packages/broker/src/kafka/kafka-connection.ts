@@ -10,7 +10,7 @@
  */
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
-import { ApiVersionsApi, decodeRequest, encodeResponse, FrameSplitter, kafkaErrorCode, type RequestHeader } from '@mq/kafka-protocol';
+import { ApiVersionsApi, FetchApi, decodeRequest, encodeResponse, FrameSplitter, kafkaErrorCode, type RequestHeader } from '@mq/kafka-protocol';
 import { MqError } from '@mq/protocol/errors';
 import type { BrokerContext, ConnectionInfo, RequestContext } from '../context.js';
 import { toMqError } from '../errors.js';
@@ -22,6 +22,8 @@ import { kafkaCodeOf } from './errors.js';
 export interface KafkaConnectionLimits {
   maxFrameBytes: number;
   maxInFlight: number;
+  /** Fetches processed at once (each answer may hold up to fetch.max.bytes of pooled buffers until it is written). */
+  maxFetchesInFlight: number;
   maxBufferedBytes: number;
 }
 
@@ -42,6 +44,11 @@ interface Slot {
 
 const UNSUPPORTED_VERSION = kafkaErrorCode('UNSUPPORTED_VERSION');
 
+/** Whether a request frame is a Fetch (its API key, the frame's first two bytes). */
+function isFetch(frame: Buffer): boolean {
+  return frame.length >= 2 && frame.readInt16BE(0) === FetchApi.key;
+}
+
 export class KafkaConnection {
   readonly info: ConnectionInfo;
   private readonly abort = new AbortController();
@@ -49,6 +56,7 @@ export class KafkaConnection {
   private readonly queue: Buffer[] = [];
   private readonly slots: Slot[] = [];
   private inFlight = 0;
+  private fetchesInFlight = 0;
   private closed = false;
   private waitingForDrain = false;
   private idleWaiters: Array<() => void> = [];
@@ -97,6 +105,7 @@ export class KafkaConnection {
 
   private pump(): void {
     while (!this.closed && this.queue.length > 0 && this.inFlight < this.deps.limits.maxInFlight) {
+      if (isFetch(this.queue[0]!) && this.fetchesInFlight >= this.deps.limits.maxFetchesInFlight) break;
       this.start(this.queue.shift()!);
     }
     this.updateReading();
@@ -143,6 +152,8 @@ export class KafkaConnection {
     const slot: Slot = { parts: undefined, after: [] };
     this.slots.push(slot);
     this.inFlight++;
+    const fetch = h.apiKey === FetchApi.key;
+    if (fetch) this.fetchesInFlight++;
     const ctx: RequestContext = {
       broker: this.deps.broker,
       connection: this.info,
@@ -182,6 +193,7 @@ export class KafkaConnection {
       )
       .finally(() => {
         this.inFlight--;
+        if (fetch) this.fetchesInFlight--;
         this.flush();
         this.pump();
       });

@@ -54,6 +54,7 @@ export async function startKafkaListener(
       limits: {
         maxFrameBytes: config.int('max.frame.bytes'),
         maxInFlight: config.int('max.in.flight.requests.per.connection'),
+        maxFetchesInFlight: config.int('max.in.flight.fetches.per.connection'),
         maxBufferedBytes: config.int('connection.max.buffered.bytes'),
       },
     },

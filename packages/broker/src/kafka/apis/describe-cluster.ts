@@ -8,7 +8,7 @@ export const describeCluster: KafkaApi<DescribeClusterRequest, DescribeClusterRe
   api: DescribeClusterApi,
   needs: ['metadata'],
   async handle(_req, call) {
-    const r = await askCore(call, 'metadata', { topics: [] , includeInternal: false });
+    const r = await askCore(call, 'metadata', { topics: [], includeInternal: false });
     return {
       errorCode: 0,
       clusterId: r.clusterId ?? '',

@@ -31,6 +31,7 @@ const ADVERTISED = [
   [22, 0, 4], // InitProducerId
   [23, 0, 4], // OffsetForLeaderEpoch
   [32, 0, 2], // DescribeConfigs
+  [33, 0, 1], // AlterConfigs
   [37, 0, 2], // CreatePartitions
   [42, 0, 2], // DeleteGroups
   [44, 0, 1], // IncrementalAlterConfigs

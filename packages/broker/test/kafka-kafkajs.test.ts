@@ -32,7 +32,7 @@ describe('kafkajs against the Kafka listener', () => {
     await t.cleanup();
   });
 
-  it('admin: createTopics, fetchTopicMetadata, describeConfigs, createPartitions, deleteTopics', async () => {
+  it('admin: createTopics, fetchTopicMetadata, describeConfigs, alterConfigs, createPartitions, describeCluster, deleteTopics', async () => {
     const admin = kafka.admin();
     await admin.connect();
     try {
@@ -46,6 +46,13 @@ describe('kafkajs against the Kafka listener', () => {
       ]);
       const cfg = await admin.describeConfigs({ resources: [{ type: 2, name: topic, configNames: ['retention.ms'] }], includeSynonyms: false });
       expect(cfg.resources[0]!.configEntries.map((e) => [e.configName, e.configValue])).toEqual([['retention.ms', '3600000']]);
+      // AlterConfigs replaces the topic's configs: retention.ms goes back to its default, cleanup.policy is set.
+      await admin.alterConfigs({ validateOnly: false, resources: [{ type: 2, name: topic, configEntries: [{ name: 'cleanup.policy', value: 'compact' }] }] });
+      const after = await admin.describeConfigs({ resources: [{ type: 2, name: topic, configNames: ['retention.ms', 'cleanup.policy'] }], includeSynonyms: false });
+      expect(after.resources[0]!.configEntries.map((e) => [e.configName, e.configValue, e.isDefault]).sort()).toEqual([
+        ['cleanup.policy', 'compact', false],
+        ['retention.ms', String(7 * 24 * 3600 * 1000), true],
+      ]);
       await admin.createPartitions({ topicPartitions: [{ topic, count: 3 }] });
       expect((await admin.fetchTopicMetadata({ topics: [topic] })).topics[0]!.partitions).toHaveLength(3);
       expect((await admin.describeCluster()).brokers).toEqual([{ nodeId: t.broker.brokerId, host: '127.0.0.1', port: t.broker.kafkaPort }]);

@@ -6,6 +6,7 @@
  */
 import type { HandlerMap } from '../../handlers/types.js';
 import type { AnyKafkaApi } from '../types.js';
+import { alterConfigs } from './alter-configs.js';
 import { apiVersions } from './api-versions.js';
 import { createPartitions } from './create-partitions.js';
 import { createTopics } from './create-topics.js';
@@ -52,6 +53,7 @@ export const KAFKA_APIS: readonly AnyKafkaApi[] = [
   deleteTopics,
   createPartitions,
   describeConfigs,
+  alterConfigs,
   incrementalAlterConfigs,
   deleteRecords,
   initProducerId,

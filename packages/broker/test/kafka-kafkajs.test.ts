@@ -5,9 +5,22 @@
  * commits, records read identically by @mq/client, and a kafkajs consumer
  * and an @mq/client consumer sharing one group.
  */
-import { AssignerProtocol, CompressionTypes, Kafka, PartitionAssigners, logLevel, type Consumer, type PartitionAssigner } from 'kafkajs';
+import { AssignerProtocol, CompressionCodecs, CompressionTypes, Kafka, PartitionAssigners, logLevel, type Consumer, type PartitionAssigner } from 'kafkajs';
+import { createRequire } from 'node:module';
 import { MqClient } from '@mq/client';
+import { compress, decompress, type CompressionCodec } from '@mq/protocol/batch';
 import { startTestBroker, topicName, waitFor, type TestBroker } from './helpers.js';
+
+const require = createRequire(import.meta.url);
+// kafkajs-snappy is the kafkajs codec package; kafkajs-lz4 and @kafkajs/zstd need native builds this
+// machine's npm does not run, so LZ4 and ZSTD are kafkajs codecs over @mq/protocol's (Kafka's LZ4 frame and zstd).
+CompressionCodecs[CompressionTypes.Snappy] = require('kafkajs-snappy') as () => never;
+const mqCodec = (codec: CompressionCodec) => () => ({
+  compress: async (encoder: { buffer: Buffer }) => compress(codec, encoder.buffer),
+  decompress: async (buffer: Buffer) => decompress(codec, buffer),
+});
+CompressionCodecs[CompressionTypes.LZ4] = mqCodec('lz4') as () => never;
+CompressionCodecs[CompressionTypes.ZSTD] = mqCodec('zstd') as () => never;
 
 /** kafkajs's round robin under the protocol name @mq/client's round robin uses, so both can lead the same group. */
 const roundRobinNamedLikeMq: PartitionAssigner = (config) => {
@@ -114,6 +127,37 @@ describe('kafkajs against the Kafka listener', () => {
       expect(a.headers.map((h) => [h.key, Buffer.from(h.value!).toString()])).toEqual([['h', 'x']]);
       expect(records.find((r) => r.key?.toString() === 'c')!.timestamp).toBe(1700000000000);
     } finally {
+      await mq.close();
+    }
+  });
+
+  it('produces with snappy, lz4 and zstd; kafkajs and @mq/client read every record back', async () => {
+    const topic = topicName('kjs-codecs');
+    const producer = kafka.producer();
+    const mq = new MqClient({ bootstrap: `127.0.0.1:${t.broker.port}` });
+    try {
+      await mq.admin().createTopic(topic, { numPartitions: 1 });
+      await producer.connect();
+      const codecs = { snappy: CompressionTypes.Snappy, lz4: CompressionTypes.LZ4, zstd: CompressionTypes.ZSTD };
+      for (const [name, compression] of Object.entries(codecs)) {
+        await producer.send({ topic, acks: -1, compression, messages: Array.from({ length: 20 }, (_, i) => ({ key: name, value: `${name}-${i}-${'x'.repeat(100)}` })) });
+      }
+      const reader = mq.consumer({ autoOffsetReset: 'earliest' });
+      reader.assign([{ topic, partition: 0 }]);
+      const values: string[] = [];
+      for await (const r of reader) if (values.push(r.value!.toString()) === 60) break;
+      expect(values.map((v) => v.split('-').slice(0, 2).join('-'))).toEqual(Object.keys(codecs).flatMap((name) => Array.from({ length: 20 }, (_, i) => `${name}-${i}`)));
+      const consumer = kafka.consumer({ groupId: topicName('kjs-codecs-group') });
+      consumers.push(consumer);
+      await consumer.connect();
+      await consumer.subscribe({ topic, fromBeginning: true });
+      const seen: string[] = [];
+      await consumer.run({ eachMessage: async ({ message }) => void seen.push(message.value!.toString()) });
+      await waitFor(() => seen.length === 60 || undefined, 20_000);
+      expect(seen).toEqual(values);
+      await consumer.disconnect();
+    } finally {
+      await producer.disconnect();
       await mq.close();
     }
   });

@@ -162,6 +162,36 @@ describe('kafkajs against the Kafka listener', () => {
     }
   });
 
+  it('a kafkajs consumer seeks, pauses and resumes', async () => {
+    const topic = topicName('kjs-seek');
+    const admin = kafka.admin();
+    await admin.connect();
+    await admin.createTopics({ topics: [{ topic, numPartitions: 2 }] });
+    await admin.disconnect();
+    const producer = kafka.producer();
+    await producer.connect();
+    await producer.send({ topic, acks: 1, messages: Array.from({ length: 10 }, (_, i) => ({ value: `v${i}`, partition: i % 2 })) });
+    await producer.disconnect();
+    const consumer = kafka.consumer({ groupId: topicName('kjs-seek-group'), heartbeatInterval: 300, maxWaitTimeInMs: 200 });
+    consumers.push(consumer);
+    await consumer.connect();
+    await consumer.subscribe({ topic, fromBeginning: true });
+    const seen: string[] = [];
+    await consumer.run({ eachMessage: async ({ partition, message }) => void seen.push(`${partition}:${message.offset}`) });
+    await waitFor(() => seen.length === 10 || undefined, 20_000);
+    // Paused partition 1 gets nothing while partition 0 is read again from a seek.
+    consumer.pause([{ topic, partitions: [1] }]);
+    seen.length = 0;
+    consumer.seek({ topic, partition: 0, offset: '3' });
+    await waitFor(() => seen.length === 2 || undefined, 20_000);
+    expect(seen).toEqual(['0:3', '0:4']);
+    consumer.resume([{ topic, partitions: [1] }]);
+    consumer.seek({ topic, partition: 1, offset: '4' });
+    await waitFor(() => seen.length === 3 || undefined, 20_000);
+    expect(seen[2]).toBe('1:4');
+    await consumer.disconnect();
+  });
+
   it('a key lands on the same partition from kafkajs\'s default partitioner and from @mq/client\'s', async () => {
     const topic = topicName('kjs-keys');
     const mq = new MqClient({ bootstrap: `127.0.0.1:${t.broker.port}` });

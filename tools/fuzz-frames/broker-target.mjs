@@ -66,8 +66,11 @@ export async function startBrokerProcess({ startTimeoutMs = 30_000, config = [] 
       resolve(exitCode);
     }),
   );
-  const port = await waitForLine(child, output, exited, 'broker', startTimeoutMs, (line) => (line.includes('"broker listening"') ? JSON.parse(line).port : undefined));
+  const listening = await waitForLine(child, output, exited, 'broker', startTimeoutMs, (line) => (line.includes('"broker listening"') ? JSON.parse(line) : undefined));
+  const port = listening.port;
   return {
+    /** The Kafka listener's port (when the broker was started with one). */
+    kafkaPort: listening.kafkaPort,
     pid: child.pid,
     pids: [child.pid],
     urls: [`ws://127.0.0.1:${port}`],

@@ -34,6 +34,7 @@ import { checkExposure } from './server/exposure.js';
 import { parseOriginList, type OriginList } from './server/origins.js';
 import { parseVoters } from './controller/options.js';
 import { clientListenerHandlers } from './cluster/listeners.js';
+import { startKafkaListener } from './kafka/start.js';
 import { adoptSingleBrokerTopics, moveSingleBrokerLogs, readSingleBrokerLayout, SINGLE_BROKER_TOPICS_FILE } from './storage/migrate-single-broker.js';
 import {
   loadOrCreateMeta,
@@ -50,6 +51,8 @@ export const BROKER_VERSION = '0.1.0';
 export interface Broker {
   readonly port: number;
   readonly httpPort: number;
+  /** The Kafka listener's port (undefined: none). */
+  readonly kafkaPort: number | undefined;
   readonly brokerId: number;
   readonly clusterId: string;
   readonly dataDir: string;
@@ -175,6 +178,9 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     cleanups.push(() => ws.close(0));
     const interBrokerPort = await interBroker?.listen();
     if (interBroker) cleanups.push(() => interBroker.close(0));
+    // The Kafka-protocol listener: the client listener's handlers behind Kafka's wire format (kafka/).
+    const kafka = cluster.roles.broker ? await startKafkaListener(opts, config, clientListenerHandlers(handlers), cluster.controller.metadata, advertised, cluster.oneNode, log) : undefined;
+    if (kafka) cleanups.push(() => kafka.server.close(0));
     const router = new Router();
     const http = new HttpServer(
       {
@@ -239,7 +245,13 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     const cleaner = startClusterCleaner(cluster.replicas, config, log, clock);
     cleanups.push(() => cleaner.stop());
 
-    const endpoints = { host: advertised, port, httpPort, ...(interBrokerPort !== undefined ? { interBrokerPort } : {}) };
+    const endpoints = {
+      host: advertised,
+      port,
+      httpPort,
+      ...(interBrokerPort !== undefined ? { interBrokerPort } : {}),
+      ...(kafka ? { kafkaHost: kafka.advertised.host, kafkaPort: kafka.advertised.port } : {}),
+    };
     if (cluster.oneNode) {
       // Registered, unfenced and leading its partitions (no network involved) before the first request is served;
       // an old single broker's topics are created now, with their logs already in place.
@@ -253,10 +265,11 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     }
     ws.serve(ctx);
     interBroker?.serve(ctx);
+    kafka?.server.serve(ctx);
     // A broker-only process is listening once registered (a second live process with its id is refused here).
     await cluster.register(endpoints);
     http.setReady(true);
-    log.info({ port, httpPort, interBrokerPort, host: opts.host, brokerId: meta.brokerId, clusterId: meta.clusterId }, 'broker listening');
+    log.info({ port, httpPort, interBrokerPort, kafkaPort: kafka?.port, host: opts.host, brokerId: meta.brokerId, clusterId: meta.clusterId }, 'broker listening');
 
     let closing: Promise<void> | undefined;
     const close = () =>
@@ -266,20 +279,20 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
         shutdown.abort();
         http.setReady(false);
         const timeout = config.int('shutdown.timeout.ms');
-        await Promise.all([ws.close(timeout), http.close(), interBroker?.close(timeout)]);
+        await Promise.all([ws.close(timeout), http.close(), interBroker?.close(timeout), kafka?.server.close(timeout)]);
         await cluster.close();
         groups.close();
         await writeCleanShutdownMarker(opts.dataDir);
         await lock.release();
         log.info('broker stopped');
       })());
-    return { port, httpPort, brokerId: meta.brokerId, clusterId: meta.clusterId, dataDir: opts.dataDir, close };
+    return { port, httpPort, kafkaPort: kafka?.port, brokerId: meta.brokerId, clusterId: meta.clusterId, dataDir: opts.dataDir, close };
   } catch (err) {
     await undo();
     if (err instanceof MqError) throw err;
     const e = err as NodeJS.ErrnoException;
     if (e.code === 'EADDRINUSE') {
-      throw new MqError('INVALID_CONFIG', `cannot listen: ${e.message} (is another broker running? pick another --port/--http-port)`, { cause: err });
+      throw new MqError('INVALID_CONFIG', `cannot listen: ${e.message} (is another broker running? pick another --port/--http-port/--kafka-port)`, { cause: err });
     }
     throw err;
   }

@@ -16,6 +16,14 @@ export interface BrokerOptions {
   host?: string;
   port?: number;
   httpPort?: number;
+  /** Port of the Kafka-protocol listener (overrides kafka.listener.port; 0: any free port; -1: none). */
+  kafkaPort?: number;
+  /**
+   * The Kafka port to try when neither `kafkaPort` nor kafka.listener.port is
+   * set (`mq broker start` passes 9093 for a single broker): if it is in use
+   * the broker starts without a Kafka listener and logs a warning.
+   */
+  defaultKafkaPort?: number;
   /** Broker configuration keys (see README), as strings. */
   config?: Record<string, string>;
   /** A `key=value` properties file (or `.json` object) of broker configuration. */
@@ -26,6 +34,8 @@ export const DEFAULT_DATA_DIR = './mq-data';
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 9092;
 export const DEFAULT_HTTP_PORT = 9080;
+/** The Kafka listener port `mq broker start` tries for a single broker. */
+export const DEFAULT_KAFKA_PORT = 9093;
 
 export interface ParsedBrokerOptions {
   readonly brokerId: number | undefined;
@@ -33,6 +43,10 @@ export interface ParsedBrokerOptions {
   readonly host: string;
   readonly port: number;
   readonly httpPort: number;
+  /** -1: the configuration decides (kafka.listener.port). */
+  readonly kafkaPort: number;
+  /** -1: none. */
+  readonly defaultKafkaPort: number;
   /** Explicit configuration from the file and `config` (not yet merged with the persisted one). */
   readonly config: Readonly<Record<string, string>>;
 }
@@ -83,6 +97,8 @@ export async function parseBrokerOptions(options: BrokerOptions = {}): Promise<P
     host: options.host ?? DEFAULT_HOST,
     port: port('port', options.port, DEFAULT_PORT),
     httpPort: port('httpPort', options.httpPort, DEFAULT_HTTP_PORT),
+    kafkaPort: options.kafkaPort === -1 ? -1 : port('kafkaPort', options.kafkaPort, -1),
+    defaultKafkaPort: port('defaultKafkaPort', options.defaultKafkaPort, -1),
     config: Object.freeze(config),
   });
 }

@@ -12,6 +12,7 @@ import {
   OFF_CRC,
   OFF_LAST_OFFSET_DELTA,
   OFF_MAX_TIMESTAMP,
+  OFF_PRODUCER_EPOCH,
   OFF_PRODUCER_ID,
   OFF_RECORD_COUNT,
   computeBatchCrc,
@@ -98,7 +99,10 @@ describe('header consistency of produced batches', () => {
       b.writeInt32BE(1_000_000, OFF_RECORD_COUNT);
       b.writeInt32BE(999_999, OFF_LAST_OFFSET_DELTA);
     }],
-    ['a base sequence without a producer id', (b) => b.writeInt32BE(5, OFF_BASE_SEQUENCE)],
+    ['a producer id without a base sequence', (b) => {
+      writeInt64(b, OFF_PRODUCER_ID, 5);
+      b.writeInt16BE(0, OFF_PRODUCER_EPOCH);
+    }],
     ['a producer id below -1', (b) => writeInt64(b, OFF_PRODUCER_ID, -7)],
     ['a max timestamp below the base timestamp', (b) => writeInt64(b, OFF_MAX_TIMESTAMP, 5)],
   ];
@@ -108,6 +112,16 @@ describe('header consistency of produced batches', () => {
     edit(b);
     await expect(log.append(reseal(b))).rejects.toMatchObject({ code: 'INVALID_RECORD' });
     await expectUnchangedAndWritable(log, []);
+  });
+
+  test('a batch without a producer id is stored whatever its epoch and sequence say (as Kafka: kafkajs writes epoch 0, sequence 0)', async () => {
+    const log = await openTracked();
+    const b = batch('kafkajs', 2);
+    b.writeInt16BE(0, OFF_PRODUCER_EPOCH);
+    b.writeInt32BE(0, OFF_BASE_SEQUENCE);
+    const r = await log.append(reseal(b));
+    expect(r.baseOffset).toBe(0);
+    await expectUnchangedAndWritable(log, ['kafkajs:0', 'kafkajs:1']);
   });
 
   test('a transactional or control batch from a producer is refused', async () => {

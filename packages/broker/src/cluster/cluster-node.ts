@@ -54,6 +54,9 @@ export interface BrokerEndpoints {
   httpPort: number;
   /** The inter-broker listener (cluster/listeners.ts). */
   interBrokerPort?: number;
+  /** The Kafka listener, as Kafka clients reach it. */
+  kafkaHost?: string;
+  kafkaPort?: number;
 }
 
 export interface ClusterNode {
@@ -348,6 +351,7 @@ export async function startClusterNode(o: ClusterNodeOptions, components: Cluste
         port: ep.port,
         httpPort: ep.httpPort,
         ...(ep.interBrokerPort !== undefined ? { interBrokerPort: ep.interBrokerPort } : {}),
+        ...(ep.kafkaPort !== undefined && ep.kafkaHost !== undefined ? { kafkaHost: ep.kafkaHost, kafkaPort: ep.kafkaPort } : {}),
         rack: cfg.get('broker.rack'),
         incarnation,
         // Whether this broker's logs can be trusted to hold everything it acknowledged (unclean recovery).

@@ -23,6 +23,9 @@ export interface RegisterBrokerCommand {
   httpPort: number;
   /** The inter-broker listener's port (absent in registrations from before it existed: the client port). */
   interBrokerPort?: number;
+  /** The Kafka listener's advertised host and port (absent: no Kafka listener). */
+  kafkaHost?: string;
+  kafkaPort?: number;
   rack: string;
   incarnation: string;
   /** The previous run shut down cleanly (absent: not said, trusted as before). */
@@ -234,6 +237,8 @@ export function decodeCommand(data: Uint8Array): MetadataCommand {
       const flushAlways = optBool(o, 'flushAlways');
       const rack = str(o, 'rack');
       const interBrokerPort = o.interBrokerPort === undefined ? undefined : upTo(o, 'interBrokerPort', 1, 65535);
+      const kafkaPort = o.kafkaPort === undefined ? undefined : upTo(o, 'kafkaPort', 1, 65535);
+      const kafkaHost = o.kafkaHost === undefined ? undefined : matching(o, 'kafkaHost', HOST, 'a host name or address');
       if (rack.length > MAX_RACK_LENGTH) throw bad(`rack is ${rack.length} characters, the limit is ${MAX_RACK_LENGTH}`);
       return {
         type: o.type,
@@ -244,6 +249,7 @@ export function decodeCommand(data: Uint8Array): MetadataCommand {
         rack,
         incarnation: matching(o, 'incarnation', INCARNATION, 'a broker run id'),
         ...(interBrokerPort !== undefined ? { interBrokerPort } : {}),
+        ...(kafkaPort !== undefined && kafkaHost !== undefined ? { kafkaHost, kafkaPort } : {}),
         ...(cleanShutdown !== undefined ? { cleanShutdown } : {}),
         ...(flushAlways !== undefined ? { flushAlways } : {}),
       };

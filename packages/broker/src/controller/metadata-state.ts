@@ -151,7 +151,7 @@ export class MetadataState implements StateMachine {
         const old = this.brokersById.get(cmd.id);
         if (old && old.incarnation === cmd.incarnation) {
           // A retried registration of the same run: same epoch.
-          if (old.host !== cmd.host || old.port !== cmd.port || old.httpPort !== cmd.httpPort || old.interBrokerPort !== cmd.interBrokerPort || old.rack !== cmd.rack) {
+          if (old.host !== cmd.host || old.port !== cmd.port || old.httpPort !== cmd.httpPort || old.interBrokerPort !== cmd.interBrokerPort || old.kafkaHost !== cmd.kafkaHost || old.kafkaPort !== cmd.kafkaPort || old.rack !== cmd.rack) {
             return refuse('DUPLICATE_BROKER_REGISTRATION', `broker ${cmd.id} run ${cmd.incarnation} registered before with other endpoints`);
           }
           return { ok: true, value: { brokerEpoch: old.brokerEpoch } };
@@ -165,6 +165,7 @@ export class MetadataState implements StateMachine {
           port: cmd.port,
           httpPort: cmd.httpPort,
           ...(cmd.interBrokerPort !== undefined ? { interBrokerPort: cmd.interBrokerPort } : {}),
+          ...(cmd.kafkaPort !== undefined && cmd.kafkaHost !== undefined ? { kafkaHost: cmd.kafkaHost, kafkaPort: cmd.kafkaPort } : {}),
           rack: cmd.rack,
           incarnation: cmd.incarnation,
           brokerEpoch: index,

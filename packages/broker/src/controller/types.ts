@@ -12,6 +12,9 @@ export interface BrokerRegistration {
   readonly httpPort: number;
   /** The inter-broker listener's port (absent: registered before it existed, the client port). */
   readonly interBrokerPort?: number;
+  /** The Kafka listener's advertised host and port (absent: the broker has none). */
+  readonly kafkaHost?: string;
+  readonly kafkaPort?: number;
   readonly rack: string;
   /** Random id of the broker process run; a new one means the broker restarted. */
   readonly incarnation: string;

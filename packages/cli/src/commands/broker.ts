@@ -11,6 +11,7 @@ interface StartArgs {
   host?: string;
   port?: number;
   'http-port'?: number;
+  'kafka-port'?: number;
   config?: string;
   'config-set'?: string[];
   'broker-id'?: number;
@@ -21,12 +22,13 @@ interface StartArgs {
 }
 
 /** The start-up summary for a person: where the broker listens, its data and its topics. */
-export function startupSummary(b: { brokerId: number; clusterId: string; port: number; httpPort: number; dataDir: string; host: string; loopback: boolean }, topics: number | string): string {
+export function startupSummary(b: { brokerId: number; clusterId: string; port: number; httpPort: number; kafkaPort?: number | undefined; dataDir: string; host: string; loopback: boolean }, topics: number | string): string {
   const host = b.host === '0.0.0.0' || b.host === '::' ? '127.0.0.1' : b.host;
   return [
     `mq broker ${b.brokerId} is running (cluster ${b.clusterId})`,
     `  clients   ws://${host}:${b.port}    (mq topic list --bootstrap ${host}:${b.port})`,
     `  HTTP API  http://${host}:${b.httpPort}`,
+    b.kafkaPort !== undefined ? `  Kafka     ${host}:${b.kafkaPort}    (Kafka clients: kcat -b ${host}:${b.kafkaPort} -L)` : '  Kafka     no Kafka listener (give one with --kafka-port N)',
     `  data dir  ${path.resolve(b.dataDir)}`,
     `  topics    ${topics}`,
     b.loopback
@@ -47,6 +49,7 @@ export function brokerCommand(ctx: CliContext): CommandModule {
         .option('host', { type: 'string', describe: 'interface to listen on (beyond loopback needs --config-set allow.insecure=true: there is no authentication yet)', defaultDescription: '127.0.0.1' })
         .option('port', { type: 'number', describe: 'WebSocket port for clients (0: any free port)', defaultDescription: '9092' })
         .option('http-port', { type: 'number', describe: 'HTTP API port (0: any free port)', defaultDescription: '9080' })
+        .option('kafka-port', { type: 'number', describe: 'Kafka-protocol port for Kafka clients (kafkajs, kcat; 0: any free port, -1: none); a single broker tries 9093 by default and starts without it if 9093 is taken', defaultDescription: '9093' })
         .option('broker-id', { type: 'number', describe: 'this broker\'s id' })
         .option('controller-voters', { type: 'string', describe: 'join a cluster: id@host:raftPort of every controller voter, comma separated (sets controller.quorum.voters)' })
         .option('process-roles', { type: 'string', describe: 'broker,controller (a voter that also hosts partitions), controller (a dedicated voter) or broker (hosts partitions, follows the controllers) (sets process.roles)' })
@@ -64,7 +67,7 @@ export function brokerCommand(ctx: CliContext): CommandModule {
       if (args['process-roles'] !== undefined) config['process.roles'] = args['process-roles'];
       if (args['controller-bootstrap-servers'] !== undefined) config['controller.quorum.bootstrap.servers'] = args['controller-bootstrap-servers'];
       // Loaded here so that client commands never load the broker (an optional peer dependency of @mq/cli).
-      const { startBroker, isLoopbackHost } = await loadBroker();
+      const { startBroker, isLoopbackHost, DEFAULT_KAFKA_PORT } = await loadBroker();
       const text = useTextLogs(args['log-format'], ctx.stdout as { isTTY?: boolean });
       const logger = text ? (await import('pino')).pino({ name: 'mq-broker', level: ctx.env.MQ_LOG_LEVEL ?? 'warn' }, textLogStream(ctx.stdout)) : undefined;
       const broker = await startBroker({
@@ -72,6 +75,8 @@ export function brokerCommand(ctx: CliContext): CommandModule {
         ...(args.host !== undefined ? { host: args.host } : {}),
         ...(args.port !== undefined ? { port: args.port } : {}),
         ...(args['http-port'] !== undefined ? { httpPort: args['http-port'] } : {}),
+        ...(args['kafka-port'] !== undefined ? { kafkaPort: args['kafka-port'] } : {}),
+        defaultKafkaPort: DEFAULT_KAFKA_PORT,
         ...(args['broker-id'] !== undefined ? { brokerId: args['broker-id'] } : {}),
         ...(args.config !== undefined ? { configFile: args.config } : {}),
         config,

@@ -30,6 +30,7 @@ interface StartArgs {
   'data-dir': string;
   port: number;
   'http-port': number;
+  'kafka-port'?: number;
   'raft-port': number;
   'inter-broker-port': number;
   'config-set'?: string[];
@@ -194,6 +195,7 @@ export function clusterCommand(ctx: CliContext): CommandModule {
         .option('data-dir', { alias: 'd', type: 'string', default: DEFAULT_CLUSTER_DIR, describe: 'parent of the brokers\' data directories (broker-1, broker-2, ...)' })
         .option('port', { type: 'number', default: 9092, describe: 'client port of broker 1 (broker n: port + n - 1)' })
         .option('http-port', { type: 'number', default: 9080, describe: 'HTTP port of broker 1 (broker n: http-port + n - 1)' })
+        .option('kafka-port', { type: 'number', describe: 'Kafka-protocol port of broker 1 (broker n: kafka-port + n - 1); default: each broker\'s Kafka listener on a free port (see its Metadata)' })
         .option('raft-port', { type: 'number', default: 19091, describe: 'controller (Raft) port of broker 1 (broker n: raft-port + n - 1)' })
         .option('inter-broker-port', { type: 'number', default: 29092, describe: 'inter-broker port of broker 1 (broker n: inter-broker-port + n - 1): replica fetches and controller requests between brokers' })
         .option('config-set', { type: 'string', array: true, describe: 'broker config key=value for every broker (repeatable)' }) as unknown as Argv<StartArgs>,
@@ -259,6 +261,8 @@ export function clusterCommand(ctx: CliContext): CommandModule {
                 String(httpPort),
                 '--process-roles',
                 role,
+                // Every broker gets a Kafka listener (a dedicated controller serves no clients).
+                ...(role === 'controller' ? [] : ['--kafka-port', String(args['kafka-port'] !== undefined ? args['kafka-port'] + id - 1 : 0)]),
                 '--config-set',
                 `inter.broker.port=${args['inter-broker-port'] + id - 1}`,
                 ...(role === 'broker' ? [] : ['--controller-voters', voters]),

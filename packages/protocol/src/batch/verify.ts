@@ -38,11 +38,10 @@ export function checkProducedHeader(h: BatchHeader, position: number, maxDecompr
     throw invalid(position, `${h.recordCount} records cannot fit in ${room} bytes`);
   }
   if (h.producerId < -1) throw invalid(position, `producer id ${h.producerId}`);
-  if (h.producerId === -1 ? h.producerEpoch !== -1 || h.baseSequence !== -1 : h.producerEpoch < 0 || h.baseSequence < 0) {
-    throw invalid(
-      position,
-      `producer id ${h.producerId}, epoch ${h.producerEpoch} and base sequence ${h.baseSequence} do not agree (all -1, or all set)`,
-    );
+  // Without a producer id the epoch and sequence mean nothing and are not checked, as in Kafka
+  // (kafkajs's non-idempotent producer writes epoch 0 and sequence 0 with producer id -1).
+  if (h.producerId >= 0 && (h.producerEpoch < 0 || h.baseSequence < 0)) {
+    throw invalid(position, `producer id ${h.producerId} needs an epoch and a base sequence (got ${h.producerEpoch} and ${h.baseSequence})`);
   }
   if (h.baseTimestamp < -1) throw invalid(position, `base timestamp ${h.baseTimestamp}`);
   if (!(h.attributes & ATTR_LOG_APPEND_TIME) && h.maxTimestamp < h.baseTimestamp) {

@@ -1,0 +1,320 @@
+/**
+ * One Kafka client connection: cuts the byte stream into frames (each at
+ * most max.frame.bytes), decodes each request, runs it through its adapter
+ * (up to max.in.flight.requests.per.connection at once) and writes the
+ * answers in request order, as Kafka clients expect. Reading pauses while
+ * requests wait for a slot or while unsent answer bytes exceed
+ * connection.max.buffered.bytes. An unknown API or version is answered
+ * UNSUPPORTED_VERSION (ApiVersions in its v0 form, as Kafka does); a frame
+ * that does not decode closes this connection with one log line.
+ */
+import type { Socket } from 'node:net';
+import type { Logger } from 'pino';
+import { ApiVersionsApi, FetchApi, decodeRequest, encodeResponse, FrameSplitter, kafkaErrorCode, type RequestHeader } from '@mq/kafka-protocol';
+import { MqError } from '@mq/protocol/errors';
+import type { BrokerContext, ConnectionInfo, RequestContext } from '../context.js';
+import { toMqError } from '../errors.js';
+import { NO_RESPONSE, type HandlerMap } from '../handlers/types.js';
+import { clientIdProblem } from '../request-limits.js';
+import type { AnyKafkaApi, KafkaCall, KafkaDoorView } from './types.js';
+import { kafkaCodeOf } from './errors.js';
+
+export interface KafkaConnectionLimits {
+  maxFrameBytes: number;
+  maxInFlight: number;
+  /** Fetches processed at once (each answer may hold up to fetch.max.bytes of pooled buffers until it is written). */
+  maxFetchesInFlight: number;
+  maxBufferedBytes: number;
+}
+
+export interface KafkaConnectionDeps {
+  broker: BrokerContext;
+  core: HandlerMap;
+  apis: ReadonlyMap<number, AnyKafkaApi>;
+  door: KafkaDoorView;
+  limits: KafkaConnectionLimits;
+  logger: Logger;
+}
+
+/** An answer slot, filled when its request is done; written once every earlier one is. */
+interface Slot {
+  parts: Buffer[] | null | undefined;
+  after: Array<() => void>;
+}
+
+const UNSUPPORTED_VERSION = kafkaErrorCode('UNSUPPORTED_VERSION');
+
+/** Whether a request frame is a Fetch (its API key, the frame's first two bytes). */
+function isFetch(frame: Buffer): boolean {
+  return frame.length >= 2 && frame.readInt16BE(0) === FetchApi.key;
+}
+
+export class KafkaConnection {
+  readonly info: ConnectionInfo;
+  private readonly abort = new AbortController();
+  private readonly splitter: FrameSplitter;
+  private readonly queue: Buffer[] = [];
+  private readonly slots: Slot[] = [];
+  private inFlight = 0;
+  private fetchesInFlight = 0;
+  private closed = false;
+  private waitingForDrain = false;
+  private idleWaiters: Array<() => void> = [];
+  private readonly groupProtocols = new Map<string, string>();
+  lastActivity: number;
+  /** When the connection was accepted or its last complete frame arrived (for the stalled sweep). */
+  private lastFrameAt: number;
+  private framesReceived = 0;
+
+  constructor(
+    readonly id: number,
+    private readonly socket: Socket,
+    private readonly deps: KafkaConnectionDeps,
+  ) {
+    this.info = { id, remote: `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`, clientId: '', signal: this.abort.signal };
+    this.splitter = new FrameSplitter(deps.limits.maxFrameBytes);
+    this.lastActivity = this.lastFrameAt = Date.now();
+    socket.setNoDelay(true);
+    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    socket.on('error', (err: Error & { code?: string }) => deps.logger.debug({ conn: id, remote: this.info.remote, code: err.code, err: err.message }, 'kafka connection error'));
+    socket.once('close', () => this.onClose());
+  }
+
+  get requestsInFlight(): number {
+    return this.inFlight;
+  }
+
+  private onData(chunk: Buffer): void {
+    if (this.closed) return;
+    this.lastActivity = Date.now();
+    this.deps.broker.metrics.bytesIn += chunk.length;
+    let frames: Buffer[];
+    try {
+      frames = this.splitter.push(chunk);
+    } catch (err) {
+      this.badFrame(err);
+      return;
+    }
+    if (frames.length > 0) {
+      this.lastFrameAt = this.lastActivity;
+      this.framesReceived += frames.length;
+    }
+    for (const f of frames) this.queue.push(f);
+    this.pump();
+  }
+
+  private pump(): void {
+    while (!this.closed && this.queue.length > 0 && this.inFlight < this.deps.limits.maxInFlight) {
+      if (isFetch(this.queue[0]!) && this.fetchesInFlight >= this.deps.limits.maxFetchesInFlight) break;
+      this.start(this.queue.shift()!);
+    }
+    this.updateReading();
+    if (this.inFlight === 0 && this.queue.length === 0 && this.idleWaiters.length > 0) {
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const w of waiters) w();
+    }
+  }
+
+  private updateReading(): void {
+    const pause = this.closed || this.queue.length > 0 || this.waitingForDrain || this.inFlight >= this.deps.limits.maxInFlight;
+    if (pause && !this.socket.isPaused()) this.socket.pause();
+    else if (!pause && this.socket.isPaused()) this.socket.resume();
+  }
+
+  private start(frame: Buffer): void {
+    let header: RequestHeader | undefined;
+    let unsupported = false;
+    let decoded;
+    try {
+      decoded = decodeRequest(frame, (h) => {
+        header = h;
+        unsupported = true;
+      });
+    } catch (err) {
+      this.badFrame(err);
+      return;
+    }
+    if (unsupported || !decoded) {
+      this.answerUnsupported(header!);
+      return;
+    }
+    const { header: h, api, body } = decoded;
+    const adapter = this.deps.apis.get(h.apiKey);
+    if (!adapter) {
+      this.answerUnsupported(h);
+      return;
+    }
+    if (h.clientId && !this.info.clientId) {
+      const bad = clientIdProblem(h.clientId);
+      if (!bad) (this.info as { clientId: string }).clientId = h.clientId;
+    }
+    const slot: Slot = { parts: undefined, after: [] };
+    this.slots.push(slot);
+    this.inFlight++;
+    const fetch = h.apiKey === FetchApi.key;
+    if (fetch) this.fetchesInFlight++;
+    const ctx: RequestContext = {
+      broker: this.deps.broker,
+      connection: this.info,
+      // The core's version semantics are mq's: a Kafka answer carries what an mq v0 answer does (one base offset per partition).
+      apiVersion: 0,
+      logger: this.deps.logger,
+    };
+    const call: KafkaCall = { version: h.apiVersion, ctx, core: this.deps.core, door: this.deps.door, groupProtocols: this.groupProtocols, afterWrite: (fn) => slot.after.push(fn) };
+    this.deps.broker.metrics.request(`kafka.${api.name}`);
+    let result: Promise<unknown>;
+    try {
+      result = adapter.handle(body, call);
+    } catch (err) {
+      result = Promise.reject(err);
+    }
+    result
+      .then(
+        (answer) => (answer === NO_RESPONSE ? null : encodeResponse(api, h.apiVersion, h.correlationId, answer as never)),
+        (err: unknown) => {
+          const e = toMqError(err);
+          if (e.code === 'UNKNOWN') this.deps.logger.error({ conn: this.id, api: api.name, err }, 'kafka request failed');
+          else this.deps.logger.warn({ conn: this.id, api: api.name, code: e.code, err: e.message }, 'kafka request refused');
+          this.deps.broker.metrics.refusal(e.code);
+          return encodeResponse(api, h.apiVersion, h.correlationId, adapter.refused(body, kafkaCodeOf(e), e.message, h.apiVersion) as never);
+        },
+      )
+      .then(
+        (parts) => {
+          slot.parts = parts;
+        },
+        (err: unknown) => {
+          // The answer does not encode: nothing sensible can be sent for this correlation id.
+          this.deps.logger.error({ conn: this.id, api: api.name, err }, 'kafka response does not encode: connection closed');
+          slot.parts = null;
+          this.close();
+        },
+      )
+      .finally(() => {
+        this.inFlight--;
+        if (fetch) this.fetchesInFlight--;
+        this.flush();
+        this.pump();
+      });
+  }
+
+  /**
+   * An API key or version this listener does not serve: UNSUPPORTED_VERSION.
+   * ApiVersions answers in v0 with the versions served (KIP-511), so the
+   * client can retry with one; any other API gets a header and the error
+   * code (nothing else about it is known), and the connection stays open.
+   */
+  private answerUnsupported(h: RequestHeader): void {
+    this.deps.broker.metrics.refusal('UNSUPPORTED_VERSION');
+    this.deps.logger.warn({ conn: this.id, remote: this.info.remote, apiKey: h.apiKey, apiVersion: h.apiVersion }, 'kafka request refused: unsupported API or version');
+    let parts: Buffer[];
+    if (h.apiKey === ApiVersionsApi.key) {
+      parts = encodeResponse(ApiVersionsApi, 0, h.correlationId, { errorCode: UNSUPPORTED_VERSION, apiKeys: this.deps.door.apiVersions });
+    } else {
+      const b = Buffer.alloc(10);
+      b.writeInt32BE(6, 0);
+      b.writeInt32BE(h.correlationId, 4);
+      b.writeInt16BE(UNSUPPORTED_VERSION, 8);
+      parts = [b];
+    }
+    this.slots.push({ parts, after: [] });
+    this.flush();
+  }
+
+  /** Writes the answers that are ready, in request order. */
+  private flush(): void {
+    while (this.slots.length > 0 && this.slots[0]!.parts !== undefined) {
+      const slot = this.slots.shift()!;
+      const done = () => {
+        for (const fn of slot.after) fn();
+      };
+      if (!slot.parts || this.closed || this.socket.destroyed) {
+        done();
+        continue;
+      }
+      const parts = slot.parts;
+      this.socket.cork();
+      for (let i = 0; i < parts.length - 1; i++) {
+        this.deps.broker.metrics.bytesOut += parts[i]!.length;
+        this.socket.write(parts[i]!);
+      }
+      const last = parts[parts.length - 1]!;
+      this.deps.broker.metrics.bytesOut += last.length;
+      // Writes complete in order: once the last part is out, none is read again.
+      this.socket.write(last, done);
+      this.socket.uncork();
+    }
+    if (!this.waitingForDrain && this.socket.writableLength > this.deps.limits.maxBufferedBytes) {
+      this.waitingForDrain = true;
+      this.socket.once('drain', () => {
+        this.waitingForDrain = false;
+        this.pump();
+      });
+    }
+  }
+
+  private badFrame(err: unknown): void {
+    this.deps.broker.metrics.badFrames++;
+    this.deps.logger.warn({ conn: this.id, remote: this.info.remote, err: (err as Error).message }, 'bad kafka frame: connection closed');
+    this.close();
+  }
+
+  private close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.queue.length = 0;
+    this.socket.destroy();
+  }
+
+  private onClose(): void {
+    this.closed = true;
+    this.queue.length = 0;
+    this.abort.abort(new MqError('CONNECTION_CLOSED', 'the client connection closed before the answer'));
+    // Answers still to come give their buffers back when they finish (flush runs their after hooks).
+    for (const s of this.slots) if (s.parts !== undefined) for (const fn of s.after.splice(0)) fn();
+    this.deps.logger.debug({ conn: this.id, remote: this.info.remote }, 'kafka connection closed');
+  }
+
+  /** Closes the connection if it sent nothing for `idleMs` and has nothing in flight. */
+  closeIfIdle(now: number, idleMs: number): boolean {
+    if (this.inFlight > 0 || now - this.lastActivity < idleMs) return false;
+    this.deps.logger.info({ conn: this.id, remote: this.info.remote, idleMs }, 'closing idle kafka connection');
+    this.close();
+    return true;
+  }
+
+  /**
+   * Closes a connection that sent no complete frame for `frameTimeoutMs`:
+   * none at all since it was accepted, or one begun and not finished (a
+   * slowloris trickling bytes, or a size that promised more than came).
+   */
+  closeIfStalled(now: number, frameTimeoutMs: number): boolean {
+    if (this.closed || this.inFlight > 0 || now - this.lastFrameAt < frameTimeoutMs) return false;
+    if (this.framesReceived > 0 && this.splitter.pendingBytes === 0) return false;
+    const reason = this.framesReceived === 0 ? `no frame within ${frameTimeoutMs} ms of connecting` : `a frame not completed within ${frameTimeoutMs} ms (${this.splitter.pendingBytes} bytes of it held)`;
+    this.deps.broker.metrics.badFrames++;
+    this.deps.logger.warn({ conn: this.id, remote: this.info.remote, frameTimeoutMs }, `closing a stalled kafka connection: ${reason}`);
+    this.close();
+    return true;
+  }
+
+  /** Graceful end: stop reading, let in-flight requests finish (up to `timeoutMs`), then close. */
+  async drainAndClose(timeoutMs: number): Promise<void> {
+    this.queue.length = 0;
+    this.socket.pause();
+    if (this.inFlight > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, timeoutMs);
+        this.idleWaiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+    this.abort.abort(new MqError('CONNECTION_CLOSED', 'the broker is closing this connection (shutting down)'));
+    this.socket.end();
+    this.closed = true;
+    setTimeout(() => this.socket.destroy(), 1000).unref();
+  }
+}

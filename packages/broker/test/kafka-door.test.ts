@@ -1,0 +1,137 @@
+/**
+ * The Kafka listener as a protocol endpoint: what ApiVersions advertises,
+ * UNSUPPORTED_VERSION for anything else (never a dropped connection), and
+ * bad frames (lying sizes, bodies that do not decode, random bytes) closing
+ * only their own connection with one log line.
+ */
+import fc from 'fast-check';
+import { ApiVersionsApi, MetadataApi, ProduceApi, encodeRequest } from '@mq/kafka-protocol';
+import { startTestBroker, waitFor, type TestBroker } from './helpers.js';
+import { KafkaWire } from './kafka-wire.js';
+
+/** Every API the listener serves and its versions (the README's table). */
+const ADVERTISED = [
+  [0, 3, 9], // Produce
+  [1, 4, 11], // Fetch
+  [2, 1, 6], // ListOffsets
+  [3, 0, 9], // Metadata
+  [8, 0, 7], // OffsetCommit
+  [9, 1, 7], // OffsetFetch
+  [10, 0, 3], // FindCoordinator
+  [11, 0, 5], // JoinGroup
+  [12, 0, 3], // Heartbeat
+  [13, 0, 3], // LeaveGroup
+  [14, 0, 3], // SyncGroup
+  [15, 0, 5], // DescribeGroups
+  [16, 0, 3], // ListGroups
+  [18, 0, 3], // ApiVersions
+  [19, 0, 4], // CreateTopics
+  [20, 0, 4], // DeleteTopics
+  [21, 0, 2], // DeleteRecords
+  [22, 0, 4], // InitProducerId
+  [23, 0, 4], // OffsetForLeaderEpoch
+  [32, 0, 2], // DescribeConfigs
+  [33, 0, 1], // AlterConfigs
+  [37, 0, 2], // CreatePartitions
+  [42, 0, 2], // DeleteGroups
+  [44, 0, 1], // IncrementalAlterConfigs
+  [60, 0, 0], // DescribeCluster
+].map(([apiKey, minVersion, maxVersion]) => ({ apiKey, minVersion, maxVersion }));
+
+describe('Kafka listener: versions and bad input', () => {
+  let t: TestBroker;
+  let port: number;
+  beforeAll(async () => {
+    t = await startTestBroker({ 'kafka.listener.port': '0', 'max.frame.bytes': String(64 * 1024), 'connection.frame.timeout.ms': '1500' });
+    port = t.broker.kafkaPort!;
+  });
+  afterAll(() => t.cleanup());
+
+  it('advertises exactly the APIs it serves, at v0 and at the flexible v3', async () => {
+    const c = await KafkaWire.connect(port);
+    for (const v of [0, 3]) {
+      const r = await c.request(ApiVersionsApi, v, { clientSoftwareName: 'test', clientSoftwareVersion: '1' });
+      expect(r.errorCode).toBe(0);
+      expect(r.apiKeys).toEqual(ADVERTISED);
+    }
+    c.close();
+  });
+
+  it('answers an ApiVersions version it does not serve in v0 with UNSUPPORTED_VERSION and the versions (KIP-511)', async () => {
+    const c = await KafkaWire.connect(port);
+    c.sendRaw(encodeRequest({ ...ApiVersionsApi, maxVersion: 99 }, 99, 41, 'x', {}));
+    const frame = (await c.nextFrame())!;
+    expect(frame.readInt32BE(0)).toBe(41);
+    const body = ApiVersionsApi.readResponse(new (await import('@mq/kafka-protocol')).Reader(frame, 4), 0);
+    expect(body.errorCode).toBe(35);
+    expect(body.apiKeys).toEqual(ADVERTISED);
+    expect((await c.request(ApiVersionsApi, 1, {})).errorCode).toBe(0);
+    c.close();
+  });
+
+  it('answers an unknown API key, and a version below the served range, with UNSUPPORTED_VERSION and keeps the connection', async () => {
+    const c = await KafkaWire.connect(port);
+    const unknown = Buffer.from('0000000c' + '7000' + '0000' + '00000007' + '0000' + 'abcd', 'hex');
+    c.sendRaw(unknown);
+    const f1 = (await c.nextFrame())!;
+    expect([f1.readInt32BE(0), f1.readInt16BE(4)]).toEqual([7, 35]);
+    c.sendRaw(encodeRequest({ ...ProduceApi, minVersion: 0 }, 2, 8, 'x', { acks: 1, timeoutMs: 1000, topicData: [] }));
+    const f2 = (await c.nextFrame())!;
+    expect([f2.readInt32BE(0), f2.readInt16BE(4)]).toEqual([8, 35]);
+    expect((await c.request(MetadataApi, 1, { topics: [] })).brokers).toEqual([{ nodeId: t.broker.brokerId, host: '127.0.0.1', port, rack: null }]);
+    c.close();
+  });
+
+  it('closes only the connection of a frame above max.frame.bytes or a body that does not decode, with one log line each', async () => {
+    const bystander = await KafkaWire.connect(port);
+    const before = t.lines.filter((l) => l.msg === 'bad kafka frame: connection closed').length;
+    const big = await KafkaWire.connect(port);
+    big.sendRaw(Buffer.from('7fffffff', 'hex'));
+    await big.closed;
+    const garbled = await KafkaWire.connect(port);
+    // Metadata v1 claiming 1000 topics in a few bytes.
+    garbled.sendRaw(Buffer.from('00000010' + '0003' + '0001' + '00000001' + 'ffff' + '000003e8' + '0001', 'hex'));
+    await garbled.closed;
+    await waitFor(() => t.lines.filter((l) => l.msg === 'bad kafka frame: connection closed').length === before + 2 || undefined);
+    expect((await bystander.request(MetadataApi, 1, { topics: [] })).brokers.length).toBe(1);
+    bystander.close();
+  });
+
+  it('closes a connection whose frame is never completed (a size that promised more, a trickle) after connection.frame.timeout.ms, with one log line', async () => {
+    const bystander = await KafkaWire.connect(port);
+    const stalled = await KafkaWire.connect(port);
+    for (const c of [bystander, stalled]) expect((await c.request(ApiVersionsApi, 0, {})).errorCode).toBe(0);
+    stalled.sendRaw(Buffer.from('00000100' + '0012', 'hex'));
+    const started = Date.now();
+    const trickle = setInterval(() => stalled.isClosed || stalled.sendRaw(Buffer.from([0])), 200);
+    await stalled.closed;
+    clearInterval(trickle);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+    expect(t.lines.some((l) => String(l.msg).startsWith('closing a stalled kafka connection: a frame not completed'))).toBe(true);
+    expect((await bystander.request(ApiVersionsApi, 0, {})).errorCode).toBe(0);
+    bystander.close();
+  });
+
+  it('answers or closes on any random frame, and keeps serving others', async () => {
+    const watcher = await KafkaWire.connect(port);
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 0, max: 70 }), fc.integer({ min: -1, max: 14 }), fc.uint8Array({ maxLength: 120 }), async (key, version, body) => {
+        const c = await KafkaWire.connect(port);
+        const head = Buffer.alloc(14);
+        head.writeInt32BE(10 + body.length, 0);
+        head.writeInt16BE(key, 4);
+        head.writeInt16BE(version, 6);
+        head.writeInt32BE(3, 8);
+        head.writeInt16BE(-1, 12);
+        c.sendRaw(Buffer.concat([head, Buffer.from(body)]));
+        const frame = await c.nextFrame(10_000);
+        if (frame) expect(frame.readInt32BE(0)).toBe(3);
+        else expect(c.isClosed).toBe(true);
+        c.close();
+        expect((await watcher.request(ApiVersionsApi, 0, {})).errorCode).toBe(0);
+      }),
+      { numRuns: 150 },
+    );
+    watcher.close();
+  });
+});

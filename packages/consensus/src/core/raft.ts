@@ -103,6 +103,23 @@ export class RaftCore {
     this.step(message({ type: MessageType.Hup, from: this.id }));
   }
 
+  /**
+   * A follower told by a failure detector outside Raft that its leader is
+   * gone (etcd raft's ForgetLeader): it drops the leader, which ends its
+   * lease so that it grants pre-votes at once, and campaigns within 1 to 3
+   * ticks (randomised, so survivors that all heard the news do not split
+   * their votes) instead of a whole election timeout. Liveness only: a wrong
+   * report costs an election, never a committed entry. Returns whether
+   * anything changed (only a follower of `leader` forgets it).
+   */
+  forgetLeader(leader: number): boolean {
+    if (this.role !== StateRole.Follower || this.lead === 0 || this.lead !== leader) return false;
+    this.lead = 0;
+    const soon = 1 + Math.floor(this.random() * 3);
+    this.electionElapsed = Math.max(this.electionElapsed, this.randomizedElectionTimeout - soon);
+    return true;
+  }
+
   /** Appends a normal entry; returns its index and term. Throws NOT_LEADER or PROPOSAL_DROPPED. */
   propose(data: Uint8Array): { index: number; term: number } {
     return this.proposeEntry(EntryType.Normal, data);

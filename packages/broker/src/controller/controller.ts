@@ -15,7 +15,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { isMqError, MqError } from '@mq/protocol/errors';
-import { createRaftNode, createWsTransport, FileStorage, MemoryNetwork, StateRole, type RaftNode, type RaftTransport } from '@mq/consensus';
+import { createRaftNode, createWsTransport, FileStorage, MemoryNetwork, StateRole, type RaftNode, type RaftTransport, type WsTransport } from '@mq/consensus';
 import { sleep, systemClock, systemTimers, type Clock, type TimerHandle, type Timers } from '@mq/protocol/components';
 import { addsPartitions, checkCommandLimits } from './command-limits.js';
 import { decodeCommand, encodeCommand, type CommandResult, type MetadataCommand, type RegisterBrokerCommand } from './commands.js';
@@ -109,6 +109,17 @@ export class RaftController implements Controller {
   private readonly timers: Timers;
   private readonly forward: ForwardFn;
   private readonly lastSeen = new Map<number, number>();
+  /**
+   * Voters whose Raft port refused a connection (their process is gone, e.g.
+   * killed: the kernel refuses at once), with when; cleared when a
+   * connection opens again. The active controller fences such a broker at
+   * once instead of waiting out its session, unless it has heard from it
+   * since the refusal (it restarted).
+   */
+  private readonly refusedSince = new Map<number, number>();
+  /** The last Raft leader other than this voter (the previous controller, once this one takes over). */
+  private lastOtherLeader = -1;
+  private checkAgain = false;
   /** Leaderless partitions waiting for unclean recovery (set up in the constructor from the options). */
   private readonly recoveryWaits: RecoveryWaits;
   private activeTerm = -1;
@@ -136,12 +147,13 @@ export class RaftController implements Controller {
     const self = o.voters.find((v) => v.id === o.brokerId)!;
     const peers = Object.fromEntries(o.voters.map((v) => [v.id, `ws://${v.host}:${v.port}`]));
     // The only voter has no one to talk to: no Raft listener, no socket (its own messages never leave the node).
+    let ws: WsTransport | undefined;
     const transport: RaftTransport = this.soleVoter
       ? new MemoryNetwork().transport(o.brokerId)
-      : await createWsTransport(
+      : (ws = await createWsTransport(
           { id: o.brokerId, host: self.host, port: self.port, peers, clusterId: quorumClusterId(o.voters), verifyPeerAddress: o.verifyPeerAddress },
           { logger: this.logger },
-        );
+        ));
     let storage: FileStorage;
     try {
       storage = await FileStorage.open(path.join(dataDir, METADATA_DIR), { sync: o.fsync });
@@ -160,14 +172,46 @@ export class RaftController implements Controller {
       throw err;
     }
     await writeVoterMarker(dataDir, o.brokerId, this.clock());
+    ws?.onPeerReachability((id, reachable) => this.onPeerReachability(id, reachable));
     this.raft.onLeaderChange((leader, role, term) => {
       if (leader > 0) this.lastLeaderSeen = this.clock();
+      if (leader > 0 && leader !== o.brokerId) this.lastOtherLeader = leader;
       this.logger.info({ leader, role, term }, leader === o.brokerId ? 'this broker is the active controller' : 'controller changed');
       for (const w of [...this.leaderWatchers]) w(leader);
     });
     // A quorum of one has no one to wait for: it elects itself now instead of after an election timeout.
     if (this.soleVoter) this.raft.campaign();
     this.schedule();
+  }
+
+  /**
+   * The connection-loss hint, confirmed: a voter's Raft port refused a
+   * connection (a redial right after the connection dropped), so its process
+   * is gone. A follower of it forgets it and campaigns within a few ticks
+   * (the survivors all see the refusal, so their leases end together); the
+   * active controller fences it in this round. A paused process is still
+   * accepted by its kernel: that case waits for the session timeout.
+   */
+  private onPeerReachability(id: number, reachable: boolean): void {
+    if (this.closed) return;
+    if (reachable) {
+      this.refusedSince.delete(id);
+      return;
+    }
+    if (this.refusedSince.has(id)) return;
+    this.refusedSince.set(id, this.clock());
+    this.logger.info({ broker: id }, `broker ${id} refuses connections to its Raft port: its process is gone`);
+    if (this.raft.status().leader === id) this.raft.forgetLeader(id);
+    else if (this.isActive) this.checkNow();
+  }
+
+  /** Runs a round of the controller's duties now (or right after the one in progress). */
+  private checkNow(): void {
+    if (this.busy) {
+      this.checkAgain = true;
+      return;
+    }
+    void this.check();
   }
 
   /** True when this process is the quorum's only voter (a one-node cluster, like a lone KRaft node in combined mode). */
@@ -373,21 +417,33 @@ export class RaftController implements Controller {
         this.observerIndex.clear();
         this.recoveryWaits.clear();
         for (const b of this.metadata.brokers()) this.lastSeen.set(b.id, now);
+        // Except the previous controller: this voter, its follower, knows when it last heard from it
+        // (a paused controller is fenced one session after it went quiet, not one session after the election).
+        const prev = this.lastOtherLeader;
+        const heard = prev > 0 ? this.raft.lastHeardFrom(prev) : -1;
+        if (heard >= 0 && this.lastSeen.has(prev)) this.lastSeen.set(prev, Math.min(now, heard));
         this.lastImbalanceCheck = now;
         await this.raft.readIndex({ timeoutMs: this.options.sessionTimeoutMs });
         this.ready = true;
       }
       if (!this.ready) return;
-      for (const [idText, pr] of Object.entries(st.progress)) {
-        if (pr.recentActive) this.lastSeen.set(Number(idText), now);
+      // A voter is heard from through any Raft message it sends (precise to the message, not to the
+      // check-quorum period of recentActive).
+      for (const v of this.options.voters) {
+        const heard = this.raft.lastHeardFrom(v.id);
+        if (heard > (this.lastSeen.get(v.id) ?? -1)) this.lastSeen.set(v.id, Math.min(now, heard));
       }
       this.lastSeen.set(this.options.brokerId, now);
       for (const b of this.metadata.brokers()) {
         const seen = this.lastSeen.get(b.id) ?? (this.lastSeen.set(b.id, now), now);
         const silentMs = now - seen;
-        if (!b.fenced && silentMs > this.options.sessionTimeoutMs) {
-          this.logger.warn({ broker: b.id, silentMs, brokerEpoch: b.brokerEpoch }, `fencing broker ${b.id}: not heard from for ${silentMs} ms`);
-          await this.submitQuietly({ type: 'fenceBroker', id: b.id, brokerEpoch: b.brokerEpoch, reason: `not heard from for ${silentMs} ms` });
+        const refusedAt = this.refusedSince.get(b.id);
+        // Refused after the last message from it: the process is gone (a restarted one is heard from again).
+        const gone = refusedAt !== undefined && refusedAt > this.raft.lastHeardFrom(b.id);
+        if (!b.fenced && (silentMs > this.options.sessionTimeoutMs || gone)) {
+          const reason = gone ? `its port refuses connections (process gone), last heard from ${silentMs} ms ago` : `not heard from for ${silentMs} ms`;
+          this.logger.warn({ broker: b.id, silentMs, gone, brokerEpoch: b.brokerEpoch }, `fencing broker ${b.id}: ${reason}`);
+          await this.submitQuietly({ type: 'fenceBroker', id: b.id, brokerEpoch: b.brokerEpoch, reason });
         } else if (b.fenced && !b.shuttingDown && silentMs <= this.options.livenessCheckMs * 3 && this.caughtUp(b, st.progress)) {
           this.logger.info({ broker: b.id, brokerEpoch: b.brokerEpoch }, `unfencing broker ${b.id}: alive and caught up with the metadata log`);
           await this.submitQuietly({ type: 'unfenceBroker', id: b.id, brokerEpoch: b.brokerEpoch });
@@ -402,6 +458,10 @@ export class RaftController implements Controller {
       if (!this.closed) this.logger.warn({ err: (err as Error).message }, 'controller round failed');
     } finally {
       this.busy = false;
+      if (this.checkAgain && !this.closed) {
+        this.checkAgain = false;
+        void this.check();
+      }
     }
   }
 

@@ -176,6 +176,8 @@ export class RaftController implements Controller {
     this.raft.onLeaderChange((leader, role, term) => {
       if (leader > 0) this.lastLeaderSeen = this.clock();
       if (leader > 0 && leader !== o.brokerId) this.lastOtherLeader = leader;
+      // A new active controller takes up its duties now (a dead predecessor is fenced in this round), not at the next tick of its timer.
+      if (leader === o.brokerId && role === StateRole.Leader) this.checkNow();
       this.logger.info({ leader, role, term }, leader === o.brokerId ? 'this broker is the active controller' : 'controller changed');
       for (const w of [...this.leaderWatchers]) w(leader);
     });

@@ -343,7 +343,11 @@ export class Sender {
     if (retry) {
       for (const b of batches) b.attempts++;
       q.ready.unshift(...batches);
-      const delayMs = this.retrier.delayMs(first.attempts - 1);
+      // Leadership moving (a dead or fenced leader) is retried at the first backoff each time, as
+      // Kafka's retry.backoff.ms, each after a metadata refresh: the new leader is usually known
+      // within a few hundred ms, and a growing backoff would make the batch wait past that.
+      const stale = invalidatesMetadata(err);
+      const delayMs = this.retrier.delayMs(stale ? 0 : first.attempts - 1);
       q.retryAt = now + delayMs;
       this.cluster.logger.debug({ topic: q.topic, partition: q.partition, attempt: first.attempts, delayMs, err }, 'produce failed; retrying the batches');
       if (channels.retry.hasSubscribers) {
@@ -356,7 +360,7 @@ export class Sender {
           error: err,
         } satisfies RetryMessage);
       }
-      if (invalidatesMetadata(err)) {
+      if (stale) {
         this.cluster.invalidate(q.topic);
         this.acc.wantMetadata(q.topic);
       }

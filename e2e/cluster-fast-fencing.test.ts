@@ -6,7 +6,8 @@
  *    port refuses the redial), with a session timeout far longer than the
  *    test's waits, and acks=all goes on on the partitions it led and followed.
  *    The same for the killed active controller: the survivors forget it and
- *    elect a new one, which fences it.
+ *    elect a new one, which fences it; and for a killed broker-only process,
+ *    whose metadata fetch connection closes and whose port refuses a probe.
  * 2. A connection loss that is not confirmed (the links are cut, the port still
  *    accepts) fences nobody.
  * 3. A paused leader: a producer's request left unanswered by it moves to the
@@ -80,7 +81,26 @@ describe('cluster: a dead broker is fenced without waiting out its session (issu
       await producer.close();
       await client.close();
     }
-  });
+  }, 120_000);
+
+  it('a killed broker-only process is fenced once its metadata fetch connection closes and its port refuses', async () => {
+    cluster = await startCluster({ brokers: 3, observers: 1, config: LONG_SESSION, proxies: false });
+    const c = cluster;
+    await c.waitHealthy();
+    const observer = 4;
+    const topic = uniqueName('observer-hint');
+    await createTopic(c, topic, 4);
+    await c.kill(observer);
+    await waitFor(() => fenced(c, observer, [observer]), { timeout: 60_000, message: `broker ${observer} fenced` });
+    const client = new MqClient({ bootstrap: c.ids.filter((id) => id !== observer).map((id) => c.broker(id).process.bootstrap) });
+    const producer = client.producer({ acks: 'all', idempotent: true });
+    try {
+      for (let p = 0; p < 4; p++) await producer.send(topic, { value: `after-kill-${p}`, partition: p });
+    } finally {
+      await producer.close();
+      await client.close();
+    }
+  }, 120_000);
 
   it('a lost connection that is not confirmed (links cut, the port still accepts) fences nobody', async () => {
     cluster = await startCluster({ brokers: 3, config: LONG_SESSION });
@@ -99,7 +119,7 @@ describe('cluster: a dead broker is fenced without waiting out its session (issu
     c.healAll();
     expect(seenFenced).toBe(0);
     await c.waitHealthy(30_000);
-  });
+  }, 120_000);
 
   it('a producer request left unanswered by a paused leader moves to the new leader while the old one is still paused', async () => {
     cluster = await startCluster({ brokers: 3, config: FAST_FAILOVER_CONFIG });
@@ -130,7 +150,7 @@ describe('cluster: a dead broker is fenced without waiting out its session (issu
       await producer.close();
       await client.close();
     }
-  });
+  }, 120_000);
 
   it('a paused follower leaves the ISR and acks=all goes on on its partitions', async () => {
     cluster = await startCluster({ brokers: 3, config: FAST_FAILOVER_CONFIG });
@@ -158,5 +178,5 @@ describe('cluster: a dead broker is fenced without waiting out its session (issu
       await producer.close();
       await client.close();
     }
-  });
+  }, 120_000);
 });

@@ -30,11 +30,20 @@ import { checkVoterMetadata, writeVoterMarker } from './voter-marker.js';
 /** Sends a command to the active controller on another broker. */
 export type ForwardFn = (controllerId: number, command: MetadataCommand, timeoutMs: number) => Promise<CommandResult>;
 
+/**
+ * Dials a broker's inter-broker listener once: true when the connection is
+ * refused (nothing listens: its process is gone), false when it is accepted
+ * or the attempt times out (a paused process is still accepted by its kernel).
+ */
+export type RefusedProbe = (brokerId: number) => Promise<boolean>;
+
 export interface ControllerComponents {
   logger: Logger;
   clock?: Clock;
   timers?: Timers;
   forward: ForwardFn;
+  /** Confirms the loss of a broker-only process's metadata fetch connection (none: its session decides). */
+  probeRefused?: RefusedProbe;
 }
 
 export interface BrokerLiveness {
@@ -108,6 +117,7 @@ export class RaftController implements Controller {
   private readonly clock: Clock;
   private readonly timers: Timers;
   private readonly forward: ForwardFn;
+  private readonly probeRefused: RefusedProbe | undefined;
   private readonly lastSeen = new Map<number, number>();
   /**
    * Voters whose Raft port refused a connection (their process is gone, e.g.
@@ -137,6 +147,7 @@ export class RaftController implements Controller {
     this.clock = components.clock ?? systemClock;
     this.timers = components.timers ?? systemTimers;
     this.forward = components.forward;
+    this.probeRefused = components.probeRefused;
     this.recoveryWaits = new RecoveryWaits(this.options.uncleanRecoveryWaitMs);
     this.lastLeaderSeen = this.clock();
   }
@@ -291,17 +302,45 @@ export class RaftController implements Controller {
   async handleMetadataFetch(f: MetadataFetch, signal?: AbortSignal): Promise<FeedRead> {
     if (!this.isActive) throw new MqError('NOT_CONTROLLER', `broker ${this.options.brokerId} is not the active controller (it is ${this.controllerId})`, { controllerId: this.controllerId });
     const b = this.metadata.broker(f.brokerId);
-    if (b && b.incarnation === f.incarnation && !this.isVoter(f.brokerId)) {
+    const registeredRun = b !== undefined && b.incarnation === f.incarnation && !this.isVoter(f.brokerId);
+    if (registeredRun) {
       // The fetch is the heartbeat of the registered run (another run of the same id does not keep it alive).
       this.lastSeen.set(f.brokerId, this.clock());
       this.observerIndex.set(f.brokerId, f.fetchIndex);
+      this.refusedSince.delete(f.brokerId);
     }
-    const maxWait = Math.min(f.maxWaitMs, Math.floor(this.options.sessionTimeoutMs / 3));
-    await this.feed.waitBeyond(f.fetchIndex, maxWait, (fn, ms) => {
-      const timer = this.timers.setTimeout(fn, ms);
-      return () => this.timers.clearTimeout(timer);
-    }, signal);
-    return this.feed.read(f.fetchIndex, f.maxEntries);
+    // The connection of a long-poll closing is the observer's connection-loss hint.
+    const lost = registeredRun && signal && this.probeRefused ? () => this.onObserverConnectionLost(f.brokerId) : undefined;
+    if (lost) signal!.addEventListener('abort', lost, { once: true });
+    try {
+      const maxWait = Math.min(f.maxWaitMs, Math.floor(this.options.sessionTimeoutMs / 3));
+      await this.feed.waitBeyond(f.fetchIndex, maxWait, (fn, ms) => {
+        const timer = this.timers.setTimeout(fn, ms);
+        return () => this.timers.clearTimeout(timer);
+      }, signal);
+      return this.feed.read(f.fetchIndex, f.maxEntries);
+    } finally {
+      if (lost) signal!.removeEventListener('abort', lost);
+    }
+  }
+
+  /**
+   * A broker-only process's fetch connection closed: confirmed by dialling its
+   * inter-broker listener; refused means its process is gone, and it is fenced
+   * in this round (the voters' equivalent is the Raft transport's refused redial).
+   */
+  private onObserverConnectionLost(id: number): void {
+    const at = this.clock();
+    void this.probeRefused!(id).then(
+      (refused) => {
+        if (!refused || this.closed || !this.isActive) return;
+        if ((this.lastSeen.get(id) ?? -1) > at) return; // it fetched again meanwhile
+        this.refusedSince.set(id, this.clock());
+        this.logger.info({ broker: id }, `broker ${id} closed its metadata fetch connection and refuses connections: its process is gone`);
+        this.checkNow();
+      },
+      (err: unknown) => this.logger.debug({ err, broker: id }, 'probing a broker failed'),
+    );
   }
 
   private isVoter(id: number): boolean {
@@ -440,8 +479,8 @@ export class RaftController implements Controller {
         const seen = this.lastSeen.get(b.id) ?? (this.lastSeen.set(b.id, now), now);
         const silentMs = now - seen;
         const refusedAt = this.refusedSince.get(b.id);
-        // Refused after the last message from it: the process is gone (a restarted one is heard from again).
-        const gone = refusedAt !== undefined && refusedAt > this.raft.lastHeardFrom(b.id);
+        // Refused after the last message (or metadata fetch) from it: the process is gone (a restarted one is heard from again).
+        const gone = refusedAt !== undefined && refusedAt > (this.isVoter(b.id) ? this.raft.lastHeardFrom(b.id) : seen);
         if (!b.fenced && (silentMs > this.options.sessionTimeoutMs || gone)) {
           const reason = gone ? `its port refuses connections (process gone), last heard from ${silentMs} ms ago` : `not heard from for ${silentMs} ms`;
           this.logger.warn({ broker: b.id, silentMs, gone, brokerEpoch: b.brokerEpoch }, `fencing broker ${b.id}: ${reason}`);

@@ -18,7 +18,7 @@ interface Held {
 function stubCluster(partitions: number) {
   const held: Held[] = [];
   const next = new Map<number, number>();
-  const state = { leader: 1 };
+  const state = { leader: 1, epoch: 1 };
   const connTo = (broker: number) => ({
     address: `b${broker}`,
     brokerId: broker,
@@ -56,7 +56,7 @@ function stubCluster(partitions: number) {
     name: 't',
     topicId: '',
     internal: false,
-    partitions: Array.from({ length: partitions }, (_, partition) => ({ partition, leader: state.leader, leaderEpoch: 0, replicas: [1, 2], isr: [1, 2], offlineReplicas: [] })),
+    partitions: Array.from({ length: partitions }, (_, partition) => ({ partition, leader: state.leader, leaderEpoch: state.epoch, replicas: [1, 2], isr: [1, 2], offlineReplicas: [] })),
   });
   const cluster = {
     options: { requestTimeoutMs: 30_000, retry: {} },
@@ -152,9 +152,25 @@ describe('sender latency', () => {
     expect(held[0]!.broker).toBe(1);
     // Broker 1 never answers; the controller moves the partition to broker 2.
     state.leader = 2;
+    state.epoch = 2;
     await waitFor(() => held.length === 2);
     expect(held[1]!.broker).toBe(2);
     held[1]!.answer();
+    await expect(sent).resolves.toEqual({ topic: 't', partition: 0, offset: 0 });
+    await p.close();
+  });
+
+  it('a slow request is not moved by a broker whose view of the partition is older (a lower leader epoch)', async () => {
+    const { cluster, held, state } = stubCluster(1);
+    state.epoch = 5;
+    const p = new Producer(cluster, { acks: 'all', leaderCheckMs: 10 });
+    const sent = p.send('t', { partition: 0, value: 'a' });
+    await waitFor(() => held.length === 1);
+    state.leader = 2;
+    state.epoch = 4;
+    await new Promise((r) => setTimeout(r, 100));
+    expect(held).toHaveLength(1);
+    held[0]!.answer();
     await expect(sent).resolves.toEqual({ topic: 't', partition: 0, offset: 0 });
     await p.close();
   });

@@ -9,7 +9,7 @@
 import { MqError, errorCodeFromNumber, isMqError } from '@mq/protocol/errors';
 import { runAtEndOfTurn } from '@mq/protocol/platform';
 import { channels, type ProduceBatchMessage, type RetryMessage } from '../diagnostics.js';
-import { invalidatesMetadata, type Cluster } from '../cluster.js';
+import { invalidatesMetadata, type Cluster, type TopicDescription } from '../cluster.js';
 import type { Connection, ResponseOf } from '../connection.js';
 import { completeBatch, failBatch, type Accumulator, type PartitionQueue } from './accumulator.js';
 import type { BatchBuilder } from './batch-builder.js';
@@ -32,6 +32,8 @@ interface Watched {
   leader: number;
   conn: Connection;
   entries: Entry[];
+  /** The metadata each entry's partition was sent with (its leader epoch then). */
+  sentWith: Array<TopicDescription | undefined>;
   startedAt: number;
   abandon(err: MqError): void;
 }
@@ -235,7 +237,8 @@ export class Sender {
   /** A request's answer, or NOT_LEADER once a leader check finds that one of its partitions moved. */
   private watched<T>(leader: number, conn: Connection, entries: Entry[], request: Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const w: Watched = { leader, conn, entries, startedAt: Date.now(), abandon: reject };
+      const sentWith = entries.map((e) => this.cluster.cachedTopic(e.q.topic));
+      const w: Watched = { leader, conn, entries, sentWith, startedAt: Date.now(), abandon: reject };
       this.watching.add(w);
       this.armWatch();
       request.then(
@@ -287,11 +290,15 @@ export class Sender {
       this.cluster.logger.debug({ err, leader }, 'leader check: metadata refresh failed');
       return;
     }
+    const partitionOf = (t: TopicDescription | undefined, partition: number) => t?.partitions.find((p) => p.partition === partition);
     for (const w of list) {
       if (!this.watching.has(w)) continue;
-      for (const { q } of w.entries) {
-        const now = this.cluster.cachedTopic(q.topic)?.partitions.find((p) => p.partition === q.partition)?.leader ?? -1;
-        if (now < 0 || now === leader) continue;
+      for (let i = 0; i < w.entries.length; i++) {
+        const { q } = w.entries[i]!;
+        const current = partitionOf(this.cluster.cachedTopic(q.topic), q.partition);
+        const now = current?.leader ?? -1;
+        // Only a later leader epoch moves the request: a broker with an older view must not send it back.
+        if (!current || now < 0 || now === leader || current.leaderEpoch <= (partitionOf(w.sentWith[i], q.partition)?.leaderEpoch ?? -1)) continue;
         this.watching.delete(w);
         w.abandon(
           new MqError('NOT_LEADER', `${q.topic}/${q.partition} moved from broker ${leader} to ${now} while a produce request to ${leader} was unanswered; resending`, {

@@ -93,12 +93,18 @@ async function waitFor(fn, timeoutMs, what) {
     await sleep(100);
   }
 }
-async function healthy(topics, skip = new Set()) {
+/**
+ * Every broker unfenced and full ISRs, as the active controller sees it (a broker just restarted reports the
+ * state from before its kill until it has replayed the metadata log).
+ */
+async function healthy(topics) {
   return waitFor(async () => {
     for (const id of ids) {
-      if (!alive(id) || skip.has(id)) continue;
-      const s = await status(id).catch(() => null);
-      if (!s || s.controllerId < 0) continue;
+      if (!alive(id)) continue;
+      const any = await status(id).catch(() => null);
+      if (!any || any.controllerId < 0 || !alive(any.controllerId)) continue;
+      const s = any.controllerId === id ? any : await status(any.controllerId).catch(() => null);
+      if (!s?.activeController) continue;
       return s.brokers.length === N && s.brokers.every((b) => !b.fenced) && !s.underReplicated.some((u) => topics.includes(u.topic)) && !s.offline.some((u) => topics.includes(u.topic));
     }
     return false;
@@ -126,6 +132,7 @@ let producer;
 const collectors = new Set();
 let pending = 0;
 let sendErrors = 0;
+const errorCodes = new Map();
 function send(partition) {
   const t0 = now();
   pending++;
@@ -136,6 +143,8 @@ function send(partition) {
     },
     (err) => {
       sendErrors++;
+      const code = err?.code ?? String(err);
+      errorCodes.set(code, (errorCodes.get(code) ?? 0) + 1);
       for (const c of collectors) if (t0 >= c.from && t0 < c.to) c.add(partition, now() - t0, false, err);
     },
   ).finally(() => { pending--; });
@@ -290,7 +299,7 @@ try {
       r.byRole.get(which).push(v);
     }
     const parts2 = [...r.byRole].map(([w, l]) => `${w} p99 ${f0(l.at(-1).p99)} ms`).join(', ');
-    process.stderr.write(`${k + 1}/${plan.length} ${kind} broker ${victim}${probePartition >= 0 ? ` (leader of ${probePartition})` : ''}: ${probePartition >= 0 ? (probeErr ? `probe failed: ${probeErr.message}` : `first acks=all ack after ${f0(failoverMs)} ms`) : ''}; window ${parts2}; baseline p99 ${f0(r.baseline.at(-1).p99)} ms\n`);
+    process.stderr.write(`${new Date().toISOString()} ${k + 1}/${plan.length} ${kind} broker ${victim}${probePartition >= 0 ? ` (leader of ${probePartition})` : ''}: ${probePartition >= 0 ? (probeErr ? `probe failed: ${probeErr.message}` : `first acks=all ack after ${f0(failoverMs)} ms`) : ''}; window ${parts2}; baseline p99 ${f0(r.baseline.at(-1).p99)} ms\n`);
   }
   await stop();
   console.log(`\nfaults: producer paced at ${rate} records/s (${a.load} of max), ${P} partitions RF 3 min.insync.replicas 2 on ${N} brokers, DEFAULT configuration${a.config.length ? ` plus ${a.config.join(' ')}` : ''}; pause ${PAUSE_MS} ms; window ${WINDOW_MS} ms after the signal, baseline ${BASELINE_MS} ms before`);
@@ -302,7 +311,7 @@ try {
     const fo = r.failover;
     console.log(`${kind.padEnd(14)} ${String(Math.max(fo.length + r.probeErrors, r.baseline.length)).padStart(3)}   ${fo.length ? `${f0(pct(fo, 50)).padStart(6)} ${f0(pct(fo, 99)).padStart(5)} ${f0(Math.max(...fo)).padStart(5)}` : '     -     -     -'}   |                                  ${cell('led')}  ${cell('followed')}  ${cell('unrelated')}    | ${f0(pct(r.baseline.map((x) => x.p99), 50))}${r.probeErrors ? `   (${r.probeErrors} probes failed)` : ''}`);
   }
-  console.log(`failed sends during the fault runs: ${sendErrors}; load average ${loadavg().map((x) => x.toFixed(2)).join(' ')} at the end`);
+  console.log(`failed sends: ${sendErrors}${errorCodes.size ? ` (${[...errorCodes].map(([c, n]) => `${c} ${n}`).join(', ')})` : ''}; load average ${loadavg().map((x) => x.toFixed(2)).join(' ')} at the end`);
 } catch (err) {
   failed = true;
   for (const id of ids) console.error(`broker ${id}:`, JSON.stringify(await status(id).catch((e) => String(e))));

@@ -127,6 +127,14 @@ export class RaftController implements Controller {
    * since the refusal (it restarted).
    */
   private readonly refusedSince = new Map<number, number>();
+  /**
+   * Registrations (broker id → broker epoch) fenced because their process was
+   * proven gone: never unfenced. A voter's Raft messages do not tell its runs
+   * apart, so the next run of the id, heard from before its registration is
+   * committed, would otherwise revive the dead run's registration (and its
+   * ISR places and leaderships) until it registers.
+   */
+  private readonly goneRuns = new Map<number, number>();
   /** The last Raft leader other than this voter (the previous controller, once this one takes over). */
   private lastOtherLeader = -1;
   private checkAgain = false;
@@ -484,8 +492,9 @@ export class RaftController implements Controller {
         if (!b.fenced && (silentMs > this.options.sessionTimeoutMs || gone)) {
           const reason = gone ? `its port refuses connections (process gone), last heard from ${silentMs} ms ago` : `not heard from for ${silentMs} ms`;
           this.logger.warn({ broker: b.id, silentMs, gone, brokerEpoch: b.brokerEpoch }, `fencing broker ${b.id}: ${reason}`);
+          if (gone) this.goneRuns.set(b.id, b.brokerEpoch);
           await this.submitQuietly({ type: 'fenceBroker', id: b.id, brokerEpoch: b.brokerEpoch, reason });
-        } else if (b.fenced && !b.shuttingDown && silentMs <= this.options.livenessCheckMs * 3 && this.caughtUp(b, st.progress)) {
+        } else if (b.fenced && !b.shuttingDown && this.goneRuns.get(b.id) !== b.brokerEpoch && silentMs <= this.options.livenessCheckMs * 3 && this.caughtUp(b, st.progress)) {
           this.logger.info({ broker: b.id, brokerEpoch: b.brokerEpoch }, `unfencing broker ${b.id}: alive and caught up with the metadata log`);
           await this.submitQuietly({ type: 'unfenceBroker', id: b.id, brokerEpoch: b.brokerEpoch });
         }

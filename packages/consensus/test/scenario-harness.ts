@@ -201,6 +201,11 @@ export class ScenarioHarness {
       case 'campaign':
         this.node(pos[0]).core.campaign();
         return;
+      case 'forget-leader': {
+        // forget-leader <node> <leader>: a failure detector outside Raft says <leader> is gone
+        if (!this.node(pos[0]).core.forgetLeader(Number(pos[1]))) this.out.push('unchanged');
+        return;
+      }
       case 'tick': {
         const n = this.node(pos[0]);
         const times = Number(pos[1] ?? 1);

@@ -24,6 +24,7 @@ import { formatRoles, parseBootstrapServers, parseProcessRoles, type ProcessRole
 import { partitionHandlers } from '../handlers/index.js';
 import type { HandlerMap } from '../handlers/types.js';
 import type { LogOpener } from '../log-factory.js';
+import { dialRefused } from './refused-probe.js';
 import { parsePeerAddresses, PeerConnections } from './peer-connections.js';
 import { ReplicaManager } from './replica-manager.js';
 
@@ -179,6 +180,10 @@ export async function startClusterNode(o: ClusterNodeOptions, components: Cluste
           const r = await peers.request(controllerId, 'controllerForward', { brokerId: o.brokerId, command: encodeCommand(command), timeoutMs }, { timeoutMs: timeoutMs + 2000 });
           if (!r.errorCode) return { ok: true, value: r.result && r.result.length > 0 ? JSON.parse(Buffer.from(r.result).toString('utf8')) : undefined };
           return { ok: false, code: errorCodeFromNumber(r.errorCode), message: r.errorMessage || 'refused by the controller' };
+        },
+        probeRefused: async (id) => {
+          const b = controller.metadata.broker(id);
+          return b ? dialRefused(b.host, b.interBrokerPort ?? b.port) : false;
         },
       },
     );

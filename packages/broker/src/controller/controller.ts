@@ -15,7 +15,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { isMqError, MqError } from '@mq/protocol/errors';
-import { createRaftNode, createWsTransport, FileStorage, MemoryNetwork, StateRole, type RaftNode, type RaftTransport } from '@mq/consensus';
+import { createRaftNode, createWsTransport, FileStorage, MemoryNetwork, StateRole, type RaftNode, type RaftTransport, type WsTransport } from '@mq/consensus';
 import { sleep, systemClock, systemTimers, type Clock, type TimerHandle, type Timers } from '@mq/protocol/components';
 import { addsPartitions, checkCommandLimits } from './command-limits.js';
 import { decodeCommand, encodeCommand, type CommandResult, type MetadataCommand, type RegisterBrokerCommand } from './commands.js';
@@ -30,11 +30,20 @@ import { checkVoterMetadata, writeVoterMarker } from './voter-marker.js';
 /** Sends a command to the active controller on another broker. */
 export type ForwardFn = (controllerId: number, command: MetadataCommand, timeoutMs: number) => Promise<CommandResult>;
 
+/**
+ * Dials a broker's inter-broker listener once: true when the connection is
+ * refused (nothing listens: its process is gone), false when it is accepted
+ * or the attempt times out (a paused process is still accepted by its kernel).
+ */
+export type RefusedProbe = (brokerId: number) => Promise<boolean>;
+
 export interface ControllerComponents {
   logger: Logger;
   clock?: Clock;
   timers?: Timers;
   forward: ForwardFn;
+  /** Confirms the loss of a broker-only process's metadata fetch connection (none: its session decides). */
+  probeRefused?: RefusedProbe;
 }
 
 export interface BrokerLiveness {
@@ -108,7 +117,27 @@ export class RaftController implements Controller {
   private readonly clock: Clock;
   private readonly timers: Timers;
   private readonly forward: ForwardFn;
+  private readonly probeRefused: RefusedProbe | undefined;
   private readonly lastSeen = new Map<number, number>();
+  /**
+   * Voters whose Raft port refused a connection (their process is gone, e.g.
+   * killed: the kernel refuses at once), with when; cleared when a
+   * connection opens again. The active controller fences such a broker at
+   * once instead of waiting out its session, unless it has heard from it
+   * since the refusal (it restarted).
+   */
+  private readonly refusedSince = new Map<number, number>();
+  /**
+   * Registrations (broker id → broker epoch) fenced because their process was
+   * proven gone: never unfenced. A voter's Raft messages do not tell its runs
+   * apart, so the next run of the id, heard from before its registration is
+   * committed, would otherwise revive the dead run's registration (and its
+   * ISR places and leaderships) until it registers.
+   */
+  private readonly goneRuns = new Map<number, number>();
+  /** The last Raft leader other than this voter (the previous controller, once this one takes over). */
+  private lastOtherLeader = -1;
+  private checkAgain = false;
   /** Leaderless partitions waiting for unclean recovery (set up in the constructor from the options). */
   private readonly recoveryWaits: RecoveryWaits;
   private activeTerm = -1;
@@ -126,6 +155,7 @@ export class RaftController implements Controller {
     this.clock = components.clock ?? systemClock;
     this.timers = components.timers ?? systemTimers;
     this.forward = components.forward;
+    this.probeRefused = components.probeRefused;
     this.recoveryWaits = new RecoveryWaits(this.options.uncleanRecoveryWaitMs);
     this.lastLeaderSeen = this.clock();
   }
@@ -136,12 +166,13 @@ export class RaftController implements Controller {
     const self = o.voters.find((v) => v.id === o.brokerId)!;
     const peers = Object.fromEntries(o.voters.map((v) => [v.id, `ws://${v.host}:${v.port}`]));
     // The only voter has no one to talk to: no Raft listener, no socket (its own messages never leave the node).
+    let ws: WsTransport | undefined;
     const transport: RaftTransport = this.soleVoter
       ? new MemoryNetwork().transport(o.brokerId)
-      : await createWsTransport(
+      : (ws = await createWsTransport(
           { id: o.brokerId, host: self.host, port: self.port, peers, clusterId: quorumClusterId(o.voters), verifyPeerAddress: o.verifyPeerAddress },
           { logger: this.logger },
-        );
+        ));
     let storage: FileStorage;
     try {
       storage = await FileStorage.open(path.join(dataDir, METADATA_DIR), { sync: o.fsync });
@@ -160,14 +191,48 @@ export class RaftController implements Controller {
       throw err;
     }
     await writeVoterMarker(dataDir, o.brokerId, this.clock());
+    ws?.onPeerReachability((id, reachable) => this.onPeerReachability(id, reachable));
     this.raft.onLeaderChange((leader, role, term) => {
       if (leader > 0) this.lastLeaderSeen = this.clock();
+      if (leader > 0 && leader !== o.brokerId) this.lastOtherLeader = leader;
+      // A new active controller takes up its duties now (a dead predecessor is fenced in this round), not at the next tick of its timer.
+      if (leader === o.brokerId && role === StateRole.Leader) this.checkNow();
       this.logger.info({ leader, role, term }, leader === o.brokerId ? 'this broker is the active controller' : 'controller changed');
       for (const w of [...this.leaderWatchers]) w(leader);
     });
     // A quorum of one has no one to wait for: it elects itself now instead of after an election timeout.
     if (this.soleVoter) this.raft.campaign();
     this.schedule();
+  }
+
+  /**
+   * The connection-loss hint, confirmed: a voter's Raft port refused a
+   * connection (a redial right after the connection dropped), so its process
+   * is gone. A follower of it forgets it and campaigns within a few ticks
+   * (the survivors all see the refusal, so their leases end together); the
+   * active controller fences it in this round. A paused process is still
+   * accepted by its kernel: that case waits for the session timeout.
+   */
+  private onPeerReachability(id: number, reachable: boolean): void {
+    if (this.closed) return;
+    if (reachable) {
+      this.refusedSince.delete(id);
+      return;
+    }
+    if (this.refusedSince.has(id)) return;
+    this.refusedSince.set(id, this.clock());
+    this.logger.info({ broker: id }, `broker ${id} refuses connections to its Raft port: its process is gone`);
+    if (this.raft.status().leader === id) this.raft.forgetLeader(id);
+    else if (this.isActive) this.checkNow();
+  }
+
+  /** Runs a round of the controller's duties now (or right after the one in progress). */
+  private checkNow(): void {
+    if (this.busy) {
+      this.checkAgain = true;
+      return;
+    }
+    void this.check();
   }
 
   /** True when this process is the quorum's only voter (a one-node cluster, like a lone KRaft node in combined mode). */
@@ -245,17 +310,45 @@ export class RaftController implements Controller {
   async handleMetadataFetch(f: MetadataFetch, signal?: AbortSignal): Promise<FeedRead> {
     if (!this.isActive) throw new MqError('NOT_CONTROLLER', `broker ${this.options.brokerId} is not the active controller (it is ${this.controllerId})`, { controllerId: this.controllerId });
     const b = this.metadata.broker(f.brokerId);
-    if (b && b.incarnation === f.incarnation && !this.isVoter(f.brokerId)) {
+    const registeredRun = b !== undefined && b.incarnation === f.incarnation && !this.isVoter(f.brokerId);
+    if (registeredRun) {
       // The fetch is the heartbeat of the registered run (another run of the same id does not keep it alive).
       this.lastSeen.set(f.brokerId, this.clock());
       this.observerIndex.set(f.brokerId, f.fetchIndex);
+      this.refusedSince.delete(f.brokerId);
     }
-    const maxWait = Math.min(f.maxWaitMs, Math.floor(this.options.sessionTimeoutMs / 3));
-    await this.feed.waitBeyond(f.fetchIndex, maxWait, (fn, ms) => {
-      const timer = this.timers.setTimeout(fn, ms);
-      return () => this.timers.clearTimeout(timer);
-    }, signal);
-    return this.feed.read(f.fetchIndex, f.maxEntries);
+    // The connection of a long-poll closing is the observer's connection-loss hint.
+    const lost = registeredRun && signal && this.probeRefused ? () => this.onObserverConnectionLost(f.brokerId) : undefined;
+    if (lost) signal!.addEventListener('abort', lost, { once: true });
+    try {
+      const maxWait = Math.min(f.maxWaitMs, Math.floor(this.options.sessionTimeoutMs / 3));
+      await this.feed.waitBeyond(f.fetchIndex, maxWait, (fn, ms) => {
+        const timer = this.timers.setTimeout(fn, ms);
+        return () => this.timers.clearTimeout(timer);
+      }, signal);
+      return this.feed.read(f.fetchIndex, f.maxEntries);
+    } finally {
+      if (lost) signal!.removeEventListener('abort', lost);
+    }
+  }
+
+  /**
+   * A broker-only process's fetch connection closed: confirmed by dialling its
+   * inter-broker listener; refused means its process is gone, and it is fenced
+   * in this round (the voters' equivalent is the Raft transport's refused redial).
+   */
+  private onObserverConnectionLost(id: number): void {
+    const at = this.clock();
+    void this.probeRefused!(id).then(
+      (refused) => {
+        if (!refused || this.closed || !this.isActive) return;
+        if ((this.lastSeen.get(id) ?? -1) > at) return; // it fetched again meanwhile
+        this.refusedSince.set(id, this.clock());
+        this.logger.info({ broker: id }, `broker ${id} closed its metadata fetch connection and refuses connections: its process is gone`);
+        this.checkNow();
+      },
+      (err: unknown) => this.logger.debug({ err, broker: id }, 'probing a broker failed'),
+    );
   }
 
   private isVoter(id: number): boolean {
@@ -373,22 +466,35 @@ export class RaftController implements Controller {
         this.observerIndex.clear();
         this.recoveryWaits.clear();
         for (const b of this.metadata.brokers()) this.lastSeen.set(b.id, now);
+        // Except the previous controller: this voter, its follower, knows when it last heard from it
+        // (a paused controller is fenced one session after it went quiet, not one session after the election).
+        const prev = this.lastOtherLeader;
+        const heard = prev > 0 ? this.raft.lastHeardFrom(prev) : -1;
+        if (heard >= 0 && this.lastSeen.has(prev)) this.lastSeen.set(prev, Math.min(now, heard));
         this.lastImbalanceCheck = now;
         await this.raft.readIndex({ timeoutMs: this.options.sessionTimeoutMs });
         this.ready = true;
       }
       if (!this.ready) return;
-      for (const [idText, pr] of Object.entries(st.progress)) {
-        if (pr.recentActive) this.lastSeen.set(Number(idText), now);
+      // A voter is heard from through any Raft message it sends (precise to the message, not to the
+      // check-quorum period of recentActive).
+      for (const v of this.options.voters) {
+        const heard = this.raft.lastHeardFrom(v.id);
+        if (heard > (this.lastSeen.get(v.id) ?? -1)) this.lastSeen.set(v.id, Math.min(now, heard));
       }
       this.lastSeen.set(this.options.brokerId, now);
       for (const b of this.metadata.brokers()) {
         const seen = this.lastSeen.get(b.id) ?? (this.lastSeen.set(b.id, now), now);
         const silentMs = now - seen;
-        if (!b.fenced && silentMs > this.options.sessionTimeoutMs) {
-          this.logger.warn({ broker: b.id, silentMs, brokerEpoch: b.brokerEpoch }, `fencing broker ${b.id}: not heard from for ${silentMs} ms`);
-          await this.submitQuietly({ type: 'fenceBroker', id: b.id, brokerEpoch: b.brokerEpoch, reason: `not heard from for ${silentMs} ms` });
-        } else if (b.fenced && !b.shuttingDown && silentMs <= this.options.livenessCheckMs * 3 && this.caughtUp(b, st.progress)) {
+        const refusedAt = this.refusedSince.get(b.id);
+        // Refused after the last message (or metadata fetch) from it: the process is gone (a restarted one is heard from again).
+        const gone = refusedAt !== undefined && refusedAt > (this.isVoter(b.id) ? this.raft.lastHeardFrom(b.id) : seen);
+        if (!b.fenced && (silentMs > this.options.sessionTimeoutMs || gone)) {
+          const reason = gone ? `its port refuses connections (process gone), last heard from ${silentMs} ms ago` : `not heard from for ${silentMs} ms`;
+          this.logger.warn({ broker: b.id, silentMs, gone, brokerEpoch: b.brokerEpoch }, `fencing broker ${b.id}: ${reason}`);
+          if (gone) this.goneRuns.set(b.id, b.brokerEpoch);
+          await this.submitQuietly({ type: 'fenceBroker', id: b.id, brokerEpoch: b.brokerEpoch, reason });
+        } else if (b.fenced && !b.shuttingDown && this.goneRuns.get(b.id) !== b.brokerEpoch && silentMs <= this.options.livenessCheckMs * 3 && this.caughtUp(b, st.progress)) {
           this.logger.info({ broker: b.id, brokerEpoch: b.brokerEpoch }, `unfencing broker ${b.id}: alive and caught up with the metadata log`);
           await this.submitQuietly({ type: 'unfenceBroker', id: b.id, brokerEpoch: b.brokerEpoch });
         }
@@ -402,6 +508,10 @@ export class RaftController implements Controller {
       if (!this.closed) this.logger.warn({ err: (err as Error).message }, 'controller round failed');
     } finally {
       this.busy = false;
+      if (this.checkAgain && !this.closed) {
+        this.checkAgain = false;
+        void this.check();
+      }
     }
   }
 

@@ -23,7 +23,7 @@ describe('controller options', () => {
     expect(() => parseControllerOptions({ brokerId: 4, voters: '1@h:1,2@h:2' })).toThrow(/broker 4 is not in controller.quorum.voters/);
     expect(() => parseControllerOptions({ brokerId: 1, voters: '1@h:1', tickMs: 100, sessionTimeoutMs: 1000 })).toThrow(/at least 15 Raft ticks/);
     const o = parseControllerOptions({ brokerId: 1, voters: '1@h:1' });
-    expect(o).toMatchObject({ tickMs: 100, sessionTimeoutMs: 6000, autoLeaderRebalance: true, fsync: true });
+    expect(o).toMatchObject({ tickMs: 100, sessionTimeoutMs: 1500, autoLeaderRebalance: true, fsync: true });
     expect(Object.isFrozen(o)).toBe(true);
   });
 

@@ -34,7 +34,7 @@ export interface ControllerOptions {
 }
 
 export const DEFAULT_CONTROLLER_TICK_MS = 100;
-export const DEFAULT_SESSION_TIMEOUT_MS = 6000;
+export const DEFAULT_SESSION_TIMEOUT_MS = 1500;
 export const DEFAULT_LIVENESS_CHECK_MS = 200;
 export const DEFAULT_LEADER_IMBALANCE_CHECK_MS = 30_000;
 export const DEFAULT_METADATA_SNAPSHOT_ENTRIES = 10_000;

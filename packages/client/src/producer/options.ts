@@ -30,6 +30,14 @@ export interface ProducerOptions {
   maxInFlight?: number;
   /** How long the broker may take to gather acks (default 30 s). */
   ackTimeoutMs?: number;
+  /**
+   * A produce request unanswered for this long makes the producer ask
+   * another broker who leads its partitions, every this many ms while it
+   * waits; when leadership has moved (its broker is paused or cut off and was
+   * fenced), the request is abandoned and its batches go to the new leader
+   * at once instead of after ackTimeoutMs (default 200; 0 turns it off).
+   */
+  leaderCheckMs?: number;
   /** Give up on a record this long after `send` (default 120 s). */
   deliveryTimeoutMs?: number;
   /** Retries of a failed batch (default: unlimited within deliveryTimeoutMs), with the client's backoff. */
@@ -54,6 +62,7 @@ export const DEFAULT_MAX_BLOCKED_SENDS = 100_000;
 export const DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024;
 export const DEFAULT_MAX_IN_FLIGHT = 5;
 export const DEFAULT_ACK_TIMEOUT_MS = 30_000;
+export const DEFAULT_LEADER_CHECK_MS = 200;
 export const DEFAULT_DELIVERY_TIMEOUT_MS = 120_000;
 export const DEFAULT_IDEMPOTENT = false;
 
@@ -67,6 +76,7 @@ export interface ParsedProducerOptions {
   maxRequestBytes: number;
   maxInFlight: number;
   ackTimeoutMs: number;
+  leaderCheckMs: number;
   deliveryTimeoutMs: number;
   retries: number;
   compression: CompressionCodec;
@@ -90,6 +100,7 @@ export function parseProducerOptions(options: ProducerOptions = {}): ParsedProdu
     maxRequestBytes: positiveInt('maxRequestBytes', options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES, 128),
     maxInFlight: positiveInt('maxInFlight', options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT, 1),
     ackTimeoutMs: positiveInt('ackTimeoutMs', options.ackTimeoutMs ?? DEFAULT_ACK_TIMEOUT_MS, 1),
+    leaderCheckMs: positiveInt('leaderCheckMs', options.leaderCheckMs ?? DEFAULT_LEADER_CHECK_MS, 0),
     deliveryTimeoutMs: positiveInt('deliveryTimeoutMs', options.deliveryTimeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS, 1),
     retries: positiveInt('retries', options.retries ?? Number.MAX_SAFE_INTEGER, 0),
     compression: parseCompression(options.compression ?? 'none'),

@@ -5,6 +5,7 @@ import { DEFAULT_LINGER_MS } from './options.js';
 import { Producer } from './producer.js';
 
 interface Held {
+  broker: number;
   partitions: Array<{ partition: number; records: number }>;
   answer(): void;
 }
@@ -17,7 +18,10 @@ interface Held {
 function stubCluster(partitions: number) {
   const held: Held[] = [];
   const next = new Map<number, number>();
-  const conn = {
+  const state = { leader: 1, epoch: 1 };
+  const connTo = (broker: number) => ({
+    address: `b${broker}`,
+    brokerId: broker,
     requestEncoded(_body: string, encode: (c: number, v: number, id: string) => Uint8Array) {
       const req = decodeRequest(encode(1, 0, 'test')).produce!;
       const parts = req.topics![0]!.partitions!.map((p) => {
@@ -28,6 +32,7 @@ function stubCluster(partitions: number) {
       });
       return new Promise((resolve) => {
         held.push({
+          broker,
           partitions: parts,
           answer: () =>
             resolve({
@@ -45,25 +50,28 @@ function stubCluster(partitions: number) {
         });
       });
     },
-  };
-  const meta = {
+  });
+  const conns = new Map([1, 2].map((id) => [id, connTo(id)]));
+  const meta = () => ({
     name: 't',
     topicId: '',
     internal: false,
-    partitions: Array.from({ length: partitions }, (_, partition) => ({ partition, leader: 1, leaderEpoch: 0, replicas: [1], isr: [1], offlineReplicas: [] })),
-  };
+    partitions: Array.from({ length: partitions }, (_, partition) => ({ partition, leader: state.leader, leaderEpoch: state.epoch, replicas: [1, 2], isr: [1, 2], offlineReplicas: [] })),
+  });
   const cluster = {
     options: { requestTimeoutMs: 30_000, retry: {} },
-    retrier: new Retrier(),
+    retrier: new Retrier({ initialDelayMs: 1 }),
     maxFrameBytes: 64 << 20,
-    cachedTopic: () => meta,
-    leaderOf: () => 1,
-    openConnection: () => conn,
-    brokerConnection: async () => conn,
+    logger: { debug() {} },
+    cachedTopic: () => meta(),
+    leaderOf: () => state.leader,
+    openConnection: (id: number) => conns.get(id),
+    brokerConnection: async (id: number) => conns.get(id),
+    avoid() {},
     invalidate() {},
     refreshMetadata: async () => {},
   } as unknown as Cluster;
-  return { cluster, held };
+  return { cluster, held, state };
 }
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -134,5 +142,48 @@ describe('sender latency', () => {
     expect(Date.now() - t0).toBeGreaterThanOrEqual(25);
     held[0]!.answer();
     await sent;
+  });
+
+  it('a request left unanswered by a leader that lost its partition (paused, fenced) is resent to the new leader without waiting out its timeout', async () => {
+    const { cluster, held, state } = stubCluster(1);
+    const p = new Producer(cluster, { acks: 'all', leaderCheckMs: 20 });
+    const sent = p.send('t', { partition: 0, value: 'a' });
+    await waitFor(() => held.length === 1);
+    expect(held[0]!.broker).toBe(1);
+    // Broker 1 never answers; the controller moves the partition to broker 2.
+    state.leader = 2;
+    state.epoch = 2;
+    await waitFor(() => held.length === 2);
+    expect(held[1]!.broker).toBe(2);
+    held[1]!.answer();
+    await expect(sent).resolves.toEqual({ topic: 't', partition: 0, offset: 0 });
+    await p.close();
+  });
+
+  it('a slow request is not moved by a broker whose view of the partition is older (a lower leader epoch)', async () => {
+    const { cluster, held, state } = stubCluster(1);
+    state.epoch = 5;
+    const p = new Producer(cluster, { acks: 'all', leaderCheckMs: 10 });
+    const sent = p.send('t', { partition: 0, value: 'a' });
+    await waitFor(() => held.length === 1);
+    state.leader = 2;
+    state.epoch = 4;
+    await new Promise((r) => setTimeout(r, 100));
+    expect(held).toHaveLength(1);
+    held[0]!.answer();
+    await expect(sent).resolves.toEqual({ topic: 't', partition: 0, offset: 0 });
+    await p.close();
+  });
+
+  it('a slow request whose leader did not move keeps waiting for its answer', async () => {
+    const { cluster, held } = stubCluster(1);
+    const p = new Producer(cluster, { acks: 'all', leaderCheckMs: 10 });
+    const sent = p.send('t', { partition: 0, value: 'a' });
+    await waitFor(() => held.length === 1);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(held).toHaveLength(1);
+    held[0]!.answer();
+    await expect(sent).resolves.toEqual({ topic: 't', partition: 0, offset: 0 });
+    await p.close();
   });
 });

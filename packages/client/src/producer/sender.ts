@@ -9,8 +9,8 @@
 import { MqError, errorCodeFromNumber, isMqError } from '@mq/protocol/errors';
 import { runAtEndOfTurn } from '@mq/protocol/platform';
 import { channels, type ProduceBatchMessage, type RetryMessage } from '../diagnostics.js';
-import { invalidatesMetadata, type Cluster } from '../cluster.js';
-import type { ResponseOf } from '../connection.js';
+import { invalidatesMetadata, type Cluster, type TopicDescription } from '../cluster.js';
+import type { Connection, ResponseOf } from '../connection.js';
 import { completeBatch, failBatch, type Accumulator, type PartitionQueue } from './accumulator.js';
 import type { BatchBuilder } from './batch-builder.js';
 import type { ParsedProducerOptions } from './options.js';
@@ -27,12 +27,25 @@ interface Entry {
   batches: BatchBuilder[];
 }
 
+/** A produce request whose partitions' leaders are checked while it waits (ProducerOptions.leaderCheckMs). */
+interface Watched {
+  leader: number;
+  conn: Connection;
+  entries: Entry[];
+  /** The metadata each entry's partition was sent with (its leader epoch then). */
+  sentWith: Array<TopicDescription | undefined>;
+  startedAt: number;
+  abandon(err: MqError): void;
+}
+
 export class Sender {
   private readonly inFlight = new Map<number, number>();
   private scheduled = false;
   private timer: NodeJS.Timeout | undefined;
   private timerAt = Infinity;
   private requests = 0;
+  private readonly watching = new Set<Watched>();
+  private watchTimer: NodeJS.Timeout | undefined;
   /** Produce frames are encoded into reused memory, given back once the socket has written them. */
   readonly frames = new FramePool();
 
@@ -69,6 +82,8 @@ export class Sender {
   };
 
   stop(): void {
+    clearTimeout(this.watchTimer);
+    this.watchTimer = undefined;
     clearTimeout(this.timer);
     this.timer = undefined;
     this.timerAt = Infinity;
@@ -164,7 +179,7 @@ export class Sender {
       const conn = this.cluster.openConnection(leader) ?? (await this.cluster.brokerConnection(leader));
       const frames = this.frames;
       let frame: Buffer | undefined;
-      resp = await conn.requestEncoded(
+      const request = conn.requestEncoded(
         'produce',
         (correlationId, apiVersion, clientId) => {
           try {
@@ -188,6 +203,7 @@ export class Sender {
           },
         },
       );
+      resp = acks !== 0 && this.options.leaderCheckMs > 0 ? await this.watched(leader, conn, entries, request) : await request;
     } catch (err) {
       for (const e of entries) this.failed(e, err);
       return;
@@ -214,6 +230,84 @@ export class Sender {
             partition: e.q.partition,
           }),
         );
+      }
+    }
+  }
+
+  /** A request's answer, or NOT_LEADER once a leader check finds that one of its partitions moved. */
+  private watched<T>(leader: number, conn: Connection, entries: Entry[], request: Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const sentWith = entries.map((e) => this.cluster.cachedTopic(e.q.topic));
+      const w: Watched = { leader, conn, entries, sentWith, startedAt: Date.now(), abandon: reject };
+      this.watching.add(w);
+      this.armWatch();
+      request.then(
+        (v) => {
+          this.watching.delete(w);
+          resolve(v);
+        },
+        (err: unknown) => {
+          this.watching.delete(w);
+          reject(err);
+        },
+      );
+    });
+  }
+
+  private armWatch(): void {
+    if (this.watchTimer || this.watching.size === 0) return;
+    this.watchTimer = setTimeout(() => {
+      this.watchTimer = undefined;
+      const due = Date.now() - this.options.leaderCheckMs;
+      const byLeader = new Map<number, Watched[]>();
+      for (const w of this.watching) {
+        if (w.startedAt > due) continue;
+        const list = byLeader.get(w.leader);
+        if (list) list.push(w);
+        else byLeader.set(w.leader, [w]);
+      }
+      for (const [leader, list] of byLeader) void this.checkLeaders(leader, list);
+      this.armWatch();
+    }, this.options.leaderCheckMs);
+  }
+
+  /**
+   * Requests to `leader` that wait long: ask another broker (this one is
+   * asked last: it may be paused) who leads their partitions now; a request
+   * with a partition that moved is abandoned with NOT_LEADER (retriable),
+   * so its batches are resent to the new leader without waiting out the
+   * request timeout. An idempotent batch keeps its sequence, so the new
+   * leader writes it once even if the old one had replicated it. The
+   * abandoned request's answer, should the old leader ever give one, is
+   * ignored (it was fenced: it cannot commit the batch).
+   */
+  private async checkLeaders(leader: number, list: Watched[]): Promise<void> {
+    this.cluster.avoid(list[0]!.conn);
+    const topics = [...new Set(list.flatMap((w) => w.entries.map((e) => e.q.topic)))];
+    try {
+      await this.cluster.refreshMetadata(topics, AbortSignal.timeout(this.options.leaderCheckMs));
+    } catch (err) {
+      this.cluster.logger.debug({ err, leader }, 'leader check: metadata refresh failed');
+      return;
+    }
+    const partitionOf = (t: TopicDescription | undefined, partition: number) => t?.partitions.find((p) => p.partition === partition);
+    for (const w of list) {
+      if (!this.watching.has(w)) continue;
+      for (let i = 0; i < w.entries.length; i++) {
+        const { q } = w.entries[i]!;
+        const current = partitionOf(this.cluster.cachedTopic(q.topic), q.partition);
+        const now = current?.leader ?? -1;
+        // Only a later leader epoch moves the request: a broker with an older view must not send it back.
+        if (!current || now < 0 || now === leader || current.leaderEpoch <= (partitionOf(w.sentWith[i], q.partition)?.leaderEpoch ?? -1)) continue;
+        this.watching.delete(w);
+        w.abandon(
+          new MqError('NOT_LEADER', `${q.topic}/${q.partition} moved from broker ${leader} to ${now} while a produce request to ${leader} was unanswered; resending`, {
+            topic: q.topic,
+            partition: q.partition,
+            leader: now,
+          }),
+        );
+        break;
       }
     }
   }
@@ -256,7 +350,11 @@ export class Sender {
     if (retry) {
       for (const b of batches) b.attempts++;
       q.ready.unshift(...batches);
-      const delayMs = this.retrier.delayMs(first.attempts - 1);
+      // Leadership moving (a dead or fenced leader) is retried at the first backoff each time, as
+      // Kafka's retry.backoff.ms, each after a metadata refresh: the new leader is usually known
+      // within a few hundred ms, and a growing backoff would make the batch wait past that.
+      const stale = invalidatesMetadata(err);
+      const delayMs = this.retrier.delayMs(stale ? 0 : first.attempts - 1);
       q.retryAt = now + delayMs;
       this.cluster.logger.debug({ topic: q.topic, partition: q.partition, attempt: first.attempts, delayMs, err }, 'produce failed; retrying the batches');
       if (channels.retry.hasSubscribers) {
@@ -269,7 +367,7 @@ export class Sender {
           error: err,
         } satisfies RetryMessage);
       }
-      if (invalidatesMetadata(err)) {
+      if (stale) {
         this.cluster.invalidate(q.topic);
         this.acc.wantMetadata(q.topic);
       }

@@ -103,6 +103,27 @@ export class RaftCore {
     this.step(message({ type: MessageType.Hup, from: this.id }));
   }
 
+  /**
+   * A follower told by a failure detector outside Raft that its leader is
+   * gone (etcd raft's ForgetLeader): it drops the leader, which ends its
+   * lease so that it grants pre-votes at once, and campaigns instead of
+   * waiting out an election timeout: at the next tick for the lowest id among
+   * the other voters, two ticks later for the next, and so on, so survivors
+   * that all heard the news do not split their votes (a simultaneous
+   * campaign of two pre-candidates can, and then costs a whole timeout).
+   * Liveness only: a wrong report costs an election, never a committed
+   * entry. Returns whether anything changed (only a follower of `leader`
+   * forgets it).
+   */
+  forgetLeader(leader: number): boolean {
+    if (this.role !== StateRole.Follower || this.lead === 0 || this.lead !== leader) return false;
+    this.lead = 0;
+    const rank = [...this.voters].filter((v) => v !== leader).sort((x, y) => x - y).indexOf(this.id);
+    const soon = 1 + 2 * Math.max(0, rank);
+    this.electionElapsed = Math.max(this.electionElapsed, this.randomizedElectionTimeout - soon);
+    return true;
+  }
+
   /** Appends a normal entry; returns its index and term. Throws NOT_LEADER or PROPOSAL_DROPPED. */
   propose(data: Uint8Array): { index: number; term: number } {
     return this.proposeEntry(EntryType.Normal, data);

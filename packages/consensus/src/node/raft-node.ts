@@ -79,6 +79,14 @@ export interface RaftNode {
   /** Linearizable read barrier: resolves with an index once this node's state machine has applied it. */
   readIndex(options?: RequestOptions): Promise<number>;
   campaign(): void;
+  /**
+   * A failure detector outside Raft says `leader` is gone (its port refuses
+   * connections): a follower of it forgets it and campaigns within a few
+   * ticks instead of an election timeout (RaftCore.forgetLeader).
+   */
+  forgetLeader(leader: number): boolean;
+  /** When this node last received a message from `id` (its clock), -1 if never. */
+  lastHeardFrom(id: number): number;
   /** Hands leadership to `id`; resolves when it is leader (or rejects on timeout). */
   transferLeadership(id: number, options?: RequestOptions): Promise<void>;
   addVoter(id: number, options?: RequestOptions & { context?: Uint8Array }): Promise<ConfState>;
@@ -136,6 +144,8 @@ class RaftNodeImpl implements RaftNode {
   private readonly proposals = new Map<number, PendingProposal>();
   private readonly reads = new Map<string, PendingRead>();
   private readonly leaderWatchers = new Set<(leader: number, role: StateRole, term: number) => void>();
+  /** When a message from each peer last arrived. */
+  private readonly heard = new Map<number, number>();
   private running = false;
   private closed = false;
   private fatal: unknown;
@@ -204,6 +214,7 @@ class RaftNodeImpl implements RaftNode {
 
   receive(m: Message): void {
     if (this.closed) return;
+    if (m.from !== this.id && m.from !== 0) this.heard.set(m.from, this.clock());
     try {
       this.core.step(m);
     } catch (err) {
@@ -495,6 +506,20 @@ class RaftNodeImpl implements RaftNode {
     this.guard();
     this.core.campaign();
     this.kick();
+  }
+
+  forgetLeader(leader: number): boolean {
+    if (this.closed) return false;
+    const changed = this.core.forgetLeader(leader);
+    if (changed) {
+      this.logger.info({ leader, term: this.core.term }, 'raft: the leader is gone (its connection was lost and refused); campaigning soon');
+      this.kick();
+    }
+    return changed;
+  }
+
+  lastHeardFrom(id: number): number {
+    return this.heard.get(id) ?? -1;
   }
 
   async transferLeadership(id: number, options?: RequestOptions): Promise<void> {

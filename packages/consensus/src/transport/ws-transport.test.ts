@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
+import net from 'node:net';
 import { WebSocket } from 'ws';
 import { message, MessageType, EntryType, type Message } from '../core/types.js';
 import { raft as pb } from '../gen/raft.js';
@@ -101,6 +102,69 @@ describe('WebSocket transport', () => {
     const got2: Message[] = [];
     b2.listen((m) => got2.push(m));
     await waitFor(() => got2.some((m) => m.type === MessageType.Vote));
+  });
+
+  it('reports a peer unreachable only when dialling it is refused (its port closed), and reachable again once a connection opens', async () => {
+    const [a, b, , gotB] = await pair();
+    const events: string[] = [];
+    a.onPeerReachability((id, reachable) => events.push(`${id}:${reachable ? 'up' : 'down'}`));
+    await waitFor(() => {
+      a.send([message({ type: MessageType.Heartbeat, from: 1, to: 2, term: 1 })]);
+      return gotB.length > 0;
+    });
+    const port = b.port;
+    await b.close();
+    open.splice(open.indexOf(b), 1);
+    await waitFor(() => events.includes('2:down'));
+    expect(events).toEqual(['2:down']);
+    const b2 = await createWsTransport({ id: 2, clusterId: 'c1', port, peers: { 1: `ws://127.0.0.1:${a.port}` } });
+    open.push(b2);
+    b2.listen(() => undefined);
+    await waitFor(() => events.includes('2:up'));
+    expect(events).toEqual(['2:down', '2:up']);
+  });
+
+  it('does not report a peer whose connection is reset while its port still accepts', async () => {
+    // a reaches b through a TCP relay; the relay resets every connection once but keeps listening.
+    const b = await createWsTransport({ id: 2, clusterId: 'c1', peers: { 1: 'ws://127.0.0.1:1' } });
+    open.push(b);
+    const gotB: Message[] = [];
+    b.listen((m) => gotB.push(m));
+    const sockets = new Set<net.Socket>();
+    const relay = net.createServer((c) => {
+      const up = net.connect(b.port, '127.0.0.1');
+      sockets.add(c).add(up);
+      c.pipe(up).pipe(c);
+      const end = () => {
+        c.destroy();
+        up.destroy();
+      };
+      c.on('error', end).on('close', end);
+      up.on('error', end).on('close', end);
+    });
+    await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
+    try {
+      const a = await createWsTransport({ id: 1, clusterId: 'c1', peers: { 2: `ws://127.0.0.1:${(relay.address() as net.AddressInfo).port}` } });
+      open.push(a);
+      a.listen(() => undefined);
+      const events: boolean[] = [];
+      a.onPeerReachability((_id, reachable) => events.push(reachable));
+      await waitFor(() => {
+        a.send([message({ type: MessageType.Heartbeat, from: 1, to: 2, term: 1 })]);
+        return gotB.length > 0;
+      });
+      for (const so of sockets) so.resetAndDestroy();
+      sockets.clear();
+      const before = gotB.length;
+      await waitFor(() => {
+        a.send([message({ type: MessageType.Heartbeat, from: 1, to: 2, term: 1 })]);
+        return gotB.length > before;
+      });
+      expect(events).toEqual([]);
+    } finally {
+      for (const so of sockets) so.destroy();
+      await new Promise((r) => relay.close(r));
+    }
   });
 
   it('refuses a connection from an unknown node, another cluster, or garbage', async () => {

@@ -44,6 +44,15 @@ export interface WsTransport extends RaftTransport {
   readonly port: number;
   addPeer(id: number, url: string): void;
   removePeer(id: number): void;
+  /**
+   * Calls `fn(id, false)` when dialling a peer is refused (ECONNREFUSED:
+   * nothing listens on its port, so its process is gone, e.g. killed, even
+   * though a paused one would still be accepted by the kernel), and
+   * `fn(id, true)` when a connection to it opens again. A lost connection is
+   * redialled at once, so a killed peer is reported within a round trip.
+   * Returns the unsubscribe function.
+   */
+  onPeerReachability(fn: (id: number, reachable: boolean) => void): () => void;
   /** Counters: messages sent, received, dropped (no connection or buffer full), refused connections. */
   stats(): { sent: number; received: number; dropped: number; refused: number };
 }
@@ -152,6 +161,10 @@ interface Peer {
   pending: Uint8Array[];
   pendingBytes: number;
   timer: NodeJS.Timeout | undefined;
+  /** Last dial was refused and no connection has opened since. */
+  unreachable: boolean;
+  /** When a lost connection was last redialled without waiting. */
+  redialedAt: number;
 }
 
 /** While a connection is being (re)established, up to this many bytes of frames wait for it. */
@@ -173,6 +186,18 @@ export async function createWsTransport(options: WsTransportOptions, components:
   let closed = false;
   const counters = { sent: 0, received: 0, dropped: 0, refused: 0 };
   const incoming = new Set<WebSocket>();
+  const reachability = new Set<(id: number, reachable: boolean) => void>();
+  const report = (p: Peer, reachable: boolean): void => {
+    if (p.unreachable === !reachable) return;
+    p.unreachable = !reachable;
+    for (const fn of [...reachability]) {
+      try {
+        fn(p.id, reachable);
+      } catch (err) {
+        logger.error({ err, peer: p.id }, 'raft transport: a reachability listener failed');
+      }
+    }
+  };
 
   const server = new WebSocketServer({
     host: o.host,
@@ -278,21 +303,29 @@ export async function createWsTransport(options: WsTransportOptions, components:
     ws.on('open', () => {
       if (p.ws !== ws) return;
       p.open = true;
+      report(p, true);
       ws.send(pb.Envelope.encode({ hello: { clusterId: o.clusterId, from: o.id, to: p.id } }).finish());
       for (const f of p.pending.splice(0)) ws.send(f);
       p.pendingBytes = 0;
     });
-    const down = (why: string) => {
+    const down = (why: string, refused: boolean) => {
       if (p.ws !== ws) return;
-      if (p.open) logger.info({ peer: p.id, why }, 'raft transport: connection to peer lost');
+      const wasOpen = p.open;
+      if (wasOpen) logger.info({ peer: p.id, why }, 'raft transport: connection to peer lost');
+      if (refused) report(p, false);
       p.ws = undefined;
       p.open = false;
-      p.retryAt = Date.now() + o.reconnectMs;
+      // A connection that was up is redialled at once (at most once per reconnectMs, so a peer that
+      // keeps closing it is not redialled in a loop): a refusal then says the peer's process is gone.
+      const now = Date.now();
+      const quick = wasOpen && now - p.redialedAt >= o.reconnectMs;
+      if (quick) p.redialedAt = now;
+      p.retryAt = quick ? 0 : now + o.reconnectMs;
       connect(p);
     };
-    ws.on('close', (code, reason) => down(`closed ${code} ${reason.toString()}`));
+    ws.on('close', (code, reason) => down(`closed ${code} ${reason.toString()}`, false));
     ws.on('error', (err) => {
-      down(err.message);
+      down(err.message, (err as NodeJS.ErrnoException).code === 'ECONNREFUSED');
       ws.terminate();
     });
   };
@@ -359,10 +392,15 @@ export async function createWsTransport(options: WsTransportOptions, components:
       p?.ws?.terminate();
       peers.delete(id);
     },
+    onPeerReachability(fn) {
+      reachability.add(fn);
+      return () => reachability.delete(fn);
+    },
     stats: () => ({ ...counters }),
     async close() {
       if (closed) return;
       closed = true;
+      reachability.clear();
       for (const p of peers.values()) {
         if (p.timer) clearTimeout(p.timer);
         p.ws?.terminate();
@@ -374,7 +412,7 @@ export async function createWsTransport(options: WsTransportOptions, components:
 }
 
 function newPeer(id: number, url: string): Peer {
-  return { id, url, ws: undefined, open: false, retryAt: 0, pending: [], pendingBytes: 0, timer: undefined };
+  return { id, url, ws: undefined, open: false, retryAt: 0, pending: [], pendingBytes: 0, timer: undefined, unreachable: false, redialedAt: 0 };
 }
 
 function toBuffer(data: RawData): Buffer {

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { isMqError, MqError } from '@mq/protocol/errors';
-import { createRaftNode, createWsTransport, FileStorage, MemoryNetwork, StateRole, type RaftNode, type RaftTransport } from '@mq/consensus';
+import { createRaftNode, createWsTransport, FileStorage, MemoryNetwork, StateRole, type RaftNode, type RaftStorage, type RaftTransport } from '@mq/consensus';
 import { sleep, systemClock, systemTimers, type Clock, type TimerHandle, type Timers } from '@mq/protocol/components';
 import { addsPartitions, checkCommandLimits } from './command-limits.js';
 import { decodeCommand, encodeCommand, type CommandResult, type MetadataCommand, type RegisterBrokerCommand } from './commands.js';
@@ -35,6 +35,13 @@ export interface ControllerComponents {
   clock?: Clock;
   timers?: Timers;
   forward: ForwardFn;
+  /**
+   * The metadata log's Raft transport and storage. Default: a WebSocket
+   * transport on this voter's address and a FileStorage under the data
+   * directory, guarded by the voter marker (voter-marker.ts). The simulator
+   * (@mq/sim) passes an in-memory network and a crashable in-memory disk.
+   */
+  raft?: { transport: RaftTransport; storage: RaftStorage };
 }
 
 export interface BrokerLiveness {
@@ -108,6 +115,7 @@ export class RaftController implements Controller {
   private readonly clock: Clock;
   private readonly timers: Timers;
   private readonly forward: ForwardFn;
+  private readonly injectedRaft: { transport: RaftTransport; storage: RaftStorage } | undefined;
   private readonly lastSeen = new Map<number, number>();
   /** Leaderless partitions waiting for unclean recovery (set up in the constructor from the options). */
   private readonly recoveryWaits: RecoveryWaits;
@@ -126,11 +134,37 @@ export class RaftController implements Controller {
     this.clock = components.clock ?? systemClock;
     this.timers = components.timers ?? systemTimers;
     this.forward = components.forward;
+    this.injectedRaft = components.raft;
     this.recoveryWaits = new RecoveryWaits(this.options.uncleanRecoveryWaitMs);
     this.lastLeaderSeen = this.clock();
   }
 
   async start(dataDir: string): Promise<void> {
+    const o = this.options;
+    const { transport, storage } = this.injectedRaft ?? (await this.openRaft(dataDir));
+    try {
+      this.raft = await createRaftNode(
+        { id: o.brokerId, peers: o.voters.map((v) => v.id), tickMs: o.tickMs, snapshotEntries: o.snapshotEntries },
+        { storage, transport, stateMachine: this.feed, clock: this.clock, timers: this.timers, logger: this.logger },
+      );
+    } catch (err) {
+      await transport.close();
+      await storage.close();
+      throw err;
+    }
+    if (!this.injectedRaft) await writeVoterMarker(dataDir, o.brokerId, this.clock());
+    this.raft.onLeaderChange((leader, role, term) => {
+      if (leader > 0) this.lastLeaderSeen = this.clock();
+      this.logger.info({ leader, role, term }, leader === o.brokerId ? 'this broker is the active controller' : 'controller changed');
+      for (const w of [...this.leaderWatchers]) w(leader);
+    });
+    // A quorum of one has no one to wait for: it elects itself now instead of after an election timeout.
+    if (this.soleVoter) this.raft.campaign();
+    this.schedule();
+  }
+
+  /** The production transport and storage: a WebSocket listener on this voter's address, files under `dataDir`/metadata. */
+  private async openRaft(dataDir: string): Promise<{ transport: RaftTransport; storage: RaftStorage }> {
     const o = this.options;
     await checkVoterMetadata(dataDir, METADATA_DIR, o.brokerId);
     const self = o.voters.find((v) => v.id === o.brokerId)!;
@@ -142,32 +176,12 @@ export class RaftController implements Controller {
           { id: o.brokerId, host: self.host, port: self.port, peers, clusterId: quorumClusterId(o.voters), verifyPeerAddress: o.verifyPeerAddress },
           { logger: this.logger },
         );
-    let storage: FileStorage;
     try {
-      storage = await FileStorage.open(path.join(dataDir, METADATA_DIR), { sync: o.fsync });
+      return { transport, storage: await FileStorage.open(path.join(dataDir, METADATA_DIR), { sync: o.fsync }) };
     } catch (err) {
       await transport.close();
       throw err;
     }
-    try {
-      this.raft = await createRaftNode(
-        { id: o.brokerId, peers: o.voters.map((v) => v.id), tickMs: o.tickMs, snapshotEntries: o.snapshotEntries },
-        { storage, transport, stateMachine: this.feed, clock: this.clock, timers: this.timers, logger: this.logger },
-      );
-    } catch (err) {
-      await transport.close();
-      await storage.close();
-      throw err;
-    }
-    await writeVoterMarker(dataDir, o.brokerId, this.clock());
-    this.raft.onLeaderChange((leader, role, term) => {
-      if (leader > 0) this.lastLeaderSeen = this.clock();
-      this.logger.info({ leader, role, term }, leader === o.brokerId ? 'this broker is the active controller' : 'controller changed');
-      for (const w of [...this.leaderWatchers]) w(leader);
-    });
-    // A quorum of one has no one to wait for: it elects itself now instead of after an election timeout.
-    if (this.soleVoter) this.raft.campaign();
-    this.schedule();
   }
 
   /** True when this process is the quorum's only voter (a one-node cluster, like a lone KRaft node in combined mode). */

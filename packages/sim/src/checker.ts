@@ -1,0 +1,204 @@
+/**
+ * The invariants of a simulated run, the same ones the real-process fault
+ * tests check, plus what only a simulator can see at every step (each
+ * replica's own view of its leadership):
+ *
+ * - at most one leader per partition epoch (the controller's records and
+ *   each replica's own belief); the ISR always contains the leader;
+ * - each acknowledged {partition, offset} holds the acknowledged value, and
+ *   no two acknowledgments name one offset with different values;
+ * - no acknowledged write is lost (topics are flush.policy=always, acks=all,
+ *   min.insync.replicas=2, no unclean election: the promise is "never");
+ * - no offset below the high watermark holds two values on two replicas;
+ * - a consumer reads only records of the committed log (never above the HW),
+ *   each partition's offsets in order without gaps or repeats within its session;
+ * - the idempotent producer never duplicates, and its records keep their
+ *   send order in each partition;
+ * - liveness after the heal: every partition has a leader and a full ISR,
+ *   every send is answered and the consumer reaches the HW, within a bound.
+ */
+import type { SimBroker } from './sim-broker.js';
+
+export class SimViolation extends Error {}
+
+export interface Acked {
+  producer: string;
+  idempotent: boolean;
+  partition: number;
+  offset: number;
+  value: string;
+}
+
+export interface CheckerOptions {
+  topic: string;
+  partitions: number;
+  brokers: readonly SimBroker[];
+  note: (line: string) => void;
+}
+
+export class ClusterChecker {
+  violation: string | undefined;
+  ackedCount = 0;
+  consumedCount = 0;
+  leaderChanges = 0;
+  private readonly ackedList: Acked[] = [];
+  private readonly ackedAt: Map<number, string>[];
+  private readonly consumedAt: Map<number, string>[];
+  private readonly lastConsumed: number[];
+  /** `${partition}@${epoch}` -> the broker that led it. */
+  private readonly epochLeader = new Map<string, number>();
+  private readonly lastLeader: number[];
+  private readonly idempotentProducers = new Set<string>();
+
+  constructor(private readonly o: CheckerOptions) {
+    this.ackedAt = Array.from({ length: o.partitions }, () => new Map());
+    this.consumedAt = Array.from({ length: o.partitions }, () => new Map());
+    this.lastConsumed = Array.from({ length: o.partitions }, () => -1);
+    this.lastLeader = Array.from({ length: o.partitions }, () => -1);
+  }
+
+  private fail(message: string): never {
+    this.violation ??= message;
+    throw new SimViolation(message);
+  }
+
+  /** Records a violation found in a callback (where throwing would only reject a client's promise). */
+  private flag(message: string): void {
+    this.violation ??= message;
+    this.o.note(`VIOLATION ${message}`);
+  }
+
+  sent(_producer: string, _partition: number, _value: string): void {}
+
+  failed(producer: string, partition: number, value: string, why: string): void {
+    this.o.note(`send failed ${producer} p${partition} ${value}: ${why}`);
+  }
+
+  acked(a: Acked): void {
+    this.ackedCount++;
+    if (a.idempotent) this.idempotentProducers.add(a.producer);
+    const prior = this.ackedAt[a.partition]!.get(a.offset);
+    if (prior !== undefined && prior !== a.value) this.flag(`two acknowledgments of ${this.o.topic}-${a.partition} offset ${a.offset}: "${prior}" and "${a.value}"`);
+    this.ackedAt[a.partition]!.set(a.offset, a.value);
+    this.ackedList.push(a);
+  }
+
+  consumed(partition: number, offset: number, value: string): void {
+    this.consumedCount++;
+    const last = this.lastConsumed[partition]!;
+    if (offset !== last + 1) this.flag(`consumer of ${this.o.topic}-${partition} read offset ${offset} after ${last} (a gap, a repeat or a step back within one session)`);
+    this.lastConsumed[partition] = offset;
+    this.consumedAt[partition]!.set(offset, value);
+  }
+
+  /** The continuous checks (every 100 simulated ms). */
+  check(): void {
+    const { topic } = this.o;
+    for (const b of this.o.brokers) {
+      const node = b.alive ? b.node : undefined;
+      if (!node) continue;
+      for (let p = 0; p < this.o.partitions; p++) {
+        const h = node.replicas.hostedPartition(topic, p);
+        if (h?.role === 'leader') this.claim(p, h.leaderEpoch, b.id, `broker ${b.id} believes it leads`);
+      }
+      if (!node.controller.isActive) continue;
+      const t = node.controller.metadata.topic(topic);
+      if (!t) continue;
+      t.partitions.forEach((rec, p) => {
+        if (rec.leader > 0) {
+          this.claim(p, rec.leaderEpoch, rec.leader, `controller ${b.id} records`);
+          if (!rec.isr.includes(rec.leader)) this.fail(`controller ${b.id}: ${topic}-${p} leader ${rec.leader} (epoch ${rec.leaderEpoch}) is not in its ISR [${rec.isr.join(',')}]`);
+        }
+        if (rec.leader !== this.lastLeader[p]) {
+          this.leaderChanges++;
+          this.o.note(`${topic}-${p}: leader ${rec.leader} epoch ${rec.leaderEpoch} isr [${rec.isr.join(',')}]`);
+          this.lastLeader[p] = rec.leader;
+        }
+      });
+    }
+  }
+
+  private claim(partition: number, epoch: number, leader: number, who: string): void {
+    const k = `${partition}@${epoch}`;
+    const prior = this.epochLeader.get(k);
+    if (prior === undefined) this.epochLeader.set(k, leader);
+    else if (prior !== leader) this.fail(`two leaders of ${this.o.topic}-${partition} in epoch ${epoch}: ${prior} and ${leader} (${who})`);
+  }
+
+  private activeTopic() {
+    const active = this.o.brokers.find((b) => b.alive && b.node?.controller.isActive);
+    return active ? { active, topic: active.node!.controller.metadata.topic(this.o.topic) } : undefined;
+  }
+
+  /** Every partition led, with its whole replica set in the ISR, and every replica at the leader's HW and log end. */
+  converged(): boolean {
+    const a = this.activeTopic();
+    if (!a?.topic) return false;
+    return a.topic.partitions.every((rec, p) => {
+      if (rec.leader <= 0 || rec.isr.length !== rec.replicas.length) return false;
+      const leader = this.o.brokers.find((b) => b.id === rec.leader)?.node?.replicas;
+      const hw = leader?.highWatermarkOf(this.o.topic, p);
+      const leo = leader?.hostedPartition(this.o.topic, p)?.log.logEndOffset;
+      if (hw === undefined || leo !== hw) return false;
+      return rec.replicas.every((r) => this.o.brokers.find((b) => b.id === r)?.node?.replicas.highWatermarkOf(this.o.topic, p) === hw);
+    });
+  }
+
+  describe(): string {
+    const a = this.activeTopic();
+    if (!a?.topic) return 'no active controller';
+    return a.topic.partitions.map((rec, p) => `p${p} leader ${rec.leader} isr [${rec.isr.join(',')}] of [${rec.replicas.join(',')}]`).join('; ');
+  }
+
+  consumerCaughtUp(): boolean {
+    const a = this.activeTopic();
+    if (!a?.topic) return false;
+    return a.topic.partitions.every((rec, p) => {
+      const hw = this.o.brokers.find((b) => b.id === rec.leader)?.node?.replicas.highWatermarkOf(this.o.topic, p);
+      return hw !== undefined && this.lastConsumed[p]! + 1 >= hw;
+    });
+  }
+
+  /** The end: every replica's log compared with the leader's, and every acknowledged and consumed record looked up. */
+  async finalCheck(read: (b: SimBroker, partition: number) => Promise<{ hw: number; records: Map<number, string> }>): Promise<void> {
+    const { topic } = this.o;
+    const a = this.activeTopic();
+    if (!a?.topic) this.fail('no active controller at the end');
+    for (let p = 0; p < this.o.partitions; p++) {
+      const rec = a.topic.partitions[p]!;
+      const leader = this.o.brokers.find((b) => b.id === rec.leader)!;
+      const ref = await read(leader, p);
+      for (let off = 0; off < ref.hw; off++) if (!ref.records.has(off)) this.fail(`${topic}-${p}: leader ${leader.id} has no record at offset ${off} below its HW ${ref.hw}`);
+      for (const r of rec.replicas) {
+        if (r === rec.leader) continue;
+        const other = await read(this.o.brokers.find((b) => b.id === r)!, p);
+        for (const [off, v] of other.records) {
+          const want = ref.records.get(off);
+          if (want !== v) this.fail(`${topic}-${p} offset ${off} holds "${v}" on broker ${r} and "${want}" on leader ${leader.id} (below the HW)`);
+        }
+      }
+      for (const [off, v] of this.ackedAt[p]!) {
+        const got = ref.records.get(off);
+        if (got === undefined) this.fail(`acknowledged write lost: ${topic}-${p} offset ${off} ("${v}") is not in the log (HW ${ref.hw})`);
+        if (got !== v) this.fail(`acknowledged ${topic}-${p} offset ${off} as "${v}" but it holds "${got}"`);
+      }
+      for (const [off, v] of this.consumedAt[p]!) {
+        const got = ref.records.get(off);
+        if (got !== v) this.fail(`consumer read "${v}" at ${topic}-${p} offset ${off}, but the committed log holds ${got === undefined ? 'nothing' : `"${got}"`} there (read above the HW?)`);
+      }
+      const seen = new Map<string, number>();
+      const lastSeq = new Map<string, number>();
+      for (let off = 0; off < ref.hw; off++) {
+        const v = ref.records.get(off)!;
+        const [producer, seqText] = v.split(':');
+        if (!producer || !this.idempotentProducers.has(producer)) continue;
+        if (seen.has(v)) this.fail(`idempotent producer duplicated "${v}" in ${topic}-${p}: offsets ${seen.get(v)} and ${off}`);
+        seen.set(v, off);
+        const seq = Number(seqText);
+        if (seq < (lastSeq.get(producer) ?? -1)) this.fail(`${topic}-${p}: "${v}" at offset ${off} after a later record of ${producer} (order)`);
+        lastSeq.set(producer, seq);
+      }
+      this.o.note(`final ${topic}-${p}: HW ${ref.hw}, ${rec.replicas.length} replicas agree, ${this.ackedAt[p]!.size} acknowledged and ${this.consumedAt[p]!.size} consumed records found`);
+    }
+  }
+}

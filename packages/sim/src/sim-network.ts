@@ -4,9 +4,9 @@
  *
  * - Connections (clients to brokers, brokers to brokers): the real encoded
  *   mq frames, in order per direction (a TCP stream), each delayed by the
- *   link. A cut link drops what crosses it (the connection stalls until a
- *   request times out) and may reset the connection; a crashed process's
- *   connections close on the other side.
+ *   link. A cut link holds back what crosses it (the connection stalls; TCP
+ *   retransmits it all, in order, once the link heals) and may reset the
+ *   connection; a crashed process's connections close on the other side.
  * - Raft messages between controller voters: the real protobuf Envelope per
  *   message, each dropped, duplicated or delayed (so reordered) on its own,
  *   as the Raft transport must tolerate.
@@ -48,27 +48,45 @@ class Pipe {
     readonly serverProc: SimProcess,
   ) {}
 
+  /** Frames that reached a cut link, in order: TCP retransmits them once the link heals (unless the connection resets). */
+  readonly held: [Buffer[], Buffer[]] = [[], []];
+
   /** Sends from one end (0: client to server, 1: server to client). */
   carry(dir: 0 | 1, data: Buffer): void {
-    const from = dir === 0 ? this.clientProc : this.serverProc;
     const to = dir === 0 ? this.serverProc : this.clientProc;
-    if (this.net.isCut(from.name, to.name)) {
-      this.net.dropped++;
-      return;
-    }
     const time = this.net.time;
     const at = Math.max(this.lastArrival[dir]!, time.now() + this.net.linkDelay());
     this.lastArrival[dir] = at;
     const copy = Buffer.from(data);
-    time.schedule(at - time.now(), () => {
-      if (this.net.isCut(from.name, to.name)) {
-        this.net.dropped++;
-        return;
-      }
-      this.net.delivered++;
-      if (dir === 0) this.server.deliver(copy);
-      else this.client.deliver(copy);
-    }, to);
+    time.schedule(at - time.now(), () => this.arrive(dir, copy), to);
+  }
+
+  private arrive(dir: 0 | 1, data: Buffer): void {
+    const from = dir === 0 ? this.clientProc : this.serverProc;
+    const to = dir === 0 ? this.serverProc : this.clientProc;
+    if (this.net.isCut(from.name, to.name) || this.held[dir].length > 0) {
+      this.held[dir].push(data);
+      return;
+    }
+    this.net.delivered++;
+    if (dir === 0) this.server.deliver(data);
+    else this.client.deliver(data);
+  }
+
+  /** The link healed: what was held back arrives, in order. */
+  release(): void {
+    for (const dir of [0, 1] as const) {
+      const frames = this.held[dir].splice(0);
+      const to = dir === 0 ? this.serverProc : this.clientProc;
+      if (frames.length === 0) continue;
+      this.net.time.schedule(this.net.linkDelay(), () => {
+        for (const f of frames) {
+          this.net.delivered++;
+          if (dir === 0) this.server.deliver(f);
+          else this.client.deliver(f);
+        }
+      }, to);
+    }
   }
 
   /** One end closed: the other end learns it after a link delay (a crashed process's peer gets a reset). */
@@ -195,6 +213,7 @@ export class SimNetwork {
 
   heal(): void {
     this.cut.clear();
+    for (const p of this.pipes) p.release();
   }
 
   /** Resets some of the connections a cut crosses (as a TCP reset would), after a random delay. */

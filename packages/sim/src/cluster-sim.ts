@@ -123,7 +123,7 @@ export async function runClusterSimulation(o: ClusterSimOptions): Promise<Cluste
     const producerLoops = runs.map((r, i) =>
       time.within(clients[i]!.proc, async () => {
         while (producing) {
-          await time.sleep(workRng.int(1, 15));
+          await time.sleep(workRng.int(2, 40));
           if (r.outstanding >= 40) continue;
           const partition = workRng.int(0, partitions - 1);
           const value = `${r.name}:${r.seq++}`;

@@ -18,12 +18,36 @@ import type { DirFileSystem } from '@mq/broker/internal';
 import type { HighWatermarkCheckpoint } from '@mq/replication';
 import type { Rng } from '@mq/consensus/sim';
 
+/**
+ * A file: `buf` holds what reads see (the page cache) in its first `len`
+ * bytes, with room to grow. What survives a crash is its first `durableLen`
+ * bytes as of the last fsync; when a write or truncate changes that region
+ * before the next fsync, `durableCopy` keeps the synced bytes (copy on write),
+ * so an append and its fsync cost no copy of the whole file.
+ */
 interface MemFile {
-  /** What reads see (page cache). */
-  data: Buffer;
-  /** What survives a crash. */
-  durable: Buffer;
+  buf: Buffer;
+  len: number;
+  durableLen: number;
+  durableCopy: Buffer | undefined;
   mtimeMs: number;
+}
+
+function memFile(data: Buffer, durable: boolean, now: number): MemFile {
+  const buf = Buffer.from(data);
+  return { buf, len: buf.length, durableLen: durable ? buf.length : 0, durableCopy: undefined, mtimeMs: now };
+}
+
+/** Keeps the synced bytes before a change below the durable length. */
+function beforeDurableChange(f: MemFile, position: number): void {
+  if (position < f.durableLen && !f.durableCopy) f.durableCopy = Buffer.from(f.buf.subarray(0, f.durableLen));
+}
+
+function ensureCapacity(f: MemFile, size: number): void {
+  if (size <= f.buf.length) return;
+  const grown = Buffer.alloc(Math.max(size, f.buf.length * 2, 4096));
+  f.buf.copy(grown, 0, 0, f.len);
+  f.buf = grown;
 }
 
 function errno(code: string, what: string): NodeJS.ErrnoException {
@@ -62,57 +86,64 @@ export class MemoryFileSystem implements LogFileSystem {
   }
 
   private handle(name: string): LogFile {
-    const fs = this;
     let closed = false;
+    const file = (n: string): MemFile => this.file(n);
+    const io = (): Promise<void> => this.io();
+    const now = (): number => this.timing.now();
+    const synced = (): void => {
+      this.syncs++;
+    };
     const get = (): MemFile => {
       if (closed) throw errno('EBADF', `${name} is closed`);
-      return fs.file(name);
+      return file(name);
     };
     const writeNow = (buffer: Buffer, offset: number, length: number, position: number): number => {
       const f = get();
+      beforeDurableChange(f, position);
       const end = position + length;
-      if (end > f.data.length) {
-        const grown = Buffer.alloc(end);
-        f.data.copy(grown);
-        f.data = grown;
-      }
-      buffer.copy(f.data, position, offset, offset + length);
-      f.mtimeMs = fs.timing.now();
+      ensureCapacity(f, end);
+      if (position > f.len) f.buf.fill(0, f.len, position);
+      buffer.copy(f.buf, position, offset, offset + length);
+      f.len = Math.max(f.len, end);
+      f.mtimeMs = now();
       return length;
     };
     const truncateNow = (length: number): void => {
       const f = get();
-      f.data = length <= f.data.length ? Buffer.from(f.data.subarray(0, length)) : Buffer.concat([f.data, Buffer.alloc(length - f.data.length)]);
+      beforeDurableChange(f, length);
+      ensureCapacity(f, length);
+      if (length > f.len) f.buf.fill(0, f.len, length);
+      f.len = length;
     };
     return {
       async read(buffer, offset, length, position) {
-        await fs.io();
+        await io();
         const f = get();
-        if (position >= f.data.length) return 0;
-        return f.data.copy(buffer, offset, position, Math.min(f.data.length, position + length));
+        if (position >= f.len) return 0;
+        return f.buf.copy(buffer, offset, position, Math.min(f.len, position + length));
       },
       async write(buffer, offset, length, position) {
         const n = writeNow(buffer, offset, length, position);
-        await fs.io();
+        await io();
         return n;
       },
       writeSync: writeNow,
       truncateSync: truncateNow,
       async datasync() {
         const f = get();
-        const snapshot = Buffer.from(f.data);
-        await fs.io();
-        // What was in the page cache when the fsync began is on disk when it returns.
-        f.durable = snapshot;
-        fs.syncs++;
+        await io();
+        // What is in the page cache when the fsync returns is on disk.
+        f.durableLen = f.len;
+        f.durableCopy = undefined;
+        synced();
       },
       async truncate(length) {
         truncateNow(length);
-        await fs.io();
+        await io();
       },
       async size() {
-        await fs.io();
-        return get().data.length;
+        await io();
+        return get().len;
       },
       async close() {
         closed = true;
@@ -125,7 +156,7 @@ export class MemoryFileSystem implements LogFileSystem {
     if (!this.files.has(file)) {
       if (!create) throw errno('ENOENT', `no file ${file}`);
       this.ensureParent(file);
-      this.files.set(file, { data: Buffer.alloc(0), durable: Buffer.alloc(0), mtimeMs: this.timing.now() });
+      this.files.set(file, memFile(Buffer.alloc(0), true, this.timing.now()));
     }
     return this.handle(file);
   }
@@ -134,20 +165,20 @@ export class MemoryFileSystem implements LogFileSystem {
     await this.io();
     if (this.files.has(file)) return false;
     this.ensureParent(file);
-    this.files.set(file, { data: Buffer.from(data), durable: Buffer.from(data), mtimeMs: this.timing.now() });
+    this.files.set(file, memFile(data, true, this.timing.now()));
     return true;
   }
 
   async readFile(file: string): Promise<Buffer | null> {
     await this.io();
     const f = this.files.get(file);
-    return f ? Buffer.from(f.data) : null;
+    return f ? Buffer.from(f.buf.subarray(0, f.len)) : null;
   }
 
   async writeFileAtomic(file: string, data: Buffer): Promise<void> {
     await this.io();
     this.ensureParent(file);
-    this.files.set(file, { data: Buffer.from(data), durable: Buffer.from(data), mtimeMs: this.timing.now() });
+    this.files.set(file, memFile(data, true, this.timing.now()));
   }
 
   async readdir(dir: string): Promise<string[]> {
@@ -171,7 +202,7 @@ export class MemoryFileSystem implements LogFileSystem {
   async stat(file: string): Promise<FileInfo | null> {
     await this.io();
     const f = this.files.get(file);
-    if (f) return { size: f.data.length, mtimeMs: f.mtimeMs };
+    if (f) return { size: f.len, mtimeMs: f.mtimeMs };
     if (this.dirs.has(file)) return { size: 0, mtimeMs: 0 };
     return null;
   }
@@ -279,13 +310,13 @@ export class MemoryFileSystem implements LogFileSystem {
   crash(rng: Rng, tornChance: number): number {
     let lost = 0;
     for (const f of this.files.values()) {
-      if (f.data.equals(f.durable)) continue;
+      if (!f.durableCopy && f.len === f.durableLen) continue;
       lost++;
-      let keep = f.durable;
-      const extends_ = f.data.length > f.durable.length && f.data.subarray(0, f.durable.length).equals(f.durable);
-      if (extends_ && rng.chance(tornChance)) keep = Buffer.from(f.data.subarray(0, rng.int(f.durable.length, f.data.length)));
-      f.data = Buffer.from(keep);
-      f.durable = Buffer.from(keep);
+      let keep = f.durableCopy ?? f.buf.subarray(0, f.durableLen);
+      // The unsynced tail of an append-only change may have reached the disk in part (a torn write).
+      if (!f.durableCopy && f.len > f.durableLen && rng.chance(tornChance)) keep = f.buf.subarray(0, rng.int(f.durableLen, f.len));
+      const survived = memFile(keep, true, f.mtimeMs);
+      Object.assign(f, survived);
     }
     return lost;
   }

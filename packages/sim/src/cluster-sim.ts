@@ -163,13 +163,15 @@ export async function runClusterSimulation(o: ClusterSimOptions): Promise<Cluste
 
     // Faults.
     let down = 0;
-    const maxDown = Math.floor((n - 1) / 2);
+    // Usually at most a minority down at once (the quorum and every partition's ISR survive); now and then more,
+    // up to all but one broker (a rack's power loss): under flush.policy=always even that loses no acknowledged write.
+    const maxDown = (): number => (faultRng.chance(0.3) ? n - 1 : Math.floor((n - 1) / 2));
     if (faults) net.faults = { raftDrop: 0.03, raftDuplicate: 0.02, slow: 0.03 };
     const faultsUntil = time.elapsed() + durationMs;
     while (faults && time.elapsed() < faultsUntil) {
       await time.sleep(faultRng.int(300, 2500));
       const kind = faultRng.int(0, 9);
-      if (kind <= 3 && down < maxDown) {
+      if (kind <= 3 && down < maxDown()) {
         const b = faultRng.pick(brokers.filter((x) => x.alive));
         const r = b.crash(0.5);
         down++;

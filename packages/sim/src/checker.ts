@@ -4,7 +4,8 @@
  * replica's own view of its leadership):
  *
  * - at most one leader per partition epoch (the controller's records and
- *   each replica's own belief); the ISR always contains the leader;
+ *   each replica's own belief); the ISR always contains the leader; a
+ *   leader's HW never exceeds the log end of a live member of its ISR;
  * - each acknowledged {partition, offset} holds the acknowledged value, and
  *   no two acknowledgments name one offset with different values;
  * - no acknowledged write is lost (topics are flush.policy=always, acks=all,
@@ -99,7 +100,10 @@ export class ClusterChecker {
       if (!node) continue;
       for (let p = 0; p < this.o.partitions; p++) {
         const h = node.replicas.hostedPartition(topic, p);
-        if (h?.role === 'leader') this.claim(p, h.leaderEpoch, b.id, `broker ${b.id} believes it leads`);
+        if (h?.role === 'leader') {
+          this.claim(p, h.leaderEpoch, b.id, `broker ${b.id} believes it leads`);
+          if (h.leader) this.checkHighWatermark(b.id, p, h.leader.highWatermark, h.leader.isr, h.leaderEpoch);
+        }
       }
       if (!node.controller.isActive) continue;
       const t = node.controller.metadata.topic(topic);
@@ -115,6 +119,21 @@ export class ClusterChecker {
           this.lastLeader[p] = rec.leader;
         }
       });
+    }
+  }
+
+  /**
+   * A leader's HW never exceeds the log end of a live member of its ISR: the
+   * HW is what every ISR member holds (only a simulator sees both sides at once).
+   */
+  private checkHighWatermark(leaderId: number, partition: number, hw: number, isr: readonly number[], epoch: number): void {
+    for (const id of isr) {
+      if (id === leaderId) continue;
+      const f = this.o.brokers.find((b) => b.id === id);
+      const log = f?.alive ? f.node?.replicas.hostedPartition(this.o.topic, partition)?.log : undefined;
+      if (log && log.logEndOffset < hw) {
+        this.fail(`${this.o.topic}-${partition}: leader ${leaderId} (epoch ${epoch}) has HW ${hw} but ISR member ${id} holds only up to ${log.logEndOffset}`);
+      }
     }
   }
 

@@ -23,3 +23,4 @@ export { nodeDirFileSystem } from './storage/dir-fs.js';
 export type { ClusterNode, ClusterNodeComponents, ClusterNodeOptions } from './cluster/cluster-node.js';
 export type { ConnectionLimits } from './server/connection.js';
 export type { DirFileSystem } from './storage/dir-fs.js';
+export type { PartitionRecord } from './controller/types.js';

@@ -5,7 +5,8 @@
  *
  * - at most one leader per partition epoch (the controller's records and
  *   each replica's own belief); the ISR always contains the leader; a
- *   leader's HW never exceeds the log end of a live member of its ISR;
+ *   leader's HW never exceeds the log end of a live member of its ISR; a
+ *   new leader comes from the previous ISR or its eligible replicas;
  * - each acknowledged {partition, offset} holds the acknowledged value, and
  *   no two acknowledgments name one offset with different values;
  * - no acknowledged write is lost (topics are flush.policy=always, acks=all,
@@ -18,6 +19,7 @@
  * - liveness after the heal: every partition has a leader and a full ISR,
  *   every send is answered and the consumer reaches the HW, within a bound.
  */
+import type { PartitionRecord } from '@mq/broker/internal';
 import type { SimBroker } from './sim-broker.js';
 
 export class SimViolation extends Error {}
@@ -50,6 +52,7 @@ export class ClusterChecker {
   private readonly epochLeader = new Map<string, number>();
   private readonly lastLeader: number[];
   private readonly idempotentProducers = new Set<string>();
+  private readonly watched = new WeakSet<object>();
 
   constructor(private readonly o: CheckerOptions) {
     this.ackedAt = Array.from({ length: o.partitions }, () => new Map());
@@ -92,12 +95,38 @@ export class ClusterChecker {
     this.consumedAt[partition]!.set(offset, value);
   }
 
+  /**
+   * Every metadata record each broker applies, in order: a new leader comes
+   * from the previous record's ISR (or its eligible replicas, KIP-966), never
+   * from outside it (the topic does not allow unclean election).
+   */
+  private watch(b: SimBroker): void {
+    const node = b.node!;
+    if (this.watched.has(node)) return;
+    this.watched.add(node);
+    const last: (PartitionRecord | undefined)[] = [];
+    const seen = () => node.controller.metadata.topic(this.o.topic)?.partitions ?? [];
+    seen().forEach((r, p) => (last[p] = r));
+    node.controller.metadata.onChange(() => {
+      seen().forEach((rec, p) => {
+        const prev = last[p];
+        last[p] = rec;
+        if (!prev || rec.leaderEpoch <= prev.leaderEpoch || rec.leader <= 0 || rec.leader === prev.leader) return;
+        const eligible = new Set([...prev.isr, ...(prev.elr ?? []), ...(prev.leftIsr ?? [])]);
+        if (!eligible.has(rec.leader)) {
+          this.flag(`broker ${b.id} applied an election of ${rec.leader} for ${this.o.topic}-${p} (epoch ${rec.leaderEpoch}) from outside the previous ISR [${prev.isr.join(',')}] (elr [${(prev.elr ?? []).join(',')}]): an unclean election`);
+        }
+      });
+    });
+  }
+
   /** The continuous checks (every 100 simulated ms). */
   check(): void {
     const { topic } = this.o;
     for (const b of this.o.brokers) {
       const node = b.alive ? b.node : undefined;
       if (!node) continue;
+      this.watch(b);
       for (let p = 0; p < this.o.partitions; p++) {
         const h = node.replicas.hostedPartition(topic, p);
         if (h?.role === 'leader') {

@@ -16,6 +16,10 @@
  *   each partition's offsets in order without gaps or repeats within its session;
  * - the idempotent producer never duplicates, and its records keep their
  *   send order in each partition;
+ * - a consumer group (one member at a time, explicit commits) resumes at its
+ *   committed offsets: never below a commit it was answered (committed
+ *   offsets never move backwards), never above every commit it tried (it
+ *   never skips), and is given every offset below its last commit;
  * - liveness after the heal: every partition has a leader and a full ISR,
  *   every send is answered and the consumer reaches the HW, within a bound.
  */
@@ -44,6 +48,9 @@ export class ClusterChecker {
   ackedCount = 0;
   consumedCount = 0;
   leaderChanges = 0;
+  groupReads = 0;
+  groupCommits = 0;
+  groupSessions = 0;
   private readonly ackedList: Acked[] = [];
   private readonly ackedAt: Map<number, string>[];
   private readonly consumedAt: Map<number, string>[];
@@ -53,12 +60,20 @@ export class ClusterChecker {
   private readonly lastLeader: number[];
   private readonly idempotentProducers = new Set<string>();
   private readonly watched = new WeakSet<object>();
+  /** Per partition: the highest commit answered, the highest tried (answered or not), what the group was given. */
+  private readonly groupAcked: number[];
+  private readonly groupPossible: number[];
+  private readonly groupDelivered: Map<number, string>[];
+  private readonly groupFirst = new Set<number>();
 
   constructor(private readonly o: CheckerOptions) {
     this.ackedAt = Array.from({ length: o.partitions }, () => new Map());
     this.consumedAt = Array.from({ length: o.partitions }, () => new Map());
     this.lastConsumed = Array.from({ length: o.partitions }, () => -1);
     this.lastLeader = Array.from({ length: o.partitions }, () => -1);
+    this.groupAcked = Array.from({ length: o.partitions }, () => -1);
+    this.groupPossible = Array.from({ length: o.partitions }, () => -1);
+    this.groupDelivered = Array.from({ length: o.partitions }, () => new Map());
   }
 
   private fail(message: string): never {
@@ -70,6 +85,16 @@ export class ClusterChecker {
   private flag(message: string): void {
     this.violation ??= message;
     this.o.note(`VIOLATION ${message}`);
+  }
+
+  /** poll(timeout) answered empty without waiting (counted; the trace notes the first). */
+  emptyPollsAtOnce = 0;
+  emptyPollAtOnce(): void {
+    if (this.emptyPollsAtOnce++ === 0) this.o.note('a poll() answered empty without waiting its timeout');
+  }
+
+  harnessError(message: string): void {
+    this.flag(`harness error: ${message}`);
   }
 
   sent(_producer: string, _partition: number, _value: string): void {}
@@ -118,6 +143,34 @@ export class ClusterChecker {
         }
       });
     });
+  }
+
+  /** A new group member starts: the first record it gets of each partition is where the group resumes. */
+  groupSession(): void {
+    this.groupSessions++;
+    this.groupFirst.clear();
+  }
+
+  groupConsumed(partition: number, offset: number, value: string): void {
+    this.groupReads++;
+    this.groupDelivered[partition]!.set(offset, value);
+    if (this.groupFirst.has(partition)) return;
+    this.groupFirst.add(partition);
+    const acked = this.groupAcked[partition]!;
+    const possible = this.groupPossible[partition]!;
+    if (offset < acked) this.flag(`group resumed ${this.o.topic}-${partition} at offset ${offset}, below the commit of ${acked} it had been answered (a committed offset moved backwards)`);
+    else if (offset > Math.max(possible, 0) && !(possible < 0 && offset === 0)) {
+      this.flag(`group resumed ${this.o.topic}-${partition} at offset ${offset}, above every offset it tried to commit (${possible}): it skipped records`);
+    }
+  }
+
+  /** A commit of `offsets` answered (ok) or failed (its outcome unknown: it may have been applied). */
+  groupCommitted(offsets: readonly { partition: number; offset: number }[], ok: boolean): void {
+    for (const { partition, offset } of offsets) {
+      if (ok) this.groupAcked[partition] = Math.max(this.groupAcked[partition]!, offset);
+      if (ok) this.groupCommits++;
+      this.groupPossible[partition] = Math.max(this.groupPossible[partition]!, offset);
+    }
   }
 
   /** The continuous checks (every 100 simulated ms). */
@@ -233,6 +286,14 @@ export class ClusterChecker {
       for (const [off, v] of this.consumedAt[p]!) {
         const got = ref.records.get(off);
         if (got !== v) this.fail(`consumer read "${v}" at ${topic}-${p} offset ${off}, but the committed log holds ${got === undefined ? 'nothing' : `"${got}"`} there (read above the HW?)`);
+      }
+      const delivered = this.groupDelivered[p]!;
+      for (let off = 0; off < this.groupAcked[p]!; off++) {
+        if (!delivered.has(off)) this.fail(`the group committed ${topic}-${p} up to ${this.groupAcked[p]} but was never given offset ${off} (it skipped a record)`);
+      }
+      for (const [off, v] of delivered) {
+        const got = ref.records.get(off);
+        if (got !== v) this.fail(`the group read "${v}" at ${topic}-${p} offset ${off}, but the committed log holds ${got === undefined ? 'nothing' : `"${got}"`} there`);
       }
       const seen = new Map<string, number>();
       const lastSeq = new Map<string, number>();

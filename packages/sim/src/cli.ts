@@ -27,6 +27,9 @@ if (!Number.isSafeInteger(first) || !Number.isSafeInteger(count) || count < 1 ||
 let clean = 0;
 let acked = 0;
 let consumed = 0;
+let groupReads = 0;
+let groupCommits = 0;
+let groupSessions = 0;
 let crashes = 0;
 let leaderChanges = 0;
 let simulatedMs = 0;
@@ -36,6 +39,9 @@ for (let seed = first; seed < first + count; seed++) {
   if (values.trace) console.log(r.trace.join('\n'));
   acked += r.acked;
   consumed += r.consumed;
+  groupReads += r.groupReads;
+  groupCommits += r.groupCommits;
+  groupSessions += r.groupSessions;
   crashes += r.crashes;
   leaderChanges += r.leaderChanges;
   simulatedMs += r.simulatedMs;
@@ -50,5 +56,5 @@ for (let seed = first; seed < first + count; seed++) {
 }
 const wallS = (performance.now() - started) / 1000;
 // The figures below are wall-clock measurements: they go to stderr, so --trace output on stdout stays byte-identical.
-console.log(`${clean}/${count} seeds ran clean (${brokers} brokers, ${acked} acknowledged writes, ${consumed} records consumed, ${crashes} crashes, ${leaderChanges} leader changes, ${(simulatedMs / 1000).toFixed(0)} simulated s)`);
+console.log(`${clean}/${count} seeds ran clean (${brokers} brokers, ${acked} acknowledged writes, ${consumed} records consumed, ${groupReads} read by ${groupSessions} group members with ${groupCommits} partition commits, ${crashes} crashes, ${leaderChanges} leader changes, ${(simulatedMs / 1000).toFixed(0)} simulated s)`);
 console.error(`${wallS.toFixed(1)} s wall: ${(simulatedMs / 1000 / wallS).toFixed(2)} simulated s per wall s, ${((count / wallS) * 60).toFixed(1)} seeds/minute`);

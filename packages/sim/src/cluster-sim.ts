@@ -35,6 +35,10 @@ export interface ClusterSimResult {
   events: number;
   acked: number;
   consumed: number;
+  /** Records given to the consumer group, partition commits answered, group members (sessions). */
+  groupReads: number;
+  groupCommits: number;
+  groupSessions: number;
   crashes: number;
   partitions: number;
   leaderChanges: number;
@@ -42,6 +46,7 @@ export interface ClusterSimResult {
 }
 
 export const TOPIC = 'sim';
+export const GROUP = 'sim-group';
 const TOPIC_ID = 'c2ltLXRvcGljLWlkLTAwMQ';
 
 interface ProducerRun {
@@ -70,7 +75,7 @@ export async function runClusterSimulation(o: ClusterSimOptions): Promise<Cluste
   const ids = Array.from({ length: n }, (_, i) => i + 1);
   const brokers = ids.map((id) => new SimBroker(id, ids, { time, net, rng: rng.fork(), logLine: (l) => note(`log ${l}`) }));
   const checker = new ClusterChecker({ topic: TOPIC, partitions, brokers, note });
-  const result: ClusterSimResult = { seed: o.seed, ok: true, simulatedMs: 0, events: 0, acked: 0, consumed: 0, crashes: 0, partitions, leaderChanges: 0, trace };
+  const result: ClusterSimResult = { seed: o.seed, ok: true, simulatedMs: 0, events: 0, acked: 0, consumed: 0, groupReads: 0, groupCommits: 0, groupSessions: 0, crashes: 0, partitions, leaderChanges: 0, trace };
   const uninstall = time.install();
   let done = false;
   const bootstrap = ids.map((id) => `${brokerHost(id)}:${CLIENT_PORT}`);
@@ -88,6 +93,13 @@ export async function runClusterSimulation(o: ClusterSimOptions): Promise<Cluste
     });
   };
 
+  /** A workload loop's failure is the harness's, reported as such (never an unhandled rejection). */
+  const harnessLoop = (name: string, p: Promise<void>): Promise<void> =>
+    p.catch((err: unknown) => {
+      checker.harnessError(`${name}: ${(err as Error).stack ?? String(err)}`);
+    });
+
+  let stage = 'start';
   const scenario = async (): Promise<void> => {
     for (const b of brokers) startBroker(b);
     // The quorum forms and every broker registers.
@@ -121,7 +133,7 @@ export async function runClusterSimulation(o: ClusterSimOptions): Promise<Cluste
       { name: 'p-plain', idempotent: false, producer: clientOf('p-plain').producer({ acks: 'all', idempotent: false, lingerMs: 2, maxInFlight: 1 }), outstanding: 0, seq: 0 },
     ];
     const producerLoops = runs.map((r, i) =>
-      time.within(clients[i]!.proc, async () => {
+      harnessLoop(r.name, time.within(clients[i]!.proc, async () => {
         while (producing) {
           await time.sleep(workRng.int(2, 40));
           if (r.outstanding >= 40) continue;
@@ -140,16 +152,17 @@ export async function runClusterSimulation(o: ClusterSimOptions): Promise<Cluste
             },
           );
         }
-      }),
+      })),
     );
     const consumerClient = clientOf('consumer');
     const consumerProc = clients.at(-1)!.proc;
     let consuming = true;
     const consumer: Consumer = time.within(consumerProc, () => consumerClient.consumer({}));
-    const consumerLoop = time.within(consumerProc, async () => {
+    const consumerLoop = harnessLoop('consumer', time.within(consumerProc, async () => {
       consumer.assign(Array.from({ length: partitions }, (_, p) => ({ topic: TOPIC, partition: p, offset: 0 })));
       while (consuming) {
         let records;
+        const polledAt = time.elapsed();
         try {
           records = await consumer.poll(300);
         } catch (err) {
@@ -157,9 +170,62 @@ export async function runClusterSimulation(o: ClusterSimOptions): Promise<Cluste
           await time.sleep(100);
           continue;
         }
+        if (records.length === 0 && time.elapsed() === polledAt) {
+          checker.emptyPollAtOnce();
+          await time.sleep(50);
+        }
         for (const r of records) checker.consumed(r.partition, r.offset, r.value?.toString('utf8') ?? '');
       }
-    });
+    }));
+
+    // A consumer group of one member at a time, committing what it polled; each session ends after 2-8 s and the
+    // next member resumes from the committed offsets (so commits, their durability and resumption are exercised).
+    const groupClient = clientOf('group');
+    const groupProc = clients.at(-1)!.proc;
+    let grouping = true;
+    let groupStep = '';
+    const groupLoop = harnessLoop('group', time.within(groupProc, async () => {
+      while (grouping) {
+        const gc = groupClient.consumer({ groupId: GROUP, autoCommit: false, autoOffsetReset: 'earliest', sessionTimeoutMs: 3000, heartbeatIntervalMs: 1000 });
+        gc.subscribe([TOPIC]);
+        checker.groupSession();
+        const sessionEnd = time.elapsed() + workRng.int(2000, 8000);
+        while (grouping && time.elapsed() < sessionEnd) {
+          let records;
+          const polledAt = time.elapsed();
+          try {
+            groupStep = 'poll(300)';
+            records = await gc.poll(300);
+          } catch (err) {
+            note(`group poll failed: ${(err as Error).message}`);
+            await time.sleep(100);
+            continue;
+          }
+          // poll(300) answered empty at once (no assignment yet): without a pause this loop would never yield.
+          if (records.length === 0 && time.elapsed() === polledAt) {
+            checker.emptyPollAtOnce();
+            await time.sleep(50);
+          }
+          const next = new Map<number, number>();
+          for (const r of records) {
+            checker.groupConsumed(r.partition, r.offset, r.value?.toString('utf8') ?? '');
+            next.set(r.partition, r.offset + 1);
+          }
+          if (next.size === 0) continue;
+          const offsets = [...next].map(([partition, offset]) => ({ topic: TOPIC, partition, offset }));
+          try {
+            groupStep = `commit of ${JSON.stringify(offsets.map((x) => [x.partition, x.offset]))}`;
+            await gc.commit(offsets);
+            checker.groupCommitted(offsets, true);
+          } catch (err) {
+            checker.groupCommitted(offsets, false);
+            note(`group commit failed: ${(err as Error).message}`);
+          }
+        }
+        groupStep = 'close()';
+        await gc.close().catch((err: unknown) => note(`group member close failed: ${(err as Error).message}`));
+      }
+    }));
 
     // Faults.
     let down = 0;
@@ -220,12 +286,22 @@ export async function runClusterSimulation(o: ClusterSimOptions): Promise<Cluste
     note('HEAL ALL: faults stop');
     await until(() => down === 0 && brokers.every((b) => b.alive), 10_000, 'a crashed broker was never restarted');
     producing = false;
+    stage = 'waiting for the producers to stop';
     await Promise.all(producerLoops);
+    stage = 'waiting for every send to be answered';
     await until(() => runs.every((r) => r.outstanding === 0), settleMs, 'sends still unanswered after the heal (liveness)');
+    stage = 'waiting for every partition to converge';
     await until(() => checker.converged(), settleMs, `partitions without a leader or a full ISR after the heal (liveness): ${checker.describe()}`);
     await until(() => checker.consumerCaughtUp(), settleMs, 'the consumer did not reach the high watermark after the heal (liveness)');
     consuming = false;
+    grouping = false;
+    stage = 'waiting for the consumer to stop';
     await consumerLoop;
+    stage = 'waiting for the group member to stop';
+    const groupStuck = time.schedule(settleMs, () => (stage = `waiting for the group member to stop: its ${groupStep} has not returned for ${settleMs} ms`), undefined);
+    await groupLoop;
+    time.clearTimeout(groupStuck);
+    stage = 'final check';
     await checker.finalCheck(readReplica);
   };
 
@@ -270,13 +346,16 @@ export async function runClusterSimulation(o: ClusterSimOptions): Promise<Cluste
     )
     .finally(() => (finished = true));
   try {
-    await time.run(Number.MAX_SAFE_INTEGER, () => finished || checker.violation !== undefined);
+    // Every stage has its own bound; this one catches a wait that has none.
+    const limitMs = durationMs + 3 * settleMs + 60_000;
+    await time.run(limitMs, () => finished || checker.violation !== undefined);
     if (checker.violation !== undefined) {
       result.ok = false;
       result.violation = checker.violation;
     } else if (!finished) {
       result.ok = false;
-      result.violation = 'deadlock: no event left to run while the scenario waits';
+      result.violation =
+        time.elapsed() >= limitMs ? `liveness: the run did not finish within ${limitMs} simulated ms (stuck ${stage})` : `deadlock: no event left to run (${stage})`;
     }
   } finally {
     done = true;
@@ -289,6 +368,9 @@ export async function runClusterSimulation(o: ClusterSimOptions): Promise<Cluste
   result.events = time.events;
   result.acked = checker.ackedCount;
   result.consumed = checker.consumedCount;
+  result.groupReads = checker.groupReads;
+  result.groupCommits = checker.groupCommits;
+  result.groupSessions = checker.groupSessions;
   result.leaderChanges = checker.leaderChanges;
   if (!result.ok && result.violation) note(`VIOLATION: ${result.violation}`);
   return result;

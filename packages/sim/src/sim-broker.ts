@@ -6,7 +6,8 @@
  * and timers, the in-memory network (connections and Raft), the in-memory
  * disk with crash semantics. What startBroker adds around it and the
  * simulator leaves out: the data directory's meta and lock files, the
- * WebSocket and HTTP listeners (their sockets), groups (not yet simulated).
+ * WebSocket and HTTP listeners (their sockets), the HTTP API, the cleaner.
+ * Groups run as startBroker wires them (startGroups, useCluster).
  */
 import { pino, type Logger } from 'pino';
 import { openLog, ReadBufferPool } from '@mq/log-store';
@@ -20,6 +21,7 @@ import {
   ProducerIdManager,
   ServerConnection,
   startClusterNode,
+  startGroups,
   type BrokerContext,
   type ClusterNode,
   type HandlerMap,
@@ -49,6 +51,9 @@ export function simBrokerConfig(ids: readonly number[], extra: Record<string, st
     'replica.lag.time.max.ms': '3000',
     'broker.session.timeout.ms': '3000',
     'unclean.recovery.wait.ms': '2000',
+    'offsets.topic.num.partitions': '3',
+    'group.initial.rebalance.delay.ms': '500',
+    'group.min.session.timeout.ms': '1000',
     ...extra,
   });
 }
@@ -127,7 +132,9 @@ export class SimBroker {
     );
     if (!proc.alive) return;
     this.node = node;
-    const handlers: HandlerMap = { ...DEFAULT_HANDLERS, ...node.handlers };
+    const groups = await startGroups({ config, logger, clock: time.clock });
+    groups.useCluster(node);
+    const handlers: HandlerMap = { ...DEFAULT_HANDLERS, ...groups.handlers, ...node.handlers };
     const ctx: BrokerContext = {
       brokerId: id,
       clusterId: 'sim',

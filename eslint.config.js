@@ -43,6 +43,7 @@ export default tseslint.config(
       'packages/broker/src/group/group.ts',
       'packages/broker/src/group/assignment-check.ts',
       'packages/broker/src/controller/**/*.ts',
+      'packages/broker/src/cluster/cluster-node.ts',
       'packages/client/src/group/group-member.ts',
     ],
     ignores: ['**/*.test.ts', 'packages/replication/src/testing/**'],

@@ -11,3 +11,17 @@ export type { Handler, HandlerMap, RequestOf, ResponseOf } from './handlers/type
 export type { BrokerContext, ConnectionInfo, RequestContext } from './context.js';
 export type { HttpRequest, HttpResponse, Method, RouteHandler } from './http/router.js';
 export type { LogOpener } from './log-factory.js';
+
+// The cluster node's parts, for the simulator (@mq/sim), which assembles brokers from them with injected components.
+export { startClusterNode } from './cluster/cluster-node.js';
+export { startGroups } from './group/broker-groups.js';
+export { clientListenerHandlers } from './cluster/listeners.js';
+export { BrokerConfig } from './config/broker-config.js';
+export { BrokerMetrics } from './metrics.js';
+export { Connection as ServerConnection } from './server/connection.js';
+export { ProducerIdManager, controllerBlockSource } from './producers/producer-ids.js';
+export { nodeDirFileSystem } from './storage/dir-fs.js';
+export type { ClusterNode, ClusterNodeComponents, ClusterNodeOptions } from './cluster/cluster-node.js';
+export type { ConnectionLimits } from './server/connection.js';
+export type { DirFileSystem } from './storage/dir-fs.js';
+export type { PartitionRecord } from './controller/types.js';

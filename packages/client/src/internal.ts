@@ -11,7 +11,7 @@ export { parseCompression } from './producer/options.js';
 export { parseAutoOffsetReset } from './consumer/options.js';
 export { abortableSleep, abortError, isProgrammerError } from './retrier.js';
 export type { ParsedClientOptions } from './options.js';
-export type { RequestOptions, RequestPayload, ResponseOf } from './connection.js';
+export type { ConnectFn, RequestOptions, RequestPayload, ResponseOf } from './connection.js';
 export type { Target } from './cluster.js';
 export { CoordinatorClient, clusterMetadataSource } from './group/coordinator-client.js';
 export { GroupMember } from './group/group-member.js';

@@ -15,6 +15,7 @@ export { EntryType, MessageType, StateRole, ConfChangeOp, message } from './core
 export { MemoryStorage } from './storage/memory-storage.js';
 export { FileStorage, DEFAULT_PREALLOCATE_BYTES } from './storage/file-storage.js';
 export { MemoryNetwork } from './transport/memory-transport.js';
+export { encodeEnvelope, decodeEnvelope } from './transport/envelope.js';
 export { createWsTransport, parseWsTransportOptions, DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_RECONNECT_MS } from './transport/ws-transport.js';
 export { createRaftNode, bootstrapStorage } from './node/raft-node.js';
 export { parseRaftNodeOptions, DEFAULT_TICK_MS, DEFAULT_REQUEST_TIMEOUT_MS } from './node/options.js';

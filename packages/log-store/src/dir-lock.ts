@@ -2,7 +2,9 @@
  * The `.lock` file that keeps a second owner off a log directory. It holds
  * the owner's pid. Node has no flock(), so a lock left by a process that has
  * died (SIGKILL) is recognised as stale by checking that pid, and taken over.
- * Inside one process a registry refuses a second open of the same directory.
+ * Inside one process a registry refuses a second open of the same directory
+ * on the same file system (a simulator runs many brokers' processes, each
+ * with its own file-system component, in one Node process).
  */
 import * as path from 'node:path';
 import { MqError } from '@mq/protocol/errors';
@@ -10,7 +12,7 @@ import type { LogFileSystem } from './file-system.js';
 
 export const LOCK_FILE = '.lock';
 
-const heldInProcess = new Set<string>();
+const heldByFileSystem = new WeakMap<LogFileSystem, Set<string>>();
 
 function processAlive(pid: number): boolean {
   try {
@@ -27,6 +29,9 @@ export interface DirLock {
 
 export async function lockDir(dir: string, fs: LogFileSystem): Promise<DirLock> {
   const key = path.resolve(dir);
+  let heldInProcess = heldByFileSystem.get(fs);
+  if (!heldInProcess) heldByFileSystem.set(fs, (heldInProcess = new Set()));
+  const held = heldInProcess;
   if (heldInProcess.has(key)) {
     throw new MqError('LOG_DIR_LOCKED', `log directory ${dir} is already open in this process (close it first)`, { dir });
   }
@@ -38,7 +43,7 @@ export async function lockDir(dir: string, fs: LogFileSystem): Promise<DirLock> 
       if (await fs.createExclusive(file, content)) {
         return {
           async release() {
-            heldInProcess.delete(key);
+            held.delete(key);
             await fs.unlink(file);
           },
         };
@@ -56,7 +61,7 @@ export async function lockDir(dir: string, fs: LogFileSystem): Promise<DirLock> 
     }
     throw new MqError('LOG_DIR_LOCKED', `could not take the lock on log directory ${dir}: another process keeps racing for it`, { dir });
   } catch (err) {
-    heldInProcess.delete(key);
+    held.delete(key);
     throw err;
   }
 }

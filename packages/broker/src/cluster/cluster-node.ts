@@ -11,12 +11,13 @@
 import type { Logger } from 'pino';
 import { errorCodeFromNumber, isMqError, MqError } from '@mq/protocol/errors';
 import type { FetchFn, OffsetForLeaderEpochFn } from '@mq/replication';
-import type { Timers } from '@mq/protocol/components';
+import { sleep, type Timers } from '@mq/protocol/components';
+import type { ConnectFn } from '@mq/client/internal';
 import type { BrokerConfig } from '../config/broker-config.js';
 import { commandLimitsOf } from '../controller/command-limits.js';
 import { encodeCommand, type CommandResult, type MetadataCommand } from '../controller/commands.js';
 import { ControllerChannel } from '../controller/controller-channel.js';
-import { newIncarnation, RaftController, type Controller } from '../controller/controller.js';
+import { newIncarnation, RaftController, type Controller, type ControllerComponents } from '../controller/controller.js';
 import { CONTROLLED_SHUTDOWN } from '../controller/metadata-state.js';
 import { ObserverController } from '../controller/observer.js';
 import { parseVoters } from '../controller/options.js';
@@ -26,7 +27,7 @@ import type { HandlerMap } from '../handlers/types.js';
 import type { LogOpener } from '../log-factory.js';
 import { dialRefused } from './refused-probe.js';
 import { parsePeerAddresses, PeerConnections } from './peer-connections.js';
-import { ReplicaManager } from './replica-manager.js';
+import { ReplicaManager, type ReplicaManagerComponents } from './replica-manager.js';
 
 export interface ClusterNodeOptions {
   brokerId: number;
@@ -47,6 +48,12 @@ export interface ClusterNodeComponents {
   clock: () => number;
   timers: Timers;
   openLog: LogOpener;
+  /** Opens connections to the other brokers (default: a WebSocket to each one's inter-broker listener). */
+  connect?: ConnectFn;
+  /** The metadata log's Raft transport and storage (default: WebSocket and files under the data directory). */
+  raft?: ControllerComponents['raft'];
+  /** High-watermark checkpoints and directory operations of the replicas (default: files under the data directory). */
+  replicaStorage?: Pick<ReplicaManagerComponents, 'checkpointFor' | 'dirs'>;
 }
 
 export interface BrokerEndpoints {
@@ -149,6 +156,7 @@ export async function startClusterNode(o: ClusterNodeOptions, components: Cluste
       connectTimeoutMs: 3000,
       requestTimeoutMs: cfg.int('replica.fetch.max.wait.ms') + 10_000,
       maxResponseBytes: cfg.int('max.frame.bytes') * 2,
+      ...(components.connect ? { connect: components.connect } : {}),
     },
     (id) => {
       const b = controller.metadata.broker(id);
@@ -174,6 +182,9 @@ export async function startClusterNode(o: ClusterNodeOptions, components: Cluste
       },
       {
         logger,
+        clock,
+        timers,
+        ...(components.raft ? { raft: components.raft } : {}),
         forward: async (controllerId, command, timeoutMs): Promise<CommandResult> => {
           // Another voter: through its broker connection when it is also a broker, else through the controller channel.
           if (!controller.metadata.broker(controllerId) && channel) return channelForward(channel, o.brokerId, command, timeoutMs);
@@ -254,7 +265,7 @@ export async function startClusterNode(o: ClusterNodeOptions, components: Cluste
       replicaLagTimeMaxMs: cfg.int('replica.lag.time.max.ms'),
       replicaFetchMaxWaitMs: cfg.int('replica.fetch.max.wait.ms'),
     },
-    { controller, fetch, offsetForLeaderEpoch, logger, clock, timers, openLog, brokerEpoch: () => brokerEpoch },
+    { controller, fetch, offsetForLeaderEpoch, logger, clock, timers, openLog, brokerEpoch: () => brokerEpoch, ...components.replicaStorage },
   );
   // A one-node cluster (this process the quorum's only voter, as a lone KRaft node in combined mode).
   const soleVoter = roles.controller && controller instanceof RaftController && controller.soleVoter;
@@ -298,7 +309,7 @@ export async function startClusterNode(o: ClusterNodeOptions, components: Cluste
         if (closed) return;
         const code = isMqError(err) ? (err as MqError).code : 'UNKNOWN';
         if (code === 'DUPLICATE_BROKER_REGISTRATION' && duplicateGraceMs > 0) {
-          const now = Date.now();
+          const now = clock();
           if (firstRefusal < 0) {
             firstRefusal = now;
             log.warn(
@@ -315,7 +326,7 @@ export async function startClusterNode(o: ClusterNodeOptions, components: Cluste
         } else {
           log.warn({ code, err: (err as Error).message }, 'registration with the controller failed; retrying');
         }
-        await new Promise((r) => setTimeout(r, 500));
+        await sleep(timers, 500);
       }
     }
   }

@@ -8,20 +8,20 @@
  * next sweep: every entry of cluster-logs/ whose topic id the metadata no
  * longer has, and everything under .deleted/.
  */
-import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { SINGLE_BROKER_TOPICS_FILE } from '../storage/migrate-single-broker.js';
 import { parsePartitionDirName, SIBLING_SUFFIXES } from './partition-dir.js';
+import { nodeDirFileSystem, type DirFileSystem } from '../storage/dir-fs.js';
 
 /**
  * Whether a single broker's data directory is being migrated (its topic list
  * is still there): its logs are in cluster-logs/ before their topics are in
  * the metadata, so nothing may be swept yet.
  */
-export async function singleBrokerMigrationPending(dataDir: string): Promise<boolean> {
+export async function singleBrokerMigrationPending(dataDir: string, fs: DirFileSystem = nodeDirFileSystem): Promise<boolean> {
   try {
-    await stat(path.join(dataDir, SINGLE_BROKER_TOPICS_FILE));
+    await fs.stat(path.join(dataDir, SINGLE_BROKER_TOPICS_FILE));
     return true;
   } catch {
     return false;
@@ -38,6 +38,7 @@ export class DeletedLogs {
   constructor(
     private readonly logDir: string,
     private readonly logger: Logger,
+    private readonly fs: DirFileSystem = nodeDirFileSystem,
   ) {}
 
   /**
@@ -46,21 +47,21 @@ export class DeletedLogs {
    * removes it in the background.
    */
   async remove(dir: string): Promise<void> {
-    for (const suffix of SIBLING_SUFFIXES) await rm(`${dir}${suffix}`, { force: true });
+    for (const suffix of SIBLING_SUFFIXES) await this.fs.rm(`${dir}${suffix}`, { force: true });
     const trash = path.join(this.logDir, DELETED_DIR);
     // Short whatever the topic name's length: the partition and topic id name the incarnation.
     const entry = parsePartitionDirName(path.basename(dir));
     const target = path.join(trash, `${entry ? `${entry.partition}.${entry.topicId}` : 'log'}.${process.pid}-${++this.seq}`);
     try {
-      await mkdir(trash, { recursive: true });
+      await this.fs.mkdir(trash, { recursive: true });
       // A name left by an earlier run with the same pid would make the rename fail.
-      await rm(target, { recursive: true, force: true });
-      await rename(dir, target);
+      await this.fs.rm(target, { recursive: true, force: true });
+      await this.fs.rename(dir, target);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
       // Not renamed (another file system, permissions): remove it in place before going on.
       this.logger.warn({ dir, err: (err as Error).message }, 'could not move a deleted log aside; removing it in place');
-      await rm(dir, { recursive: true, force: true });
+      await this.fs.rm(dir, { recursive: true, force: true });
       return;
     }
     this.background(target);
@@ -74,7 +75,7 @@ export class DeletedLogs {
   async sweep(liveTopicIds: ReadonlySet<string>): Promise<string[]> {
     let names: string[];
     try {
-      names = await readdir(this.logDir);
+      names = await this.fs.readdir(this.logDir);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw err;
@@ -82,7 +83,7 @@ export class DeletedLogs {
     const removed: string[] = [];
     for (const name of names) {
       if (name === DELETED_DIR) {
-        for (const left of await readdir(path.join(this.logDir, DELETED_DIR)).catch(() => [] as string[])) {
+        for (const left of await this.fs.readdir(path.join(this.logDir, DELETED_DIR)).catch(() => [] as string[])) {
           this.background(path.join(this.logDir, DELETED_DIR, left));
         }
         continue;
@@ -94,7 +95,7 @@ export class DeletedLogs {
         removed.push(name);
         await this.remove(full);
       } else {
-        await rm(full, { force: true });
+        await this.fs.rm(full, { force: true });
       }
     }
     if (removed.length > 0) {
@@ -109,7 +110,7 @@ export class DeletedLogs {
   }
 
   private background(target: string): void {
-    const p = rm(target, { recursive: true, force: true })
+    const p = this.fs.rm(target, { recursive: true, force: true })
       .catch((err: unknown) => this.logger.error({ dir: target, err }, 'removing a deleted log failed; retried at the next start'))
       .finally(() => this.pending.delete(p));
     this.pending.add(p);

@@ -8,7 +8,7 @@
  */
 import type { RequestBody } from '@mq/protocol/wire';
 import { MqError } from '@mq/protocol/errors';
-import { Connection, type RequestPayload, type ResponseOf } from '@mq/client/internal';
+import { Connection, type ConnectFn, type RequestPayload, type ResponseOf } from '@mq/client/internal';
 
 export interface PeerConnectionsOptions {
   brokerId: number;
@@ -17,6 +17,8 @@ export interface PeerConnectionsOptions {
   connectTimeoutMs: number;
   requestTimeoutMs: number;
   maxResponseBytes: number;
+  /** Opens a connection's socket (default: a WebSocket to the peer). */
+  connect?: ConnectFn;
 }
 
 /** Parses `2@127.0.0.1:7002,3@127.0.0.1:7003`. */
@@ -54,6 +56,7 @@ export class PeerConnections {
         maxResponseBytes: this.options.maxResponseBytes,
       },
       signal,
+      this.options.connect,
     ).then(
       (conn) => {
         if (this.closed) {

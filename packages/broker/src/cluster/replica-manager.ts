@@ -20,6 +20,7 @@ import {
   FileCheckpoint,
   type AlterPartitionRequest,
   type FetchFn,
+  type HighWatermarkCheckpoint,
   type FollowerFetcher,
   type OffsetForLeaderEpochFn,
   type PartitionLeader,
@@ -35,6 +36,7 @@ import type { MetadataDelta, PartitionRecord, RecoveryElection, TopicRecord } fr
 import { partitionDirName } from './partition-dir.js';
 import { DeletedLogs, singleBrokerMigrationPending } from './deleted-logs.js';
 import type { LogOpener } from '../log-factory.js';
+import type { DirFileSystem } from '../storage/dir-fs.js';
 import { recoveryTruncation } from './recovery-truncation.js';
 
 export const CLUSTER_LOG_DIR = 'cluster-logs';
@@ -58,6 +60,10 @@ export interface ReplicaManagerComponents {
   /** Opens a replica's log (the broker's `openLog` component). */
   openLog: LogOpener;
   brokerEpoch: () => number;
+  /** A replica's high-watermark checkpoint, the file `file` (default: a FileCheckpoint). */
+  checkpointFor?: (file: string) => HighWatermarkCheckpoint;
+  /** Directory operations for deleted replicas and the start-up sweep (default: node:fs/promises). */
+  dirs?: DirFileSystem;
 }
 
 /** How often a broker checks whether it has lost the active controller for longer than its session. */
@@ -79,7 +85,7 @@ export interface HostedPartition {
   followingFrom: number;
   leaderEpoch: number;
   partitionEpoch: number;
-  readonly checkpoint: FileCheckpoint;
+  readonly checkpoint: HighWatermarkCheckpoint;
 }
 
 /** A change of this broker's leadership of one partition (see {@link ReplicaManager.onLeadershipChange}). */
@@ -130,7 +136,7 @@ export class ReplicaManager {
   ) {
     this.logDir = path.join(options.dataDir, CLUSTER_LOG_DIR);
     this.logger = c.logger.child({ component: 'replicas' });
-    this.deletedLogs = new DeletedLogs(this.logDir, this.logger);
+    this.deletedLogs = new DeletedLogs(this.logDir, this.logger, c.dirs);
     this.unsubscribe = c.controller.metadata.onChange(
       guard(this.logger, 'applying a metadata change to the replicas', (delta: MetadataDelta) => {
         for (const u of delta.uncleanElections) {
@@ -387,7 +393,7 @@ export class ReplicaManager {
       // drop (closed first); sweeping it meanwhile left its .hw checkpoint written again after the removal.
       const live = new Set(md.topics().map((t) => t.topicId));
       for (const h of this.hosted.values()) live.add(h.topicId);
-      if (!(await singleBrokerMigrationPending(this.options.dataDir))) await this.deletedLogs.sweep(live);
+      if (!(await singleBrokerMigrationPending(this.options.dataDir, this.c.dirs))) await this.deletedLogs.sweep(live);
     }
     this.reportLogEnds();
   }
@@ -429,7 +435,7 @@ export class ReplicaManager {
       followingFrom: -1,
       leaderEpoch: -1,
       partitionEpoch: -1,
-      checkpoint: new FileCheckpoint(`${dir}.hw`),
+      checkpoint: this.c.checkpointFor ? this.c.checkpointFor(`${dir}.hw`) : new FileCheckpoint(`${dir}.hw`),
     };
     this.hosted.set(key(t.name, partition), h);
     return h;

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { isMqError, MqError } from '@mq/protocol/errors';
-import { createRaftNode, createWsTransport, FileStorage, MemoryNetwork, StateRole, type RaftNode, type RaftTransport, type WsTransport } from '@mq/consensus';
+import { createRaftNode, createWsTransport, FileStorage, MemoryNetwork, StateRole, type RaftNode, type RaftStorage, type RaftTransport, type WsTransport } from '@mq/consensus';
 import { sleep, systemClock, systemTimers, type Clock, type TimerHandle, type Timers } from '@mq/protocol/components';
 import { addsPartitions, checkCommandLimits } from './command-limits.js';
 import { decodeCommand, encodeCommand, type CommandResult, type MetadataCommand, type RegisterBrokerCommand } from './commands.js';
@@ -44,6 +44,13 @@ export interface ControllerComponents {
   forward: ForwardFn;
   /** Confirms the loss of a broker-only process's metadata fetch connection (none: its session decides). */
   probeRefused?: RefusedProbe;
+  /**
+   * The metadata log's Raft transport and storage. Default: a WebSocket
+   * transport on this voter's address and a FileStorage under the data
+   * directory, guarded by the voter marker (voter-marker.ts). The simulator
+   * (@mq/sim) passes an in-memory network and a crashable in-memory disk.
+   */
+  raft?: { transport: RaftTransport; storage: RaftStorage };
 }
 
 export interface BrokerLiveness {
@@ -118,6 +125,7 @@ export class RaftController implements Controller {
   private readonly timers: Timers;
   private readonly forward: ForwardFn;
   private readonly probeRefused: RefusedProbe | undefined;
+  private readonly injectedRaft: { transport: RaftTransport; storage: RaftStorage } | undefined;
   private readonly lastSeen = new Map<number, number>();
   /**
    * Voters whose Raft port refused a connection (their process is gone, e.g.
@@ -156,30 +164,14 @@ export class RaftController implements Controller {
     this.timers = components.timers ?? systemTimers;
     this.forward = components.forward;
     this.probeRefused = components.probeRefused;
+    this.injectedRaft = components.raft;
     this.recoveryWaits = new RecoveryWaits(this.options.uncleanRecoveryWaitMs);
     this.lastLeaderSeen = this.clock();
   }
 
   async start(dataDir: string): Promise<void> {
     const o = this.options;
-    await checkVoterMetadata(dataDir, METADATA_DIR, o.brokerId);
-    const self = o.voters.find((v) => v.id === o.brokerId)!;
-    const peers = Object.fromEntries(o.voters.map((v) => [v.id, `ws://${v.host}:${v.port}`]));
-    // The only voter has no one to talk to: no Raft listener, no socket (its own messages never leave the node).
-    let ws: WsTransport | undefined;
-    const transport: RaftTransport = this.soleVoter
-      ? new MemoryNetwork().transport(o.brokerId)
-      : (ws = await createWsTransport(
-          { id: o.brokerId, host: self.host, port: self.port, peers, clusterId: quorumClusterId(o.voters), verifyPeerAddress: o.verifyPeerAddress },
-          { logger: this.logger },
-        ));
-    let storage: FileStorage;
-    try {
-      storage = await FileStorage.open(path.join(dataDir, METADATA_DIR), { sync: o.fsync });
-    } catch (err) {
-      await transport.close();
-      throw err;
-    }
+    const { transport, storage } = this.injectedRaft ?? (await this.openRaft(dataDir));
     try {
       this.raft = await createRaftNode(
         { id: o.brokerId, peers: o.voters.map((v) => v.id), tickMs: o.tickMs, snapshotEntries: o.snapshotEntries },
@@ -190,8 +182,9 @@ export class RaftController implements Controller {
       await storage.close();
       throw err;
     }
-    await writeVoterMarker(dataDir, o.brokerId, this.clock());
-    ws?.onPeerReachability((id, reachable) => this.onPeerReachability(id, reachable));
+    if (!this.injectedRaft) await writeVoterMarker(dataDir, o.brokerId, this.clock());
+    // The WebSocket transport reports a peer whose port refuses a redial (its process is gone); an injected one may not.
+    (transport as Partial<Pick<WsTransport, 'onPeerReachability'>>).onPeerReachability?.((id, reachable) => this.onPeerReachability(id, reachable));
     this.raft.onLeaderChange((leader, role, term) => {
       if (leader > 0) this.lastLeaderSeen = this.clock();
       if (leader > 0 && leader !== o.brokerId) this.lastOtherLeader = leader;
@@ -203,6 +196,27 @@ export class RaftController implements Controller {
     // A quorum of one has no one to wait for: it elects itself now instead of after an election timeout.
     if (this.soleVoter) this.raft.campaign();
     this.schedule();
+  }
+
+  /** The production transport and storage: a WebSocket listener on this voter's address, files under `dataDir`/metadata. */
+  private async openRaft(dataDir: string): Promise<{ transport: RaftTransport; storage: RaftStorage }> {
+    const o = this.options;
+    await checkVoterMetadata(dataDir, METADATA_DIR, o.brokerId);
+    const self = o.voters.find((v) => v.id === o.brokerId)!;
+    const peers = Object.fromEntries(o.voters.map((v) => [v.id, `ws://${v.host}:${v.port}`]));
+    // The only voter has no one to talk to: no Raft listener, no socket (its own messages never leave the node).
+    const transport: RaftTransport = this.soleVoter
+      ? new MemoryNetwork().transport(o.brokerId)
+      : await createWsTransport(
+          { id: o.brokerId, host: self.host, port: self.port, peers, clusterId: quorumClusterId(o.voters), verifyPeerAddress: o.verifyPeerAddress },
+          { logger: this.logger },
+        );
+    try {
+      return { transport, storage: await FileStorage.open(path.join(dataDir, METADATA_DIR), { sync: o.fsync }) };
+    } catch (err) {
+      await transport.close();
+      throw err;
+    }
   }
 
   /**

@@ -7,6 +7,7 @@ import type { RaftTransport, StateMachine } from '../node/types.js';
 import { MemoryStorage } from '../storage/memory-storage.js';
 import { checkKvHistory, type KvOp } from './linearizability.js';
 import { Rng } from './rng.js';
+import { EventQueue } from './event-queue.js';
 import type { RaftCore } from '../core/raft.js';
 
 export interface SimOptions {
@@ -44,55 +45,6 @@ export class InvariantViolation extends Error {}
 
 const TICK_MS = 10;
 const MAX_STEPS = 400_000;
-
-interface Event {
-  at: number;
-  seq: number;
-  fn: () => void;
-}
-
-/** Min-heap of events by (time, sequence). */
-class EventQueue {
-  private h: Event[] = [];
-  push(e: Event): void {
-    const h = this.h;
-    h.push(e);
-    let i = h.length - 1;
-    while (i > 0) {
-      const p = (i - 1) >> 1;
-      if (less(h[p]!, h[i]!)) break;
-      [h[p], h[i]] = [h[i]!, h[p]!];
-      i = p;
-    }
-  }
-  pop(): Event | undefined {
-    const h = this.h;
-    if (h.length === 0) return undefined;
-    const top = h[0]!;
-    const last = h.pop()!;
-    if (h.length > 0) {
-      h[0] = last;
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let m = i;
-        if (l < h.length && less(h[l]!, h[m]!)) m = l;
-        if (r < h.length && less(h[r]!, h[m]!)) m = r;
-        if (m === i) break;
-        [h[m], h[i]] = [h[i]!, h[m]!];
-        i = m;
-      }
-    }
-    return top;
-  }
-  get size(): number {
-    return this.h.length;
-  }
-}
-function less(a: Event, b: Event): boolean {
-  return a.at < b.at || (a.at === b.at && a.seq < b.seq);
-}
 
 /** Durable state of a simulated disk: MemoryStorage whose writes land only after a delay; a crash loses what has not landed. */
 class SimDisk extends MemoryStorage {

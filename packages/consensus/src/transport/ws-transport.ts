@@ -3,9 +3,12 @@ import { lookup } from 'node:dns/promises';
 import { isIP, type AddressInfo } from 'node:net';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { raft as pb } from '../gen/raft.js';
-import type { Entry, EntryType, Message, MessageType } from '../core/types.js';
+import type { Message } from '../core/types.js';
 import { silentLogger, type Logger } from '@mq/protocol/components';
 import type { RaftTransport } from '../node/types.js';
+import { fromWire, toWire } from './envelope.js';
+
+export { fromWire, toWire } from './envelope.js';
 
 export interface WsTransportOptions {
   /** This node's id. */
@@ -95,61 +98,6 @@ async function addressesOf(url: string): Promise<Set<string>> {
   return new Set(all.map((x) => normalizeAddress(x.address)));
 }
 
-export function toWire(m: Message): pb.IMessage {
-  return {
-    type: m.type,
-    to: m.to,
-    from: m.from,
-    term: m.term,
-    logTerm: m.logTerm,
-    index: m.index,
-    entries: m.entries.map((e) => ({ term: e.term, index: e.index, type: e.type, data: e.data })),
-    commit: m.commit,
-    reject: m.reject,
-    rejectHint: m.rejectHint,
-    context: m.context,
-    snapshot: m.snapshot
-      ? { index: m.snapshot.index, term: m.snapshot.term, size: m.snapshot.size, confState: { voters: m.snapshot.confState.voters, learners: m.snapshot.confState.learners } }
-      : null,
-    snapOffset: m.snapOffset,
-    snapData: m.snapData,
-    snapDone: m.snapDone,
-  };
-}
-
-export function fromWire(w: pb.IMessage): Message {
-  const entries: Entry[] = (w.entries ?? []).map((e) => ({
-    term: Number(e.term ?? 0),
-    index: Number(e.index ?? 0),
-    type: (e.type ?? 0) as EntryType,
-    data: e.data ?? new Uint8Array(0),
-  }));
-  const m: Message = {
-    type: (w.type ?? 0) as MessageType,
-    to: Number(w.to ?? 0),
-    from: Number(w.from ?? 0),
-    term: Number(w.term ?? 0),
-    logTerm: Number(w.logTerm ?? 0),
-    index: Number(w.index ?? 0),
-    entries,
-    commit: Number(w.commit ?? 0),
-    reject: Boolean(w.reject),
-    rejectHint: Number(w.rejectHint ?? 0),
-    context: w.context ?? new Uint8Array(0),
-    snapOffset: Number(w.snapOffset ?? 0),
-    snapData: w.snapData ?? new Uint8Array(0),
-    snapDone: Boolean(w.snapDone),
-  };
-  if (w.snapshot) {
-    m.snapshot = {
-      index: Number(w.snapshot.index ?? 0),
-      term: Number(w.snapshot.term ?? 0),
-      size: Number(w.snapshot.size ?? 0),
-      confState: { voters: (w.snapshot.confState?.voters ?? []).map(Number), learners: (w.snapshot.confState?.learners ?? []).map(Number) },
-    };
-  }
-  return m;
-}
 
 interface Peer {
   id: number;

@@ -1,0 +1,377 @@
+/**
+ * One seeded run of the whole cluster: N brokers in the combined layout
+ * (each a controller voter and a broker), real @mq/client producers (plain
+ * and idempotent, acks=all) and a consumer, faults from the seed for
+ * `durationMs` of simulated time, then a heal and a settle phase, with the
+ * invariants checked every 100 simulated ms and at the end.
+ */
+import { Rng } from '@mq/consensus/sim';
+import { MqClient, type Producer, type Consumer } from '@mq/client';
+import { decodeBatchSync, iterateBatches } from '@mq/protocol/batch';
+import { ClusterChecker, SimViolation, type Acked } from './checker.js';
+import { brokerHost, CLIENT_PORT, SimBroker } from './sim-broker.js';
+import { SimNetwork } from './sim-network.js';
+import { SimTime, type SimProcess } from './sim-time.js';
+
+export interface ClusterSimOptions {
+  seed: number;
+  brokers?: 3 | 5;
+  /** Simulated ms of faulty operation (default 20,000). */
+  durationMs?: number;
+  /** Simulated ms after the heal within which every partition must have a leader and a full ISR and every send an answer. */
+  settleMs?: number;
+  partitions?: number;
+  /** Faults on (default); off: a clean run (the checker's own test). */
+  faults?: boolean;
+  /** Keep the trace (faults, leader changes, broker warnings). */
+  trace?: boolean;
+}
+
+export interface ClusterSimResult {
+  seed: number;
+  ok: boolean;
+  violation?: string;
+  simulatedMs: number;
+  events: number;
+  acked: number;
+  consumed: number;
+  /** Records given to the consumer group, partition commits answered, group members (sessions). */
+  groupReads: number;
+  groupCommits: number;
+  groupSessions: number;
+  crashes: number;
+  partitions: number;
+  leaderChanges: number;
+  trace: string[];
+}
+
+export const TOPIC = 'sim';
+export const GROUP = 'sim-group';
+const TOPIC_ID = 'c2ltLXRvcGljLWlkLTAwMQ';
+
+interface ProducerRun {
+  name: string;
+  idempotent: boolean;
+  producer: Producer;
+  outstanding: number;
+  seq: number;
+}
+
+export async function runClusterSimulation(o: ClusterSimOptions): Promise<ClusterSimResult> {
+  const n = o.brokers ?? 3;
+  const durationMs = o.durationMs ?? 20_000;
+  const settleMs = o.settleMs ?? 30_000;
+  const partitions = o.partitions ?? 3;
+  const faults = o.faults ?? true;
+  const rng = new Rng(o.seed);
+  const time = new SimTime(rng.fork());
+  const net = new SimNetwork(time, rng.fork());
+  const faultRng = rng.fork();
+  const workRng = rng.fork();
+  const trace: string[] = [];
+  const note = (line: string) => {
+    if (o.trace || trace.length < 100_000) trace.push(`${String(time.elapsed()).padStart(7)} ${line}`);
+  };
+  const ids = Array.from({ length: n }, (_, i) => i + 1);
+  const brokers = ids.map((id) => new SimBroker(id, ids, { time, net, rng: rng.fork(), logLine: (l) => note(`log ${l}`) }));
+  const checker = new ClusterChecker({ topic: TOPIC, partitions, brokers, note });
+  const result: ClusterSimResult = { seed: o.seed, ok: true, simulatedMs: 0, events: 0, acked: 0, consumed: 0, groupReads: 0, groupCommits: 0, groupSessions: 0, crashes: 0, partitions, leaderChanges: 0, trace };
+  const uninstall = time.install();
+  let done = false;
+  const bootstrap = ids.map((id) => `${brokerHost(id)}:${CLIENT_PORT}`);
+  const clients: { proc: SimProcess; client: MqClient }[] = [];
+  const clientOf = (name: string): MqClient => {
+    const proc: SimProcess = { name, alive: true };
+    const client = time.within(proc, () => new MqClient({ bootstrap, clientId: name, requestTimeoutMs: 5000, connectTimeoutMs: 1000 }, { connect: net.connector(proc) }));
+    clients.push({ proc, client });
+    return client;
+  };
+  const startBroker = (b: SimBroker): void => {
+    note(`start broker ${b.id} (run ${b.runs + 1})`);
+    b.start().catch((err: unknown) => {
+      if (b.alive) note(`broker ${b.id} failed to start: ${(err as Error).message}`);
+    });
+  };
+
+  /** A workload loop's failure is the harness's, reported as such (never an unhandled rejection). */
+  const harnessLoop = (name: string, p: Promise<void>): Promise<void> =>
+    p.catch((err: unknown) => {
+      checker.harnessError(`${name}: ${(err as Error).stack ?? String(err)}`);
+    });
+
+  let stage = 'start';
+  const scenario = async (): Promise<void> => {
+    for (const b of brokers) startBroker(b);
+    // The quorum forms and every broker registers.
+    await until(() => brokers.every((b) => b.node?.controller.metadata.broker(b.id)?.fenced === false), 30_000, 'the cluster never formed');
+    const active = () => brokers.find((b) => b.node?.controller.isActive);
+    await until(() => active() !== undefined, 10_000, 'no active controller');
+    const leader = active()!;
+    await time.within(leader.proc, () =>
+      leader.node!.controller.submit({ type: 'createTopic', name: TOPIC, topicId: TOPIC_ID, numPartitions: partitions, replicationFactor: Math.min(3, n), configs: {} }, 10_000),
+    );
+    await until(() => brokers.every((b) => b.node?.controller.metadata.topic(TOPIC)?.partitions.every((p) => p.leader > 0)), 10_000, 'the topic got no leaders');
+    note(`topic ${TOPIC} created: ${partitions} partitions`);
+
+    // Continuous checks.
+    const checkEvery = 100;
+    const tick = (): void => {
+      if (done) return;
+      try {
+        checker.check();
+      } catch {
+        return; // the violation is recorded; the run stops
+      }
+      time.schedule(checkEvery, tick, undefined);
+    };
+    time.schedule(checkEvery, tick, undefined);
+
+    // Workload: an idempotent and a plain producer, acks=all; one consumer of every partition from offset 0.
+    let producing = true;
+    const runs: ProducerRun[] = [
+      { name: 'p-idem', idempotent: true, producer: clientOf('p-idem').producer({ acks: 'all', idempotent: true, lingerMs: 2 }), outstanding: 0, seq: 0 },
+      { name: 'p-plain', idempotent: false, producer: clientOf('p-plain').producer({ acks: 'all', idempotent: false, lingerMs: 2, maxInFlight: 1 }), outstanding: 0, seq: 0 },
+    ];
+    const producerLoops = runs.map((r, i) =>
+      harnessLoop(r.name, time.within(clients[i]!.proc, async () => {
+        while (producing) {
+          await time.sleep(workRng.int(2, 40));
+          if (r.outstanding >= 40) continue;
+          const partition = workRng.int(0, partitions - 1);
+          const value = `${r.name}:${r.seq++}`;
+          r.outstanding++;
+          checker.sent(r.name, partition, value);
+          r.producer.send(TOPIC, { value, partition }).then(
+            (md) => {
+              r.outstanding--;
+              checker.acked({ producer: r.name, idempotent: r.idempotent, partition, offset: md.offset, value } satisfies Acked);
+            },
+            (err: unknown) => {
+              r.outstanding--;
+              checker.failed(r.name, partition, value, (err as Error).message);
+            },
+          );
+        }
+      })),
+    );
+    const consumerClient = clientOf('consumer');
+    const consumerProc = clients.at(-1)!.proc;
+    let consuming = true;
+    const consumer: Consumer = time.within(consumerProc, () => consumerClient.consumer({}));
+    const consumerLoop = harnessLoop('consumer', time.within(consumerProc, async () => {
+      consumer.assign(Array.from({ length: partitions }, (_, p) => ({ topic: TOPIC, partition: p, offset: 0 })));
+      while (consuming) {
+        let records;
+        const polledAt = time.elapsed();
+        try {
+          records = await consumer.poll(300);
+        } catch (err) {
+          note(`consumer poll failed: ${(err as Error).message}`);
+          await time.sleep(100);
+          continue;
+        }
+        if (records.length === 0 && time.elapsed() === polledAt) {
+          checker.emptyPollAtOnce();
+          await time.sleep(50);
+        }
+        for (const r of records) checker.consumed(r.partition, r.offset, r.value?.toString('utf8') ?? '');
+      }
+    }));
+
+    // A consumer group of one member at a time, committing what it polled; each session ends after 2-8 s and the
+    // next member resumes from the committed offsets (so commits, their durability and resumption are exercised).
+    const groupClient = clientOf('group');
+    const groupProc = clients.at(-1)!.proc;
+    let grouping = true;
+    let groupStep = '';
+    const groupLoop = harnessLoop('group', time.within(groupProc, async () => {
+      while (grouping) {
+        const gc = groupClient.consumer({ groupId: GROUP, autoCommit: false, autoOffsetReset: 'earliest', sessionTimeoutMs: 3000, heartbeatIntervalMs: 1000 });
+        gc.subscribe([TOPIC]);
+        checker.groupSession();
+        const sessionEnd = time.elapsed() + workRng.int(2000, 8000);
+        while (grouping && time.elapsed() < sessionEnd) {
+          let records;
+          const polledAt = time.elapsed();
+          try {
+            groupStep = 'poll(300)';
+            records = await gc.poll(300);
+          } catch (err) {
+            note(`group poll failed: ${(err as Error).message}`);
+            await time.sleep(100);
+            continue;
+          }
+          // poll(300) answered empty at once (no assignment yet): without a pause this loop would never yield.
+          if (records.length === 0 && time.elapsed() === polledAt) {
+            checker.emptyPollAtOnce();
+            await time.sleep(50);
+          }
+          const next = new Map<number, number>();
+          for (const r of records) {
+            checker.groupConsumed(r.partition, r.offset, r.value?.toString('utf8') ?? '');
+            next.set(r.partition, r.offset + 1);
+          }
+          if (next.size === 0) continue;
+          const offsets = [...next].map(([partition, offset]) => ({ topic: TOPIC, partition, offset }));
+          try {
+            groupStep = `commit of ${JSON.stringify(offsets.map((x) => [x.partition, x.offset]))}`;
+            await gc.commit(offsets);
+            checker.groupCommitted(offsets, true);
+          } catch (err) {
+            checker.groupCommitted(offsets, false);
+            note(`group commit failed: ${(err as Error).message}`);
+          }
+        }
+        groupStep = 'close()';
+        await gc.close().catch((err: unknown) => note(`group member close failed: ${(err as Error).message}`));
+      }
+    }));
+
+    // Faults.
+    let down = 0;
+    // Usually at most a minority down at once (the quorum and every partition's ISR survive); now and then more,
+    // up to all but one broker (a rack's power loss): under flush.policy=always even that loses no acknowledged write.
+    const maxDown = (): number => (faultRng.chance(0.3) ? n - 1 : Math.floor((n - 1) / 2));
+    if (faults) net.faults = { raftDrop: 0.03, raftDuplicate: 0.02, slow: 0.03 };
+    const faultsUntil = time.elapsed() + durationMs;
+    while (faults && time.elapsed() < faultsUntil) {
+      await time.sleep(faultRng.int(300, 2500));
+      const kind = faultRng.int(0, 9);
+      if (kind <= 3 && down < maxDown()) {
+        const b = faultRng.pick(brokers.filter((x) => x.alive));
+        const r = b.crash(0.5);
+        down++;
+        result.crashes++;
+        note(`CRASH broker ${b.id} (${r.filesLost} files lost unsynced bytes)`);
+        const after = faultRng.int(200, 6000);
+        time.schedule(after, () => {
+          down--;
+          startBroker(b);
+        }, undefined);
+      } else if (kind <= 6) {
+        const b = faultRng.pick(brokers);
+        for (const x of [...ids.map(brokerHost), ...clients.map((c) => c.proc.name)]) {
+          if (x === b.proc.name) continue;
+          net.cutLink(b.proc.name, x);
+          net.cutLink(x, b.proc.name);
+        }
+        net.resetCutConnections();
+        note(`PARTITION broker ${b.id} isolated`);
+        await time.sleep(faultRng.int(200, 5000));
+        net.heal();
+        note('HEAL');
+      } else if (kind <= 8) {
+        const a = faultRng.pick(ids);
+        const c = faultRng.pick(ids.filter((x) => x !== a));
+        net.cutLink(brokerHost(a), brokerHost(c));
+        note(`CUT one way ${a} -> ${c}`);
+        await time.sleep(faultRng.int(200, 4000));
+        net.heal();
+        note('HEAL');
+      } else {
+        const c = faultRng.pick(clients);
+        const b = faultRng.pick(ids);
+        net.cutLink(c.proc.name, brokerHost(b));
+        net.cutLink(brokerHost(b), c.proc.name);
+        note(`PARTITION client ${c.proc.name} from broker ${b}`);
+        await time.sleep(faultRng.int(200, 3000));
+        net.heal();
+        note('HEAL');
+      }
+    }
+
+    // Heal: everything up, no more faults; the cluster must converge.
+    net.heal();
+    net.faults = { raftDrop: 0, raftDuplicate: 0, slow: 0 };
+    note('HEAL ALL: faults stop');
+    await until(() => down === 0 && brokers.every((b) => b.alive), 10_000, 'a crashed broker was never restarted');
+    producing = false;
+    stage = 'waiting for the producers to stop';
+    await Promise.all(producerLoops);
+    stage = 'waiting for every send to be answered';
+    await until(() => runs.every((r) => r.outstanding === 0), settleMs, 'sends still unanswered after the heal (liveness)');
+    stage = 'waiting for every partition to converge';
+    await until(() => checker.converged(), settleMs, `partitions without a leader or a full ISR after the heal (liveness): ${checker.describe()}`);
+    await until(() => checker.consumerCaughtUp(), settleMs, 'the consumer did not reach the high watermark after the heal (liveness)');
+    consuming = false;
+    grouping = false;
+    stage = 'waiting for the consumer to stop';
+    await consumerLoop;
+    stage = 'waiting for the group member to stop';
+    const groupStuck = time.schedule(settleMs, () => (stage = `waiting for the group member to stop: its ${groupStep} has not returned for ${settleMs} ms`), undefined);
+    await groupLoop;
+    time.clearTimeout(groupStuck);
+    stage = 'final check';
+    await checker.finalCheck(readReplica);
+  };
+
+  /** Decoded records of one replica's log, below its high watermark: offset -> value. */
+  async function readReplica(b: SimBroker, partition: number): Promise<{ hw: number; records: Map<number, string> }> {
+    const h = b.node!.replicas.hostedPartition(TOPIC, partition);
+    const hw = b.node!.replicas.highWatermarkOf(TOPIC, partition) ?? 0;
+    const records = new Map<number, string>();
+    if (!h) return { hw: 0, records };
+    let offset = h.log.logStartOffset;
+    while (offset < hw) {
+      const r = await time.within(b.proc, () => h.log.read(offset, 1 << 20, { maxOffset: hw }));
+      if (r.records.length === 0) break;
+      for (const span of iterateBatches(r.records)) {
+        const batch = decodeBatchSync(r.records, span.position);
+        for (const rec of batch.records) {
+          const off = rec.offset;
+          if (off < hw) records.set(off, rec.value?.toString('utf8') ?? '');
+        }
+      }
+      offset = r.nextOffset;
+    }
+    return { hw, records };
+  }
+
+  async function until(cond: () => boolean, withinMs: number, what: string): Promise<void> {
+    const deadline = time.elapsed() + withinMs;
+    while (!cond()) {
+      if (time.elapsed() > deadline) throw new SimViolation(what);
+      await time.sleep(50);
+    }
+  }
+
+  let finished = false;
+  const started = scenario()
+    .then(
+      () => undefined,
+      (err: unknown) => {
+        result.ok = false;
+        result.violation = err instanceof SimViolation ? err.message : `harness error: ${(err as Error).stack ?? String(err)}`;
+      },
+    )
+    .finally(() => (finished = true));
+  try {
+    // Every stage has its own bound; this one catches a wait that has none.
+    const limitMs = durationMs + 3 * settleMs + 60_000;
+    await time.run(limitMs, () => finished || checker.violation !== undefined);
+    if (checker.violation !== undefined) {
+      result.ok = false;
+      result.violation = checker.violation;
+    } else if (!finished) {
+      result.ok = false;
+      result.violation =
+        time.elapsed() >= limitMs ? `liveness: the run did not finish within ${limitMs} simulated ms (stuck ${stage})` : `deadlock: no event left to run (${stage})`;
+    }
+  } finally {
+    done = true;
+    for (const b of brokers) b.proc.alive = false;
+    for (const c of clients) c.proc.alive = false;
+    uninstall();
+  }
+  if (finished) await started;
+  result.simulatedMs = time.elapsed();
+  result.events = time.events;
+  result.acked = checker.ackedCount;
+  result.consumed = checker.consumedCount;
+  result.groupReads = checker.groupReads;
+  result.groupCommits = checker.groupCommits;
+  result.groupSessions = checker.groupSessions;
+  result.leaderChanges = checker.leaderChanges;
+  if (!result.ok && result.violation) note(`VIOLATION: ${result.violation}`);
+  return result;
+}

@@ -17,7 +17,7 @@ export { startClusterNode } from './cluster/cluster-node.js';
 export { startGroups } from './group/broker-groups.js';
 export { clientListenerHandlers } from './cluster/listeners.js';
 export { BrokerConfig } from './config/broker-config.js';
-export { BrokerMetrics } from './metrics.js';
+export { BrokerMetrics } from './metrics/broker-metrics.js';
 export { Connection as ServerConnection } from './server/connection.js';
 export { ProducerIdManager, controllerBlockSource } from './producers/producer-ids.js';
 export { nodeDirFileSystem } from './storage/dir-fs.js';

@@ -148,7 +148,7 @@ export class SimBroker {
       softwareVersion: 'sim',
       shutdownSignal: new AbortController().signal,
       clock: time.clock,
-      metrics: new BrokerMetrics(),
+      metrics: new BrokerMetrics({ processMetrics: false }),
       readBuffers: new ReadBufferPool(),
       producerIds: new ProducerIdManager(controllerBlockSource((c) => node.controller.submit(c), id)),
     };

@@ -76,7 +76,7 @@ describe('the OpenAPI document against a live broker', () => {
     expect((await call('POST', '/topics', '/topics', { name: topic, partition_count: 2 })).status).toBe(409);
     expect((await call('POST', '/topics', '/topics', { name: 'bad name!' })).status).toBe(400);
     const zero = await call('POST', '/topics', '/topics', { name: uniqueName('zero'), partition_count: 0 });
-    expect([zero.status, zero.body.error.code]).toEqual([400, 'INVALID_REQUEST']);
+    expect([zero.status, zero.body.error.code]).toEqual([400, 'INVALID_PARTITIONS']);
     expect((await call('GET', '/topics', '/topics')).status).toBe(200);
     expect((await call('GET', T, `/topics/${topic}`)).status).toBe(200);
     expect((await call('GET', T, '/topics/no-such-topic')).status).toBe(404);

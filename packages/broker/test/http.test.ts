@@ -46,6 +46,8 @@ describe('HTTP API', () => {
       [{ name: 'bad name', partition_count: 1 }, 'INVALID_TOPIC'],
       [{ name: topicName('x'), partition_count: 0.5 }, 'INVALID_REQUEST'],
       [{ name: topicName('x'), partition_count: -3 }, 'INVALID_PARTITIONS'],
+      [{ name: topicName('x'), partition_count: 0 }, 'INVALID_PARTITIONS'],
+      [{ name: topicName('x'), replication_factor: 0 }, 'INVALID_REPLICATION_FACTOR'],
       [{ name: topicName('x'), replication_factor: 2 }, 'INVALID_REPLICATION_FACTOR'],
       [{ name: topicName('x'), configs: { 'flush.policy': 'never' } }, 'INVALID_CONFIG'],
       [[1, 2], 'INVALID_REQUEST'],

@@ -132,7 +132,9 @@ export class SimBroker {
     );
     if (!proc.alive) return;
     this.node = node;
-    const groups = await startGroups({ config, logger, clock: time.clock });
+    // Member ids from the run's seeded random numbers (Math.random is the seeded RNG while a run is installed), so a seed replays them.
+    const seededId = () => Math.floor(Math.random() * 2 ** 48).toString(16).padStart(12, '0');
+    const groups = await startGroups({ config, logger, clock: time.clock, newMemberId: (clientId) => `${clientId || 'member'}-${seededId()}${seededId()}` });
     groups.useCluster(node);
     const handlers: HandlerMap = { ...DEFAULT_HANDLERS, ...groups.handlers, ...node.handlers };
     const ctx: BrokerContext = {

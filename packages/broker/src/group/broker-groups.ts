@@ -40,6 +40,8 @@ export interface BrokerGroupsDeps {
   config: BrokerConfig;
   logger: Logger;
   clock: () => number;
+  /** New member ids (default: client id and a random UUID); the simulator passes a seeded one. */
+  newMemberId?: (clientId: string) => string;
 }
 
 export interface BrokerGroups {
@@ -131,7 +133,7 @@ export async function startGroups(deps: BrokerGroupsDeps): Promise<BrokerGroups>
           offsetsTopicConfigs: validateTopicConfigs(offsetsTopicConfigs(config), config.int('max.frame.bytes')),
           commitTimeoutMs: config.int('offsets.commit.timeout.ms'),
         },
-        { clock: deps.clock, logger: groupLogger },
+        { clock: deps.clock, logger: groupLogger, ...(deps.newMemberId ? { newMemberId: deps.newMemberId } : {}) },
       );
       logger.info({ partitions: options.offsetsTopicPartitions, replicationFactor }, 'group coordinator follows the leaders of __consumer_offsets');
     },

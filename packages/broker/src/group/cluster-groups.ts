@@ -77,7 +77,7 @@ export class ClusterGroups {
   constructor(
     private readonly cluster: GroupsCluster,
     private readonly options: ClusterGroupsOptions,
-    private readonly deps: { clock: () => number; logger: Logger },
+    private readonly deps: { clock: () => number; logger: Logger; newMemberId?: (clientId: string) => string },
   ) {
     this.unsubscribe.push(cluster.onMetadataChange(guard(deps.logger, 'starting the group coordinator', () => this.maybeStart())));
     this.unsubscribe.push(
@@ -119,6 +119,7 @@ export class ClusterGroups {
         topics: this.cluster.topics,
         clock: this.deps.clock,
         logger: this.deps.logger,
+        ...(this.deps.newMemberId ? { newMemberId: this.deps.newMemberId } : {}),
       },
     );
     for (let p = 0; p < partitions; p++) if (this.cluster.leaderOf(OFFSETS_TOPIC, p)) this.load(p);

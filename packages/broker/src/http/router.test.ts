@@ -46,8 +46,8 @@ describe('OpenAPI document', () => {
   });
 
   it('lists a route added later with a minimal entry', () => {
-    const router = new Router().add('GET', '/groups', noop);
+    const router = new Router().add('GET', '/widgets', noop);
     const doc = openApiDocument(router) as { paths: Record<string, Record<string, { summary: string }>> };
-    expect(doc.paths['/groups']!.get!.summary).toBe('GET /groups');
+    expect(doc.paths['/widgets']!.get!.summary).toBe('GET /widgets');
   });
 });

@@ -9,11 +9,15 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** A count that may be left out (the broker's default); when given, at least 1 (0 is not "the default" here). */
-function optionalCount(body: Record<string, unknown>, key: string): number | undefined {
+/**
+ * A count that may be left out (the broker's default); when given, at least 1 (0 is not "the default" here):
+ * a non-integer is INVALID_REQUEST, one below 1 is `tooSmall` (INVALID_PARTITIONS, INVALID_REPLICATION_FACTOR).
+ */
+function optionalCount(body: Record<string, unknown>, key: string, tooSmall: 'INVALID_PARTITIONS' | 'INVALID_REPLICATION_FACTOR'): number | undefined {
   const v = body[key];
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw new MqError('INVALID_REQUEST', `"${key}" must be an integer of at least 1 (leave it out for the broker's default), got ${JSON.stringify(v)}`);
+  if (typeof v !== 'number' || !Number.isInteger(v)) throw new MqError('INVALID_REQUEST', `"${key}" must be an integer`);
+  if (v < 1) throw new MqError(tooSmall, `"${key}" must be at least 1 (leave it out for the broker's default), got ${v}`);
   return v;
 }
 
@@ -60,8 +64,8 @@ export function registerTopicRoutes(router: Router, _ctx: BrokerContext, backend
     if (!isObject(configs)) throw new MqError('INVALID_CONFIG', '"configs" must be an object of string values');
     const r = await backend.createTopic({
       name: body.name,
-      numPartitions: optionalCount(body, 'partition_count'),
-      replicationFactor: optionalCount(body, 'replication_factor'),
+      numPartitions: optionalCount(body, 'partition_count', 'INVALID_PARTITIONS'),
+      replicationFactor: optionalCount(body, 'replication_factor', 'INVALID_REPLICATION_FACTOR'),
       configs,
     });
     return { status: 201, body: { ...topicDetail(r.topic), ...(r.warning ? { warning: r.warning } : {}) } };

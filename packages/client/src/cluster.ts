@@ -10,7 +10,7 @@ import { silentLogger, type Logger } from '@mq/protocol/components';
 import { Connection, type ConnectFn, type RequestOptions, type RequestPayload, type ResponseOf } from './connection.js';
 import type { ParsedClientOptions } from './options.js';
 import { coarseNow } from './coarse-clock.js';
-import { Retrier } from './retrier.js';
+import { abortError, Retrier } from './retrier.js';
 import { channels, type RetryMessage } from './diagnostics.js';
 
 export interface BrokerDescription {
@@ -121,9 +121,17 @@ export class Cluster {
 
   // ----------------------------------------------------------- connections
 
-  /** The pooled connection to `address`, opened (and handshaken) if needed. */
+  /**
+   * The pooled connection to `address`, opened (and handshaken) if needed. The opening is shared by every caller,
+   * so it is bound to no caller's signal (only to connectTimeoutMs): `signal` ends this caller's wait, never the
+   * opening others wait for (a leader check's short timeout once failed every send queued behind it with ABORTED).
+   */
   connection(address: string, signal?: AbortSignal): Promise<Connection> {
     if (this.closed) return Promise.reject(new MqError('CLOSED', 'the client is closed'));
+    return untilAborted(this.pooledConnection(address), signal);
+  }
+
+  private pooledConnection(address: string): Promise<Connection> {
     let p = this.byAddress.get(address);
     if (p) return p;
     p = Connection.open(
@@ -135,7 +143,7 @@ export class Cluster {
         maxResponseBytes: this.options.maxResponseBytes,
         maskFrames: this.options.maskFrames,
       },
-      signal,
+      undefined,
       this.connect,
     ).then(
       (conn) => {
@@ -432,4 +440,24 @@ function toTopicDescription(t: WireTopic): TopicDescription {
     )
     .sort((a, b) => a.partition - b.partition);
   return { name: t.name ?? '', topicId: t.topicId ?? '', internal: t.internal ?? false, partitions };
+}
+
+/** `p`, or this caller's abort error once `signal` aborts first (`p` itself goes on). */
+function untilAborted<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return p;
+  if (signal.aborted) return Promise.reject(abortError(signal));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortError(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      },
+    );
+  });
 }

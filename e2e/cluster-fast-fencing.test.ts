@@ -90,6 +90,12 @@ describe('cluster: a dead broker is fenced without waiting out its session (issu
     const observer = 4;
     const topic = uniqueName('observer-hint');
     await createTopic(c, topic, 4);
+    // The observer's metadata long poll is running (it has applied the new topic) before it is killed: the hint is
+    // that connection closing.
+    await waitFor(async () => (await fetch(`${c.broker(observer).process.httpUrl}/topics/${topic}`).catch(() => undefined))?.status === 200, {
+      timeout: 30_000,
+      message: `broker ${observer} applied the creation of ${topic}`,
+    });
     await c.kill(observer);
     await waitFor(() => fenced(c, observer, [observer]), { timeout: 60_000, message: `broker ${observer} fenced` });
     const client = new MqClient({ bootstrap: c.ids.filter((id) => id !== observer).map((id) => c.broker(id).process.bootstrap) });

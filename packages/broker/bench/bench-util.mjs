@@ -22,3 +22,18 @@ export function median(xs) {
 export function quantile(sorted, q) {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 }
+
+/** Polls `fn` every `intervalMs` until it returns something truthy (thrown errors count as not yet); throws after `timeoutMs`. */
+export async function waitFor(fn, timeoutMs, what, intervalMs = 100) {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch {
+      // not yet
+    }
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}

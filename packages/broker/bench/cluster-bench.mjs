@@ -16,6 +16,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { MqClient } from '@mq/client';
+import { waitFor as waitUntil } from './bench-util.mjs';
 
 const { values: a } = parseArgs({
   options: {
@@ -63,14 +64,7 @@ async function status(id) {
   const res = await fetch(`http://127.0.0.1:${ports[id].http}/cluster`, { signal: AbortSignal.timeout(2000) });
   return res.json();
 }
-async function waitFor(fn, timeoutMs, what) {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    try { const v = await fn(); if (v) return v; } catch {}
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
+const waitFor = (fn, timeoutMs, what) => waitUntil(fn, timeoutMs, what, 50);
 async function healthy(topics) {
   return waitFor(async () => {
     for (const id of ids) {

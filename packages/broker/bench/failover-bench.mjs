@@ -27,7 +27,7 @@ import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { MqClient } from '@mq/client';
-import { CLI } from './bench-util.mjs';
+import { CLI, waitFor } from './bench-util.mjs';
 
 const { values: a } = parseArgs({
   options: {
@@ -84,14 +84,6 @@ const alive = (id) => procs[id].exitCode === null && procs[id].signalCode === nu
 async function status(id) {
   const res = await fetch(`http://127.0.0.1:${ports[id].http}/cluster`, { signal: AbortSignal.timeout(2000) });
   return res.json();
-}
-async function waitFor(fn, timeoutMs, what) {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    try { const v = await fn(); if (v) return v; } catch {}
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
 }
 /**
  * Every broker unfenced and full ISRs, as the active controller sees it (a broker just restarted reports the

@@ -30,8 +30,8 @@ export interface NodeMetricSources {
   forgetTopic?(name: string): void;
 }
 
-/** Group lag series are bounded: past this many (group, partition) pairs the rest are left out of a scrape. */
-export const MAX_GROUP_LAG_SERIES = 10_000;
+/** Group series (members per group, lag per group partition) are bounded: past this many the rest are left out of a scrape. */
+export const MAX_GROUP_SERIES = 10_000;
 
 type PartitionShape = { leader: number; leaderEpoch: number; isr: readonly number[] };
 
@@ -130,33 +130,29 @@ export function registerNodeMetrics(registry: Registry, s: NodeMetricSources): (
     }
   });
 
-  // Consumer groups this broker coordinates.
-  new Gauge({
-    name: 'mq_group_lag',
-    help: 'Records between a group\'s committed offset and the log end, per partition, for the groups this broker coordinates.',
-    labelNames: ['group', 'topic', 'partition'],
-    registers: r,
-    async collect() {
-      this.reset();
+  // Consumer groups this broker coordinates: one pass over them per scrape (prom-client collects every metric at
+  // once, so both gauges share the pass in flight) fills both gauges.
+  type GroupsPass = { members: Array<[string, number]>; lags: Array<[string, string, number, number]> };
+  let inFlight: Promise<GroupsPass> | undefined;
+  const groupsPass = (): Promise<GroupsPass> =>
+    (inFlight ??= (async () => {
+      const out: GroupsPass = { members: [], lags: [] };
       const g = s.groups();
-      if (!g) return;
+      if (!g) return out;
       const listed = await g.listGroups({ statesFilter: [] });
-      let series = 0;
       for (const { groupId } of listed.groups ?? []) {
-        if (!groupId) continue;
+        if (!groupId || out.members.length + out.lags.length >= MAX_GROUP_SERIES) continue;
         let summary;
         try {
           summary = g.summarize(groupId);
         } catch {
           continue; // moved or deleted since the list
         }
-        for (const o of summary.offsets) {
-          if (o.lag === null || series++ >= MAX_GROUP_LAG_SERIES) continue;
-          this.set({ group: groupId, topic: o.topic, partition: String(o.partition) }, o.lag);
-        }
+        out.members.push([groupId, summary.members.length]);
+        for (const o of summary.offsets) if (o.lag !== null && out.members.length + out.lags.length < MAX_GROUP_SERIES) out.lags.push([groupId, o.topic, o.partition, o.lag]);
       }
-    },
-  });
+      return out;
+    })().finally(() => (inFlight = undefined)));
   new Gauge({
     name: 'mq_group_members',
     help: 'Members of each group this broker coordinates.',
@@ -164,17 +160,17 @@ export function registerNodeMetrics(registry: Registry, s: NodeMetricSources): (
     registers: r,
     async collect() {
       this.reset();
-      const g = s.groups();
-      if (!g) return;
-      const listed = await g.listGroups({ statesFilter: [] });
-      for (const { groupId } of (listed.groups ?? []).slice(0, MAX_GROUP_LAG_SERIES)) {
-        if (!groupId) continue;
-        try {
-          this.set({ group: groupId }, g.summarize(groupId).members.length);
-        } catch {
-          // moved or deleted since the list
-        }
-      }
+      for (const [group, n] of (await groupsPass()).members) this.set({ group }, n);
+    },
+  });
+  new Gauge({
+    name: 'mq_group_lag',
+    help: 'Records between a group\'s committed offset and the log end, per partition, for the groups this broker coordinates.',
+    labelNames: ['group', 'topic', 'partition'],
+    registers: r,
+    async collect() {
+      this.reset();
+      for (const [group, topic, partition, lag] of (await groupsPass()).lags) this.set({ group, topic, partition: String(partition) }, lag);
     },
   });
   return unsubscribe;

@@ -65,3 +65,12 @@ export function shownFields(key: Buffer | null, value: Buffer | null, enc: Encod
   return { key: plain(k, 'key'), value: plain(v, 'value'), ...(notJson.length > 0 ? { not_json: notJson } : {}) };
 }
 
+/** A read record as the HTTP API answers it (record reads and HTTP consumer polls alike). */
+export function recordJson(r: { offset: number; timestamp: number; key: Buffer | null; value: Buffer | null; headers: ReadonlyArray<{ key: string; value: Buffer | null }> }, enc: Encoding): Record<string, unknown> {
+  return {
+    offset: r.offset,
+    timestamp: r.timestamp,
+    ...shownFields(r.key, r.value, enc),
+    headers: r.headers.map((h) => ({ key: h.key, value: show(h.value, enc === 'json' ? 'text' : enc) })),
+  };
+}

@@ -7,7 +7,7 @@ import { MqError } from '@mq/protocol/errors';
 import { validateTopicName } from '@mq/protocol/topic-name';
 import type { BrokerContext } from '../../context.js';
 import type { ConsumerInstances } from '../consumers/consumer-instances.js';
-import { parseEncoding, show, shownFields } from '../record-encoding.js';
+import { parseEncoding, recordJson } from '../record-encoding.js';
 import type { HttpRequest, Router } from '../router.js';
 import { intParam } from './records.js';
 
@@ -65,14 +65,7 @@ export function registerConsumerRoutes(router: Router, ctx: BrokerContext, insta
     const records = await instances.exclusive(instance, () => instance.consumer.poll(timeoutMs, { maxRecords, signal: req.signal }));
     return {
       status: 200,
-      body: records.map((r) => ({
-        topic: r.topic,
-        partition: r.partition,
-        offset: r.offset,
-        timestamp: r.timestamp,
-        ...shownFields(r.key, r.value, enc),
-        headers: r.headers.map((h) => ({ key: h.key, value: show(h.value, enc === 'json' ? 'text' : enc) })),
-      })),
+      body: records.map((r) => ({ topic: r.topic, partition: r.partition, ...recordJson(r, enc) })),
     };
   });
 

@@ -18,7 +18,7 @@ import type { Router } from '../router.js';
 import type { TopicBackend } from '../backends/types.js';
 import { partitionParam } from './topics.js';
 import { refuseInternal } from '@mq/protocol/topic-name';
-import { bytes, headerBytes, parseEncoding, show, shownFields, type Encoding } from '../record-encoding.js';
+import { bytes, headerBytes, parseEncoding, recordJson, type Encoding } from '../record-encoding.js';
 
 interface JsonRecord {
   key?: unknown;
@@ -187,12 +187,7 @@ export function registerRecordRoutes(router: Router, ctx: BrokerContext, backend
       for (const r of batch.records) {
         if (r.offset < offset) continue;
         if (records.length >= maxRecords) break outer;
-        records.push({
-          offset: r.offset,
-          timestamp: r.timestamp,
-          ...shownFields(r.key, r.value, enc),
-          headers: r.headers.map((h) => ({ key: h.key, value: show(h.value, enc === 'json' ? 'text' : enc) })),
-        });
+        records.push(recordJson(r, enc));
         next = r.offset + 1;
       }
       if (records.length < maxRecords) next = Math.max(next, span.header.baseOffset + span.header.lastOffsetDelta + 1);

@@ -26,7 +26,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const TSC = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 const CLI_BIN = path.join(ROOT, 'packages', 'cli', 'dist', 'bin.js');
 /** Examples that talk to a running broker (given as MQ_BOOTSTRAP and in place of localhost:9092). */
-const NEEDS_BROKER = new Set(['client', 'bench', 'otel']);
+const NEEDS_BROKER = new Set(['client', 'bench', 'otel', 'idempotent-consumer']);
 /** Registry packages a README example imports beside the package (the application's own choices). */
 const EXAMPLE_EXTRAS = { otel: ['@opentelemetry/sdk-trace-base@2.12.1', '@opentelemetry/context-async-hooks@2.12.1', '@opentelemetry/core@2.12.1'] };
 const EXAMPLE_TIMEOUT_MS = 90_000;

@@ -1,0 +1,11 @@
+export { idempotent } from './idempotent.js';
+export type { IdempotentOptions, IdempotentPayload } from './idempotent.js';
+export type { IdempotencyStore, Outcome } from './store.js';
+export { offsetKey, keyFromHeader, recordKey, MAX_KEY_LENGTH } from './keys.js';
+export type { KeyOf } from './keys.js';
+export { MemoryStore, DEFAULT_MAX_KEYS } from './stores/memory.js';
+export type { MemoryStoreOptions } from './stores/memory.js';
+export { PostgresStore, DEFAULT_POSTGRES_TABLE } from './stores/postgres.js';
+export type { PostgresStoreOptions, PgClientLike, PgPoolLike } from './stores/postgres.js';
+export { RedisStore, DEFAULT_REDIS_TTL_MS, DEFAULT_REDIS_LEASE_MS } from './stores/redis.js';
+export type { RedisStoreOptions, RedisLike } from './stores/redis.js';

@@ -81,3 +81,22 @@ export async function openPage(files: Record<string, { type: string; body: strin
     throw err;
   }
 }
+
+/**
+ * Opens `url` (a page some server of the test serves, e.g. a broker's /console) in headless Chromium at
+ * the given viewport size; resolves once the page has loaded.
+ */
+export async function openUrl(url: string, viewport = { width: 1280, height: 900 }): Promise<BrowserPage> {
+  const browser = await chromium.launch({ executablePath: chromiumPath(), args: ['--no-sandbox'], timeout: 30_000 });
+  try {
+    const page = await browser.newPage({ viewport });
+    const log: string[] = [];
+    page.on('console', (m) => log.push(`console.${m.type()}: ${m.text()}`));
+    page.on('pageerror', (e) => log.push(`pageerror: ${e.message}`));
+    await page.goto(url);
+    return { page, log, close: () => browser.close() };
+  } catch (err) {
+    await browser.close();
+    throw err;
+  }
+}

@@ -18,6 +18,7 @@ import { HttpServer } from './http/http-server.js';
 import { Router } from './http/router.js';
 import { registerRecordRoutes } from './http/routes/records.js';
 import { registerSystemRoutes } from './http/routes/system.js';
+import { registerConsoleRoutes } from './http/routes/console.js';
 import { registerTopicRoutes } from './http/routes/topics.js';
 import { startGroups } from './group/broker-groups.js';
 import { isClusterConfig, startClusterNode } from './cluster/cluster-node.js';
@@ -223,6 +224,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     registerRecordRoutes(router, ctx, topicBackend);
     const view = clusterPartitionView(cluster);
     registerSystemRoutes(router, ctx, { view });
+    registerConsoleRoutes(router);
     const stopNodeMetrics = registerNodeMetrics(ctx.metrics.registry, { connections: () => ws.connectionCount, view, controller: cluster.controller, groups: () => groups.coordinator, forgetTopic: (t) => ctx.metrics.dropTopic(t) });
     cleanups.push(async () => stopNodeMetrics());
     groups.registerRoutes(router, ctx);

@@ -70,6 +70,7 @@ export function clusterStatus(node: Pick<ClusterNode, 'controller' | 'replicas' 
       logEndOffset: h.log.logEndOffset,
       // A follower's is what it has learned from its leader.
       highWatermark: node.replicas.highWatermarkOf(h.topic, h.partition) ?? -1,
+      sizeBytes: h.log.size,
       isr: h.leader ? [...h.leader.isr] : undefined,
     })),
   };

@@ -252,6 +252,7 @@ export class HttpServer {
     }
     const payload = r.text ?? JSON.stringify(r.body ?? null);
     res.writeHead(r.status, {
+      ...r.headers,
       'content-type': r.contentType ?? (r.text !== undefined ? 'text/plain; charset=utf-8' : 'application/json; charset=utf-8'),
       'content-length': Buffer.byteLength(payload),
     });

@@ -339,7 +339,7 @@ export const GROUP_OPERATIONS: Readonly<Record<string, Json>> = {
             partitions: { type: 'integer' },
             underReplicated: { type: 'array', items: ref('PartitionReplicas') },
             offline: { type: 'array', items: ref('PartitionReplicas') },
-            hosted: { type: 'array', items: { type: 'object', properties: { topic: { type: 'string' }, partition: { type: 'integer' }, role: { type: 'string' }, highWatermark: { type: 'integer' } } } },
+            hosted: { type: 'array', items: { type: 'object', properties: { topic: { type: 'string' }, partition: { type: 'integer' }, role: { type: 'string' }, highWatermark: { type: 'integer' }, sizeBytes: { type: 'integer', description: 'Bytes of this replica\'s log on this broker' } } } },
           },
         },
         'The cluster as this broker sees it',
@@ -482,6 +482,7 @@ const ERROR_TEXT: Record<number, string> = {
 export function openApiDocument(router: Router): Json {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of router.list() as Route[]) {
+    if (!r.documented) continue;
     const key = `${r.method} ${r.pattern}`;
     const op = OPERATIONS[key] ?? CONSUMER_OPERATIONS[key] ?? GROUP_OPERATIONS[key] ?? {
       summary: `${r.method} ${r.pattern}`,

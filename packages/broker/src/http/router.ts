@@ -27,6 +27,8 @@ export interface HttpResponse {
   body?: unknown;
   text?: string;
   contentType?: string;
+  /** More response headers (e.g. content-security-policy, cache-control, location). */
+  headers?: Record<string, string>;
 }
 
 export type RouteHandler = (req: HttpRequest) => Promise<HttpResponse>;
@@ -36,6 +38,8 @@ export interface Route {
   /** e.g. `/topics/{topic}/partitions/{partition}/records` */
   readonly pattern: string;
   readonly handler: RouteHandler;
+  /** False for routes that are not part of the API (the web console's files): left out of /openapi.json. */
+  readonly documented: boolean;
 }
 
 interface Compiled extends Route {
@@ -51,7 +55,7 @@ export type RouteMatch =
 export class Router {
   private readonly routes: Compiled[] = [];
 
-  add(method: Method, pattern: string, handler: RouteHandler): this {
+  add(method: Method, pattern: string, handler: RouteHandler, options: { documented?: boolean } = {}): this {
     const names: string[] = [];
     const source = pattern
       .split('/')
@@ -64,7 +68,7 @@ export class Router {
         return seg.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
       })
       .join('/');
-    this.routes.push({ method, pattern, handler, regex: new RegExp(`^${source}/?$`), names });
+    this.routes.push({ method, pattern, handler, documented: options.documented ?? true, regex: new RegExp(`^${source}/?$`), names });
     return this;
   }
 

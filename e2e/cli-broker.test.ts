@@ -25,12 +25,16 @@ describe('mq broker start', () => {
   });
 
   it('is a one-node cluster: mq cluster status shows broker 1 as the active controller (broker,controller)', async () => {
-    const broker = await startBroker();
+    const broker = await startBroker({ args: ['--kafka-port', '0'] });
     const r = await runCli(['cluster', 'status', '--format', 'json', '--bootstrap', broker.bootstrap, '--data-dir', await makeTempDir('mq-status-')]);
     expect(r.code).toBe(0);
-    const status = JSON.parse(r.stdout) as { controllerId: number; brokers: Array<{ id: number; role: string; state: string; controller: boolean }> };
+    const status = JSON.parse(r.stdout) as { controllerId: number; brokers: Array<{ id: number; role: string; state: string; controller: boolean; kafka: string | null }> };
     expect(status.controllerId).toBe(1);
-    expect(status.brokers).toEqual([expect.objectContaining({ id: 1, role: 'broker,controller', state: 'alive', controller: true })]);
+    // each broker's Kafka listener address is listed (kcat -b / kafkajs brokers)
+    expect(status.brokers).toEqual([expect.objectContaining({ id: 1, role: 'broker,controller', state: 'alive', controller: true, kafka: expect.stringMatching(/^127\.0\.0\.1:\d+$/) })]);
+    const text = await runCli(['cluster', 'status', '--bootstrap', broker.bootstrap, '--data-dir', await makeTempDir('mq-status-')]);
+    expect(text.stdout).toMatch(/^ID\s+ENDPOINT\s+PID\s+STATE\s+RACK\s+CONTROLLER\s+ROLE\s+KAFKA$/m);
+    expect(text.stdout).toContain(status.brokers[0]!.kafka!);
     const view = (await (await fetch(`http://127.0.0.1:${broker.httpPort}/cluster`)).json()) as Record<string, unknown>;
     expect(view).toMatchObject({ brokerId: 1, controllerId: 1, activeController: true, voters: [1] });
     expect(await broker.stop()).toBe(0);

@@ -86,7 +86,7 @@ describe('mq cluster --controllers', () => {
       for (const row of rows) expect(row.split(/\s+/)[2]!.split(',').map(Number).sort()).toEqual([1, 2, 3]);
 
       const text = await runCli(['cluster', 'status', '-d', dir, ...b]);
-      expect(text.stdout).toMatch(/^ID\s+ENDPOINT\s+PID\s+STATE\s+RACK\s+CONTROLLER\s+ROLE$/m);
+      expect(text.stdout).toMatch(/^ID\s+ENDPOINT\s+PID\s+STATE\s+RACK\s+CONTROLLER\s+ROLE\s+KAFKA$/m);
       expect(text.stdout).toMatch(new RegExp(`^${s.controllerId}\\s+127\\.0\\.0\\.1:\\d+\\s+\\d+\\s+alive\\s+-\\s+active\\s+controller$`, 'm'));
       expect(text.stdout).toContain(`controller: controller ${s.controllerId};`);
 

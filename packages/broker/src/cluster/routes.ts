@@ -51,6 +51,8 @@ export function clusterStatus(node: Pick<ClusterNode, 'controller' | 'replicas' 
       host: b.host,
       port: b.port,
       httpPort: b.httpPort,
+      // The Kafka listener's advertised address (null: no Kafka listener).
+      kafka: b.kafkaHost !== undefined && b.kafkaPort !== undefined ? `${b.kafkaHost}:${b.kafkaPort}` : null,
       rack: b.rack,
       brokerEpoch: b.brokerEpoch,
       fenced: b.fenced,

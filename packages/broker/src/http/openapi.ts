@@ -334,7 +334,7 @@ export const GROUP_OPERATIONS: Readonly<Record<string, Json>> = {
             activeController: { type: 'boolean' },
             voters: { type: 'array', items: { type: 'integer' } },
             raft: { type: 'object', properties: { term: { type: 'integer' }, commit: { type: 'integer' }, applied: { type: 'integer' } } },
-            brokers: { type: 'array', items: { type: 'object', required: ['id', 'fenced'], properties: { id: { type: 'integer' }, host: { type: 'string' }, port: { type: 'integer' }, httpPort: { type: 'integer' }, fenced: { type: 'boolean' } } } },
+            brokers: { type: 'array', items: { type: 'object', required: ['id', 'fenced'], properties: { id: { type: 'integer' }, host: { type: 'string' }, port: { type: 'integer' }, httpPort: { type: 'integer' }, kafka: { type: ['string', 'null'], description: 'The Kafka listener\'s advertised host:port (null: none)' }, fenced: { type: 'boolean' } } } },
             topics: { type: 'integer' },
             partitions: { type: 'integer' },
             underReplicated: { type: 'array', items: ref('PartitionReplicas') },

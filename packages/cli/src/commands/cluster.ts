@@ -103,10 +103,17 @@ function waitListening(child: ChildProcess, logFile: (line: string) => void, tim
 }
 
 /** GET /cluster of one process (its view of the cluster: the real active controller, brokers, partitions). */
-async function clusterView(httpPort: number, host = '127.0.0.1'): Promise<{ controllerId: number; activeController: boolean } | undefined> {
+interface ClusterView {
+  controllerId: number;
+  activeController: boolean;
+  /** Absent from brokers older than the Kafka listener's address in GET /cluster. */
+  brokers?: Array<{ id: number; kafka?: string | null }>;
+}
+
+async function clusterView(httpPort: number, host = '127.0.0.1'): Promise<ClusterView | undefined> {
   try {
     const res = await fetch(`http://${host}:${httpPort}/cluster`, { signal: AbortSignal.timeout(2000) });
-    return res.ok ? ((await res.json()) as { controllerId: number; activeController: boolean }) : undefined;
+    return res.ok ? ((await res.json()) as ClusterView) : undefined;
   } catch {
     return undefined;
   }
@@ -350,17 +357,19 @@ export function clusterCommand(ctx: CliContext): CommandModule {
         const started = (id: number, port: number) => local?.brokers.find((x) => x.id === id && x.port === port);
         // The client is told a broker as "controller" (admin requests go there); the real active controller is in GET /cluster.
         let controllerId = cluster.controllerId;
+        let kafka = new Map<number, string | null>();
         for (const b of cluster.brokers) {
           const view = await clusterView(b.httpPort, b.host);
           if (view) {
             controllerId = view.controllerId;
+            kafka = new Map((view.brokers ?? []).map((x) => [x.id, x.kafka ?? null]));
             break;
           }
         }
         const brokers = cluster.brokers.map((b) => {
           const mine = started(b.id, b.port);
           const role: Role = mine?.role ?? (b.id === controllerId || (mine && !mine.role) ? 'broker,controller' : 'broker');
-          return { id: b.id, role, endpoint: `${b.host}:${b.port}`, httpPort: b.httpPort, rack: b.rack, pid: mine?.pid ?? null, state: b.fenced ? 'fenced' : 'alive', controller: b.id === controllerId };
+          return { id: b.id, role, endpoint: `${b.host}:${b.port}`, httpPort: b.httpPort, kafka: kafka.get(b.id) ?? null, rack: b.rack, pid: mine?.pid ?? null, state: b.fenced ? 'fenced' : 'alive', controller: b.id === controllerId };
         });
         // Dedicated controllers are not brokers: they are known from the processes started here.
         const controllers = await Promise.all(
@@ -368,7 +377,7 @@ export function clusterCommand(ctx: CliContext): CommandModule {
             .filter((x) => x.role === 'controller')
             .map(async (x) => {
               const view = await clusterView(x.httpPort);
-              return { id: x.id, role: 'controller' as Role, endpoint: `127.0.0.1:${x.port}`, httpPort: x.httpPort, rack: '', pid: x.pid, state: view ? 'alive' : 'unreachable', controller: x.id === controllerId };
+              return { id: x.id, role: 'controller' as Role, endpoint: `127.0.0.1:${x.port}`, httpPort: x.httpPort, kafka: null, rack: '', pid: x.pid, state: view ? 'alive' : 'unreachable', controller: x.id === controllerId };
             }),
         );
         const json = { clusterId: cluster.clusterId, controllerId, brokers, controllers, topics: topics.length, partitions, underReplicated, offline };
@@ -376,8 +385,8 @@ export function clusterCommand(ctx: CliContext): CommandModule {
         await writeLine(
           ctx.stdout,
           table(
-            ['ID', 'ENDPOINT', 'PID', 'STATE', 'RACK', 'CONTROLLER', 'ROLE'],
-            [...brokers, ...controllers].map((b) => [String(b.id), b.endpoint, b.pid === null ? '-' : String(b.pid), b.state, b.rack || '-', b.controller ? 'active' : '', b.role]),
+            ['ID', 'ENDPOINT', 'PID', 'STATE', 'RACK', 'CONTROLLER', 'ROLE', 'KAFKA'],
+            [...brokers, ...controllers].map((b) => [String(b.id), b.endpoint, b.pid === null ? '-' : String(b.pid), b.state, b.rack || '-', b.controller ? 'active' : '', b.role, b.kafka ?? '-']),
           ),
         );
         const where = controllerId < 0 ? 'none (no quorum?)' : controllers.some((x) => x.id === controllerId) ? `controller ${controllerId}` : `broker ${controllerId}`;

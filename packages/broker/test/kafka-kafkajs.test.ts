@@ -2,8 +2,9 @@
  * kafkajs (a dev dependency) against the Kafka listener, unchanged: admin
  * (create, metadata, configs, partitions, delete), producers with acks -1
  * (idempotent), 1 and 0 and gzip, a consumer group with eachMessage and
- * commits, records read identically by @mq/client, and a kafkajs consumer
- * and an @mq/client consumer sharing one group.
+ * commits, eachBatch with manual resolveOffset, heartbeat and commit,
+ * records read identically by @mq/client, and a kafkajs consumer and an
+ * @mq/client consumer sharing one group.
  */
 import { AssignerProtocol, CompressionCodecs, CompressionTypes, Kafka, PartitionAssigners, logLevel, type Consumer, type PartitionAssigner } from 'kafkajs';
 import { createRequire } from 'node:module';
@@ -160,6 +161,76 @@ describe('kafkajs against the Kafka listener', () => {
       await producer.disconnect();
       await mq.close();
     }
+  });
+
+  it('a kafkajs consumer with eachBatch: batches per partition with their high watermark and lag, manual resolveOffset, heartbeat and commit', async () => {
+    const topic = topicName('kjs-batch');
+    const admin = kafka.admin();
+    await admin.connect();
+    await admin.createTopics({ topics: [{ topic, numPartitions: 2 }] });
+    const producer = kafka.producer();
+    await producer.connect();
+    // several produce requests, so a partition's records span several stored batches
+    for (let round = 0; round < 3; round++) {
+      await producer.send({ topic, acks: 1, messages: Array.from({ length: 20 }, (_, i) => ({ key: `k${round}-${i}`, value: `r${round}-${i}`, partition: i % 2 })) });
+    }
+    await producer.disconnect();
+
+    const group = topicName('kjs-batch-group');
+    const consumer = kafka.consumer({ groupId: group, heartbeatInterval: 300, maxWaitTimeInMs: 200 });
+    consumers.push(consumer);
+    await consumer.connect();
+    await consumer.subscribe({ topic, fromBeginning: true });
+    const seen = new Map<number, string[]>([[0, []], [1, []]]);
+    const highWatermarks = new Map<number, string>();
+    let lagAtLast = -1;
+    await consumer.run({
+      eachBatchAutoResolve: false,
+      eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale }) => {
+        for (const message of batch.messages) {
+          if (!isRunning() || isStale()) break;
+          seen.get(batch.partition)!.push(`${message.offset}:${message.value!.toString()}`);
+          resolveOffset(message.offset);
+          await heartbeat();
+        }
+        highWatermarks.set(batch.partition, batch.highWatermark);
+        if (batch.messages.length > 0 && batch.lastOffset() === String(Number(batch.highWatermark) - 1)) lagAtLast = Number(batch.offsetLag());
+        await commitOffsetsIfNecessary();
+      },
+    });
+    await waitFor(() => (seen.get(0)!.length === 30 && seen.get(1)!.length === 30) || undefined, 20_000);
+    // in offset order per partition, every record once
+    for (const p of [0, 1]) {
+      expect(seen.get(p)!.map((x) => Number(x.split(':')[0]))).toEqual(Array.from({ length: 30 }, (_, i) => i));
+      expect(highWatermarks.get(p)).toBe('30');
+    }
+    expect(seen.get(1)!.slice(0, 2)).toEqual(['0:r0-1', '1:r0-3']);
+    expect(lagAtLast).toBe(0); // offsetLag() of the batch that reached the high watermark
+    await consumer.disconnect();
+    const offsets = await admin.fetchOffsets({ groupId: group, topics: [topic] });
+    expect(offsets[0]!.partitions.map((p) => [p.partition, p.offset]).sort()).toEqual([[0, '30'], [1, '30']]);
+
+    // Resolving only part of a batch commits only that far: a second group resolves offsets < 10 of partition 0.
+    const partial = topicName('kjs-batch-partial');
+    const c2 = kafka.consumer({ groupId: partial, heartbeatInterval: 300, maxWaitTimeInMs: 200 });
+    consumers.push(c2);
+    await c2.connect();
+    await c2.subscribe({ topic, fromBeginning: true });
+    let done = false;
+    await c2.run({
+      eachBatchAutoResolve: false,
+      eachBatch: async ({ batch, resolveOffset, commitOffsetsIfNecessary }) => {
+        if (batch.partition !== 0) return;
+        for (const m of batch.messages) if (Number(m.offset) < 10) resolveOffset(m.offset);
+        await commitOffsetsIfNecessary();
+        done = true;
+      },
+    });
+    await waitFor(() => done || undefined, 20_000);
+    await c2.disconnect();
+    const p0 = (await admin.fetchOffsets({ groupId: partial, topics: [topic] }))[0]!.partitions.find((p) => p.partition === 0)!;
+    expect(p0.offset).toBe('10');
+    await admin.disconnect();
   });
 
   it('a kafkajs consumer seeks, pauses and resumes', async () => {

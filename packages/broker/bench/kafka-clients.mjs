@@ -1,5 +1,5 @@
-// kafkajs against mq's Kafka listener, side by side with @mq/client against
-// mq's own protocol, in the same run, on one real `mq broker start` process
+// kafkajs and @platformatic/kafka against mq's Kafka listener, side by side
+// with @mq/client against mq's own protocol, in the same run, on one real `mq broker start` process
 // (flush os, acks 1), plus a raw Kafka-wire producer (pre-built batches,
 // @mq/kafka-protocol frames) that shows what the listener takes when the
 // client costs nothing. For each: records/s, and the CPU seconds the client
@@ -41,6 +41,19 @@ await new Promise((resolve, reject) => {
   broker.once('exit', (code) => reject(new Error(`broker exited ${code}`)));
 });
 
+// @platformatic/kafka 2.x is written for Node 22 (Promise.withResolvers): on Node 20 supply that one function.
+Promise.withResolvers ??= () => {
+  let resolve;
+  let reject;
+  const promise = new Promise((a, b) => {
+    resolve = a;
+    reject = b;
+  });
+  return { promise, resolve, reject };
+};
+const pk = await import('@platformatic/kafka');
+const bootstrapBrokers = [`127.0.0.1:${kafkaPort}`];
+
 const mq = new MqClient({ bootstrap: `127.0.0.1:${port}` });
 const kafka = new Kafka({ clientId: 'bench', brokers: [`127.0.0.1:${kafkaPort}`], logLevel: logLevel.NOTHING });
 const rows = [];
@@ -62,7 +75,8 @@ for (const size of [100, 1024]) {
   const kjsTopic = `kjs-${size}`;
   const mqTopic = `mq-${size}`;
   const rawTopic = `raw-${size}`;
-  for (const t of [kjsTopic, mqTopic, rawTopic]) await mq.admin().createTopic(t, { numPartitions: 1 });
+  const platTopic = `plat-${size}`;
+  for (const t of [kjsTopic, mqTopic, rawTopic, platTopic]) await mq.admin().createTopic(t, { numPartitions: 1 });
 
   // kafkajs producer: BATCH records per send, IN_FLIGHT sends at once, acks 1.
   const kp = kafka.producer();
@@ -78,6 +92,20 @@ for (const size of [100, 1024]) {
     return batches * BATCH;
   });
   await kp.disconnect();
+
+  // @platformatic/kafka producer: the same records, BATCH per send, IN_FLIGHT sends at once, acks 1.
+  const pp = new pk.Producer({ clientId: 'bench-plat', bootstrapBrokers, acks: 1 });
+  await measure(`@platformatic/kafka produce ${size} B`, async () => {
+    let next = 0;
+    await Promise.all(Array.from({ length: IN_FLIGHT }, async () => {
+      while (next < batches) {
+        next++;
+        await pp.send({ messages: Array.from({ length: BATCH }, () => ({ topic: platTopic, partition: 0, value })) });
+      }
+    }));
+    return batches * BATCH;
+  });
+  await pp.close();
 
   // @mq/client producer: the same records through sendBatch.
   const mp = mq.producer({ acks: 1 });
@@ -130,6 +158,21 @@ for (const size of [100, 1024]) {
     return seen;
   });
   await kc.disconnect();
+
+  // @platformatic/kafka consumer (a group, a stream from the earliest offset) reading its topic.
+  const pc = new pk.Consumer({ groupId: `bench-plat-${size}`, clientId: 'bench-plat', bootstrapBrokers, maxBytes: 8 << 20 });
+  await measure(`@platformatic/kafka consume ${size} B`, async () => {
+    const stream = await pc.consume({ autocommit: false, topics: [platTopic], mode: pk.MessagesStreamModes.EARLIEST });
+    let seen = 0;
+    await new Promise((resolve) => {
+      stream.on('data', () => {
+        if (++seen === batches * BATCH) resolve();
+      });
+    });
+    await stream.close();
+    return seen;
+  });
+  await pc.close(true);
 
   // @mq/client consumer reading its topic from the start.
   const mc = mq.consumer({ autoOffsetReset: 'earliest' });

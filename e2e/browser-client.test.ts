@@ -8,7 +8,8 @@
  *  2. joins a consumer group together with a Node consumer: each gets one of
  *     the topic's two partitions and reads its records;
  *  3. survives a broker crash and restart on the same ports: sends made while
- *     the broker is down are delivered, and the group keeps consuming.
+ *     the broker is down are delivered, and the group keeps consuming;
+ *  4. publishes the client's diagnostics events to subscribers in the page.
  */
 import { MqClient, type ConsumerRecord, type GroupConsumer } from '@mq/client';
 import { compressionOf, iterateBatches } from '@mq/protocol/batch';
@@ -18,8 +19,8 @@ import { openBundlePage, type BrowserPage } from './src/browser.js';
 import { cleanup, startBroker, uniqueName, waitFor, type BrokerProcess } from './src/harness.js';
 
 const ENTRY = `
-import { MqClient, isMqError } from '@mq/client';
-globalThis.mq = { MqClient, isMqError };
+import { MqClient, isMqError, subscribeDiagnostics, unsubscribeDiagnostics, DIAGNOSTICS_CHANNELS } from '@mq/client';
+globalThis.mq = { MqClient, isMqError, subscribeDiagnostics, unsubscribeDiagnostics, DIAGNOSTICS_CHANNELS };
 globalThis.mqReady = true;
 `;
 
@@ -141,6 +142,31 @@ describe('@mq/client in headless Chromium', () => {
     expect([...read[4]!.key!]).toEqual([1, 2, 3]);
     expect([...read[4]!.value!]).toEqual([0, 255, 128]);
     await nc.close();
+  });
+
+  it('publishes the diagnostics events in the page: request start/end and produced batches reach subscribers', async () => {
+    const topic = uniqueName('browser-diag'); // its own topic: the other cases count offsets in theirs
+    await node.admin().createTopic(topic, { numPartitions: 1 });
+    const result = await inPage(
+      async ({ bootstrap, topic }) => {
+        const g = globalThis as any;
+        const { MqClient, subscribeDiagnostics, unsubscribeDiagnostics, DIAGNOSTICS_CHANNELS: ch } = g.mq;
+        const events: Array<{ channel: string; api?: string; topic?: string; records?: number; durationMs?: number }> = [];
+        const listener = (m: any, name: string) => events.push({ channel: name, api: m.api, topic: m.topic, records: m.records, durationMs: m.durationMs });
+        for (const name of [ch.requestStart, ch.requestEnd, ch.produceBatch]) subscribeDiagnostics(name, listener);
+        const mq = new MqClient({ bootstrap, clientId: 'browser-diag' });
+        await mq.producer({ lingerMs: 0 }).send(topic, { value: 'observed' });
+        await mq.close();
+        for (const name of [ch.requestStart, ch.requestEnd, ch.produceBatch]) unsubscribeDiagnostics(name, listener);
+        return events;
+      },
+      { bootstrap: broker.bootstrap, topic },
+    );
+    expect(result).toEqual(expect.arrayContaining([
+      expect.objectContaining({ channel: 'mq:client:request:start', api: 'produce' }),
+      expect.objectContaining({ channel: 'mq:client:request:end', api: 'produce', durationMs: expect.any(Number) }),
+      expect.objectContaining({ channel: 'mq:client:produce:batch', topic, records: 1 }),
+    ]));
   });
 
   it('compresses with gzip (the browser own streams) both ways; refuses codecs with no browser build with UNSUPPORTED_COMPRESSION', async () => {

@@ -7,10 +7,14 @@
  *   diagnostics_channel.subscribe('mq:client:request:end', (m) => histogram.observe(m.durationMs));
  *
  * Messages are published only while a channel has subscribers, so an
- * unobserved client pays one property read per event. In browsers there is no
- * diagnostics_channel and nothing is published.
+ * unobserved client pays one property read per event. Browsers have no
+ * diagnostics_channel: there the same channels live in the page, and
+ * `subscribeDiagnostics(name, fn)` (exported here, Node's subscribe in Node)
+ * works in both.
  */
 import { diagnosticsChannel, type DiagnosticsChannel } from '@mq/protocol/platform';
+
+export { subscribeDiagnostics, unsubscribeDiagnostics, type DiagnosticsListener } from '@mq/protocol/platform';
 
 export const DIAGNOSTICS_CHANNELS = {
   requestStart: 'mq:client:request:start',

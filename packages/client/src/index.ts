@@ -7,7 +7,7 @@ export { GroupAdmin } from './group/group-admin.js';
 export { cooperativeStickyAssignor, rangeAssignor, roundRobinAssignor, stickyAssignor } from './group/index.js';
 export { Retrier } from './retrier.js';
 export { defaultPartitioner, murmur2, murmur2Partition, toPositive } from './partitioner.js';
-export { DIAGNOSTICS_CHANNELS } from './diagnostics.js';
+export { DIAGNOSTICS_CHANNELS, subscribeDiagnostics, unsubscribeDiagnostics } from './diagnostics.js';
 export { MqError, isMqError } from '@mq/protocol/errors';
 
 export type {
@@ -34,6 +34,7 @@ export type {
   RequestEndMessage,
   RequestStartMessage,
   RetryMessage,
+  DiagnosticsListener,
 } from './diagnostics.js';
 export type { Acks, AcksInput } from '@mq/protocol/acks';
 export type {

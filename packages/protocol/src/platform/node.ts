@@ -6,7 +6,7 @@
  * UTF-8 writer, the end-of-turn scheduler, the compression codecs and the
  * diagnostics channels.
  */
-import { channel } from 'node:diagnostics_channel';
+import { channel, subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { loadCrc32c } from './crc32c-node.js';
 
 export { Buffer } from 'node:buffer';
@@ -21,6 +21,19 @@ export interface DiagnosticsChannel {
 /** Node's `diagnostics_channel.channel(name)`: subscribe with `diagnostics_channel.subscribe(name, fn)`. */
 export function diagnosticsChannel(name: string): DiagnosticsChannel {
   return channel(name);
+}
+
+/** A listener of a diagnostics channel: the message and the channel's name. */
+export type DiagnosticsListener = (message: unknown, name: string | symbol) => void;
+
+/** Subscribes to a channel by name (Node: `diagnostics_channel.subscribe`; browsers: the in-page registry). */
+export function subscribeDiagnostics(name: string, listener: DiagnosticsListener): void {
+  subscribe(name, listener);
+}
+
+/** Removes a listener; false if it was not subscribed. */
+export function unsubscribeDiagnostics(name: string, listener: DiagnosticsListener): boolean {
+  return unsubscribe(name, listener);
 }
 
 const native = loadCrc32c();

@@ -14,6 +14,11 @@ import { startTail, type Tail, type TailRecord } from './tail';
 
 const REFRESH_MS = 2000;
 
+/** An API error as the page shows it: its code and message. */
+function errorText(err: unknown): string {
+  return err instanceof ApiError ? `${err.code}: ${err.message}` : (err as Error).message;
+}
+
 function useRoute(): string {
   const [route, setRoute] = useState(location.hash.replace(/^#/, '') || '/');
   useEffect(() => {
@@ -34,7 +39,7 @@ function usePoll<T>(load: () => Promise<T>, deps: unknown[]): { data: T | null; 
         const data = await load();
         if (live) setState({ data, error: null, at: Date.now() });
       } catch (err) {
-        if (live) setState((s) => ({ ...s, error: err instanceof ApiError ? `${err.code}: ${err.message}` : (err as Error).message }));
+        if (live) setState((s) => ({ ...s, error: errorText(err) }));
       }
     };
     void tick();
@@ -170,7 +175,7 @@ function TopicsPage() {
       setResult(`created ${name.trim()}`);
       setName('');
     } catch (err) {
-      setResult(err instanceof ApiError ? `${err.code}: ${err.message}` : (err as Error).message);
+      setResult(errorText(err));
     }
   };
   return (
@@ -305,7 +310,7 @@ function ProduceForm({ topic }: { topic: string }) {
       const [ack] = await api.produce(topic, { ...(key ? { key } : {}), value, ...(Object.keys(h).length ? { headers: h } : {}) });
       setResult(`stored at partition ${ack!.partition}, offset ${ack!.offset}`);
     } catch (err) {
-      setResult(err instanceof ApiError ? `${err.code}: ${err.message}` : (err as Error).message);
+      setResult(errorText(err));
     }
   };
   return (
@@ -539,7 +544,7 @@ function ResetOffsets({ group }: { group: GroupDetail }) {
       await api.resetOffsets(group.group, offsets);
       setResult(`reset ${offsets.length} partitions to ${to}`);
     } catch (err) {
-      setResult(err instanceof ApiError ? `${err.code}: ${err.message}` : (err as Error).message);
+      setResult(errorText(err));
     }
   };
   return (

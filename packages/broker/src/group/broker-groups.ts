@@ -181,7 +181,7 @@ export function groupHandlers(source: GroupHandlerSource): HandlerMap {
   return {
     findCoordinator: async (req, ctx) => {
       if ((req.keyType ?? 0) !== 0) {
-        return { errorCode: errorNumber('INVALID_REQUEST'), errorMessage: 'only group coordinators (key type 0) exist; transactions are not supported' };
+        return { errorCode: errorNumber('INVALID_REQUEST'), errorMessage: `key type ${req.keyType} is not a group's (0); transaction coordinators are found with key type 1` };
       }
       const key = req.key ?? '';
       if (key === '') return { errorCode: errorNumber('INVALID_GROUP_ID'), errorMessage: 'group id must not be empty' };

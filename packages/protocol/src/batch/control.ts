@@ -6,6 +6,7 @@
  * log reads the type of a marker it appends (one small uncompressed record,
  * never a producer's records).
  */
+import { Buffer } from '@mq/protocol/platform';
 import { MqError } from '../errors.js';
 import { ATTR_COMPRESSION_MASK, HEADER_SIZE, isControl, readBatchHeader } from './header.js';
 import { encodeBatchSync } from './records.js';

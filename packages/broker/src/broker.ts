@@ -21,6 +21,7 @@ import { registerSystemRoutes } from './http/routes/system.js';
 import { registerTopicRoutes } from './http/routes/topics.js';
 import { startGroups } from './group/broker-groups.js';
 import { startTransactions } from './txn/broker-transactions.js';
+import { OFFSETS_TOPIC } from './group/options.js';
 import { isClusterConfig, startClusterNode } from './cluster/cluster-node.js';
 import { clusterHttpBackend, clusterPartitionView, registerClusterRoutes } from './cluster/routes.js';
 import { startClusterCleaner } from './cluster/cluster-cleaner.js';
@@ -136,12 +137,19 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     cleanups.push(async () => groups.close());
 
     // The metadata log, replication and the cluster's handlers (a one-node cluster's too).
-    const cluster = await startClusterNode({ brokerId: meta.brokerId, dataDir: opts.dataDir, config, cleanShutdown: clean, oneNode }, { logger: log, clock, timers, openLog });
+    // A transaction marker written to a __consumer_offsets partition led here: its transactional offset commits apply (or are dropped).
+    const onTxnMarker = (topic: string, partition: number, producerId: number, committed: boolean) => {
+      if (topic === OFFSETS_TOPIC) groups.coordinator?.completeTxn(partition, producerId, committed);
+    };
+    const cluster = await startClusterNode(
+      { brokerId: meta.brokerId, dataDir: opts.dataDir, config, cleanShutdown: clean, oneNode },
+      { logger: log, clock, timers, openLog, onTxnMarker },
+    );
     cleanups.push(() => cluster.close());
     groups.useCluster(cluster);
     // Transactions: the coordinator of a transactional id leads its __transaction_state partition.
     const producerIds = new ProducerIdManager(controllerBlockSource((c) => cluster.controller.submit(c), meta.brokerId));
-    const transactions = startTransactions({ config, logger: log, clock, timers });
+    const transactions = startTransactions({ config, logger: log, clock, timers, onTxnMarker });
     cleanups.push(async () => transactions.close());
     if (cluster.roles.broker) transactions.useCluster(cluster, producerIds);
 

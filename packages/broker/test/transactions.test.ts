@@ -115,6 +115,38 @@ describe('transactions on one broker', () => {
     await zombie.close().catch(() => undefined);
   });
 
+  it('offsets sent in a transaction become the group\'s only when it commits', async () => {
+    const topic = await setup(1);
+    const group = topicName('txn-group');
+    const committed = async (): Promise<number> => {
+      try {
+        const d = await client.groups().describeGroup(group);
+        return d.offsets.find((o) => o.topic === topic && o.partition === 0)?.committedOffset ?? -1;
+      } catch (err) {
+        if ((err as { code?: string }).code === 'GROUP_ID_NOT_FOUND') return -1;
+        throw err;
+      }
+    };
+    const p = txProducer('tx-offsets');
+    await p.beginTransaction();
+    await p.sendOffsetsToTransaction([{ topic, partition: 0, offset: 0 }], { groupId: group });
+    await p.send(topic, { value: 'r1' });
+    await p.send(topic, { value: 'r2' });
+    await p.sendOffsetsToTransaction([{ topic, partition: 0, offset: 2 }], { groupId: group });
+    expect(await committed()).toBe(-1);
+    await p.commitTransaction();
+    await waitFor(async () => (await committed()) === 2, 3000);
+    await p.beginTransaction();
+    await p.sendOffsetsToTransaction([{ topic, partition: 0, offset: 1 }], { groupId: group });
+    await p.abortTransaction();
+    expect(await committed()).toBe(2);
+    // The coordinator's state survives a restart: committed offsets stay, the aborted ones never apply.
+    await client.close();
+    await t.restart({ ...TXN_CONFIG });
+    client = new MqClient({ bootstrap: `127.0.0.1:${t.broker.port}`, clientId: 'txn-test' });
+    expect(await committed()).toBe(2);
+  });
+
   it('bad input: typed errors, nothing changed', async () => {
     const topic = await setup(1);
     const p = txProducer('tx-bad');

@@ -36,9 +36,9 @@ test('an open transaction bounds the first unstable offset; its marker releases 
   await log.append(txn(7, 0, 2)); // 1-2
   await log.append(txn(8, 0, 1)); // 3
   expect(log.firstUnstableOffset).toBe(1);
-  await log.append(marker(7, false), { markers: true }); // 4: abort
+  await log.append(marker(7, false), { coordinator: true }); // 4: abort
   expect(log.firstUnstableOffset).toBe(3);
-  await log.append(marker(8, true), { markers: true }); // 5: commit
+  await log.append(marker(8, true), { coordinator: true }); // 5: commit
   expect(log.firstUnstableOffset).toBeUndefined();
   expect(log.abortedTransactions(0, 6)).toEqual([{ producerId: 7, firstOffset: 1, lastOffset: 4 }]);
   expect(log.abortedTransactions(5, 6)).toEqual([]);
@@ -52,11 +52,11 @@ test('producers may not append markers; a marker with an old epoch is refused', 
   const log = await open();
   await log.append(txn(7, 0, 1, 3));
   await expect(log.append(marker(7, true, 3))).rejects.toMatchObject({ code: 'INVALID_RECORD' });
-  await expect(log.append(marker(7, true, 2), { markers: true })).rejects.toMatchObject({ code: 'INVALID_PRODUCER_EPOCH' });
+  await expect(log.append(marker(7, true, 2), { coordinator: true })).rejects.toMatchObject({ code: 'INVALID_PRODUCER_EPOCH' });
   expect(log.logEndOffset).toBe(1);
   expect(log.firstUnstableOffset).toBe(0);
   // A marker with a bumped epoch (the coordinator fenced the instance) fences the old epoch's data.
-  await log.append(marker(7, false, 4), { markers: true });
+  await log.append(marker(7, false, 4), { coordinator: true });
   await expect(log.append(txn(7, 1, 1, 3))).rejects.toMatchObject({ code: 'INVALID_PRODUCER_EPOCH' });
   await log.append(txn(7, 0, 1, 4));
   expect(log.firstUnstableOffset).toBe(2);
@@ -65,11 +65,11 @@ test('producers may not append markers; a marker with an old epoch is refused', 
 test('the open transactions and the aborted index survive a clean close, a crash, a roll and a truncation', async () => {
   const log = await open();
   await log.append(txn(1, 0, 2)); // 0-1
-  await log.append(marker(1, false), { markers: true }); // 2
+  await log.append(marker(1, false), { coordinator: true }); // 2
   await log.roll();
   await log.append(txn(2, 0, 1)); // 3
   await log.append(txn(1, 2, 1)); // 4
-  await log.append(marker(1, false), { markers: true }); // 5
+  await log.append(marker(1, false), { coordinator: true }); // 5
   const expected = [
     { producerId: 1, firstOffset: 0, lastOffset: 2 },
     { producerId: 1, firstOffset: 4, lastOffset: 5 },

@@ -113,7 +113,7 @@ export class ProducerState {
         out.push(null);
         continue;
       }
-      if ((h.attributes ?? 0) & ATTR_CONTROL) {
+      if ((h.attributes ?? 0) & ATTR_CONTROL || h.baseSequence < 0) {
         out.push(this.check(h));
         continue;
       }
@@ -127,8 +127,9 @@ export class ProducerState {
 
   /** The check of one batch against the state (see checkAll). */
   check(h: ProducerBatchHeader): SequenceVerdict {
-    if ((h.attributes ?? 0) & ATTR_CONTROL) {
-      // A transaction marker: no sequence; an older epoch than the producer's is a zombie coordinator's or instance's.
+    if ((h.attributes ?? 0) & ATTR_CONTROL || (h.baseSequence < 0 && (h.attributes ?? 0) & ATTR_TRANSACTIONAL)) {
+      // A transaction marker, or a coordinator's transactional batch (offsets committed in a transaction): no sequence;
+      // an older epoch than the producer's is a zombie's.
       const e = this.entries.get(h.producerId);
       if (e && h.producerEpoch < e.epoch) {
         throw new MqError('INVALID_PRODUCER_EPOCH', `marker of producer ${h.producerId} has epoch ${h.producerEpoch}, older than the current epoch ${e.epoch}`, {
@@ -241,6 +242,19 @@ export class ProducerState {
   }
 
   private updateData(h: ProducerBatchHeader, firstOffset: number, lastOffset: number, timestamp: number): void {
+    if (h.baseSequence < 0) {
+      // A coordinator's transactional batch: no sequence to remember, only the epoch.
+      const e = this.entries.get(h.producerId);
+      if (!e) this.entries.set(h.producerId, { producerId: h.producerId, epoch: h.producerEpoch, batches: [], lastTimestamp: timestamp, txnFirstOffset: -1 });
+      else {
+        if (h.producerEpoch > e.epoch) {
+          e.epoch = h.producerEpoch;
+          e.batches = [];
+        }
+        if (timestamp > e.lastTimestamp) e.lastTimestamp = timestamp;
+      }
+      return;
+    }
     const meta: ProducerBatchMeta = {
       firstSeq: h.baseSequence,
       lastSeq: lastSequence(h.baseSequence, h.lastOffsetDelta),

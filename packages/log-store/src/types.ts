@@ -47,11 +47,13 @@ export interface AppendOptions {
    */
   checkProducers?: boolean;
   /**
-   * The append holds transaction markers (control batches) written by the
-   * transaction coordinator through the partition leader; producers' appends
-   * never may. Each marker ends its producer's open transaction in this log.
+   * A coordinator's append through the partition leader, never a producer's:
+   * the transaction coordinator's markers (control batches; each ends its
+   * producer's open transaction in this log) and the group coordinator's
+   * transactional offset commits (transactional batches without a sequence:
+   * only the producer epoch is checked).
    */
-  markers?: boolean;
+  coordinator?: boolean;
 }
 
 export interface AppendResult {

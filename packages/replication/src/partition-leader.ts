@@ -45,8 +45,8 @@ export interface LeaderAppendOptions {
   logAppendTime?: boolean;
   /** The topic's current max.message.bytes; default the log's own limit. */
   maxBatchBytes?: number;
-  /** Transaction markers written by the transaction coordinator (control batches; see @mq/log-store's AppendOptions.markers). */
-  markers?: boolean;
+  /** A coordinator's append: transaction markers, transactional offset commits (see @mq/log-store's AppendOptions.coordinator). */
+  coordinator?: boolean;
 }
 
 export interface LeaderAppendResult {
@@ -283,7 +283,7 @@ export class PartitionLeader {
       leaderEpoch: this.#leaderEpoch,
       ...(options.logAppendTime ? { logAppendTime: true } : {}),
       ...(options.maxBatchBytes !== undefined ? { maxBatchBytes: options.maxBatchBytes } : {}),
-      ...(options.markers ? { markers: true } : {}),
+      ...(options.coordinator ? { coordinator: true } : {}),
     });
     const settled = appending.then(
       () => undefined,

@@ -201,6 +201,21 @@ export function groupHandlers(source: GroupHandlerSource): HandlerMap {
     syncGroup: async (req, ctx) => source.coordinator()?.syncGroup(req, from(ctx)) ?? none(req.groupId ?? ''),
     heartbeat: async (req, ctx) => (hook(ctx), source.coordinator()?.heartbeat(req) ?? none(req.groupId ?? '')),
     leaveGroup: async (req, ctx) => (hook(ctx), source.coordinator()?.leaveGroup(req) ?? none(req.groupId ?? '')),
+    txnOffsetCommit: async (req, ctx) => {
+      const c = source.coordinator();
+      const context = from(ctx);
+      const producerId = Number(req.producerId ?? -1);
+      const producerEpoch = req.producerEpoch ?? -1;
+      const commit = { groupId: req.groupId ?? '', generationId: req.generationId ?? -1, memberId: req.memberId ?? '', groupInstanceId: req.groupInstanceId ?? '', topics: req.topics ?? [] };
+      const all = (e: { errorCode: number; errorMessage: string }) => ({
+        topics: (req.topics ?? []).map((t) => ({ name: t.name ?? '', partitions: (t.partitions ?? []).map((p) => ({ partition: p.partition ?? 0, ...e })) })),
+      });
+      if (producerId < 0 || producerEpoch < 0 || !req.transactionalId) {
+        return all({ errorCode: errorNumber('INVALID_REQUEST'), errorMessage: 'TxnOffsetCommit needs the transactional id, producer id and epoch (InitProducerId first)' });
+      }
+      if (c) return c.offsetCommit(commit, context, { producerId, producerEpoch });
+      return all(none(req.groupId ?? ''));
+    },
     offsetCommit: async (req, ctx) => {
       const c = source.coordinator();
       const context = from(ctx);

@@ -19,7 +19,7 @@ export interface OffsetsPartitionLeader {
   readonly highWatermark: number;
   readonly logEndOffset: number;
   readonly closed: boolean;
-  append(records: Buffer, options: { acks: -1; timeoutMs: number }): Promise<{ baseOffset: number }>;
+  append(records: Buffer, options: { acks: -1; timeoutMs: number; coordinator?: boolean }): Promise<{ baseOffset: number }>;
   /** Called when the HW or log end moves or leadership ends (returns the unsubscribe function). */
   watch(listener: () => void): () => void;
 }
@@ -87,10 +87,10 @@ export function replicatedOffsetsLog(replicas: OffsetsReplicas, options: Replica
   };
   return {
     partitionCount,
-    async append(partition, batch) {
+    async append(partition, batch, appendOptions) {
       const l = leader(partition);
       try {
-        const r = await l.append(batch, { acks: -1, timeoutMs: commitTimeoutMs });
+        const r = await l.append(batch, { acks: -1, timeoutMs: commitTimeoutMs, ...(appendOptions?.coordinator ? { coordinator: true } : {}) });
         return { baseOffset: r.baseOffset };
       } catch (err) {
         throw groupErrorOf(err, partition, topic);

@@ -42,9 +42,11 @@ export async function appendTxnMarkers(d: HandlerDeps, markers: readonly mq.IWri
               if (!leader || !hosted) throw notLeader(d, topic, partition);
               const known = hosted.log.producer(producerId);
               // Already written (a resent marker): nothing open here, same epoch.
-              if (known && known.txnFirstOffset < 0 && known.epoch === producerEpoch) return { producerId, topic, partition };
-              const batch = encodeMarkerBatch({ producerId, producerEpoch, committed: m.committed === true, coordinatorEpoch: m.coordinatorEpoch ?? 0, now });
-              await leader.append(batch, { acks: -1, timeoutMs, markers: true });
+              if (!(known && known.txnFirstOffset < 0 && known.epoch === producerEpoch)) {
+                const batch = encodeMarkerBatch({ producerId, producerEpoch, committed: m.committed === true, coordinatorEpoch: m.coordinatorEpoch ?? 0, now });
+                await leader.append(batch, { acks: -1, timeoutMs, coordinator: true });
+              }
+              d.onTxnMarker?.(topic, partition, producerId, m.committed === true);
               return { producerId, topic, partition };
             } catch (err) {
               return { producerId, topic, partition, error: toMqError(err) };

@@ -29,7 +29,13 @@ export interface BrokerTransactions {
   close(): void;
 }
 
-export function startTransactions(deps: { config: BrokerConfig; logger: Logger; clock: () => number; timers: Timers }): BrokerTransactions {
+export function startTransactions(deps: {
+  config: BrokerConfig;
+  logger: Logger;
+  clock: () => number;
+  timers: Timers;
+  onTxnMarker?: (topic: string, partition: number, producerId: number, committed: boolean) => void;
+}): BrokerTransactions {
   let cluster: ClusterTransactions | undefined;
   let closed = false;
   const logger = deps.logger.child({ component: 'txn-coordinator' });
@@ -62,7 +68,14 @@ export function startTransactions(deps: { config: BrokerConfig; logger: Logger; 
     },
     useCluster(node, producerIds) {
       if (cluster || closed) return;
-      cluster = new ClusterTransactions(node, { config: deps.config, logger, clock: deps.clock, timers: deps.timers, producerIds });
+      cluster = new ClusterTransactions(node, {
+        config: deps.config,
+        logger,
+        clock: deps.clock,
+        timers: deps.timers,
+        producerIds,
+        ...(deps.onTxnMarker ? { onTxnMarker: deps.onTxnMarker } : {}),
+      });
     },
     close() {
       closed = true;

@@ -34,6 +34,7 @@ export interface ClusterTransactionsDeps {
   clock: () => number;
   timers: Timers;
   producerIds: ProducerIdManager;
+  onTxnMarker?: HandlerDeps['onTxnMarker'];
 }
 
 export class ClusterTransactions {
@@ -47,7 +48,7 @@ export class ClusterTransactions {
     private readonly node: Pick<ClusterNode, 'controller' | 'replicas' | 'peers'>,
     private readonly deps: ClusterTransactionsDeps,
   ) {
-    this.d = { controller: node.controller, replicas: node.replicas, config: deps.config, timers: deps.timers };
+    this.d = { controller: node.controller, replicas: node.replicas, config: deps.config, timers: deps.timers, ...(deps.onTxnMarker ? { onTxnMarker: deps.onTxnMarker } : {}) };
     this.unsubscribe.push(node.controller.metadata.onChange(guard(deps.logger, 'starting the transaction coordinator', () => this.maybeStart())));
     this.unsubscribe.push(
       node.replicas.onLeadershipChange(

@@ -514,7 +514,7 @@ export class Fetcher {
       const conn = await this.cluster.brokerConnection(leader, signal ?? this.abort.signal);
       resp = await conn.request(
         'listOffsets',
-        { replicaId: -1, topics: [...byTopic].map(([name, partitions]) => ({ name, partitions })) },
+        { replicaId: -1, topics: [...byTopic].map(([name, partitions]) => ({ name, partitions })), isolationLevel: this.readCommitted ? 1 : 0 },
         { signal: signal ?? this.abort.signal },
       );
     } catch (err) {

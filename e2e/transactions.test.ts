@@ -10,34 +10,15 @@
  *   read_committed reader of B sees every record of A exactly once, in
  *   per-partition order; a read_uncommitted reader may see more.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
 import { MqClient } from '@mq/client';
-import { cleanup, REPO_ROOT, startBroker, uniqueName, waitFor } from './src/harness.js';
+import { cleanup, startBroker, uniqueName, waitFor } from './src/harness.js';
+import { Copier, readTopic } from './src/txn-copier.js';
 
 afterAll(async () => {
   await cleanup();
 });
 
-async function readAll(client: MqClient, topic: string, partitions: number, isolationLevel: 'read_committed' | 'read_uncommitted', expected: number, ms = 5000): Promise<string[][]> {
-  const c = client.consumer({ isolationLevel, autoOffsetReset: 'earliest', maxWaitMs: 100 });
-  c.assign(Array.from({ length: partitions }, (_, partition) => ({ topic, partition, offset: 0 })));
-  const out: string[][] = Array.from({ length: partitions }, () => []);
-  let n = 0;
-  const deadline = Date.now() + ms;
-  try {
-    while (Date.now() < deadline && n < expected) {
-      for (const r of await c.poll(200)) {
-        out[r.partition]!.push(r.value!.toString());
-        n++;
-      }
-    }
-    for (const r of await c.poll(300)) out[r.partition]!.push(r.value!.toString());
-  } finally {
-    await c.close();
-  }
-  return out;
-}
+const readAll = readTopic;
 
 describe('transactions across a broker SIGKILL', () => {
   it('read_committed agrees with the markers after recovery; the open transaction is aborted by the next instance', async () => {
@@ -85,35 +66,6 @@ describe('transactions across a broker SIGKILL', () => {
   });
 });
 
-class Copier {
-  readonly events: Array<{ ev: string; n?: number; message?: string; code?: string }> = [];
-  private readonly proc: ChildProcess;
-  readonly exit: Promise<number | null>;
-  stderr = '';
-  constructor(config: Record<string, unknown>) {
-    this.proc = spawn(process.execPath, [path.join(REPO_ROOT, 'e2e', 'txn-copier.mjs'), JSON.stringify(config)], { cwd: path.join(REPO_ROOT, 'e2e'), stdio: ['ignore', 'pipe', 'pipe'] });
-    let buf = '';
-    this.proc.stdout!.on('data', (d: Buffer) => {
-      buf += d.toString();
-      let i: number;
-      while ((i = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, i);
-        buf = buf.slice(i + 1);
-        if (line.trim()) this.events.push(JSON.parse(line) as { ev: string });
-      }
-    });
-    this.proc.stderr!.on('data', (d: Buffer) => (this.stderr = (this.stderr + d.toString()).slice(-4000)));
-    this.exit = new Promise((resolve) => this.proc.once('exit', (code) => resolve(code)));
-  }
-  get committed(): number {
-    return this.events.filter((e) => e.ev === 'committed').at(-1)?.n ?? 0;
-  }
-  async kill(): Promise<void> {
-    this.proc.kill('SIGKILL');
-    await this.exit;
-  }
-}
-
 describe('read-process-write under SIGKILL', () => {
   it('a read_committed reader of B sees each record of A exactly once, in order, whenever the copier is killed', async () => {
     const broker = await startBroker({ args: ['--config-set', 'transaction.state.log.num.partitions=2', '--config-set', 'offsets.topic.num.partitions=2'] });
@@ -121,7 +73,7 @@ describe('read-process-write under SIGKILL', () => {
     const source = uniqueName('txn-a');
     const dest = uniqueName('txn-b');
     const partitions = 2;
-    const total = 600;
+    const total = 2000;
     const copiers: Copier[] = [];
     try {
       await client.admin().createTopic(source, { numPartitions: partitions });
@@ -137,16 +89,19 @@ describe('read-process-write under SIGKILL', () => {
         }),
       );
       await producer.close();
-      const config = { bootstrap: broker.bootstrap, source, dest, partitions, transactionalId: uniqueName('copier'), group: uniqueName('copier-group'), perTxn: 25 };
+      const config = { bootstrap: broker.bootstrap, source, dest, partitions, transactionalId: uniqueName('copier'), group: uniqueName('copier-group'), perTxn: 20 };
       // Kill at random moments (seeded, so a failure replays): before, during and after commits.
       let seed = 42;
       const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
-      const kills = 6;
+      const kills = 6; // each copies at least 20 of the 2000 records, a few hundred at most, before it dies
       for (let k = 0; k < kills; k++) {
         const copier = new Copier(config);
         copiers.push(copier);
         await waitFor(() => copier.events.some((e) => e.ev === 'ready' || e.ev === 'error'), { timeout: 20_000, message: `copier ${k} ready` });
-        await new Promise((r) => setTimeout(r, 150 + Math.floor(random() * 900)));
+        // After a random amount of progress (some transactions committed), then a random moment within the next ones.
+        const target = 20 + Math.floor(random() * 100);
+        await waitFor(() => copier.committed >= target || copier.errors().length > 0, { timeout: 20_000, message: `copier ${k} progress` });
+        await new Promise((r) => setTimeout(r, Math.floor(random() * 30)));
         await copier.kill();
       }
       const last = new Copier(config);
@@ -158,7 +113,7 @@ describe('read-process-write under SIGKILL', () => {
         if (seen.reduce((n, l) => n + l.length, 0) >= total) break;
         if (last.events.some((e) => e.ev === 'error')) break;
       }
-      expect(last.events.filter((e) => e.ev === 'error')).toEqual([]);
+      expect(last.errors()).toEqual([]);
       // The kills landed mid-copy: killed instances had committed transactions, and the last one resumed from their offsets.
       const killedCommits = copiers.slice(0, kills).reduce((n, c) => n + c.committed, 0);
       expect(killedCommits).toBeGreaterThan(0);

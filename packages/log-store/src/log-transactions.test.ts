@@ -88,3 +88,25 @@ test('the open transactions and the aborted index survive a clean close, a crash
   await back.truncateTo(3);
   expect(back.firstUnstableOffset).toBeUndefined();
 });
+
+test('retention and compaction keep markers correct: the aborted index forgets only what is below the log start', async () => {
+  const log = await open();
+  const keyed = (pid: number, seq: number, key: string) =>
+    encodeBatchSync([{ key, value: `${key}@${seq}` }], { producerId: pid, producerEpoch: 0, baseSequence: seq, transactional: true });
+  await log.append(keyed(1, 0, 'k')); // 0
+  await log.append(marker(1, false), { coordinator: true }); // 1
+  await log.roll();
+  await log.append(keyed(2, 0, 'k')); // 2
+  await log.append(marker(2, false), { coordinator: true }); // 3
+  await log.append(encodeBatchSync([{ key: 'k', value: 'plain' }])); // 4: supersedes k for compaction
+  await log.roll();
+  await log.append(txn(3, 0, 1)); // 5, open
+  // Compaction leaves transactional and control batches as they are: the index and the open transaction still hold.
+  await log.compact();
+  expect(log.abortedTransactions(0, 100).map((a) => a.firstOffset)).toEqual([0, 2]);
+  expect(log.firstUnstableOffset).toBe(5);
+  // Deleting records below 2 drops the first abort from the index (its marker is gone), not the second.
+  await log.deleteRecordsBefore(2);
+  expect(log.abortedTransactions(0, 100).map((a) => a.firstOffset)).toEqual([2]);
+  expect(log.firstUnstableOffset).toBe(5);
+});

@@ -75,6 +75,9 @@ describe('transactions on one broker', () => {
       await tx.send(topic, { value: 'c4', partition: 1 });
     });
     expect(await readAll(topic, 2, 'read_committed', 4)).toEqual(['c1', 'c2', 'c3', 'c4']);
+    // __transaction_state exists now and is internal: not listed, not writable by producers.
+    expect(await client.admin().listTopics()).not.toContain('__transaction_state');
+    await expect(client.producer().send('__transaction_state', { value: 'x' })).rejects.toMatchObject({ code: expect.any(String) });
     expect(await readAll(topic, 2, 'read_uncommitted', 7)).toEqual(['c1', 'c2', 'c3', 'c4', 'x1', 'x2', 'x3']);
     await p.close();
   });

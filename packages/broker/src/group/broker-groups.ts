@@ -15,9 +15,10 @@ import type { Router } from '../http/router.js';
 import type { ClusterNode } from '../cluster/cluster-node.js';
 import { ClusterGroups, type FindCoordinatorAnswer, type GroupsCluster } from './cluster-groups.js';
 import type { GroupCoordinator } from './group-coordinator.js';
-import { OFFSETS_TOPIC, groupOptionsFromConfig, parseGroupCoordinatorOptions } from './options.js';
+import { groupOptionsFromConfig, parseGroupCoordinatorOptions } from './options.js';
 import type { TopicView } from './types.js';
 import { groupIdProblem, refuse } from '../request-limits.js';
+import { isInternalTopic } from '@mq/protocol/topic-name';
 
 /** Broker config keys of the coordinator (Kafka's names) and their defaults. */
 export const GROUP_CONFIG_KEYS = [
@@ -61,9 +62,8 @@ export interface BrokerGroups {
   close(): void;
 }
 
-export function isInternalTopic(name: string): boolean {
-  return name === OFFSETS_TOPIC;
-}
+/** `__consumer_offsets` and `__transaction_state` (the one list in @mq/protocol/topic-name). */
+export { isInternalTopic };
 
 /** Topic configs of `__consumer_offsets`: compacted, never deleted by time or size. */
 function offsetsTopicConfigs(config: BrokerConfig): Record<string, string> {

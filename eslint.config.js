@@ -40,6 +40,8 @@ export default tseslint.config(
       'packages/consensus/src/node/**/*.ts',
       'packages/replication/src/**/*.ts',
       'packages/broker/src/group/group-coordinator.ts',
+      'packages/broker/src/txn/txn-coordinator.ts',
+      'packages/broker/src/txn/cluster-transactions.ts',
       'packages/broker/src/group/group.ts',
       'packages/broker/src/group/assignment-check.ts',
       'packages/broker/src/controller/**/*.ts',

@@ -21,6 +21,8 @@ import { registerSystemRoutes } from './http/routes/system.js';
 import { registerConsoleRoutes } from './http/routes/console.js';
 import { registerTopicRoutes } from './http/routes/topics.js';
 import { startGroups } from './group/broker-groups.js';
+import { startTransactions } from './txn/broker-transactions.js';
+import { OFFSETS_TOPIC } from './group/options.js';
 import { isClusterConfig, startClusterNode } from './cluster/cluster-node.js';
 import { clusterHttpBackend, clusterPartitionView, registerClusterRoutes } from './cluster/routes.js';
 import { startClusterCleaner } from './cluster/cluster-cleaner.js';
@@ -136,9 +138,21 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     cleanups.push(async () => groups.close());
 
     // The metadata log, replication and the cluster's handlers (a one-node cluster's too).
-    const cluster = await startClusterNode({ brokerId: meta.brokerId, dataDir: opts.dataDir, config, cleanShutdown: clean, oneNode }, { logger: log, clock, timers, openLog });
+    // A transaction marker written to a __consumer_offsets partition led here: its transactional offset commits apply (or are dropped).
+    const onTxnMarker = (topic: string, partition: number, producerId: number, committed: boolean) => {
+      if (topic === OFFSETS_TOPIC) groups.coordinator?.completeTxn(partition, producerId, committed);
+    };
+    const cluster = await startClusterNode(
+      { brokerId: meta.brokerId, dataDir: opts.dataDir, config, cleanShutdown: clean, oneNode },
+      { logger: log, clock, timers, openLog, onTxnMarker },
+    );
     cleanups.push(() => cluster.close());
     groups.useCluster(cluster);
+    // Transactions: the coordinator of a transactional id leads its __transaction_state partition.
+    const producerIds = new ProducerIdManager(controllerBlockSource((c) => cluster.controller.submit(c), meta.brokerId));
+    const transactions = startTransactions({ config, logger: log, clock, timers, onTxnMarker });
+    cleanups.push(async () => transactions.close());
+    if (cluster.roles.broker) transactions.useCluster(cluster, producerIds);
 
     // A controller-only process (process.roles=controller) serves the controller's APIs only: it hosts no partitions or groups.
     // A one-node cluster has no other broker to forward to it: it does not serve ControllerForward at all.
@@ -146,7 +160,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     const clusterApis: HandlerMap = cluster.oneNode ? withoutForward : { ...withoutForward, ...(controllerForward ? { controllerForward } : {}) };
     const handlers: HandlerMap = !cluster.roles.broker
       ? { handshake: DEFAULT_HANDLERS.handshake!, ...clusterApis, ...components.handlers }
-      : { ...DEFAULT_HANDLERS, ...groups.handlers, ...clusterApis, ...components.handlers };
+      : { ...DEFAULT_HANDLERS, ...groups.handlers, ...transactions.handlers(groups.handlers.findCoordinator), ...clusterApis, ...components.handlers };
     const maxFrameBytes = config.int('max.frame.bytes');
     const maxHeaderBytes = config.int('http.max.header.bytes');
     const maxHeaders = config.int('http.max.headers');
@@ -217,7 +231,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
       clock,
       metrics: new BrokerMetrics(),
       readBuffers: new ReadBufferPool(),
-      producerIds: new ProducerIdManager(controllerBlockSource((c) => cluster.controller.submit(c), meta.brokerId)),
+      producerIds,
     };
     const topicBackend = clusterHttpBackend(cluster, handlers, ctx);
     registerTopicRoutes(router, ctx, topicBackend);

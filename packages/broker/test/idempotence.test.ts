@@ -47,16 +47,16 @@ async function initProducerId(c: TestClient, transactionalId = ''): Promise<{ er
 }
 
 describe('idempotent producer on one broker', () => {
-  it('InitProducerId hands out new ids with epoch 0, never reused after a restart; transactional ids are refused', async () => {
+  it('InitProducerId hands out new ids with epoch 0, never reused after a restart; transactional ids go to their coordinator', async () => {
     t = await startTestBroker();
     let c = await TestClient.connect(t.url);
     const a = await initProducerId(c);
     const b = await initProducerId(c);
     expect(a).toMatchObject({ errorCode: 0, producerEpoch: 0 });
     expect(b.producerId).toBe(a.producerId + 1);
+    // A transactional id goes to its transaction coordinator (test/transactions.test.ts): none before FindCoordinator key type 1 creates __transaction_state.
     const tx = await initProducerId(c, 'my-tx');
-    expect(tx.errorCode).toBe(errorNumber('INVALID_REQUEST'));
-    expect(tx.errorMessage).toContain('transactional id "my-tx" refused');
+    expect(tx.errorCode).toBe(errorNumber('NOT_COORDINATOR'));
     await c.close();
     await t.restart();
     c = await TestClient.connect(t.url);

@@ -30,6 +30,10 @@ const ADVERTISED = [
   [21, 0, 2], // DeleteRecords
   [22, 0, 4], // InitProducerId
   [23, 0, 4], // OffsetForLeaderEpoch
+  [24, 0, 3], // AddPartitionsToTxn
+  [25, 0, 3], // AddOffsetsToTxn
+  [26, 0, 3], // EndTxn
+  [28, 0, 3], // TxnOffsetCommit
   [32, 0, 2], // DescribeConfigs
   [33, 0, 1], // AlterConfigs
   [37, 0, 2], // CreatePartitions

@@ -132,6 +132,62 @@ describe('kafkajs against the Kafka listener', () => {
     }
   });
 
+  it('transactions: commit, abort and sendOffsets from kafkajs; a read_committed kafkajs consumer and @mq/client agree', async () => {
+    const topic = topicName('kjs-txn');
+    const group = topicName('kjs-txn-group');
+    const admin = kafka.admin();
+    await admin.connect();
+    await admin.createTopics({ topics: [{ topic, numPartitions: 2 }] });
+    const producer = kafka.producer({ transactionalId: topicName('kjs-tx'), idempotent: true, maxInFlightRequests: 1 });
+    await producer.connect();
+    const committed = await producer.transaction();
+    await committed.send({ topic, messages: [{ key: 'a', value: 'c-1', partition: 0 }, { key: 'b', value: 'c-2', partition: 1 }] });
+    await committed.sendOffsets({ consumerGroupId: group, topics: [{ topic, partitions: [{ partition: 0, offset: '1' }] }] });
+    await committed.commit();
+    const aborted = await producer.transaction();
+    await aborted.send({ topic, messages: [{ value: 'x-1', partition: 0 }, { value: 'x-2', partition: 1 }] });
+    await aborted.sendOffsets({ consumerGroupId: group, topics: [{ topic, partitions: [{ partition: 0, offset: '3' }] }] });
+    await aborted.abort();
+    const last = await producer.transaction();
+    await last.send({ topic, messages: [{ value: 'c-3', partition: 0 }] });
+    await last.commit();
+    await producer.disconnect();
+    // The offsets of the committed transaction are the group's; the aborted one's never were.
+    const offsets = await admin.fetchOffsets({ groupId: group, topics: [topic] });
+    expect(offsets[0]!.partitions.find((p) => p.partition === 0)!.offset).toBe('1');
+    await admin.disconnect();
+
+    // kafkajs consumers read committed by default (readUncommitted: false).
+    const consumer = kafka.consumer({ groupId: topicName('kjs-txn-reader'), heartbeatInterval: 500 });
+    consumers.push(consumer);
+    await consumer.connect();
+    await consumer.subscribe({ topic, fromBeginning: true });
+    const seen: string[] = [];
+    await consumer.run({ eachMessage: async ({ message }) => void seen.push(message.value!.toString()) });
+    await waitFor(() => seen.length >= 3 || undefined, 20_000);
+    await new Promise((r) => setTimeout(r, 300));
+    await consumer.disconnect();
+    expect(seen.sort()).toEqual(['c-1', 'c-2', 'c-3']);
+    const mq = new MqClient({ bootstrap: `127.0.0.1:${t.broker.port}` });
+    try {
+      const read = async (isolationLevel: 'read_committed' | 'read_uncommitted', n: number) => {
+        const reader = mq.consumer({ autoOffsetReset: 'earliest', isolationLevel });
+        reader.assign([0, 1].map((partition) => ({ topic, partition })));
+        const values: string[] = [];
+        for await (const r of reader) {
+          values.push(r.value!.toString());
+          if (values.length === n) break;
+        }
+        await reader.close();
+        return values.sort();
+      };
+      expect(await read('read_committed', 3)).toEqual(['c-1', 'c-2', 'c-3']);
+      expect(await read('read_uncommitted', 5)).toEqual(['c-1', 'c-2', 'c-3', 'x-1', 'x-2']);
+    } finally {
+      await mq.close();
+    }
+  });
+
   it('produces with snappy, lz4 and zstd; kafkajs and @mq/client read every record back', async () => {
     const topic = topicName('kjs-codecs');
     const producer = kafka.producer();

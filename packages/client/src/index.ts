@@ -45,12 +45,16 @@ export type {
   ProducerRecord,
   ProducerStats,
   RecordMetadata,
+  ConsumerGroupMetadata,
+  TransactionOffset,
+  TransactionState,
 } from './producer/index.js';
 export type {
   AutoOffsetReset,
   ConsumerOptions,
   ConsumerPending,
   ConsumerRecord,
+  IsolationLevel,
   PollOptions,
   RecordHeader,
   TopicPartition,

@@ -124,10 +124,12 @@ describe('header consistency of produced batches', () => {
     await expectUnchangedAndWritable(log, ['kafkajs:0', 'kafkajs:1']);
   });
 
-  test('a transactional or control batch from a producer is refused', async () => {
+  test('a control batch or a transactional batch without a producer id or sequence from a producer is refused', async () => {
     const log = await openTracked();
-    await expect(log.append(batch('t', 1, { transactional: true, producerId: 1, producerEpoch: 0, baseSequence: 0 }))).rejects.toMatchObject({ code: 'INVALID_RECORD' });
+    await expect(log.append(batch('t', 1, { transactional: true }))).rejects.toMatchObject({ code: 'INVALID_RECORD' });
+    await expect(log.append(batch('t', 1, { transactional: true, producerId: 1, producerEpoch: 0, baseSequence: -1 }))).rejects.toMatchObject({ code: 'INVALID_RECORD' });
     await expect(log.append(batch('c', 1, { control: true }))).rejects.toMatchObject({ code: 'INVALID_RECORD' });
+    await expect(log.append(batch('c', 1, { control: true, transactional: true, producerId: 1, producerEpoch: 0 }))).rejects.toMatchObject({ code: 'INVALID_RECORD' });
     await expectUnchangedAndWritable(log, []);
   });
 });

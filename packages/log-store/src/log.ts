@@ -11,11 +11,14 @@ import {
   OFF_CRC,
   OFF_MAX_TIMESTAMP,
   computeBatchCrc,
+  controlTypeOf,
   decodeBatch,
+  isControl,
   readBatchHeader,
   setBaseOffset,
   setPartitionLeaderEpoch,
   writeInt64,
+  type BatchHeader,
 } from '@mq/protocol/batch';
 import { silentLogger, type Logger } from '@mq/protocol/components';
 import { MqError, isMqError } from '@mq/protocol/errors';
@@ -417,10 +420,21 @@ class PartitionLog implements Log {
       for (let i = this.floorSegment(from); i < this.segments.length; i++) {
         const seg = this.segments[i]!;
         const position = seg.index && from > seg.baseOffset ? seg.index.lookup(from - seg.baseOffset) : 0;
-        await scanSegment(seg.file, position, seg.size, { verify: false, minBaseOffset: 0, maxBatchBytes: Number.MAX_SAFE_INTEGER }, (_p, h) => {
+        const found: Array<{ header: BatchHeader; position: number; size: number }> = [];
+        await scanSegment(seg.file, position, seg.size, { verify: false, minBaseOffset: 0, maxBatchBytes: Number.MAX_SAFE_INTEGER }, (p, h, size) => {
           const last = h.baseOffset + h.lastOffsetDelta;
-          if (h.producerId >= 0 && last >= from && last < this.leo) this.producers.update(h, h.baseOffset, last);
+          if (h.producerId >= 0 && last >= from && last < this.leo) found.push({ header: h, position: p, size });
         });
+        for (const { header: h, position: p, size } of found) {
+          // A transaction marker: its type from its one control record (read back, a few dozen bytes).
+          let control: 'commit' | 'abort' | undefined;
+          if (isControl(h)) {
+            const bytes = Buffer.alloc(size);
+            await seg.file.read(bytes, 0, size, p);
+            control = controlTypeOf(bytes, 0);
+          }
+          this.producers.update(h, h.baseOffset, h.baseOffset + h.lastOffsetDelta, h.maxTimestamp, control);
+        }
       }
     }
     this.producers.expire(this.clock(), this.opts.producerIdExpirationMs);
@@ -456,8 +470,26 @@ class PartitionLog implements Log {
   producer(producerId: number): ProducerInfo | undefined {
     const e: ProducerEntry | undefined = this.producers.get(producerId);
     if (!e) return undefined;
-    const last = e.batches[e.batches.length - 1]!;
-    return { producerId, epoch: e.epoch, lastSequence: last.lastSeq, nextSequence: nextSequence(last.lastSeq), lastOffset: last.lastOffset, lastTimestamp: e.lastTimestamp, batches: e.batches.length };
+    const last = e.batches[e.batches.length - 1];
+    const lastSeq = last?.lastSeq ?? -1;
+    return {
+      producerId,
+      epoch: e.epoch,
+      lastSequence: lastSeq,
+      nextSequence: nextSequence(lastSeq),
+      lastOffset: last?.lastOffset ?? -1,
+      lastTimestamp: e.lastTimestamp,
+      batches: e.batches.length,
+      txnFirstOffset: e.txnFirstOffset,
+    };
+  }
+
+  get firstUnstableOffset(): number | undefined {
+    return this.producers.firstUnstableOffset();
+  }
+
+  abortedTransactions(from: number, to: number): Array<{ producerId: number; firstOffset: number; lastOffset: number }> {
+    return this.producers.abortedIn(from, to);
   }
 
   get producerCount(): number {
@@ -553,7 +585,7 @@ class PartitionLog implements Log {
       options.maxBatchBytes === undefined
         ? this.opts
         : { maxBatchBytes: options.maxBatchBytes, maxDecompressedBytes: Math.max(options.maxBatchBytes, this.opts.maxDecompressedBytes) };
-    const parsed = parseAppend(batches, validation, limits);
+    const parsed = parseAppend(batches, validation, limits, options.coordinator === true);
     if (options.logAppendTime && assignOffsets) markLogAppendTime(batches, parsed);
     // Compressed batches are decompressed and checked under the append mutex (appendLocked), so order is kept.
     const decompress = needsDecompression(parsed, validation);
@@ -647,7 +679,7 @@ class PartitionLog implements Log {
     this.commit.markDirty(file);
     this.leo = lastOffset + 1;
     this.bytesSinceSnapshot += buf.length;
-    if (producers !== 'none') this.recordProducers(parsed, appended);
+    if (producers !== 'none') this.recordProducers(buf, parsed, appended);
     if (this.opts.flush.policy === 'interval') this.countUnflushed(buf.length);
     return { baseOffset, lastOffset, logAppendTime, batches: parsed.length, bytes: buf.length };
   }
@@ -659,10 +691,13 @@ class PartitionLog implements Log {
   }
 
   /** Updates the producer state with the batches just written (leader and follower appends alike). */
-  private recordProducers(parsed: ParsedBatch[], appended: AppendedBatch[]): void {
+  private recordProducers(buf: Buffer, parsed: ParsedBatch[], appended: AppendedBatch[]): void {
     for (let i = 0; i < parsed.length; i++) {
       const h = parsed[i]!.header;
-      if (h.producerId >= 0) this.producers.update(h, appended[i]!.baseOffset, appended[i]!.lastOffset, appended[i]!.maxTimestamp);
+      if (h.producerId < 0) continue;
+      // A marker's type (commit or abort) is its one control record's key; a producer's records are never read.
+      const control = isControl(h) ? controlTypeOf(buf, parsed[i]!.position) : undefined;
+      this.producers.update(h, appended[i]!.baseOffset, appended[i]!.lastOffset, appended[i]!.maxTimestamp, control);
     }
   }
 
@@ -784,7 +819,7 @@ class PartitionLog implements Log {
     this.commit.markDirty(seg.file);
     this.leo = lastOffset + 1;
     this.bytesSinceSnapshot += buf.length;
-    if (producers !== 'none') this.recordProducers(parsed, appended);
+    if (producers !== 'none') this.recordProducers(buf, parsed, appended);
 
     // Epochs: the leader's, or those the follower's batches carry.
     let epochChanged = false;
@@ -1197,6 +1232,7 @@ class PartitionLog implements Log {
     await this.logStartFile.write([[offset]]);
     if (this.epochs.truncateFromStart(offset)) await this.epochs.persist();
     await this.snapshots.deleteBelow(offset);
+    this.producers.pruneAborted(offset);
   }
 
   /** Deletes segments holding only offsets below `offset`, rolling the active one first if needed. Returns bytes deleted. */

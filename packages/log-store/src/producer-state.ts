@@ -12,7 +12,7 @@ import { MqError } from '@mq/protocol/errors';
 export const PRODUCER_BATCHES_KEPT = 5;
 /** Kafka's producer.id.expiration.ms default: 1 day. */
 export const DEFAULT_PRODUCER_ID_EXPIRATION_MS = 86_400_000;
-export const SNAPSHOT_VERSION = 1;
+export const SNAPSHOT_VERSION = 2;
 
 const INT32_MAX = 0x7fff_ffff;
 
@@ -23,7 +23,24 @@ export interface ProducerBatchHeader {
   baseSequence: number;
   lastOffsetDelta: number;
   maxTimestamp: number;
+  /** The transactional (0x10) and control (0x20) bits are read; absent: neither. */
+  attributes?: number;
 }
+
+/** A transaction aborted in this log: the producer's records from firstOffset up to its abort marker at lastOffset. */
+export interface AbortedTxn {
+  producerId: number;
+  firstOffset: number;
+  lastOffset: number;
+}
+
+/** A transaction a marker ended (what `update` of a marker answers). */
+export interface CompletedTxn extends AbortedTxn {
+  committed: boolean;
+}
+
+const ATTR_TRANSACTIONAL = 0x10;
+const ATTR_CONTROL = 0x20;
 
 export interface ProducerBatchMeta {
   firstSeq: number;
@@ -40,6 +57,8 @@ export interface ProducerEntry {
   batches: ProducerBatchMeta[];
   /** Largest batch max timestamp seen: what expiry measures from. */
   lastTimestamp: number;
+  /** The first offset of the producer's open transaction in this log, -1 when none. */
+  txnFirstOffset: number;
 }
 
 /** The sequence after `seq` (int32, wrapping from 2^31-1 to 0, as in Kafka). */
@@ -57,6 +76,10 @@ export type SequenceVerdict = { firstOffset: number; lastOffset: number } | null
 
 export class ProducerState {
   private readonly entries = new Map<number, ProducerEntry>();
+  /** Open transactions: producer id → first offset (what bounds the last stable offset). */
+  private readonly ongoing = new Map<number, number>();
+  /** Aborted transactions, by marker offset (ascending): the log's aborted-transactions index. */
+  private aborted: AbortedTxn[] = [];
 
   get size(): number {
     return this.entries.size;
@@ -81,12 +104,17 @@ export class ProducerState {
    * INVALID_RECORD for a producer id without a sequence. Changes nothing.
    */
   checkAll(headers: readonly ProducerBatchHeader[]): SequenceVerdict[] {
+    if (headers.length === 1) return [headers[0]!.producerId < 0 ? null : this.check(headers[0]!)];
     // What earlier batches of this same append would leave (epoch, last sequence) per producer.
     let pending: Map<number, { epoch: number; lastSeq: number }> | undefined;
     const out: SequenceVerdict[] = [];
     for (const h of headers) {
       if (h.producerId < 0) {
         out.push(null);
+        continue;
+      }
+      if ((h.attributes ?? 0) & ATTR_CONTROL || h.baseSequence < 0) {
+        out.push(this.check(h));
         continue;
       }
       const earlier = pending?.get(h.producerId);
@@ -99,6 +127,19 @@ export class ProducerState {
 
   /** The check of one batch against the state (see checkAll). */
   check(h: ProducerBatchHeader): SequenceVerdict {
+    if ((h.attributes ?? 0) & ATTR_CONTROL || (h.baseSequence < 0 && (h.attributes ?? 0) & ATTR_TRANSACTIONAL)) {
+      // A transaction marker, or a coordinator's transactional batch (offsets committed in a transaction): no sequence;
+      // an older epoch than the producer's is a zombie's.
+      const e = this.entries.get(h.producerId);
+      if (e && h.producerEpoch < e.epoch) {
+        throw new MqError('INVALID_PRODUCER_EPOCH', `marker of producer ${h.producerId} has epoch ${h.producerEpoch}, older than the current epoch ${e.epoch}`, {
+          producerId: h.producerId,
+          epoch: h.producerEpoch,
+          currentEpoch: e.epoch,
+        });
+      }
+      return null;
+    }
     if (h.baseSequence < 0) {
       throw new MqError('INVALID_RECORD', `batch of producer ${h.producerId} has no sequence number (base sequence ${h.baseSequence})`);
     }
@@ -121,8 +162,99 @@ export class ProducerState {
     return checkNext(h, e.epoch, lastSeq);
   }
 
-  /** Records an appended batch (leader and follower alike), with the offsets it got. No checks. */
-  update(h: ProducerBatchHeader, firstOffset: number, lastOffset: number, timestamp: number = h.maxTimestamp): void {
+  /**
+   * Records an appended batch (leader and follower alike), with the offsets
+   * it got. No checks. A transactional batch opens the producer's transaction
+   * here if none is open; a marker (`control` its type) closes it, and an
+   * abort adds it to the aborted-transactions index. Answers the transaction
+   * a marker ended (undefined: none was open here, the marker changes nothing
+   * but the epoch).
+   */
+  update(h: ProducerBatchHeader, firstOffset: number, lastOffset: number, timestamp: number = h.maxTimestamp, control?: 'commit' | 'abort'): CompletedTxn | undefined {
+    const attrs = h.attributes ?? 0;
+    if (attrs & ATTR_CONTROL) {
+      let e = this.entries.get(h.producerId);
+      if (!e) {
+        e = { producerId: h.producerId, epoch: h.producerEpoch, batches: [], lastTimestamp: timestamp, txnFirstOffset: -1 };
+        this.entries.set(h.producerId, e);
+      } else if (h.producerEpoch > e.epoch) {
+        // The coordinator bumped the epoch (a new instance fenced the old): sequences restart at 0.
+        e.epoch = h.producerEpoch;
+        e.batches = [];
+      }
+      if (timestamp > e.lastTimestamp) e.lastTimestamp = timestamp;
+      const first = e.txnFirstOffset;
+      e.txnFirstOffset = -1;
+      this.ongoing.delete(h.producerId);
+      if (first < 0) return undefined;
+      const committed = control !== 'abort';
+      if (!committed) this.aborted.push({ producerId: h.producerId, firstOffset: first, lastOffset: firstOffset });
+      return { producerId: h.producerId, firstOffset: first, lastOffset: firstOffset, committed };
+    }
+    this.updateData(h, firstOffset, lastOffset, timestamp);
+    if (attrs & ATTR_TRANSACTIONAL) {
+      const e = this.entries.get(h.producerId)!;
+      if (e.txnFirstOffset < 0) {
+        e.txnFirstOffset = firstOffset;
+        this.ongoing.set(h.producerId, firstOffset);
+      }
+    }
+    return undefined;
+  }
+
+  /** The first offset of the oldest open transaction, or undefined when none is open (the last stable offset is then the high watermark). */
+  firstUnstableOffset(): number | undefined {
+    let min: number | undefined;
+    for (const v of this.ongoing.values()) if (min === undefined || v < min) min = v;
+    return min;
+  }
+
+  /** Open transactions: producer id → first offset. */
+  openTransactions(): ReadonlyMap<number, number> {
+    return this.ongoing;
+  }
+
+  /** The aborted transactions whose records may lie in [from, to): marker at or after `from`, first offset before `to`. */
+  abortedIn(from: number, to: number): AbortedTxn[] {
+    const out: AbortedTxn[] = [];
+    // Ascending by marker offset: skip the ones ended before `from`.
+    let lo = 0;
+    let hi = this.aborted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.aborted[mid]!.lastOffset < from) lo = mid + 1;
+      else hi = mid;
+    }
+    for (let i = lo; i < this.aborted.length; i++) {
+      const a = this.aborted[i]!;
+      if (a.firstOffset < to) out.push(a);
+    }
+    return out;
+  }
+
+  /** Forgets aborted transactions whose marker lies below `offset` (the log start moved past them). */
+  pruneAborted(offset: number): void {
+    if (this.aborted.length > 0 && this.aborted[0]!.lastOffset < offset) this.aborted = this.aborted.filter((a) => a.lastOffset >= offset);
+  }
+
+  get abortedCount(): number {
+    return this.aborted.length;
+  }
+
+  private updateData(h: ProducerBatchHeader, firstOffset: number, lastOffset: number, timestamp: number): void {
+    if (h.baseSequence < 0) {
+      // A coordinator's transactional batch: no sequence to remember, only the epoch.
+      const e = this.entries.get(h.producerId);
+      if (!e) this.entries.set(h.producerId, { producerId: h.producerId, epoch: h.producerEpoch, batches: [], lastTimestamp: timestamp, txnFirstOffset: -1 });
+      else {
+        if (h.producerEpoch > e.epoch) {
+          e.epoch = h.producerEpoch;
+          e.batches = [];
+        }
+        if (timestamp > e.lastTimestamp) e.lastTimestamp = timestamp;
+      }
+      return;
+    }
     const meta: ProducerBatchMeta = {
       firstSeq: h.baseSequence,
       lastSeq: lastSequence(h.baseSequence, h.lastOffsetDelta),
@@ -133,7 +265,8 @@ export class ProducerState {
     const e = this.entries.get(h.producerId);
     if (!e || h.producerEpoch !== e.epoch) {
       // A new producer, or a new epoch (a follower copies whatever the leader accepted).
-      this.entries.set(h.producerId, { producerId: h.producerId, epoch: h.producerEpoch, batches: [meta], lastTimestamp: meta.timestamp });
+      const txnFirstOffset = e?.txnFirstOffset ?? -1;
+      this.entries.set(h.producerId, { producerId: h.producerId, epoch: h.producerEpoch, batches: [meta], lastTimestamp: meta.timestamp, txnFirstOffset });
       return;
     }
     e.batches.push(meta);
@@ -145,7 +278,8 @@ export class ProducerState {
   expire(now: number, expirationMs: number): number {
     let n = 0;
     for (const [id, e] of this.entries) {
-      if (now - e.lastTimestamp > expirationMs) {
+      // A producer with an open transaction stays (its marker will come).
+      if (e.txnFirstOffset < 0 && now - e.lastTimestamp > expirationMs) {
         this.entries.delete(id);
         n++;
       }
@@ -155,6 +289,8 @@ export class ProducerState {
 
   clear(): void {
     this.entries.clear();
+    this.ongoing.clear();
+    this.aborted = [];
   }
 
   /** The snapshot file's content: the state after every batch below `offset`. */
@@ -164,8 +300,10 @@ export class ProducerState {
       e.epoch,
       e.lastTimestamp,
       e.batches.map((b) => [b.firstSeq, b.lastSeq, b.firstOffset, b.lastOffset, b.timestamp]),
+      e.txnFirstOffset,
     ]);
-    return Buffer.from(JSON.stringify({ version: SNAPSHOT_VERSION, offset, producers }) + '\n');
+    const aborted = this.aborted.map((a) => [a.producerId, a.firstOffset, a.lastOffset]);
+    return Buffer.from(JSON.stringify({ version: SNAPSHOT_VERSION, offset, producers, aborted }) + '\n');
   }
 
   /** Parses a snapshot written by toSnapshot; throws CORRUPT_MESSAGE when it is not one. */
@@ -177,22 +315,34 @@ export class ProducerState {
       throw new MqError('CORRUPT_MESSAGE', `producer snapshot is not JSON: ${(err as Error).message}`);
     }
     const bad = (why: string) => new MqError('CORRUPT_MESSAGE', `producer snapshot is damaged: ${why}`);
-    const s = parsed as { version?: unknown; offset?: unknown; producers?: unknown };
-    if (!s || s.version !== SNAPSHOT_VERSION) throw bad(`unknown version ${String(s?.version)}`);
+    const s = parsed as { version?: unknown; offset?: unknown; producers?: unknown; aborted?: unknown };
+    // Version 1 (before transactions) has neither open transactions nor aborted ones.
+    if (!s || (s.version !== SNAPSHOT_VERSION && s.version !== 1)) throw bad(`unknown version ${String(s?.version)}`);
     if (!Number.isSafeInteger(s.offset) || (s.offset as number) < 0) throw bad(`offset ${String(s.offset)}`);
     if (!Array.isArray(s.producers)) throw bad('no producer list');
     const state = new ProducerState();
     const ints = (a: unknown, n: number): a is number[] => Array.isArray(a) && a.length === n && a.every((v) => Number.isSafeInteger(v));
     for (const p of s.producers as unknown[]) {
-      if (!Array.isArray(p) || p.length !== 4 || !ints(p.slice(0, 3), 3) || !Array.isArray(p[3])) throw bad('a producer entry');
+      if (!Array.isArray(p) || (p.length !== 4 && p.length !== 5) || !ints(p.slice(0, 3), 3) || !Array.isArray(p[3])) throw bad('a producer entry');
+      const txnFirstOffset = p.length === 5 ? (p[4] as unknown) : -1;
+      if (!Number.isSafeInteger(txnFirstOffset)) throw bad('an open transaction');
       const [producerId, epoch, lastTimestamp] = p as [number, number, number];
       const batches: ProducerBatchMeta[] = [];
       for (const b of p[3] as unknown[]) {
         if (!ints(b, 5)) throw bad(`a batch of producer ${producerId}`);
         batches.push({ firstSeq: b[0]!, lastSeq: b[1]!, firstOffset: b[2]!, lastOffset: b[3]!, timestamp: b[4]! });
       }
-      if (batches.length === 0 || batches.length > PRODUCER_BATCHES_KEPT) throw bad(`producer ${producerId} has ${batches.length} batches`);
-      state.entries.set(producerId, { producerId, epoch, batches, lastTimestamp });
+      // Version 2: a producer known only from a marker (epoch bumped, nothing written since) has none.
+      if ((s.version === 1 && batches.length === 0) || batches.length > PRODUCER_BATCHES_KEPT) throw bad(`producer ${producerId} has ${batches.length} batches`);
+      state.entries.set(producerId, { producerId, epoch, batches, lastTimestamp, txnFirstOffset: txnFirstOffset as number });
+      if ((txnFirstOffset as number) >= 0) state.ongoing.set(producerId, txnFirstOffset as number);
+    }
+    if (s.aborted !== undefined) {
+      if (!Array.isArray(s.aborted)) throw bad('aborted transactions');
+      for (const a of s.aborted as unknown[]) {
+        if (!ints(a, 3)) throw bad('an aborted transaction');
+        state.aborted.push({ producerId: a[0]!, firstOffset: a[1]!, lastOffset: a[2]! });
+      }
     }
     return { offset: s.offset as number, state };
   }

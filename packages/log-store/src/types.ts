@@ -46,6 +46,14 @@ export interface AppendOptions {
    * original offsets with `duplicate`. Followers only record the state.
    */
   checkProducers?: boolean;
+  /**
+   * A coordinator's append through the partition leader, never a producer's:
+   * the transaction coordinator's markers (control batches; each ends its
+   * producer's open transaction in this log) and the group coordinator's
+   * transactional offset commits (transactional batches without a sequence:
+   * only the producer epoch is checked).
+   */
+  coordinator?: boolean;
 }
 
 export interface AppendResult {
@@ -79,6 +87,8 @@ export interface ProducerInfo {
   lastTimestamp: number;
   /** Batches remembered for duplicate detection (at most 5). */
   batches: number;
+  /** First offset of its open transaction in this log, -1 when none. */
+  txnFirstOffset: number;
 }
 
 export interface ReadOptions {
@@ -161,6 +171,19 @@ export interface Log {
   producer(producerId: number): ProducerInfo | undefined;
   /** Producer ids the log currently tracks. */
   readonly producerCount: number;
+  /**
+   * The first offset of the oldest transaction still open in this log
+   * (transactional batches appended, no marker yet), or undefined: the last
+   * stable offset of a partition is the lower of it and the high watermark.
+   */
+  readonly firstUnstableOffset: number | undefined;
+  /**
+   * The log's aborted-transactions index: transactions aborted whose records
+   * may lie in [from, to) (abort marker at or after `from`, first offset
+   * before `to`). Kept with the producer state (snapshots, rebuilt from batch
+   * headers and markers after a crash); forgotten below the log start.
+   */
+  abortedTransactions(from: number, to: number): Array<{ producerId: number; firstOffset: number; lastOffset: number }>;
   /** Drops producers idle past `producerIdExpirationMs` (also done every 10 minutes); returns how many. */
   expireProducers(now?: number): number;
   flush(): Promise<void>;

@@ -76,6 +76,17 @@ export const ERROR_CODES = {
   DUPLICATE_SEQUENCE_NUMBER: { code: 101, retriable: false },
   INVALID_PRODUCER_EPOCH: { code: 102, retriable: false },
   UNKNOWN_PRODUCER_ID: { code: 103, retriable: false },
+  // Transactions
+  /** The request does not fit the transaction's state (a send outside a transaction, a commit without begin, ...). */
+  INVALID_TXN_STATE: { code: 104, retriable: false },
+  /** A newer instance with the same transactional id took over (InitProducerId bumped the epoch): this one must close. */
+  PRODUCER_FENCED: { code: 105, retriable: false },
+  /** The previous transaction of this transactional id is still being completed; retry. */
+  CONCURRENT_TRANSACTIONS: { code: 106, retriable: true },
+  INVALID_TRANSACTION_TIMEOUT: { code: 107, retriable: false },
+  /** The producer id does not belong to this transactional id. */
+  INVALID_PRODUCER_ID_MAPPING: { code: 108, retriable: false },
+  TRANSACTION_COORDINATOR_FENCED: { code: 109, retriable: false },
   // Consensus
   PROPOSAL_DROPPED: { code: 120, retriable: true },
   SNAPSHOT_OUT_OF_DATE: { code: 121, retriable: false },

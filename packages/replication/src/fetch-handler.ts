@@ -112,7 +112,11 @@ async function readOne(
       currentLeaderEpoch: UNDEFINED,
     };
   }
-  return leader.fetch({ ...p, partitionMaxBytes: Math.max(0, max) }, request.replicaId, { skipRead: max <= 0, pool: components.pool });
+  return leader.fetch({ ...p, partitionMaxBytes: Math.max(0, max) }, request.replicaId, {
+    skipRead: max <= 0,
+    pool: components.pool,
+    readCommitted: request.isolationLevel === 1,
+  });
 }
 
 /** Resolves true when data arrived (read again), false on timeout or abort. */
@@ -145,7 +149,7 @@ function waitForData(
         const p = request.partitions[w.index]!;
         // Followers also want a moved high watermark promptly (their own HW, their consumers).
         if (w.leader.closed || (isReplica && w.leader.highWatermark !== w.hw)) return finish(true);
-        bytes += w.leader.fetchableBytes(p, request.replicaId);
+        bytes += w.leader.fetchableBytes(p, request.replicaId, request.isolationLevel === 1);
       }
       if (bytes >= Math.max(1, request.minBytes)) finish(true);
     };

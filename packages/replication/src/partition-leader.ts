@@ -45,6 +45,8 @@ export interface LeaderAppendOptions {
   logAppendTime?: boolean;
   /** The topic's current max.message.bytes; default the log's own limit. */
   maxBatchBytes?: number;
+  /** A coordinator's append: transaction markers, transactional offset commits (see @mq/log-store's AppendOptions.coordinator). */
+  coordinator?: boolean;
 }
 
 export interface LeaderAppendResult {
@@ -208,6 +210,11 @@ export class PartitionLeader {
   get logEndOffset(): number {
     return this.#log.logEndOffset;
   }
+  /** The last stable offset: read_committed consumers see nothing at or above it (the HW, or the oldest open transaction's first offset below it). */
+  get lastStableOffset(): number {
+    const first = this.#log.firstUnstableOffset;
+    return first === undefined ? this.#highWatermark : Math.min(first, this.#highWatermark);
+  }
   get logStartOffset(): number {
     return this.#log.logStartOffset;
   }
@@ -276,6 +283,7 @@ export class PartitionLeader {
       leaderEpoch: this.#leaderEpoch,
       ...(options.logAppendTime ? { logAppendTime: true } : {}),
       ...(options.maxBatchBytes !== undefined ? { maxBatchBytes: options.maxBatchBytes } : {}),
+      ...(options.coordinator ? { coordinator: true } : {}),
     });
     const settled = appending.then(
       () => undefined,
@@ -321,7 +329,7 @@ export class PartitionLeader {
   async fetch(
     request: FetchPartitionRequest,
     replicaId: number,
-    options: { skipRead?: boolean; pool?: ReadPool } = {},
+    options: { skipRead?: boolean; pool?: ReadPool; readCommitted?: boolean } = {},
   ): Promise<FetchPartitionResponse> {
     const refused = this.#validateFetch(request, replicaId);
     if (refused) return refused;
@@ -337,14 +345,20 @@ export class PartitionLeader {
       });
     }
     if (isReplica) this.#updateFollower(replicaId, request);
-    const limit = isReplica ? this.#log.logEndOffset : this.#highWatermark;
+    const readCommitted = !isReplica && options.readCommitted === true;
+    const limit = isReplica ? this.#log.logEndOffset : readCommitted ? this.lastStableOffset : this.#highWatermark;
     if (fetchOffset >= limit || options.skipRead) return this.#response(request, 'NONE');
     try {
-      const { records } = await this.#log.read(
+      const { records, nextOffset } = await this.#log.read(
         fetchOffset,
         Math.max(1, request.partitionMaxBytes),
-        isReplica ? { pool: options.pool } : { maxOffset: this.#highWatermark, pool: options.pool },
+        isReplica ? { pool: options.pool } : { maxOffset: limit, pool: options.pool },
       );
+      if (readCommitted) {
+        // The aborted transactions with records in what is returned (from the log's index; the records are not read).
+        const aborted = this.#log.abortedTransactions?.(fetchOffset, Math.min(limit, nextOffset)) ?? [];
+        return this.#response(request, 'NONE', { records, abortedTransactions: aborted.map((a) => ({ producerId: a.producerId, firstOffset: a.firstOffset })) });
+      }
       return this.#response(request, 'NONE', { records });
     } catch (err) {
       if (isMqError(err)) return this.#response(request, err.code, { errorMessage: err.message });
@@ -357,13 +371,13 @@ export class PartitionLeader {
    * `Infinity` when the fetch must be answered at once (an error, a
    * divergence). handleFetch parks fetches on this.
    */
-  fetchableBytes(request: FetchPartitionRequest, replicaId: number): number {
+  fetchableBytes(request: FetchPartitionRequest, replicaId: number, readCommitted = false): number {
     if (this.#validateFetch(request, replicaId)) return Infinity;
     const isReplica = replicaId !== CONSUMER_REPLICA_ID;
     if (isReplica && this.#divergence(request)) return Infinity;
     const { fetchOffset } = request;
     if (fetchOffset < this.#log.logStartOffset || fetchOffset > this.#log.logEndOffset) return Infinity;
-    const limit = isReplica ? this.#log.logEndOffset : this.#highWatermark;
+    const limit = isReplica ? this.#log.logEndOffset : readCommitted ? this.lastStableOffset : this.#highWatermark;
     if (fetchOffset >= limit) return 0;
     if (fetchOffset < this.#recentStartOffset) return Number.MAX_SAFE_INTEGER;
     return this.#cumBytesBefore(limit) - this.#cumBytesBefore(fetchOffset) || 1;
@@ -536,7 +550,7 @@ export class PartitionLeader {
   #response(
     request: FetchPartitionRequest,
     errorCode: ErrorCode,
-    extra: { records?: Buffer; errorMessage?: string; divergingEpoch?: EpochEndOffset } = {},
+    extra: { records?: Buffer; errorMessage?: string; divergingEpoch?: EpochEndOffset; abortedTransactions?: Array<{ producerId: number; firstOffset: number }> } = {},
   ): FetchPartitionResponse {
     const out: FetchPartitionResponse = {
       topic: request.topic,
@@ -547,12 +561,14 @@ export class PartitionLeader {
       highWatermark: this.#highWatermark,
       logStartOffset: this.#log.logStartOffset,
       logEndOffset: this.#log.logEndOffset,
+      lastStableOffset: this.lastStableOffset,
       records: extra.records ?? EMPTY,
       currentLeaderId: this.#closedWith ? UNDEFINED : this.brokerId,
       currentLeaderEpoch: this.#leaderEpoch,
     };
     if (extra.errorMessage !== undefined) out.errorMessage = extra.errorMessage;
     if (extra.divergingEpoch !== undefined) out.divergingEpoch = extra.divergingEpoch;
+    if (extra.abortedTransactions !== undefined && extra.abortedTransactions.length > 0) out.abortedTransactions = extra.abortedTransactions;
     return out;
   }
 

@@ -45,8 +45,12 @@ export interface ReplicaLog {
   readonly logEndOffset: number;
   append(
     batches: Buffer,
-    options?: { assignOffsets?: boolean; leaderEpoch?: number; validate?: boolean; logAppendTime?: boolean; maxBatchBytes?: number },
+    options?: { assignOffsets?: boolean; leaderEpoch?: number; validate?: boolean; logAppendTime?: boolean; maxBatchBytes?: number; coordinator?: boolean },
   ): Promise<ReplicaAppendResult>;
+  /** The first offset of the oldest open transaction (absent or undefined: none; the last stable offset is then the high watermark). */
+  readonly firstUnstableOffset?: number | undefined;
+  /** Aborted transactions whose records may lie in [from, to) (read_committed fetches). */
+  abortedTransactions?(from: number, to: number): Array<{ producerId: number; firstOffset: number }>;
   read(fromOffset: number, maxBytes: number, options?: { maxOffset?: number; pool?: ReadPool }): Promise<{ records: Buffer; nextOffset: number }>;
   truncateTo(offset: number): Promise<void>;
   deleteRecordsBefore(offset: number): Promise<void>;
@@ -116,6 +120,8 @@ export interface FetchRequest {
   minBytes: number;
   maxBytes: number;
   partitions: FetchPartitionRequest[];
+  /** Consumers: 0 read_uncommitted (default, up to the high watermark), 1 read_committed (up to the last stable offset, with the aborted transactions). */
+  isolationLevel?: number;
 }
 
 /** One partition of a Fetch response (wire: FetchPartitionResponse plus its topic). */
@@ -129,6 +135,10 @@ export interface FetchPartitionResponse {
   highWatermark: number;
   logStartOffset: number;
   logEndOffset: number;
+  /** The last stable offset: the high watermark, or the first offset of the oldest open transaction below it. */
+  lastStableOffset?: number;
+  /** read_committed: the transactions aborted within the records returned. */
+  abortedTransactions?: Array<{ producerId: number; firstOffset: number }>;
   records: Buffer;
   divergingEpoch?: EpochEndOffset;
   currentLeaderId: number;

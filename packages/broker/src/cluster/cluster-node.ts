@@ -22,7 +22,7 @@ import { CONTROLLED_SHUTDOWN } from '../controller/metadata-state.js';
 import { ObserverController } from '../controller/observer.js';
 import { parseVoters } from '../controller/options.js';
 import { formatRoles, parseBootstrapServers, parseProcessRoles, type ProcessRoles } from '../controller/roles.js';
-import { partitionHandlers } from '../handlers/index.js';
+import { partitionHandlers, type HandlerDeps } from '../handlers/index.js';
 import type { HandlerMap } from '../handlers/types.js';
 import type { LogOpener } from '../log-factory.js';
 import { dialRefused } from './refused-probe.js';
@@ -54,6 +54,8 @@ export interface ClusterNodeComponents {
   raft?: ControllerComponents['raft'];
   /** High-watermark checkpoints and directory operations of the replicas (default: files under the data directory). */
   replicaStorage?: Pick<ReplicaManagerComponents, 'checkpointFor' | 'dirs'>;
+  /** Called once a transaction marker is written to a partition led here (see HandlerDeps.onTxnMarker). */
+  onTxnMarker?: HandlerDeps['onTxnMarker'];
 }
 
 export interface BrokerEndpoints {
@@ -344,7 +346,7 @@ export async function startClusterNode(o: ClusterNodeOptions, components: Cluste
     await replicasRunning;
     await replicas.settled();
   }
-  const all = partitionHandlers({ controller, replicas, config: cfg, timers });
+  const all = partitionHandlers({ controller, replicas, config: cfg, timers, ...(components.onTxnMarker ? { onTxnMarker: components.onTxnMarker } : {}) });
   const handlers: HandlerMap = roles.broker ? all : Object.fromEntries(CONTROLLER_ONLY_APIS.map((k) => [k, all[k]]));
   return {
     roles,

@@ -34,6 +34,11 @@ export function clientListenerHandlers(handlers: HandlerMap): HandlerMap {
       throw refuse(ctx, 'ControllerForward', { claimedBroker: req.brokerId });
     };
   }
+  if (handlers.writeTxnMarkers) {
+    out.writeTxnMarkers = async (req, ctx) => {
+      throw refuse(ctx, 'WriteTxnMarkers (transaction markers come from the transaction coordinator)', { markers: req.markers?.length ?? 0 });
+    };
+  }
   const fetch = handlers.fetch;
   if (fetch) {
     out.fetch = async (req, ctx) => {

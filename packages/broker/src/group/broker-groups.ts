@@ -15,9 +15,10 @@ import type { Router } from '../http/router.js';
 import type { ClusterNode } from '../cluster/cluster-node.js';
 import { ClusterGroups, type FindCoordinatorAnswer, type GroupsCluster } from './cluster-groups.js';
 import type { GroupCoordinator } from './group-coordinator.js';
-import { OFFSETS_TOPIC, groupOptionsFromConfig, parseGroupCoordinatorOptions } from './options.js';
+import { groupOptionsFromConfig, parseGroupCoordinatorOptions } from './options.js';
 import type { TopicView } from './types.js';
 import { groupIdProblem, refuse } from '../request-limits.js';
+import { isInternalTopic } from '@mq/protocol/topic-name';
 
 /** Broker config keys of the coordinator (Kafka's names) and their defaults. */
 export const GROUP_CONFIG_KEYS = [
@@ -61,9 +62,8 @@ export interface BrokerGroups {
   close(): void;
 }
 
-export function isInternalTopic(name: string): boolean {
-  return name === OFFSETS_TOPIC;
-}
+/** `__consumer_offsets` and `__transaction_state` (the one list in @mq/protocol/topic-name). */
+export { isInternalTopic };
 
 /** Topic configs of `__consumer_offsets`: compacted, never deleted by time or size. */
 function offsetsTopicConfigs(config: BrokerConfig): Record<string, string> {
@@ -181,7 +181,7 @@ export function groupHandlers(source: GroupHandlerSource): HandlerMap {
   return {
     findCoordinator: async (req, ctx) => {
       if ((req.keyType ?? 0) !== 0) {
-        return { errorCode: errorNumber('INVALID_REQUEST'), errorMessage: 'only group coordinators (key type 0) exist; transactions are not supported' };
+        return { errorCode: errorNumber('INVALID_REQUEST'), errorMessage: `key type ${req.keyType} is not a group's (0); transaction coordinators are found with key type 1` };
       }
       const key = req.key ?? '';
       if (key === '') return { errorCode: errorNumber('INVALID_GROUP_ID'), errorMessage: 'group id must not be empty' };
@@ -201,6 +201,21 @@ export function groupHandlers(source: GroupHandlerSource): HandlerMap {
     syncGroup: async (req, ctx) => source.coordinator()?.syncGroup(req, from(ctx)) ?? none(req.groupId ?? ''),
     heartbeat: async (req, ctx) => (hook(ctx), source.coordinator()?.heartbeat(req) ?? none(req.groupId ?? '')),
     leaveGroup: async (req, ctx) => (hook(ctx), source.coordinator()?.leaveGroup(req) ?? none(req.groupId ?? '')),
+    txnOffsetCommit: async (req, ctx) => {
+      const c = source.coordinator();
+      const context = from(ctx);
+      const producerId = Number(req.producerId ?? -1);
+      const producerEpoch = req.producerEpoch ?? -1;
+      const commit = { groupId: req.groupId ?? '', generationId: req.generationId ?? -1, memberId: req.memberId ?? '', groupInstanceId: req.groupInstanceId ?? '', topics: req.topics ?? [] };
+      const all = (e: { errorCode: number; errorMessage: string }) => ({
+        topics: (req.topics ?? []).map((t) => ({ name: t.name ?? '', partitions: (t.partitions ?? []).map((p) => ({ partition: p.partition ?? 0, ...e })) })),
+      });
+      if (producerId < 0 || producerEpoch < 0 || !req.transactionalId) {
+        return all({ errorCode: errorNumber('INVALID_REQUEST'), errorMessage: 'TxnOffsetCommit needs the transactional id, producer id and epoch (InitProducerId first)' });
+      }
+      if (c) return c.offsetCommit(commit, context, { producerId, producerEpoch });
+      return all(none(req.groupId ?? ''));
+    },
     offsetCommit: async (req, ctx) => {
       const c = source.coordinator();
       const context = from(ctx);

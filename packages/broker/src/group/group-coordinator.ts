@@ -15,7 +15,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { MqError, errorNumber, isMqError, type ErrorCode } from '@mq/protocol/errors';
-import { decodeBatchSync, encodeBatchSync, iterateBatches, type RecordInput } from '@mq/protocol/batch';
+import { decodeBatchSync, encodeBatchSync, isControl, isTransactional, iterateBatches, type RecordInput } from '@mq/protocol/batch';
 import { mq } from '@mq/protocol/wire';
 import { checkConsumerAssignment } from './assignment-check.js';
 import { Group, offsetKey, splitOffsetKey, type Member, type Protocol } from './group.js';
@@ -108,7 +108,14 @@ export interface GroupCoordinator {
   syncGroup(req: SyncGroupRequest, ctx: RequestContext): Promise<SyncGroupResponse>;
   heartbeat(req: HeartbeatRequest): Promise<HeartbeatResponse>;
   leaveGroup(req: LeaveGroupRequest): Promise<LeaveGroupResponse>;
-  offsetCommit(req: OffsetCommitRequest, ctx?: RequestContext): Promise<OffsetCommitResponse>;
+  offsetCommit(req: OffsetCommitRequest, ctx?: RequestContext, txn?: TxnProducer): Promise<OffsetCommitResponse>;
+  /**
+   * A transaction marker reached `__consumer_offsets`-`partition` (written
+   * there by the transaction coordinator): the offsets `producerId` committed
+   * in that transaction become the groups' offsets (commit) or are dropped
+   * (abort).
+   */
+  completeTxn(partition: number, producerId: number, committed: boolean): void;
   offsetFetch(req: OffsetFetchRequest): Promise<OffsetFetchResponse>;
   listGroups(req: ListGroupsRequest): Promise<ListGroupsResponse>;
   describeGroups(req: DescribeGroupsRequest): Promise<DescribeGroupsResponse>;
@@ -122,6 +129,18 @@ export interface GroupCoordinator {
   /** Number of groups held (for metrics). */
   readonly groupCount: number;
   close(): void;
+}
+
+/** The producer of a TxnOffsetCommit (its transaction's id and epoch). */
+export interface TxnProducer {
+  producerId: number;
+  producerEpoch: number;
+}
+
+interface PendingTxnOffset {
+  groupId: string;
+  key: string;
+  value: CommittedOffset;
 }
 
 export function createGroupCoordinator(
@@ -147,6 +166,8 @@ class Coordinator implements GroupCoordinator {
   /** Per-connection token buckets for creating groups (idle full buckets are dropped by the empty-group sweep). */
   private readonly createBuckets = new Map<number, { tokens: number; at: number }>();
   private readonly commitQueues = new Map<number, CommitQueue>();
+  /** Offsets committed inside open transactions (TxnOffsetCommit), per offsets partition and producer id: visible once their transaction commits. */
+  private readonly pendingTxn = new Map<number, Map<number, PendingTxnOffset[]>>();
   private closed = false;
 
   constructor(
@@ -215,6 +236,7 @@ class Coordinator implements GroupCoordinator {
       if (stale()) return;
       const offsets = new Map<string, Map<string, CommittedOffset>>();
       const metadata = new Map<string, GroupValue>();
+      const txnPending = new Map<number, Array<{ keyBuf: Buffer; value: Buffer | null; logOffset: number }>>();
       let position = this.log.startOffset(partition);
       const end = this.log.endOffset(partition);
       while (position < end) {
@@ -223,8 +245,26 @@ class Coordinator implements GroupCoordinator {
         if (records.length === 0 || nextOffset <= position) break;
         for (const span of iterateBatches(records)) {
           const batch = decodeBatchSync(records, span.position);
+          const h = batch.header;
+          if (isControl(h)) {
+            // A transaction marker: the offsets its producer committed in the transaction are applied (commit) or dropped.
+            const record = batch.records[0];
+            if (!record || record.offset < position) continue;
+            const entries = txnPending.get(h.producerId) ?? [];
+            txnPending.delete(h.producerId);
+            if (record.key && record.key.length >= 4 && record.key.readInt16BE(2) === 1) {
+              for (const e of entries) this.applyRecord(e.keyBuf, e.value, e.logOffset, offsets, metadata);
+            }
+            continue;
+          }
           for (const record of batch.records) {
             if (record.offset < position || !record.key) continue;
+            if (isTransactional(h)) {
+              let list = txnPending.get(h.producerId);
+              if (!list) txnPending.set(h.producerId, (list = []));
+              list.push({ keyBuf: record.key, value: record.value, logOffset: record.offset });
+              continue;
+            }
             this.applyRecord(record.key, record.value, record.offset, offsets, metadata);
           }
         }
@@ -240,6 +280,19 @@ class Coordinator implements GroupCoordinator {
         for (const [k, v] of offsets.get(groupId) ?? []) group.offsets.set(k, v);
         this.groups.set(groupId, group);
       }
+      // Transactions still open in this partition: their offsets wait for their markers.
+      const open = new Map<number, PendingTxnOffset[]>();
+      for (const [producerId, entries] of txnPending) {
+        const list: PendingTxnOffset[] = [];
+        for (const e of entries) {
+          const key = decodeKey(e.keyBuf);
+          if (key?.type !== 'offset' || !e.value) continue;
+          list.push({ groupId: key.group, key: offsetKey(key.topic, key.partition), value: { ...decodeOffsetValue(e.value), logOffset: e.logOffset } });
+        }
+        if (list.length > 0) open.set(producerId, list);
+      }
+      if (open.size > 0) this.pendingTxn.set(partition, open);
+      else this.pendingTxn.delete(partition);
       this.partitions.set(partition, 'loaded');
       if (offsets.size + metadata.size > 0) {
         this.logger.info({ partition, groups: new Set([...offsets.keys(), ...metadata.keys()]).size }, 'group state loaded');
@@ -314,6 +367,7 @@ class Coordinator implements GroupCoordinator {
 
   unloadPartition(partition: number): void {
     this.partitions.delete(partition);
+    this.pendingTxn.delete(partition);
     this.nextLoadSeq(partition); // a load still running for it stops
     // Commits queued behind an append in flight are not appended by a coordinator that gave the partition up.
     const queue = this.commitQueues.get(partition);
@@ -832,7 +886,32 @@ class Coordinator implements GroupCoordinator {
 
   // ---------------------------------------------------------------- offsets
 
-  async offsetCommit(req: OffsetCommitRequest, ctx?: RequestContext): Promise<OffsetCommitResponse> {
+  completeTxn(partition: number, producerId: number, committed: boolean): void {
+    const byProducer = this.pendingTxn.get(partition);
+    const entries = byProducer?.get(producerId);
+    if (!byProducer || !entries) return;
+    byProducer.delete(producerId);
+    if (byProducer.size === 0) this.pendingTxn.delete(partition);
+    if (!committed || this.partitions.get(partition) !== 'loaded') return;
+    const now = this.clock();
+    for (const e of entries) {
+      let group = this.groups.get(e.groupId);
+      if (!group) {
+        group = new Group(e.groupId, partition, now);
+        this.groups.set(e.groupId, group);
+      }
+      const prev = group.offsets.get(e.key);
+      if (!prev || prev.logOffset < e.value.logOffset) group.offsets.set(e.key, e.value);
+    }
+  }
+
+  /**
+   * OffsetCommit, or with `txn` TxnOffsetCommit: the same checks; the offsets
+   * are appended as a transactional batch of the producer (acks=all) and
+   * held back until its transaction's marker reaches this partition
+   * (completeTxn).
+   */
+  async offsetCommit(req: OffsetCommitRequest, ctx?: RequestContext, txn?: TxnProducer): Promise<OffsetCommitResponse> {
     const groupId = req.groupId ?? '';
     const topicsIn = req.topics ?? [];
     const answer = (fn: (topic: string, partition: number) => { errorCode: number; errorMessage?: string }) => ({
@@ -912,6 +991,26 @@ class Coordinator implements GroupCoordinator {
         this.groups.set(groupId, group);
       }
       group.pendingWrites++;
+      if (txn) {
+        try {
+          const batch = encodeBatchSync(records, { now, producerId: txn.producerId, producerEpoch: txn.producerEpoch, baseSequence: -1, transactional: true });
+          const { baseOffset } = await this.log.append(group.partition, batch, { coordinator: true });
+          let byProducer = this.pendingTxn.get(group.partition);
+          if (!byProducer) this.pendingTxn.set(group.partition, (byProducer = new Map()));
+          let list = byProducer.get(txn.producerId);
+          if (!list) byProducer.set(txn.producerId, (list = []));
+          accepted.forEach((a, i) => {
+            list.push({ groupId, key: a.key, value: { ...a.value, logOffset: baseOffset + i } });
+            results.set(a.key, { errorCode: NONE });
+          });
+        } catch (e) {
+          const code = codeOf(e);
+          for (const a of accepted) results.set(a.key, err(code, `transactional commit was not stored: ${(e as Error).message}`));
+        } finally {
+          group.pendingWrites--;
+        }
+        return answer((topic, partition) => results.get(offsetKey(topic, partition)) ?? { errorCode: NONE });
+      }
       try {
         const baseOffset = await this.appendCommit(group.partition, records);
         accepted.forEach((a, i) => {

@@ -15,7 +15,7 @@ export interface OffsetsLog {
    * produce with acks=all (on one broker: appended and flushed per the
    * topic's flush policy).
    */
-  append(partition: number, batch: Buffer): Promise<{ baseOffset: number }>;
+  append(partition: number, batch: Buffer, options?: { coordinator?: boolean }): Promise<{ baseOffset: number }>;
   /** Whole batches from `fromOffset`; an empty buffer at the end of the log. */
   read(partition: number, fromOffset: number, maxBytes: number): Promise<{ records: Buffer; nextOffset: number }>;
   startOffset(partition: number): number;

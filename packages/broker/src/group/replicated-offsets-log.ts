@@ -19,7 +19,7 @@ export interface OffsetsPartitionLeader {
   readonly highWatermark: number;
   readonly logEndOffset: number;
   readonly closed: boolean;
-  append(records: Buffer, options: { acks: -1; timeoutMs: number }): Promise<{ baseOffset: number }>;
+  append(records: Buffer, options: { acks: -1; timeoutMs: number; coordinator?: boolean }): Promise<{ baseOffset: number }>;
   /** Called when the HW or log end moves or leadership ends (returns the unsubscribe function). */
   watch(listener: () => void): () => void;
 }
@@ -41,6 +41,8 @@ export interface ReplicatedOffsetsLogOptions {
   partitionCount: number;
   /** How long an append waits for the in-sync replicas (Kafka's offsets.commit.timeout.ms). */
   commitTimeoutMs: number;
+  /** The internal topic (default `__consumer_offsets`; the transaction coordinator's is `__transaction_state`). */
+  topic?: string;
 }
 
 /** Append errors of a replicated partition → what the group coordinator answers (all retriable). */
@@ -56,41 +58,42 @@ const APPEND_ERRORS: Readonly<Partial<Record<ErrorCode, ErrorCode>>> = {
 };
 
 /** The error a group request gets when its write to `__consumer_offsets`-p failed. */
-export function groupErrorOf(err: unknown, partition: number): MqError {
+export function groupErrorOf(err: unknown, partition: number, topic = OFFSETS_TOPIC): MqError {
   const code = isMqError(err) ? (err as MqError).code : 'UNKNOWN';
   const mapped = APPEND_ERRORS[code] ?? (code === 'UNKNOWN' ? 'COORDINATOR_NOT_AVAILABLE' : code);
-  const message = `writing to ${OFFSETS_TOPIC}-${partition} failed (${code}): ${(err as Error)?.message ?? String(err)}`;
+  const message = `writing to ${topic}-${partition} failed (${code}): ${(err as Error)?.message ?? String(err)}`;
   return new MqError(mapped, message, { cause: err });
 }
 
 export function replicatedOffsetsLog(replicas: OffsetsReplicas, options: ReplicatedOffsetsLogOptions): OffsetsLog {
   const { partitionCount, commitTimeoutMs } = options;
+  const topic = options.topic ?? OFFSETS_TOPIC;
   const check = (partition: number) => {
     if (!Number.isInteger(partition) || partition < 0 || partition >= partitionCount) {
-      throw new MqError('UNKNOWN_TOPIC_OR_PARTITION', `${OFFSETS_TOPIC} has no partition ${partition} (it has ${partitionCount})`);
+      throw new MqError('UNKNOWN_TOPIC_OR_PARTITION', `${topic} has no partition ${partition} (it has ${partitionCount})`);
     }
   };
   const leader = (partition: number): OffsetsPartitionLeader => {
     check(partition);
     const l = replicas.leaderOf(partition);
-    if (!l || l.closed) throw new MqError('NOT_COORDINATOR', `this broker no longer leads ${OFFSETS_TOPIC}-${partition}`);
+    if (!l || l.closed) throw new MqError('NOT_COORDINATOR', `this broker no longer leads ${topic}-${partition}`);
     return l;
   };
   const local = (partition: number): OffsetsReplicaLog => {
     check(partition);
     const log = replicas.localLog(partition);
-    if (!log) throw new MqError('NOT_COORDINATOR', `this broker holds no replica of ${OFFSETS_TOPIC}-${partition}`);
+    if (!log) throw new MqError('NOT_COORDINATOR', `this broker holds no replica of ${topic}-${partition}`);
     return log;
   };
   return {
     partitionCount,
-    async append(partition, batch) {
+    async append(partition, batch, appendOptions) {
       const l = leader(partition);
       try {
-        const r = await l.append(batch, { acks: -1, timeoutMs: commitTimeoutMs });
+        const r = await l.append(batch, { acks: -1, timeoutMs: commitTimeoutMs, ...(appendOptions?.coordinator ? { coordinator: true } : {}) });
         return { baseOffset: r.baseOffset };
       } catch (err) {
-        throw groupErrorOf(err, partition);
+        throw groupErrorOf(err, partition, topic);
       }
     },
     async read(partition, fromOffset, maxBytes) {
@@ -106,11 +109,11 @@ export function replicatedOffsetsLog(replicas: OffsetsReplicas, options: Replica
       const l = leader(partition);
       const target = l.logEndOffset;
       while (l.highWatermark < target) {
-        if (l.closed) throw new MqError('NOT_COORDINATOR', `this broker stopped leading ${OFFSETS_TOPIC}-${partition} while loading it`);
+        if (l.closed) throw new MqError('NOT_COORDINATOR', `this broker stopped leading ${topic}-${partition} while loading it`);
         await changeOf(l);
       }
       if (l.closed || replicas.leaderOf(partition) !== l) {
-        throw new MqError('NOT_COORDINATOR', `this broker stopped leading ${OFFSETS_TOPIC}-${partition} while loading it`);
+        throw new MqError('NOT_COORDINATOR', `this broker stopped leading ${topic}-${partition} while loading it`);
       }
     },
   };

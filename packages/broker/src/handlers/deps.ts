@@ -21,6 +21,8 @@ export interface HandlerDeps {
   config: BrokerConfig;
   /** The long-poll timers of fetches. */
   timers: Timers;
+  /** Called once a transaction marker is written to a partition led here (the group coordinator applies transactional offset commits). */
+  onTxnMarker?: (topic: string, partition: number, producerId: number, committed: boolean) => void;
 }
 
 /** Why this broker does not lead `topic`-`partition`: an offline replica here, no such topic or partition, no leader, or another leader (NOT_LEADER naming it). */

@@ -41,6 +41,8 @@ export function fetch(d: HandlerDeps): Handler<'fetch'> {
       maxWaitMs: Math.min(req.maxWaitMs ?? 0, cfg.int('fetch.max.wait.ms')),
       minBytes: req.minBytes ?? 0,
       maxBytes: fetchResponseMaxBytes(req.maxBytes, cfg, b.maxFrameBytes),
+      // Consumers only: read_committed (1) reads up to the last stable offset and is told the aborted transactions.
+      isolationLevel: replicaId > 0 ? 0 : req.isolationLevel === 1 ? 1 : 0,
       partitions: (req.topics ?? []).flatMap((t) =>
         (t.partitions ?? []).map((p) => ({
           topic: t.name ?? '',
@@ -82,7 +84,8 @@ export function fetch(d: HandlerDeps): Handler<'fetch'> {
         errorCode: errorNumber(code),
         errorMessage: message,
         highWatermark: p.highWatermark,
-        lastStableOffset: p.highWatermark,
+        lastStableOffset: p.lastStableOffset ?? p.highWatermark,
+        abortedTransactions: p.abortedTransactions ?? [],
         logStartOffset: p.logStartOffset,
         logEndOffset: p.logEndOffset,
         records: p.records,

@@ -19,6 +19,7 @@ import { listOffsets } from './list-offsets.js';
 import { metadata } from './metadata.js';
 import { offsetForLeaderEpoch } from './offset-for-leader-epoch.js';
 import { produce } from './produce.js';
+import { writeTxnMarkers } from './write-txn-markers.js';
 import type { HandlerMap } from './types.js';
 
 /** The handlers that need nothing but the broker context; the groups add theirs (group/broker-groups.ts). */
@@ -50,6 +51,7 @@ export function partitionHandlers(d: HandlerDeps): HandlerMap {
     incrementalAlterConfigs: incrementalAlterConfigs(d),
     deleteRecords: deleteRecords(d),
     controllerForward: controllerForward(d),
+    writeTxnMarkers: writeTxnMarkers(d),
   };
 }
 

@@ -1,5 +1,6 @@
 /**
- * ListOffsets: earliest (-2), latest (-1, the high watermark), log end (-3)
+ * ListOffsets: earliest (-2), latest (-1, the high watermark; the last stable
+ * offset for isolation level 1, read_committed), log end (-3)
  * or the first offset at or after a timestamp. Every answer also carries the
  * partition's log start offset and high watermark, so one request gives the
  * watermarks {low, high}.
@@ -56,7 +57,9 @@ export function listOffsets(d: HandlerDeps): Handler<'listOffsets'> {
           if (asked >= 0 && asked < leader.leaderEpoch) throw new MqError('FENCED_LEADER_EPOCH', `leader epoch ${asked} is older than ${leader.leaderEpoch} for ${name}-${index}`);
           if (asked > leader.leaderEpoch) throw new MqError('UNKNOWN_LEADER_EPOCH', `leader epoch ${asked} is newer than ${leader.leaderEpoch} for ${name}-${index}`);
           const hw = leader.highWatermark;
-          const found = await lookupOffset({ logStartOffset: leader.logStartOffset, highWatermark: hw, logEndOffset: leader.logEndOffset }, hosted.log, Number(lp.timestamp ?? LATEST_TIMESTAMP));
+          // read_committed (isolation level 1): "latest" and time lookups stop at the last stable offset, as in Kafka.
+          const bound = req.isolationLevel === 1 ? leader.lastStableOffset : hw;
+          const found = await lookupOffset({ logStartOffset: leader.logStartOffset, highWatermark: bound, logEndOffset: leader.logEndOffset }, hosted.log, Number(lp.timestamp ?? LATEST_TIMESTAMP));
           partitions.push({ partition: index, errorCode: 0, timestamp: found.timestamp, offset: found.offset, leaderEpoch: leader.leaderEpoch, logStartOffset: leader.logStartOffset, highWatermark: hw });
         } catch (err) {
           logRefusal(ctx, 'list offsets', name, index, err);

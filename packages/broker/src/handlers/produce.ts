@@ -70,7 +70,6 @@ export function produceHandler(
     const start = (name: string, index: number, records: Uint8Array | null | undefined): Promise<PartitionAppended> => {
       try {
         if (acksError) throw acksError;
-        if (req.transactionalId) throw new MqError('INVALID_REQUEST', 'transactions are not supported by this broker');
         refuseInternal(name, 'produce to');
         return append(name, index, asBuffer(records), acks!, request, ctx);
       } catch (err) {

@@ -23,6 +23,7 @@ interface ConsumeArgs extends ClientArgs, FormatArgs {
   'format-string'?: string;
   'value-encoding': 'utf8' | 'base64';
   group?: string;
+  'isolation-level': 'read_uncommitted' | 'read_committed';
 }
 
 /** Where reading starts in each partition. */
@@ -210,6 +211,12 @@ export function consumeCommand(ctx: CliContext): CommandModule {
       withFormat(withClientOptions(y, ctx.env))
         .positional('topic', { type: 'string', array: true, demandOption: true, describe: 'topic names (regular expressions with --regex)' })
         .option('regex', { type: 'boolean', default: false, describe: 'the topic arguments are regular expressions matched against whole topic names (internal topics left out)' })
+        .option('isolation-level', {
+          type: 'string',
+          choices: ['read_uncommitted', 'read_committed'],
+          default: 'read_uncommitted',
+          describe: 'read_committed: only committed transactions (up to the last stable offset; aborted records dropped)',
+        })
         .option('from-beginning', { type: 'boolean', describe: 'start at the earliest record (default: only new records)' })
         .option('partition', { alias: 'p', ...intOption('--partition', 0, 'read only this partition') })
         .option('offset', {
@@ -254,7 +261,9 @@ export function consumeCommand(ctx: CliContext): CommandModule {
       const client = makeClient(args);
       const autoOffsetReset = start.kind === 'earliest' ? 'earliest' : 'latest';
       let group: GroupConsumer | undefined;
-      const consumer = args.group !== undefined ? (group = client.consumer({ groupId: args.group, autoOffsetReset })) : client.consumer({ autoOffsetReset });
+      const isolationLevel = args['isolation-level'];
+      const consumer =
+        args.group !== undefined ? (group = client.consumer({ groupId: args.group, autoOffsetReset, isolationLevel })) : client.consumer({ autoOffsetReset, isolationLevel });
       let seen = 0;
       try {
         await connectClient(client, args, ctx.signal);

@@ -6,6 +6,10 @@
  * each line is parsed completely before it is sent: a bad line is never sent. At the first bad line the
  * command stops reading, waits for the lines before it, and exits 2 saying exactly how many records
  * were produced (with `--format json` each of them is also printed with its partition and offset).
+ *
+ * With `--transactional-id` the lines are sent in transactions: all of stdin in one, or one per
+ * `--txn-records N` lines. A bad line (or a failed send) aborts the open transaction: read_committed
+ * consumers see only the transactions committed before it.
  */
 import { createInterface } from 'node:readline';
 import type { Argv, CommandModule } from 'yargs';
@@ -34,6 +38,8 @@ interface ProduceArgs extends ClientArgs, FormatArgs {
   'max-request-bytes'?: number;
   'buffer-memory'?: number;
   idempotent: boolean;
+  'transactional-id'?: string;
+  'txn-records'?: number;
 }
 
 type Header = { key: string; value: Buffer | string | null };
@@ -193,6 +199,8 @@ export function produceCommand(ctx: CliContext): CommandModule {
         .option('max-request-bytes', intOption('--max-request-bytes', 128, 'largest produce request (default 1 MiB, never above what the broker accepts)'))
         .option('buffer-memory', intOption('--buffer-memory', 128, 'memory for records not yet acknowledged (default 32 MiB)'))
         .option('idempotent', { type: 'boolean', default: false, describe: 'idempotent producer: retries never write a record twice (needs --acks all)' })
+        .option('transactional-id', { type: 'string', describe: 'send in transactions under this transactional id (fences an earlier producer with the same id)' })
+        .option('txn-records', intOption('--txn-records', 1, 'with --transactional-id: commit a transaction every N lines (default: all of stdin is one transaction)'))
         .conflicts('key', 'key-separator') as unknown as Argv<ProduceArgs>,
     handler: async (args) => {
       const sep = args['key-separator'];
@@ -202,6 +210,11 @@ export function produceCommand(ctx: CliContext): CommandModule {
       }
       const acks = parseAcks(args.acks, 'INVALID_ARGUMENT');
       if (args.idempotent && acks !== -1) throw new UsageError(`--idempotent needs --acks all, got --acks ${args.acks}`);
+      const transactionalId = args['transactional-id'];
+      const txnRecords = args['txn-records'];
+      if (transactionalId === '') throw new UsageError('--transactional-id must not be empty');
+      if (transactionalId !== undefined && acks !== -1) throw new UsageError(`--transactional-id needs --acks all, got --acks ${args.acks}`);
+      if (txnRecords !== undefined && transactionalId === undefined) throw new UsageError('--txn-records needs --transactional-id');
       const base: Omit<LineOptions, 'partitions'> = {
         input: args.input,
         encoding: args['value-encoding'],
@@ -219,7 +232,8 @@ export function produceCommand(ctx: CliContext): CommandModule {
         acks,
         compression: parseCompression(args.compression),
         lingerMs: args['linger-ms'],
-        idempotent: args.idempotent,
+        idempotent: args.idempotent || transactionalId !== undefined,
+        ...(transactionalId !== undefined ? { transactionalId } : {}),
         ...(maxRequestBytes !== undefined ? { maxRequestBytes } : {}),
         ...(bufferMemory !== undefined ? { bufferMemory } : {}),
         batchBytes: Math.min(DEFAULT_BATCH_BYTES, maxRequestBytes ?? DEFAULT_BATCH_BYTES, bufferMemory ?? DEFAULT_BATCH_BYTES),
@@ -231,9 +245,25 @@ export function produceCommand(ctx: CliContext): CommandModule {
       let chain: Promise<void> = Promise.resolve();
       let failure: unknown;
       let badLine: UsageError | undefined;
+      // Transactions: records of the open transaction are printed and counted once it commits.
+      let inTxn: RecordMetadata[] = [];
+      let open = false;
       const emit = (m: RecordMetadata): void | Promise<void> => {
+        if (transactionalId !== undefined) {
+          inTxn.push(m);
+          return;
+        }
         acked++;
         if (args.format === 'json') return writeLine(ctx.stdout, JSON.stringify(m));
+      };
+      const commit = async (): Promise<void> => {
+        await chain;
+        await producer.commitTransaction();
+        open = false;
+        const done = inTxn;
+        inTxn = [];
+        acked += done.length;
+        if (args.format === 'json') for (const m of done) await writeLine(ctx.stdout, JSON.stringify(m));
       };
       try {
         await connectClient(client, args, ctx.signal);
@@ -243,6 +273,7 @@ export function produceCommand(ctx: CliContext): CommandModule {
           throw new UsageError(`partition ${args.partition} of topic "${args.topic}" does not exist (it has ${meta.partitions.length})`);
         }
         const options: LineOptions = { ...base, partitions: meta.partitions.length };
+        if (transactionalId !== undefined) await producer.initTransactions({ signal: ctx.signal });
         const lines = createInterface({ input: ctx.stdin, crlfDelay: Infinity });
         let lineNo = 0;
         for await (const line of lines) {
@@ -257,24 +288,34 @@ export function produceCommand(ctx: CliContext): CommandModule {
             badLine = new UsageError(`line ${lineNo}: ${err.message}`);
             break;
           }
+          if (transactionalId !== undefined && !open) {
+            await producer.beginTransaction();
+            open = true;
+          }
           const sent = producer.send(args.topic, record);
           count++;
           chain = chain.then(() => sent).then(emit);
           chain.catch((err: unknown) => {
             failure ??= err;
           });
-          if (count - acked >= MAX_OUTSTANDING) await chain.catch(() => undefined);
+          if (count - acked - inTxn.length >= MAX_OUTSTANDING) await chain.catch(() => undefined);
+          if (open && txnRecords !== undefined && count % txnRecords === 0 && failure === undefined) await commit();
           if (ctx.signal.aborted) break;
         }
         lines.close();
         await chain;
+        if (open && !badLine && !ctx.signal.aborted) await commit();
         await producer.flush();
       } finally {
         await chain.catch(() => undefined);
+        if (open) await producer.abortTransaction().catch(() => undefined);
         await client.close({ timeoutMs: 2000 });
       }
       if (badLine) {
-        const written = acked === 0 ? 'nothing was produced' : `the ${acked} record${acked === 1 ? '' : 's'} before it ${acked === 1 ? 'was' : 'were'} produced to "${args.topic}", nothing after it`;
+        const written =
+          acked === 0
+            ? 'nothing was produced'
+            : `the ${acked} record${acked === 1 ? '' : 's'} before it ${acked === 1 ? 'was' : 'were'} produced to "${args.topic}", nothing after it${transactionalId !== undefined ? ' (the open transaction was aborted)' : ''}`;
         throw new UsageError(`${badLine.message} (${written})`);
       }
       if (args.format !== 'json') ctx.stderr.write(`produced ${acked} record${acked === 1 ? '' : 's'} to "${args.topic}"\n`);

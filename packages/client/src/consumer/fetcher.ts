@@ -72,6 +72,11 @@ export class Fetcher {
     private readonly options: ParsedConsumerOptions,
   ) {}
 
+  /** read_committed fetches: up to the last stable offset, aborted transactions dropped. */
+  private get readCommitted(): boolean {
+    return this.options.isolationLevel === 'read_committed';
+  }
+
   // ------------------------------------------------------------ assignment
 
   assign(partitions: readonly TopicPartitionOffset[]): void {
@@ -332,6 +337,7 @@ export class Fetcher {
           minBytes: this.options.minBytes,
           maxBytes: Math.min(this.options.fetchMaxBytes, room),
           topics: [...byTopic].map(([name, partitions]) => ({ name, partitions })),
+          isolationLevel: this.readCommitted ? 1 : 0,
         },
         { timeoutMs: this.cluster.options.requestTimeoutMs + this.options.maxWaitMs, signal: this.abort.signal },
       );
@@ -384,7 +390,8 @@ export class Fetcher {
         continue;
       }
       if (end <= offset) continue;
-      const f = new CompletedFetch(st.topic, st.partition, buf, epoch, offset, this.options.checkCrcs);
+      const aborted = this.readCommitted ? (p.abortedTransactions ?? []).map((a) => ({ producerId: Number(a.producerId ?? -1), firstOffset: Number(a.firstOffset ?? -1) })) : undefined;
+      const f = new CompletedFetch(st.topic, st.partition, buf, epoch, offset, this.options.checkCrcs, undefined, aborted);
       st.fetchOffset = end;
       st.buffered.push(f);
       this.completed.push(f);
@@ -507,7 +514,7 @@ export class Fetcher {
       const conn = await this.cluster.brokerConnection(leader, signal ?? this.abort.signal);
       resp = await conn.request(
         'listOffsets',
-        { replicaId: -1, topics: [...byTopic].map(([name, partitions]) => ({ name, partitions })) },
+        { replicaId: -1, topics: [...byTopic].map(([name, partitions]) => ({ name, partitions })), isolationLevel: this.readCommitted ? 1 : 0 },
         { signal: signal ?? this.abort.signal },
       );
     } catch (err) {

@@ -23,6 +23,22 @@ export interface ConsumerOptions {
   maxPollRecords?: number;
   /** Verify each batch's CRC-32C before decoding (default true). */
   checkCrcs?: boolean;
+  /**
+   * 'read_uncommitted' (default, as Kafka): every record up to the high
+   * watermark, aborted transactions' too. 'read_committed': only up to the
+   * last stable offset (nothing of a transaction still open), and the
+   * records of aborted transactions are dropped. Transaction markers are
+   * never returned.
+   */
+  isolationLevel?: IsolationLevel;
+}
+
+export type IsolationLevel = 'read_uncommitted' | 'read_committed';
+export const DEFAULT_ISOLATION_LEVEL: IsolationLevel = 'read_uncommitted';
+
+export function parseIsolationLevel(v: unknown): IsolationLevel {
+  if (v === 'read_uncommitted' || v === 'read_committed') return v;
+  throw invalidArgument(`isolationLevel must be read_uncommitted or read_committed, got ${String(v)}`);
 }
 
 export const DEFAULT_AUTO_OFFSET_RESET: AutoOffsetReset = 'latest';
@@ -43,6 +59,7 @@ export interface ParsedConsumerOptions {
   maxBufferedBytes: number;
   maxPollRecords: number;
   checkCrcs: boolean;
+  isolationLevel: IsolationLevel;
 }
 
 export function parseAutoOffsetReset(v: unknown): AutoOffsetReset {
@@ -61,6 +78,7 @@ export function parseConsumerOptions(options: ConsumerOptions = {}): ParsedConsu
     maxBufferedBytes: positiveInt('maxBufferedBytes', options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES, 1024),
     maxPollRecords: positiveInt('maxPollRecords', options.maxPollRecords ?? DEFAULT_MAX_POLL_RECORDS, 1),
     checkCrcs: options.checkCrcs ?? true,
+    isolationLevel: parseIsolationLevel(options.isolationLevel ?? DEFAULT_ISOLATION_LEVEL),
   };
   if (o.partitionMaxBytes > o.fetchMaxBytes) {
     throw invalidArgument(`partitionMaxBytes (${o.partitionMaxBytes}) must not exceed fetchMaxBytes (${o.fetchMaxBytes})`);

@@ -9,6 +9,9 @@ import {
   ATTR_COMPRESSION_MASK,
   ATTR_CONTROL,
   ATTR_LOG_APPEND_TIME,
+  ATTR_TRANSACTIONAL,
+  controlTypeOf,
+  type BatchHeader,
   COMPRESSION_CODECS,
   DEFAULT_MAX_DECOMPRESSED_BYTES,
   HEADER_SIZE,
@@ -234,8 +237,39 @@ export class CompletedFetch {
     private readonly checkCrcs: boolean,
     /** Largest records section a compressed batch may inflate to (RECORD_TOO_LARGE past it: the batch is skipped). */
     private readonly maxDecompressedBytes = DEFAULT_MAX_DECOMPRESSED_BYTES,
+    /**
+     * read_committed: the transactions the broker says were aborted within
+     * these records (producer id and first offset). Their records are dropped
+     * up to each one's abort marker. Undefined: read_uncommitted.
+     */
+    aborted?: ReadonlyArray<{ producerId: number; firstOffset: number }>,
   ) {
     this.nextOffset = fetchOffset;
+    if (aborted && aborted.length > 0) this.aborted = [...aborted].sort((a, b) => a.firstOffset - b.firstOffset);
+  }
+
+  /** read_committed: aborted transactions not yet reached (by first offset), and the producers whose records are being dropped. */
+  private aborted: Array<{ producerId: number; firstOffset: number }> | undefined;
+  private abortedNext = 0;
+  private readonly abortedProducers = new Set<number>();
+
+  /** Whether a batch belongs to an aborted transaction (and, for an abort marker, ends one): Kafka's consumer algorithm. */
+  private skipAborted(h: BatchHeader, start: number, last: number): boolean {
+    const aborted = this.aborted;
+    if (!aborted) return false;
+    while (this.abortedNext < aborted.length && aborted[this.abortedNext]!.firstOffset <= last) {
+      this.abortedProducers.add(aborted[this.abortedNext]!.producerId);
+      this.abortedNext++;
+    }
+    if ((h.attributes & ATTR_CONTROL) !== 0) {
+      try {
+        if (controlTypeOf(this.records, start) === 'abort') this.abortedProducers.delete(h.producerId);
+      } catch {
+        // Not a marker this reader understands: it is skipped like every control batch.
+      }
+      return true;
+    }
+    return (h.attributes & ATTR_TRANSACTIONAL) !== 0 && this.abortedProducers.has(h.producerId);
   }
 
   get bytes(): number {
@@ -312,6 +346,7 @@ export class CompletedFetch {
       const last = h.baseOffset + h.lastOffsetDelta;
       if (last < this.fetchOffset) continue;
       this.nextOffset = last + 1;
+      if (this.skipAborted(h, start, last)) continue;
       if ((h.attributes & ATTR_CONTROL) !== 0 || h.recordCount === 0) continue;
       const codec = COMPRESSION_CODECS[h.attributes & ATTR_COMPRESSION_MASK] ?? 'none';
       let section = buf.subarray(start + HEADER_SIZE, start + size);

@@ -29,6 +29,9 @@ export interface CommittedOffset {
   leaderEpoch: number;
 }
 
+/** The APIs a transaction coordinator serves (each answers one top-level error code). */
+export type TxnCoordinatorApi = 'initProducerId' | 'addPartitionsToTxn' | 'addOffsetsToTxn' | 'endTxn';
+
 const COORDINATOR_GONE: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['NOT_COORDINATOR', 'COORDINATOR_NOT_AVAILABLE']);
 
 function codeOf(r: { errorCode?: number | null }): ErrorCode {
@@ -45,8 +48,10 @@ export class CoordinatorClient implements GroupRpc {
     private readonly cluster: Cluster,
     readonly groupId: string,
     private readonly joinTimeoutMs: number = cluster.options.requestTimeoutMs,
+    /** FindCoordinator's key type: 0 a group's coordinator (groupId is the group), 1 a transaction coordinator (groupId is the transactional id). */
+    private readonly keyType: 0 | 1 = 0,
   ) {
-    if (typeof groupId !== 'string' || groupId === '') throw new MqError('INVALID_ARGUMENT', 'groupId must be a non-empty string');
+    if (typeof groupId !== 'string' || groupId === '') throw new MqError('INVALID_ARGUMENT', `${keyType === 1 ? 'transactionalId' : 'groupId'} must be a non-empty string`);
     this.retrier = new Retrier({ retries: 8, initialDelayMs: 100, maxDelayMs: 2000 });
   }
 
@@ -85,13 +90,14 @@ export class CoordinatorClient implements GroupRpc {
           first = false;
           return t;
         };
-        const r = await this.cluster.send(target, 'findCoordinator', { key: this.groupId, keyType: 0 }, { signal });
+        const r = await this.cluster.send(target, 'findCoordinator', { key: this.groupId, keyType: this.keyType }, { signal });
         const code = codeOf(r);
         if (code === 'NONE') {
           this.coordinatorId = r.nodeId ?? 0;
           return this.coordinatorId;
         }
-        const err = new MqError(code, `finding the coordinator of group "${this.groupId}": ${r.errorMessage || code}`);
+        const what = this.keyType === 1 ? `transactional id "${this.groupId}"` : `group "${this.groupId}"`;
+        const err = new MqError(code, `finding the coordinator of ${what}: ${r.errorMessage || code}`);
         if (!err.retriable && !COORDINATOR_GONE.has(code)) bail(err);
         throw new MqError(code, err.message, { retriable: true });
       },
@@ -99,7 +105,19 @@ export class CoordinatorClient implements GroupRpc {
     );
   }
 
-  private async call<B extends 'joinGroup' | 'syncGroup' | 'heartbeat' | 'leaveGroup' | 'offsetCommit' | 'offsetFetch' | 'describeGroups' | 'deleteGroups'>(
+  private async call<
+    B extends
+      | 'joinGroup'
+      | 'syncGroup'
+      | 'heartbeat'
+      | 'leaveGroup'
+      | 'offsetCommit'
+      | 'offsetFetch'
+      | 'describeGroups'
+      | 'deleteGroups'
+      | TxnCoordinatorApi
+      | 'txnOffsetCommit',
+  >(
     body: B,
     payload: NonNullable<mq.RequestFrame[B]>,
     signal?: AbortSignal,
@@ -157,6 +175,48 @@ export class CoordinatorClient implements GroupRpc {
 
   syncGroup(req: mq.SyncGroupRequest.$Properties, signal?: AbortSignal): Promise<mq.SyncGroupResponse.$Properties> {
     return this.call('syncGroup', req, signal, this.joinTimeoutMs + this.cluster.options.requestTimeoutMs);
+  }
+
+  /**
+   * A transaction coordinator request (InitProducerId, AddPartitionsToTxn,
+   * AddOffsetsToTxn, EndTxn), retried with the client's policy while the
+   * coordinator moved or loads and while the previous transaction completes
+   * (CONCURRENT_TRANSACTIONS); any other error is thrown with its code.
+   */
+  async txnRequest<B extends TxnCoordinatorApi>(body: B, payload: NonNullable<mq.RequestFrame[B]>, signal?: AbortSignal): Promise<ResponseOf<B>> {
+    return this.retrier.run(
+      async ({ bail }) => {
+        const r = (await this.call(body, payload, signal)) as ResponseOf<B>;
+        const code = codeOf(r as { errorCode?: number | null });
+        if (code === 'NONE') return r;
+        if (COORDINATOR_GONE.has(code)) this.coordinatorLost();
+        const err = new MqError(code, `${body} for transactional id "${this.groupId}": ${(r as { errorMessage?: string | null }).errorMessage || code}`);
+        if (COORDINATOR_GONE.has(code) || code === 'COORDINATOR_LOAD_IN_PROGRESS' || code === 'CONCURRENT_TRANSACTIONS') throw new MqError(code, err.message, { retriable: true });
+        bail(err);
+        throw err;
+      },
+      { signal },
+    );
+  }
+
+  /** TxnOffsetCommit: offsets committed inside a transaction (visible once it commits); rejects with the first partition's error. */
+  async txnOffsetCommit(payload: mq.TxnOffsetCommitRequest.$Properties, signal?: AbortSignal): Promise<void> {
+    await this.retrier.run(
+      async ({ bail }) => {
+        const r = await this.call('txnOffsetCommit', payload, signal);
+        for (const t of r.topics ?? []) {
+          for (const p of t.partitions ?? []) {
+            const code = codeOf(p);
+            if (code === 'NONE') continue;
+            if (COORDINATOR_GONE.has(code)) this.coordinatorLost();
+            const err = new MqError(code, `transactional commit of ${t.name}-${p.partition} for group "${this.groupId}" failed: ${p.errorMessage || code}`);
+            if (!err.retriable && !COORDINATOR_GONE.has(code) && code !== 'COORDINATOR_LOAD_IN_PROGRESS') bail(err);
+            throw new MqError(code, err.message, { retriable: true });
+          }
+        }
+      },
+      { signal },
+    );
   }
 
   heartbeat(req: mq.HeartbeatRequest.$Properties, signal?: AbortSignal): Promise<mq.HeartbeatResponse.$Properties> {

@@ -10,6 +10,7 @@ import {
   HEADER_SIZE,
   LOG_OVERHEAD,
   OFF_ATTRIBUTES,
+  ATTR_TRANSACTIONAL,
   OFF_BASE_SEQUENCE,
   OFF_BASE_TIMESTAMP,
   OFF_BATCH_LENGTH,
@@ -176,6 +177,8 @@ export class BatchBuilder {
   producerId = -1;
   producerEpoch = -1;
   baseSequence = -1;
+  /** Part of a transaction (the transactional attribute bit). */
+  transactional = false;
 
   constructor(
     /** Pooled memory the records are written into; released when the batch completes. */
@@ -256,7 +259,7 @@ export class BatchBuilder {
     out.writeInt32BE(size - LOG_OVERHEAD, OFF_BATCH_LENGTH);
     out.writeInt32BE(-1, OFF_LEADER_EPOCH);
     out.writeInt8(2, OFF_MAGIC);
-    out.writeInt16BE(codecId & 0x07, OFF_ATTRIBUTES);
+    out.writeInt16BE((codecId & 0x07) | (this.transactional ? ATTR_TRANSACTIONAL : 0), OFF_ATTRIBUTES);
     out.writeInt32BE(this.count - 1, OFF_LAST_OFFSET_DELTA);
     writeInt64(out, OFF_BASE_TIMESTAMP, this.baseTimestamp);
     writeInt64(out, OFF_MAX_TIMESTAMP, this.maxTimestamp);

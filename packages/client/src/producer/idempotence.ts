@@ -10,6 +10,7 @@
 import { MqError, errorCodeFromNumber } from '@mq/protocol/errors';
 import type { Cluster } from '../cluster.js';
 import type { BatchBuilder } from './batch-builder.js';
+import type { TransactionManager } from './transactions.js';
 
 /** Batches in flight per partition (Kafka: max.in.flight.requests.per.connection <= 5); the broker remembers the last 5. */
 export const MAX_IDEMPOTENT_BATCHES_IN_FLIGHT = 5;
@@ -25,11 +26,22 @@ export class Idempotence {
   private initializing: Promise<ProducerIdentity> | undefined;
   private readonly sequences = new Map<string, number>();
 
-  constructor(private readonly cluster: Cluster) {}
+  constructor(
+    private readonly cluster: Cluster,
+    /** A transactional producer: the identity comes from InitProducerId with its transactional id (initTransactions). */
+    readonly txn?: TransactionManager,
+  ) {}
+
+  /** New producer id or epoch (a transactional producer's InitProducerId): sequences restart at 0. */
+  setIdentity(identity: ProducerIdentity): void {
+    this.identity = identity;
+    this.sequences.clear();
+  }
 
   /** The producer id and epoch, asking the cluster for them the first time. */
   ensure(): Promise<ProducerIdentity> | ProducerIdentity {
     if (this.identity) return this.identity;
+    if (this.txn) throw new MqError('INVALID_TXN_STATE', `transactional producer "${this.txn.transactionalId}" has no producer id yet: call initTransactions() first`);
     this.initializing ??= this.init().finally(() => {
       this.initializing = undefined;
     });
@@ -55,6 +67,7 @@ export class Idempotence {
     b.producerId = identity.producerId;
     b.producerEpoch = identity.epoch;
     b.baseSequence = seq;
+    b.transactional = this.txn !== undefined;
     // int32 sequences wrap from 2^31-1 to 0, as the broker expects.
     this.sequences.set(key, (seq + b.count) % (INT32_MAX + 1));
   }
@@ -64,7 +77,12 @@ export class Idempotence {
    * it, so the partition's sequence cannot go on. Later batches get a new
    * producer id (sequences from 0), as Kafka's idempotent producer does.
    */
-  reset(b: BatchBuilder): void {
+  reset(b: BatchBuilder, err?: unknown): void {
+    if (this.txn) {
+      // A transactional producer keeps its id: the transaction can only abort, which starts a new epoch.
+      this.txn.batchFailed(err);
+      return;
+    }
     if (!this.identity || b.producerId !== this.identity.producerId) return;
     this.identity = undefined;
     this.sequences.clear();

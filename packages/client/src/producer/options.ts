@@ -51,6 +51,16 @@ export interface ProducerOptions {
   idempotent?: boolean;
   /** Called for each record of `write()` that fails (they also make the next flush() reject). */
   onWriteError?: (err: unknown) => void;
+  /**
+   * Transactional producer (Kafka's transactional.id): records are sent in
+   * transactions (beginTransaction / commitTransaction / abortTransaction, or
+   * the `transaction()` helper) that commit or abort atomically across
+   * partitions, with consumer offsets too. Implies idempotent and acks 'all'.
+   * A new instance with the same id fences the previous one.
+   */
+  transactionalId?: string;
+  /** How long a transaction may stay open before the coordinator aborts it (default 60 s; at most the broker's transaction.max.timeout.ms). */
+  transactionTimeoutMs?: number;
 }
 
 export const DEFAULT_ACKS = -1;
@@ -65,6 +75,7 @@ export const DEFAULT_ACK_TIMEOUT_MS = 30_000;
 export const DEFAULT_LEADER_CHECK_MS = 200;
 export const DEFAULT_DELIVERY_TIMEOUT_MS = 120_000;
 export const DEFAULT_IDEMPOTENT = false;
+export const DEFAULT_TRANSACTION_TIMEOUT_MS = 60_000;
 
 export interface ParsedProducerOptions {
   acks: Acks;
@@ -82,6 +93,8 @@ export interface ParsedProducerOptions {
   compression: CompressionCodec;
   partitioner: Partitioner;
   idempotent: boolean;
+  transactionalId: string | undefined;
+  transactionTimeoutMs: number;
 }
 
 export function parseCompression(c: unknown): CompressionCodec {
@@ -105,8 +118,14 @@ export function parseProducerOptions(options: ProducerOptions = {}): ParsedProdu
     retries: positiveInt('retries', options.retries ?? Number.MAX_SAFE_INTEGER, 0),
     compression: parseCompression(options.compression ?? 'none'),
     partitioner: options.partitioner ?? defaultPartitioner,
-    idempotent: options.idempotent ?? DEFAULT_IDEMPOTENT,
+    idempotent: options.idempotent ?? (options.transactionalId !== undefined ? true : DEFAULT_IDEMPOTENT),
+    transactionalId: options.transactionalId,
+    transactionTimeoutMs: positiveInt('transactionTimeoutMs', options.transactionTimeoutMs ?? DEFAULT_TRANSACTION_TIMEOUT_MS, 1),
   };
+  if (o.transactionalId !== undefined) {
+    if (typeof o.transactionalId !== 'string' || o.transactionalId === '') throw invalidArgument(`transactionalId must be a non-empty string, got ${String(o.transactionalId)}`);
+    if (!o.idempotent) throw new MqError('INVALID_CONFIG', 'a transactional producer is idempotent: do not set idempotent: false with a transactionalId');
+  }
   // A codec this platform lacks (any codec in a browser) fails here, not at the first send.
   checkCodecAvailable(o.compression);
   if (typeof o.idempotent !== 'boolean') throw invalidArgument(`idempotent must be true or false, got ${String(o.idempotent)}`);

@@ -10,6 +10,7 @@ import type { ProducerRecord } from './batch-builder.js';
 import { parseProducerOptions, type ParsedProducerOptions, type ProducerOptions } from './options.js';
 import { ErrorSink, GroupSink, sinkFail, type RecordMetadata, type ResolveSink } from './record-sink.js';
 import { Idempotence } from './idempotence.js';
+import { TransactionManager, type ConsumerGroupMetadata, type TransactionOffset, type TransactionState } from './transactions.js';
 import { Sender } from './sender.js';
 
 export interface FlushOptions {
@@ -32,6 +33,7 @@ export class Producer {
   private readonly sender: Sender;
   private closing: Promise<void> | undefined;
   private readonly writeErrors: ErrorSink;
+  private readonly txn: TransactionManager | undefined;
 
   constructor(
     cluster: Cluster,
@@ -42,7 +44,94 @@ export class Producer {
     this.writeErrors = new ErrorSink(options.onWriteError);
     const retrier = new Retrier({ ...cluster.options.retry, retries: this.options.retries });
     this.acc = new Accumulator(this.options, cluster, { wake: () => this.sender.wake() });
-    this.sender = new Sender(this.options, cluster, this.acc, retrier, this.options.idempotent ? new Idempotence(cluster) : undefined);
+    let idempotence: Idempotence | undefined;
+    if (this.options.transactionalId !== undefined) {
+      this.txn = new TransactionManager(cluster, this.options.transactionalId, this.options.transactionTimeoutMs, (identity) => idempotence!.setIdentity(identity));
+      idempotence = new Idempotence(cluster, this.txn);
+    } else if (this.options.idempotent) {
+      idempotence = new Idempotence(cluster);
+    }
+    this.sender = new Sender(this.options, cluster, this.acc, retrier, idempotence);
+  }
+
+  // ------------------------------------------------------------ transactions
+
+  /** The transactional producer's state (undefined for a producer without a transactionalId). */
+  get transactionState(): TransactionState | undefined {
+    return this.txn?.state;
+  }
+
+  /**
+   * Registers the transactional id with its coordinator: gets the producer id
+   * and a new epoch, which fences any earlier instance with the same id (its
+   * open transaction is aborted). Called by the first beginTransaction() when
+   * not called before.
+   */
+  async initTransactions(options: { signal?: AbortSignal } = {}): Promise<void> {
+    await this.requireTxn('initTransactions()').init(options.signal);
+  }
+
+  /** Opens a transaction: sends until commitTransaction() or abortTransaction() belong to it. */
+  async beginTransaction(): Promise<void> {
+    const txn = this.requireTxn('beginTransaction()');
+    if (txn.state === 'uninitialized') await txn.init();
+    txn.begin();
+  }
+
+  /**
+   * Commits the consumed offsets of `group` within the open transaction: the
+   * group sees them only if the transaction commits (read-process-write).
+   * `offsets` are the next offsets to consume.
+   */
+  async sendOffsetsToTransaction(offsets: readonly TransactionOffset[], group: ConsumerGroupMetadata, options: { signal?: AbortSignal } = {}): Promise<void> {
+    await this.requireTxn('sendOffsetsToTransaction()').sendOffsets(offsets, group, options.signal);
+  }
+
+  /**
+   * Flushes the transaction's records, then commits it: every record and
+   * offset of it becomes visible to read_committed consumers at once. A failed
+   * send makes it uncommittable (INVALID_TXN_STATE): abortTransaction() then.
+   */
+  async commitTransaction(options: FlushOptions = {}): Promise<void> {
+    const txn = this.requireTxn('commitTransaction()');
+    txn.checkCommit();
+    await this.flush(options).catch(() => undefined);
+    txn.checkCommit();
+    await txn.end(true, options.signal);
+  }
+
+  /** Waits for the transaction's sends to finish, then aborts it: none of its records or offsets is ever visible to read_committed consumers. */
+  async abortTransaction(options: FlushOptions = {}): Promise<void> {
+    const txn = this.requireTxn('abortTransaction()');
+    txn.checkAbort();
+    await this.flush(options).catch(() => undefined);
+    await txn.end(false, options.signal);
+  }
+
+  /** Runs `fn` in a transaction: commits when it resolves, aborts (and rethrows) when it throws. */
+  async transaction<T>(fn: (producer: Producer) => Promise<T>): Promise<T> {
+    await this.beginTransaction();
+    let result: T;
+    try {
+      result = await fn(this);
+    } catch (err) {
+      const state = this.txn!.state;
+      if (state === 'in-transaction' || state === 'abortable') await this.abortTransaction().catch(() => undefined);
+      throw err;
+    }
+    try {
+      await this.commitTransaction();
+    } catch (err) {
+      const state = this.txn!.state;
+      if (state === 'in-transaction' || state === 'abortable') await this.abortTransaction().catch(() => undefined);
+      throw err;
+    }
+    return result;
+  }
+
+  private requireTxn(what: string): TransactionManager {
+    if (!this.txn) throw new MqError('INVALID_TXN_STATE', `${what} needs a transactional producer: create it with producer({ transactionalId })`);
+    return this.txn;
   }
 
   /**
@@ -56,6 +145,7 @@ export class Producer {
     const sink = capturedResolve!;
     capturedResolve = undefined;
     try {
+      this.txn?.checkSend();
       this.acc.append(topic, record, sink, 0);
     } catch (err) {
       sinkFail(sink, 0, err); // as a throw inside a promise executor did: the promise rejects
@@ -68,6 +158,12 @@ export class Producer {
     return new Promise<RecordMetadata[]>((resolve, reject) => {
       if (!Array.isArray(records)) {
         reject(new MqError('INVALID_ARGUMENT', 'sendBatch takes an array of records'));
+        return;
+      }
+      try {
+        this.txn?.checkSend();
+      } catch (err) {
+        reject(err);
         return;
       }
       const sink = new GroupSink(records.length, resolve, reject);
@@ -83,6 +179,7 @@ export class Producer {
    * makes the next `flush()` or `close()` reject.
    */
   write(topic: string, record: ProducerRecord): boolean {
+    this.txn?.checkSend();
     this.acc.append(topic, record, this.writeErrors, 0);
     return this.acc.writable;
   }

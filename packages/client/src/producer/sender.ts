@@ -161,6 +161,8 @@ export class Sender {
       if (idem) {
         const pending = idem.ensure();
         identity = pending instanceof Promise ? await pending : pending;
+        // A transaction's partitions join it before their first batch is written.
+        if (idem.txn) await idem.txn.addPartitions(entries.map(({ q }) => ({ topic: q.topic, partition: q.partition })));
       }
       for (const { q, batches } of entries) {
         const parts: Buffer[] = [];
@@ -374,9 +376,11 @@ export class Sender {
       this.armTimer(q.retryAt, now);
       return;
     }
+    // A transaction with a failed send can only abort (even a batch never stamped: its partition was not added).
+    if (this.idempotence?.txn && first.producerId < 0) this.idempotence.txn.batchFailed(err);
     if (this.idempotence && first.producerId >= 0) {
       // Whether the broker has it is unknown: this partition's sequence cannot go on under this producer id.
-      this.idempotence.reset(first);
+      this.idempotence.reset(first, err);
       if (isMqError(err) && SEQUENCE_ERRORS.has(err.code)) {
         err = new MqError(
           err.code,

@@ -39,6 +39,193 @@ function writeArray<T>(w: Writer, flex: boolean, a: ReadonlyArray<T> | null | un
   for (const x of a) item(w, x);
 }
 
+// AddOffsetsToTxn (key 25), versions 0-3, flexible 3+: schema/add-offsets-to-txn.json
+
+export interface AddOffsetsToTxnRequest {
+  transactionalId: string;
+  producerId: number;
+  producerEpoch: number;
+  groupId: string;
+}
+
+export interface AddOffsetsToTxnResponse {
+  throttleTimeMs: number;
+  errorCode: number;
+}
+
+export function readAddOffsetsToTxnRequest(r: Reader, v: number): AddOffsetsToTxnRequest {
+  const flex = v >= 3;
+  const o: AddOffsetsToTxnRequest = { transactionalId: '', producerId: 0, producerEpoch: 0, groupId: '' };
+  o.transactionalId = r.string(flex);
+  o.producerId = r.int64();
+  o.producerEpoch = r.int16();
+  o.groupId = r.string(flex);
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeAddOffsetsToTxnRequest(w: Writer, v: number, o: Input<AddOffsetsToTxnRequest>): void {
+  const flex = v >= 3;
+  w.string(o.transactionalId ?? '', flex);
+  w.int64(o.producerId ?? 0);
+  w.int16(o.producerEpoch ?? 0);
+  w.string(o.groupId ?? '', flex);
+  if (flex) w.uvarint(0);
+}
+
+export function readAddOffsetsToTxnResponse(r: Reader, v: number): AddOffsetsToTxnResponse {
+  const flex = v >= 3;
+  const o: AddOffsetsToTxnResponse = { throttleTimeMs: 0, errorCode: 0 };
+  o.throttleTimeMs = r.int32();
+  o.errorCode = r.int16();
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeAddOffsetsToTxnResponse(w: Writer, v: number, o: Input<AddOffsetsToTxnResponse>): void {
+  const flex = v >= 3;
+  w.int32(o.throttleTimeMs ?? 0);
+  w.int16(o.errorCode ?? 0);
+  if (flex) w.uvarint(0);
+}
+
+export const AddOffsetsToTxnApi: ApiDef<AddOffsetsToTxnRequest, AddOffsetsToTxnResponse> = {
+  key: 25,
+  name: 'AddOffsetsToTxn',
+  minVersion: 0,
+  maxVersion: 3,
+  flexibleFrom: 3,
+  readRequest: readAddOffsetsToTxnRequest,
+  writeRequest: writeAddOffsetsToTxnRequest,
+  readResponse: readAddOffsetsToTxnResponse,
+  writeResponse: writeAddOffsetsToTxnResponse,
+};
+
+// AddPartitionsToTxn (key 24), versions 0-3, flexible 3+: schema/add-partitions-to-txn.json
+
+export interface AddPartitionsToTxnTopic {
+  name: string;
+  partitions: number[];
+}
+
+export interface AddPartitionsToTxnRequest {
+  transactionalId: string;
+  producerId: number;
+  producerEpoch: number;
+  topics: AddPartitionsToTxnTopic[];
+}
+
+export interface AddPartitionsToTxnPartitionResult {
+  partitionIndex: number;
+  errorCode: number;
+}
+
+export interface AddPartitionsToTxnTopicResult {
+  name: string;
+  results: AddPartitionsToTxnPartitionResult[];
+}
+
+export interface AddPartitionsToTxnResponse {
+  throttleTimeMs: number;
+  results: AddPartitionsToTxnTopicResult[];
+}
+
+export function readAddPartitionsToTxnTopic(r: Reader, v: number): AddPartitionsToTxnTopic {
+  const flex = v >= 3;
+  const o: AddPartitionsToTxnTopic = { name: '', partitions: [] };
+  o.name = r.string(flex);
+  o.partitions = readArray(r, flex, (r) => r.int32()) ?? [];
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeAddPartitionsToTxnTopic(w: Writer, v: number, o: Input<AddPartitionsToTxnTopic>): void {
+  const flex = v >= 3;
+  w.string(o.name ?? '', flex);
+  writeArray(w, flex, o.partitions, false, (w, x) => w.int32(x));
+  if (flex) w.uvarint(0);
+}
+
+export function readAddPartitionsToTxnRequest(r: Reader, v: number): AddPartitionsToTxnRequest {
+  const flex = v >= 3;
+  const o: AddPartitionsToTxnRequest = { transactionalId: '', producerId: 0, producerEpoch: 0, topics: [] };
+  o.transactionalId = r.string(flex);
+  o.producerId = r.int64();
+  o.producerEpoch = r.int16();
+  o.topics = readArray(r, flex, (r) => readAddPartitionsToTxnTopic(r, v)) ?? [];
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeAddPartitionsToTxnRequest(w: Writer, v: number, o: Input<AddPartitionsToTxnRequest>): void {
+  const flex = v >= 3;
+  w.string(o.transactionalId ?? '', flex);
+  w.int64(o.producerId ?? 0);
+  w.int16(o.producerEpoch ?? 0);
+  writeArray(w, flex, o.topics, false, (w, x) => writeAddPartitionsToTxnTopic(w, v, x));
+  if (flex) w.uvarint(0);
+}
+
+export function readAddPartitionsToTxnPartitionResult(r: Reader, v: number): AddPartitionsToTxnPartitionResult {
+  const flex = v >= 3;
+  const o: AddPartitionsToTxnPartitionResult = { partitionIndex: 0, errorCode: 0 };
+  o.partitionIndex = r.int32();
+  o.errorCode = r.int16();
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeAddPartitionsToTxnPartitionResult(w: Writer, v: number, o: Input<AddPartitionsToTxnPartitionResult>): void {
+  const flex = v >= 3;
+  w.int32(o.partitionIndex ?? 0);
+  w.int16(o.errorCode ?? 0);
+  if (flex) w.uvarint(0);
+}
+
+export function readAddPartitionsToTxnTopicResult(r: Reader, v: number): AddPartitionsToTxnTopicResult {
+  const flex = v >= 3;
+  const o: AddPartitionsToTxnTopicResult = { name: '', results: [] };
+  o.name = r.string(flex);
+  o.results = readArray(r, flex, (r) => readAddPartitionsToTxnPartitionResult(r, v)) ?? [];
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeAddPartitionsToTxnTopicResult(w: Writer, v: number, o: Input<AddPartitionsToTxnTopicResult>): void {
+  const flex = v >= 3;
+  w.string(o.name ?? '', flex);
+  writeArray(w, flex, o.results, false, (w, x) => writeAddPartitionsToTxnPartitionResult(w, v, x));
+  if (flex) w.uvarint(0);
+}
+
+export function readAddPartitionsToTxnResponse(r: Reader, v: number): AddPartitionsToTxnResponse {
+  const flex = v >= 3;
+  const o: AddPartitionsToTxnResponse = { throttleTimeMs: 0, results: [] };
+  o.throttleTimeMs = r.int32();
+  o.results = readArray(r, flex, (r) => readAddPartitionsToTxnTopicResult(r, v)) ?? [];
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeAddPartitionsToTxnResponse(w: Writer, v: number, o: Input<AddPartitionsToTxnResponse>): void {
+  const flex = v >= 3;
+  w.int32(o.throttleTimeMs ?? 0);
+  writeArray(w, flex, o.results, false, (w, x) => writeAddPartitionsToTxnTopicResult(w, v, x));
+  if (flex) w.uvarint(0);
+}
+
+export const AddPartitionsToTxnApi: ApiDef<AddPartitionsToTxnRequest, AddPartitionsToTxnResponse> = {
+  key: 24,
+  name: 'AddPartitionsToTxn',
+  minVersion: 0,
+  maxVersion: 3,
+  flexibleFrom: 3,
+  readRequest: readAddPartitionsToTxnRequest,
+  writeRequest: writeAddPartitionsToTxnRequest,
+  readResponse: readAddPartitionsToTxnResponse,
+  writeResponse: writeAddPartitionsToTxnResponse,
+};
+
 // AlterConfigs (key 33), versions 0-1, flexible 2+: schema/alter-configs.json
 
 export interface AlterableConfig {
@@ -1267,6 +1454,68 @@ export const DescribeGroupsApi: ApiDef<DescribeGroupsRequest, DescribeGroupsResp
   writeRequest: writeDescribeGroupsRequest,
   readResponse: readDescribeGroupsResponse,
   writeResponse: writeDescribeGroupsResponse,
+};
+
+// EndTxn (key 26), versions 0-3, flexible 3+: schema/end-txn.json
+
+export interface EndTxnRequest {
+  transactionalId: string;
+  producerId: number;
+  producerEpoch: number;
+  committed: boolean;
+}
+
+export interface EndTxnResponse {
+  throttleTimeMs: number;
+  errorCode: number;
+}
+
+export function readEndTxnRequest(r: Reader, v: number): EndTxnRequest {
+  const flex = v >= 3;
+  const o: EndTxnRequest = { transactionalId: '', producerId: 0, producerEpoch: 0, committed: false };
+  o.transactionalId = r.string(flex);
+  o.producerId = r.int64();
+  o.producerEpoch = r.int16();
+  o.committed = r.bool();
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeEndTxnRequest(w: Writer, v: number, o: Input<EndTxnRequest>): void {
+  const flex = v >= 3;
+  w.string(o.transactionalId ?? '', flex);
+  w.int64(o.producerId ?? 0);
+  w.int16(o.producerEpoch ?? 0);
+  w.bool(o.committed ?? false);
+  if (flex) w.uvarint(0);
+}
+
+export function readEndTxnResponse(r: Reader, v: number): EndTxnResponse {
+  const flex = v >= 3;
+  const o: EndTxnResponse = { throttleTimeMs: 0, errorCode: 0 };
+  o.throttleTimeMs = r.int32();
+  o.errorCode = r.int16();
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeEndTxnResponse(w: Writer, v: number, o: Input<EndTxnResponse>): void {
+  const flex = v >= 3;
+  w.int32(o.throttleTimeMs ?? 0);
+  w.int16(o.errorCode ?? 0);
+  if (flex) w.uvarint(0);
+}
+
+export const EndTxnApi: ApiDef<EndTxnRequest, EndTxnResponse> = {
+  key: 26,
+  name: 'EndTxn',
+  minVersion: 0,
+  maxVersion: 3,
+  flexibleFrom: 3,
+  readRequest: readEndTxnRequest,
+  writeRequest: writeEndTxnRequest,
+  readResponse: readEndTxnResponse,
+  writeResponse: writeEndTxnResponse,
 };
 
 // Fetch (key 1), versions 4-11, flexible 12+: schema/fetch.json
@@ -3143,5 +3392,169 @@ export const SyncGroupApi: ApiDef<SyncGroupRequest, SyncGroupResponse> = {
   writeResponse: writeSyncGroupResponse,
 };
 
+// TxnOffsetCommit (key 28), versions 0-3, flexible 3+: schema/txn-offset-commit.json
+
+export interface TxnOffsetCommitRequestPartition {
+  partitionIndex: number;
+  committedOffset: number;
+  committedLeaderEpoch: number;
+  committedMetadata: string | null;
+}
+
+export interface TxnOffsetCommitRequestTopic {
+  name: string;
+  partitions: TxnOffsetCommitRequestPartition[];
+}
+
+export interface TxnOffsetCommitRequest {
+  transactionalId: string;
+  groupId: string;
+  producerId: number;
+  producerEpoch: number;
+  generationId: number;
+  memberId: string;
+  groupInstanceId: string | null;
+  topics: TxnOffsetCommitRequestTopic[];
+}
+
+export interface TxnOffsetCommitResponsePartition {
+  partitionIndex: number;
+  errorCode: number;
+}
+
+export interface TxnOffsetCommitResponseTopic {
+  name: string;
+  partitions: TxnOffsetCommitResponsePartition[];
+}
+
+export interface TxnOffsetCommitResponse {
+  throttleTimeMs: number;
+  topics: TxnOffsetCommitResponseTopic[];
+}
+
+export function readTxnOffsetCommitRequestPartition(r: Reader, v: number): TxnOffsetCommitRequestPartition {
+  const flex = v >= 3;
+  const o: TxnOffsetCommitRequestPartition = { partitionIndex: 0, committedOffset: 0, committedLeaderEpoch: -1, committedMetadata: '' };
+  o.partitionIndex = r.int32();
+  o.committedOffset = r.int64();
+  if (v >= 2) o.committedLeaderEpoch = r.int32();
+  o.committedMetadata = r.nullableString(flex);
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeTxnOffsetCommitRequestPartition(w: Writer, v: number, o: Input<TxnOffsetCommitRequestPartition>): void {
+  const flex = v >= 3;
+  w.int32(o.partitionIndex ?? 0);
+  w.int64(o.committedOffset ?? 0);
+  if (v >= 2) w.int32(o.committedLeaderEpoch ?? -1);
+  w.nullableString(o.committedMetadata === undefined ? '' : o.committedMetadata, flex);
+  if (flex) w.uvarint(0);
+}
+
+export function readTxnOffsetCommitRequestTopic(r: Reader, v: number): TxnOffsetCommitRequestTopic {
+  const flex = v >= 3;
+  const o: TxnOffsetCommitRequestTopic = { name: '', partitions: [] };
+  o.name = r.string(flex);
+  o.partitions = readArray(r, flex, (r) => readTxnOffsetCommitRequestPartition(r, v)) ?? [];
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeTxnOffsetCommitRequestTopic(w: Writer, v: number, o: Input<TxnOffsetCommitRequestTopic>): void {
+  const flex = v >= 3;
+  w.string(o.name ?? '', flex);
+  writeArray(w, flex, o.partitions, false, (w, x) => writeTxnOffsetCommitRequestPartition(w, v, x));
+  if (flex) w.uvarint(0);
+}
+
+export function readTxnOffsetCommitRequest(r: Reader, v: number): TxnOffsetCommitRequest {
+  const flex = v >= 3;
+  const o: TxnOffsetCommitRequest = { transactionalId: '', groupId: '', producerId: 0, producerEpoch: 0, generationId: -1, memberId: '', groupInstanceId: null, topics: [] };
+  o.transactionalId = r.string(flex);
+  o.groupId = r.string(flex);
+  o.producerId = r.int64();
+  o.producerEpoch = r.int16();
+  if (v >= 3) o.generationId = r.int32();
+  if (v >= 3) o.memberId = r.string(flex);
+  if (v >= 3) o.groupInstanceId = r.nullableString(flex);
+  o.topics = readArray(r, flex, (r) => readTxnOffsetCommitRequestTopic(r, v)) ?? [];
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeTxnOffsetCommitRequest(w: Writer, v: number, o: Input<TxnOffsetCommitRequest>): void {
+  const flex = v >= 3;
+  w.string(o.transactionalId ?? '', flex);
+  w.string(o.groupId ?? '', flex);
+  w.int64(o.producerId ?? 0);
+  w.int16(o.producerEpoch ?? 0);
+  if (v >= 3) w.int32(o.generationId ?? -1);
+  if (v >= 3) w.string(o.memberId ?? '', flex);
+  if (v >= 3) w.nullableString(o.groupInstanceId, flex);
+  writeArray(w, flex, o.topics, false, (w, x) => writeTxnOffsetCommitRequestTopic(w, v, x));
+  if (flex) w.uvarint(0);
+}
+
+export function readTxnOffsetCommitResponsePartition(r: Reader, v: number): TxnOffsetCommitResponsePartition {
+  const flex = v >= 3;
+  const o: TxnOffsetCommitResponsePartition = { partitionIndex: 0, errorCode: 0 };
+  o.partitionIndex = r.int32();
+  o.errorCode = r.int16();
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeTxnOffsetCommitResponsePartition(w: Writer, v: number, o: Input<TxnOffsetCommitResponsePartition>): void {
+  const flex = v >= 3;
+  w.int32(o.partitionIndex ?? 0);
+  w.int16(o.errorCode ?? 0);
+  if (flex) w.uvarint(0);
+}
+
+export function readTxnOffsetCommitResponseTopic(r: Reader, v: number): TxnOffsetCommitResponseTopic {
+  const flex = v >= 3;
+  const o: TxnOffsetCommitResponseTopic = { name: '', partitions: [] };
+  o.name = r.string(flex);
+  o.partitions = readArray(r, flex, (r) => readTxnOffsetCommitResponsePartition(r, v)) ?? [];
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeTxnOffsetCommitResponseTopic(w: Writer, v: number, o: Input<TxnOffsetCommitResponseTopic>): void {
+  const flex = v >= 3;
+  w.string(o.name ?? '', flex);
+  writeArray(w, flex, o.partitions, false, (w, x) => writeTxnOffsetCommitResponsePartition(w, v, x));
+  if (flex) w.uvarint(0);
+}
+
+export function readTxnOffsetCommitResponse(r: Reader, v: number): TxnOffsetCommitResponse {
+  const flex = v >= 3;
+  const o: TxnOffsetCommitResponse = { throttleTimeMs: 0, topics: [] };
+  o.throttleTimeMs = r.int32();
+  o.topics = readArray(r, flex, (r) => readTxnOffsetCommitResponseTopic(r, v)) ?? [];
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeTxnOffsetCommitResponse(w: Writer, v: number, o: Input<TxnOffsetCommitResponse>): void {
+  const flex = v >= 3;
+  w.int32(o.throttleTimeMs ?? 0);
+  writeArray(w, flex, o.topics, false, (w, x) => writeTxnOffsetCommitResponseTopic(w, v, x));
+  if (flex) w.uvarint(0);
+}
+
+export const TxnOffsetCommitApi: ApiDef<TxnOffsetCommitRequest, TxnOffsetCommitResponse> = {
+  key: 28,
+  name: 'TxnOffsetCommit',
+  minVersion: 0,
+  maxVersion: 3,
+  flexibleFrom: 3,
+  readRequest: readTxnOffsetCommitRequest,
+  writeRequest: writeTxnOffsetCommitRequest,
+  readResponse: readTxnOffsetCommitResponse,
+  writeResponse: writeTxnOffsetCommitResponse,
+};
+
 /** Every API mq serves, by key. */
-export const APIS: ReadonlyArray<ApiDef<unknown, unknown>> = [AlterConfigsApi, ApiVersionsApi, CreatePartitionsApi, CreateTopicsApi, DeleteGroupsApi, DeleteRecordsApi, DeleteTopicsApi, DescribeClusterApi, DescribeConfigsApi, DescribeGroupsApi, FetchApi, FindCoordinatorApi, HeartbeatApi, IncrementalAlterConfigsApi, InitProducerIdApi, JoinGroupApi, LeaveGroupApi, ListGroupsApi, ListOffsetsApi, MetadataApi, OffsetCommitApi, OffsetFetchApi, OffsetForLeaderEpochApi, ProduceApi, SyncGroupApi] as unknown as ReadonlyArray<ApiDef<unknown, unknown>>;
+export const APIS: ReadonlyArray<ApiDef<unknown, unknown>> = [AddOffsetsToTxnApi, AddPartitionsToTxnApi, AlterConfigsApi, ApiVersionsApi, CreatePartitionsApi, CreateTopicsApi, DeleteGroupsApi, DeleteRecordsApi, DeleteTopicsApi, DescribeClusterApi, DescribeConfigsApi, DescribeGroupsApi, EndTxnApi, FetchApi, FindCoordinatorApi, HeartbeatApi, IncrementalAlterConfigsApi, InitProducerIdApi, JoinGroupApi, LeaveGroupApi, ListGroupsApi, ListOffsetsApi, MetadataApi, OffsetCommitApi, OffsetFetchApi, OffsetForLeaderEpochApi, ProduceApi, SyncGroupApi, TxnOffsetCommitApi] as unknown as ReadonlyArray<ApiDef<unknown, unknown>>;

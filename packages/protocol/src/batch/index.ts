@@ -34,6 +34,8 @@ export {
   writeInt64,
 } from './header.js';
 export { decodeBatch, decodeBatchSync, encodeBatch, encodeBatchSync } from './records.js';
+export { controlTypeOf, encodeMarkerBatch } from './control.js';
+export type { ControlType, MarkerInput } from './control.js';
 export { COMPRESSION_CODECS, DEFAULT_MAX_DECOMPRESSED_BYTES, compress, decompress, decompressSync } from './compression.js';
 export {
   MIN_RECORD_BYTES,

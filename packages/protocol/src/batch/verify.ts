@@ -19,14 +19,18 @@ function invalid(position: number, why: string): MqError {
 }
 
 /**
- * Header checks of a batch a producer wrote (the CRC, length and magic were
+ * Header checks of a batch a producer wrote (or, with `coordinator`, a
+ * coordinator: markers, and transactional batches without a sequence) (the CRC, length and magic were
  * checked by validateBatch): at least one record, lastOffsetDelta equal to
  * recordCount - 1, producer fields consistent, timestamps sane, and a record
  * count the bytes can hold. Throws INVALID_RECORD.
  */
-export function checkProducedHeader(h: BatchHeader, position: number, maxDecompressedBytes: number): void {
-  if (h.attributes & (ATTR_CONTROL | ATTR_TRANSACTIONAL)) {
-    throw invalid(position, 'transactional and control batches are not accepted from producers');
+export function checkProducedHeader(h: BatchHeader, position: number, maxDecompressedBytes: number, options: { coordinator?: boolean } = {}): void {
+  if (h.attributes & ATTR_CONTROL && !options.coordinator) {
+    throw invalid(position, 'control batches (transaction markers) are written by the transaction coordinator, not accepted from producers');
+  }
+  if (h.attributes & ATTR_TRANSACTIONAL && h.producerId < 0) {
+    throw invalid(position, 'a transactional batch needs a producer id (InitProducerId with a transactional id)');
   }
   if (h.recordCount < 1) throw invalid(position, `it holds ${h.recordCount} records`);
   if (h.lastOffsetDelta !== h.recordCount - 1) {
@@ -40,7 +44,7 @@ export function checkProducedHeader(h: BatchHeader, position: number, maxDecompr
   if (h.producerId < -1) throw invalid(position, `producer id ${h.producerId}`);
   // Without a producer id the epoch and sequence mean nothing and are not checked, as in Kafka
   // (kafkajs's non-idempotent producer writes epoch 0 and sequence 0 with producer id -1).
-  if (h.producerId >= 0 && (h.producerEpoch < 0 || h.baseSequence < 0)) {
+  if (h.producerId >= 0 && (h.producerEpoch < 0 || (h.baseSequence < 0 && !options.coordinator))) {
     throw invalid(position, `producer id ${h.producerId} needs an epoch and a base sequence (got ${h.producerEpoch} and ${h.baseSequence})`);
   }
   if (h.baseTimestamp < -1) throw invalid(position, `base timestamp ${h.baseTimestamp}`);

@@ -66,6 +66,12 @@ export namespace mq {
         DUPLICATE_SEQUENCE_NUMBER = 101,
         INVALID_PRODUCER_EPOCH = 102,
         UNKNOWN_PRODUCER_ID = 103,
+        INVALID_TXN_STATE = 104,
+        PRODUCER_FENCED = 105,
+        CONCURRENT_TRANSACTIONS = 106,
+        INVALID_TRANSACTION_TIMEOUT = 107,
+        INVALID_PRODUCER_ID_MAPPING = 108,
+        TRANSACTION_COORDINATOR_FENCED = 109,
         PROPOSAL_DROPPED = 120,
         SNAPSHOT_OUT_OF_DATE = 121,
         LOG_COMPACTED = 122,
@@ -103,6 +109,11 @@ export namespace mq {
         DESCRIBE_GROUPS = 28,
         DELETE_GROUPS = 29,
         INIT_PRODUCER_ID = 30,
+        ADD_PARTITIONS_TO_TXN = 31,
+        ADD_OFFSETS_TO_TXN = 32,
+        END_TXN = 33,
+        WRITE_TXN_MARKERS = 34,
+        TXN_OFFSET_COMMIT = 35,
         CONTROLLER_FORWARD = 40
     }
 
@@ -138,8 +149,13 @@ export namespace mq {
         describeGroups?: (mq.DescribeGroupsRequest.$Properties|null);
         deleteGroups?: (mq.DeleteGroupsRequest.$Properties|null);
         initProducerId?: (mq.InitProducerIdRequest.$Properties|null);
+        addPartitionsToTxn?: (mq.AddPartitionsToTxnRequest.$Properties|null);
+        addOffsetsToTxn?: (mq.AddOffsetsToTxnRequest.$Properties|null);
+        endTxn?: (mq.EndTxnRequest.$Properties|null);
+        writeTxnMarkers?: (mq.WriteTxnMarkersRequest.$Properties|null);
+        txnOffsetCommit?: (mq.TxnOffsetCommitRequest.$Properties|null);
         controllerForward?: (mq.ControllerForwardRequest.$Properties|null);
-        body?: ("handshake"|"metadata"|"createTopics"|"deleteTopics"|"createPartitions"|"describeConfigs"|"incrementalAlterConfigs"|"produce"|"fetch"|"listOffsets"|"offsetForLeaderEpoch"|"deleteRecords"|"findCoordinator"|"joinGroup"|"syncGroup"|"heartbeat"|"leaveGroup"|"offsetCommit"|"offsetFetch"|"listGroups"|"describeGroups"|"deleteGroups"|"initProducerId"|"controllerForward");
+        body?: ("handshake"|"metadata"|"createTopics"|"deleteTopics"|"createPartitions"|"describeConfigs"|"incrementalAlterConfigs"|"produce"|"fetch"|"listOffsets"|"offsetForLeaderEpoch"|"deleteRecords"|"findCoordinator"|"joinGroup"|"syncGroup"|"heartbeat"|"leaveGroup"|"offsetCommit"|"offsetFetch"|"listGroups"|"describeGroups"|"deleteGroups"|"initProducerId"|"addPartitionsToTxn"|"addOffsetsToTxn"|"endTxn"|"writeTxnMarkers"|"txnOffsetCommit"|"controllerForward");
         static create(properties: mq.RequestFrame.$Shape): mq.RequestFrame & mq.RequestFrame.$Shape;
         static create(properties?: mq.RequestFrame.$Properties): mq.RequestFrame;
         static encode(message: mq.RequestFrame.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
@@ -175,8 +191,13 @@ export namespace mq {
             describeGroups?: (mq.DescribeGroupsRequest.$Properties|null);
             deleteGroups?: (mq.DeleteGroupsRequest.$Properties|null);
             initProducerId?: (mq.InitProducerIdRequest.$Properties|null);
+            addPartitionsToTxn?: (mq.AddPartitionsToTxnRequest.$Properties|null);
+            addOffsetsToTxn?: (mq.AddOffsetsToTxnRequest.$Properties|null);
+            endTxn?: (mq.EndTxnRequest.$Properties|null);
+            writeTxnMarkers?: (mq.WriteTxnMarkersRequest.$Properties|null);
+            txnOffsetCommit?: (mq.TxnOffsetCommitRequest.$Properties|null);
             controllerForward?: (mq.ControllerForwardRequest.$Properties|null);
-            body?: ("handshake"|"metadata"|"createTopics"|"deleteTopics"|"createPartitions"|"describeConfigs"|"incrementalAlterConfigs"|"produce"|"fetch"|"listOffsets"|"offsetForLeaderEpoch"|"deleteRecords"|"findCoordinator"|"joinGroup"|"syncGroup"|"heartbeat"|"leaveGroup"|"offsetCommit"|"offsetFetch"|"listGroups"|"describeGroups"|"deleteGroups"|"initProducerId"|"controllerForward");
+            body?: ("handshake"|"metadata"|"createTopics"|"deleteTopics"|"createPartitions"|"describeConfigs"|"incrementalAlterConfigs"|"produce"|"fetch"|"listOffsets"|"offsetForLeaderEpoch"|"deleteRecords"|"findCoordinator"|"joinGroup"|"syncGroup"|"heartbeat"|"leaveGroup"|"offsetCommit"|"offsetFetch"|"listGroups"|"describeGroups"|"deleteGroups"|"initProducerId"|"addPartitionsToTxn"|"addOffsetsToTxn"|"endTxn"|"writeTxnMarkers"|"txnOffsetCommit"|"controllerForward");
             $unknowns?: Uint8Array[];
         }
         type $Shape = {
@@ -206,10 +227,15 @@ export namespace mq {
           describeGroups?: mq.DescribeGroupsRequest.$Shape|null;
           deleteGroups?: mq.DeleteGroupsRequest.$Shape|null;
           initProducerId?: mq.InitProducerIdRequest.$Shape|null;
+          addPartitionsToTxn?: mq.AddPartitionsToTxnRequest.$Shape|null;
+          addOffsetsToTxn?: mq.AddOffsetsToTxnRequest.$Shape|null;
+          endTxn?: mq.EndTxnRequest.$Shape|null;
+          writeTxnMarkers?: mq.WriteTxnMarkersRequest.$Shape|null;
+          txnOffsetCommit?: mq.TxnOffsetCommitRequest.$Shape|null;
           controllerForward?: mq.ControllerForwardRequest.$Shape|null;
           $unknowns?: Uint8Array[];
         } & (
-          ({ body?: undefined; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "handshake"; handshake: mq.HandshakeRequest.$Shape; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "metadata"; handshake?: null; metadata: mq.MetadataRequest.$Shape; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "createTopics"; handshake?: null; metadata?: null; createTopics: mq.CreateTopicsRequest.$Shape; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "deleteTopics"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics: mq.DeleteTopicsRequest.$Shape; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "createPartitions"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions: mq.CreatePartitionsRequest.$Shape; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "describeConfigs"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs: mq.DescribeConfigsRequest.$Shape; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "incrementalAlterConfigs"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs: mq.IncrementalAlterConfigsRequest.$Shape; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "produce"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce: mq.ProduceRequest.$Shape; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "fetch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch: mq.FetchRequest.$Shape; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "listOffsets"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets: mq.ListOffsetsRequest.$Shape; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "offsetForLeaderEpoch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch: mq.OffsetForLeaderEpochRequest.$Shape; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "deleteRecords"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords: mq.DeleteRecordsRequest.$Shape; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "findCoordinator"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator: mq.FindCoordinatorRequest.$Shape; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "joinGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup: mq.JoinGroupRequest.$Shape; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "syncGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup: mq.SyncGroupRequest.$Shape; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "heartbeat"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat: mq.HeartbeatRequest.$Shape; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "leaveGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup: mq.LeaveGroupRequest.$Shape; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "offsetCommit"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit: mq.OffsetCommitRequest.$Shape; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "offsetFetch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch: mq.OffsetFetchRequest.$Shape; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "listGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups: mq.ListGroupsRequest.$Shape; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "describeGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups: mq.DescribeGroupsRequest.$Shape; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "deleteGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups: mq.DeleteGroupsRequest.$Shape; initProducerId?: null; controllerForward?: null }|{ body?: "initProducerId"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId: mq.InitProducerIdRequest.$Shape; controllerForward?: null }|{ body?: "controllerForward"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward: mq.ControllerForwardRequest.$Shape })
+          ({ body?: undefined; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "handshake"; handshake: mq.HandshakeRequest.$Shape; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "metadata"; handshake?: null; metadata: mq.MetadataRequest.$Shape; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "createTopics"; handshake?: null; metadata?: null; createTopics: mq.CreateTopicsRequest.$Shape; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "deleteTopics"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics: mq.DeleteTopicsRequest.$Shape; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "createPartitions"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions: mq.CreatePartitionsRequest.$Shape; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "describeConfigs"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs: mq.DescribeConfigsRequest.$Shape; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "incrementalAlterConfigs"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs: mq.IncrementalAlterConfigsRequest.$Shape; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "produce"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce: mq.ProduceRequest.$Shape; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "fetch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch: mq.FetchRequest.$Shape; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "listOffsets"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets: mq.ListOffsetsRequest.$Shape; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "offsetForLeaderEpoch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch: mq.OffsetForLeaderEpochRequest.$Shape; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "deleteRecords"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords: mq.DeleteRecordsRequest.$Shape; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "findCoordinator"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator: mq.FindCoordinatorRequest.$Shape; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "joinGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup: mq.JoinGroupRequest.$Shape; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "syncGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup: mq.SyncGroupRequest.$Shape; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "heartbeat"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat: mq.HeartbeatRequest.$Shape; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "leaveGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup: mq.LeaveGroupRequest.$Shape; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "offsetCommit"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit: mq.OffsetCommitRequest.$Shape; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "offsetFetch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch: mq.OffsetFetchRequest.$Shape; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "listGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups: mq.ListGroupsRequest.$Shape; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "describeGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups: mq.DescribeGroupsRequest.$Shape; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "deleteGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups: mq.DeleteGroupsRequest.$Shape; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "initProducerId"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId: mq.InitProducerIdRequest.$Shape; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "addPartitionsToTxn"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn: mq.AddPartitionsToTxnRequest.$Shape; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "addOffsetsToTxn"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn: mq.AddOffsetsToTxnRequest.$Shape; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "endTxn"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn: mq.EndTxnRequest.$Shape; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "writeTxnMarkers"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers: mq.WriteTxnMarkersRequest.$Shape; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "txnOffsetCommit"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit: mq.TxnOffsetCommitRequest.$Shape; controllerForward?: null }|{ body?: "controllerForward"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward: mq.ControllerForwardRequest.$Shape })
         );
     }
 
@@ -246,8 +272,13 @@ export namespace mq {
         describeGroups?: (mq.DescribeGroupsResponse.$Properties|null);
         deleteGroups?: (mq.DeleteGroupsResponse.$Properties|null);
         initProducerId?: (mq.InitProducerIdResponse.$Properties|null);
+        addPartitionsToTxn?: (mq.AddPartitionsToTxnResponse.$Properties|null);
+        addOffsetsToTxn?: (mq.AddOffsetsToTxnResponse.$Properties|null);
+        endTxn?: (mq.EndTxnResponse.$Properties|null);
+        writeTxnMarkers?: (mq.WriteTxnMarkersResponse.$Properties|null);
+        txnOffsetCommit?: (mq.TxnOffsetCommitResponse.$Properties|null);
         controllerForward?: (mq.ControllerForwardResponse.$Properties|null);
-        body?: ("handshake"|"metadata"|"createTopics"|"deleteTopics"|"createPartitions"|"describeConfigs"|"incrementalAlterConfigs"|"produce"|"fetch"|"listOffsets"|"offsetForLeaderEpoch"|"deleteRecords"|"findCoordinator"|"joinGroup"|"syncGroup"|"heartbeat"|"leaveGroup"|"offsetCommit"|"offsetFetch"|"listGroups"|"describeGroups"|"deleteGroups"|"initProducerId"|"controllerForward");
+        body?: ("handshake"|"metadata"|"createTopics"|"deleteTopics"|"createPartitions"|"describeConfigs"|"incrementalAlterConfigs"|"produce"|"fetch"|"listOffsets"|"offsetForLeaderEpoch"|"deleteRecords"|"findCoordinator"|"joinGroup"|"syncGroup"|"heartbeat"|"leaveGroup"|"offsetCommit"|"offsetFetch"|"listGroups"|"describeGroups"|"deleteGroups"|"initProducerId"|"addPartitionsToTxn"|"addOffsetsToTxn"|"endTxn"|"writeTxnMarkers"|"txnOffsetCommit"|"controllerForward");
         static create(properties: mq.ResponseFrame.$Shape): mq.ResponseFrame & mq.ResponseFrame.$Shape;
         static create(properties?: mq.ResponseFrame.$Properties): mq.ResponseFrame;
         static encode(message: mq.ResponseFrame.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
@@ -284,8 +315,13 @@ export namespace mq {
             describeGroups?: (mq.DescribeGroupsResponse.$Properties|null);
             deleteGroups?: (mq.DeleteGroupsResponse.$Properties|null);
             initProducerId?: (mq.InitProducerIdResponse.$Properties|null);
+            addPartitionsToTxn?: (mq.AddPartitionsToTxnResponse.$Properties|null);
+            addOffsetsToTxn?: (mq.AddOffsetsToTxnResponse.$Properties|null);
+            endTxn?: (mq.EndTxnResponse.$Properties|null);
+            writeTxnMarkers?: (mq.WriteTxnMarkersResponse.$Properties|null);
+            txnOffsetCommit?: (mq.TxnOffsetCommitResponse.$Properties|null);
             controllerForward?: (mq.ControllerForwardResponse.$Properties|null);
-            body?: ("handshake"|"metadata"|"createTopics"|"deleteTopics"|"createPartitions"|"describeConfigs"|"incrementalAlterConfigs"|"produce"|"fetch"|"listOffsets"|"offsetForLeaderEpoch"|"deleteRecords"|"findCoordinator"|"joinGroup"|"syncGroup"|"heartbeat"|"leaveGroup"|"offsetCommit"|"offsetFetch"|"listGroups"|"describeGroups"|"deleteGroups"|"initProducerId"|"controllerForward");
+            body?: ("handshake"|"metadata"|"createTopics"|"deleteTopics"|"createPartitions"|"describeConfigs"|"incrementalAlterConfigs"|"produce"|"fetch"|"listOffsets"|"offsetForLeaderEpoch"|"deleteRecords"|"findCoordinator"|"joinGroup"|"syncGroup"|"heartbeat"|"leaveGroup"|"offsetCommit"|"offsetFetch"|"listGroups"|"describeGroups"|"deleteGroups"|"initProducerId"|"addPartitionsToTxn"|"addOffsetsToTxn"|"endTxn"|"writeTxnMarkers"|"txnOffsetCommit"|"controllerForward");
             $unknowns?: Uint8Array[];
         }
         type $Shape = {
@@ -316,10 +352,15 @@ export namespace mq {
           describeGroups?: mq.DescribeGroupsResponse.$Shape|null;
           deleteGroups?: mq.DeleteGroupsResponse.$Shape|null;
           initProducerId?: mq.InitProducerIdResponse.$Shape|null;
+          addPartitionsToTxn?: mq.AddPartitionsToTxnResponse.$Shape|null;
+          addOffsetsToTxn?: mq.AddOffsetsToTxnResponse.$Shape|null;
+          endTxn?: mq.EndTxnResponse.$Shape|null;
+          writeTxnMarkers?: mq.WriteTxnMarkersResponse.$Shape|null;
+          txnOffsetCommit?: mq.TxnOffsetCommitResponse.$Shape|null;
           controllerForward?: mq.ControllerForwardResponse.$Shape|null;
           $unknowns?: Uint8Array[];
         } & (
-          ({ body?: undefined; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "handshake"; handshake: mq.HandshakeResponse.$Shape; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "metadata"; handshake?: null; metadata: mq.MetadataResponse.$Shape; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "createTopics"; handshake?: null; metadata?: null; createTopics: mq.CreateTopicsResponse.$Shape; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "deleteTopics"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics: mq.DeleteTopicsResponse.$Shape; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "createPartitions"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions: mq.CreatePartitionsResponse.$Shape; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "describeConfigs"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs: mq.DescribeConfigsResponse.$Shape; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "incrementalAlterConfigs"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs: mq.IncrementalAlterConfigsResponse.$Shape; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "produce"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce: mq.ProduceResponse.$Shape; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "fetch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch: mq.FetchResponse.$Shape; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "listOffsets"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets: mq.ListOffsetsResponse.$Shape; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "offsetForLeaderEpoch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch: mq.OffsetForLeaderEpochResponse.$Shape; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "deleteRecords"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords: mq.DeleteRecordsResponse.$Shape; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "findCoordinator"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator: mq.FindCoordinatorResponse.$Shape; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "joinGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup: mq.JoinGroupResponse.$Shape; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "syncGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup: mq.SyncGroupResponse.$Shape; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "heartbeat"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat: mq.HeartbeatResponse.$Shape; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "leaveGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup: mq.LeaveGroupResponse.$Shape; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "offsetCommit"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit: mq.OffsetCommitResponse.$Shape; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "offsetFetch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch: mq.OffsetFetchResponse.$Shape; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "listGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups: mq.ListGroupsResponse.$Shape; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "describeGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups: mq.DescribeGroupsResponse.$Shape; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "deleteGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups: mq.DeleteGroupsResponse.$Shape; initProducerId?: null; controllerForward?: null }|{ body?: "initProducerId"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId: mq.InitProducerIdResponse.$Shape; controllerForward?: null }|{ body?: "controllerForward"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward: mq.ControllerForwardResponse.$Shape })
+          ({ body?: undefined; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "handshake"; handshake: mq.HandshakeResponse.$Shape; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "metadata"; handshake?: null; metadata: mq.MetadataResponse.$Shape; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "createTopics"; handshake?: null; metadata?: null; createTopics: mq.CreateTopicsResponse.$Shape; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "deleteTopics"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics: mq.DeleteTopicsResponse.$Shape; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "createPartitions"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions: mq.CreatePartitionsResponse.$Shape; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "describeConfigs"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs: mq.DescribeConfigsResponse.$Shape; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "incrementalAlterConfigs"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs: mq.IncrementalAlterConfigsResponse.$Shape; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "produce"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce: mq.ProduceResponse.$Shape; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "fetch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch: mq.FetchResponse.$Shape; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "listOffsets"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets: mq.ListOffsetsResponse.$Shape; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "offsetForLeaderEpoch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch: mq.OffsetForLeaderEpochResponse.$Shape; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "deleteRecords"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords: mq.DeleteRecordsResponse.$Shape; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "findCoordinator"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator: mq.FindCoordinatorResponse.$Shape; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "joinGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup: mq.JoinGroupResponse.$Shape; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "syncGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup: mq.SyncGroupResponse.$Shape; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "heartbeat"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat: mq.HeartbeatResponse.$Shape; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "leaveGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup: mq.LeaveGroupResponse.$Shape; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "offsetCommit"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit: mq.OffsetCommitResponse.$Shape; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "offsetFetch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch: mq.OffsetFetchResponse.$Shape; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "listGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups: mq.ListGroupsResponse.$Shape; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "describeGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups: mq.DescribeGroupsResponse.$Shape; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "deleteGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups: mq.DeleteGroupsResponse.$Shape; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "initProducerId"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId: mq.InitProducerIdResponse.$Shape; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "addPartitionsToTxn"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn: mq.AddPartitionsToTxnResponse.$Shape; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "addOffsetsToTxn"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn: mq.AddOffsetsToTxnResponse.$Shape; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "endTxn"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn: mq.EndTxnResponse.$Shape; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "writeTxnMarkers"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers: mq.WriteTxnMarkersResponse.$Shape; txnOffsetCommit?: null; controllerForward?: null }|{ body?: "txnOffsetCommit"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit: mq.TxnOffsetCommitResponse.$Shape; controllerForward?: null }|{ body?: "controllerForward"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; addPartitionsToTxn?: null; addOffsetsToTxn?: null; endTxn?: null; writeTxnMarkers?: null; txnOffsetCommit?: null; controllerForward: mq.ControllerForwardResponse.$Shape })
         );
     }
 
@@ -1394,6 +1435,7 @@ export namespace mq {
         currentLeaderId: number;
         currentLeaderEpoch: number;
         logEndOffset: number;
+        abortedTransactions: mq.AbortedTransaction.$Properties[];
         static create(properties: mq.FetchPartitionResponse.$Shape): mq.FetchPartitionResponse & mq.FetchPartitionResponse.$Shape;
         static create(properties?: mq.FetchPartitionResponse.$Properties): mq.FetchPartitionResponse;
         static encode(message: mq.FetchPartitionResponse.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
@@ -1414,6 +1456,7 @@ export namespace mq {
             currentLeaderId?: (number|null);
             currentLeaderEpoch?: (number|null);
             logEndOffset?: (number|null);
+            abortedTransactions?: (mq.AbortedTransaction.$Properties[]|null);
             $unknowns?: Uint8Array[];
         }
         type $Shape = mq.FetchPartitionResponse.$Properties;
@@ -2979,5 +3022,373 @@ export namespace mq {
             $unknowns?: Uint8Array[];
         }
         type $Shape = mq.ControllerForwardResponse.$Properties;
+    }
+
+    interface IAbortedTransaction extends mq.AbortedTransaction.$Properties {
+    }
+
+    class AbortedTransaction {
+        constructor(properties?: mq.AbortedTransaction.$Properties);
+        $unknowns?: Uint8Array[];
+        producerId: number;
+        firstOffset: number;
+        static create(properties: mq.AbortedTransaction.$Shape): mq.AbortedTransaction & mq.AbortedTransaction.$Shape;
+        static create(properties?: mq.AbortedTransaction.$Properties): mq.AbortedTransaction;
+        static encode(message: mq.AbortedTransaction.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.AbortedTransaction & mq.AbortedTransaction.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace AbortedTransaction {
+        interface $Properties {
+            producerId?: (number|null);
+            firstOffset?: (number|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.AbortedTransaction.$Properties;
+    }
+
+    interface ITxnTopic extends mq.TxnTopic.$Properties {
+    }
+
+    class TxnTopic {
+        constructor(properties?: mq.TxnTopic.$Properties);
+        $unknowns?: Uint8Array[];
+        name: string;
+        partitions: number[];
+        static create(properties: mq.TxnTopic.$Shape): mq.TxnTopic & mq.TxnTopic.$Shape;
+        static create(properties?: mq.TxnTopic.$Properties): mq.TxnTopic;
+        static encode(message: mq.TxnTopic.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.TxnTopic & mq.TxnTopic.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace TxnTopic {
+        interface $Properties {
+            name?: (string|null);
+            partitions?: (number[]|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.TxnTopic.$Properties;
+    }
+
+    interface IAddPartitionsToTxnRequest extends mq.AddPartitionsToTxnRequest.$Properties {
+    }
+
+    class AddPartitionsToTxnRequest {
+        constructor(properties?: mq.AddPartitionsToTxnRequest.$Properties);
+        $unknowns?: Uint8Array[];
+        transactionalId: string;
+        producerId: number;
+        producerEpoch: number;
+        topics: mq.TxnTopic.$Properties[];
+        static create(properties: mq.AddPartitionsToTxnRequest.$Shape): mq.AddPartitionsToTxnRequest & mq.AddPartitionsToTxnRequest.$Shape;
+        static create(properties?: mq.AddPartitionsToTxnRequest.$Properties): mq.AddPartitionsToTxnRequest;
+        static encode(message: mq.AddPartitionsToTxnRequest.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.AddPartitionsToTxnRequest & mq.AddPartitionsToTxnRequest.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace AddPartitionsToTxnRequest {
+        interface $Properties {
+            transactionalId?: (string|null);
+            producerId?: (number|null);
+            producerEpoch?: (number|null);
+            topics?: (mq.TxnTopic.$Properties[]|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.AddPartitionsToTxnRequest.$Properties;
+    }
+
+    interface IAddPartitionsToTxnResponse extends mq.AddPartitionsToTxnResponse.$Properties {
+    }
+
+    class AddPartitionsToTxnResponse {
+        constructor(properties?: mq.AddPartitionsToTxnResponse.$Properties);
+        $unknowns?: Uint8Array[];
+        errorCode: mq.ErrorCode;
+        errorMessage: string;
+        static create(properties: mq.AddPartitionsToTxnResponse.$Shape): mq.AddPartitionsToTxnResponse & mq.AddPartitionsToTxnResponse.$Shape;
+        static create(properties?: mq.AddPartitionsToTxnResponse.$Properties): mq.AddPartitionsToTxnResponse;
+        static encode(message: mq.AddPartitionsToTxnResponse.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.AddPartitionsToTxnResponse & mq.AddPartitionsToTxnResponse.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace AddPartitionsToTxnResponse {
+        interface $Properties {
+            errorCode?: (mq.ErrorCode|null);
+            errorMessage?: (string|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.AddPartitionsToTxnResponse.$Properties;
+    }
+
+    interface IAddOffsetsToTxnRequest extends mq.AddOffsetsToTxnRequest.$Properties {
+    }
+
+    class AddOffsetsToTxnRequest {
+        constructor(properties?: mq.AddOffsetsToTxnRequest.$Properties);
+        $unknowns?: Uint8Array[];
+        transactionalId: string;
+        producerId: number;
+        producerEpoch: number;
+        groupId: string;
+        static create(properties: mq.AddOffsetsToTxnRequest.$Shape): mq.AddOffsetsToTxnRequest & mq.AddOffsetsToTxnRequest.$Shape;
+        static create(properties?: mq.AddOffsetsToTxnRequest.$Properties): mq.AddOffsetsToTxnRequest;
+        static encode(message: mq.AddOffsetsToTxnRequest.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.AddOffsetsToTxnRequest & mq.AddOffsetsToTxnRequest.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace AddOffsetsToTxnRequest {
+        interface $Properties {
+            transactionalId?: (string|null);
+            producerId?: (number|null);
+            producerEpoch?: (number|null);
+            groupId?: (string|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.AddOffsetsToTxnRequest.$Properties;
+    }
+
+    interface IAddOffsetsToTxnResponse extends mq.AddOffsetsToTxnResponse.$Properties {
+    }
+
+    class AddOffsetsToTxnResponse {
+        constructor(properties?: mq.AddOffsetsToTxnResponse.$Properties);
+        $unknowns?: Uint8Array[];
+        errorCode: mq.ErrorCode;
+        errorMessage: string;
+        static create(properties: mq.AddOffsetsToTxnResponse.$Shape): mq.AddOffsetsToTxnResponse & mq.AddOffsetsToTxnResponse.$Shape;
+        static create(properties?: mq.AddOffsetsToTxnResponse.$Properties): mq.AddOffsetsToTxnResponse;
+        static encode(message: mq.AddOffsetsToTxnResponse.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.AddOffsetsToTxnResponse & mq.AddOffsetsToTxnResponse.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace AddOffsetsToTxnResponse {
+        interface $Properties {
+            errorCode?: (mq.ErrorCode|null);
+            errorMessage?: (string|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.AddOffsetsToTxnResponse.$Properties;
+    }
+
+    interface IEndTxnRequest extends mq.EndTxnRequest.$Properties {
+    }
+
+    class EndTxnRequest {
+        constructor(properties?: mq.EndTxnRequest.$Properties);
+        $unknowns?: Uint8Array[];
+        transactionalId: string;
+        producerId: number;
+        producerEpoch: number;
+        committed: boolean;
+        static create(properties: mq.EndTxnRequest.$Shape): mq.EndTxnRequest & mq.EndTxnRequest.$Shape;
+        static create(properties?: mq.EndTxnRequest.$Properties): mq.EndTxnRequest;
+        static encode(message: mq.EndTxnRequest.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.EndTxnRequest & mq.EndTxnRequest.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace EndTxnRequest {
+        interface $Properties {
+            transactionalId?: (string|null);
+            producerId?: (number|null);
+            producerEpoch?: (number|null);
+            committed?: (boolean|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.EndTxnRequest.$Properties;
+    }
+
+    interface IEndTxnResponse extends mq.EndTxnResponse.$Properties {
+    }
+
+    class EndTxnResponse {
+        constructor(properties?: mq.EndTxnResponse.$Properties);
+        $unknowns?: Uint8Array[];
+        errorCode: mq.ErrorCode;
+        errorMessage: string;
+        static create(properties: mq.EndTxnResponse.$Shape): mq.EndTxnResponse & mq.EndTxnResponse.$Shape;
+        static create(properties?: mq.EndTxnResponse.$Properties): mq.EndTxnResponse;
+        static encode(message: mq.EndTxnResponse.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.EndTxnResponse & mq.EndTxnResponse.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace EndTxnResponse {
+        interface $Properties {
+            errorCode?: (mq.ErrorCode|null);
+            errorMessage?: (string|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.EndTxnResponse.$Properties;
+    }
+
+    interface IWriteTxnMarker extends mq.WriteTxnMarker.$Properties {
+    }
+
+    class WriteTxnMarker {
+        constructor(properties?: mq.WriteTxnMarker.$Properties);
+        $unknowns?: Uint8Array[];
+        producerId: number;
+        producerEpoch: number;
+        committed: boolean;
+        topics: mq.TxnTopic.$Properties[];
+        coordinatorEpoch: number;
+        static create(properties: mq.WriteTxnMarker.$Shape): mq.WriteTxnMarker & mq.WriteTxnMarker.$Shape;
+        static create(properties?: mq.WriteTxnMarker.$Properties): mq.WriteTxnMarker;
+        static encode(message: mq.WriteTxnMarker.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.WriteTxnMarker & mq.WriteTxnMarker.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace WriteTxnMarker {
+        interface $Properties {
+            producerId?: (number|null);
+            producerEpoch?: (number|null);
+            committed?: (boolean|null);
+            topics?: (mq.TxnTopic.$Properties[]|null);
+            coordinatorEpoch?: (number|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.WriteTxnMarker.$Properties;
+    }
+
+    interface IWriteTxnMarkersRequest extends mq.WriteTxnMarkersRequest.$Properties {
+    }
+
+    class WriteTxnMarkersRequest {
+        constructor(properties?: mq.WriteTxnMarkersRequest.$Properties);
+        $unknowns?: Uint8Array[];
+        markers: mq.WriteTxnMarker.$Properties[];
+        timeoutMs: number;
+        static create(properties: mq.WriteTxnMarkersRequest.$Shape): mq.WriteTxnMarkersRequest & mq.WriteTxnMarkersRequest.$Shape;
+        static create(properties?: mq.WriteTxnMarkersRequest.$Properties): mq.WriteTxnMarkersRequest;
+        static encode(message: mq.WriteTxnMarkersRequest.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.WriteTxnMarkersRequest & mq.WriteTxnMarkersRequest.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace WriteTxnMarkersRequest {
+        interface $Properties {
+            markers?: (mq.WriteTxnMarker.$Properties[]|null);
+            timeoutMs?: (number|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.WriteTxnMarkersRequest.$Properties;
+    }
+
+    interface IWriteTxnMarkerResult extends mq.WriteTxnMarkerResult.$Properties {
+    }
+
+    class WriteTxnMarkerResult {
+        constructor(properties?: mq.WriteTxnMarkerResult.$Properties);
+        $unknowns?: Uint8Array[];
+        producerId: number;
+        topic: string;
+        partition: number;
+        errorCode: mq.ErrorCode;
+        errorMessage: string;
+        static create(properties: mq.WriteTxnMarkerResult.$Shape): mq.WriteTxnMarkerResult & mq.WriteTxnMarkerResult.$Shape;
+        static create(properties?: mq.WriteTxnMarkerResult.$Properties): mq.WriteTxnMarkerResult;
+        static encode(message: mq.WriteTxnMarkerResult.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.WriteTxnMarkerResult & mq.WriteTxnMarkerResult.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace WriteTxnMarkerResult {
+        interface $Properties {
+            producerId?: (number|null);
+            topic?: (string|null);
+            partition?: (number|null);
+            errorCode?: (mq.ErrorCode|null);
+            errorMessage?: (string|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.WriteTxnMarkerResult.$Properties;
+    }
+
+    interface IWriteTxnMarkersResponse extends mq.WriteTxnMarkersResponse.$Properties {
+    }
+
+    class WriteTxnMarkersResponse {
+        constructor(properties?: mq.WriteTxnMarkersResponse.$Properties);
+        $unknowns?: Uint8Array[];
+        results: mq.WriteTxnMarkerResult.$Properties[];
+        static create(properties: mq.WriteTxnMarkersResponse.$Shape): mq.WriteTxnMarkersResponse & mq.WriteTxnMarkersResponse.$Shape;
+        static create(properties?: mq.WriteTxnMarkersResponse.$Properties): mq.WriteTxnMarkersResponse;
+        static encode(message: mq.WriteTxnMarkersResponse.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.WriteTxnMarkersResponse & mq.WriteTxnMarkersResponse.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace WriteTxnMarkersResponse {
+        interface $Properties {
+            results?: (mq.WriteTxnMarkerResult.$Properties[]|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.WriteTxnMarkersResponse.$Properties;
+    }
+
+    interface ITxnOffsetCommitRequest extends mq.TxnOffsetCommitRequest.$Properties {
+    }
+
+    class TxnOffsetCommitRequest {
+        constructor(properties?: mq.TxnOffsetCommitRequest.$Properties);
+        $unknowns?: Uint8Array[];
+        transactionalId: string;
+        groupId: string;
+        producerId: number;
+        producerEpoch: number;
+        generationId: number;
+        memberId: string;
+        groupInstanceId: string;
+        topics: mq.OffsetCommitTopic.$Properties[];
+        static create(properties: mq.TxnOffsetCommitRequest.$Shape): mq.TxnOffsetCommitRequest & mq.TxnOffsetCommitRequest.$Shape;
+        static create(properties?: mq.TxnOffsetCommitRequest.$Properties): mq.TxnOffsetCommitRequest;
+        static encode(message: mq.TxnOffsetCommitRequest.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.TxnOffsetCommitRequest & mq.TxnOffsetCommitRequest.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace TxnOffsetCommitRequest {
+        interface $Properties {
+            transactionalId?: (string|null);
+            groupId?: (string|null);
+            producerId?: (number|null);
+            producerEpoch?: (number|null);
+            generationId?: (number|null);
+            memberId?: (string|null);
+            groupInstanceId?: (string|null);
+            topics?: (mq.OffsetCommitTopic.$Properties[]|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.TxnOffsetCommitRequest.$Properties;
+    }
+
+    interface ITxnOffsetCommitResponse extends mq.TxnOffsetCommitResponse.$Properties {
+    }
+
+    class TxnOffsetCommitResponse {
+        constructor(properties?: mq.TxnOffsetCommitResponse.$Properties);
+        $unknowns?: Uint8Array[];
+        topics: mq.OffsetCommitTopicResponse.$Properties[];
+        static create(properties: mq.TxnOffsetCommitResponse.$Shape): mq.TxnOffsetCommitResponse & mq.TxnOffsetCommitResponse.$Shape;
+        static create(properties?: mq.TxnOffsetCommitResponse.$Properties): mq.TxnOffsetCommitResponse;
+        static encode(message: mq.TxnOffsetCommitResponse.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.TxnOffsetCommitResponse & mq.TxnOffsetCommitResponse.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace TxnOffsetCommitResponse {
+        interface $Properties {
+            topics?: (mq.OffsetCommitTopicResponse.$Properties[]|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.TxnOffsetCommitResponse.$Properties;
     }
 }

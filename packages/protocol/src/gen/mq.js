@@ -87,6 +87,12 @@ export const mq = $root.mq = (() => {
         values[valuesById[101] = "DUPLICATE_SEQUENCE_NUMBER"] = 101;
         values[valuesById[102] = "INVALID_PRODUCER_EPOCH"] = 102;
         values[valuesById[103] = "UNKNOWN_PRODUCER_ID"] = 103;
+        values[valuesById[104] = "INVALID_TXN_STATE"] = 104;
+        values[valuesById[105] = "PRODUCER_FENCED"] = 105;
+        values[valuesById[106] = "CONCURRENT_TRANSACTIONS"] = 106;
+        values[valuesById[107] = "INVALID_TRANSACTION_TIMEOUT"] = 107;
+        values[valuesById[108] = "INVALID_PRODUCER_ID_MAPPING"] = 108;
+        values[valuesById[109] = "TRANSACTION_COORDINATOR_FENCED"] = 109;
         values[valuesById[120] = "PROPOSAL_DROPPED"] = 120;
         values[valuesById[121] = "SNAPSHOT_OUT_OF_DATE"] = 121;
         values[valuesById[122] = "LOG_COMPACTED"] = 122;
@@ -126,6 +132,11 @@ export const mq = $root.mq = (() => {
         values[valuesById[28] = "DESCRIBE_GROUPS"] = 28;
         values[valuesById[29] = "DELETE_GROUPS"] = 29;
         values[valuesById[30] = "INIT_PRODUCER_ID"] = 30;
+        values[valuesById[31] = "ADD_PARTITIONS_TO_TXN"] = 31;
+        values[valuesById[32] = "ADD_OFFSETS_TO_TXN"] = 32;
+        values[valuesById[33] = "END_TXN"] = 33;
+        values[valuesById[34] = "WRITE_TXN_MARKERS"] = 34;
+        values[valuesById[35] = "TXN_OFFSET_COMMIT"] = 35;
         values[valuesById[40] = "CONTROLLER_FORWARD"] = 40;
         return values;
     })();
@@ -165,12 +176,17 @@ export const mq = $root.mq = (() => {
         RequestFrame.prototype.describeGroups = null;
         RequestFrame.prototype.deleteGroups = null;
         RequestFrame.prototype.initProducerId = null;
+        RequestFrame.prototype.addPartitionsToTxn = null;
+        RequestFrame.prototype.addOffsetsToTxn = null;
+        RequestFrame.prototype.endTxn = null;
+        RequestFrame.prototype.writeTxnMarkers = null;
+        RequestFrame.prototype.txnOffsetCommit = null;
         RequestFrame.prototype.controllerForward = null;
 
         let $oneOfFields;
 
         $Object.defineProperty(RequestFrame.prototype, "body", {
-            get: $util.oneOfGetter($oneOfFields = ["handshake", "metadata", "createTopics", "deleteTopics", "createPartitions", "describeConfigs", "incrementalAlterConfigs", "produce", "fetch", "listOffsets", "offsetForLeaderEpoch", "deleteRecords", "findCoordinator", "joinGroup", "syncGroup", "heartbeat", "leaveGroup", "offsetCommit", "offsetFetch", "listGroups", "describeGroups", "deleteGroups", "initProducerId", "controllerForward"]),
+            get: $util.oneOfGetter($oneOfFields = ["handshake", "metadata", "createTopics", "deleteTopics", "createPartitions", "describeConfigs", "incrementalAlterConfigs", "produce", "fetch", "listOffsets", "offsetForLeaderEpoch", "deleteRecords", "findCoordinator", "joinGroup", "syncGroup", "heartbeat", "leaveGroup", "offsetCommit", "offsetFetch", "listGroups", "describeGroups", "deleteGroups", "initProducerId", "addPartitionsToTxn", "addOffsetsToTxn", "endTxn", "writeTxnMarkers", "txnOffsetCommit", "controllerForward"]),
             set: $util.oneOfSetter($oneOfFields)
         });
 
@@ -237,6 +253,16 @@ export const mq = $root.mq = (() => {
                 $root.mq.DeleteGroupsRequest.encode(m.deleteGroups, w.uint32(314).fork(), q + 1).ldelim();
             if (m.initProducerId != null && $Object.hasOwnProperty.call(m, "initProducerId"))
                 $root.mq.InitProducerIdRequest.encode(m.initProducerId, w.uint32(322).fork(), q + 1).ldelim();
+            if (m.addPartitionsToTxn != null && $Object.hasOwnProperty.call(m, "addPartitionsToTxn"))
+                $root.mq.AddPartitionsToTxnRequest.encode(m.addPartitionsToTxn, w.uint32(330).fork(), q + 1).ldelim();
+            if (m.addOffsetsToTxn != null && $Object.hasOwnProperty.call(m, "addOffsetsToTxn"))
+                $root.mq.AddOffsetsToTxnRequest.encode(m.addOffsetsToTxn, w.uint32(338).fork(), q + 1).ldelim();
+            if (m.endTxn != null && $Object.hasOwnProperty.call(m, "endTxn"))
+                $root.mq.EndTxnRequest.encode(m.endTxn, w.uint32(346).fork(), q + 1).ldelim();
+            if (m.writeTxnMarkers != null && $Object.hasOwnProperty.call(m, "writeTxnMarkers"))
+                $root.mq.WriteTxnMarkersRequest.encode(m.writeTxnMarkers, w.uint32(354).fork(), q + 1).ldelim();
+            if (m.txnOffsetCommit != null && $Object.hasOwnProperty.call(m, "txnOffsetCommit"))
+                $root.mq.TxnOffsetCommitRequest.encode(m.txnOffsetCommit, w.uint32(362).fork(), q + 1).ldelim();
             if (m.controllerForward != null && $Object.hasOwnProperty.call(m, "controllerForward"))
                 $root.mq.ControllerForwardRequest.encode(m.controllerForward, w.uint32(402).fork(), q + 1).ldelim();
             if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
@@ -460,6 +486,41 @@ export const mq = $root.mq = (() => {
                         m.body = "initProducerId";
                         continue;
                     }
+                case 41: {
+                        if (u !== 2)
+                            break;
+                        m.addPartitionsToTxn = $root.mq.AddPartitionsToTxnRequest.decode(r, r.size(), $undefined, q + 1, m.addPartitionsToTxn);
+                        m.body = "addPartitionsToTxn";
+                        continue;
+                    }
+                case 42: {
+                        if (u !== 2)
+                            break;
+                        m.addOffsetsToTxn = $root.mq.AddOffsetsToTxnRequest.decode(r, r.size(), $undefined, q + 1, m.addOffsetsToTxn);
+                        m.body = "addOffsetsToTxn";
+                        continue;
+                    }
+                case 43: {
+                        if (u !== 2)
+                            break;
+                        m.endTxn = $root.mq.EndTxnRequest.decode(r, r.size(), $undefined, q + 1, m.endTxn);
+                        m.body = "endTxn";
+                        continue;
+                    }
+                case 44: {
+                        if (u !== 2)
+                            break;
+                        m.writeTxnMarkers = $root.mq.WriteTxnMarkersRequest.decode(r, r.size(), $undefined, q + 1, m.writeTxnMarkers);
+                        m.body = "writeTxnMarkers";
+                        continue;
+                    }
+                case 45: {
+                        if (u !== 2)
+                            break;
+                        m.txnOffsetCommit = $root.mq.TxnOffsetCommitRequest.decode(r, r.size(), $undefined, q + 1, m.txnOffsetCommit);
+                        m.body = "txnOffsetCommit";
+                        continue;
+                    }
                 case 50: {
                         if (u !== 2)
                             break;
@@ -529,12 +590,17 @@ export const mq = $root.mq = (() => {
         ResponseFrame.prototype.describeGroups = null;
         ResponseFrame.prototype.deleteGroups = null;
         ResponseFrame.prototype.initProducerId = null;
+        ResponseFrame.prototype.addPartitionsToTxn = null;
+        ResponseFrame.prototype.addOffsetsToTxn = null;
+        ResponseFrame.prototype.endTxn = null;
+        ResponseFrame.prototype.writeTxnMarkers = null;
+        ResponseFrame.prototype.txnOffsetCommit = null;
         ResponseFrame.prototype.controllerForward = null;
 
         let $oneOfFields;
 
         $Object.defineProperty(ResponseFrame.prototype, "body", {
-            get: $util.oneOfGetter($oneOfFields = ["handshake", "metadata", "createTopics", "deleteTopics", "createPartitions", "describeConfigs", "incrementalAlterConfigs", "produce", "fetch", "listOffsets", "offsetForLeaderEpoch", "deleteRecords", "findCoordinator", "joinGroup", "syncGroup", "heartbeat", "leaveGroup", "offsetCommit", "offsetFetch", "listGroups", "describeGroups", "deleteGroups", "initProducerId", "controllerForward"]),
+            get: $util.oneOfGetter($oneOfFields = ["handshake", "metadata", "createTopics", "deleteTopics", "createPartitions", "describeConfigs", "incrementalAlterConfigs", "produce", "fetch", "listOffsets", "offsetForLeaderEpoch", "deleteRecords", "findCoordinator", "joinGroup", "syncGroup", "heartbeat", "leaveGroup", "offsetCommit", "offsetFetch", "listGroups", "describeGroups", "deleteGroups", "initProducerId", "addPartitionsToTxn", "addOffsetsToTxn", "endTxn", "writeTxnMarkers", "txnOffsetCommit", "controllerForward"]),
             set: $util.oneOfSetter($oneOfFields)
         });
 
@@ -603,6 +669,16 @@ export const mq = $root.mq = (() => {
                 $root.mq.DeleteGroupsResponse.encode(m.deleteGroups, w.uint32(314).fork(), q + 1).ldelim();
             if (m.initProducerId != null && $Object.hasOwnProperty.call(m, "initProducerId"))
                 $root.mq.InitProducerIdResponse.encode(m.initProducerId, w.uint32(322).fork(), q + 1).ldelim();
+            if (m.addPartitionsToTxn != null && $Object.hasOwnProperty.call(m, "addPartitionsToTxn"))
+                $root.mq.AddPartitionsToTxnResponse.encode(m.addPartitionsToTxn, w.uint32(330).fork(), q + 1).ldelim();
+            if (m.addOffsetsToTxn != null && $Object.hasOwnProperty.call(m, "addOffsetsToTxn"))
+                $root.mq.AddOffsetsToTxnResponse.encode(m.addOffsetsToTxn, w.uint32(338).fork(), q + 1).ldelim();
+            if (m.endTxn != null && $Object.hasOwnProperty.call(m, "endTxn"))
+                $root.mq.EndTxnResponse.encode(m.endTxn, w.uint32(346).fork(), q + 1).ldelim();
+            if (m.writeTxnMarkers != null && $Object.hasOwnProperty.call(m, "writeTxnMarkers"))
+                $root.mq.WriteTxnMarkersResponse.encode(m.writeTxnMarkers, w.uint32(354).fork(), q + 1).ldelim();
+            if (m.txnOffsetCommit != null && $Object.hasOwnProperty.call(m, "txnOffsetCommit"))
+                $root.mq.TxnOffsetCommitResponse.encode(m.txnOffsetCommit, w.uint32(362).fork(), q + 1).ldelim();
             if (m.controllerForward != null && $Object.hasOwnProperty.call(m, "controllerForward"))
                 $root.mq.ControllerForwardResponse.encode(m.controllerForward, w.uint32(402).fork(), q + 1).ldelim();
             if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
@@ -833,6 +909,41 @@ export const mq = $root.mq = (() => {
                             break;
                         m.initProducerId = $root.mq.InitProducerIdResponse.decode(r, r.size(), $undefined, q + 1, m.initProducerId);
                         m.body = "initProducerId";
+                        continue;
+                    }
+                case 41: {
+                        if (u !== 2)
+                            break;
+                        m.addPartitionsToTxn = $root.mq.AddPartitionsToTxnResponse.decode(r, r.size(), $undefined, q + 1, m.addPartitionsToTxn);
+                        m.body = "addPartitionsToTxn";
+                        continue;
+                    }
+                case 42: {
+                        if (u !== 2)
+                            break;
+                        m.addOffsetsToTxn = $root.mq.AddOffsetsToTxnResponse.decode(r, r.size(), $undefined, q + 1, m.addOffsetsToTxn);
+                        m.body = "addOffsetsToTxn";
+                        continue;
+                    }
+                case 43: {
+                        if (u !== 2)
+                            break;
+                        m.endTxn = $root.mq.EndTxnResponse.decode(r, r.size(), $undefined, q + 1, m.endTxn);
+                        m.body = "endTxn";
+                        continue;
+                    }
+                case 44: {
+                        if (u !== 2)
+                            break;
+                        m.writeTxnMarkers = $root.mq.WriteTxnMarkersResponse.decode(r, r.size(), $undefined, q + 1, m.writeTxnMarkers);
+                        m.body = "writeTxnMarkers";
+                        continue;
+                    }
+                case 45: {
+                        if (u !== 2)
+                            break;
+                        m.txnOffsetCommit = $root.mq.TxnOffsetCommitResponse.decode(r, r.size(), $undefined, q + 1, m.txnOffsetCommit);
+                        m.body = "txnOffsetCommit";
                         continue;
                     }
                 case 50: {
@@ -5778,6 +5889,7 @@ export const mq = $root.mq = (() => {
     mq.FetchPartitionResponse = (function() {
 
         const FetchPartitionResponse = function (p) {
+            this.abortedTransactions = [];
             if (p)
                 for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
                     if (p[ks[i]] != null && ks[i] !== "__proto__")
@@ -5795,6 +5907,7 @@ export const mq = $root.mq = (() => {
         FetchPartitionResponse.prototype.currentLeaderId = 0;
         FetchPartitionResponse.prototype.currentLeaderEpoch = 0;
         FetchPartitionResponse.prototype.logEndOffset = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+        FetchPartitionResponse.prototype.abortedTransactions = $util.emptyArray;
 
         FetchPartitionResponse.create = function(properties) {
             return new FetchPartitionResponse(properties);
@@ -5829,6 +5942,10 @@ export const mq = $root.mq = (() => {
                 w.uint32(80).int32(m.currentLeaderEpoch);
             if (m.logEndOffset != null && $Object.hasOwnProperty.call(m, "logEndOffset") && (typeof m.logEndOffset === "object" ? m.logEndOffset.low || m.logEndOffset.high : m.logEndOffset !== 0))
                 w.uint32(88).int64(m.logEndOffset);
+            if (m.abortedTransactions != null && m.abortedTransactions.length) {
+                for (var i = 0; i < m.abortedTransactions.length; ++i)
+                    $root.mq.AbortedTransaction.encode(m.abortedTransactions[i], w.uint32(98).fork(), q + 1).ldelim();
+            }
             if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
                 for (var i = 0; i < m.$unknowns.length; ++i)
                     w.raw(m.$unknowns[i]);
@@ -5956,6 +6073,14 @@ export const mq = $root.mq = (() => {
                             m.logEndOffset = v;
                         else
                             delete m.logEndOffset;
+                        continue;
+                    }
+                case 12: {
+                        if (u !== 2)
+                            break;
+                        if (!(m.abortedTransactions && m.abortedTransactions.length))
+                            m.abortedTransactions = [];
+                        m.abortedTransactions.push($root.mq.AbortedTransaction.decode(r, r.size(), $undefined, q + 1));
                         continue;
                     }
                 }
@@ -13078,6 +13203,1673 @@ export const mq = $root.mq = (() => {
         };
 
         return ControllerForwardResponse;
+    })();
+
+    mq.AbortedTransaction = (function() {
+
+        const AbortedTransaction = function (p) {
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        AbortedTransaction.prototype.producerId = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+        AbortedTransaction.prototype.firstOffset = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+
+        AbortedTransaction.create = function(properties) {
+            return new AbortedTransaction(properties);
+        };
+
+        AbortedTransaction.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.producerId != null && $Object.hasOwnProperty.call(m, "producerId") && (typeof m.producerId === "object" ? m.producerId.low || m.producerId.high : m.producerId !== 0))
+                w.uint32(8).int64(m.producerId);
+            if (m.firstOffset != null && $Object.hasOwnProperty.call(m, "firstOffset") && (typeof m.firstOffset === "object" ? m.firstOffset.low || m.firstOffset.high : m.firstOffset !== 0))
+                w.uint32(16).int64(m.firstOffset);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        AbortedTransaction.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.AbortedTransaction();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 0)
+                            break;
+                        if (typeof (v = r.int64()) === "object" ? v.low || v.high : v !== 0)
+                            m.producerId = v;
+                        else
+                            delete m.producerId;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 0)
+                            break;
+                        if (typeof (v = r.int64()) === "object" ? v.low || v.high : v !== 0)
+                            m.firstOffset = v;
+                        else
+                            delete m.firstOffset;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        AbortedTransaction.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.AbortedTransaction";
+        };
+
+        return AbortedTransaction;
+    })();
+
+    mq.TxnTopic = (function() {
+
+        const TxnTopic = function (p) {
+            this.partitions = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        TxnTopic.prototype.name = "";
+        TxnTopic.prototype.partitions = $util.emptyArray;
+
+        TxnTopic.create = function(properties) {
+            return new TxnTopic(properties);
+        };
+
+        TxnTopic.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.name != null && $Object.hasOwnProperty.call(m, "name") && m.name !== "")
+                w.uint32(10).string(m.name);
+            if (m.partitions != null && m.partitions.length) {
+                w.uint32(18).uint32s(m.partitions);
+            }
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        TxnTopic.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.TxnTopic();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.name = v;
+                        else
+                            delete m.name;
+                        continue;
+                    }
+                case 2: {
+                        if (u === 2) {
+                            if (!(m.partitions && m.partitions.length))
+                                m.partitions = [];
+                            r.uint32s(m.partitions);
+                            continue;
+                        }
+                        if (u !== 0)
+                            break;
+                        if (!(m.partitions && m.partitions.length))
+                            m.partitions = [];
+                        m.partitions.push(r.uint32());
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        TxnTopic.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.TxnTopic";
+        };
+
+        return TxnTopic;
+    })();
+
+    mq.AddPartitionsToTxnRequest = (function() {
+
+        const AddPartitionsToTxnRequest = function (p) {
+            this.topics = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        AddPartitionsToTxnRequest.prototype.transactionalId = "";
+        AddPartitionsToTxnRequest.prototype.producerId = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+        AddPartitionsToTxnRequest.prototype.producerEpoch = 0;
+        AddPartitionsToTxnRequest.prototype.topics = $util.emptyArray;
+
+        AddPartitionsToTxnRequest.create = function(properties) {
+            return new AddPartitionsToTxnRequest(properties);
+        };
+
+        AddPartitionsToTxnRequest.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.transactionalId != null && $Object.hasOwnProperty.call(m, "transactionalId") && m.transactionalId !== "")
+                w.uint32(10).string(m.transactionalId);
+            if (m.producerId != null && $Object.hasOwnProperty.call(m, "producerId") && (typeof m.producerId === "object" ? m.producerId.low || m.producerId.high : m.producerId !== 0))
+                w.uint32(16).int64(m.producerId);
+            if (m.producerEpoch != null && $Object.hasOwnProperty.call(m, "producerEpoch") && m.producerEpoch !== 0)
+                w.uint32(24).int32(m.producerEpoch);
+            if (m.topics != null && m.topics.length) {
+                for (var i = 0; i < m.topics.length; ++i)
+                    $root.mq.TxnTopic.encode(m.topics[i], w.uint32(34).fork(), q + 1).ldelim();
+            }
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        AddPartitionsToTxnRequest.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.AddPartitionsToTxnRequest();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.transactionalId = v;
+                        else
+                            delete m.transactionalId;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 0)
+                            break;
+                        if (typeof (v = r.int64()) === "object" ? v.low || v.high : v !== 0)
+                            m.producerId = v;
+                        else
+                            delete m.producerId;
+                        continue;
+                    }
+                case 3: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.int32())
+                            m.producerEpoch = v;
+                        else
+                            delete m.producerEpoch;
+                        continue;
+                    }
+                case 4: {
+                        if (u !== 2)
+                            break;
+                        if (!(m.topics && m.topics.length))
+                            m.topics = [];
+                        m.topics.push($root.mq.TxnTopic.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        AddPartitionsToTxnRequest.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.AddPartitionsToTxnRequest";
+        };
+
+        return AddPartitionsToTxnRequest;
+    })();
+
+    mq.AddPartitionsToTxnResponse = (function() {
+
+        const AddPartitionsToTxnResponse = function (p) {
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        AddPartitionsToTxnResponse.prototype.errorCode = 0;
+        AddPartitionsToTxnResponse.prototype.errorMessage = "";
+
+        AddPartitionsToTxnResponse.create = function(properties) {
+            return new AddPartitionsToTxnResponse(properties);
+        };
+
+        AddPartitionsToTxnResponse.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.errorCode != null && $Object.hasOwnProperty.call(m, "errorCode") && m.errorCode !== 0)
+                w.uint32(8).int32(m.errorCode);
+            if (m.errorMessage != null && $Object.hasOwnProperty.call(m, "errorMessage") && m.errorMessage !== "")
+                w.uint32(18).string(m.errorMessage);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        AddPartitionsToTxnResponse.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.AddPartitionsToTxnResponse();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.int32())
+                            m.errorCode = v;
+                        else
+                            delete m.errorCode;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.errorMessage = v;
+                        else
+                            delete m.errorMessage;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        AddPartitionsToTxnResponse.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.AddPartitionsToTxnResponse";
+        };
+
+        return AddPartitionsToTxnResponse;
+    })();
+
+    mq.AddOffsetsToTxnRequest = (function() {
+
+        const AddOffsetsToTxnRequest = function (p) {
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        AddOffsetsToTxnRequest.prototype.transactionalId = "";
+        AddOffsetsToTxnRequest.prototype.producerId = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+        AddOffsetsToTxnRequest.prototype.producerEpoch = 0;
+        AddOffsetsToTxnRequest.prototype.groupId = "";
+
+        AddOffsetsToTxnRequest.create = function(properties) {
+            return new AddOffsetsToTxnRequest(properties);
+        };
+
+        AddOffsetsToTxnRequest.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.transactionalId != null && $Object.hasOwnProperty.call(m, "transactionalId") && m.transactionalId !== "")
+                w.uint32(10).string(m.transactionalId);
+            if (m.producerId != null && $Object.hasOwnProperty.call(m, "producerId") && (typeof m.producerId === "object" ? m.producerId.low || m.producerId.high : m.producerId !== 0))
+                w.uint32(16).int64(m.producerId);
+            if (m.producerEpoch != null && $Object.hasOwnProperty.call(m, "producerEpoch") && m.producerEpoch !== 0)
+                w.uint32(24).int32(m.producerEpoch);
+            if (m.groupId != null && $Object.hasOwnProperty.call(m, "groupId") && m.groupId !== "")
+                w.uint32(34).string(m.groupId);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        AddOffsetsToTxnRequest.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.AddOffsetsToTxnRequest();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.transactionalId = v;
+                        else
+                            delete m.transactionalId;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 0)
+                            break;
+                        if (typeof (v = r.int64()) === "object" ? v.low || v.high : v !== 0)
+                            m.producerId = v;
+                        else
+                            delete m.producerId;
+                        continue;
+                    }
+                case 3: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.int32())
+                            m.producerEpoch = v;
+                        else
+                            delete m.producerEpoch;
+                        continue;
+                    }
+                case 4: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.groupId = v;
+                        else
+                            delete m.groupId;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        AddOffsetsToTxnRequest.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.AddOffsetsToTxnRequest";
+        };
+
+        return AddOffsetsToTxnRequest;
+    })();
+
+    mq.AddOffsetsToTxnResponse = (function() {
+
+        const AddOffsetsToTxnResponse = function (p) {
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        AddOffsetsToTxnResponse.prototype.errorCode = 0;
+        AddOffsetsToTxnResponse.prototype.errorMessage = "";
+
+        AddOffsetsToTxnResponse.create = function(properties) {
+            return new AddOffsetsToTxnResponse(properties);
+        };
+
+        AddOffsetsToTxnResponse.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.errorCode != null && $Object.hasOwnProperty.call(m, "errorCode") && m.errorCode !== 0)
+                w.uint32(8).int32(m.errorCode);
+            if (m.errorMessage != null && $Object.hasOwnProperty.call(m, "errorMessage") && m.errorMessage !== "")
+                w.uint32(18).string(m.errorMessage);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        AddOffsetsToTxnResponse.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.AddOffsetsToTxnResponse();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.int32())
+                            m.errorCode = v;
+                        else
+                            delete m.errorCode;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.errorMessage = v;
+                        else
+                            delete m.errorMessage;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        AddOffsetsToTxnResponse.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.AddOffsetsToTxnResponse";
+        };
+
+        return AddOffsetsToTxnResponse;
+    })();
+
+    mq.EndTxnRequest = (function() {
+
+        const EndTxnRequest = function (p) {
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        EndTxnRequest.prototype.transactionalId = "";
+        EndTxnRequest.prototype.producerId = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+        EndTxnRequest.prototype.producerEpoch = 0;
+        EndTxnRequest.prototype.committed = false;
+
+        EndTxnRequest.create = function(properties) {
+            return new EndTxnRequest(properties);
+        };
+
+        EndTxnRequest.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.transactionalId != null && $Object.hasOwnProperty.call(m, "transactionalId") && m.transactionalId !== "")
+                w.uint32(10).string(m.transactionalId);
+            if (m.producerId != null && $Object.hasOwnProperty.call(m, "producerId") && (typeof m.producerId === "object" ? m.producerId.low || m.producerId.high : m.producerId !== 0))
+                w.uint32(16).int64(m.producerId);
+            if (m.producerEpoch != null && $Object.hasOwnProperty.call(m, "producerEpoch") && m.producerEpoch !== 0)
+                w.uint32(24).int32(m.producerEpoch);
+            if (m.committed != null && $Object.hasOwnProperty.call(m, "committed") && m.committed !== false)
+                w.uint32(32).bool(m.committed);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        EndTxnRequest.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.EndTxnRequest();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.transactionalId = v;
+                        else
+                            delete m.transactionalId;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 0)
+                            break;
+                        if (typeof (v = r.int64()) === "object" ? v.low || v.high : v !== 0)
+                            m.producerId = v;
+                        else
+                            delete m.producerId;
+                        continue;
+                    }
+                case 3: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.int32())
+                            m.producerEpoch = v;
+                        else
+                            delete m.producerEpoch;
+                        continue;
+                    }
+                case 4: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.bool())
+                            m.committed = v;
+                        else
+                            delete m.committed;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        EndTxnRequest.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.EndTxnRequest";
+        };
+
+        return EndTxnRequest;
+    })();
+
+    mq.EndTxnResponse = (function() {
+
+        const EndTxnResponse = function (p) {
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        EndTxnResponse.prototype.errorCode = 0;
+        EndTxnResponse.prototype.errorMessage = "";
+
+        EndTxnResponse.create = function(properties) {
+            return new EndTxnResponse(properties);
+        };
+
+        EndTxnResponse.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.errorCode != null && $Object.hasOwnProperty.call(m, "errorCode") && m.errorCode !== 0)
+                w.uint32(8).int32(m.errorCode);
+            if (m.errorMessage != null && $Object.hasOwnProperty.call(m, "errorMessage") && m.errorMessage !== "")
+                w.uint32(18).string(m.errorMessage);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        EndTxnResponse.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.EndTxnResponse();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.int32())
+                            m.errorCode = v;
+                        else
+                            delete m.errorCode;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.errorMessage = v;
+                        else
+                            delete m.errorMessage;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        EndTxnResponse.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.EndTxnResponse";
+        };
+
+        return EndTxnResponse;
+    })();
+
+    mq.WriteTxnMarker = (function() {
+
+        const WriteTxnMarker = function (p) {
+            this.topics = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        WriteTxnMarker.prototype.producerId = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+        WriteTxnMarker.prototype.producerEpoch = 0;
+        WriteTxnMarker.prototype.committed = false;
+        WriteTxnMarker.prototype.topics = $util.emptyArray;
+        WriteTxnMarker.prototype.coordinatorEpoch = 0;
+
+        WriteTxnMarker.create = function(properties) {
+            return new WriteTxnMarker(properties);
+        };
+
+        WriteTxnMarker.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.producerId != null && $Object.hasOwnProperty.call(m, "producerId") && (typeof m.producerId === "object" ? m.producerId.low || m.producerId.high : m.producerId !== 0))
+                w.uint32(8).int64(m.producerId);
+            if (m.producerEpoch != null && $Object.hasOwnProperty.call(m, "producerEpoch") && m.producerEpoch !== 0)
+                w.uint32(16).int32(m.producerEpoch);
+            if (m.committed != null && $Object.hasOwnProperty.call(m, "committed") && m.committed !== false)
+                w.uint32(24).bool(m.committed);
+            if (m.topics != null && m.topics.length) {
+                for (var i = 0; i < m.topics.length; ++i)
+                    $root.mq.TxnTopic.encode(m.topics[i], w.uint32(34).fork(), q + 1).ldelim();
+            }
+            if (m.coordinatorEpoch != null && $Object.hasOwnProperty.call(m, "coordinatorEpoch") && m.coordinatorEpoch !== 0)
+                w.uint32(40).int32(m.coordinatorEpoch);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        WriteTxnMarker.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.WriteTxnMarker();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 0)
+                            break;
+                        if (typeof (v = r.int64()) === "object" ? v.low || v.high : v !== 0)
+                            m.producerId = v;
+                        else
+                            delete m.producerId;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.int32())
+                            m.producerEpoch = v;
+                        else
+                            delete m.producerEpoch;
+                        continue;
+                    }
+                case 3: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.bool())
+                            m.committed = v;
+                        else
+                            delete m.committed;
+                        continue;
+                    }
+                case 4: {
+                        if (u !== 2)
+                            break;
+                        if (!(m.topics && m.topics.length))
+                            m.topics = [];
+                        m.topics.push($root.mq.TxnTopic.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                case 5: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.int32())
+                            m.coordinatorEpoch = v;
+                        else
+                            delete m.coordinatorEpoch;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        WriteTxnMarker.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.WriteTxnMarker";
+        };
+
+        return WriteTxnMarker;
+    })();
+
+    mq.WriteTxnMarkersRequest = (function() {
+
+        const WriteTxnMarkersRequest = function (p) {
+            this.markers = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        WriteTxnMarkersRequest.prototype.markers = $util.emptyArray;
+        WriteTxnMarkersRequest.prototype.timeoutMs = 0;
+
+        WriteTxnMarkersRequest.create = function(properties) {
+            return new WriteTxnMarkersRequest(properties);
+        };
+
+        WriteTxnMarkersRequest.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.markers != null && m.markers.length) {
+                for (var i = 0; i < m.markers.length; ++i)
+                    $root.mq.WriteTxnMarker.encode(m.markers[i], w.uint32(10).fork(), q + 1).ldelim();
+            }
+            if (m.timeoutMs != null && $Object.hasOwnProperty.call(m, "timeoutMs") && m.timeoutMs !== 0)
+                w.uint32(16).uint32(m.timeoutMs);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        WriteTxnMarkersRequest.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.WriteTxnMarkersRequest();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if (!(m.markers && m.markers.length))
+                            m.markers = [];
+                        m.markers.push($root.mq.WriteTxnMarker.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.uint32())
+                            m.timeoutMs = v;
+                        else
+                            delete m.timeoutMs;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        WriteTxnMarkersRequest.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.WriteTxnMarkersRequest";
+        };
+
+        return WriteTxnMarkersRequest;
+    })();
+
+    mq.WriteTxnMarkerResult = (function() {
+
+        const WriteTxnMarkerResult = function (p) {
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        WriteTxnMarkerResult.prototype.producerId = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+        WriteTxnMarkerResult.prototype.topic = "";
+        WriteTxnMarkerResult.prototype.partition = 0;
+        WriteTxnMarkerResult.prototype.errorCode = 0;
+        WriteTxnMarkerResult.prototype.errorMessage = "";
+
+        WriteTxnMarkerResult.create = function(properties) {
+            return new WriteTxnMarkerResult(properties);
+        };
+
+        WriteTxnMarkerResult.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.producerId != null && $Object.hasOwnProperty.call(m, "producerId") && (typeof m.producerId === "object" ? m.producerId.low || m.producerId.high : m.producerId !== 0))
+                w.uint32(8).int64(m.producerId);
+            if (m.topic != null && $Object.hasOwnProperty.call(m, "topic") && m.topic !== "")
+                w.uint32(18).string(m.topic);
+            if (m.partition != null && $Object.hasOwnProperty.call(m, "partition") && m.partition !== 0)
+                w.uint32(24).uint32(m.partition);
+            if (m.errorCode != null && $Object.hasOwnProperty.call(m, "errorCode") && m.errorCode !== 0)
+                w.uint32(32).int32(m.errorCode);
+            if (m.errorMessage != null && $Object.hasOwnProperty.call(m, "errorMessage") && m.errorMessage !== "")
+                w.uint32(42).string(m.errorMessage);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        WriteTxnMarkerResult.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.WriteTxnMarkerResult();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 0)
+                            break;
+                        if (typeof (v = r.int64()) === "object" ? v.low || v.high : v !== 0)
+                            m.producerId = v;
+                        else
+                            delete m.producerId;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.topic = v;
+                        else
+                            delete m.topic;
+                        continue;
+                    }
+                case 3: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.uint32())
+                            m.partition = v;
+                        else
+                            delete m.partition;
+                        continue;
+                    }
+                case 4: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.int32())
+                            m.errorCode = v;
+                        else
+                            delete m.errorCode;
+                        continue;
+                    }
+                case 5: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.errorMessage = v;
+                        else
+                            delete m.errorMessage;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        WriteTxnMarkerResult.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.WriteTxnMarkerResult";
+        };
+
+        return WriteTxnMarkerResult;
+    })();
+
+    mq.WriteTxnMarkersResponse = (function() {
+
+        const WriteTxnMarkersResponse = function (p) {
+            this.results = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        WriteTxnMarkersResponse.prototype.results = $util.emptyArray;
+
+        WriteTxnMarkersResponse.create = function(properties) {
+            return new WriteTxnMarkersResponse(properties);
+        };
+
+        WriteTxnMarkersResponse.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.results != null && m.results.length) {
+                for (var i = 0; i < m.results.length; ++i)
+                    $root.mq.WriteTxnMarkerResult.encode(m.results[i], w.uint32(10).fork(), q + 1).ldelim();
+            }
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        WriteTxnMarkersResponse.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.WriteTxnMarkersResponse();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if (!(m.results && m.results.length))
+                            m.results = [];
+                        m.results.push($root.mq.WriteTxnMarkerResult.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        WriteTxnMarkersResponse.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.WriteTxnMarkersResponse";
+        };
+
+        return WriteTxnMarkersResponse;
+    })();
+
+    mq.TxnOffsetCommitRequest = (function() {
+
+        const TxnOffsetCommitRequest = function (p) {
+            this.topics = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        TxnOffsetCommitRequest.prototype.transactionalId = "";
+        TxnOffsetCommitRequest.prototype.groupId = "";
+        TxnOffsetCommitRequest.prototype.producerId = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+        TxnOffsetCommitRequest.prototype.producerEpoch = 0;
+        TxnOffsetCommitRequest.prototype.generationId = 0;
+        TxnOffsetCommitRequest.prototype.memberId = "";
+        TxnOffsetCommitRequest.prototype.groupInstanceId = "";
+        TxnOffsetCommitRequest.prototype.topics = $util.emptyArray;
+
+        TxnOffsetCommitRequest.create = function(properties) {
+            return new TxnOffsetCommitRequest(properties);
+        };
+
+        TxnOffsetCommitRequest.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.transactionalId != null && $Object.hasOwnProperty.call(m, "transactionalId") && m.transactionalId !== "")
+                w.uint32(10).string(m.transactionalId);
+            if (m.groupId != null && $Object.hasOwnProperty.call(m, "groupId") && m.groupId !== "")
+                w.uint32(18).string(m.groupId);
+            if (m.producerId != null && $Object.hasOwnProperty.call(m, "producerId") && (typeof m.producerId === "object" ? m.producerId.low || m.producerId.high : m.producerId !== 0))
+                w.uint32(24).int64(m.producerId);
+            if (m.producerEpoch != null && $Object.hasOwnProperty.call(m, "producerEpoch") && m.producerEpoch !== 0)
+                w.uint32(32).int32(m.producerEpoch);
+            if (m.generationId != null && $Object.hasOwnProperty.call(m, "generationId") && m.generationId !== 0)
+                w.uint32(40).int32(m.generationId);
+            if (m.memberId != null && $Object.hasOwnProperty.call(m, "memberId") && m.memberId !== "")
+                w.uint32(50).string(m.memberId);
+            if (m.groupInstanceId != null && $Object.hasOwnProperty.call(m, "groupInstanceId") && m.groupInstanceId !== "")
+                w.uint32(58).string(m.groupInstanceId);
+            if (m.topics != null && m.topics.length) {
+                for (var i = 0; i < m.topics.length; ++i)
+                    $root.mq.OffsetCommitTopic.encode(m.topics[i], w.uint32(66).fork(), q + 1).ldelim();
+            }
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        TxnOffsetCommitRequest.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.TxnOffsetCommitRequest();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.transactionalId = v;
+                        else
+                            delete m.transactionalId;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.groupId = v;
+                        else
+                            delete m.groupId;
+                        continue;
+                    }
+                case 3: {
+                        if (u !== 0)
+                            break;
+                        if (typeof (v = r.int64()) === "object" ? v.low || v.high : v !== 0)
+                            m.producerId = v;
+                        else
+                            delete m.producerId;
+                        continue;
+                    }
+                case 4: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.int32())
+                            m.producerEpoch = v;
+                        else
+                            delete m.producerEpoch;
+                        continue;
+                    }
+                case 5: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.int32())
+                            m.generationId = v;
+                        else
+                            delete m.generationId;
+                        continue;
+                    }
+                case 6: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.memberId = v;
+                        else
+                            delete m.memberId;
+                        continue;
+                    }
+                case 7: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.groupInstanceId = v;
+                        else
+                            delete m.groupInstanceId;
+                        continue;
+                    }
+                case 8: {
+                        if (u !== 2)
+                            break;
+                        if (!(m.topics && m.topics.length))
+                            m.topics = [];
+                        m.topics.push($root.mq.OffsetCommitTopic.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        TxnOffsetCommitRequest.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.TxnOffsetCommitRequest";
+        };
+
+        return TxnOffsetCommitRequest;
+    })();
+
+    mq.TxnOffsetCommitResponse = (function() {
+
+        const TxnOffsetCommitResponse = function (p) {
+            this.topics = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        TxnOffsetCommitResponse.prototype.topics = $util.emptyArray;
+
+        TxnOffsetCommitResponse.create = function(properties) {
+            return new TxnOffsetCommitResponse(properties);
+        };
+
+        TxnOffsetCommitResponse.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.topics != null && m.topics.length) {
+                for (var i = 0; i < m.topics.length; ++i)
+                    $root.mq.OffsetCommitTopicResponse.encode(m.topics[i], w.uint32(10).fork(), q + 1).ldelim();
+            }
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        TxnOffsetCommitResponse.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.TxnOffsetCommitResponse();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if (!(m.topics && m.topics.length))
+                            m.topics = [];
+                        m.topics.push($root.mq.OffsetCommitTopicResponse.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        TxnOffsetCommitResponse.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.TxnOffsetCommitResponse";
+        };
+
+        return TxnOffsetCommitResponse;
     })();
 
     return mq;

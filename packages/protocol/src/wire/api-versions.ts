@@ -38,6 +38,11 @@ export const SUPPORTED_API_VERSIONS: readonly ApiVersionRange[] = [
   { api: mq.ApiKey.DESCRIBE_GROUPS, minVersion: 0, maxVersion: 0 },
   { api: mq.ApiKey.DELETE_GROUPS, minVersion: 0, maxVersion: 0 },
   { api: mq.ApiKey.INIT_PRODUCER_ID, minVersion: 0, maxVersion: 0 },
+  { api: mq.ApiKey.ADD_PARTITIONS_TO_TXN, minVersion: 0, maxVersion: 0 },
+  { api: mq.ApiKey.ADD_OFFSETS_TO_TXN, minVersion: 0, maxVersion: 0 },
+  { api: mq.ApiKey.END_TXN, minVersion: 0, maxVersion: 0 },
+  { api: mq.ApiKey.WRITE_TXN_MARKERS, minVersion: 0, maxVersion: 0 },
+  { api: mq.ApiKey.TXN_OFFSET_COMMIT, minVersion: 0, maxVersion: 0 },
   { api: mq.ApiKey.CONTROLLER_FORWARD, minVersion: 0, maxVersion: 0 },
 ];
 

@@ -35,6 +35,11 @@ export const BODY_API: Readonly<Record<RequestBody, mq.ApiKey>> = {
   describeGroups: mq.ApiKey.DESCRIBE_GROUPS,
   deleteGroups: mq.ApiKey.DELETE_GROUPS,
   initProducerId: mq.ApiKey.INIT_PRODUCER_ID,
+  addPartitionsToTxn: mq.ApiKey.ADD_PARTITIONS_TO_TXN,
+  addOffsetsToTxn: mq.ApiKey.ADD_OFFSETS_TO_TXN,
+  endTxn: mq.ApiKey.END_TXN,
+  writeTxnMarkers: mq.ApiKey.WRITE_TXN_MARKERS,
+  txnOffsetCommit: mq.ApiKey.TXN_OFFSET_COMMIT,
   controllerForward: mq.ApiKey.CONTROLLER_FORWARD,
 };
 

@@ -45,7 +45,8 @@ export const fetch: KafkaApi<FetchRequest, FetchResponse> = {
           highWatermark: Number(p.highWatermark ?? -1),
           lastStableOffset: Number(p.lastStableOffset ?? p.highWatermark ?? -1),
           logStartOffset: Number(p.logStartOffset ?? -1),
-          abortedTransactions: null,
+          // read_committed: the aborted transactions within the records (null when none, as Kafka).
+          abortedTransactions: p.abortedTransactions && p.abortedTransactions.length > 0 ? p.abortedTransactions.map((a) => ({ producerId: Number(a.producerId ?? -1), firstOffset: Number(a.firstOffset ?? -1) })) : null,
           preferredReadReplica: -1,
           // An empty record set is written as zero bytes, not null (librdkafka refuses a null one).
           records: p.records && p.records.length > 0 ? (p.records as Buffer) : EMPTY,

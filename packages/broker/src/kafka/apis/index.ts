@@ -6,7 +6,11 @@
  */
 import type { HandlerMap } from '../../handlers/types.js';
 import type { AnyKafkaApi } from '../types.js';
+import { addOffsetsToTxn } from './add-offsets-to-txn.js';
+import { addPartitionsToTxn } from './add-partitions-to-txn.js';
 import { alterConfigs } from './alter-configs.js';
+import { endTxn } from './end-txn.js';
+import { txnOffsetCommit } from './txn-offset-commit.js';
 import { apiVersions } from './api-versions.js';
 import { createPartitions } from './create-partitions.js';
 import { createTopics } from './create-topics.js';
@@ -57,6 +61,10 @@ export const KAFKA_APIS: readonly AnyKafkaApi[] = [
   incrementalAlterConfigs,
   deleteRecords,
   initProducerId,
+  addPartitionsToTxn,
+  addOffsetsToTxn,
+  endTxn,
+  txnOffsetCommit,
   describeCluster,
 ];
 

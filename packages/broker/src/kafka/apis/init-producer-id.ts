@@ -1,4 +1,4 @@
-/** InitProducerId: a producer id for an idempotent producer, from the core (a transactional id is refused there: no transactions yet). */
+/** InitProducerId: a producer id for an idempotent producer, or a transactional id's (epoch bumped, earlier instances fenced), from the core. */
 import { InitProducerIdApi, type InitProducerIdRequest, type InitProducerIdResponse } from '@mq/kafka-protocol/messages';
 import type { KafkaApi } from '../types.js';
 import { kafkaCode } from '../errors.js';

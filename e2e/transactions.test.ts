@@ -1,0 +1,133 @@
+/**
+ * Transactions against real broker processes:
+ * - a broker SIGKILLed with transactions committed, aborted and still open
+ *   restarts with read_committed reads that agree with the markers (the
+ *   last stable offset and the aborted-transactions index are recovered
+ *   from the log), and the open transaction is aborted by the next instance;
+ * - read-process-write: a copier process (txn-copier.mjs) copies topic A to
+ *   topic B in transactions, committing its input offsets in the same
+ *   transaction, and is SIGKILLed at random moments (and restarted); a
+ *   read_committed reader of B sees every record of A exactly once, in
+ *   per-partition order; a read_uncommitted reader may see more.
+ */
+import { MqClient } from '@mq/client';
+import { cleanup, startBroker, uniqueName, waitFor } from './src/harness.js';
+import { Copier, readTopic } from './src/txn-copier.js';
+
+afterAll(async () => {
+  await cleanup();
+});
+
+const readAll = readTopic;
+
+describe('transactions across a broker SIGKILL', () => {
+  it('read_committed agrees with the markers after recovery; the open transaction is aborted by the next instance', async () => {
+    const broker = await startBroker({ args: ['--config-set', 'log.segment.bytes=2048', '--config-set', 'transaction.state.log.num.partitions=2'] });
+    let client = new MqClient({ bootstrap: broker.bootstrap, clientId: 'txn-kill' });
+    const topic = uniqueName('txn-kill');
+    try {
+      await client.admin().createTopic(topic, { numPartitions: 2 });
+      const p = client.producer({ transactionalId: 'txn-kill', lingerMs: 0 });
+      const expectCommitted: string[][] = [[], []];
+      for (let i = 0; i < 12; i++) {
+        await p.beginTransaction();
+        const values = [0, 1].map((partition) => `t${i}-p${partition}-${'x'.repeat(200)}`);
+        await Promise.all(values.map((value, partition) => p.send(topic, { value, partition })));
+        if (i % 3 === 1) await p.abortTransaction();
+        else {
+          await p.commitTransaction();
+          values.forEach((v, partition) => expectCommitted[partition]!.push(v));
+        }
+      }
+      await p.beginTransaction();
+      await Promise.all([0, 1].map((partition) => p.send(topic, { value: `open-p${partition}`, partition })));
+      const plain = client.producer({ lingerMs: 0 });
+      await plain.send(topic, { value: 'after-open', partition: 0 });
+      await client.close();
+      await broker.kill();
+      await broker.restart();
+      client = new MqClient({ bootstrap: broker.bootstrap, clientId: 'txn-kill' });
+      // The open transaction still holds read_committed at its first offset; aborted ones are dropped.
+      const before = await readAll(client, topic, 2, 'read_committed', 16, 1500);
+      expect(before).toEqual(expectCommitted);
+      const uncommitted = await readAll(client, topic, 2, 'read_uncommitted', 27);
+      expect(uncommitted[0]).toHaveLength(12 + 1 + 1);
+      expect(uncommitted[1]).toHaveLength(12 + 1);
+      // The next instance fences the crashed one: its open transaction is aborted, and what follows it becomes stable.
+      const next = client.producer({ transactionalId: 'txn-kill', lingerMs: 0 });
+      await next.initTransactions();
+      const after = await readAll(client, topic, 2, 'read_committed', 17);
+      expect(after).toEqual([[...expectCommitted[0]!, 'after-open'], expectCommitted[1]]);
+      await next.close();
+    } finally {
+      await client.close().catch(() => undefined);
+      await broker.kill();
+    }
+  });
+});
+
+describe('read-process-write under SIGKILL', () => {
+  it('a read_committed reader of B sees each record of A exactly once, in order, whenever the copier is killed', async () => {
+    const broker = await startBroker({ args: ['--config-set', 'transaction.state.log.num.partitions=2', '--config-set', 'offsets.topic.num.partitions=2'] });
+    const client = new MqClient({ bootstrap: broker.bootstrap, clientId: 'txn-rpw' });
+    const source = uniqueName('txn-a');
+    const dest = uniqueName('txn-b');
+    const partitions = 2;
+    const total = 2000;
+    const copiers: Copier[] = [];
+    try {
+      await client.admin().createTopic(source, { numPartitions: partitions });
+      await client.admin().createTopic(dest, { numPartitions: partitions });
+      const producer = client.producer({ lingerMs: 0, idempotent: true });
+      const expected: string[][] = Array.from({ length: partitions }, () => []);
+      await Promise.all(
+        Array.from({ length: total }, (_, i) => {
+          const partition = i % partitions;
+          const value = `r${i}`;
+          expected[partition]!.push(value);
+          return producer.send(source, { value, partition });
+        }),
+      );
+      await producer.close();
+      const config = { bootstrap: broker.bootstrap, source, dest, partitions, transactionalId: uniqueName('copier'), group: uniqueName('copier-group'), perTxn: 20 };
+      // Kill at random moments (seeded, so a failure replays): before, during and after commits.
+      let seed = 42;
+      const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+      const kills = 6; // each copies at least 20 of the 2000 records, a few hundred at most, before it dies
+      for (let k = 0; k < kills; k++) {
+        const copier = new Copier(config);
+        copiers.push(copier);
+        await waitFor(() => copier.events.some((e) => e.ev === 'ready' || e.ev === 'error'), { timeout: 20_000, message: `copier ${k} ready` });
+        // After a random amount of progress (some transactions committed), then a random moment within the next ones.
+        const target = 20 + Math.floor(random() * 100);
+        await waitFor(() => copier.committed >= target || copier.errors().length > 0, { timeout: 20_000, message: `copier ${k} progress` });
+        await new Promise((r) => setTimeout(r, Math.floor(random() * 30)));
+        await copier.kill();
+      }
+      const last = new Copier(config);
+      copiers.push(last);
+      const deadline = Date.now() + 60_000;
+      let seen: string[][] = [];
+      while (Date.now() < deadline) {
+        seen = await readAll(client, dest, partitions, 'read_committed', total, 1500);
+        if (seen.reduce((n, l) => n + l.length, 0) >= total) break;
+        if (last.events.some((e) => e.ev === 'error')) break;
+      }
+      expect(last.errors()).toEqual([]);
+      // The kills landed mid-copy: killed instances had committed transactions, and the last one resumed from their offsets.
+      const killedCommits = copiers.slice(0, kills).reduce((n, c) => n + c.committed, 0);
+      expect(killedCommits).toBeGreaterThan(0);
+      expect(killedCommits).toBeLessThan(total);
+      // Exactly once, in per-partition order.
+      expect(seen).toEqual(expected);
+      // The uncommitted view holds at least as much (aborted copies of killed instances may be there too).
+      const raw = await readAll(client, dest, partitions, 'read_uncommitted', total, 1500);
+      expect(raw.reduce((n, l) => n + l.length, 0)).toBeGreaterThanOrEqual(total);
+      await last.kill();
+    } finally {
+      for (const c of copiers) await c.kill().catch(() => undefined);
+      await client.close().catch(() => undefined);
+      await broker.kill();
+    }
+  });
+});

@@ -56,7 +56,7 @@ it('Vite builds a page with @mq/client, no Node module externalized, and the pag
   const topic = uniqueName('vite');
   const got = await browser.page.evaluate(
     async ({ bootstrap, topic }) => {
-      const { MqClient } = (globalThis as unknown as { mq: { MqClient: new (o: object) => any } }).mq; // eslint-disable-line @typescript-eslint/no-explicit-any
+      const { MqClient } = (globalThis as unknown as { mq: { MqClient: new (o: object) => any } }).mq;
       const mq = new MqClient({ bootstrap, clientId: 'vite-page' });
       await mq.admin().createTopic(topic, { numPartitions: 1 });
       const producer = mq.producer({ lingerMs: 0 });

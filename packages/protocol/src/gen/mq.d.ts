@@ -75,7 +75,15 @@ export namespace mq {
         ABORTED = 142,
         INVALID_ARGUMENT = 143,
         BUFFER_FULL = 144,
-        CLOSED = 145
+        CLOSED = 145,
+        SASL_AUTHENTICATION_FAILED = 150,
+        UNSUPPORTED_SASL_MECHANISM = 151,
+        ILLEGAL_SASL_STATE = 152,
+        TOPIC_AUTHORIZATION_FAILED = 153,
+        GROUP_AUTHORIZATION_FAILED = 154,
+        CLUSTER_AUTHORIZATION_FAILED = 155,
+        TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 156,
+        RESOURCE_NOT_FOUND = 157
     }
 
     enum ApiKey {
@@ -103,7 +111,13 @@ export namespace mq {
         DESCRIBE_GROUPS = 28,
         DELETE_GROUPS = 29,
         INIT_PRODUCER_ID = 30,
-        CONTROLLER_FORWARD = 40
+        CONTROLLER_FORWARD = 40,
+        SASL_AUTHENTICATE = 50,
+        ALTER_USER_SCRAM_CREDENTIALS = 51,
+        DESCRIBE_USER_SCRAM_CREDENTIALS = 52,
+        CREATE_ACLS = 53,
+        DELETE_ACLS = 54,
+        DESCRIBE_ACLS = 55
     }
 
     interface IRequestFrame extends mq.RequestFrame.$Properties {
@@ -139,7 +153,13 @@ export namespace mq {
         deleteGroups?: (mq.DeleteGroupsRequest.$Properties|null);
         initProducerId?: (mq.InitProducerIdRequest.$Properties|null);
         controllerForward?: (mq.ControllerForwardRequest.$Properties|null);
-        body?: ("handshake"|"metadata"|"createTopics"|"deleteTopics"|"createPartitions"|"describeConfigs"|"incrementalAlterConfigs"|"produce"|"fetch"|"listOffsets"|"offsetForLeaderEpoch"|"deleteRecords"|"findCoordinator"|"joinGroup"|"syncGroup"|"heartbeat"|"leaveGroup"|"offsetCommit"|"offsetFetch"|"listGroups"|"describeGroups"|"deleteGroups"|"initProducerId"|"controllerForward");
+        saslAuthenticate?: (mq.SaslAuthenticateRequest.$Properties|null);
+        alterUserScramCredentials?: (mq.AlterUserScramCredentialsRequest.$Properties|null);
+        describeUserScramCredentials?: (mq.DescribeUserScramCredentialsRequest.$Properties|null);
+        createAcls?: (mq.CreateAclsRequest.$Properties|null);
+        deleteAcls?: (mq.DeleteAclsRequest.$Properties|null);
+        describeAcls?: (mq.DescribeAclsRequest.$Properties|null);
+        body?: ("handshake"|"metadata"|"createTopics"|"deleteTopics"|"createPartitions"|"describeConfigs"|"incrementalAlterConfigs"|"produce"|"fetch"|"listOffsets"|"offsetForLeaderEpoch"|"deleteRecords"|"findCoordinator"|"joinGroup"|"syncGroup"|"heartbeat"|"leaveGroup"|"offsetCommit"|"offsetFetch"|"listGroups"|"describeGroups"|"deleteGroups"|"initProducerId"|"controllerForward"|"saslAuthenticate"|"alterUserScramCredentials"|"describeUserScramCredentials"|"createAcls"|"deleteAcls"|"describeAcls");
         static create(properties: mq.RequestFrame.$Shape): mq.RequestFrame & mq.RequestFrame.$Shape;
         static create(properties?: mq.RequestFrame.$Properties): mq.RequestFrame;
         static encode(message: mq.RequestFrame.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
@@ -176,7 +196,13 @@ export namespace mq {
             deleteGroups?: (mq.DeleteGroupsRequest.$Properties|null);
             initProducerId?: (mq.InitProducerIdRequest.$Properties|null);
             controllerForward?: (mq.ControllerForwardRequest.$Properties|null);
-            body?: ("handshake"|"metadata"|"createTopics"|"deleteTopics"|"createPartitions"|"describeConfigs"|"incrementalAlterConfigs"|"produce"|"fetch"|"listOffsets"|"offsetForLeaderEpoch"|"deleteRecords"|"findCoordinator"|"joinGroup"|"syncGroup"|"heartbeat"|"leaveGroup"|"offsetCommit"|"offsetFetch"|"listGroups"|"describeGroups"|"deleteGroups"|"initProducerId"|"controllerForward");
+            saslAuthenticate?: (mq.SaslAuthenticateRequest.$Properties|null);
+            alterUserScramCredentials?: (mq.AlterUserScramCredentialsRequest.$Properties|null);
+            describeUserScramCredentials?: (mq.DescribeUserScramCredentialsRequest.$Properties|null);
+            createAcls?: (mq.CreateAclsRequest.$Properties|null);
+            deleteAcls?: (mq.DeleteAclsRequest.$Properties|null);
+            describeAcls?: (mq.DescribeAclsRequest.$Properties|null);
+            body?: ("handshake"|"metadata"|"createTopics"|"deleteTopics"|"createPartitions"|"describeConfigs"|"incrementalAlterConfigs"|"produce"|"fetch"|"listOffsets"|"offsetForLeaderEpoch"|"deleteRecords"|"findCoordinator"|"joinGroup"|"syncGroup"|"heartbeat"|"leaveGroup"|"offsetCommit"|"offsetFetch"|"listGroups"|"describeGroups"|"deleteGroups"|"initProducerId"|"controllerForward"|"saslAuthenticate"|"alterUserScramCredentials"|"describeUserScramCredentials"|"createAcls"|"deleteAcls"|"describeAcls");
             $unknowns?: Uint8Array[];
         }
         type $Shape = {
@@ -207,9 +233,15 @@ export namespace mq {
           deleteGroups?: mq.DeleteGroupsRequest.$Shape|null;
           initProducerId?: mq.InitProducerIdRequest.$Shape|null;
           controllerForward?: mq.ControllerForwardRequest.$Shape|null;
+          saslAuthenticate?: mq.SaslAuthenticateRequest.$Shape|null;
+          alterUserScramCredentials?: mq.AlterUserScramCredentialsRequest.$Shape|null;
+          describeUserScramCredentials?: mq.DescribeUserScramCredentialsRequest.$Shape|null;
+          createAcls?: mq.CreateAclsRequest.$Shape|null;
+          deleteAcls?: mq.DeleteAclsRequest.$Shape|null;
+          describeAcls?: mq.DescribeAclsRequest.$Shape|null;
           $unknowns?: Uint8Array[];
         } & (
-          ({ body?: undefined; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "handshake"; handshake: mq.HandshakeRequest.$Shape; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "metadata"; handshake?: null; metadata: mq.MetadataRequest.$Shape; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "createTopics"; handshake?: null; metadata?: null; createTopics: mq.CreateTopicsRequest.$Shape; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "deleteTopics"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics: mq.DeleteTopicsRequest.$Shape; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "createPartitions"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions: mq.CreatePartitionsRequest.$Shape; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "describeConfigs"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs: mq.DescribeConfigsRequest.$Shape; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "incrementalAlterConfigs"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs: mq.IncrementalAlterConfigsRequest.$Shape; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "produce"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce: mq.ProduceRequest.$Shape; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "fetch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch: mq.FetchRequest.$Shape; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "listOffsets"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets: mq.ListOffsetsRequest.$Shape; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "offsetForLeaderEpoch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch: mq.OffsetForLeaderEpochRequest.$Shape; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "deleteRecords"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords: mq.DeleteRecordsRequest.$Shape; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "findCoordinator"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator: mq.FindCoordinatorRequest.$Shape; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "joinGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup: mq.JoinGroupRequest.$Shape; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "syncGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup: mq.SyncGroupRequest.$Shape; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "heartbeat"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat: mq.HeartbeatRequest.$Shape; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "leaveGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup: mq.LeaveGroupRequest.$Shape; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "offsetCommit"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit: mq.OffsetCommitRequest.$Shape; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "offsetFetch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch: mq.OffsetFetchRequest.$Shape; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "listGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups: mq.ListGroupsRequest.$Shape; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "describeGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups: mq.DescribeGroupsRequest.$Shape; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "deleteGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups: mq.DeleteGroupsRequest.$Shape; initProducerId?: null; controllerForward?: null }|{ body?: "initProducerId"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId: mq.InitProducerIdRequest.$Shape; controllerForward?: null }|{ body?: "controllerForward"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward: mq.ControllerForwardRequest.$Shape })
+          ({ body?: undefined; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "handshake"; handshake: mq.HandshakeRequest.$Shape; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "metadata"; handshake?: null; metadata: mq.MetadataRequest.$Shape; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "createTopics"; handshake?: null; metadata?: null; createTopics: mq.CreateTopicsRequest.$Shape; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "deleteTopics"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics: mq.DeleteTopicsRequest.$Shape; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "createPartitions"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions: mq.CreatePartitionsRequest.$Shape; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "describeConfigs"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs: mq.DescribeConfigsRequest.$Shape; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "incrementalAlterConfigs"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs: mq.IncrementalAlterConfigsRequest.$Shape; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "produce"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce: mq.ProduceRequest.$Shape; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "fetch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch: mq.FetchRequest.$Shape; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "listOffsets"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets: mq.ListOffsetsRequest.$Shape; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "offsetForLeaderEpoch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch: mq.OffsetForLeaderEpochRequest.$Shape; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "deleteRecords"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords: mq.DeleteRecordsRequest.$Shape; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "findCoordinator"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator: mq.FindCoordinatorRequest.$Shape; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "joinGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup: mq.JoinGroupRequest.$Shape; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "syncGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup: mq.SyncGroupRequest.$Shape; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "heartbeat"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat: mq.HeartbeatRequest.$Shape; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "leaveGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup: mq.LeaveGroupRequest.$Shape; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "offsetCommit"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit: mq.OffsetCommitRequest.$Shape; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "offsetFetch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch: mq.OffsetFetchRequest.$Shape; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "listGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups: mq.ListGroupsRequest.$Shape; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "describeGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups: mq.DescribeGroupsRequest.$Shape; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "deleteGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups: mq.DeleteGroupsRequest.$Shape; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "initProducerId"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId: mq.InitProducerIdRequest.$Shape; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "controllerForward"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward: mq.ControllerForwardRequest.$Shape; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "saslAuthenticate"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate: mq.SaslAuthenticateRequest.$Shape; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "alterUserScramCredentials"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials: mq.AlterUserScramCredentialsRequest.$Shape; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "describeUserScramCredentials"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials: mq.DescribeUserScramCredentialsRequest.$Shape; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "createAcls"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls: mq.CreateAclsRequest.$Shape; deleteAcls?: null; describeAcls?: null }|{ body?: "deleteAcls"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls: mq.DeleteAclsRequest.$Shape; describeAcls?: null }|{ body?: "describeAcls"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls: mq.DescribeAclsRequest.$Shape })
         );
     }
 
@@ -247,7 +279,13 @@ export namespace mq {
         deleteGroups?: (mq.DeleteGroupsResponse.$Properties|null);
         initProducerId?: (mq.InitProducerIdResponse.$Properties|null);
         controllerForward?: (mq.ControllerForwardResponse.$Properties|null);
-        body?: ("handshake"|"metadata"|"createTopics"|"deleteTopics"|"createPartitions"|"describeConfigs"|"incrementalAlterConfigs"|"produce"|"fetch"|"listOffsets"|"offsetForLeaderEpoch"|"deleteRecords"|"findCoordinator"|"joinGroup"|"syncGroup"|"heartbeat"|"leaveGroup"|"offsetCommit"|"offsetFetch"|"listGroups"|"describeGroups"|"deleteGroups"|"initProducerId"|"controllerForward");
+        saslAuthenticate?: (mq.SaslAuthenticateResponse.$Properties|null);
+        alterUserScramCredentials?: (mq.AlterUserScramCredentialsResponse.$Properties|null);
+        describeUserScramCredentials?: (mq.DescribeUserScramCredentialsResponse.$Properties|null);
+        createAcls?: (mq.CreateAclsResponse.$Properties|null);
+        deleteAcls?: (mq.DeleteAclsResponse.$Properties|null);
+        describeAcls?: (mq.DescribeAclsResponse.$Properties|null);
+        body?: ("handshake"|"metadata"|"createTopics"|"deleteTopics"|"createPartitions"|"describeConfigs"|"incrementalAlterConfigs"|"produce"|"fetch"|"listOffsets"|"offsetForLeaderEpoch"|"deleteRecords"|"findCoordinator"|"joinGroup"|"syncGroup"|"heartbeat"|"leaveGroup"|"offsetCommit"|"offsetFetch"|"listGroups"|"describeGroups"|"deleteGroups"|"initProducerId"|"controllerForward"|"saslAuthenticate"|"alterUserScramCredentials"|"describeUserScramCredentials"|"createAcls"|"deleteAcls"|"describeAcls");
         static create(properties: mq.ResponseFrame.$Shape): mq.ResponseFrame & mq.ResponseFrame.$Shape;
         static create(properties?: mq.ResponseFrame.$Properties): mq.ResponseFrame;
         static encode(message: mq.ResponseFrame.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
@@ -285,7 +323,13 @@ export namespace mq {
             deleteGroups?: (mq.DeleteGroupsResponse.$Properties|null);
             initProducerId?: (mq.InitProducerIdResponse.$Properties|null);
             controllerForward?: (mq.ControllerForwardResponse.$Properties|null);
-            body?: ("handshake"|"metadata"|"createTopics"|"deleteTopics"|"createPartitions"|"describeConfigs"|"incrementalAlterConfigs"|"produce"|"fetch"|"listOffsets"|"offsetForLeaderEpoch"|"deleteRecords"|"findCoordinator"|"joinGroup"|"syncGroup"|"heartbeat"|"leaveGroup"|"offsetCommit"|"offsetFetch"|"listGroups"|"describeGroups"|"deleteGroups"|"initProducerId"|"controllerForward");
+            saslAuthenticate?: (mq.SaslAuthenticateResponse.$Properties|null);
+            alterUserScramCredentials?: (mq.AlterUserScramCredentialsResponse.$Properties|null);
+            describeUserScramCredentials?: (mq.DescribeUserScramCredentialsResponse.$Properties|null);
+            createAcls?: (mq.CreateAclsResponse.$Properties|null);
+            deleteAcls?: (mq.DeleteAclsResponse.$Properties|null);
+            describeAcls?: (mq.DescribeAclsResponse.$Properties|null);
+            body?: ("handshake"|"metadata"|"createTopics"|"deleteTopics"|"createPartitions"|"describeConfigs"|"incrementalAlterConfigs"|"produce"|"fetch"|"listOffsets"|"offsetForLeaderEpoch"|"deleteRecords"|"findCoordinator"|"joinGroup"|"syncGroup"|"heartbeat"|"leaveGroup"|"offsetCommit"|"offsetFetch"|"listGroups"|"describeGroups"|"deleteGroups"|"initProducerId"|"controllerForward"|"saslAuthenticate"|"alterUserScramCredentials"|"describeUserScramCredentials"|"createAcls"|"deleteAcls"|"describeAcls");
             $unknowns?: Uint8Array[];
         }
         type $Shape = {
@@ -317,9 +361,15 @@ export namespace mq {
           deleteGroups?: mq.DeleteGroupsResponse.$Shape|null;
           initProducerId?: mq.InitProducerIdResponse.$Shape|null;
           controllerForward?: mq.ControllerForwardResponse.$Shape|null;
+          saslAuthenticate?: mq.SaslAuthenticateResponse.$Shape|null;
+          alterUserScramCredentials?: mq.AlterUserScramCredentialsResponse.$Shape|null;
+          describeUserScramCredentials?: mq.DescribeUserScramCredentialsResponse.$Shape|null;
+          createAcls?: mq.CreateAclsResponse.$Shape|null;
+          deleteAcls?: mq.DeleteAclsResponse.$Shape|null;
+          describeAcls?: mq.DescribeAclsResponse.$Shape|null;
           $unknowns?: Uint8Array[];
         } & (
-          ({ body?: undefined; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "handshake"; handshake: mq.HandshakeResponse.$Shape; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "metadata"; handshake?: null; metadata: mq.MetadataResponse.$Shape; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "createTopics"; handshake?: null; metadata?: null; createTopics: mq.CreateTopicsResponse.$Shape; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "deleteTopics"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics: mq.DeleteTopicsResponse.$Shape; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "createPartitions"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions: mq.CreatePartitionsResponse.$Shape; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "describeConfigs"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs: mq.DescribeConfigsResponse.$Shape; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "incrementalAlterConfigs"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs: mq.IncrementalAlterConfigsResponse.$Shape; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "produce"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce: mq.ProduceResponse.$Shape; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "fetch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch: mq.FetchResponse.$Shape; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "listOffsets"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets: mq.ListOffsetsResponse.$Shape; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "offsetForLeaderEpoch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch: mq.OffsetForLeaderEpochResponse.$Shape; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "deleteRecords"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords: mq.DeleteRecordsResponse.$Shape; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "findCoordinator"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator: mq.FindCoordinatorResponse.$Shape; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "joinGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup: mq.JoinGroupResponse.$Shape; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "syncGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup: mq.SyncGroupResponse.$Shape; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "heartbeat"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat: mq.HeartbeatResponse.$Shape; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "leaveGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup: mq.LeaveGroupResponse.$Shape; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "offsetCommit"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit: mq.OffsetCommitResponse.$Shape; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "offsetFetch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch: mq.OffsetFetchResponse.$Shape; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "listGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups: mq.ListGroupsResponse.$Shape; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "describeGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups: mq.DescribeGroupsResponse.$Shape; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "deleteGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups: mq.DeleteGroupsResponse.$Shape; initProducerId?: null; controllerForward?: null }|{ body?: "initProducerId"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId: mq.InitProducerIdResponse.$Shape; controllerForward?: null }|{ body?: "controllerForward"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward: mq.ControllerForwardResponse.$Shape })
+          ({ body?: undefined; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "handshake"; handshake: mq.HandshakeResponse.$Shape; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "metadata"; handshake?: null; metadata: mq.MetadataResponse.$Shape; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "createTopics"; handshake?: null; metadata?: null; createTopics: mq.CreateTopicsResponse.$Shape; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "deleteTopics"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics: mq.DeleteTopicsResponse.$Shape; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "createPartitions"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions: mq.CreatePartitionsResponse.$Shape; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "describeConfigs"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs: mq.DescribeConfigsResponse.$Shape; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "incrementalAlterConfigs"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs: mq.IncrementalAlterConfigsResponse.$Shape; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "produce"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce: mq.ProduceResponse.$Shape; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "fetch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch: mq.FetchResponse.$Shape; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "listOffsets"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets: mq.ListOffsetsResponse.$Shape; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "offsetForLeaderEpoch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch: mq.OffsetForLeaderEpochResponse.$Shape; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "deleteRecords"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords: mq.DeleteRecordsResponse.$Shape; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "findCoordinator"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator: mq.FindCoordinatorResponse.$Shape; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "joinGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup: mq.JoinGroupResponse.$Shape; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "syncGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup: mq.SyncGroupResponse.$Shape; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "heartbeat"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat: mq.HeartbeatResponse.$Shape; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "leaveGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup: mq.LeaveGroupResponse.$Shape; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "offsetCommit"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit: mq.OffsetCommitResponse.$Shape; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "offsetFetch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch: mq.OffsetFetchResponse.$Shape; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "listGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups: mq.ListGroupsResponse.$Shape; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "describeGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups: mq.DescribeGroupsResponse.$Shape; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "deleteGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups: mq.DeleteGroupsResponse.$Shape; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "initProducerId"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId: mq.InitProducerIdResponse.$Shape; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "controllerForward"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward: mq.ControllerForwardResponse.$Shape; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "saslAuthenticate"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate: mq.SaslAuthenticateResponse.$Shape; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "alterUserScramCredentials"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials: mq.AlterUserScramCredentialsResponse.$Shape; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "describeUserScramCredentials"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials: mq.DescribeUserScramCredentialsResponse.$Shape; createAcls?: null; deleteAcls?: null; describeAcls?: null }|{ body?: "createAcls"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls: mq.CreateAclsResponse.$Shape; deleteAcls?: null; describeAcls?: null }|{ body?: "deleteAcls"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls: mq.DeleteAclsResponse.$Shape; describeAcls?: null }|{ body?: "describeAcls"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; saslAuthenticate?: null; alterUserScramCredentials?: null; describeUserScramCredentials?: null; createAcls?: null; deleteAcls?: null; describeAcls: mq.DescribeAclsResponse.$Shape })
         );
     }
 
@@ -2979,5 +3029,531 @@ export namespace mq {
             $unknowns?: Uint8Array[];
         }
         type $Shape = mq.ControllerForwardResponse.$Properties;
+    }
+
+    interface ISaslAuthenticateRequest extends mq.SaslAuthenticateRequest.$Properties {
+    }
+
+    class SaslAuthenticateRequest {
+        constructor(properties?: mq.SaslAuthenticateRequest.$Properties);
+        $unknowns?: Uint8Array[];
+        mechanism: string;
+        authBytes: Uint8Array;
+        static create(properties: mq.SaslAuthenticateRequest.$Shape): mq.SaslAuthenticateRequest & mq.SaslAuthenticateRequest.$Shape;
+        static create(properties?: mq.SaslAuthenticateRequest.$Properties): mq.SaslAuthenticateRequest;
+        static encode(message: mq.SaslAuthenticateRequest.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.SaslAuthenticateRequest & mq.SaslAuthenticateRequest.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace SaslAuthenticateRequest {
+        interface $Properties {
+            mechanism?: (string|null);
+            authBytes?: (Uint8Array|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.SaslAuthenticateRequest.$Properties;
+    }
+
+    interface ISaslAuthenticateResponse extends mq.SaslAuthenticateResponse.$Properties {
+    }
+
+    class SaslAuthenticateResponse {
+        constructor(properties?: mq.SaslAuthenticateResponse.$Properties);
+        $unknowns?: Uint8Array[];
+        errorCode: mq.ErrorCode;
+        errorMessage: string;
+        authBytes: Uint8Array;
+        principal: string;
+        static create(properties: mq.SaslAuthenticateResponse.$Shape): mq.SaslAuthenticateResponse & mq.SaslAuthenticateResponse.$Shape;
+        static create(properties?: mq.SaslAuthenticateResponse.$Properties): mq.SaslAuthenticateResponse;
+        static encode(message: mq.SaslAuthenticateResponse.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.SaslAuthenticateResponse & mq.SaslAuthenticateResponse.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace SaslAuthenticateResponse {
+        interface $Properties {
+            errorCode?: (mq.ErrorCode|null);
+            errorMessage?: (string|null);
+            authBytes?: (Uint8Array|null);
+            principal?: (string|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.SaslAuthenticateResponse.$Properties;
+    }
+
+    interface IScramCredentialUpsertion extends mq.ScramCredentialUpsertion.$Properties {
+    }
+
+    class ScramCredentialUpsertion {
+        constructor(properties?: mq.ScramCredentialUpsertion.$Properties);
+        $unknowns?: Uint8Array[];
+        user: string;
+        mechanism: string;
+        iterations: number;
+        salt: Uint8Array;
+        storedKey: Uint8Array;
+        serverKey: Uint8Array;
+        static create(properties: mq.ScramCredentialUpsertion.$Shape): mq.ScramCredentialUpsertion & mq.ScramCredentialUpsertion.$Shape;
+        static create(properties?: mq.ScramCredentialUpsertion.$Properties): mq.ScramCredentialUpsertion;
+        static encode(message: mq.ScramCredentialUpsertion.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.ScramCredentialUpsertion & mq.ScramCredentialUpsertion.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace ScramCredentialUpsertion {
+        interface $Properties {
+            user?: (string|null);
+            mechanism?: (string|null);
+            iterations?: (number|null);
+            salt?: (Uint8Array|null);
+            storedKey?: (Uint8Array|null);
+            serverKey?: (Uint8Array|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.ScramCredentialUpsertion.$Properties;
+    }
+
+    interface IScramCredentialDeletion extends mq.ScramCredentialDeletion.$Properties {
+    }
+
+    class ScramCredentialDeletion {
+        constructor(properties?: mq.ScramCredentialDeletion.$Properties);
+        $unknowns?: Uint8Array[];
+        user: string;
+        mechanism: string;
+        static create(properties: mq.ScramCredentialDeletion.$Shape): mq.ScramCredentialDeletion & mq.ScramCredentialDeletion.$Shape;
+        static create(properties?: mq.ScramCredentialDeletion.$Properties): mq.ScramCredentialDeletion;
+        static encode(message: mq.ScramCredentialDeletion.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.ScramCredentialDeletion & mq.ScramCredentialDeletion.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace ScramCredentialDeletion {
+        interface $Properties {
+            user?: (string|null);
+            mechanism?: (string|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.ScramCredentialDeletion.$Properties;
+    }
+
+    interface IAlterUserScramCredentialsRequest extends mq.AlterUserScramCredentialsRequest.$Properties {
+    }
+
+    class AlterUserScramCredentialsRequest {
+        constructor(properties?: mq.AlterUserScramCredentialsRequest.$Properties);
+        $unknowns?: Uint8Array[];
+        deletions: mq.ScramCredentialDeletion.$Properties[];
+        upsertions: mq.ScramCredentialUpsertion.$Properties[];
+        static create(properties: mq.AlterUserScramCredentialsRequest.$Shape): mq.AlterUserScramCredentialsRequest & mq.AlterUserScramCredentialsRequest.$Shape;
+        static create(properties?: mq.AlterUserScramCredentialsRequest.$Properties): mq.AlterUserScramCredentialsRequest;
+        static encode(message: mq.AlterUserScramCredentialsRequest.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.AlterUserScramCredentialsRequest & mq.AlterUserScramCredentialsRequest.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace AlterUserScramCredentialsRequest {
+        interface $Properties {
+            deletions?: (mq.ScramCredentialDeletion.$Properties[]|null);
+            upsertions?: (mq.ScramCredentialUpsertion.$Properties[]|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.AlterUserScramCredentialsRequest.$Properties;
+    }
+
+    interface IAlterUserScramCredentialsResult extends mq.AlterUserScramCredentialsResult.$Properties {
+    }
+
+    class AlterUserScramCredentialsResult {
+        constructor(properties?: mq.AlterUserScramCredentialsResult.$Properties);
+        $unknowns?: Uint8Array[];
+        user: string;
+        errorCode: mq.ErrorCode;
+        errorMessage: string;
+        static create(properties: mq.AlterUserScramCredentialsResult.$Shape): mq.AlterUserScramCredentialsResult & mq.AlterUserScramCredentialsResult.$Shape;
+        static create(properties?: mq.AlterUserScramCredentialsResult.$Properties): mq.AlterUserScramCredentialsResult;
+        static encode(message: mq.AlterUserScramCredentialsResult.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.AlterUserScramCredentialsResult & mq.AlterUserScramCredentialsResult.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace AlterUserScramCredentialsResult {
+        interface $Properties {
+            user?: (string|null);
+            errorCode?: (mq.ErrorCode|null);
+            errorMessage?: (string|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.AlterUserScramCredentialsResult.$Properties;
+    }
+
+    interface IAlterUserScramCredentialsResponse extends mq.AlterUserScramCredentialsResponse.$Properties {
+    }
+
+    class AlterUserScramCredentialsResponse {
+        constructor(properties?: mq.AlterUserScramCredentialsResponse.$Properties);
+        $unknowns?: Uint8Array[];
+        results: mq.AlterUserScramCredentialsResult.$Properties[];
+        static create(properties: mq.AlterUserScramCredentialsResponse.$Shape): mq.AlterUserScramCredentialsResponse & mq.AlterUserScramCredentialsResponse.$Shape;
+        static create(properties?: mq.AlterUserScramCredentialsResponse.$Properties): mq.AlterUserScramCredentialsResponse;
+        static encode(message: mq.AlterUserScramCredentialsResponse.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.AlterUserScramCredentialsResponse & mq.AlterUserScramCredentialsResponse.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace AlterUserScramCredentialsResponse {
+        interface $Properties {
+            results?: (mq.AlterUserScramCredentialsResult.$Properties[]|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.AlterUserScramCredentialsResponse.$Properties;
+    }
+
+    interface IDescribeUserScramCredentialsRequest extends mq.DescribeUserScramCredentialsRequest.$Properties {
+    }
+
+    class DescribeUserScramCredentialsRequest {
+        constructor(properties?: mq.DescribeUserScramCredentialsRequest.$Properties);
+        $unknowns?: Uint8Array[];
+        users: string[];
+        static create(properties: mq.DescribeUserScramCredentialsRequest.$Shape): mq.DescribeUserScramCredentialsRequest & mq.DescribeUserScramCredentialsRequest.$Shape;
+        static create(properties?: mq.DescribeUserScramCredentialsRequest.$Properties): mq.DescribeUserScramCredentialsRequest;
+        static encode(message: mq.DescribeUserScramCredentialsRequest.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.DescribeUserScramCredentialsRequest & mq.DescribeUserScramCredentialsRequest.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace DescribeUserScramCredentialsRequest {
+        interface $Properties {
+            users?: (string[]|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.DescribeUserScramCredentialsRequest.$Properties;
+    }
+
+    interface IScramCredentialInfo extends mq.ScramCredentialInfo.$Properties {
+    }
+
+    class ScramCredentialInfo {
+        constructor(properties?: mq.ScramCredentialInfo.$Properties);
+        $unknowns?: Uint8Array[];
+        mechanism: string;
+        iterations: number;
+        static create(properties: mq.ScramCredentialInfo.$Shape): mq.ScramCredentialInfo & mq.ScramCredentialInfo.$Shape;
+        static create(properties?: mq.ScramCredentialInfo.$Properties): mq.ScramCredentialInfo;
+        static encode(message: mq.ScramCredentialInfo.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.ScramCredentialInfo & mq.ScramCredentialInfo.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace ScramCredentialInfo {
+        interface $Properties {
+            mechanism?: (string|null);
+            iterations?: (number|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.ScramCredentialInfo.$Properties;
+    }
+
+    interface IUserScramCredentials extends mq.UserScramCredentials.$Properties {
+    }
+
+    class UserScramCredentials {
+        constructor(properties?: mq.UserScramCredentials.$Properties);
+        $unknowns?: Uint8Array[];
+        user: string;
+        errorCode: mq.ErrorCode;
+        errorMessage: string;
+        credentials: mq.ScramCredentialInfo.$Properties[];
+        static create(properties: mq.UserScramCredentials.$Shape): mq.UserScramCredentials & mq.UserScramCredentials.$Shape;
+        static create(properties?: mq.UserScramCredentials.$Properties): mq.UserScramCredentials;
+        static encode(message: mq.UserScramCredentials.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.UserScramCredentials & mq.UserScramCredentials.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace UserScramCredentials {
+        interface $Properties {
+            user?: (string|null);
+            errorCode?: (mq.ErrorCode|null);
+            errorMessage?: (string|null);
+            credentials?: (mq.ScramCredentialInfo.$Properties[]|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.UserScramCredentials.$Properties;
+    }
+
+    interface IDescribeUserScramCredentialsResponse extends mq.DescribeUserScramCredentialsResponse.$Properties {
+    }
+
+    class DescribeUserScramCredentialsResponse {
+        constructor(properties?: mq.DescribeUserScramCredentialsResponse.$Properties);
+        $unknowns?: Uint8Array[];
+        results: mq.UserScramCredentials.$Properties[];
+        static create(properties: mq.DescribeUserScramCredentialsResponse.$Shape): mq.DescribeUserScramCredentialsResponse & mq.DescribeUserScramCredentialsResponse.$Shape;
+        static create(properties?: mq.DescribeUserScramCredentialsResponse.$Properties): mq.DescribeUserScramCredentialsResponse;
+        static encode(message: mq.DescribeUserScramCredentialsResponse.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.DescribeUserScramCredentialsResponse & mq.DescribeUserScramCredentialsResponse.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace DescribeUserScramCredentialsResponse {
+        interface $Properties {
+            results?: (mq.UserScramCredentials.$Properties[]|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.DescribeUserScramCredentialsResponse.$Properties;
+    }
+
+    interface IAclBinding extends mq.AclBinding.$Properties {
+    }
+
+    class AclBinding {
+        constructor(properties?: mq.AclBinding.$Properties);
+        $unknowns?: Uint8Array[];
+        resourceType: string;
+        resourceName: string;
+        patternType: string;
+        principal: string;
+        operation: string;
+        permission: string;
+        static create(properties: mq.AclBinding.$Shape): mq.AclBinding & mq.AclBinding.$Shape;
+        static create(properties?: mq.AclBinding.$Properties): mq.AclBinding;
+        static encode(message: mq.AclBinding.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.AclBinding & mq.AclBinding.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace AclBinding {
+        interface $Properties {
+            resourceType?: (string|null);
+            resourceName?: (string|null);
+            patternType?: (string|null);
+            principal?: (string|null);
+            operation?: (string|null);
+            permission?: (string|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.AclBinding.$Properties;
+    }
+
+    interface ICreateAclsRequest extends mq.CreateAclsRequest.$Properties {
+    }
+
+    class CreateAclsRequest {
+        constructor(properties?: mq.CreateAclsRequest.$Properties);
+        $unknowns?: Uint8Array[];
+        creations: mq.AclBinding.$Properties[];
+        static create(properties: mq.CreateAclsRequest.$Shape): mq.CreateAclsRequest & mq.CreateAclsRequest.$Shape;
+        static create(properties?: mq.CreateAclsRequest.$Properties): mq.CreateAclsRequest;
+        static encode(message: mq.CreateAclsRequest.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.CreateAclsRequest & mq.CreateAclsRequest.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace CreateAclsRequest {
+        interface $Properties {
+            creations?: (mq.AclBinding.$Properties[]|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.CreateAclsRequest.$Properties;
+    }
+
+    interface IAclResult extends mq.AclResult.$Properties {
+    }
+
+    class AclResult {
+        constructor(properties?: mq.AclResult.$Properties);
+        $unknowns?: Uint8Array[];
+        errorCode: mq.ErrorCode;
+        errorMessage: string;
+        static create(properties: mq.AclResult.$Shape): mq.AclResult & mq.AclResult.$Shape;
+        static create(properties?: mq.AclResult.$Properties): mq.AclResult;
+        static encode(message: mq.AclResult.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.AclResult & mq.AclResult.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace AclResult {
+        interface $Properties {
+            errorCode?: (mq.ErrorCode|null);
+            errorMessage?: (string|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.AclResult.$Properties;
+    }
+
+    interface ICreateAclsResponse extends mq.CreateAclsResponse.$Properties {
+    }
+
+    class CreateAclsResponse {
+        constructor(properties?: mq.CreateAclsResponse.$Properties);
+        $unknowns?: Uint8Array[];
+        results: mq.AclResult.$Properties[];
+        static create(properties: mq.CreateAclsResponse.$Shape): mq.CreateAclsResponse & mq.CreateAclsResponse.$Shape;
+        static create(properties?: mq.CreateAclsResponse.$Properties): mq.CreateAclsResponse;
+        static encode(message: mq.CreateAclsResponse.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.CreateAclsResponse & mq.CreateAclsResponse.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace CreateAclsResponse {
+        interface $Properties {
+            results?: (mq.AclResult.$Properties[]|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.CreateAclsResponse.$Properties;
+    }
+
+    interface IAclFilter extends mq.AclFilter.$Properties {
+    }
+
+    class AclFilter {
+        constructor(properties?: mq.AclFilter.$Properties);
+        $unknowns?: Uint8Array[];
+        resourceType: string;
+        resourceName: string;
+        patternType: string;
+        principal: string;
+        operation: string;
+        permission: string;
+        static create(properties: mq.AclFilter.$Shape): mq.AclFilter & mq.AclFilter.$Shape;
+        static create(properties?: mq.AclFilter.$Properties): mq.AclFilter;
+        static encode(message: mq.AclFilter.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.AclFilter & mq.AclFilter.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace AclFilter {
+        interface $Properties {
+            resourceType?: (string|null);
+            resourceName?: (string|null);
+            patternType?: (string|null);
+            principal?: (string|null);
+            operation?: (string|null);
+            permission?: (string|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.AclFilter.$Properties;
+    }
+
+    interface IDeleteAclsRequest extends mq.DeleteAclsRequest.$Properties {
+    }
+
+    class DeleteAclsRequest {
+        constructor(properties?: mq.DeleteAclsRequest.$Properties);
+        $unknowns?: Uint8Array[];
+        filters: mq.AclFilter.$Properties[];
+        static create(properties: mq.DeleteAclsRequest.$Shape): mq.DeleteAclsRequest & mq.DeleteAclsRequest.$Shape;
+        static create(properties?: mq.DeleteAclsRequest.$Properties): mq.DeleteAclsRequest;
+        static encode(message: mq.DeleteAclsRequest.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.DeleteAclsRequest & mq.DeleteAclsRequest.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace DeleteAclsRequest {
+        interface $Properties {
+            filters?: (mq.AclFilter.$Properties[]|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.DeleteAclsRequest.$Properties;
+    }
+
+    interface IDeleteAclsResult extends mq.DeleteAclsResult.$Properties {
+    }
+
+    class DeleteAclsResult {
+        constructor(properties?: mq.DeleteAclsResult.$Properties);
+        $unknowns?: Uint8Array[];
+        errorCode: mq.ErrorCode;
+        errorMessage: string;
+        deleted: mq.AclBinding.$Properties[];
+        static create(properties: mq.DeleteAclsResult.$Shape): mq.DeleteAclsResult & mq.DeleteAclsResult.$Shape;
+        static create(properties?: mq.DeleteAclsResult.$Properties): mq.DeleteAclsResult;
+        static encode(message: mq.DeleteAclsResult.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.DeleteAclsResult & mq.DeleteAclsResult.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace DeleteAclsResult {
+        interface $Properties {
+            errorCode?: (mq.ErrorCode|null);
+            errorMessage?: (string|null);
+            deleted?: (mq.AclBinding.$Properties[]|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.DeleteAclsResult.$Properties;
+    }
+
+    interface IDeleteAclsResponse extends mq.DeleteAclsResponse.$Properties {
+    }
+
+    class DeleteAclsResponse {
+        constructor(properties?: mq.DeleteAclsResponse.$Properties);
+        $unknowns?: Uint8Array[];
+        results: mq.DeleteAclsResult.$Properties[];
+        static create(properties: mq.DeleteAclsResponse.$Shape): mq.DeleteAclsResponse & mq.DeleteAclsResponse.$Shape;
+        static create(properties?: mq.DeleteAclsResponse.$Properties): mq.DeleteAclsResponse;
+        static encode(message: mq.DeleteAclsResponse.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.DeleteAclsResponse & mq.DeleteAclsResponse.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace DeleteAclsResponse {
+        interface $Properties {
+            results?: (mq.DeleteAclsResult.$Properties[]|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.DeleteAclsResponse.$Properties;
+    }
+
+    interface IDescribeAclsRequest extends mq.DescribeAclsRequest.$Properties {
+    }
+
+    class DescribeAclsRequest {
+        constructor(properties?: mq.DescribeAclsRequest.$Properties);
+        $unknowns?: Uint8Array[];
+        filter?: (mq.AclFilter.$Properties|null);
+        static create(properties: mq.DescribeAclsRequest.$Shape): mq.DescribeAclsRequest & mq.DescribeAclsRequest.$Shape;
+        static create(properties?: mq.DescribeAclsRequest.$Properties): mq.DescribeAclsRequest;
+        static encode(message: mq.DescribeAclsRequest.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.DescribeAclsRequest & mq.DescribeAclsRequest.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace DescribeAclsRequest {
+        interface $Properties {
+            filter?: (mq.AclFilter.$Properties|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.DescribeAclsRequest.$Properties;
+    }
+
+    interface IDescribeAclsResponse extends mq.DescribeAclsResponse.$Properties {
+    }
+
+    class DescribeAclsResponse {
+        constructor(properties?: mq.DescribeAclsResponse.$Properties);
+        $unknowns?: Uint8Array[];
+        errorCode: mq.ErrorCode;
+        errorMessage: string;
+        acls: mq.AclBinding.$Properties[];
+        static create(properties: mq.DescribeAclsResponse.$Shape): mq.DescribeAclsResponse & mq.DescribeAclsResponse.$Shape;
+        static create(properties?: mq.DescribeAclsResponse.$Properties): mq.DescribeAclsResponse;
+        static encode(message: mq.DescribeAclsResponse.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.DescribeAclsResponse & mq.DescribeAclsResponse.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace DescribeAclsResponse {
+        interface $Properties {
+            errorCode?: (mq.ErrorCode|null);
+            errorMessage?: (string|null);
+            acls?: (mq.AclBinding.$Properties[]|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.DescribeAclsResponse.$Properties;
     }
 }

@@ -39,6 +39,13 @@ export const SUPPORTED_API_VERSIONS: readonly ApiVersionRange[] = [
   { api: mq.ApiKey.DELETE_GROUPS, minVersion: 0, maxVersion: 0 },
   { api: mq.ApiKey.INIT_PRODUCER_ID, minVersion: 0, maxVersion: 0 },
   { api: mq.ApiKey.CONTROLLER_FORWARD, minVersion: 0, maxVersion: 0 },
+  // ---- security
+  { api: mq.ApiKey.SASL_AUTHENTICATE, minVersion: 0, maxVersion: 0 },
+  { api: mq.ApiKey.ALTER_USER_SCRAM_CREDENTIALS, minVersion: 0, maxVersion: 0 },
+  { api: mq.ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, minVersion: 0, maxVersion: 0 },
+  { api: mq.ApiKey.CREATE_ACLS, minVersion: 0, maxVersion: 0 },
+  { api: mq.ApiKey.DELETE_ACLS, minVersion: 0, maxVersion: 0 },
+  { api: mq.ApiKey.DESCRIBE_ACLS, minVersion: 0, maxVersion: 0 },
 ];
 
 /** The highest version both lists support, or undefined when they share none. */

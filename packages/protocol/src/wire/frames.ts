@@ -36,6 +36,13 @@ export const BODY_API: Readonly<Record<RequestBody, mq.ApiKey>> = {
   deleteGroups: mq.ApiKey.DELETE_GROUPS,
   initProducerId: mq.ApiKey.INIT_PRODUCER_ID,
   controllerForward: mq.ApiKey.CONTROLLER_FORWARD,
+  // ---- security
+  saslAuthenticate: mq.ApiKey.SASL_AUTHENTICATE,
+  alterUserScramCredentials: mq.ApiKey.ALTER_USER_SCRAM_CREDENTIALS,
+  describeUserScramCredentials: mq.ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS,
+  createAcls: mq.ApiKey.CREATE_ACLS,
+  deleteAcls: mq.ApiKey.DELETE_ACLS,
+  describeAcls: mq.ApiKey.DESCRIBE_ACLS,
 };
 
 export function encodeRequest(frame: RequestFrame): Uint8Array {

@@ -11,7 +11,8 @@ import { systemTimers, type Timers } from '@mq/protocol/components';
 import { MqError } from '@mq/protocol/errors';
 import { BrokerConfig } from './config/broker-config.js';
 import type { BrokerContext } from './context.js';
-import { apiVersionsFor, DEFAULT_HANDLERS } from './handlers/index.js';
+import { apiVersionsFor, authorizeRequest, DEFAULT_HANDLERS, saslAuthenticate, secureHandlers } from './handlers/index.js';
+import { Security, parseSecurityOptions } from './security/security.js';
 import { ProducerIdManager, controllerBlockSource } from './producers/producer-ids.js';
 import type { HandlerMap } from './handlers/types.js';
 import { HttpServer } from './http/http-server.js';
@@ -120,8 +121,12 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
 
     // Safe by default: nothing beyond loopback without allow.insecure=true (no authentication or TLS yet).
     const ownVoter = parseVoters(config.get('controller.quorum.voters')).find((v) => v.id === meta.brokerId);
+    const securityOptions = parseSecurityOptions(config);
     checkExposure(
-      [{ what: 'client, HTTP API and inter-broker listeners', host: opts.host }, ...(ownVoter ? [{ what: 'Raft listener', host: ownVoter.host }] : [])],
+      [
+        { what: oneNode ? 'client and HTTP API listeners' : 'client, HTTP API and inter-broker listeners', host: opts.host, authenticated: oneNode && securityOptions.authentication },
+        ...(ownVoter ? [{ what: 'Raft listener', host: ownVoter.host, authenticated: false }] : []),
+      ],
       config.bool('allow.insecure'),
       log,
     );
@@ -143,9 +148,15 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     // A one-node cluster has no other broker to forward to it: it does not serve ControllerForward at all.
     const { controllerForward, ...withoutForward } = cluster.handlers;
     const clusterApis: HandlerMap = cluster.oneNode ? withoutForward : { ...withoutForward, ...(controllerForward ? { controllerForward } : {}) };
+    // Authentication and authorization: one Security for every door; the client-facing handler maps are wrapped once (handlers/authorize.ts).
+    const md = cluster.controller.metadata;
+    const security = new Security(securityOptions, md, log.child({ component: 'security' }));
+    const usersExist = () => md.userCount > 0;
+    const sasl: HandlerMap = { saslAuthenticate: saslAuthenticate(security) };
     const handlers: HandlerMap = !cluster.roles.broker
-      ? { handshake: DEFAULT_HANDLERS.handshake!, ...clusterApis, ...components.handlers }
-      : { ...DEFAULT_HANDLERS, ...groups.handlers, ...clusterApis, ...components.handlers };
+      ? { handshake: DEFAULT_HANDLERS.handshake!, ...sasl, ...clusterApis, ...components.handlers }
+      : { ...DEFAULT_HANDLERS, ...sasl, ...groups.handlers, ...clusterApis, ...components.handlers };
+    const clientHandlers = secureHandlers(clientListenerHandlers(handlers), security, usersExist);
     const maxFrameBytes = config.int('max.frame.bytes');
     const maxHeaderBytes = config.int('http.max.header.bytes');
     const maxHeaders = config.int('http.max.headers');
@@ -172,14 +183,14 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
         log,
       );
     // Clients never get what only a broker may ask (cluster/listeners.ts); brokers reach each other on the inter-broker listener (a one-node cluster has no one to reach it).
-    const ws = listener(opts.port, clientListenerHandlers(handlers), wsOrigins);
+    const ws = listener(opts.port, clientHandlers, wsOrigins);
     const interBroker = cluster.oneNode ? undefined : listener(config.int('inter.broker.port'), handlers);
     const port = await ws.listen();
     cleanups.push(() => ws.close(0));
     const interBrokerPort = await interBroker?.listen();
     if (interBroker) cleanups.push(() => interBroker.close(0));
     // The Kafka-protocol listener: the client listener's handlers behind Kafka's wire format (kafka/).
-    const kafka = cluster.roles.broker ? await startKafkaListener(opts, config, clientListenerHandlers(handlers), cluster.controller.metadata, advertised, cluster.oneNode, log) : undefined;
+    const kafka = cluster.roles.broker ? await startKafkaListener(opts, config, clientHandlers, cluster.controller.metadata, advertised, cluster.oneNode, log) : undefined;
     if (kafka) cleanups.push(() => kafka.server.close(0));
     const router = new Router();
     const http = new HttpServer(
@@ -218,7 +229,9 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
       readBuffers: new ReadBufferPool(),
       producerIds: new ProducerIdManager(controllerBlockSource((c) => cluster.controller.submit(c), meta.brokerId)),
     };
-    const topicBackend = clusterHttpBackend(cluster, handlers, ctx);
+    const topicBackend = clusterHttpBackend(cluster, handlers, ctx, (body, req, rctx) => {
+      if (security.enabled) authorizeRequest(body, req, rctx, security, usersExist);
+    });
     registerTopicRoutes(router, ctx, topicBackend);
     registerRecordRoutes(router, ctx, topicBackend);
     const view = clusterPartitionView(cluster);

@@ -142,6 +142,7 @@ export class Cluster {
         requestTimeoutMs: this.options.requestTimeoutMs,
         maxResponseBytes: this.options.maxResponseBytes,
         maskFrames: this.options.maskFrames,
+        sasl: this.options.sasl,
       },
       undefined,
       this.connect,

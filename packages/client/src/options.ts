@@ -30,6 +30,19 @@ export interface ClientOptions {
    * e.g. a pino logger. Default: nothing is logged.
    */
   logger?: Logger;
+  /**
+   * Authenticate every connection with SASL SCRAM (brokers with
+   * authentication.enabled=true require it). The password never crosses the
+   * wire. Node only (SCRAM uses node:crypto).
+   */
+  sasl?: SaslOptions;
+}
+
+export interface SaslOptions {
+  /** Default SCRAM-SHA-256. */
+  mechanism?: 'SCRAM-SHA-256' | 'SCRAM-SHA-512';
+  username: string;
+  password: string;
 }
 
 export const DEFAULT_BOOTSTRAP = 'localhost:9092';
@@ -50,6 +63,7 @@ export interface ParsedClientOptions {
   retry: ParsedRetryOptions;
   maskFrames: boolean;
   logger: Logger;
+  sasl: Required<SaslOptions> | undefined;
 }
 
 export function invalidArgument(message: string): MqError {
@@ -86,7 +100,17 @@ export function parseClientOptions(options: ClientOptions = {}): ParsedClientOpt
     retry: parseRetryOptions(options.retry),
     maskFrames: options.maskFrames ?? true,
     logger: parseLogger(options.logger),
+    sasl: parseSasl(options.sasl),
   };
+}
+
+function parseSasl(sasl: SaslOptions | undefined): Required<SaslOptions> | undefined {
+  if (sasl === undefined) return undefined;
+  const mechanism = sasl.mechanism ?? 'SCRAM-SHA-256';
+  if (mechanism !== 'SCRAM-SHA-256' && mechanism !== 'SCRAM-SHA-512') throw invalidArgument(`sasl.mechanism must be SCRAM-SHA-256 or SCRAM-SHA-512, got ${String(mechanism)}`);
+  if (typeof sasl.username !== 'string' || sasl.username.length === 0) throw invalidArgument('sasl.username must be a non-empty string');
+  if (typeof sasl.password !== 'string') throw invalidArgument('sasl.password must be a string');
+  return { mechanism, username: sasl.username, password: sasl.password };
 }
 
 const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;

@@ -14,6 +14,7 @@
  *
  * Node only (node:crypto): browsers cannot authenticate with SCRAM yet.
  */
+import { Buffer } from 'node:buffer';
 import { createHash, createHmac, pbkdf2Sync, randomBytes, timingSafeEqual } from 'node:crypto';
 import { MqError } from './errors.js';
 
@@ -234,10 +235,11 @@ export class ScramServer {
     // The stand-in is derived for every user, known or not: the same work either way.
     const standIn = this.options.unknownUser(this.user);
     const found = this.lookup(this.user);
-    this.known = found !== undefined && found.mechanism === this.mechanism;
-    this.credential = this.known ? found : standIn;
+    const cred = found !== undefined && found.mechanism === this.mechanism ? found : standIn;
+    this.known = cred === found;
+    this.credential = cred;
     this.nonce = r[1] + (this.options.nonce ?? newNonce());
-    const serverFirst = `r=${this.nonce},s=${this.credential.salt.toString('base64')},i=${this.credential.iterations}`;
+    const serverFirst = `r=${this.nonce},s=${cred.salt.toString('base64')},i=${cred.iterations}`;
     this.authMessagePrefix = `${bare},${serverFirst}`;
     this.state = 'final';
     return serverFirst;

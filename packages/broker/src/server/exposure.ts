@@ -12,11 +12,18 @@ export interface Listener {
   /** e.g. "client, HTTP and inter-broker listeners" or "Raft listener". */
   readonly what: string;
   readonly host: string;
+  /** Every client of it must authenticate (authentication.enabled on a one-node cluster's client and HTTP listeners). */
+  readonly authenticated?: boolean;
 }
 
 /** Throws INVALID_CONFIG when a listener is exposed and `allowInsecure` is off; logs what the start exposes. */
 export function checkExposure(listeners: readonly Listener[], allowInsecure: boolean, logger: Logger): void {
-  const exposed = listeners.filter((l) => !isLoopbackHost(l.host));
+  const beyond = listeners.filter((l) => !isLoopbackHost(l.host));
+  for (const l of beyond.filter((x) => x.authenticated)) {
+    logger.warn({ listener: l.what, host: l.host }, `${l.what} on ${l.host} require authentication, but traffic is not encrypted (no TLS yet): use it on networks you trust`);
+  }
+  const exposed = beyond.filter((l) => !l.authenticated);
+  if (exposed.length === 0 && beyond.length > 0) return;
   if (exposed.length === 0) {
     logger.info({ hosts: [...new Set(listeners.map((l) => l.host))] }, 'listening on loopback only: no authentication or TLS is configured, so only this machine can connect');
     return;

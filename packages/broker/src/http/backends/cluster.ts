@@ -39,7 +39,12 @@ export interface ClusterBackendOptions {
   describeTimeoutMs?: number;
 }
 
+/** Authenticates and authorizes one wire request as the HTTP caller (handlers/authorize.ts); throws its refusal. */
+export type RequestAuthorizer = <K extends RequestBody>(body: K, payload: RequestOf<K>, ctx: RequestContext) => void;
+
 export interface ClusterBackendComponents {
+  /** Checked before every request, local or sent to a peer (the inter-broker listener does not check again). */
+  authorize?: RequestAuthorizer;
   metadata: MetadataState;
   /** This broker's cluster handlers (CreateTopics, Produce, Fetch, ...). */
   handlers: HandlerMap;
@@ -92,6 +97,7 @@ export function clusterBackend(options: ClusterBackendOptions, c: ClusterBackend
 
   /** One wire request to broker `id`: this broker's own handler, or a peer over the inter-broker connection. */
   async function call<K extends RequestBody>(id: number, body: K, payload: RequestOf<K>, o: { timeoutMs: number; signal: AbortSignal }): Promise<ResponseOf<K>> {
+    c.authorize?.(body, payload, requestContext(o.signal));
     if (id === me) {
       const h = c.handlers[body] as Handler<K> | undefined;
       // A controller-only process (process.roles=controller) hosts no partitions and serves no topic admin.

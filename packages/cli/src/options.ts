@@ -14,6 +14,11 @@ export interface ClientArgs {
   profile?: string;
   'request-timeout-ms': number;
   'connect-timeout-ms': number;
+  /** Log in as this user (SASL SCRAM); the password comes from MQ_PASSWORD or the profile, never a flag. */
+  user?: string;
+  'sasl-mechanism'?: 'SCRAM-SHA-256' | 'SCRAM-SHA-512';
+  /** Resolved by resolveClientArgs from MQ_PASSWORD or the profile (not a flag: a password on the command line shows in ps). */
+  password?: string;
 }
 
 /** How long the CLI waits for the broker to answer a request. */
@@ -40,6 +45,8 @@ export function withClientOptions<T>(y: Argv<T>, env: NodeJS.ProcessEnv): Argv<T
       ...intOption('--connect-timeout-ms', 1, 'how long to wait, in all, for a first answer from the cluster (a host that accepts but never answers fails after this)'),
       defaultDescription: String(DEFAULT_CONNECT_TIMEOUT_MS),
     })
+    .option('user', { type: 'string', requiresArg: true, describe: 'log in as this user (SASL SCRAM); the password comes from env MQ_PASSWORD or the profile, never a flag; env MQ_USER' })
+    .option('sasl-mechanism', { type: 'string', choices: ['SCRAM-SHA-256', 'SCRAM-SHA-512'], describe: 'SCRAM mechanism of the login', defaultDescription: 'SCRAM-SHA-256' })
     .middleware((argv) => resolveClientArgs(argv as unknown as Partial<ClientArgs>, env)) as unknown as Argv<T & ClientArgs>;
 }
 
@@ -55,6 +62,20 @@ export function resolveClientArgs(argv: Partial<ClientArgs>, env: NodeJS.Process
   argv.bootstrap ??= fromEnv ?? selected?.profile.bootstrap ?? DEFAULT_BOOTSTRAP;
   argv['request-timeout-ms'] ??= selected?.profile.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   argv['connect-timeout-ms'] ??= selected?.profile.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+  // Credentials: --user, else MQ_USER, else the profile's; the password from MQ_PASSWORD, else the profile's.
+  const user = argv.user ?? (env.MQ_USER || undefined) ?? (argv.profile !== undefined || env.MQ_PROFILE ? selected?.profile.user : selectedProfile(env, undefined)?.profile.user);
+  if (user !== undefined) {
+    argv.user = user;
+    const password = env.MQ_PASSWORD ?? (selected ?? selectedProfile(env, argv.profile))?.profile.password;
+    if (password === undefined) throw new UsageError(`--user ${user} needs a password: set MQ_PASSWORD (or a "password" in the profile, in profiles.json under $XDG_CONFIG_HOME/mq, readable only by you)`);
+    argv.password = password;
+  }
+}
+
+/** The client's sasl option from resolved arguments. */
+export function saslOf(args: ClientArgs): { sasl: { mechanism: 'SCRAM-SHA-256' | 'SCRAM-SHA-512'; username: string; password: string } } | Record<string, never> {
+  if (args.user === undefined || args.password === undefined) return {};
+  return { sasl: { mechanism: args['sasl-mechanism'] ?? 'SCRAM-SHA-256', username: args.user, password: args.password } };
 }
 
 export function withFormat<T>(y: Argv<T>): Argv<T & FormatArgs> {
@@ -74,6 +95,7 @@ export function makeClient(args: ClientArgs): MqClient {
     requestTimeoutMs: args['request-timeout-ms'],
     connectTimeoutMs: Math.min(args['request-timeout-ms'], connectTimeoutOf(args)),
     retry: { retries: 3, initialDelayMs: 100, maxDelayMs: 1000 },
+    ...saslOf(args),
   });
 }
 

@@ -241,7 +241,7 @@ export class Admin {
     await this.cluster.refreshMetadata(topics, options.signal);
     return topics.map((t) => {
       const d = this.cluster.cachedTopic(t);
-      if (!d) throw unknownTopicError(t);
+      if (!d) throw this.cluster.missingTopicError(t);
       return d;
     });
   }

@@ -75,7 +75,10 @@ export const API_RULES: Rules = {
  * the first (super) user can be made with `mq user create` on a broker host.
  */
 function bootstrapping(body: RequestBody, req: unknown, ctx: RequestContext, usersExist: () => boolean): boolean {
-  if (body !== 'alterUserScramCredentials' || !ctx.connection.session?.loopback || usersExist()) return false;
+  if (!ctx.connection.session?.loopback || usersExist()) return false;
+  // Metadata to find the controller (answered without any topic), then the user's creation.
+  if (body === 'metadata') return true;
+  if (body !== 'alterUserScramCredentials') return false;
   const r = req as RequestOf<'alterUserScramCredentials'>;
   return (r.deletions ?? []).length === 0;
 }
@@ -87,7 +90,8 @@ function bootstrapping(body: RequestBody, req: unknown, ctx: RequestContext, use
  */
 export function authorizeRequest<K extends RequestBody>(body: K, req: RequestOf<K>, ctx: RequestContext, sec: Security, usersExist: () => boolean): string {
   if (OPEN.has(body)) return sec.principalOf(ctx) ?? '';
-  if (bootstrapping(body, req, ctx, usersExist)) {
+  if (sec.principalOf(ctx) === undefined && bootstrapping(body, req, ctx, usersExist)) {
+    if (body === 'metadata') return '';
     ctx.logger.warn({ audit: true, remote: ctx.connection.remote, api: body }, 'bootstrap: creating the first user from this machine without authentication (no user exists yet)');
     return '';
   }
@@ -122,6 +126,11 @@ export function secureHandlers(handlers: HandlerMap, sec: Security, usersExist: 
  * a listing leaves such topics out.
  */
 async function filterMetadata(req: RequestOf<'metadata'>, ctx: RequestContext, principal: string, sec: Security, inner: Handler<'metadata'>): Promise<ResponseOf<'metadata'>> {
+  if (principal === '') {
+    // The bootstrap (no user yet, from loopback): the brokers and the controller, no topic.
+    const base = (await inner({ ...req, topics: ['\u0000none'] } as never, ctx)) as ResponseOf<'metadata'>;
+    return { ...base, topics: [] };
+  }
   const asked = req.topics ?? [];
   const allowed = asked.filter((t) => sec.allows(principal, 'describe', 'topic', t));
   const refused = asked.filter((t) => !allowed.includes(t));

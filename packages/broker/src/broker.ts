@@ -13,6 +13,8 @@ import { BrokerConfig } from './config/broker-config.js';
 import type { BrokerContext } from './context.js';
 import { apiVersionsFor, authorizeRequest, DEFAULT_HANDLERS, saslAuthenticate, secureHandlers } from './handlers/index.js';
 import { Security, parseSecurityOptions } from './security/security.js';
+import { HttpGuard, httpSessions } from './security/http-auth.js';
+import { newSession } from './security/session.js';
 import { ProducerIdManager, controllerBlockSource } from './producers/producer-ids.js';
 import type { HandlerMap } from './handlers/types.js';
 import { HttpServer } from './http/http-server.js';
@@ -157,6 +159,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
       ? { handshake: DEFAULT_HANDLERS.handshake!, ...sasl, ...clusterApis, ...components.handlers }
       : { ...DEFAULT_HANDLERS, ...sasl, ...groups.handlers, ...clusterApis, ...components.handlers };
     const clientHandlers = secureHandlers(clientListenerHandlers(handlers), security, usersExist);
+    const httpGuard = new HttpGuard(security, { tokenLifetimeMs: config.int('http.token.lifetime.ms'), clock });
     const maxFrameBytes = config.int('max.frame.bytes');
     const maxHeaderBytes = config.int('http.max.header.bytes');
     const maxHeaders = config.int('http.max.headers');
@@ -204,6 +207,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
         maxHeaders,
         corsOrigins,
         advertisedHost: advertised,
+        guard: httpGuard,
       },
       router,
       log,
@@ -229,9 +233,21 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
       readBuffers: new ReadBufferPool(),
       producerIds: new ProducerIdManager(controllerBlockSource((c) => cluster.controller.submit(c), meta.brokerId)),
     };
-    const topicBackend = clusterHttpBackend(cluster, handlers, ctx, (body, req, rctx) => {
-      if (security.enabled) authorizeRequest(body, req, rctx, security, usersExist);
-    });
+    const topicBackend = clusterHttpBackend(
+      cluster,
+      handlers,
+      ctx,
+      security.enabled
+        ? {
+            authorize: (body, req, rctx) => void authorizeRequest(body, req, rctx, security, usersExist),
+            mayDescribe: (topic, rctx) => {
+              const p = security.principalOf(rctx);
+              return p !== undefined && security.allows(p, 'describe', 'topic', topic);
+            },
+          }
+        : undefined,
+    );
+    router.add('POST', '/tokens', async () => ({ status: 200, body: httpGuard.issue(httpSessions.getStore() ?? newSession(undefined)) }));
     registerTopicRoutes(router, ctx, topicBackend);
     registerRecordRoutes(router, ctx, topicBackend);
     const view = clusterPartitionView(cluster);

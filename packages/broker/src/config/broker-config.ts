@@ -62,6 +62,7 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   { name: 'authentication.enabled', type: 'boolean', default: 'false', doc: 'Require every client connection to authenticate (SASL SCRAM on the WebSocket port, HTTP Basic on the HTTP API) before any request but the handshake. Off: everyone is User:ANONYMOUS.' },
   { name: 'sasl.enabled.mechanisms', type: 'string', default: 'SCRAM-SHA-256,SCRAM-SHA-512', doc: 'SASL mechanisms clients may authenticate with (comma separated): SCRAM-SHA-256, SCRAM-SHA-512.' },
   { name: 'authorization.enabled', type: 'boolean', default: 'false', doc: 'Check every request against the ACLs (mq acl add): deny wins, nothing is allowed without an allow, super users pass. Off: every request is allowed (as before).' },
+  { name: 'http.token.lifetime.ms', type: 'long', default: '3600000', min: 1000, doc: 'How long a bearer token from POST /tokens is valid (on the broker that issued it; tokens are not replicated and do not survive a restart).' },
   { name: 'super.users', type: 'string', default: '', doc: 'Principals that pass every authorization check, separated by ; or , (e.g. User:admin;User:ops).' },
   { name: 'log.retention.check.interval.ms', type: 'long', default: '300000', min: 100, doc: 'How often retention runs.' },
   { name: 'connections.max.idle.ms', type: 'long', default: '600000', min: 1000, doc: 'Close client connections that sent no request for this long (Kafka\'s default: 10 minutes).' },

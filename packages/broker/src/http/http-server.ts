@@ -15,6 +15,8 @@ import { toMqError } from '../errors.js';
 import { guard } from '../guard.js';
 import { originVerdict, ownHttpOrigins, type OriginList } from '../server/origins.js';
 import { refuseBadHead } from '../server/request-head.js';
+import { httpSessions } from '../security/http-auth.js';
+import type { Session } from '../security/session.js';
 import { errorBody, httpStatusFor, type HttpRequest, type HttpResponse, type Method, type Router } from './router.js';
 
 export interface HttpServerOptions {
@@ -32,6 +34,8 @@ export interface HttpServerOptions {
   corsOrigins: OriginList;
   /** The host clients are told (advertised.host); its origin is the broker's own too. */
   advertisedHost: string;
+  /** Authenticates and authorizes each routed request (security/http-auth.ts); its session is kept for the request's handler. */
+  guard?: { check(req: IncomingMessage, method: string, pattern: string, params: Readonly<Record<string, string>>): Session | undefined };
 }
 
 /** Methods a cross-origin page may not use without an allowed origin (they change things). */
@@ -194,13 +198,17 @@ export class HttpServer {
               }
             })),
         };
-        response = await match.handler(request);
+        const session = this.options.guard?.check(req, method, match.pattern, match.params);
+        response = session ? await httpSessions.run(session, () => match.handler(request)) : await match.handler(request);
       }
     } catch (err) {
       const e = err instanceof Refusal ? err.error : toMqError(err);
       const status = err instanceof Refusal ? err.status : httpStatusFor(e.code, e.retriable);
+      if (status === 401) res.setHeader('www-authenticate', 'Basic realm="mq", charset="UTF-8"');
       if (status >= 500 && e.code === 'UNKNOWN') this.logger.error({ err, method, path }, 'http request failed');
-      else this.logger.warn({ method, path, status, code: e.code, err: e.message }, 'http request refused');
+      else if (e.audited) {
+        // Its audit line (security/) is its one log line.
+      } else this.logger.warn({ method, path, status, code: e.code, err: e.message }, 'http request refused');
       response = { status, body: errorBody(e) };
       // The body was not read: the connection is not reused.
       if (status === 413 || err instanceof Refusal) res.setHeader('connection', 'close');

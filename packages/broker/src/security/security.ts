@@ -5,6 +5,7 @@
  * one audit log line (principal, operation, resource, denied), an allowed
  * check a debug line.
  */
+import { createHash, createHmac, pbkdf2Sync, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Logger } from 'pino';
 import { MqError } from '@mq/protocol/errors';
 import { isScramMechanism, unknownUserCredentials, type ScramCredential, type ScramMechanism } from '@mq/protocol/scram';
@@ -42,8 +43,18 @@ export function parseSecurityOptions(config: BrokerConfig): SecurityOptions {
   return { authentication, mechanisms: mechanisms as ScramMechanism[], authorization: config.bool('authorization.enabled'), superUsers };
 }
 
+/** How long a checked HTTP Basic password is remembered (so each request does not pay the key derivation). */
+const PASSWORD_CACHE_MS = 60_000;
+const PASSWORD_CACHE_MAX = 1000;
+/** The most bearer tokens a broker holds at once. */
+const MAX_TOKENS = 10_000;
+
 export class Security {
   private readonly standIns: Map<ScramMechanism, (user: string) => ScramCredential>;
+  /** sha256(user, password, storedKey) → until when it is known good. */
+  private readonly goodPasswords = new Map<string, number>();
+  /** Bearer tokens of the HTTP API: sha256(token) → principal and expiry (this broker's memory only). */
+  private readonly tokens = new Map<string, { principal: string; expiresAt: number }>();
 
   constructor(
     readonly options: SecurityOptions,
@@ -55,6 +66,54 @@ export class Security {
 
   get enabled(): boolean {
     return this.options.authentication || this.options.authorization;
+  }
+
+  /**
+   * Checks a password against the user's stored SCRAM credential (HTTP Basic):
+   * derives the StoredKey as a SCRAM client would and compares. An unknown
+   * user costs the same derivation (the stand-in credential).
+   */
+  verifyPassword(user: string, password: string, now: number): boolean {
+    const mechanism = this.options.mechanisms.find((m) => this.metadata.scramCredential(user, m)) ?? this.options.mechanisms[0] ?? 'SCRAM-SHA-256';
+    const found = this.metadata.scramCredential(user, mechanism);
+    const cred = found ?? this.standIn(mechanism)(user);
+    const key = createHash('sha256').update(user).update('\u0000').update(password).update('\u0000').update(cred.storedKey).digest('base64');
+    const until = this.goodPasswords.get(key);
+    if (found && until !== undefined && until > now) return true;
+    const hash = mechanism === 'SCRAM-SHA-512' ? 'sha512' : 'sha256';
+    const salted = pbkdf2Sync(Buffer.from(password, 'utf8'), cred.salt, cred.iterations, hash === 'sha512' ? 64 : 32, hash);
+    const storedKey = createHash(hash).update(createHmac(hash, salted).update('Client Key').digest()).digest();
+    const ok = storedKey.length === cred.storedKey.length && timingSafeEqual(storedKey, cred.storedKey) && found !== undefined;
+    if (ok) {
+      if (this.goodPasswords.size >= PASSWORD_CACHE_MAX) this.goodPasswords.delete(this.goodPasswords.keys().next().value!);
+      this.goodPasswords.set(key, now + PASSWORD_CACHE_MS);
+    }
+    return ok;
+  }
+
+  /** A new bearer token for `principal`, valid on this broker's HTTP API until `now + lifetimeMs`. */
+  issueToken(principal: string, now: number, lifetimeMs: number): { token: string; expiresAt: number } {
+    for (const [k, v] of this.tokens) if (v.expiresAt <= now) this.tokens.delete(k);
+    if (this.tokens.size >= MAX_TOKENS) throw new MqError('POLICY_VIOLATION', `this broker holds ${MAX_TOKENS} live tokens: let some expire first`);
+    const token = randomBytes(32).toString('base64url');
+    const expiresAt = now + lifetimeMs;
+    this.tokens.set(createHash('sha256').update(token).digest('base64'), { principal, expiresAt });
+    return { token, expiresAt };
+  }
+
+  /** The principal of a live bearer token; undefined when unknown or expired. */
+  tokenPrincipal(token: string, now: number): string | undefined {
+    const k = createHash('sha256').update(token).digest('base64');
+    const t = this.tokens.get(k);
+    if (!t) return undefined;
+    if (t.expiresAt <= now) {
+      this.tokens.delete(k);
+      return undefined;
+    }
+    // A user deleted since keeps no access through its tokens.
+    const user = t.principal.slice('User:'.length);
+    if (!this.options.mechanisms.some((m) => this.metadata.scramCredential(user, m))) return undefined;
+    return t.principal;
   }
 
   /** The stored credential ScramServer looks a user up in. */
@@ -98,7 +157,7 @@ export class Security {
   }
 
   /** Throws the resource type's AUTHORIZATION_FAILED error, with one audit line, when `principal` may not. */
-  check(ctx: RequestContext, principal: string, op: Operation, type: ResourceType, name: string = CLUSTER_RESOURCE, api?: string): void {
+  check(ctx: Pick<RequestContext, 'connection'>, principal: string, op: Operation, type: ResourceType, name: string = CLUSTER_RESOURCE, api?: string): void {
     if (!this.options.authorization) return;
     const allowed = this.allows(principal, op, type, name);
     const fields = { audit: true, principal, operation: op, resource: `${type}:${name}`, allowed, api, conn: ctx.connection.id, remote: ctx.connection.remote };

@@ -73,8 +73,14 @@ describe('security on the WebSocket door', () => {
 
   it('bootstrap: with no user yet, a loopback connection creates the first one without credentials; after that it may not', async () => {
     const anon = await connect();
-    expect(codeOf(await anon.request({ metadata: {} }))).toBe('SASL_AUTHENTICATION_FAILED');
+    // Metadata (to find the controller) without any topic, then the first user.
+    const md = await anon.request({ metadata: {} });
+    expect(codeOf(md)).toBe('NONE');
+    expect(md.metadata!.topics).toEqual([]);
+    expect(md.metadata!.brokers.length).toBe(1);
+    expect(codeOf(await anon.request({ createTopics: { topics: [{ name: 'early', numPartitions: 1, replicationFactor: 1 }] } }))).toBe('SASL_AUTHENTICATION_FAILED');
     expect(codeOf(await anon.request(userUpsert(ADMIN, ADMIN_PW)))).toBe('NONE');
+    expect(codeOf(await anon.request({ metadata: {} }))).toBe('SASL_AUTHENTICATION_FAILED');
     expect(t.lines.some((l) => /bootstrap: creating the first user/.test(l.msg))).toBe(true);
     const again = await connect();
     expect(codeOf(await again.request(userUpsert('mallory', 'x')))).toBe('SASL_AUTHENTICATION_FAILED');
@@ -170,7 +176,7 @@ describe('security on the WebSocket door', () => {
       expect(codeOf(await admin.request({ offsetCommit: { groupId: 'sec-deleted', generationId: -1, topics: [{ name: T, partitions: [{ partition: 0, committedOffset: 1 }] }] } }))).toBe('NONE');
       bob = await as(BOB, BOB_PW);
       // Cases needing an operation bob already got from an earlier case run as another user.
-      for (const u of ['erin', 'frank']) {
+      for (const u of ['erin', 'frank', 'gina']) {
         expect(codeOf(await admin.request(userUpsert(u, `${u}-pw`)))).toBe('NONE');
         others.set(u, await as(u, `${u}-pw`));
       }
@@ -235,6 +241,7 @@ describe('security on the WebSocket door', () => {
       { name: 'DescribeUserScramCredentials', request: () => ({ describeUserScramCredentials: {} }), refusal: 'CLUSTER_AUTHORIZATION_FAILED', acl: { resourceType: 'cluster', operation: 'describe' }, user: 'erin' },
       { name: 'AlterUserScramCredentials', request: () => userUpsert('dave', 'd-pw'), refusal: 'CLUSTER_AUTHORIZATION_FAILED', acl: { resourceType: 'cluster', operation: 'alter' } },
       { name: 'CreateAcls', request: () => ({ createAcls: { creations: [{ resourceType: 'topic', resourceName: 'x', patternType: 'literal', principal: 'User:bob', operation: 'read', permission: 'allow' }] } }), refusal: 'CLUSTER_AUTHORIZATION_FAILED', acl: { resourceType: 'cluster', operation: 'alter' }, user: 'frank' },
+      { name: 'DeleteAcls', request: () => ({ deleteAcls: { filters: [{ principal: 'User:nobody' }] } }), refusal: 'CLUSTER_AUTHORIZATION_FAILED', acl: { resourceType: 'cluster', operation: 'alter' }, user: 'gina' },
     ];
     let counted = 0;
 

@@ -34,6 +34,7 @@ import { registerConsumerRoutes } from './http/routes/consumers.js';
 import { parseBrokerOptions, type BrokerOptions } from './options.js';
 import { WsServer } from './server/ws-server.js';
 import { checkExposure } from './server/exposure.js';
+import { parseTlsSettings, type TlsSettings } from './server/tls.js';
 import { parseOriginList, type OriginList } from './server/origins.js';
 import { parseVoters } from './controller/options.js';
 import { clientListenerHandlers } from './cluster/listeners.js';
@@ -124,9 +125,10 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     // Safe by default: nothing beyond loopback without allow.insecure=true (no authentication or TLS yet).
     const ownVoter = parseVoters(config.get('controller.quorum.voters')).find((v) => v.id === meta.brokerId);
     const securityOptions = parseSecurityOptions(config);
+    const tls = parseTlsSettings(config);
     checkExposure(
       [
-        { what: oneNode ? 'client and HTTP API listeners' : 'client, HTTP API and inter-broker listeners', host: opts.host, authenticated: oneNode && securityOptions.authentication },
+        { what: oneNode ? 'client and HTTP API listeners' : 'client, HTTP API and inter-broker listeners', host: opts.host, authenticated: oneNode && securityOptions.authentication, encrypted: tls !== undefined },
         ...(ownVoter ? [{ what: 'Raft listener', host: ownVoter.host, authenticated: false }] : []),
       ],
       config.bool('allow.insecure'),
@@ -163,7 +165,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     const maxFrameBytes = config.int('max.frame.bytes');
     const maxHeaderBytes = config.int('http.max.header.bytes');
     const maxHeaders = config.int('http.max.headers');
-    const listener = (port: number, served: HandlerMap, origins?: OriginList) =>
+    const listener = (port: number, served: HandlerMap, origins?: OriginList, withTls?: TlsSettings) =>
       new WsServer(
         {
           host: opts.host,
@@ -175,6 +177,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
           maxHeaderBytes,
           maxHeaders,
           ...(origins ? { origins } : {}),
+          ...(withTls ? { tls: withTls } : {}),
           limits: {
             maxInFlight: config.int('max.in.flight.requests.per.connection'),
             maxFetchesInFlight: config.int('max.in.flight.fetches.per.connection'),
@@ -186,7 +189,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
         log,
       );
     // Clients never get what only a broker may ask (cluster/listeners.ts); brokers reach each other on the inter-broker listener (a one-node cluster has no one to reach it).
-    const ws = listener(opts.port, clientHandlers, wsOrigins);
+    const ws = listener(opts.port, clientHandlers, wsOrigins, tls);
     const interBroker = cluster.oneNode ? undefined : listener(config.int('inter.broker.port'), handlers);
     const port = await ws.listen();
     cleanups.push(() => ws.close(0));
@@ -208,6 +211,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
         corsOrigins,
         advertisedHost: advertised,
         guard: httpGuard,
+        tls,
       },
       router,
       log,
@@ -298,7 +302,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     // A broker-only process is listening once registered (a second live process with its id is refused here).
     await cluster.register(endpoints);
     http.setReady(true);
-    log.info({ port, httpPort, interBrokerPort, kafkaPort: kafka?.port, host: opts.host, brokerId: meta.brokerId, clusterId: meta.clusterId }, 'broker listening');
+    log.info({ port, httpPort, interBrokerPort, kafkaPort: kafka?.port, host: opts.host, brokerId: meta.brokerId, clusterId: meta.clusterId, ...(tls ? { tls: true, clientAuth: tls.clientAuth } : {}) }, 'broker listening');
 
     let closing: Promise<void> | undefined;
     const close = () =>

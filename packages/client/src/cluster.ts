@@ -145,6 +145,7 @@ export class Cluster {
         maxResponseBytes: this.options.maxResponseBytes,
         maskFrames: this.options.maskFrames,
         sasl: this.options.sasl,
+        tls: this.options.tls,
       },
       undefined,
       this.connect,

@@ -20,6 +20,7 @@ import {
 import { connectWebSocket } from '@mq/client/transport';
 import { channels, type RequestEndMessage, type RequestStartMessage } from './diagnostics.js';
 import { abortError } from './retrier.js';
+import type { TlsOptions } from './options.js';
 
 export type RequestPayload<B extends RequestBody> = NonNullable<mq.RequestFrame[B]>;
 type ResponseClassName<B extends RequestBody> = `${Capitalize<B>}Response`;
@@ -37,6 +38,8 @@ export interface ConnectionOptions {
   maxResponseBytes: number;
   /** false: send frames with an all-zero mask (no masking pass; see ClientOptions.maskFrames). */
   maskFrames?: boolean;
+  /** Connect with TLS (wss://). */
+  tls?: TlsOptions | undefined;
   /** Authenticate with SASL SCRAM right after the handshake. */
   sasl?: { mechanism: 'SCRAM-SHA-256' | 'SCRAM-SHA-512'; username: string; password: string } | undefined;
 }

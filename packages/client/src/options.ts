@@ -36,6 +36,24 @@ export interface ClientOptions {
    * wire. Node only (SCRAM uses node:crypto).
    */
   sasl?: SaslOptions;
+  /**
+   * Connect with TLS (wss://) to every broker (brokers with tls.cert.file).
+   * PEM strings or Buffers; `cert`/`key` for mutual TLS. Node only (a
+   * browser uses wss:// addresses and its own trust store).
+   */
+  tls?: TlsOptions;
+}
+
+export interface TlsOptions {
+  /** CA(s) to trust instead of the system's (a private CA). */
+  ca?: string | Uint8Array | Array<string | Uint8Array>;
+  /** Client certificate and key (mutual TLS: the certificate's CN is the principal). */
+  cert?: string | Uint8Array;
+  key?: string | Uint8Array;
+  /** The name the broker's certificate must carry (default: the host connected to). */
+  servername?: string;
+  /** Default true: a certificate that does not verify is refused. false only for tests. */
+  rejectUnauthorized?: boolean;
 }
 
 export interface SaslOptions {
@@ -64,6 +82,7 @@ export interface ParsedClientOptions {
   maskFrames: boolean;
   logger: Logger;
   sasl: Required<SaslOptions> | undefined;
+  tls: TlsOptions | undefined;
 }
 
 export function invalidArgument(message: string): MqError {
@@ -101,6 +120,7 @@ export function parseClientOptions(options: ClientOptions = {}): ParsedClientOpt
     maskFrames: options.maskFrames ?? true,
     logger: parseLogger(options.logger),
     sasl: parseSasl(options.sasl),
+    tls: options.tls === undefined ? undefined : { ...options.tls },
   };
 }
 

@@ -19,6 +19,7 @@ import { MqError } from '@mq/protocol/errors';
 import { newSession, type Session } from './session.js';
 import type { Security } from './security.js';
 import type { Operation, ResourceType } from './acl.js';
+import { isEncrypted, tlsPrincipal } from '../server/tls.js';
 
 /** The session of the HTTP request being served (read by the HTTP backend). */
 export const httpSessions = new AsyncLocalStorage<Session>();
@@ -60,7 +61,9 @@ export class HttpGuard {
     // With security off the API is as before: an Authorization header is not even read.
     if (!this.sec.enabled) return session;
     const header = req.headers.authorization;
-    if (header !== undefined) session.principal = this.principalOf(header, session.loopback);
+    // A verified client certificate (mutual TLS) names the principal unless credentials are given.
+    if (header !== undefined) session.principal = this.principalOf(header, session.loopback || isEncrypted(req));
+    else session.principal = tlsPrincipal(req.socket);
     const r = rule?.(params);
     if (r === 'open') return session;
     const ctx = { connection: { id: -1, remote: `${remote ?? '?'}:${req.socket.remotePort ?? '?'}`, clientId: 'http-api', signal: AbortSignal.abort(), session } };
@@ -74,11 +77,11 @@ export class HttpGuard {
     return session;
   }
 
-  private principalOf(header: string, loopback: boolean): string {
+  private principalOf(header: string, safe: boolean): string {
     const now = this.options.clock();
     const fail = (why: string) => new MqError('SASL_AUTHENTICATION_FAILED', why);
     if (header.startsWith('Basic ')) {
-      if (!loopback) throw fail('HTTP Basic credentials are accepted only from this machine (loopback) until the HTTP API has TLS: the password would cross the network in clear');
+      if (!safe) throw fail('HTTP Basic credentials are accepted only over TLS (https://, tls.cert.file) or from this machine (loopback): the password would cross the network in clear');
       const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
       const i = decoded.indexOf(':');
       if (i <= 0) throw fail('malformed Basic credentials (base64 of user:password)');

@@ -14,13 +14,15 @@ export interface Listener {
   readonly host: string;
   /** Every client of it must authenticate (authentication.enabled on a one-node cluster's client and HTTP listeners). */
   readonly authenticated?: boolean;
+  /** Its traffic is TLS (tls.cert.file). */
+  readonly encrypted?: boolean;
 }
 
 /** Throws INVALID_CONFIG when a listener is exposed and `allowInsecure` is off; logs what the start exposes. */
 export function checkExposure(listeners: readonly Listener[], allowInsecure: boolean, logger: Logger): void {
   const beyond = listeners.filter((l) => !isLoopbackHost(l.host));
-  for (const l of beyond.filter((x) => x.authenticated)) {
-    logger.warn({ listener: l.what, host: l.host }, `${l.what} on ${l.host} require authentication, but traffic is not encrypted (no TLS yet): use it on networks you trust`);
+  for (const l of beyond.filter((x) => x.authenticated && !x.encrypted)) {
+    logger.warn({ listener: l.what, host: l.host }, `${l.what} on ${l.host} require authentication, but traffic is not encrypted (set tls.cert.file and tls.key.file): use it on networks you trust`);
   }
   const exposed = beyond.filter((l) => !l.authenticated);
   if (exposed.length === 0 && beyond.length > 0) return;

@@ -1,6 +1,7 @@
 /** Options shared by commands: how to reach the broker and how to print. */
 import type { Argv } from 'yargs';
-import { MqClient, MqError } from '@mq/client';
+import { readFileSync } from 'node:fs';
+import { MqClient, MqError, type TlsOptions } from '@mq/client';
 import { FORMATS, type OutputFormat } from './output.js';
 import { UsageError } from './errors.js';
 import { writeLine, type CliContext } from './context.js';
@@ -19,6 +20,12 @@ export interface ClientArgs {
   'sasl-mechanism'?: 'SCRAM-SHA-256' | 'SCRAM-SHA-512';
   /** Resolved by resolveClientArgs from MQ_PASSWORD or the profile (not a flag: a password on the command line shows in ps). */
   password?: string;
+  'tls-ca'?: string;
+  'tls-cert'?: string;
+  'tls-key'?: string;
+  'tls-servername'?: string;
+  'tls-insecure'?: boolean;
+  tls?: boolean;
 }
 
 /** How long the CLI waits for the broker to answer a request. */
@@ -46,6 +53,12 @@ export function withClientOptions<T>(y: Argv<T>, env: NodeJS.ProcessEnv): Argv<T
       defaultDescription: String(DEFAULT_CONNECT_TIMEOUT_MS),
     })
     .option('user', { type: 'string', requiresArg: true, describe: 'log in as this user (SASL SCRAM); the password comes from env MQ_PASSWORD or the profile, never a flag; env MQ_USER' })
+    .option('tls', { type: 'boolean', describe: 'connect with TLS (wss://) using the system CAs; implied by any --tls-* flag; env MQ_TLS=1' })
+    .option('tls-ca', { type: 'string', requiresArg: true, describe: 'PEM file of the CA that signs the brokers\' certificates; env MQ_TLS_CA' })
+    .option('tls-cert', { type: 'string', requiresArg: true, describe: 'PEM client certificate (mutual TLS: its CN is your principal); env MQ_TLS_CERT' })
+    .option('tls-key', { type: 'string', requiresArg: true, describe: 'PEM key of --tls-cert; env MQ_TLS_KEY' })
+    .option('tls-servername', { type: 'string', requiresArg: true, describe: 'the host name the broker certificate must carry (default: the host connected to)' })
+    .option('tls-insecure', { type: 'boolean', describe: 'do not verify the broker certificate (tests only)' })
     .option('sasl-mechanism', { type: 'string', choices: ['SCRAM-SHA-256', 'SCRAM-SHA-512'], describe: 'SCRAM mechanism of the login', defaultDescription: 'SCRAM-SHA-256' })
     .middleware((argv) => resolveClientArgs(argv as unknown as Partial<ClientArgs>, env)) as unknown as Argv<T & ClientArgs>;
 }
@@ -72,6 +85,31 @@ export function resolveClientArgs(argv: Partial<ClientArgs>, env: NodeJS.Process
   }
 }
 
+/** The client's tls option from the --tls-* flags (or MQ_TLS, MQ_TLS_CA, MQ_TLS_CERT, MQ_TLS_KEY). */
+export function tlsOf(args: ClientArgs, env: NodeJS.ProcessEnv = process.env): { tls: TlsOptions } | Record<string, never> {
+  const ca = args['tls-ca'] ?? (env.MQ_TLS_CA || undefined);
+  const cert = args['tls-cert'] ?? (env.MQ_TLS_CERT || undefined);
+  const key = args['tls-key'] ?? (env.MQ_TLS_KEY || undefined);
+  const on = args.tls || env.MQ_TLS === '1' || ca !== undefined || cert !== undefined || key !== undefined || args['tls-servername'] !== undefined || args['tls-insecure'];
+  if (!on) return {};
+  if ((cert === undefined) !== (key === undefined)) throw new UsageError('--tls-cert and --tls-key go together');
+  const read = (flag: string, file: string) => {
+    try {
+      return readFileSync(file);
+    } catch (err) {
+      throw new UsageError(`cannot read ${flag} ${file}: ${(err as Error).message}`);
+    }
+  };
+  return {
+    tls: {
+      ...(ca !== undefined ? { ca: read('--tls-ca', ca) } : {}),
+      ...(cert !== undefined ? { cert: read('--tls-cert', cert), key: read('--tls-key', key!) } : {}),
+      ...(args['tls-servername'] !== undefined ? { servername: args['tls-servername'] } : {}),
+      ...(args['tls-insecure'] ? { rejectUnauthorized: false } : {}),
+    },
+  };
+}
+
 /** The client's sasl option from resolved arguments. */
 export function saslOf(args: ClientArgs): { sasl: { mechanism: 'SCRAM-SHA-256' | 'SCRAM-SHA-512'; username: string; password: string } } | Record<string, never> {
   if (args.user === undefined || args.password === undefined) return {};
@@ -96,6 +134,7 @@ export function makeClient(args: ClientArgs): MqClient {
     connectTimeoutMs: Math.min(args['request-timeout-ms'], connectTimeoutOf(args)),
     retry: { retries: 3, initialDelayMs: 100, maxDelayMs: 1000 },
     ...saslOf(args),
+    ...tlsOf(args),
   });
 }
 

@@ -325,6 +325,7 @@ export const GROUP_OPERATIONS: Readonly<Record<string, Json>> = {
     summary: 'A bearer token for the caller (HTTP Basic credentials required; authentication.enabled=true), valid on this broker for http.token.lifetime.ms',
     responses: {
       '200': json({ type: 'object', required: ['token', 'expires_at', 'principal'], properties: { token: { type: 'string' }, expires_at: { type: 'string' }, principal: { type: 'string' } } }, 'The token: send it as Authorization: Bearer <token>'),
+      ...errors(401),
     },
   },
   'GET /cluster': {

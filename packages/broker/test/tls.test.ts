@@ -169,3 +169,49 @@ describe('mutual TLS: the client certificate names the principal', () => {
     expect(anon).toMatch(/CONNECTION_(ERROR|CLOSED)/);
   });
 });
+
+describe('the Kafka listener over TLS: a Kafka client (kafkajs) with a client certificate is its principal', () => {
+  it('kafkajs over SSL: the admin certificate creates a topic, alice is refused until granted write', async () => {
+    const { Kafka, logLevel } = await import('kafkajs');
+    const pki = makePki();
+    const server = pki.issue('server', 'localhost', 'DNS:localhost,IP:127.0.0.1');
+    const t = await startTestBroker({
+      'kafka.listener.port': '0',
+      'tls.cert.file': server.cert,
+      'tls.key.file': server.key,
+      'tls.ca.file': pki.ca,
+      'tls.client.auth': 'required',
+      'authentication.enabled': 'true',
+      'authorization.enabled': 'true',
+      'super.users': 'User:admin',
+    });
+    const kafka = (name: string) => {
+      const c = pki.issue(`k-${name}`, name, undefined);
+      return new Kafka({
+        clientId: name,
+        brokers: [`127.0.0.1:${t.broker.kafkaPort}`],
+        ssl: { ca: [readFileSync(pki.ca, 'utf8')], cert: readFileSync(c.cert, 'utf8'), key: readFileSync(c.key, 'utf8'), servername: 'localhost' },
+        logLevel: logLevel.NOTHING,
+        retry: { retries: 1, initialRetryTime: 50 },
+      });
+    };
+    const admin = kafka('admin').admin();
+    const alice = kafka('alice').producer();
+    try {
+      await admin.connect();
+      await admin.createTopics({ topics: [{ topic: 'k-tls', numPartitions: 1 }] });
+      await alice.connect();
+      await expect(alice.send({ topic: 'k-tls', messages: [{ value: 'x' }] })).rejects.toThrow(/authoriz/i);
+      const mq = new MqClient({ bootstrap: `localhost:${t.broker.port}`, tls: { ca: readFileSync(pki.ca), cert: readFileSync(path.join(pki.dir, 'k-admin.pem')), key: readFileSync(path.join(pki.dir, 'k-admin.key')) }, ...fast });
+      await mq.admin().createAcls([{ resourceType: 'topic', resourceName: 'k-tls', principal: 'User:alice', operation: 'write', permission: 'allow' }, { resourceType: 'cluster', resourceName: 'mq-cluster', principal: 'User:alice', operation: 'idempotent-write', permission: 'allow' }]);
+      await mq.close();
+      const [r] = await alice.send({ topic: 'k-tls', messages: [{ value: 'from kafkajs over tls' }] });
+      expect(r!.errorCode).toBe(0);
+      expect(t.lines.some((l) => l.msg === 'authorization denied' && l.principal === 'User:alice')).toBe(true);
+    } finally {
+      await alice.disconnect().catch(() => undefined);
+      await admin.disconnect().catch(() => undefined);
+      await t.cleanup();
+    }
+  });
+});

@@ -16,6 +16,7 @@ import type { BrokerContext, ConnectionInfo, RequestContext } from '../context.j
 import { toMqError } from '../errors.js';
 import { NO_RESPONSE, type HandlerMap } from '../handlers/types.js';
 import { newSession } from '../security/session.js';
+import { tlsPrincipal } from '../server/tls.js';
 import { clientIdProblem } from '../request-limits.js';
 import type { AnyKafkaApi, KafkaCall, KafkaDoorView } from './types.js';
 import { kafkaCodeOf } from './errors.js';
@@ -72,7 +73,7 @@ export class KafkaConnection {
     private readonly socket: Socket,
     private readonly deps: KafkaConnectionDeps,
   ) {
-    this.info = { id, remote: `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`, clientId: '', signal: this.abort.signal, session: newSession(socket.remoteAddress) };
+    this.info = { id, remote: `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`, clientId: '', signal: this.abort.signal, session: newSession(socket.remoteAddress, tlsPrincipal(socket)) };
     this.splitter = new FrameSplitter(deps.limits.maxFrameBytes);
     this.lastActivity = this.lastFrameAt = Date.now();
     socket.setNoDelay(true);

@@ -9,7 +9,8 @@ import { readFileSync, statSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type RequestListener, type Server, type ServerOptions } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
-import type { TLSSocket } from 'node:tls';
+import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
+import { createServer as createNetServer, type Server as NetServer } from 'node:net';
 import type { Logger } from 'pino';
 import { MqError } from '@mq/protocol/errors';
 import type { BrokerConfig } from '../config/broker-config.js';
@@ -72,8 +73,21 @@ export function createListenerServer(tls: TlsSettings | undefined, options: Serv
   return server as unknown as Server;
 }
 
+/** A plain TCP server, or a TLS one with `tls` (the Kafka listener); failed handshakes are one log line each. */
+export function createSocketServer(tls: TlsSettings | undefined, onSocket: (socket: Socket) => void, logger: Logger, what: string, handshakeTimeoutMs: number): NetServer {
+  if (!tls) return createNetServer(onSocket);
+  const server = createTlsServer(
+    { ...readMaterial(tls), requestCert: tls.clientAuth !== 'none', rejectUnauthorized: tls.clientAuth === 'required', minVersion: 'TLSv1.2', handshakeTimeout: handshakeTimeoutMs },
+    onSocket,
+  );
+  server.on('tlsClientError', (err: NodeJS.ErrnoException, socket: TLSSocket) => {
+    logger.warn({ listener: what, remote: `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`, code: err.code, err: err.message }, 'TLS handshake failed: connection closed');
+  });
+  return server;
+}
+
 /** Checks the certificate files every reloadMs and gives `server` the new ones; returns the stop function. */
-export function watchCertificates(server: Server, tls: TlsSettings | undefined, logger: Logger, what: string): () => void {
+export function watchCertificates(server: Server | NetServer, tls: TlsSettings | undefined, logger: Logger, what: string): () => void {
   if (!tls) return () => undefined;
   const stamp = () => [tls.certFile, tls.keyFile, tls.caFile].map((f) => (f ? statSync(f, { throwIfNoEntry: false })?.mtimeMs ?? 0 : 0)).join(':');
   let last = stamp();

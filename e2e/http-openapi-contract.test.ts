@@ -96,6 +96,8 @@ describe('the OpenAPI document against a live broker', () => {
     expect((await call('GET', '/openapi.json', '/openapi.json')).status).toBe(200);
     expect((await call('GET', '/metrics', '/metrics')).status).toBe(200);
     expect((await call('GET', '/cluster', '/cluster')).status).toBe(200);
+    // Security is off on this broker: no credentials to make a token for (broker test/security.test.ts covers the 200).
+    expect((await call('POST', '/tokens', '/tokens')).status).toBe(401);
 
     expect((await call('POST', '/groups/{group}/offsets', `/groups/${group}/offsets`, { topic, partition: 0, offset: 1 })).status).toBe(200);
     const unknownTopic = await call('POST', '/groups/{group}/offsets', `/groups/${group}/offsets`, { topic: 'no-such-topic', partition: 0, offset: 1 });

@@ -11,7 +11,10 @@ import { systemTimers, type Timers } from '@mq/protocol/components';
 import { MqError } from '@mq/protocol/errors';
 import { BrokerConfig } from './config/broker-config.js';
 import type { BrokerContext } from './context.js';
-import { apiVersionsFor, DEFAULT_HANDLERS } from './handlers/index.js';
+import { apiVersionsFor, authorizeRequest, DEFAULT_HANDLERS, saslAuthenticate, secureHandlers } from './handlers/index.js';
+import { Security, parseSecurityOptions } from './security/security.js';
+import { HttpGuard, httpSessions } from './security/http-auth.js';
+import { newSession } from './security/session.js';
 import { ProducerIdManager, controllerBlockSource } from './producers/producer-ids.js';
 import type { HandlerMap } from './handlers/types.js';
 import { HttpServer } from './http/http-server.js';
@@ -34,6 +37,7 @@ import { registerConsumerRoutes } from './http/routes/consumers.js';
 import { parseBrokerOptions, type BrokerOptions } from './options.js';
 import { WsServer } from './server/ws-server.js';
 import { checkExposure } from './server/exposure.js';
+import { parseTlsSettings, type TlsSettings } from './server/tls.js';
 import { parseOriginList, type OriginList } from './server/origins.js';
 import { parseVoters } from './controller/options.js';
 import { clientListenerHandlers } from './cluster/listeners.js';
@@ -123,8 +127,13 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
 
     // Safe by default: nothing beyond loopback without allow.insecure=true (no authentication or TLS yet).
     const ownVoter = parseVoters(config.get('controller.quorum.voters')).find((v) => v.id === meta.brokerId);
+    const securityOptions = parseSecurityOptions(config);
+    const tls = parseTlsSettings(config);
     checkExposure(
-      [{ what: 'client, HTTP API and inter-broker listeners', host: opts.host }, ...(ownVoter ? [{ what: 'Raft listener', host: ownVoter.host }] : [])],
+      [
+        { what: oneNode ? 'client and HTTP API listeners' : 'client, HTTP API and inter-broker listeners', host: opts.host, authenticated: oneNode && securityOptions.authentication, encrypted: tls !== undefined },
+        ...(ownVoter ? [{ what: 'Raft listener', host: ownVoter.host, authenticated: false }] : []),
+      ],
       config.bool('allow.insecure'),
       log,
     );
@@ -158,13 +167,20 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     // A one-node cluster has no other broker to forward to it: it does not serve ControllerForward at all.
     const { controllerForward, ...withoutForward } = cluster.handlers;
     const clusterApis: HandlerMap = cluster.oneNode ? withoutForward : { ...withoutForward, ...(controllerForward ? { controllerForward } : {}) };
+    // Authentication and authorization: one Security for every door; the client-facing handler maps are wrapped once (handlers/authorize.ts).
+    const md = cluster.controller.metadata;
+    const security = new Security(securityOptions, md, log.child({ component: 'security' }));
+    const usersExist = () => md.userCount > 0;
+    const sasl: HandlerMap = { saslAuthenticate: saslAuthenticate(security) };
     const handlers: HandlerMap = !cluster.roles.broker
-      ? { handshake: DEFAULT_HANDLERS.handshake!, ...clusterApis, ...components.handlers }
-      : { ...DEFAULT_HANDLERS, ...groups.handlers, ...transactions.handlers(groups.handlers.findCoordinator), ...clusterApis, ...components.handlers };
+      ? { handshake: DEFAULT_HANDLERS.handshake!, ...sasl, ...clusterApis, ...components.handlers }
+      : { ...DEFAULT_HANDLERS, ...sasl, ...groups.handlers, ...transactions.handlers(groups.handlers.findCoordinator), ...clusterApis, ...components.handlers };
+    const clientHandlers = secureHandlers(clientListenerHandlers(handlers), security, usersExist);
+    const httpGuard = new HttpGuard(security, { tokenLifetimeMs: config.int('http.token.lifetime.ms'), clock });
     const maxFrameBytes = config.int('max.frame.bytes');
     const maxHeaderBytes = config.int('http.max.header.bytes');
     const maxHeaders = config.int('http.max.headers');
-    const listener = (port: number, served: HandlerMap, origins?: OriginList) =>
+    const listener = (port: number, served: HandlerMap, origins?: OriginList, withTls?: TlsSettings) =>
       new WsServer(
         {
           host: opts.host,
@@ -176,6 +192,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
           maxHeaderBytes,
           maxHeaders,
           ...(origins ? { origins } : {}),
+          ...(withTls ? { tls: withTls } : {}),
           limits: {
             maxInFlight: config.int('max.in.flight.requests.per.connection'),
             maxFetchesInFlight: config.int('max.in.flight.fetches.per.connection'),
@@ -187,14 +204,14 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
         log,
       );
     // Clients never get what only a broker may ask (cluster/listeners.ts); brokers reach each other on the inter-broker listener (a one-node cluster has no one to reach it).
-    const ws = listener(opts.port, clientListenerHandlers(handlers), wsOrigins);
+    const ws = listener(opts.port, clientHandlers, wsOrigins, tls);
     const interBroker = cluster.oneNode ? undefined : listener(config.int('inter.broker.port'), handlers);
     const port = await ws.listen();
     cleanups.push(() => ws.close(0));
     const interBrokerPort = await interBroker?.listen();
     if (interBroker) cleanups.push(() => interBroker.close(0));
     // The Kafka-protocol listener: the client listener's handlers behind Kafka's wire format (kafka/).
-    const kafka = cluster.roles.broker ? await startKafkaListener(opts, config, clientListenerHandlers(handlers), cluster.controller.metadata, advertised, cluster.oneNode, log) : undefined;
+    const kafka = cluster.roles.broker ? await startKafkaListener(opts, config, clientHandlers, cluster.controller.metadata, advertised, cluster.oneNode, log, tls) : undefined;
     if (kafka) cleanups.push(() => kafka.server.close(0));
     const router = new Router();
     const http = new HttpServer(
@@ -208,6 +225,8 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
         maxHeaders,
         corsOrigins,
         advertisedHost: advertised,
+        guard: httpGuard,
+        tls,
       },
       router,
       log,
@@ -233,7 +252,21 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
       readBuffers: new ReadBufferPool(),
       producerIds,
     };
-    const topicBackend = clusterHttpBackend(cluster, handlers, ctx);
+    const topicBackend = clusterHttpBackend(
+      cluster,
+      handlers,
+      ctx,
+      security.enabled
+        ? {
+            authorize: (body, req, rctx) => void authorizeRequest(body, req, rctx, security, usersExist),
+            mayDescribe: (topic, rctx) => {
+              const p = security.principalOf(rctx);
+              return p !== undefined && security.allows(p, 'describe', 'topic', topic);
+            },
+          }
+        : undefined,
+    );
+    router.add('POST', '/tokens', async () => ({ status: 200, body: httpGuard.issue(httpSessions.getStore() ?? newSession(undefined)) }));
     registerTopicRoutes(router, ctx, topicBackend);
     registerRecordRoutes(router, ctx, topicBackend);
     const view = clusterPartitionView(cluster);
@@ -285,7 +318,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     // A broker-only process is listening once registered (a second live process with its id is refused here).
     await cluster.register(endpoints);
     http.setReady(true);
-    log.info({ port, httpPort, interBrokerPort, kafkaPort: kafka?.port, host: opts.host, brokerId: meta.brokerId, clusterId: meta.clusterId }, 'broker listening');
+    log.info({ port, httpPort, interBrokerPort, kafkaPort: kafka?.port, host: opts.host, brokerId: meta.brokerId, clusterId: meta.clusterId, ...(tls ? { tls: true, clientAuth: tls.clientAuth } : {}) }, 'broker listening');
 
     let closing: Promise<void> | undefined;
     const close = () =>

@@ -10,6 +10,7 @@ import type { ApiVersionRange } from '@mq/protocol/wire';
 import type { BrokerConfig } from './config/broker-config.js';
 import type { BrokerMetrics } from './metrics/broker-metrics.js';
 import type { ProducerIdManager } from './producers/producer-ids.js';
+import type { Session } from './security/session.js';
 
 export interface BrokerContext {
   readonly brokerId: number;
@@ -43,6 +44,8 @@ export interface ConnectionInfo {
   readonly clientId: string;
   /** Aborted when the connection closes. */
   readonly signal: AbortSignal;
+  /** Who is on the other end (security/session.ts); absent: a caller that never authenticates (the request is treated as unauthenticated). */
+  readonly session?: Session;
 }
 
 export interface RequestContext {

@@ -1,6 +1,7 @@
 /** Options shared by commands: how to reach the broker and how to print. */
 import type { Argv } from 'yargs';
-import { MqClient, MqError } from '@mq/client';
+import { readFileSync } from 'node:fs';
+import { MqClient, MqError, type TlsOptions } from '@mq/client';
 import { FORMATS, type OutputFormat } from './output.js';
 import { UsageError } from './errors.js';
 import { writeLine, type CliContext } from './context.js';
@@ -14,6 +15,17 @@ export interface ClientArgs {
   profile?: string;
   'request-timeout-ms': number;
   'connect-timeout-ms': number;
+  /** Log in as this user (SASL SCRAM); the password comes from MQ_PASSWORD or the profile, never a flag. */
+  user?: string;
+  'sasl-mechanism'?: 'SCRAM-SHA-256' | 'SCRAM-SHA-512';
+  /** Resolved by resolveClientArgs from MQ_PASSWORD or the profile (not a flag: a password on the command line shows in ps). */
+  password?: string;
+  'tls-ca'?: string;
+  'tls-cert'?: string;
+  'tls-key'?: string;
+  'tls-servername'?: string;
+  'tls-insecure'?: boolean;
+  tls?: boolean;
 }
 
 /** How long the CLI waits for the broker to answer a request. */
@@ -40,6 +52,14 @@ export function withClientOptions<T>(y: Argv<T>, env: NodeJS.ProcessEnv): Argv<T
       ...intOption('--connect-timeout-ms', 1, 'how long to wait, in all, for a first answer from the cluster (a host that accepts but never answers fails after this)'),
       defaultDescription: String(DEFAULT_CONNECT_TIMEOUT_MS),
     })
+    .option('user', { type: 'string', requiresArg: true, describe: 'log in as this user (SASL SCRAM); the password comes from env MQ_PASSWORD or the profile, never a flag; env MQ_USER' })
+    .option('tls', { type: 'boolean', describe: 'connect with TLS (wss://) using the system CAs; implied by any --tls-* flag; env MQ_TLS=1' })
+    .option('tls-ca', { type: 'string', requiresArg: true, describe: 'PEM file of the CA that signs the brokers\' certificates; env MQ_TLS_CA' })
+    .option('tls-cert', { type: 'string', requiresArg: true, describe: 'PEM client certificate (mutual TLS: its CN is your principal); env MQ_TLS_CERT' })
+    .option('tls-key', { type: 'string', requiresArg: true, describe: 'PEM key of --tls-cert; env MQ_TLS_KEY' })
+    .option('tls-servername', { type: 'string', requiresArg: true, describe: 'the host name the broker certificate must carry (default: the host connected to)' })
+    .option('tls-insecure', { type: 'boolean', describe: 'do not verify the broker certificate (tests only)' })
+    .option('sasl-mechanism', { type: 'string', choices: ['SCRAM-SHA-256', 'SCRAM-SHA-512'], describe: 'SCRAM mechanism of the login', defaultDescription: 'SCRAM-SHA-256' })
     .middleware((argv) => resolveClientArgs(argv as unknown as Partial<ClientArgs>, env)) as unknown as Argv<T & ClientArgs>;
 }
 
@@ -55,6 +75,45 @@ export function resolveClientArgs(argv: Partial<ClientArgs>, env: NodeJS.Process
   argv.bootstrap ??= fromEnv ?? selected?.profile.bootstrap ?? DEFAULT_BOOTSTRAP;
   argv['request-timeout-ms'] ??= selected?.profile.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   argv['connect-timeout-ms'] ??= selected?.profile.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+  // Credentials: --user, else MQ_USER, else the profile's; the password from MQ_PASSWORD, else the profile's.
+  const user = argv.user ?? (env.MQ_USER || undefined) ?? (argv.profile !== undefined || env.MQ_PROFILE ? selected?.profile.user : selectedProfile(env, undefined)?.profile.user);
+  if (user !== undefined) {
+    argv.user = user;
+    const password = env.MQ_PASSWORD ?? (selected ?? selectedProfile(env, argv.profile))?.profile.password;
+    if (password === undefined) throw new UsageError(`--user ${user} needs a password: set MQ_PASSWORD (or a "password" in the profile, in profiles.json under $XDG_CONFIG_HOME/mq, readable only by you)`);
+    argv.password = password;
+  }
+}
+
+/** The client's tls option from the --tls-* flags (or MQ_TLS, MQ_TLS_CA, MQ_TLS_CERT, MQ_TLS_KEY). */
+export function tlsOf(args: ClientArgs, env: NodeJS.ProcessEnv = process.env): { tls: TlsOptions } | Record<string, never> {
+  const ca = args['tls-ca'] ?? (env.MQ_TLS_CA || undefined);
+  const cert = args['tls-cert'] ?? (env.MQ_TLS_CERT || undefined);
+  const key = args['tls-key'] ?? (env.MQ_TLS_KEY || undefined);
+  const on = args.tls || env.MQ_TLS === '1' || ca !== undefined || cert !== undefined || key !== undefined || args['tls-servername'] !== undefined || args['tls-insecure'];
+  if (!on) return {};
+  if ((cert === undefined) !== (key === undefined)) throw new UsageError('--tls-cert and --tls-key go together');
+  const read = (flag: string, file: string) => {
+    try {
+      return readFileSync(file);
+    } catch (err) {
+      throw new UsageError(`cannot read ${flag} ${file}: ${(err as Error).message}`);
+    }
+  };
+  return {
+    tls: {
+      ...(ca !== undefined ? { ca: read('--tls-ca', ca) } : {}),
+      ...(cert !== undefined ? { cert: read('--tls-cert', cert), key: read('--tls-key', key!) } : {}),
+      ...(args['tls-servername'] !== undefined ? { servername: args['tls-servername'] } : {}),
+      ...(args['tls-insecure'] ? { rejectUnauthorized: false } : {}),
+    },
+  };
+}
+
+/** The client's sasl option from resolved arguments. */
+export function saslOf(args: ClientArgs): { sasl: { mechanism: 'SCRAM-SHA-256' | 'SCRAM-SHA-512'; username: string; password: string } } | Record<string, never> {
+  if (args.user === undefined || args.password === undefined) return {};
+  return { sasl: { mechanism: args['sasl-mechanism'] ?? 'SCRAM-SHA-256', username: args.user, password: args.password } };
 }
 
 export function withFormat<T>(y: Argv<T>): Argv<T & FormatArgs> {
@@ -74,6 +133,8 @@ export function makeClient(args: ClientArgs): MqClient {
     requestTimeoutMs: args['request-timeout-ms'],
     connectTimeoutMs: Math.min(args['request-timeout-ms'], connectTimeoutOf(args)),
     retry: { retries: 3, initialDelayMs: 100, maxDelayMs: 1000 },
+    ...saslOf(args),
+    ...tlsOf(args),
   });
 }
 

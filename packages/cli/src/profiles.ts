@@ -14,6 +14,10 @@ import { UsageError } from './errors.js';
 
 export interface Profile {
   bootstrap: string;
+  /** Log in as this user (SASL SCRAM). */
+  user?: string;
+  /** Its password (this file is readable only by its owner). */
+  password?: string;
   requestTimeoutMs?: number;
   connectTimeoutMs?: number;
 }

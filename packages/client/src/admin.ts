@@ -96,6 +96,57 @@ function requestOptions(o: AdminCallOptions): RequestOptions {
 
 const CONTROLLER: Target = { kind: 'controller' };
 
+export type ScramMechanismName = 'SCRAM-SHA-256' | 'SCRAM-SHA-512';
+
+export interface UserDescription {
+  user: string;
+  credentials: Array<{ mechanism: ScramMechanismName; iterations: number }>;
+}
+
+export type AclResourceType = 'topic' | 'group' | 'transactional-id' | 'cluster';
+export type AclOperation = 'all' | 'read' | 'write' | 'create' | 'delete' | 'alter' | 'describe' | 'alter-configs' | 'describe-configs' | 'idempotent-write' | 'cluster-action';
+
+/** One ACL: `principal` ("User:alice", "User:*" for everyone) may (allow) or may not (deny) do `operation` on the resource. */
+export interface Acl {
+  resourceType: AclResourceType;
+  /** The resource's name, or its prefix with patternType "prefixed"; "*" (literal) matches every name; the cluster's is "mq-cluster". */
+  resourceName: string;
+  /** Default "literal". */
+  patternType?: 'literal' | 'prefixed';
+  principal: string;
+  operation: AclOperation;
+  permission: 'allow' | 'deny';
+}
+
+export type AclFilter = Partial<Acl>;
+
+function wireAcl(a: AclFilter) {
+  return {
+    resourceType: a.resourceType ?? '',
+    resourceName: a.resourceName ?? '',
+    patternType: a.patternType ?? '',
+    principal: a.principal ?? '',
+    operation: a.operation ?? '',
+    permission: a.permission ?? '',
+  };
+}
+
+function aclOf(w: { resourceType?: string | null; resourceName?: string | null; patternType?: string | null; principal?: string | null; operation?: string | null; permission?: string | null }): Acl {
+  return {
+    resourceType: (w.resourceType ?? '') as AclResourceType,
+    resourceName: w.resourceName ?? '',
+    patternType: (w.patternType || 'literal') as 'literal' | 'prefixed',
+    principal: w.principal ?? '',
+    operation: (w.operation ?? '') as AclOperation,
+    permission: (w.permission ?? '') as 'allow' | 'deny',
+  };
+}
+
+function errorOf(code: number | null | undefined, message: string | null | undefined): MqError | undefined {
+  const c = errorCodeFromNumber(code ?? 0);
+  return c === 'NONE' ? undefined : new MqError(c, message || c);
+}
+
 interface WireTopicResult {
   name?: string | null;
   errorCode?: number | null;
@@ -190,7 +241,7 @@ export class Admin {
     await this.cluster.refreshMetadata(topics, options.signal);
     return topics.map((t) => {
       const d = this.cluster.cachedTopic(t);
-      if (!d) throw unknownTopicError(t);
+      if (!d) throw this.cluster.missingTopicError(t);
       return d;
     });
   }
@@ -357,6 +408,76 @@ export class Admin {
       controllerId: this.cluster.controllerId,
       brokers: [...this.cluster.brokers.values()].sort((a, b) => a.id - b.id),
     };
+  }
+
+  // ---- users (SASL SCRAM credentials) and ACLs
+
+  /**
+   * Creates a user, or sets a new password, for one SCRAM mechanism (default
+   * both). The credential (salt, iterations, StoredKey, ServerKey) is computed
+   * here: the password never leaves this process.
+   */
+  async createUser(user: string, password: string, options: AdminCallOptions & { mechanisms?: ScramMechanismName[]; iterations?: number } = {}): Promise<void> {
+    if (typeof user !== 'string' || user.length === 0) throw invalidArgument('createUser needs a user name');
+    if (typeof password !== 'string' || password.length === 0) throw invalidArgument('createUser needs a non-empty password');
+    const { scramCredential } = await import('@mq/protocol/scram');
+    const upsertions = (options.mechanisms ?? ['SCRAM-SHA-256', 'SCRAM-SHA-512']).map((mechanism) => {
+      const c = scramCredential(mechanism, password, options.iterations !== undefined ? { iterations: options.iterations } : {});
+      return { user, mechanism, iterations: c.iterations, salt: c.salt, storedKey: c.storedKey, serverKey: c.serverKey };
+    });
+    const resp = await this.cluster.send(CONTROLLER, 'alterUserScramCredentials', { upsertions }, requestOptions(options));
+    this.userResults(resp.results ?? []);
+  }
+
+  /** Deletes a user's credential for one mechanism, or all of them. */
+  async deleteUser(user: string, options: AdminCallOptions & { mechanism?: ScramMechanismName } = {}): Promise<void> {
+    const resp = await this.cluster.send(CONTROLLER, 'alterUserScramCredentials', { deletions: [{ user, mechanism: options.mechanism ?? '' }] }, requestOptions(options));
+    this.userResults(resp.results ?? []);
+  }
+
+  /** Users with SCRAM credentials, with their mechanisms and iteration counts. */
+  async listUsers(options: AdminCallOptions = {}): Promise<UserDescription[]> {
+    const resp = await this.cluster.send(CONTROLLER, 'describeUserScramCredentials', { users: [] }, requestOptions(options));
+    return (resp.results ?? []).map((r) => ({
+      user: r.user ?? '',
+      credentials: (r.credentials ?? []).map((c) => ({ mechanism: (c.mechanism ?? '') as ScramMechanismName, iterations: c.iterations ?? 0 })),
+    }));
+  }
+
+  /** Adds ACLs (an existing identical ACL is kept once). */
+  async createAcls(acls: readonly Acl[], options: AdminCallOptions = {}): Promise<void> {
+    if (!Array.isArray(acls) || acls.length === 0) throw invalidArgument('createAcls needs at least one ACL');
+    const resp = await this.cluster.send(CONTROLLER, 'createAcls', { creations: acls.map(wireAcl) }, requestOptions(options));
+    const failed = (resp.results ?? []).map((r) => errorOf(r.errorCode, r.errorMessage)).filter((e): e is MqError => e !== undefined);
+    if (failed.length > 0) throw new MqError(failed[0]!.code, failed.map((f) => f.message).join('; '));
+  }
+
+  /** Removes every ACL matching one of the filters (an absent field matches anything); returns what was removed. */
+  async deleteAcls(filters: readonly AclFilter[], options: AdminCallOptions = {}): Promise<Acl[]> {
+    if (!Array.isArray(filters) || filters.length === 0) throw invalidArgument('deleteAcls needs at least one filter');
+    const resp = await this.cluster.send(CONTROLLER, 'deleteAcls', { filters: filters.map(wireAcl) }, requestOptions(options));
+    const out: Acl[] = [];
+    for (const r of resp.results ?? []) {
+      const e = errorOf(r.errorCode, r.errorMessage);
+      if (e) throw e;
+      out.push(...(r.deleted ?? []).map(aclOf));
+    }
+    return out;
+  }
+
+  /** The ACLs matching `filter` (default: all). */
+  async describeAcls(filter: AclFilter = {}, options: AdminCallOptions = {}): Promise<Acl[]> {
+    const resp = await this.cluster.send(CONTROLLER, 'describeAcls', { filter: wireAcl(filter) }, requestOptions(options));
+    const e = errorOf(resp.errorCode, resp.errorMessage);
+    if (e) throw e;
+    return (resp.acls ?? []).map(aclOf);
+  }
+
+  private userResults(results: ReadonlyArray<{ user?: string | null; errorCode?: number | null; errorMessage?: string | null }>): void {
+    for (const r of results) {
+      const e = errorOf(r.errorCode, r.errorMessage);
+      if (e) throw new MqError(e.code, `user "${r.user ?? ''}": ${e.message}`, { user: r.user });
+    }
   }
 
   private results(results: readonly WireTopicResult[], verb: string): TopicResult[] {

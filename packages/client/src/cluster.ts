@@ -93,6 +93,8 @@ export class Cluster {
   private readonly unknownSince = new Map<string, number>();
   readonly brokers = new Map<number, BrokerDescription>();
   private readonly topics = new Map<string, TopicDescription>();
+  /** Topics the broker refused to describe to this principal (TOPIC_AUTHORIZATION_FAILED), with its error. */
+  private readonly refusedTopics = new Map<string, MqError>();
   private readonly topicFetchedAt = new Map<string, number>();
   controllerId = -1;
   clusterId = '';
@@ -142,6 +144,8 @@ export class Cluster {
         requestTimeoutMs: this.options.requestTimeoutMs,
         maxResponseBytes: this.options.maxResponseBytes,
         maskFrames: this.options.maskFrames,
+        sasl: this.options.sasl,
+        tls: this.options.tls,
       },
       undefined,
       this.connect,
@@ -307,8 +311,13 @@ export class Cluster {
     if (cached) return cached;
     await this.refreshMetadata([topic], signal);
     const t = this.topics.get(topic);
-    if (!t) throw unknownTopicError(topic);
+    if (!t) throw this.missingTopicError(topic);
     return t;
+  }
+
+  /** Why a topic is not in the metadata: the broker's authorization refusal, else UNKNOWN_TOPIC_OR_PARTITION. */
+  missingTopicError(topic: string, retriable = false): MqError {
+    return this.refusedTopics.get(topic) ?? unknownTopicError(topic, retriable);
   }
 
   /**
@@ -319,7 +328,7 @@ export class Cluster {
    * new topic reaches each broker a moment after the controller commits it).
    */
   unknownTopicIsFinal(topic: string): boolean {
-    if (this.brokers.size <= 1) return true;
+    if (this.brokers.size <= 1 || this.refusedTopics.has(topic)) return true;
     const now = Date.now();
     const since = this.unknownSince.get(topic);
     if (since === undefined) {
@@ -397,7 +406,9 @@ export class Cluster {
       const name = t.name ?? '';
       seen.add(name);
       const code = errorCodeFromNumber(t.errorCode ?? 0);
-      if (code === 'UNKNOWN_TOPIC_OR_PARTITION' || code === 'INVALID_TOPIC') {
+      if (code === 'TOPIC_AUTHORIZATION_FAILED') this.refusedTopics.set(name, new MqError(code, t.errorMessage || `not authorized to describe topic "${name}"`, { topic: name, retriable: false }));
+      else this.refusedTopics.delete(name);
+      if (code === 'UNKNOWN_TOPIC_OR_PARTITION' || code === 'INVALID_TOPIC' || code === 'TOPIC_AUTHORIZATION_FAILED') {
         this.topics.delete(name);
         this.topicFetchedAt.delete(name);
         continue;

@@ -11,6 +11,10 @@ export { DIAGNOSTICS_CHANNELS, subscribeDiagnostics, unsubscribeDiagnostics } fr
 export { MqError, isMqError } from '@mq/protocol/errors';
 
 export type {
+  Acl,
+  AclFilter,
+  AclOperation,
+  AclResourceType,
   AdminCallOptions,
   ClusterDescription,
   ConfigChange,
@@ -21,12 +25,14 @@ export type {
   NewTopic,
   OffsetSpec,
   RecordsToDelete,
+  ScramMechanismName,
   TopicResult,
+  UserDescription,
   Watermarks,
 } from './admin.js';
 export type { BrokerDescription, ClientComponents, PartitionDescription, TopicDescription } from './cluster.js';
 export type { ClientSocket, ConnectFn, ConnectionOptions } from './connection.js';
-export type { ClientOptions } from './options.js';
+export type { ClientOptions, SaslOptions, TlsOptions } from './options.js';
 export type {
   FetchMessage,
   ProduceBatchMessage,

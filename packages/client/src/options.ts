@@ -30,6 +30,37 @@ export interface ClientOptions {
    * e.g. a pino logger. Default: nothing is logged.
    */
   logger?: Logger;
+  /**
+   * Authenticate every connection with SASL SCRAM (brokers with
+   * authentication.enabled=true require it). The password never crosses the
+   * wire. Node only (SCRAM uses node:crypto).
+   */
+  sasl?: SaslOptions;
+  /**
+   * Connect with TLS (wss://) to every broker (brokers with tls.cert.file).
+   * PEM strings or Buffers; `cert`/`key` for mutual TLS. Node only (a
+   * browser uses wss:// addresses and its own trust store).
+   */
+  tls?: TlsOptions;
+}
+
+export interface TlsOptions {
+  /** CA(s) to trust instead of the system's (a private CA). */
+  ca?: string | Uint8Array | Array<string | Uint8Array>;
+  /** Client certificate and key (mutual TLS: the certificate's CN is the principal). */
+  cert?: string | Uint8Array;
+  key?: string | Uint8Array;
+  /** The name the broker's certificate must carry (default: the host connected to). */
+  servername?: string;
+  /** Default true: a certificate that does not verify is refused. false only for tests. */
+  rejectUnauthorized?: boolean;
+}
+
+export interface SaslOptions {
+  /** Default SCRAM-SHA-256. */
+  mechanism?: 'SCRAM-SHA-256' | 'SCRAM-SHA-512';
+  username: string;
+  password: string;
 }
 
 export const DEFAULT_BOOTSTRAP = 'localhost:9092';
@@ -50,6 +81,8 @@ export interface ParsedClientOptions {
   retry: ParsedRetryOptions;
   maskFrames: boolean;
   logger: Logger;
+  sasl: Required<SaslOptions> | undefined;
+  tls: TlsOptions | undefined;
 }
 
 export function invalidArgument(message: string): MqError {
@@ -86,7 +119,18 @@ export function parseClientOptions(options: ClientOptions = {}): ParsedClientOpt
     retry: parseRetryOptions(options.retry),
     maskFrames: options.maskFrames ?? true,
     logger: parseLogger(options.logger),
+    sasl: parseSasl(options.sasl),
+    tls: options.tls === undefined ? undefined : { ...options.tls },
   };
+}
+
+function parseSasl(sasl: SaslOptions | undefined): Required<SaslOptions> | undefined {
+  if (sasl === undefined) return undefined;
+  const mechanism = sasl.mechanism ?? 'SCRAM-SHA-256';
+  if (mechanism !== 'SCRAM-SHA-256' && mechanism !== 'SCRAM-SHA-512') throw invalidArgument(`sasl.mechanism must be SCRAM-SHA-256 or SCRAM-SHA-512, got ${String(mechanism)}`);
+  if (typeof sasl.username !== 'string' || sasl.username.length === 0) throw invalidArgument('sasl.username must be a non-empty string');
+  if (typeof sasl.password !== 'string') throw invalidArgument('sasl.password must be a string');
+  return { mechanism, username: sasl.username, password: sasl.password };
 }
 
 const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;

@@ -99,6 +99,18 @@ export const ERROR_CODES = {
   INVALID_ARGUMENT: { code: 143, retriable: false },
   BUFFER_FULL: { code: 144, retriable: true },
   CLOSED: { code: 145, retriable: false },
+  // Security
+  /** Wrong user name or password, a SASL exchange out of order, or a request before the connection authenticated. */
+  SASL_AUTHENTICATION_FAILED: { code: 150, retriable: false },
+  UNSUPPORTED_SASL_MECHANISM: { code: 151, retriable: false },
+  /** A SASL step this connection cannot take now (it already authenticated, or a failed exchange ended SASL on it). */
+  ILLEGAL_SASL_STATE: { code: 152, retriable: false },
+  TOPIC_AUTHORIZATION_FAILED: { code: 153, retriable: false },
+  GROUP_AUTHORIZATION_FAILED: { code: 154, retriable: false },
+  CLUSTER_AUTHORIZATION_FAILED: { code: 155, retriable: false },
+  TRANSACTIONAL_ID_AUTHORIZATION_FAILED: { code: 156, retriable: false },
+  /** A named user (or other security resource) does not exist. */
+  RESOURCE_NOT_FOUND: { code: 157, retriable: false },
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -3,7 +3,8 @@
  * partitions it hosts, under-replicated and offline partitions), and the topic backend the
  * topic and record routes use in cluster mode (http/backends/cluster.ts).
  */
-import type { BrokerContext } from '../context.js';
+import type { BrokerContext, RequestContext } from '../context.js';
+import type { RequestAuthorizer } from '../http/backends/cluster.js';
 import type { HandlerMap } from '../handlers/types.js';
 import { clusterBackend } from '../http/backends/cluster.js';
 import type { TopicBackend } from '../http/backends/types.js';
@@ -12,7 +13,7 @@ import type { PartitionView } from '../http/routes/system.js';
 import type { ClusterNode } from './cluster-node.js';
 
 /** The cluster topic backend of this node: `handlers` is the broker's full handler map (what its WebSocket clients get). */
-export function clusterHttpBackend(node: ClusterNode, handlers: HandlerMap, ctx: BrokerContext): TopicBackend {
+export function clusterHttpBackend(node: ClusterNode, handlers: HandlerMap, ctx: BrokerContext, security?: { authorize: RequestAuthorizer; mayDescribe: (topic: string, ctx: RequestContext) => boolean }): TopicBackend {
   return clusterBackend(
     { brokerId: ctx.brokerId, config: ctx.config },
     {
@@ -22,6 +23,7 @@ export function clusterHttpBackend(node: ClusterNode, handlers: HandlerMap, ctx:
       broker: () => ctx,
       localLeader: (topic, partition) => node.replicas.leaderOf(topic, partition),
       localOffline: (topic, partition) => node.replicas.offlineError(topic, partition),
+      ...(security ? { authorize: security.authorize, mayDescribe: security.mayDescribe } : {}),
     },
   );
 }

@@ -14,6 +14,8 @@ import { MqError } from '@mq/protocol/errors';
 import { TOPIC_CONFIG } from '../config/topic-config.js';
 import { validateConfigs } from '../config/config-def.js';
 import { validateTopicName } from '@mq/protocol/topic-name';
+import { SCRAM_MECHANISMS, checkIterations, isScramMechanism, type ScramMechanism } from '@mq/protocol/scram';
+import { parseAcl, parseAclFilter, type AclEntry, type AclFilter } from '../security/acl.js';
 
 export interface RegisterBrokerCommand {
   type: 'registerBroker';
@@ -134,6 +136,36 @@ export interface AllocateProducerIdsCommand {
   count: number;
 }
 
+// ---- security: SCRAM credentials and ACLs (packages/broker/src/security)
+
+/** A user's SCRAM credential for one mechanism (salt and keys base64): never the password. */
+export interface UpsertScramCredentialCommand {
+  type: 'upsertScramCredential';
+  user: string;
+  mechanism: ScramMechanism;
+  iterations: number;
+  salt: string;
+  storedKey: string;
+  serverKey: string;
+}
+
+/** Removes a user's credential for one mechanism, or all of them (no mechanism). */
+export interface DeleteScramCredentialCommand {
+  type: 'deleteScramCredential';
+  user: string;
+  mechanism?: ScramMechanism;
+}
+
+export interface CreateAclsCommand {
+  type: 'createAcls';
+  acls: AclEntry[];
+}
+
+export interface DeleteAclsCommand {
+  type: 'deleteAcls';
+  filters: AclFilter[];
+}
+
 export type MetadataCommand =
   | RegisterBrokerCommand
   | FenceBrokerCommand
@@ -146,7 +178,12 @@ export type MetadataCommand =
   | ElectPreferredCommand
   | ReportLogEndsCommand
   | ElectRecoveredCommand
-  | AllocateProducerIdsCommand;
+  | AllocateProducerIdsCommand
+  // ---- security
+  | UpsertScramCredentialCommand
+  | DeleteScramCredentialCommand
+  | CreateAclsCommand
+  | DeleteAclsCommand;
 
 /** What applying a command answered: the caller's result, or a refusal with an error code. */
 export type CommandResult = { ok: true; value?: unknown } | { ok: false; code: string; message: string };
@@ -154,6 +191,11 @@ export type CommandResult = { ok: true; value?: unknown } | { ok: false; code: s
 export function encodeCommand(c: MetadataCommand): Uint8Array {
   return Buffer.from(JSON.stringify(c), 'utf8');
 }
+
+/** A user name (SCRAM and the principal User:<name>). */
+export const USER_NAME_PATTERN = /^[A-Za-z0-9._@+-]{1,128}$/;
+/** The most ACLs one command may create or filters it may delete by. */
+export const MAX_ACLS_PER_COMMAND = 1000;
 
 /** A topic id: what the controller generates (16 random bytes, base64url) or a test's short id; never path characters. */
 export const TOPIC_ID_PATTERN = /^[A-Za-z0-9_-]{1,32}$/;
@@ -333,6 +375,43 @@ export function decodeCommand(data: Uint8Array): MetadataCommand {
       };
     case 'allocateProducerIds':
       return { type: o.type, brokerId: int(o, 'brokerId'), count: upTo(o, 'count', 1, MAX_PRODUCER_ID_ALLOCATION) };
+    // ---- security
+    case 'upsertScramCredential': {
+      const mechanism = str(o, 'mechanism');
+      if (!isScramMechanism(mechanism)) throw bad(`mechanism ${JSON.stringify(mechanism.slice(0, 40))} is not SCRAM-SHA-256 or SCRAM-SHA-512`);
+      const key = (k: string, bytes: number) => {
+        const v = matching(o, k, /^[A-Za-z0-9+/]{1,200}={0,2}$/, 'base64');
+        if (Buffer.from(v, 'base64').length !== bytes) throw bad(`${k} must be ${bytes} bytes`);
+        return v;
+      };
+      const keyLength = SCRAM_MECHANISMS[mechanism].keyLength;
+      const iterations = int(o, 'iterations');
+      checkIterations(iterations);
+      return {
+        type: o.type,
+        user: matching(o, 'user', USER_NAME_PATTERN, 'a user name (letters, digits, . _ @ + -; at most 128)'),
+        mechanism,
+        iterations,
+        salt: matching(o, 'salt', /^[A-Za-z0-9+/]{8,200}={0,2}$/, 'a base64 salt of at least 6 bytes'),
+        storedKey: key('storedKey', keyLength),
+        serverKey: key('serverKey', keyLength),
+      };
+    }
+    case 'deleteScramCredential': {
+      const mechanism = o.mechanism === undefined ? undefined : str(o, 'mechanism');
+      if (mechanism !== undefined && !isScramMechanism(mechanism)) throw bad(`mechanism ${JSON.stringify(mechanism.slice(0, 40))} is not SCRAM-SHA-256 or SCRAM-SHA-512`);
+      return { type: o.type, user: matching(o, 'user', USER_NAME_PATTERN, 'a user name'), ...(mechanism ? { mechanism } : {}) };
+    }
+    case 'createAcls':
+    case 'deleteAcls': {
+      const list = o[o.type === 'createAcls' ? 'acls' : 'filters'];
+      if (!Array.isArray(list) || list.length === 0 || list.length > MAX_ACLS_PER_COMMAND) throw bad(`an ACL command needs 1..${MAX_ACLS_PER_COMMAND} entries`);
+      const objs = list.map((x) => {
+        if (typeof x !== 'object' || x === null) throw bad('an ACL entry must be an object');
+        return x as Record<string, unknown>;
+      });
+      return o.type === 'createAcls' ? { type: o.type, acls: objs.map(parseAcl) } : { type: o.type, filters: objs.map(parseAclFilter) };
+    }
     default:
       throw bad(`unknown type ${JSON.stringify(o.type)}`);
   }

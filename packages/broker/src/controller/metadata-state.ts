@@ -21,6 +21,8 @@ import { mergeTopicConfigs } from '../config/alter-topic-configs.js';
 import { collisionKey } from '@mq/protocol/topic-name';
 import { decodeCommand, type CommandResult, type MetadataCommand } from './commands.js';
 import { assignReplicas } from './placement.js';
+import type { ScramCredential, ScramMechanism } from '@mq/protocol/scram';
+import { matchesFilter, sameAcl, type AclEntry } from '../security/acl.js';
 import type { BrokerRegistration, MetadataDelta, PartitionRecord, RecoveryElection, ReplicaLogEnd, TopicRecord } from './types.js';
 
 export const PRODUCER_ID_BLOCK = 1000;
@@ -33,6 +35,9 @@ interface Snapshot {
   topics: TopicRecord[];
   nextProducerId: number;
   placementCursor: number;
+  // ---- security (absent in snapshots from before it)
+  scram?: Array<{ user: string; mechanism: ScramMechanism; iterations: number; salt: string; storedKey: string; serverKey: string }>;
+  acls?: AclEntry[];
 }
 
 type MutablePartition = { -readonly [K in keyof PartitionRecord]: PartitionRecord[K] };
@@ -43,6 +48,7 @@ class Delta {
   deletedTopics: { name: string; topicId: string; partitions: number }[] = [];
   uncleanElections: { topic: string; partition: number; leader: number }[] = [];
   recoveryElections: RecoveryElection[] = [];
+  security = false;
 }
 
 /** A leaderless partition waiting for its candidates' log ends (see {@link MetadataState.pendingRecoveries}). */
@@ -72,6 +78,9 @@ export class MetadataState implements StateMachine {
   private nextProducerId = 0;
   private placementCursor = 0;
   private appliedIndex = 0;
+  // ---- security: SCRAM credentials by user and mechanism, and the ACLs (see security/)
+  private scram = new Map<string, Map<ScramMechanism, ScramCredential>>();
+  private aclList: readonly AclEntry[] = [];
   private readonly listeners = new Set<(delta: MetadataDelta) => void>();
 
   get lastApplied(): number {
@@ -108,6 +117,27 @@ export class MetadataState implements StateMachine {
     return n;
   }
 
+  // ---- security
+  /** A user's stored SCRAM credential for `mechanism`. */
+  scramCredential(user: string, mechanism: ScramMechanism): ScramCredential | undefined {
+    return this.scram.get(user)?.get(mechanism);
+  }
+
+  /** Every user with a SCRAM credential, by name, with its mechanisms and iterations (no keys). */
+  scramUsers(): Array<{ user: string; credentials: Array<{ mechanism: ScramMechanism; iterations: number }> }> {
+    return [...this.scram.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([user, m]) => ({ user, credentials: [...m.values()].map((c) => ({ mechanism: c.mechanism, iterations: c.iterations })) }));
+  }
+
+  get userCount(): number {
+    return this.scram.size;
+  }
+
+  acls(): readonly AclEntry[] {
+    return this.aclList;
+  }
+
   /** Called after every applied command that changed something. */
   onChange(fn: (delta: MetadataDelta) => void): () => void {
     this.listeners.add(fn);
@@ -131,8 +161,9 @@ export class MetadataState implements StateMachine {
     this.appliedIndex = Math.max(this.appliedIndex, index);
     const d = new Delta();
     const result = this.dispatch(cmd, index, d);
-    if (d.brokers || d.topics.size > 0 || d.deletedTopics.length > 0) {
+    if (d.brokers || d.topics.size > 0 || d.deletedTopics.length > 0 || d.security) {
       const delta: MetadataDelta = {
+        ...(d.security ? { security: true } : {}),
         index,
         brokers: d.brokers,
         topics: [...d.topics],
@@ -338,6 +369,50 @@ export class MetadataState implements StateMachine {
         this.nextProducerId += cmd.count;
         return { ok: true, value: { firstProducerId: first, count: cmd.count } };
       }
+      // ---- security
+      case 'upsertScramCredential': {
+        const forUser = new Map(this.scram.get(cmd.user));
+        forUser.set(cmd.mechanism, {
+          mechanism: cmd.mechanism,
+          iterations: cmd.iterations,
+          salt: Buffer.from(cmd.salt, 'base64'),
+          storedKey: Buffer.from(cmd.storedKey, 'base64'),
+          serverKey: Buffer.from(cmd.serverKey, 'base64'),
+        });
+        this.scram.set(cmd.user, forUser);
+        d.security = true;
+        return { ok: true };
+      }
+      case 'deleteScramCredential': {
+        const forUser = this.scram.get(cmd.user);
+        if (!forUser || (cmd.mechanism && !forUser.has(cmd.mechanism))) {
+          return refuse('RESOURCE_NOT_FOUND', `user "${cmd.user}" has no ${cmd.mechanism ?? 'SCRAM'} credential`);
+        }
+        const left = new Map(forUser);
+        if (cmd.mechanism) left.delete(cmd.mechanism);
+        else left.clear();
+        if (left.size === 0) this.scram.delete(cmd.user);
+        else this.scram.set(cmd.user, left);
+        d.security = true;
+        return { ok: true };
+      }
+      case 'createAcls': {
+        const added = cmd.acls.filter((a, i) => !this.aclList.some((b) => sameAcl(a, b)) && cmd.acls.findIndex((b) => sameAcl(a, b)) === i);
+        if (added.length > 0) {
+          this.aclList = [...this.aclList, ...added];
+          d.security = true;
+        }
+        return { ok: true, value: { created: added.length } };
+      }
+      case 'deleteAcls': {
+        const deleted = cmd.filters.map((f) => this.aclList.filter((a) => matchesFilter(a, f)));
+        const gone = new Set(deleted.flat());
+        if (gone.size > 0) {
+          this.aclList = this.aclList.filter((a) => !gone.has(a));
+          d.security = true;
+        }
+        return { ok: true, value: { deleted } };
+      }
     }
   }
 
@@ -534,6 +609,17 @@ export class MetadataState implements StateMachine {
       topics: this.topics(),
       nextProducerId: this.nextProducerId,
       placementCursor: this.placementCursor,
+      scram: [...this.scram.entries()].flatMap(([user, m]) =>
+        [...m.values()].map((c) => ({
+          user,
+          mechanism: c.mechanism,
+          iterations: c.iterations,
+          salt: c.salt.toString('base64'),
+          storedKey: c.storedKey.toString('base64'),
+          serverKey: c.serverKey.toString('base64'),
+        })),
+      ),
+      acls: [...this.aclList],
     };
     return Buffer.from(JSON.stringify(s), 'utf8');
   }
@@ -545,8 +631,15 @@ export class MetadataState implements StateMachine {
     this.topicsByName = new Map(s.topics.map((t) => [t.name, t]));
     this.nextProducerId = s.nextProducerId;
     this.placementCursor = s.placementCursor;
+    this.scram = new Map();
+    for (const c of s.scram ?? []) {
+      const m = this.scram.get(c.user) ?? new Map<ScramMechanism, ScramCredential>();
+      m.set(c.mechanism, { mechanism: c.mechanism, iterations: c.iterations, salt: Buffer.from(c.salt, 'base64'), storedKey: Buffer.from(c.storedKey, 'base64'), serverKey: Buffer.from(c.serverKey, 'base64') });
+      this.scram.set(c.user, m);
+    }
+    this.aclList = s.acls ?? [];
     this.appliedIndex = index;
-    const delta: MetadataDelta = { index, brokers: true, topics: s.topics.map((t) => t.name), deletedTopics: [], uncleanElections: [], recoveryElections: [] };
+    const delta: MetadataDelta = { index, brokers: true, topics: s.topics.map((t) => t.name), deletedTopics: [], uncleanElections: [], recoveryElections: [], security: true };
     for (const l of [...this.listeners]) l(delta);
   }
 }

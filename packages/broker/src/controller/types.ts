@@ -96,6 +96,8 @@ export interface MetadataDelta {
   readonly uncleanElections: readonly { topic: string; partition: number; leader: number }[];
   /** Leaders chosen by unclean recovery (longest log among the candidates); `missing` candidates were not heard from (logged loudly). */
   readonly recoveryElections: readonly RecoveryElection[];
+  /** ---- security: SCRAM credentials or ACLs changed. */
+  readonly security?: boolean;
 }
 
 export interface RecoveryElection {

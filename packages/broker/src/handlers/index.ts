@@ -21,6 +21,8 @@ import { offsetForLeaderEpoch } from './offset-for-leader-epoch.js';
 import { produce } from './produce.js';
 import { writeTxnMarkers } from './write-txn-markers.js';
 import type { HandlerMap } from './types.js';
+import { alterUserScramCredentials, describeUserScramCredentials } from './alter-user-scram-credentials.js';
+import { createAcls, deleteAcls, describeAcls } from './acls.js';
 
 /** The handlers that need nothing but the broker context; the groups add theirs (group/broker-groups.ts). */
 export const DEFAULT_HANDLERS: HandlerMap = {
@@ -52,6 +54,12 @@ export function partitionHandlers(d: HandlerDeps): HandlerMap {
     deleteRecords: deleteRecords(d),
     controllerForward: controllerForward(d),
     writeTxnMarkers: writeTxnMarkers(d),
+    // ---- security: users and ACLs in the metadata log (SaslAuthenticate is the broker's, see broker.ts)
+    alterUserScramCredentials: alterUserScramCredentials(d),
+    describeUserScramCredentials: describeUserScramCredentials(d),
+    createAcls: createAcls(d),
+    deleteAcls: deleteAcls(d),
+    describeAcls: describeAcls(d),
   };
 }
 
@@ -67,5 +75,7 @@ export function apiVersionsFor(handlers: HandlerMap): ApiVersionRange[] {
 }
 
 export { NO_RESPONSE } from './types.js';
+export { authorizeRequest, secureHandlers } from './authorize.js';
+export { saslAuthenticate } from './sasl-authenticate.js';
 export type { Handler, HandlerMap, RequestOf, ResponseOf } from './types.js';
 export type { HandlerDeps } from './deps.js';

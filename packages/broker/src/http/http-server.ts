@@ -7,7 +7,8 @@
  * `application/json` too (415), so a page's no-cors form post does nothing;
  * request heads are bounded (http.max.header.bytes, http.max.headers: 431).
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createListenerServer, watchCertificates, type TlsSettings } from '../server/tls.js';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { MqError } from '@mq/protocol/errors';
@@ -15,6 +16,8 @@ import { toMqError } from '../errors.js';
 import { guard } from '../guard.js';
 import { originVerdict, ownHttpOrigins, type OriginList } from '../server/origins.js';
 import { refuseBadHead } from '../server/request-head.js';
+import { httpSessions } from '../security/http-auth.js';
+import type { Session } from '../security/session.js';
 import { errorBody, httpStatusFor, type HttpRequest, type HttpResponse, type Method, type Router } from './router.js';
 
 export interface HttpServerOptions {
@@ -32,6 +35,10 @@ export interface HttpServerOptions {
   corsOrigins: OriginList;
   /** The host clients are told (advertised.host); its origin is the broker's own too. */
   advertisedHost: string;
+  /** Authenticates and authorizes each routed request (security/http-auth.ts); its session is kept for the request's handler. */
+  /** Serve HTTPS (tls.cert.file, ...). */
+  tls?: TlsSettings | undefined;
+  guard?: { check(req: IncomingMessage, method: string, pattern: string, params: Readonly<Record<string, string>>): Session | undefined };
 }
 
 /** Methods a cross-origin page may not use without an allowed origin (they change things). */
@@ -81,6 +88,7 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
 
 export class HttpServer {
   private readonly server: Server;
+  private readonly stopReload: () => void;
   private ready = false;
   private readonly closing = new AbortController();
   private readonly firstRequest = new WeakMap<Socket, () => void>();
@@ -96,22 +104,28 @@ export class HttpServer {
     // Slow and silent connections (slowloris) are bounded as on the WebSocket port: headers within
     // the setup timeout, the whole request within the frame timeout, checked often enough to matter.
     const { headersTimeoutMs, requestTimeoutMs } = options;
-    this.server = createServer(
+    this.server = createListenerServer(
+      options.tls,
       {
         headersTimeout: headersTimeoutMs,
         requestTimeout: Math.max(requestTimeoutMs, headersTimeoutMs),
         connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(headersTimeoutMs / 4))),
         maxHeaderSize: options.maxHeaderBytes,
+        ...(options.tls ? { handshakeTimeout: headersTimeoutMs } : {}),
       },
       guard(logger, 'http request', (req: IncomingMessage, res: ServerResponse) => this.handle(req, res)),
+      logger,
+      'HTTP API',
     );
+    this.stopReload = watchCertificates(this.server, options.tls, logger, 'HTTP API');
     this.server.keepAliveTimeout = 5000;
     // node:http would drop headers past maxHeadersCount silently (the Host header too: a bare 400): every header
     // is kept, bounded by maxHeaderSize, and a request with more than maxHeaders is refused in checkHead.
     this.server.maxHeadersCount = 0;
     this.server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => refuseBadHead(err, socket, logger));
-    // node:http times headers from their first byte: a socket that sends nothing gets the same bound.
-    this.server.on('connection', (socket: Socket) => {
+    // node:http times headers from their first byte: a socket that sends nothing gets the same bound
+    // (with TLS, from the end of the handshake: requests arrive on the TLS socket).
+    this.server.on(options.tls ? 'secureConnection' : 'connection', (socket: Socket) => {
       const silent = setTimeout(() => socket.destroy(), headersTimeoutMs);
       silent.unref();
       const done = () => clearTimeout(silent);
@@ -130,7 +144,7 @@ export class HttpServer {
       this.server.listen(this.options.port, this.options.host, () => {
         this.server.off('error', reject);
         const port = (this.server.address() as AddressInfo).port;
-        this.ownOrigins = ownHttpOrigins([this.options.host, this.options.advertisedHost], port);
+        this.ownOrigins = ownHttpOrigins([this.options.host, this.options.advertisedHost], port, this.options.tls ? 'https' : 'http');
         resolve(port);
       });
     });
@@ -142,6 +156,7 @@ export class HttpServer {
   }
 
   async close(): Promise<void> {
+    this.stopReload();
     this.ready = false;
     this.closing.abort(new MqError('BROKER_NOT_AVAILABLE', 'the broker is shutting down'));
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
@@ -194,13 +209,17 @@ export class HttpServer {
               }
             })),
         };
-        response = await match.handler(request);
+        const session = this.options.guard?.check(req, method, match.pattern, match.params);
+        response = session ? await httpSessions.run(session, () => match.handler(request)) : await match.handler(request);
       }
     } catch (err) {
       const e = err instanceof Refusal ? err.error : toMqError(err);
       const status = err instanceof Refusal ? err.status : httpStatusFor(e.code, e.retriable);
+      if (status === 401) res.setHeader('www-authenticate', 'Basic realm="mq", charset="UTF-8"');
       if (status >= 500 && e.code === 'UNKNOWN') this.logger.error({ err, method, path }, 'http request failed');
-      else this.logger.warn({ method, path, status, code: e.code, err: e.message }, 'http request refused');
+      else if (e.audited) {
+        // Its audit line (security/) is its one log line.
+      } else this.logger.warn({ method, path, status, code: e.code, err: e.message }, 'http request refused');
       response = { status, body: errorBody(e) };
       // The body was not read: the connection is not reused.
       if (status === 413 || err instanceof Refusal) res.setHeader('connection', 'close');

@@ -320,6 +320,14 @@ export const GROUP_OPERATIONS: Readonly<Record<string, Json>> = {
     parameters: [groupParam],
     responses: { '200': json({ type: 'object', properties: { group: { type: 'string' }, deleted: { const: true } } }, 'Deleted'), ...errors(400, 404, 409, 503) },
   },
+  'POST /tokens': {
+    operationId: 'createToken',
+    summary: 'A bearer token for the caller (HTTP Basic credentials required; authentication.enabled=true), valid on this broker for http.token.lifetime.ms',
+    responses: {
+      '200': json({ type: 'object', required: ['token', 'expires_at', 'principal'], properties: { token: { type: 'string' }, expires_at: { type: 'string' }, principal: { type: 'string' } } }, 'The token: send it as Authorization: Bearer <token>'),
+      ...errors(401),
+    },
+  },
   'GET /cluster': {
     operationId: 'describeCluster',
     summary: "This broker's view of the cluster: controller, Raft state, brokers, under-replicated and offline partitions, the replicas it hosts",
@@ -471,7 +479,8 @@ const SCHEMAS: Json = {
 
 const ERROR_TEXT: Record<number, string> = {
   400: 'Invalid request (bad name, config, offset, body)',
-  403: 'Not allowed by the broker configuration',
+  401: 'Authentication required or failed (Authorization: Basic from loopback, or Bearer)',
+  403: 'Not allowed by the broker configuration, or by the ACLs (TOPIC_/GROUP_/CLUSTER_AUTHORIZATION_FAILED)',
   404: 'Unknown topic, partition or consumer instance',
   409: 'Already exists',
   413: 'Too large',

@@ -48,7 +48,7 @@ interface Compiled extends Route {
 }
 
 export type RouteMatch =
-  | { kind: 'found'; handler: RouteHandler; params: Record<string, string> }
+  | { kind: 'found'; handler: RouteHandler; params: Record<string, string>; pattern: string }
   | { kind: 'method-not-allowed'; allowed: Method[] }
   | { kind: 'not-found' };
 
@@ -91,13 +91,21 @@ export class Router {
       } catch {
         throw new MqError('INVALID_REQUEST', `path ${path} is not valid percent-encoding`);
       }
-      return { kind: 'found', handler: r.handler, params };
+      return { kind: 'found', handler: r.handler, params, pattern: r.pattern };
     }
     return allowed.length > 0 ? { kind: 'method-not-allowed', allowed } : { kind: 'not-found' };
   }
 }
 
 const STATUS: Partial<Record<ErrorCode, number>> = {
+  SASL_AUTHENTICATION_FAILED: 401,
+  ILLEGAL_SASL_STATE: 401,
+  UNSUPPORTED_SASL_MECHANISM: 401,
+  TOPIC_AUTHORIZATION_FAILED: 403,
+  GROUP_AUTHORIZATION_FAILED: 403,
+  CLUSTER_AUTHORIZATION_FAILED: 403,
+  TRANSACTIONAL_ID_AUTHORIZATION_FAILED: 403,
+  RESOURCE_NOT_FOUND: 404,
   UNKNOWN_TOPIC_OR_PARTITION: 404,
   GROUP_ID_NOT_FOUND: 404,
   UNKNOWN_MEMBER_ID: 404,

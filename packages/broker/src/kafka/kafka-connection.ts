@@ -15,6 +15,8 @@ import { MqError } from '@mq/protocol/errors';
 import type { BrokerContext, ConnectionInfo, RequestContext } from '../context.js';
 import { toMqError } from '../errors.js';
 import { NO_RESPONSE, type HandlerMap } from '../handlers/types.js';
+import { newSession } from '../security/session.js';
+import { tlsPrincipal } from '../server/tls.js';
 import { clientIdProblem } from '../request-limits.js';
 import type { AnyKafkaApi, KafkaCall, KafkaDoorView } from './types.js';
 import { kafkaCodeOf } from './errors.js';
@@ -71,7 +73,7 @@ export class KafkaConnection {
     private readonly socket: Socket,
     private readonly deps: KafkaConnectionDeps,
   ) {
-    this.info = { id, remote: `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`, clientId: '', signal: this.abort.signal };
+    this.info = { id, remote: `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`, clientId: '', signal: this.abort.signal, session: newSession(socket.remoteAddress, tlsPrincipal(socket)) };
     this.splitter = new FrameSplitter(deps.limits.maxFrameBytes);
     this.lastActivity = this.lastFrameAt = Date.now();
     socket.setNoDelay(true);
@@ -175,7 +177,7 @@ export class KafkaConnection {
         (err: unknown) => {
           const e = toMqError(err);
           if (e.code === 'UNKNOWN') this.deps.logger.error({ conn: this.id, api: api.name, err }, 'kafka request failed');
-          else this.deps.logger.warn({ conn: this.id, api: api.name, code: e.code, err: e.message }, 'kafka request refused');
+          else if (!e.audited) this.deps.logger.warn({ conn: this.id, api: api.name, code: e.code, err: e.message }, 'kafka request refused');
           this.deps.broker.metrics.refusal(e.code);
           return encodeResponse(api, h.apiVersion, h.correlationId, adapter.refused(body, kafkaCodeOf(e), e.message, h.apiVersion) as never);
         },

@@ -5,7 +5,8 @@
  * replica fetches). It holds no broker logic: each connection decodes,
  * calls an adapter (kafka/apis/) and encodes.
  */
-import net, { type AddressInfo, type Server, type Socket } from 'node:net';
+import type { AddressInfo, Server, Socket } from 'node:net';
+import { createSocketServer, watchCertificates, type TlsSettings } from '../server/tls.js';
 import type { Logger } from 'pino';
 import type { BrokerContext } from '../context.js';
 import { guard, guardedInterval } from '../guard.js';
@@ -21,6 +22,8 @@ export interface KafkaServerOptions {
   /** A connection with no complete frame for this long (none yet, or one begun) is closed. */
   frameTimeoutMs: number;
   limits: KafkaConnectionLimits;
+  /** Serve Kafka over TLS (tls.cert.file, ...): Kafka's SSL security protocol; a verified client certificate names the principal. */
+  tls?: TlsSettings | undefined;
 }
 
 export class KafkaServer {
@@ -31,6 +34,7 @@ export class KafkaServer {
   private context: BrokerContext | undefined;
   private nextId = 1;
   private readonly idleSweep: NodeJS.Timeout;
+  private readonly stopReload: () => void;
 
   constructor(
     private readonly options: KafkaServerOptions,
@@ -40,7 +44,8 @@ export class KafkaServer {
   ) {
     this.apis = servedKafkaApis(core);
     this.apiVersions = [...this.apis.values()].map((a) => ({ apiKey: a.api.key, minVersion: a.api.minVersion, maxVersion: a.api.maxVersion })).sort((a, b) => a.apiKey - b.apiKey);
-    this.server = net.createServer(guard(logger, 'accepting a kafka connection', (socket: Socket) => this.accept(socket)));
+    this.server = createSocketServer(options.tls, guard(logger, 'accepting a kafka connection', (socket: Socket) => this.accept(socket)), logger, 'Kafka', options.frameTimeoutMs);
+    this.stopReload = watchCertificates(this.server, options.tls, logger, 'Kafka');
     this.server.on('error', (err) => {
       if (this.context) this.logger.error({ err }, 'kafka listener error');
     });
@@ -102,6 +107,7 @@ export class KafkaServer {
   /** Stops accepting, finishes in-flight requests, closes every connection. */
   async close(timeoutMs: number): Promise<void> {
     clearInterval(this.idleSweep);
+    this.stopReload();
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     await Promise.all([...this.connections].map((c) => c.drainAndClose(timeoutMs)));
     for (const c of this.connections) c.closeIfIdle(Number.MAX_SAFE_INTEGER, 0);

@@ -12,6 +12,8 @@ import { MqError, errorNumber, isMqError } from '@mq/protocol/errors';
 import { BODY_API, decodeRequest, encodeResponse, type mq, type RequestBody, type ResponseFrame } from '@mq/protocol/wire';
 import type { BrokerContext, ConnectionInfo, RequestContext } from '../context.js';
 import { toMqError } from '../errors.js';
+import { newSession } from '../security/session.js';
+import { tlsPrincipal } from './tls.js';
 import { guard } from '../guard.js';
 import { clientIdProblem } from '../request-limits.js';
 import { limitRequestEntries } from './request-entries.js';
@@ -80,7 +82,7 @@ export class Connection {
     private readonly logger: Logger,
   ) {
     const remote = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`;
-    this.info = { id, remote, clientId: '', signal: this.abort.signal };
+    this.info = { id, remote, clientId: '', signal: this.abort.signal, session: newSession(socket.remoteAddress, tlsPrincipal(socket)) };
     this.lastActivity = Date.now();
     this.versions = new Map();
     const byApi = new Map(broker.apiVersions.map((r) => [r.api, r]));
@@ -228,7 +230,9 @@ export class Connection {
         try {
           const e = toMqError(err);
           if (e.code === 'UNKNOWN') this.logger.error({ conn: this.id, api: body, err }, 'request failed');
-          else this.logger.warn({ conn: this.id, api: body, code: e.code, err: e.message }, 'request refused');
+          else if (e.audited) {
+            // Its audit line (security/) is its one log line.
+          } else this.logger.warn({ conn: this.id, api: body, code: e.code, err: e.message }, 'request refused');
           this.broker.metrics.refusal(e.code, body);
           this.send({ correlationId, errorCode: errorNumber(e.code), errorMessage: e.message });
         } finally {

@@ -69,10 +69,10 @@ export function isLoopbackHost(host: string): boolean {
 }
 
 /** The broker's own HTTP origins: `http://<host>:<httpPort>` for its listen and advertised hosts (and every loopback name when one is loopback). */
-export function ownHttpOrigins(hosts: readonly string[], httpPort: number): string[] {
+export function ownHttpOrigins(hosts: readonly string[], httpPort: number, scheme: 'http' | 'https' = 'http'): string[] {
   const out = new Set<string>();
   const add = (h: string) => {
-    const o = normaliseOrigin(`http://${h.includes(':') && !h.startsWith('[') ? `[${h}]` : h}:${httpPort}`);
+    const o = normaliseOrigin(`${scheme}://${h.includes(':') && !h.startsWith('[') ? `[${h}]` : h}:${httpPort}`);
     if (o) out.add(o);
   };
   for (const h of hosts) {

@@ -7,7 +7,8 @@
  * (ws.allowed.origins, origins.ts); request heads are bounded
  * (http.max.header.bytes, http.max.headers: 431).
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
+import { createListenerServer, watchCertificates, type TlsSettings } from './tls.js';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -34,10 +35,13 @@ export interface WsServerOptions {
   maxHeaders: number;
   /** Browser origins allowed besides the broker's own HTTP origin (ws.allowed.origins); absent: none at all (the inter-broker listener). */
   origins?: OriginList;
+  /** Serve wss:// (tls.cert.file, ...); the HTTP API's scheme follows. */
+  tls?: TlsSettings | undefined;
 }
 
 export class WsServer {
   private readonly http: Server;
+  private readonly stopReload: () => void;
   private readonly wss: WebSocketServer;
   private readonly connections = new Set<Connection>();
   private nextId = 1;
@@ -53,10 +57,17 @@ export class WsServer {
     private readonly handlers: HandlerMap,
     private readonly logger: Logger,
   ) {
-    this.http = createServer({ maxHeaderSize: options.maxHeaderBytes }, (_req, res) => {
-      res.writeHead(426, { 'content-type': 'text/plain', upgrade: 'websocket' });
-      res.end('this port speaks the mq protocol over WebSocket; the HTTP API has its own port\n');
-    });
+    this.http = createListenerServer(
+      options.tls,
+      { maxHeaderSize: options.maxHeaderBytes, ...(options.tls ? { handshakeTimeout: options.setupTimeoutMs } : {}) },
+      (_req, res) => {
+        res.writeHead(426, { 'content-type': 'text/plain', upgrade: 'websocket' });
+        res.end('this port speaks the mq protocol over WebSocket; the HTTP API has its own port\n');
+      },
+      logger,
+      'WebSocket',
+    );
+    this.stopReload = watchCertificates(this.http, options.tls, logger, 'WebSocket');
     this.wss = new WebSocketServer({
       server: this.http,
       maxPayload: options.maxFrameBytes,
@@ -80,7 +91,8 @@ export class WsServer {
     );
     // A socket that never completes the upgrade (silent, or HTTP headers trickling in) is destroyed.
     this.http.on(
-      'connection',
+      // With TLS the upgrade arrives on the TLS socket, made once the handshake is done (bounded by handshakeTimeout).
+      options.tls ? 'secureConnection' : 'connection',
       guard(logger, 'accepting a socket', (socket: Socket) => {
         const timer = setTimeout(() => {
           if (this.upgraded.has(socket) || socket.destroyed) return;
@@ -124,7 +136,7 @@ export class WsServer {
 
   /** Starts serving requests with `ctx`. */
   serve(ctx: BrokerContext): void {
-    if (this.options.origins) this.ownOrigins = ownHttpOrigins([this.options.host, ctx.advertisedHost], ctx.httpPort);
+    if (this.options.origins) this.ownOrigins = ownHttpOrigins([this.options.host, ctx.advertisedHost], ctx.httpPort, this.options.tls ? 'https' : 'http');
     this.context = ctx;
   }
 
@@ -153,6 +165,7 @@ export class WsServer {
   /** Stops accepting, finishes in-flight requests, closes every connection. */
   async close(timeoutMs: number): Promise<void> {
     clearInterval(this.idleSweep);
+    this.stopReload();
     const closed = new Promise<void>((resolve) => this.http.close(() => resolve()));
     await Promise.all([...this.connections].map((c) => c.drainAndClose(timeoutMs)));
     this.wss.close();

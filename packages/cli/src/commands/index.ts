@@ -15,6 +15,8 @@ import { produceCommand } from './produce.js';
 import { profileCommand } from './profile.js';
 import { topicCommand } from './topic.js';
 import { topCommand } from './top.js';
+import { userCommand } from './user.js';
+import { aclCommand } from './acl.js';
 
 export type CommandFactory = (ctx: CliContext) => CommandModule;
 
@@ -40,6 +42,8 @@ export const COMMANDS: readonly CommandEntry[] = [
   groupCommand,
   profileCommand,
   topCommand,
+  userCommand,
+  aclCommand,
   lazy('bench <workload>', 'measure produce, consume or end-to-end throughput and latency (a local broker unless --bootstrap)', () =>
     import('./bench.js').then((m) => m.benchCommand),
   ),

@@ -453,12 +453,12 @@ export class Fetcher {
         try {
           meta = await this.cluster.topic(st.topic, signal);
         } catch (err) {
-          if (isMqError(err) && err.code === 'UNKNOWN_TOPIC_OR_PARTITION') {
+          if (isMqError(err) && (err.code === 'UNKNOWN_TOPIC_OR_PARTITION' || err.code === 'TOPIC_AUTHORIZATION_FAILED')) {
             // A cluster's broker may not know a topic just created yet: ask again for a while.
             if (!this.cluster.unknownTopicIsFinal(st.topic)) {
               this.backoff(st, unknownTopicError(st.topic, true));
             } else {
-              st.error = unknownTopicError(st.topic);
+              st.error = this.cluster.missingTopicError(st.topic);
               this.notify();
             }
           } else this.backoff(st, err);

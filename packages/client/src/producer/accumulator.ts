@@ -9,7 +9,7 @@
 import { unrefTimer } from '@mq/protocol/components';
 import { MqError, isMqError } from '@mq/protocol/errors';
 import { HEADER_SIZE } from '@mq/protocol/batch';
-import { unknownTopicError, type Cluster } from '../cluster.js';
+import type { Cluster } from '../cluster.js';
 import { StickyPartitions, defaultPartitioner, murmur2Partition } from '../partitioner.js';
 import { BatchBuilder, measureRecord, type ProducerRecord } from './batch-builder.js';
 import { BufferPool } from './buffer-pool.js';
@@ -316,7 +316,7 @@ export class Accumulator {
             return;
           }
           // The topic does not exist (any more): what waits for it fails now, not at the delivery timeout.
-          const err = unknownTopicError(topic);
+          const err = this.cluster.missingTopicError(topic);
           this.failBlocked(topic, err);
           this.failQueued(topic, err);
         }

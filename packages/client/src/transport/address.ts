@@ -1,5 +1,5 @@
 /** The WebSocket URL for a bootstrap or broker address (`host:port`, or a ws:// URL as is). */
-export function addressToUrl(address: string): string {
+export function addressToUrl(address: string, tls = false): string {
   if (/^wss?:\/\//.test(address)) return address;
-  return `ws://${address}`;
+  return `${tls ? 'wss' : 'ws'}://${address}`;
 }

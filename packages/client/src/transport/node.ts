@@ -14,7 +14,17 @@ import { addressToUrl } from './address.js';
 export function connectWebSocket(options: ConnectionOptions, signal?: AbortSignal): Promise<ClientSocket> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(abortError(signal));
-    const ws = new WebSocket(addressToUrl(options.address), {
+    const tls = options.tls;
+    const ws = new WebSocket(addressToUrl(options.address, tls !== undefined), {
+      ...(tls
+        ? {
+            ...(tls.ca !== undefined ? { ca: tls.ca as string } : {}),
+            ...(tls.cert !== undefined ? { cert: tls.cert as string } : {}),
+            ...(tls.key !== undefined ? { key: tls.key as string } : {}),
+            ...(tls.servername !== undefined ? { servername: tls.servername } : {}),
+            rejectUnauthorized: tls.rejectUnauthorized ?? true,
+          }
+        : {}),
       perMessageDeflate: false,
       maxPayload: options.maxResponseBytes,
       handshakeTimeout: options.connectTimeoutMs,
@@ -38,7 +48,7 @@ export function connectWebSocket(options: ConnectionOptions, signal?: AbortSigna
     const onError = (err: Error & { code?: string }) => {
       cleanup();
       abandon();
-      const hint = err.code === 'ECONNREFUSED' ? ' (is the broker running? start one with: mq broker start)' : '';
+      const hint = connectHint(err.code, tls !== undefined);
       reject(
         new MqError('CONNECTION_ERROR', `cannot connect to broker at ${options.address}: ${err.code ?? err.message}${hint}`, {
           cause: err,
@@ -69,3 +79,16 @@ export function connectWebSocket(options: ConnectionOptions, signal?: AbortSigna
   });
 }
 
+
+/** What to do about a failed connection, by its error code (TLS ones included). */
+function connectHint(code: string | undefined, tls: boolean): string {
+  if (code === 'ECONNREFUSED') return ' (is the broker running? start one with: mq broker start)';
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') return ": the broker's certificate is not for this host name (connect by a name it carries, or set tls.servername)";
+  if (code === 'CERT_HAS_EXPIRED') return ": the broker's certificate has expired (renew it; the broker reloads it without a restart)";
+  if (code === 'DEPTH_ZERO_SELF_SIGNED_CERT' || code === 'SELF_SIGNED_CERT_IN_CHAIN' || code === 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' || code === 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY') {
+    return ": the broker's certificate is not signed by a CA this client trusts (give the CA with tls.ca / --tls-ca)";
+  }
+  if (code === 'ERR_SSL_WRONG_VERSION_NUMBER' || code === 'EPROTO') return tls ? ': the broker did not answer with TLS (is TLS on there? use ws:// without tls)' : '';
+  if (code === 'ECONNRESET' && !tls) return ' (if the broker has TLS on, connect with tls / --tls-ca, i.e. wss://)';
+  return '';
+}

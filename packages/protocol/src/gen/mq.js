@@ -103,6 +103,14 @@ export const mq = $root.mq = (() => {
         values[valuesById[143] = "INVALID_ARGUMENT"] = 143;
         values[valuesById[144] = "BUFFER_FULL"] = 144;
         values[valuesById[145] = "CLOSED"] = 145;
+        values[valuesById[150] = "SASL_AUTHENTICATION_FAILED"] = 150;
+        values[valuesById[151] = "UNSUPPORTED_SASL_MECHANISM"] = 151;
+        values[valuesById[152] = "ILLEGAL_SASL_STATE"] = 152;
+        values[valuesById[153] = "TOPIC_AUTHORIZATION_FAILED"] = 153;
+        values[valuesById[154] = "GROUP_AUTHORIZATION_FAILED"] = 154;
+        values[valuesById[155] = "CLUSTER_AUTHORIZATION_FAILED"] = 155;
+        values[valuesById[156] = "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"] = 156;
+        values[valuesById[157] = "RESOURCE_NOT_FOUND"] = 157;
         return values;
     })();
 
@@ -138,6 +146,12 @@ export const mq = $root.mq = (() => {
         values[valuesById[34] = "WRITE_TXN_MARKERS"] = 34;
         values[valuesById[35] = "TXN_OFFSET_COMMIT"] = 35;
         values[valuesById[40] = "CONTROLLER_FORWARD"] = 40;
+        values[valuesById[50] = "SASL_AUTHENTICATE"] = 50;
+        values[valuesById[51] = "ALTER_USER_SCRAM_CREDENTIALS"] = 51;
+        values[valuesById[52] = "DESCRIBE_USER_SCRAM_CREDENTIALS"] = 52;
+        values[valuesById[53] = "CREATE_ACLS"] = 53;
+        values[valuesById[54] = "DELETE_ACLS"] = 54;
+        values[valuesById[55] = "DESCRIBE_ACLS"] = 55;
         return values;
     })();
 
@@ -182,11 +196,17 @@ export const mq = $root.mq = (() => {
         RequestFrame.prototype.writeTxnMarkers = null;
         RequestFrame.prototype.txnOffsetCommit = null;
         RequestFrame.prototype.controllerForward = null;
+        RequestFrame.prototype.saslAuthenticate = null;
+        RequestFrame.prototype.alterUserScramCredentials = null;
+        RequestFrame.prototype.describeUserScramCredentials = null;
+        RequestFrame.prototype.createAcls = null;
+        RequestFrame.prototype.deleteAcls = null;
+        RequestFrame.prototype.describeAcls = null;
 
         let $oneOfFields;
 
         $Object.defineProperty(RequestFrame.prototype, "body", {
-            get: $util.oneOfGetter($oneOfFields = ["handshake", "metadata", "createTopics", "deleteTopics", "createPartitions", "describeConfigs", "incrementalAlterConfigs", "produce", "fetch", "listOffsets", "offsetForLeaderEpoch", "deleteRecords", "findCoordinator", "joinGroup", "syncGroup", "heartbeat", "leaveGroup", "offsetCommit", "offsetFetch", "listGroups", "describeGroups", "deleteGroups", "initProducerId", "addPartitionsToTxn", "addOffsetsToTxn", "endTxn", "writeTxnMarkers", "txnOffsetCommit", "controllerForward"]),
+            get: $util.oneOfGetter($oneOfFields = ["handshake", "metadata", "createTopics", "deleteTopics", "createPartitions", "describeConfigs", "incrementalAlterConfigs", "produce", "fetch", "listOffsets", "offsetForLeaderEpoch", "deleteRecords", "findCoordinator", "joinGroup", "syncGroup", "heartbeat", "leaveGroup", "offsetCommit", "offsetFetch", "listGroups", "describeGroups", "deleteGroups", "initProducerId", "addPartitionsToTxn", "addOffsetsToTxn", "endTxn", "writeTxnMarkers", "txnOffsetCommit", "controllerForward", "saslAuthenticate", "alterUserScramCredentials", "describeUserScramCredentials", "createAcls", "deleteAcls", "describeAcls"]),
             set: $util.oneOfSetter($oneOfFields)
         });
 
@@ -265,6 +285,18 @@ export const mq = $root.mq = (() => {
                 $root.mq.TxnOffsetCommitRequest.encode(m.txnOffsetCommit, w.uint32(362).fork(), q + 1).ldelim();
             if (m.controllerForward != null && $Object.hasOwnProperty.call(m, "controllerForward"))
                 $root.mq.ControllerForwardRequest.encode(m.controllerForward, w.uint32(402).fork(), q + 1).ldelim();
+            if (m.saslAuthenticate != null && $Object.hasOwnProperty.call(m, "saslAuthenticate"))
+                $root.mq.SaslAuthenticateRequest.encode(m.saslAuthenticate, w.uint32(482).fork(), q + 1).ldelim();
+            if (m.alterUserScramCredentials != null && $Object.hasOwnProperty.call(m, "alterUserScramCredentials"))
+                $root.mq.AlterUserScramCredentialsRequest.encode(m.alterUserScramCredentials, w.uint32(490).fork(), q + 1).ldelim();
+            if (m.describeUserScramCredentials != null && $Object.hasOwnProperty.call(m, "describeUserScramCredentials"))
+                $root.mq.DescribeUserScramCredentialsRequest.encode(m.describeUserScramCredentials, w.uint32(498).fork(), q + 1).ldelim();
+            if (m.createAcls != null && $Object.hasOwnProperty.call(m, "createAcls"))
+                $root.mq.CreateAclsRequest.encode(m.createAcls, w.uint32(506).fork(), q + 1).ldelim();
+            if (m.deleteAcls != null && $Object.hasOwnProperty.call(m, "deleteAcls"))
+                $root.mq.DeleteAclsRequest.encode(m.deleteAcls, w.uint32(514).fork(), q + 1).ldelim();
+            if (m.describeAcls != null && $Object.hasOwnProperty.call(m, "describeAcls"))
+                $root.mq.DescribeAclsRequest.encode(m.describeAcls, w.uint32(522).fork(), q + 1).ldelim();
             if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
                 for (var i = 0; i < m.$unknowns.length; ++i)
                     w.raw(m.$unknowns[i]);
@@ -528,6 +560,48 @@ export const mq = $root.mq = (() => {
                         m.body = "controllerForward";
                         continue;
                     }
+                case 60: {
+                        if (u !== 2)
+                            break;
+                        m.saslAuthenticate = $root.mq.SaslAuthenticateRequest.decode(r, r.size(), $undefined, q + 1, m.saslAuthenticate);
+                        m.body = "saslAuthenticate";
+                        continue;
+                    }
+                case 61: {
+                        if (u !== 2)
+                            break;
+                        m.alterUserScramCredentials = $root.mq.AlterUserScramCredentialsRequest.decode(r, r.size(), $undefined, q + 1, m.alterUserScramCredentials);
+                        m.body = "alterUserScramCredentials";
+                        continue;
+                    }
+                case 62: {
+                        if (u !== 2)
+                            break;
+                        m.describeUserScramCredentials = $root.mq.DescribeUserScramCredentialsRequest.decode(r, r.size(), $undefined, q + 1, m.describeUserScramCredentials);
+                        m.body = "describeUserScramCredentials";
+                        continue;
+                    }
+                case 63: {
+                        if (u !== 2)
+                            break;
+                        m.createAcls = $root.mq.CreateAclsRequest.decode(r, r.size(), $undefined, q + 1, m.createAcls);
+                        m.body = "createAcls";
+                        continue;
+                    }
+                case 64: {
+                        if (u !== 2)
+                            break;
+                        m.deleteAcls = $root.mq.DeleteAclsRequest.decode(r, r.size(), $undefined, q + 1, m.deleteAcls);
+                        m.body = "deleteAcls";
+                        continue;
+                    }
+                case 65: {
+                        if (u !== 2)
+                            break;
+                        m.describeAcls = $root.mq.DescribeAclsRequest.decode(r, r.size(), $undefined, q + 1, m.describeAcls);
+                        m.body = "describeAcls";
+                        continue;
+                    }
                 }
                 r.skipType(u, q, t);
                 if (!r.discardUnknown) {
@@ -596,11 +670,17 @@ export const mq = $root.mq = (() => {
         ResponseFrame.prototype.writeTxnMarkers = null;
         ResponseFrame.prototype.txnOffsetCommit = null;
         ResponseFrame.prototype.controllerForward = null;
+        ResponseFrame.prototype.saslAuthenticate = null;
+        ResponseFrame.prototype.alterUserScramCredentials = null;
+        ResponseFrame.prototype.describeUserScramCredentials = null;
+        ResponseFrame.prototype.createAcls = null;
+        ResponseFrame.prototype.deleteAcls = null;
+        ResponseFrame.prototype.describeAcls = null;
 
         let $oneOfFields;
 
         $Object.defineProperty(ResponseFrame.prototype, "body", {
-            get: $util.oneOfGetter($oneOfFields = ["handshake", "metadata", "createTopics", "deleteTopics", "createPartitions", "describeConfigs", "incrementalAlterConfigs", "produce", "fetch", "listOffsets", "offsetForLeaderEpoch", "deleteRecords", "findCoordinator", "joinGroup", "syncGroup", "heartbeat", "leaveGroup", "offsetCommit", "offsetFetch", "listGroups", "describeGroups", "deleteGroups", "initProducerId", "addPartitionsToTxn", "addOffsetsToTxn", "endTxn", "writeTxnMarkers", "txnOffsetCommit", "controllerForward"]),
+            get: $util.oneOfGetter($oneOfFields = ["handshake", "metadata", "createTopics", "deleteTopics", "createPartitions", "describeConfigs", "incrementalAlterConfigs", "produce", "fetch", "listOffsets", "offsetForLeaderEpoch", "deleteRecords", "findCoordinator", "joinGroup", "syncGroup", "heartbeat", "leaveGroup", "offsetCommit", "offsetFetch", "listGroups", "describeGroups", "deleteGroups", "initProducerId", "addPartitionsToTxn", "addOffsetsToTxn", "endTxn", "writeTxnMarkers", "txnOffsetCommit", "controllerForward", "saslAuthenticate", "alterUserScramCredentials", "describeUserScramCredentials", "createAcls", "deleteAcls", "describeAcls"]),
             set: $util.oneOfSetter($oneOfFields)
         });
 
@@ -681,6 +761,18 @@ export const mq = $root.mq = (() => {
                 $root.mq.TxnOffsetCommitResponse.encode(m.txnOffsetCommit, w.uint32(362).fork(), q + 1).ldelim();
             if (m.controllerForward != null && $Object.hasOwnProperty.call(m, "controllerForward"))
                 $root.mq.ControllerForwardResponse.encode(m.controllerForward, w.uint32(402).fork(), q + 1).ldelim();
+            if (m.saslAuthenticate != null && $Object.hasOwnProperty.call(m, "saslAuthenticate"))
+                $root.mq.SaslAuthenticateResponse.encode(m.saslAuthenticate, w.uint32(482).fork(), q + 1).ldelim();
+            if (m.alterUserScramCredentials != null && $Object.hasOwnProperty.call(m, "alterUserScramCredentials"))
+                $root.mq.AlterUserScramCredentialsResponse.encode(m.alterUserScramCredentials, w.uint32(490).fork(), q + 1).ldelim();
+            if (m.describeUserScramCredentials != null && $Object.hasOwnProperty.call(m, "describeUserScramCredentials"))
+                $root.mq.DescribeUserScramCredentialsResponse.encode(m.describeUserScramCredentials, w.uint32(498).fork(), q + 1).ldelim();
+            if (m.createAcls != null && $Object.hasOwnProperty.call(m, "createAcls"))
+                $root.mq.CreateAclsResponse.encode(m.createAcls, w.uint32(506).fork(), q + 1).ldelim();
+            if (m.deleteAcls != null && $Object.hasOwnProperty.call(m, "deleteAcls"))
+                $root.mq.DeleteAclsResponse.encode(m.deleteAcls, w.uint32(514).fork(), q + 1).ldelim();
+            if (m.describeAcls != null && $Object.hasOwnProperty.call(m, "describeAcls"))
+                $root.mq.DescribeAclsResponse.encode(m.describeAcls, w.uint32(522).fork(), q + 1).ldelim();
             if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
                 for (var i = 0; i < m.$unknowns.length; ++i)
                     w.raw(m.$unknowns[i]);
@@ -951,6 +1043,48 @@ export const mq = $root.mq = (() => {
                             break;
                         m.controllerForward = $root.mq.ControllerForwardResponse.decode(r, r.size(), $undefined, q + 1, m.controllerForward);
                         m.body = "controllerForward";
+                        continue;
+                    }
+                case 60: {
+                        if (u !== 2)
+                            break;
+                        m.saslAuthenticate = $root.mq.SaslAuthenticateResponse.decode(r, r.size(), $undefined, q + 1, m.saslAuthenticate);
+                        m.body = "saslAuthenticate";
+                        continue;
+                    }
+                case 61: {
+                        if (u !== 2)
+                            break;
+                        m.alterUserScramCredentials = $root.mq.AlterUserScramCredentialsResponse.decode(r, r.size(), $undefined, q + 1, m.alterUserScramCredentials);
+                        m.body = "alterUserScramCredentials";
+                        continue;
+                    }
+                case 62: {
+                        if (u !== 2)
+                            break;
+                        m.describeUserScramCredentials = $root.mq.DescribeUserScramCredentialsResponse.decode(r, r.size(), $undefined, q + 1, m.describeUserScramCredentials);
+                        m.body = "describeUserScramCredentials";
+                        continue;
+                    }
+                case 63: {
+                        if (u !== 2)
+                            break;
+                        m.createAcls = $root.mq.CreateAclsResponse.decode(r, r.size(), $undefined, q + 1, m.createAcls);
+                        m.body = "createAcls";
+                        continue;
+                    }
+                case 64: {
+                        if (u !== 2)
+                            break;
+                        m.deleteAcls = $root.mq.DeleteAclsResponse.decode(r, r.size(), $undefined, q + 1, m.deleteAcls);
+                        m.body = "deleteAcls";
+                        continue;
+                    }
+                case 65: {
+                        if (u !== 2)
+                            break;
+                        m.describeAcls = $root.mq.DescribeAclsResponse.decode(r, r.size(), $undefined, q + 1, m.describeAcls);
+                        m.body = "describeAcls";
                         continue;
                     }
                 }
@@ -14870,6 +15004,2343 @@ export const mq = $root.mq = (() => {
         };
 
         return TxnOffsetCommitResponse;
+    })();
+
+    mq.SaslAuthenticateRequest = (function() {
+
+        const SaslAuthenticateRequest = function (p) {
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        SaslAuthenticateRequest.prototype.mechanism = "";
+        SaslAuthenticateRequest.prototype.authBytes = $util.newBuffer([]);
+
+        SaslAuthenticateRequest.create = function(properties) {
+            return new SaslAuthenticateRequest(properties);
+        };
+
+        SaslAuthenticateRequest.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.mechanism != null && $Object.hasOwnProperty.call(m, "mechanism") && m.mechanism !== "")
+                w.uint32(10).string(m.mechanism);
+            if (m.authBytes != null && $Object.hasOwnProperty.call(m, "authBytes") && m.authBytes.length)
+                w.uint32(18).bytes(m.authBytes);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        SaslAuthenticateRequest.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.SaslAuthenticateRequest();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.mechanism = v;
+                        else
+                            delete m.mechanism;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.bytes()).length)
+                            m.authBytes = v;
+                        else
+                            delete m.authBytes;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        SaslAuthenticateRequest.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.SaslAuthenticateRequest";
+        };
+
+        return SaslAuthenticateRequest;
+    })();
+
+    mq.SaslAuthenticateResponse = (function() {
+
+        const SaslAuthenticateResponse = function (p) {
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        SaslAuthenticateResponse.prototype.errorCode = 0;
+        SaslAuthenticateResponse.prototype.errorMessage = "";
+        SaslAuthenticateResponse.prototype.authBytes = $util.newBuffer([]);
+        SaslAuthenticateResponse.prototype.principal = "";
+
+        SaslAuthenticateResponse.create = function(properties) {
+            return new SaslAuthenticateResponse(properties);
+        };
+
+        SaslAuthenticateResponse.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.errorCode != null && $Object.hasOwnProperty.call(m, "errorCode") && m.errorCode !== 0)
+                w.uint32(8).int32(m.errorCode);
+            if (m.errorMessage != null && $Object.hasOwnProperty.call(m, "errorMessage") && m.errorMessage !== "")
+                w.uint32(18).string(m.errorMessage);
+            if (m.authBytes != null && $Object.hasOwnProperty.call(m, "authBytes") && m.authBytes.length)
+                w.uint32(26).bytes(m.authBytes);
+            if (m.principal != null && $Object.hasOwnProperty.call(m, "principal") && m.principal !== "")
+                w.uint32(34).string(m.principal);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        SaslAuthenticateResponse.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.SaslAuthenticateResponse();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.int32())
+                            m.errorCode = v;
+                        else
+                            delete m.errorCode;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.errorMessage = v;
+                        else
+                            delete m.errorMessage;
+                        continue;
+                    }
+                case 3: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.bytes()).length)
+                            m.authBytes = v;
+                        else
+                            delete m.authBytes;
+                        continue;
+                    }
+                case 4: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.principal = v;
+                        else
+                            delete m.principal;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        SaslAuthenticateResponse.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.SaslAuthenticateResponse";
+        };
+
+        return SaslAuthenticateResponse;
+    })();
+
+    mq.ScramCredentialUpsertion = (function() {
+
+        const ScramCredentialUpsertion = function (p) {
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        ScramCredentialUpsertion.prototype.user = "";
+        ScramCredentialUpsertion.prototype.mechanism = "";
+        ScramCredentialUpsertion.prototype.iterations = 0;
+        ScramCredentialUpsertion.prototype.salt = $util.newBuffer([]);
+        ScramCredentialUpsertion.prototype.storedKey = $util.newBuffer([]);
+        ScramCredentialUpsertion.prototype.serverKey = $util.newBuffer([]);
+
+        ScramCredentialUpsertion.create = function(properties) {
+            return new ScramCredentialUpsertion(properties);
+        };
+
+        ScramCredentialUpsertion.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.user != null && $Object.hasOwnProperty.call(m, "user") && m.user !== "")
+                w.uint32(10).string(m.user);
+            if (m.mechanism != null && $Object.hasOwnProperty.call(m, "mechanism") && m.mechanism !== "")
+                w.uint32(18).string(m.mechanism);
+            if (m.iterations != null && $Object.hasOwnProperty.call(m, "iterations") && m.iterations !== 0)
+                w.uint32(24).uint32(m.iterations);
+            if (m.salt != null && $Object.hasOwnProperty.call(m, "salt") && m.salt.length)
+                w.uint32(34).bytes(m.salt);
+            if (m.storedKey != null && $Object.hasOwnProperty.call(m, "storedKey") && m.storedKey.length)
+                w.uint32(42).bytes(m.storedKey);
+            if (m.serverKey != null && $Object.hasOwnProperty.call(m, "serverKey") && m.serverKey.length)
+                w.uint32(50).bytes(m.serverKey);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        ScramCredentialUpsertion.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.ScramCredentialUpsertion();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.user = v;
+                        else
+                            delete m.user;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.mechanism = v;
+                        else
+                            delete m.mechanism;
+                        continue;
+                    }
+                case 3: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.uint32())
+                            m.iterations = v;
+                        else
+                            delete m.iterations;
+                        continue;
+                    }
+                case 4: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.bytes()).length)
+                            m.salt = v;
+                        else
+                            delete m.salt;
+                        continue;
+                    }
+                case 5: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.bytes()).length)
+                            m.storedKey = v;
+                        else
+                            delete m.storedKey;
+                        continue;
+                    }
+                case 6: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.bytes()).length)
+                            m.serverKey = v;
+                        else
+                            delete m.serverKey;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        ScramCredentialUpsertion.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.ScramCredentialUpsertion";
+        };
+
+        return ScramCredentialUpsertion;
+    })();
+
+    mq.ScramCredentialDeletion = (function() {
+
+        const ScramCredentialDeletion = function (p) {
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        ScramCredentialDeletion.prototype.user = "";
+        ScramCredentialDeletion.prototype.mechanism = "";
+
+        ScramCredentialDeletion.create = function(properties) {
+            return new ScramCredentialDeletion(properties);
+        };
+
+        ScramCredentialDeletion.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.user != null && $Object.hasOwnProperty.call(m, "user") && m.user !== "")
+                w.uint32(10).string(m.user);
+            if (m.mechanism != null && $Object.hasOwnProperty.call(m, "mechanism") && m.mechanism !== "")
+                w.uint32(18).string(m.mechanism);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        ScramCredentialDeletion.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.ScramCredentialDeletion();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.user = v;
+                        else
+                            delete m.user;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.mechanism = v;
+                        else
+                            delete m.mechanism;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        ScramCredentialDeletion.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.ScramCredentialDeletion";
+        };
+
+        return ScramCredentialDeletion;
+    })();
+
+    mq.AlterUserScramCredentialsRequest = (function() {
+
+        const AlterUserScramCredentialsRequest = function (p) {
+            this.deletions = [];
+            this.upsertions = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        AlterUserScramCredentialsRequest.prototype.deletions = $util.emptyArray;
+        AlterUserScramCredentialsRequest.prototype.upsertions = $util.emptyArray;
+
+        AlterUserScramCredentialsRequest.create = function(properties) {
+            return new AlterUserScramCredentialsRequest(properties);
+        };
+
+        AlterUserScramCredentialsRequest.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.deletions != null && m.deletions.length) {
+                for (var i = 0; i < m.deletions.length; ++i)
+                    $root.mq.ScramCredentialDeletion.encode(m.deletions[i], w.uint32(10).fork(), q + 1).ldelim();
+            }
+            if (m.upsertions != null && m.upsertions.length) {
+                for (var i = 0; i < m.upsertions.length; ++i)
+                    $root.mq.ScramCredentialUpsertion.encode(m.upsertions[i], w.uint32(18).fork(), q + 1).ldelim();
+            }
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        AlterUserScramCredentialsRequest.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.AlterUserScramCredentialsRequest();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if (!(m.deletions && m.deletions.length))
+                            m.deletions = [];
+                        m.deletions.push($root.mq.ScramCredentialDeletion.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 2)
+                            break;
+                        if (!(m.upsertions && m.upsertions.length))
+                            m.upsertions = [];
+                        m.upsertions.push($root.mq.ScramCredentialUpsertion.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        AlterUserScramCredentialsRequest.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.AlterUserScramCredentialsRequest";
+        };
+
+        return AlterUserScramCredentialsRequest;
+    })();
+
+    mq.AlterUserScramCredentialsResult = (function() {
+
+        const AlterUserScramCredentialsResult = function (p) {
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        AlterUserScramCredentialsResult.prototype.user = "";
+        AlterUserScramCredentialsResult.prototype.errorCode = 0;
+        AlterUserScramCredentialsResult.prototype.errorMessage = "";
+
+        AlterUserScramCredentialsResult.create = function(properties) {
+            return new AlterUserScramCredentialsResult(properties);
+        };
+
+        AlterUserScramCredentialsResult.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.user != null && $Object.hasOwnProperty.call(m, "user") && m.user !== "")
+                w.uint32(10).string(m.user);
+            if (m.errorCode != null && $Object.hasOwnProperty.call(m, "errorCode") && m.errorCode !== 0)
+                w.uint32(16).int32(m.errorCode);
+            if (m.errorMessage != null && $Object.hasOwnProperty.call(m, "errorMessage") && m.errorMessage !== "")
+                w.uint32(26).string(m.errorMessage);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        AlterUserScramCredentialsResult.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.AlterUserScramCredentialsResult();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.user = v;
+                        else
+                            delete m.user;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.int32())
+                            m.errorCode = v;
+                        else
+                            delete m.errorCode;
+                        continue;
+                    }
+                case 3: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.errorMessage = v;
+                        else
+                            delete m.errorMessage;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        AlterUserScramCredentialsResult.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.AlterUserScramCredentialsResult";
+        };
+
+        return AlterUserScramCredentialsResult;
+    })();
+
+    mq.AlterUserScramCredentialsResponse = (function() {
+
+        const AlterUserScramCredentialsResponse = function (p) {
+            this.results = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        AlterUserScramCredentialsResponse.prototype.results = $util.emptyArray;
+
+        AlterUserScramCredentialsResponse.create = function(properties) {
+            return new AlterUserScramCredentialsResponse(properties);
+        };
+
+        AlterUserScramCredentialsResponse.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.results != null && m.results.length) {
+                for (var i = 0; i < m.results.length; ++i)
+                    $root.mq.AlterUserScramCredentialsResult.encode(m.results[i], w.uint32(10).fork(), q + 1).ldelim();
+            }
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        AlterUserScramCredentialsResponse.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.AlterUserScramCredentialsResponse();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if (!(m.results && m.results.length))
+                            m.results = [];
+                        m.results.push($root.mq.AlterUserScramCredentialsResult.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        AlterUserScramCredentialsResponse.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.AlterUserScramCredentialsResponse";
+        };
+
+        return AlterUserScramCredentialsResponse;
+    })();
+
+    mq.DescribeUserScramCredentialsRequest = (function() {
+
+        const DescribeUserScramCredentialsRequest = function (p) {
+            this.users = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        DescribeUserScramCredentialsRequest.prototype.users = $util.emptyArray;
+
+        DescribeUserScramCredentialsRequest.create = function(properties) {
+            return new DescribeUserScramCredentialsRequest(properties);
+        };
+
+        DescribeUserScramCredentialsRequest.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.users != null && m.users.length) {
+                for (var i = 0; i < m.users.length; ++i)
+                    w.uint32(10).string(m.users[i]);
+            }
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        DescribeUserScramCredentialsRequest.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.DescribeUserScramCredentialsRequest();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if (!(m.users && m.users.length))
+                            m.users = [];
+                        m.users.push(r.stringVerify());
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        DescribeUserScramCredentialsRequest.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.DescribeUserScramCredentialsRequest";
+        };
+
+        return DescribeUserScramCredentialsRequest;
+    })();
+
+    mq.ScramCredentialInfo = (function() {
+
+        const ScramCredentialInfo = function (p) {
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        ScramCredentialInfo.prototype.mechanism = "";
+        ScramCredentialInfo.prototype.iterations = 0;
+
+        ScramCredentialInfo.create = function(properties) {
+            return new ScramCredentialInfo(properties);
+        };
+
+        ScramCredentialInfo.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.mechanism != null && $Object.hasOwnProperty.call(m, "mechanism") && m.mechanism !== "")
+                w.uint32(10).string(m.mechanism);
+            if (m.iterations != null && $Object.hasOwnProperty.call(m, "iterations") && m.iterations !== 0)
+                w.uint32(16).uint32(m.iterations);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        ScramCredentialInfo.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.ScramCredentialInfo();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.mechanism = v;
+                        else
+                            delete m.mechanism;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.uint32())
+                            m.iterations = v;
+                        else
+                            delete m.iterations;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        ScramCredentialInfo.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.ScramCredentialInfo";
+        };
+
+        return ScramCredentialInfo;
+    })();
+
+    mq.UserScramCredentials = (function() {
+
+        const UserScramCredentials = function (p) {
+            this.credentials = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        UserScramCredentials.prototype.user = "";
+        UserScramCredentials.prototype.errorCode = 0;
+        UserScramCredentials.prototype.errorMessage = "";
+        UserScramCredentials.prototype.credentials = $util.emptyArray;
+
+        UserScramCredentials.create = function(properties) {
+            return new UserScramCredentials(properties);
+        };
+
+        UserScramCredentials.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.user != null && $Object.hasOwnProperty.call(m, "user") && m.user !== "")
+                w.uint32(10).string(m.user);
+            if (m.errorCode != null && $Object.hasOwnProperty.call(m, "errorCode") && m.errorCode !== 0)
+                w.uint32(16).int32(m.errorCode);
+            if (m.errorMessage != null && $Object.hasOwnProperty.call(m, "errorMessage") && m.errorMessage !== "")
+                w.uint32(26).string(m.errorMessage);
+            if (m.credentials != null && m.credentials.length) {
+                for (var i = 0; i < m.credentials.length; ++i)
+                    $root.mq.ScramCredentialInfo.encode(m.credentials[i], w.uint32(34).fork(), q + 1).ldelim();
+            }
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        UserScramCredentials.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.UserScramCredentials();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.user = v;
+                        else
+                            delete m.user;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.int32())
+                            m.errorCode = v;
+                        else
+                            delete m.errorCode;
+                        continue;
+                    }
+                case 3: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.errorMessage = v;
+                        else
+                            delete m.errorMessage;
+                        continue;
+                    }
+                case 4: {
+                        if (u !== 2)
+                            break;
+                        if (!(m.credentials && m.credentials.length))
+                            m.credentials = [];
+                        m.credentials.push($root.mq.ScramCredentialInfo.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        UserScramCredentials.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.UserScramCredentials";
+        };
+
+        return UserScramCredentials;
+    })();
+
+    mq.DescribeUserScramCredentialsResponse = (function() {
+
+        const DescribeUserScramCredentialsResponse = function (p) {
+            this.results = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        DescribeUserScramCredentialsResponse.prototype.results = $util.emptyArray;
+
+        DescribeUserScramCredentialsResponse.create = function(properties) {
+            return new DescribeUserScramCredentialsResponse(properties);
+        };
+
+        DescribeUserScramCredentialsResponse.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.results != null && m.results.length) {
+                for (var i = 0; i < m.results.length; ++i)
+                    $root.mq.UserScramCredentials.encode(m.results[i], w.uint32(10).fork(), q + 1).ldelim();
+            }
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        DescribeUserScramCredentialsResponse.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.DescribeUserScramCredentialsResponse();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if (!(m.results && m.results.length))
+                            m.results = [];
+                        m.results.push($root.mq.UserScramCredentials.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        DescribeUserScramCredentialsResponse.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.DescribeUserScramCredentialsResponse";
+        };
+
+        return DescribeUserScramCredentialsResponse;
+    })();
+
+    mq.AclBinding = (function() {
+
+        const AclBinding = function (p) {
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        AclBinding.prototype.resourceType = "";
+        AclBinding.prototype.resourceName = "";
+        AclBinding.prototype.patternType = "";
+        AclBinding.prototype.principal = "";
+        AclBinding.prototype.operation = "";
+        AclBinding.prototype.permission = "";
+
+        AclBinding.create = function(properties) {
+            return new AclBinding(properties);
+        };
+
+        AclBinding.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.resourceType != null && $Object.hasOwnProperty.call(m, "resourceType") && m.resourceType !== "")
+                w.uint32(10).string(m.resourceType);
+            if (m.resourceName != null && $Object.hasOwnProperty.call(m, "resourceName") && m.resourceName !== "")
+                w.uint32(18).string(m.resourceName);
+            if (m.patternType != null && $Object.hasOwnProperty.call(m, "patternType") && m.patternType !== "")
+                w.uint32(26).string(m.patternType);
+            if (m.principal != null && $Object.hasOwnProperty.call(m, "principal") && m.principal !== "")
+                w.uint32(34).string(m.principal);
+            if (m.operation != null && $Object.hasOwnProperty.call(m, "operation") && m.operation !== "")
+                w.uint32(42).string(m.operation);
+            if (m.permission != null && $Object.hasOwnProperty.call(m, "permission") && m.permission !== "")
+                w.uint32(50).string(m.permission);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        AclBinding.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.AclBinding();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.resourceType = v;
+                        else
+                            delete m.resourceType;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.resourceName = v;
+                        else
+                            delete m.resourceName;
+                        continue;
+                    }
+                case 3: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.patternType = v;
+                        else
+                            delete m.patternType;
+                        continue;
+                    }
+                case 4: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.principal = v;
+                        else
+                            delete m.principal;
+                        continue;
+                    }
+                case 5: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.operation = v;
+                        else
+                            delete m.operation;
+                        continue;
+                    }
+                case 6: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.permission = v;
+                        else
+                            delete m.permission;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        AclBinding.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.AclBinding";
+        };
+
+        return AclBinding;
+    })();
+
+    mq.CreateAclsRequest = (function() {
+
+        const CreateAclsRequest = function (p) {
+            this.creations = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        CreateAclsRequest.prototype.creations = $util.emptyArray;
+
+        CreateAclsRequest.create = function(properties) {
+            return new CreateAclsRequest(properties);
+        };
+
+        CreateAclsRequest.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.creations != null && m.creations.length) {
+                for (var i = 0; i < m.creations.length; ++i)
+                    $root.mq.AclBinding.encode(m.creations[i], w.uint32(10).fork(), q + 1).ldelim();
+            }
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        CreateAclsRequest.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.CreateAclsRequest();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if (!(m.creations && m.creations.length))
+                            m.creations = [];
+                        m.creations.push($root.mq.AclBinding.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        CreateAclsRequest.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.CreateAclsRequest";
+        };
+
+        return CreateAclsRequest;
+    })();
+
+    mq.AclResult = (function() {
+
+        const AclResult = function (p) {
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        AclResult.prototype.errorCode = 0;
+        AclResult.prototype.errorMessage = "";
+
+        AclResult.create = function(properties) {
+            return new AclResult(properties);
+        };
+
+        AclResult.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.errorCode != null && $Object.hasOwnProperty.call(m, "errorCode") && m.errorCode !== 0)
+                w.uint32(8).int32(m.errorCode);
+            if (m.errorMessage != null && $Object.hasOwnProperty.call(m, "errorMessage") && m.errorMessage !== "")
+                w.uint32(18).string(m.errorMessage);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        AclResult.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.AclResult();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.int32())
+                            m.errorCode = v;
+                        else
+                            delete m.errorCode;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.errorMessage = v;
+                        else
+                            delete m.errorMessage;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        AclResult.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.AclResult";
+        };
+
+        return AclResult;
+    })();
+
+    mq.CreateAclsResponse = (function() {
+
+        const CreateAclsResponse = function (p) {
+            this.results = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        CreateAclsResponse.prototype.results = $util.emptyArray;
+
+        CreateAclsResponse.create = function(properties) {
+            return new CreateAclsResponse(properties);
+        };
+
+        CreateAclsResponse.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.results != null && m.results.length) {
+                for (var i = 0; i < m.results.length; ++i)
+                    $root.mq.AclResult.encode(m.results[i], w.uint32(10).fork(), q + 1).ldelim();
+            }
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        CreateAclsResponse.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.CreateAclsResponse();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if (!(m.results && m.results.length))
+                            m.results = [];
+                        m.results.push($root.mq.AclResult.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        CreateAclsResponse.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.CreateAclsResponse";
+        };
+
+        return CreateAclsResponse;
+    })();
+
+    mq.AclFilter = (function() {
+
+        const AclFilter = function (p) {
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        AclFilter.prototype.resourceType = "";
+        AclFilter.prototype.resourceName = "";
+        AclFilter.prototype.patternType = "";
+        AclFilter.prototype.principal = "";
+        AclFilter.prototype.operation = "";
+        AclFilter.prototype.permission = "";
+
+        AclFilter.create = function(properties) {
+            return new AclFilter(properties);
+        };
+
+        AclFilter.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.resourceType != null && $Object.hasOwnProperty.call(m, "resourceType") && m.resourceType !== "")
+                w.uint32(10).string(m.resourceType);
+            if (m.resourceName != null && $Object.hasOwnProperty.call(m, "resourceName") && m.resourceName !== "")
+                w.uint32(18).string(m.resourceName);
+            if (m.patternType != null && $Object.hasOwnProperty.call(m, "patternType") && m.patternType !== "")
+                w.uint32(26).string(m.patternType);
+            if (m.principal != null && $Object.hasOwnProperty.call(m, "principal") && m.principal !== "")
+                w.uint32(34).string(m.principal);
+            if (m.operation != null && $Object.hasOwnProperty.call(m, "operation") && m.operation !== "")
+                w.uint32(42).string(m.operation);
+            if (m.permission != null && $Object.hasOwnProperty.call(m, "permission") && m.permission !== "")
+                w.uint32(50).string(m.permission);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        AclFilter.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.AclFilter();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.resourceType = v;
+                        else
+                            delete m.resourceType;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.resourceName = v;
+                        else
+                            delete m.resourceName;
+                        continue;
+                    }
+                case 3: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.patternType = v;
+                        else
+                            delete m.patternType;
+                        continue;
+                    }
+                case 4: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.principal = v;
+                        else
+                            delete m.principal;
+                        continue;
+                    }
+                case 5: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.operation = v;
+                        else
+                            delete m.operation;
+                        continue;
+                    }
+                case 6: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.permission = v;
+                        else
+                            delete m.permission;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        AclFilter.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.AclFilter";
+        };
+
+        return AclFilter;
+    })();
+
+    mq.DeleteAclsRequest = (function() {
+
+        const DeleteAclsRequest = function (p) {
+            this.filters = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        DeleteAclsRequest.prototype.filters = $util.emptyArray;
+
+        DeleteAclsRequest.create = function(properties) {
+            return new DeleteAclsRequest(properties);
+        };
+
+        DeleteAclsRequest.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.filters != null && m.filters.length) {
+                for (var i = 0; i < m.filters.length; ++i)
+                    $root.mq.AclFilter.encode(m.filters[i], w.uint32(10).fork(), q + 1).ldelim();
+            }
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        DeleteAclsRequest.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.DeleteAclsRequest();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if (!(m.filters && m.filters.length))
+                            m.filters = [];
+                        m.filters.push($root.mq.AclFilter.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        DeleteAclsRequest.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.DeleteAclsRequest";
+        };
+
+        return DeleteAclsRequest;
+    })();
+
+    mq.DeleteAclsResult = (function() {
+
+        const DeleteAclsResult = function (p) {
+            this.deleted = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        DeleteAclsResult.prototype.errorCode = 0;
+        DeleteAclsResult.prototype.errorMessage = "";
+        DeleteAclsResult.prototype.deleted = $util.emptyArray;
+
+        DeleteAclsResult.create = function(properties) {
+            return new DeleteAclsResult(properties);
+        };
+
+        DeleteAclsResult.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.errorCode != null && $Object.hasOwnProperty.call(m, "errorCode") && m.errorCode !== 0)
+                w.uint32(8).int32(m.errorCode);
+            if (m.errorMessage != null && $Object.hasOwnProperty.call(m, "errorMessage") && m.errorMessage !== "")
+                w.uint32(18).string(m.errorMessage);
+            if (m.deleted != null && m.deleted.length) {
+                for (var i = 0; i < m.deleted.length; ++i)
+                    $root.mq.AclBinding.encode(m.deleted[i], w.uint32(26).fork(), q + 1).ldelim();
+            }
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        DeleteAclsResult.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.DeleteAclsResult();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.int32())
+                            m.errorCode = v;
+                        else
+                            delete m.errorCode;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.errorMessage = v;
+                        else
+                            delete m.errorMessage;
+                        continue;
+                    }
+                case 3: {
+                        if (u !== 2)
+                            break;
+                        if (!(m.deleted && m.deleted.length))
+                            m.deleted = [];
+                        m.deleted.push($root.mq.AclBinding.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        DeleteAclsResult.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.DeleteAclsResult";
+        };
+
+        return DeleteAclsResult;
+    })();
+
+    mq.DeleteAclsResponse = (function() {
+
+        const DeleteAclsResponse = function (p) {
+            this.results = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        DeleteAclsResponse.prototype.results = $util.emptyArray;
+
+        DeleteAclsResponse.create = function(properties) {
+            return new DeleteAclsResponse(properties);
+        };
+
+        DeleteAclsResponse.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.results != null && m.results.length) {
+                for (var i = 0; i < m.results.length; ++i)
+                    $root.mq.DeleteAclsResult.encode(m.results[i], w.uint32(10).fork(), q + 1).ldelim();
+            }
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        DeleteAclsResponse.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.DeleteAclsResponse();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if (!(m.results && m.results.length))
+                            m.results = [];
+                        m.results.push($root.mq.DeleteAclsResult.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        DeleteAclsResponse.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.DeleteAclsResponse";
+        };
+
+        return DeleteAclsResponse;
+    })();
+
+    mq.DescribeAclsRequest = (function() {
+
+        const DescribeAclsRequest = function (p) {
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        DescribeAclsRequest.prototype.filter = null;
+
+        DescribeAclsRequest.create = function(properties) {
+            return new DescribeAclsRequest(properties);
+        };
+
+        DescribeAclsRequest.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.filter != null && $Object.hasOwnProperty.call(m, "filter"))
+                $root.mq.AclFilter.encode(m.filter, w.uint32(10).fork(), q + 1).ldelim();
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        DescribeAclsRequest.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.DescribeAclsRequest();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        m.filter = $root.mq.AclFilter.decode(r, r.size(), $undefined, q + 1, m.filter);
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        DescribeAclsRequest.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.DescribeAclsRequest";
+        };
+
+        return DescribeAclsRequest;
+    })();
+
+    mq.DescribeAclsResponse = (function() {
+
+        const DescribeAclsResponse = function (p) {
+            this.acls = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        DescribeAclsResponse.prototype.errorCode = 0;
+        DescribeAclsResponse.prototype.errorMessage = "";
+        DescribeAclsResponse.prototype.acls = $util.emptyArray;
+
+        DescribeAclsResponse.create = function(properties) {
+            return new DescribeAclsResponse(properties);
+        };
+
+        DescribeAclsResponse.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.errorCode != null && $Object.hasOwnProperty.call(m, "errorCode") && m.errorCode !== 0)
+                w.uint32(8).int32(m.errorCode);
+            if (m.errorMessage != null && $Object.hasOwnProperty.call(m, "errorMessage") && m.errorMessage !== "")
+                w.uint32(18).string(m.errorMessage);
+            if (m.acls != null && m.acls.length) {
+                for (var i = 0; i < m.acls.length; ++i)
+                    $root.mq.AclBinding.encode(m.acls[i], w.uint32(26).fork(), q + 1).ldelim();
+            }
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        DescribeAclsResponse.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.DescribeAclsResponse();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.int32())
+                            m.errorCode = v;
+                        else
+                            delete m.errorCode;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.errorMessage = v;
+                        else
+                            delete m.errorMessage;
+                        continue;
+                    }
+                case 3: {
+                        if (u !== 2)
+                            break;
+                        if (!(m.acls && m.acls.length))
+                            m.acls = [];
+                        m.acls.push($root.mq.AclBinding.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        DescribeAclsResponse.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.DescribeAclsResponse";
+        };
+
+        return DescribeAclsResponse;
     })();
 
     return mq;

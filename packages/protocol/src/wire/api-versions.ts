@@ -44,6 +44,13 @@ export const SUPPORTED_API_VERSIONS: readonly ApiVersionRange[] = [
   { api: mq.ApiKey.WRITE_TXN_MARKERS, minVersion: 0, maxVersion: 0 },
   { api: mq.ApiKey.TXN_OFFSET_COMMIT, minVersion: 0, maxVersion: 0 },
   { api: mq.ApiKey.CONTROLLER_FORWARD, minVersion: 0, maxVersion: 0 },
+  // ---- security
+  { api: mq.ApiKey.SASL_AUTHENTICATE, minVersion: 0, maxVersion: 0 },
+  { api: mq.ApiKey.ALTER_USER_SCRAM_CREDENTIALS, minVersion: 0, maxVersion: 0 },
+  { api: mq.ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, minVersion: 0, maxVersion: 0 },
+  { api: mq.ApiKey.CREATE_ACLS, minVersion: 0, maxVersion: 0 },
+  { api: mq.ApiKey.DELETE_ACLS, minVersion: 0, maxVersion: 0 },
+  { api: mq.ApiKey.DESCRIBE_ACLS, minVersion: 0, maxVersion: 0 },
 ];
 
 /** The highest version both lists support, or undefined when they share none. */

@@ -41,6 +41,13 @@ export const BODY_API: Readonly<Record<RequestBody, mq.ApiKey>> = {
   writeTxnMarkers: mq.ApiKey.WRITE_TXN_MARKERS,
   txnOffsetCommit: mq.ApiKey.TXN_OFFSET_COMMIT,
   controllerForward: mq.ApiKey.CONTROLLER_FORWARD,
+  // ---- security
+  saslAuthenticate: mq.ApiKey.SASL_AUTHENTICATE,
+  alterUserScramCredentials: mq.ApiKey.ALTER_USER_SCRAM_CREDENTIALS,
+  describeUserScramCredentials: mq.ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS,
+  createAcls: mq.ApiKey.CREATE_ACLS,
+  deleteAcls: mq.ApiKey.DELETE_ACLS,
+  describeAcls: mq.ApiKey.DESCRIBE_ACLS,
 };
 
 export function encodeRequest(frame: RequestFrame): Uint8Array {

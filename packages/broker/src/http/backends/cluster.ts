@@ -22,6 +22,7 @@ import type { PartitionRecord, TopicRecord } from '../../controller/types.js';
 import { NO_RESPONSE, type Handler, type HandlerMap, type RequestOf, type ResponseOf } from '../../handlers/types.js';
 import { isInternalTopic, validateTopicName } from '@mq/protocol/topic-name';
 import type { PartitionView, TopicBackend, TopicView } from './types.js';
+import { httpSessions } from '../../security/http-auth.js';
 
 /** Sends a wire request to another broker (the cluster's PeerConnections). */
 export interface PeerRequester {
@@ -39,7 +40,14 @@ export interface ClusterBackendOptions {
   describeTimeoutMs?: number;
 }
 
+/** Authenticates and authorizes one wire request as the HTTP caller (handlers/authorize.ts); throws its refusal. */
+export type RequestAuthorizer = <K extends RequestBody>(body: K, payload: RequestOf<K>, ctx: RequestContext) => void;
+
 export interface ClusterBackendComponents {
+  /** Checked before every request, local or sent to a peer (the inter-broker listener does not check again). */
+  authorize?: RequestAuthorizer;
+  /** Whether the caller may see a topic (GET /topics lists only those). */
+  mayDescribe?: (topic: string, ctx: RequestContext) => boolean;
   metadata: MetadataState;
   /** This broker's cluster handlers (CreateTopics, Produce, Fetch, ...). */
   handlers: HandlerMap;
@@ -87,11 +95,14 @@ export function clusterBackend(options: ClusterBackendOptions, c: ClusterBackend
     const broker = c.broker();
     const id = --requestIds; // negative ids: HTTP requests, never a WebSocket connection's
     const logger = broker.logger.child({ http: true });
-    return { broker, connection: { id, remote: 'http', clientId: 'http-api', signal }, apiVersion: 0, logger };
+    // The HTTP caller's session (security/http-auth.ts), for the authorization of each call.
+    const session = httpSessions.getStore();
+    return { broker, connection: { id, remote: 'http', clientId: 'http-api', signal, ...(session ? { session } : {}) }, apiVersion: 0, logger };
   }
 
   /** One wire request to broker `id`: this broker's own handler, or a peer over the inter-broker connection. */
   async function call<K extends RequestBody>(id: number, body: K, payload: RequestOf<K>, o: { timeoutMs: number; signal: AbortSignal }): Promise<ResponseOf<K>> {
+    c.authorize?.(body, payload, requestContext(o.signal));
     if (id === me) {
       const h = c.handlers[body] as Handler<K> | undefined;
       // A controller-only process (process.roles=controller) hosts no partitions and serves no topic admin.
@@ -189,7 +200,13 @@ export function clusterBackend(options: ClusterBackendOptions, c: ClusterBackend
     return out;
   }
 
+  /** Describe on a topic (ListOffsets' rule), for the reads that need no wire request here. */
+  function describeCheck(topic: string): void {
+    c.authorize?.('listOffsets', { topics: [{ name: topic }] }, requestContext(adminSignal()));
+  }
+
   async function watermarks(topic: string, partition: number, signal: AbortSignal): Promise<{ low: number; high: number }> {
+    describeCheck(topic);
     return onLeader(topic, partition, signal, async (leader) => {
       if (leader === me) {
         const l = c.localLeader(topic, partition);
@@ -269,10 +286,11 @@ export function clusterBackend(options: ClusterBackendOptions, c: ClusterBackend
     },
 
     async listTopics() {
-      return md.topics().map((t) => ({ name: t.name, internal: isInternalTopic(t.name), partitionCount: t.partitions.length, replicationFactor: t.partitions[0]?.replicas.length ?? 0 }));
+      return md.topics().filter((t) => c.mayDescribe?.(t.name, requestContext(adminSignal())) ?? true).map((t) => ({ name: t.name, internal: isInternalTopic(t.name), partitionCount: t.partitions.length, replicationFactor: t.partitions[0]?.replicas.length ?? 0 }));
     },
 
     async describeTopic(name) {
+      describeCheck(name);
       return view(topicRecord(name), adminSignal());
     },
 
@@ -286,6 +304,7 @@ export function clusterBackend(options: ClusterBackendOptions, c: ClusterBackend
     },
 
     async produceTarget(name) {
+      c.authorize?.('produce', { topics: [{ name }] }, requestContext(adminSignal()));
       const t = topicRecord(name);
       return { partitionCount: t.partitions.length, maxMessageBytes: new TopicConfig(t.configs, options.config).maxMessageBytes };
     },

@@ -1,0 +1,174 @@
+/**
+ * The broker's security settings and the one authorizer every door's
+ * requests go through (handlers/authorize.ts calls it per API). Decisions
+ * read the ACLs of the metadata log as applied on this broker; a refusal is
+ * one audit log line (principal, operation, resource, denied), an allowed
+ * check a debug line.
+ */
+import { createHash, createHmac, pbkdf2Sync, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Logger } from 'pino';
+import { MqError } from '@mq/protocol/errors';
+import { isScramMechanism, unknownUserCredentials, type ScramCredential, type ScramMechanism } from '@mq/protocol/scram';
+import type { BrokerConfig } from '../config/broker-config.js';
+import type { MetadataState } from '../controller/metadata-state.js';
+import type { RequestContext } from '../context.js';
+import { ANONYMOUS, CLUSTER_RESOURCE, aclsAllow, authorizationError, type Operation, type ResourceType } from './acl.js';
+
+export interface SecurityOptions {
+  readonly authentication: boolean;
+  readonly mechanisms: readonly ScramMechanism[];
+  readonly authorization: boolean;
+  readonly superUsers: ReadonlySet<string>;
+}
+
+export function parseSecurityOptions(config: BrokerConfig): SecurityOptions {
+  const mechanisms = config
+    .get('sasl.enabled.mechanisms')
+    .split(',')
+    .map((m) => m.trim())
+    .filter((m) => m.length > 0);
+  for (const m of mechanisms) {
+    if (!isScramMechanism(m)) throw new MqError('INVALID_CONFIG', `sasl.enabled.mechanisms: "${m}" is not supported (use SCRAM-SHA-256 and/or SCRAM-SHA-512)`);
+  }
+  const authentication = config.bool('authentication.enabled');
+  if (authentication && mechanisms.length === 0) throw new MqError('INVALID_CONFIG', 'authentication.enabled=true needs at least one mechanism in sasl.enabled.mechanisms');
+  const superUsers = new Set(
+    config
+      .get('super.users')
+      .split(/[;,]/)
+      .map((p) => p.trim())
+      .filter((p) => p.length > 0),
+  );
+  for (const p of superUsers) if (!/^User:[^\s]+$/.test(p)) throw new MqError('INVALID_CONFIG', `super.users: "${p}" is not User:<name>`);
+  return { authentication, mechanisms: mechanisms as ScramMechanism[], authorization: config.bool('authorization.enabled'), superUsers };
+}
+
+/** How long a checked HTTP Basic password is remembered (so each request does not pay the key derivation). */
+const PASSWORD_CACHE_MS = 60_000;
+const PASSWORD_CACHE_MAX = 1000;
+/** The most bearer tokens a broker holds at once. */
+const MAX_TOKENS = 10_000;
+
+export class Security {
+  private readonly standIns: Map<ScramMechanism, (user: string) => ScramCredential>;
+  /** sha256(user, password, storedKey) → until when it is known good. */
+  private readonly goodPasswords = new Map<string, number>();
+  /** Bearer tokens of the HTTP API: sha256(token) → principal and expiry (this broker's memory only). */
+  private readonly tokens = new Map<string, { principal: string; expiresAt: number }>();
+
+  constructor(
+    readonly options: SecurityOptions,
+    private readonly metadata: MetadataState,
+    private readonly logger: Logger,
+  ) {
+    this.standIns = new Map(options.mechanisms.map((m) => [m, unknownUserCredentials(m)]));
+  }
+
+  get enabled(): boolean {
+    return this.options.authentication || this.options.authorization;
+  }
+
+  /**
+   * Checks a password against the user's stored SCRAM credential (HTTP Basic):
+   * derives the StoredKey as a SCRAM client would and compares. An unknown
+   * user costs the same derivation (the stand-in credential).
+   */
+  verifyPassword(user: string, password: string, now: number): boolean {
+    const mechanism = this.options.mechanisms.find((m) => this.metadata.scramCredential(user, m)) ?? this.options.mechanisms[0] ?? 'SCRAM-SHA-256';
+    const found = this.metadata.scramCredential(user, mechanism);
+    const cred = found ?? this.standIn(mechanism)(user);
+    const key = createHash('sha256').update(user).update('\u0000').update(password).update('\u0000').update(cred.storedKey).digest('base64');
+    const until = this.goodPasswords.get(key);
+    if (found && until !== undefined && until > now) return true;
+    const hash = mechanism === 'SCRAM-SHA-512' ? 'sha512' : 'sha256';
+    const salted = pbkdf2Sync(Buffer.from(password, 'utf8'), cred.salt, cred.iterations, hash === 'sha512' ? 64 : 32, hash);
+    const storedKey = createHash(hash).update(createHmac(hash, salted).update('Client Key').digest()).digest();
+    const ok = storedKey.length === cred.storedKey.length && timingSafeEqual(storedKey, cred.storedKey) && found !== undefined;
+    if (ok) {
+      if (this.goodPasswords.size >= PASSWORD_CACHE_MAX) this.goodPasswords.delete(this.goodPasswords.keys().next().value!);
+      this.goodPasswords.set(key, now + PASSWORD_CACHE_MS);
+    }
+    return ok;
+  }
+
+  /** A new bearer token for `principal`, valid on this broker's HTTP API until `now + lifetimeMs`. */
+  issueToken(principal: string, now: number, lifetimeMs: number): { token: string; expiresAt: number } {
+    for (const [k, v] of this.tokens) if (v.expiresAt <= now) this.tokens.delete(k);
+    if (this.tokens.size >= MAX_TOKENS) throw new MqError('POLICY_VIOLATION', `this broker holds ${MAX_TOKENS} live tokens: let some expire first`);
+    const token = randomBytes(32).toString('base64url');
+    const expiresAt = now + lifetimeMs;
+    this.tokens.set(createHash('sha256').update(token).digest('base64'), { principal, expiresAt });
+    return { token, expiresAt };
+  }
+
+  /** The principal of a live bearer token; undefined when unknown or expired. */
+  tokenPrincipal(token: string, now: number): string | undefined {
+    const k = createHash('sha256').update(token).digest('base64');
+    const t = this.tokens.get(k);
+    if (!t) return undefined;
+    if (t.expiresAt <= now) {
+      this.tokens.delete(k);
+      return undefined;
+    }
+    // A user deleted since keeps no access through its tokens.
+    const user = t.principal.slice('User:'.length);
+    if (!this.options.mechanisms.some((m) => this.metadata.scramCredential(user, m))) return undefined;
+    return t.principal;
+  }
+
+  /** The stored credential ScramServer looks a user up in. */
+  credential(user: string, mechanism: ScramMechanism): ScramCredential | undefined {
+    return this.metadata.scramCredential(user, mechanism);
+  }
+
+  /** The stand-in credential of an unknown user (see ScramServer). */
+  standIn(mechanism: ScramMechanism): (user: string) => ScramCredential {
+    return this.standIns.get(mechanism)!;
+  }
+
+  /**
+   * Who sent this request: the authenticated principal; User:ANONYMOUS when
+   * authentication is off and the connection did not authenticate anyway;
+   * undefined when authentication is on and it has not.
+   */
+  principalOf(ctx: RequestContext): string | undefined {
+    const p = ctx.connection.session?.principal;
+    if (p !== undefined) return p;
+    return this.options.authentication ? undefined : ANONYMOUS;
+  }
+
+  /** The principal, or SASL_AUTHENTICATION_FAILED when authentication is required and the connection has not authenticated. */
+  requirePrincipal(ctx: RequestContext): string {
+    const p = this.principalOf(ctx);
+    if (p === undefined) {
+      throw new MqError('SASL_AUTHENTICATION_FAILED', 'this broker requires authentication (authentication.enabled=true): connect with credentials (client option sasl: {mechanism, username, password}; CLI --user and MQ_PASSWORD)');
+    }
+    return p;
+  }
+
+  isSuperUser(principal: string): boolean {
+    return this.options.superUsers.has(principal);
+  }
+
+  /** Whether `principal` may do `op` on the resource; no audit line (for filtering lists). */
+  allows(principal: string, op: Operation, type: ResourceType, name: string = CLUSTER_RESOURCE): boolean {
+    if (!this.options.authorization || this.isSuperUser(principal)) return true;
+    return aclsAllow(this.metadata.acls(), principal, op, type, name);
+  }
+
+  /** Throws the resource type's AUTHORIZATION_FAILED error, with one audit line, when `principal` may not. */
+  check(ctx: Pick<RequestContext, 'connection'>, principal: string, op: Operation, type: ResourceType, name: string = CLUSTER_RESOURCE, api?: string): void {
+    if (!this.options.authorization) return;
+    const allowed = this.allows(principal, op, type, name);
+    const fields = { audit: true, principal, operation: op, resource: `${type}:${name}`, allowed, api, conn: ctx.connection.id, remote: ctx.connection.remote };
+    if (allowed) {
+      this.logger.debug(fields, 'authorized');
+      return;
+    }
+    this.logger.warn(fields, 'authorization denied');
+    const err = authorizationError(type, op, name, principal);
+    // The audit line is this refusal's one log line: the doors do not log it again.
+    (err as { audited?: boolean }).audited = true;
+    throw err;
+  }
+}

@@ -1,0 +1,121 @@
+/**
+ * TLS for the client-facing listeners (the WebSocket port and the HTTP API):
+ * a certificate and key from files, optional client certificates (mutual
+ * TLS) whose subject CN becomes the principal, and certificates reloaded
+ * without a restart (the files are checked every `tls.reload.interval.ms`;
+ * new connections get the new certificate, open ones keep theirs).
+ */
+import { readFileSync, statSync } from 'node:fs';
+import { createServer as createHttpServer, type IncomingMessage, type RequestListener, type Server, type ServerOptions } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { Socket } from 'node:net';
+import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
+import { createServer as createNetServer, type Server as NetServer } from 'node:net';
+import type { Logger } from 'pino';
+import { MqError } from '@mq/protocol/errors';
+import type { BrokerConfig } from '../config/broker-config.js';
+
+export type ClientAuth = 'none' | 'requested' | 'required';
+
+export interface TlsSettings {
+  readonly certFile: string;
+  readonly keyFile: string;
+  readonly caFile: string | undefined;
+  readonly clientAuth: ClientAuth;
+  readonly reloadMs: number;
+}
+
+/** The TLS settings of the client listeners; undefined when no certificate is configured. */
+export function parseTlsSettings(config: BrokerConfig): TlsSettings | undefined {
+  const certFile = config.get('tls.cert.file');
+  const keyFile = config.get('tls.key.file');
+  const caFile = config.get('tls.ca.file') || undefined;
+  const clientAuth = config.get('tls.client.auth') as ClientAuth;
+  if (!certFile && !keyFile) {
+    if (caFile || clientAuth !== 'none') throw new MqError('INVALID_CONFIG', 'tls.ca.file and tls.client.auth need TLS: set tls.cert.file and tls.key.file');
+    return undefined;
+  }
+  if (!certFile || !keyFile) throw new MqError('INVALID_CONFIG', 'TLS needs both tls.cert.file and tls.key.file');
+  if (clientAuth !== 'none' && !caFile) throw new MqError('INVALID_CONFIG', `tls.client.auth=${clientAuth} needs tls.ca.file (the CA that signs client certificates)`);
+  const s = { certFile, keyFile, caFile, clientAuth, reloadMs: config.int('tls.reload.interval.ms') };
+  readMaterial(s); // fail at start, not at the first connection
+  return s;
+}
+
+function readMaterial(s: TlsSettings): { cert: Buffer; key: Buffer; ca?: Buffer } {
+  const read = (what: string, file: string) => {
+    try {
+      return readFileSync(file);
+    } catch (err) {
+      throw new MqError('INVALID_CONFIG', `cannot read ${what} ${file}: ${(err as Error).message}`);
+    }
+  };
+  return { cert: read('tls.cert.file', s.certFile), key: read('tls.key.file', s.keyFile), ...(s.caFile ? { ca: read('tls.ca.file', s.caFile) } : {}) };
+}
+
+/** An HTTP server, or an HTTPS one with `tls`; TLS handshake failures are one log line each. */
+export function createListenerServer(tls: TlsSettings | undefined, options: ServerOptions, listener: RequestListener | undefined, logger: Logger, what: string): Server {
+  if (!tls) return createHttpServer(options, listener);
+  const m = readMaterial(tls);
+  const server = createHttpsServer(
+    {
+      ...options,
+      ...m,
+      requestCert: tls.clientAuth !== 'none',
+      rejectUnauthorized: tls.clientAuth === 'required',
+      minVersion: 'TLSv1.2',
+    },
+    listener,
+  );
+  server.on('tlsClientError', (err: NodeJS.ErrnoException, socket: TLSSocket) => {
+    logger.warn({ listener: what, remote: `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`, code: err.code, err: err.message }, 'TLS handshake failed: connection closed');
+  });
+  return server as unknown as Server;
+}
+
+/** A plain TCP server, or a TLS one with `tls` (the Kafka listener); failed handshakes are one log line each. */
+export function createSocketServer(tls: TlsSettings | undefined, onSocket: (socket: Socket) => void, logger: Logger, what: string, handshakeTimeoutMs: number): NetServer {
+  if (!tls) return createNetServer(onSocket);
+  const server = createTlsServer(
+    { ...readMaterial(tls), requestCert: tls.clientAuth !== 'none', rejectUnauthorized: tls.clientAuth === 'required', minVersion: 'TLSv1.2', handshakeTimeout: handshakeTimeoutMs },
+    onSocket,
+  );
+  server.on('tlsClientError', (err: NodeJS.ErrnoException, socket: TLSSocket) => {
+    logger.warn({ listener: what, remote: `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`, code: err.code, err: err.message }, 'TLS handshake failed: connection closed');
+  });
+  return server;
+}
+
+/** Checks the certificate files every reloadMs and gives `server` the new ones; returns the stop function. */
+export function watchCertificates(server: Server | NetServer, tls: TlsSettings | undefined, logger: Logger, what: string): () => void {
+  if (!tls) return () => undefined;
+  const stamp = () => [tls.certFile, tls.keyFile, tls.caFile].map((f) => (f ? statSync(f, { throwIfNoEntry: false })?.mtimeMs ?? 0 : 0)).join(':');
+  let last = stamp();
+  const timer = setInterval(() => {
+    try {
+      const now = stamp();
+      if (now === last) return;
+      last = now;
+      (server as unknown as { setSecureContext(o: object): void }).setSecureContext(readMaterial(tls));
+      logger.info({ listener: what, certFile: tls.certFile }, 'TLS certificate reloaded');
+    } catch (err) {
+      logger.error({ listener: what, err: (err as Error).message }, 'TLS certificate reload failed; the previous certificate stays in use');
+    }
+  }, tls.reloadMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+/** The principal of a verified client certificate (User:<subject CN>), if the socket has one. */
+export function tlsPrincipal(socket: Socket): string | undefined {
+  const t = socket as TLSSocket;
+  if (!t.encrypted || !t.authorized) return undefined;
+  const cn = t.getPeerCertificate()?.subject?.CN;
+  const name = Array.isArray(cn) ? cn[0] : cn;
+  return name ? `User:${name}` : undefined;
+}
+
+/** Whether a request arrived over TLS. */
+export function isEncrypted(req: IncomingMessage): boolean {
+  return (req.socket as TLSSocket).encrypted === true;
+}

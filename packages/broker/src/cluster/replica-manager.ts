@@ -378,8 +378,15 @@ export class ReplicaManager {
         await this.apply(h, t, rec);
       }
     }
+    // A replica no longer wanted here goes with its files: its topic was deleted, or (scaleout) a reassignment
+    // moved the partition off this broker (the metadata only moves forward: a later move back fetches afresh).
     for (const [k, h] of [...this.hosted]) {
-      if (!wanted.has(k)) await this.drop(h, !md.topic(h.topic) || md.topic(h.topic)!.topicId !== h.topicId);
+      if (!wanted.has(k)) {
+        const current = md.topic(h.topic);
+        const reassigned = current?.topicId === h.topicId;
+        if (reassigned) this.logger.info({ topic: h.topic, partition: h.partition }, 'partition reassigned off this broker: its replica is removed');
+        await this.drop(h, true);
+      }
     }
     for (const [k, down] of [...this.offline]) if (!wanted.has(k)) await this.forgetOffline(k, down);
     // Incarnations deleted while this broker was down (or while it was removing them) are in no metadata it

@@ -64,6 +64,12 @@ export const mq = $root.mq = (() => {
         values[valuesById[69] = "STALE_BROKER_EPOCH"] = 69;
         values[valuesById[70] = "INCONSISTENT_PARTITION_EPOCH"] = 70;
         values[valuesById[71] = "DUPLICATE_BROKER_REGISTRATION"] = 71;
+        values[valuesById[72] = "REASSIGNMENT_IN_PROGRESS"] = 72;
+        values[valuesById[73] = "NO_REASSIGNMENT_IN_PROGRESS"] = 73;
+        values[valuesById[74] = "INVALID_REPLICA_ASSIGNMENT"] = 74;
+        values[valuesById[75] = "PREFERRED_LEADER_NOT_AVAILABLE"] = 75;
+        values[valuesById[76] = "ELECTION_NOT_NEEDED"] = 76;
+        values[valuesById[77] = "BROKER_DECOMMISSIONED"] = 77;
         values[valuesById[80] = "COORDINATOR_NOT_AVAILABLE"] = 80;
         values[valuesById[81] = "NOT_COORDINATOR"] = 81;
         values[valuesById[82] = "COORDINATOR_LOAD_IN_PROGRESS"] = 82;

@@ -23,6 +23,12 @@ export type {
   RecordsToDelete,
   TopicResult,
   Watermarks,
+  // ---- scaleout
+  AddingReplicaProgress,
+  DecommissionResult,
+  OngoingReassignment,
+  PartitionOutcome,
+  PartitionReassignment,
 } from './admin.js';
 export type { BrokerDescription, ClientComponents, PartitionDescription, TopicDescription } from './cluster.js';
 export type { ClientSocket, ConnectFn, ConnectionOptions } from './connection.js';

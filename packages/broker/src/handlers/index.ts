@@ -4,7 +4,11 @@
  * the APIs listed.
  */
 import { BODY_API, SUPPORTED_API_VERSIONS, type ApiVersionRange, type RequestBody } from '@mq/protocol/wire';
+import { alterPartitionReassignments } from './alter-partition-reassignments.js';
 import { controllerForward } from './controller-forward.js';
+import { decommissionBroker } from './decommission-broker.js';
+import { electLeaders } from './elect-leaders.js';
+import { listPartitionReassignments } from './list-partition-reassignments.js';
 import { createPartitions } from './create-partitions.js';
 import { createTopics } from './create-topics.js';
 import { deleteRecords } from './delete-records.js';
@@ -50,6 +54,11 @@ export function partitionHandlers(d: HandlerDeps): HandlerMap {
     incrementalAlterConfigs: incrementalAlterConfigs(d),
     deleteRecords: deleteRecords(d),
     controllerForward: controllerForward(d),
+    // ---- scaleout
+    alterPartitionReassignments: alterPartitionReassignments(d),
+    listPartitionReassignments: listPartitionReassignments(d),
+    electLeaders: electLeaders(d),
+    decommissionBroker: decommissionBroker(d),
   };
 }
 

@@ -109,7 +109,11 @@ export namespace mq {
         DESCRIBE_GROUPS = 28,
         DELETE_GROUPS = 29,
         INIT_PRODUCER_ID = 30,
-        CONTROLLER_FORWARD = 40
+        CONTROLLER_FORWARD = 40,
+        ALTER_PARTITION_REASSIGNMENTS = 41,
+        LIST_PARTITION_REASSIGNMENTS = 42,
+        ELECT_LEADERS = 43,
+        DECOMMISSION_BROKER = 44
     }
 
     interface IRequestFrame extends mq.RequestFrame.$Properties {
@@ -145,7 +149,11 @@ export namespace mq {
         deleteGroups?: (mq.DeleteGroupsRequest.$Properties|null);
         initProducerId?: (mq.InitProducerIdRequest.$Properties|null);
         controllerForward?: (mq.ControllerForwardRequest.$Properties|null);
-        body?: ("handshake"|"metadata"|"createTopics"|"deleteTopics"|"createPartitions"|"describeConfigs"|"incrementalAlterConfigs"|"produce"|"fetch"|"listOffsets"|"offsetForLeaderEpoch"|"deleteRecords"|"findCoordinator"|"joinGroup"|"syncGroup"|"heartbeat"|"leaveGroup"|"offsetCommit"|"offsetFetch"|"listGroups"|"describeGroups"|"deleteGroups"|"initProducerId"|"controllerForward");
+        alterPartitionReassignments?: (mq.AlterPartitionReassignmentsRequest.$Properties|null);
+        listPartitionReassignments?: (mq.ListPartitionReassignmentsRequest.$Properties|null);
+        electLeaders?: (mq.ElectLeadersRequest.$Properties|null);
+        decommissionBroker?: (mq.DecommissionBrokerRequest.$Properties|null);
+        body?: ("handshake"|"metadata"|"createTopics"|"deleteTopics"|"createPartitions"|"describeConfigs"|"incrementalAlterConfigs"|"produce"|"fetch"|"listOffsets"|"offsetForLeaderEpoch"|"deleteRecords"|"findCoordinator"|"joinGroup"|"syncGroup"|"heartbeat"|"leaveGroup"|"offsetCommit"|"offsetFetch"|"listGroups"|"describeGroups"|"deleteGroups"|"initProducerId"|"controllerForward"|"alterPartitionReassignments"|"listPartitionReassignments"|"electLeaders"|"decommissionBroker");
         static create(properties: mq.RequestFrame.$Shape): mq.RequestFrame & mq.RequestFrame.$Shape;
         static create(properties?: mq.RequestFrame.$Properties): mq.RequestFrame;
         static encode(message: mq.RequestFrame.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
@@ -182,7 +190,11 @@ export namespace mq {
             deleteGroups?: (mq.DeleteGroupsRequest.$Properties|null);
             initProducerId?: (mq.InitProducerIdRequest.$Properties|null);
             controllerForward?: (mq.ControllerForwardRequest.$Properties|null);
-            body?: ("handshake"|"metadata"|"createTopics"|"deleteTopics"|"createPartitions"|"describeConfigs"|"incrementalAlterConfigs"|"produce"|"fetch"|"listOffsets"|"offsetForLeaderEpoch"|"deleteRecords"|"findCoordinator"|"joinGroup"|"syncGroup"|"heartbeat"|"leaveGroup"|"offsetCommit"|"offsetFetch"|"listGroups"|"describeGroups"|"deleteGroups"|"initProducerId"|"controllerForward");
+            alterPartitionReassignments?: (mq.AlterPartitionReassignmentsRequest.$Properties|null);
+            listPartitionReassignments?: (mq.ListPartitionReassignmentsRequest.$Properties|null);
+            electLeaders?: (mq.ElectLeadersRequest.$Properties|null);
+            decommissionBroker?: (mq.DecommissionBrokerRequest.$Properties|null);
+            body?: ("handshake"|"metadata"|"createTopics"|"deleteTopics"|"createPartitions"|"describeConfigs"|"incrementalAlterConfigs"|"produce"|"fetch"|"listOffsets"|"offsetForLeaderEpoch"|"deleteRecords"|"findCoordinator"|"joinGroup"|"syncGroup"|"heartbeat"|"leaveGroup"|"offsetCommit"|"offsetFetch"|"listGroups"|"describeGroups"|"deleteGroups"|"initProducerId"|"controllerForward"|"alterPartitionReassignments"|"listPartitionReassignments"|"electLeaders"|"decommissionBroker");
             $unknowns?: Uint8Array[];
         }
         type $Shape = {
@@ -213,9 +225,13 @@ export namespace mq {
           deleteGroups?: mq.DeleteGroupsRequest.$Shape|null;
           initProducerId?: mq.InitProducerIdRequest.$Shape|null;
           controllerForward?: mq.ControllerForwardRequest.$Shape|null;
+          alterPartitionReassignments?: mq.AlterPartitionReassignmentsRequest.$Shape|null;
+          listPartitionReassignments?: mq.ListPartitionReassignmentsRequest.$Shape|null;
+          electLeaders?: mq.ElectLeadersRequest.$Shape|null;
+          decommissionBroker?: mq.DecommissionBrokerRequest.$Shape|null;
           $unknowns?: Uint8Array[];
         } & (
-          ({ body?: undefined; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "handshake"; handshake: mq.HandshakeRequest.$Shape; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "metadata"; handshake?: null; metadata: mq.MetadataRequest.$Shape; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "createTopics"; handshake?: null; metadata?: null; createTopics: mq.CreateTopicsRequest.$Shape; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "deleteTopics"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics: mq.DeleteTopicsRequest.$Shape; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "createPartitions"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions: mq.CreatePartitionsRequest.$Shape; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "describeConfigs"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs: mq.DescribeConfigsRequest.$Shape; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "incrementalAlterConfigs"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs: mq.IncrementalAlterConfigsRequest.$Shape; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "produce"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce: mq.ProduceRequest.$Shape; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "fetch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch: mq.FetchRequest.$Shape; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "listOffsets"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets: mq.ListOffsetsRequest.$Shape; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "offsetForLeaderEpoch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch: mq.OffsetForLeaderEpochRequest.$Shape; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "deleteRecords"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords: mq.DeleteRecordsRequest.$Shape; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "findCoordinator"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator: mq.FindCoordinatorRequest.$Shape; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "joinGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup: mq.JoinGroupRequest.$Shape; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "syncGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup: mq.SyncGroupRequest.$Shape; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "heartbeat"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat: mq.HeartbeatRequest.$Shape; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "leaveGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup: mq.LeaveGroupRequest.$Shape; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "offsetCommit"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit: mq.OffsetCommitRequest.$Shape; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "offsetFetch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch: mq.OffsetFetchRequest.$Shape; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "listGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups: mq.ListGroupsRequest.$Shape; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "describeGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups: mq.DescribeGroupsRequest.$Shape; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "deleteGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups: mq.DeleteGroupsRequest.$Shape; initProducerId?: null; controllerForward?: null }|{ body?: "initProducerId"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId: mq.InitProducerIdRequest.$Shape; controllerForward?: null }|{ body?: "controllerForward"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward: mq.ControllerForwardRequest.$Shape })
+          ({ body?: undefined; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "handshake"; handshake: mq.HandshakeRequest.$Shape; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "metadata"; handshake?: null; metadata: mq.MetadataRequest.$Shape; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "createTopics"; handshake?: null; metadata?: null; createTopics: mq.CreateTopicsRequest.$Shape; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "deleteTopics"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics: mq.DeleteTopicsRequest.$Shape; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "createPartitions"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions: mq.CreatePartitionsRequest.$Shape; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "describeConfigs"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs: mq.DescribeConfigsRequest.$Shape; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "incrementalAlterConfigs"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs: mq.IncrementalAlterConfigsRequest.$Shape; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "produce"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce: mq.ProduceRequest.$Shape; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "fetch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch: mq.FetchRequest.$Shape; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "listOffsets"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets: mq.ListOffsetsRequest.$Shape; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "offsetForLeaderEpoch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch: mq.OffsetForLeaderEpochRequest.$Shape; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "deleteRecords"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords: mq.DeleteRecordsRequest.$Shape; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "findCoordinator"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator: mq.FindCoordinatorRequest.$Shape; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "joinGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup: mq.JoinGroupRequest.$Shape; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "syncGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup: mq.SyncGroupRequest.$Shape; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "heartbeat"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat: mq.HeartbeatRequest.$Shape; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "leaveGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup: mq.LeaveGroupRequest.$Shape; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "offsetCommit"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit: mq.OffsetCommitRequest.$Shape; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "offsetFetch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch: mq.OffsetFetchRequest.$Shape; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "listGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups: mq.ListGroupsRequest.$Shape; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "describeGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups: mq.DescribeGroupsRequest.$Shape; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "deleteGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups: mq.DeleteGroupsRequest.$Shape; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "initProducerId"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId: mq.InitProducerIdRequest.$Shape; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "controllerForward"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward: mq.ControllerForwardRequest.$Shape; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "alterPartitionReassignments"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments: mq.AlterPartitionReassignmentsRequest.$Shape; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "listPartitionReassignments"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments: mq.ListPartitionReassignmentsRequest.$Shape; electLeaders?: null; decommissionBroker?: null }|{ body?: "electLeaders"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders: mq.ElectLeadersRequest.$Shape; decommissionBroker?: null }|{ body?: "decommissionBroker"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker: mq.DecommissionBrokerRequest.$Shape })
         );
     }
 
@@ -253,7 +269,11 @@ export namespace mq {
         deleteGroups?: (mq.DeleteGroupsResponse.$Properties|null);
         initProducerId?: (mq.InitProducerIdResponse.$Properties|null);
         controllerForward?: (mq.ControllerForwardResponse.$Properties|null);
-        body?: ("handshake"|"metadata"|"createTopics"|"deleteTopics"|"createPartitions"|"describeConfigs"|"incrementalAlterConfigs"|"produce"|"fetch"|"listOffsets"|"offsetForLeaderEpoch"|"deleteRecords"|"findCoordinator"|"joinGroup"|"syncGroup"|"heartbeat"|"leaveGroup"|"offsetCommit"|"offsetFetch"|"listGroups"|"describeGroups"|"deleteGroups"|"initProducerId"|"controllerForward");
+        alterPartitionReassignments?: (mq.AlterPartitionReassignmentsResponse.$Properties|null);
+        listPartitionReassignments?: (mq.ListPartitionReassignmentsResponse.$Properties|null);
+        electLeaders?: (mq.ElectLeadersResponse.$Properties|null);
+        decommissionBroker?: (mq.DecommissionBrokerResponse.$Properties|null);
+        body?: ("handshake"|"metadata"|"createTopics"|"deleteTopics"|"createPartitions"|"describeConfigs"|"incrementalAlterConfigs"|"produce"|"fetch"|"listOffsets"|"offsetForLeaderEpoch"|"deleteRecords"|"findCoordinator"|"joinGroup"|"syncGroup"|"heartbeat"|"leaveGroup"|"offsetCommit"|"offsetFetch"|"listGroups"|"describeGroups"|"deleteGroups"|"initProducerId"|"controllerForward"|"alterPartitionReassignments"|"listPartitionReassignments"|"electLeaders"|"decommissionBroker");
         static create(properties: mq.ResponseFrame.$Shape): mq.ResponseFrame & mq.ResponseFrame.$Shape;
         static create(properties?: mq.ResponseFrame.$Properties): mq.ResponseFrame;
         static encode(message: mq.ResponseFrame.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
@@ -291,7 +311,11 @@ export namespace mq {
             deleteGroups?: (mq.DeleteGroupsResponse.$Properties|null);
             initProducerId?: (mq.InitProducerIdResponse.$Properties|null);
             controllerForward?: (mq.ControllerForwardResponse.$Properties|null);
-            body?: ("handshake"|"metadata"|"createTopics"|"deleteTopics"|"createPartitions"|"describeConfigs"|"incrementalAlterConfigs"|"produce"|"fetch"|"listOffsets"|"offsetForLeaderEpoch"|"deleteRecords"|"findCoordinator"|"joinGroup"|"syncGroup"|"heartbeat"|"leaveGroup"|"offsetCommit"|"offsetFetch"|"listGroups"|"describeGroups"|"deleteGroups"|"initProducerId"|"controllerForward");
+            alterPartitionReassignments?: (mq.AlterPartitionReassignmentsResponse.$Properties|null);
+            listPartitionReassignments?: (mq.ListPartitionReassignmentsResponse.$Properties|null);
+            electLeaders?: (mq.ElectLeadersResponse.$Properties|null);
+            decommissionBroker?: (mq.DecommissionBrokerResponse.$Properties|null);
+            body?: ("handshake"|"metadata"|"createTopics"|"deleteTopics"|"createPartitions"|"describeConfigs"|"incrementalAlterConfigs"|"produce"|"fetch"|"listOffsets"|"offsetForLeaderEpoch"|"deleteRecords"|"findCoordinator"|"joinGroup"|"syncGroup"|"heartbeat"|"leaveGroup"|"offsetCommit"|"offsetFetch"|"listGroups"|"describeGroups"|"deleteGroups"|"initProducerId"|"controllerForward"|"alterPartitionReassignments"|"listPartitionReassignments"|"electLeaders"|"decommissionBroker");
             $unknowns?: Uint8Array[];
         }
         type $Shape = {
@@ -323,9 +347,13 @@ export namespace mq {
           deleteGroups?: mq.DeleteGroupsResponse.$Shape|null;
           initProducerId?: mq.InitProducerIdResponse.$Shape|null;
           controllerForward?: mq.ControllerForwardResponse.$Shape|null;
+          alterPartitionReassignments?: mq.AlterPartitionReassignmentsResponse.$Shape|null;
+          listPartitionReassignments?: mq.ListPartitionReassignmentsResponse.$Shape|null;
+          electLeaders?: mq.ElectLeadersResponse.$Shape|null;
+          decommissionBroker?: mq.DecommissionBrokerResponse.$Shape|null;
           $unknowns?: Uint8Array[];
         } & (
-          ({ body?: undefined; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "handshake"; handshake: mq.HandshakeResponse.$Shape; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "metadata"; handshake?: null; metadata: mq.MetadataResponse.$Shape; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "createTopics"; handshake?: null; metadata?: null; createTopics: mq.CreateTopicsResponse.$Shape; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "deleteTopics"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics: mq.DeleteTopicsResponse.$Shape; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "createPartitions"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions: mq.CreatePartitionsResponse.$Shape; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "describeConfigs"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs: mq.DescribeConfigsResponse.$Shape; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "incrementalAlterConfigs"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs: mq.IncrementalAlterConfigsResponse.$Shape; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "produce"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce: mq.ProduceResponse.$Shape; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "fetch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch: mq.FetchResponse.$Shape; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "listOffsets"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets: mq.ListOffsetsResponse.$Shape; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "offsetForLeaderEpoch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch: mq.OffsetForLeaderEpochResponse.$Shape; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "deleteRecords"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords: mq.DeleteRecordsResponse.$Shape; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "findCoordinator"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator: mq.FindCoordinatorResponse.$Shape; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "joinGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup: mq.JoinGroupResponse.$Shape; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "syncGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup: mq.SyncGroupResponse.$Shape; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "heartbeat"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat: mq.HeartbeatResponse.$Shape; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "leaveGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup: mq.LeaveGroupResponse.$Shape; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "offsetCommit"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit: mq.OffsetCommitResponse.$Shape; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "offsetFetch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch: mq.OffsetFetchResponse.$Shape; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "listGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups: mq.ListGroupsResponse.$Shape; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "describeGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups: mq.DescribeGroupsResponse.$Shape; deleteGroups?: null; initProducerId?: null; controllerForward?: null }|{ body?: "deleteGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups: mq.DeleteGroupsResponse.$Shape; initProducerId?: null; controllerForward?: null }|{ body?: "initProducerId"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId: mq.InitProducerIdResponse.$Shape; controllerForward?: null }|{ body?: "controllerForward"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward: mq.ControllerForwardResponse.$Shape })
+          ({ body?: undefined; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "handshake"; handshake: mq.HandshakeResponse.$Shape; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "metadata"; handshake?: null; metadata: mq.MetadataResponse.$Shape; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "createTopics"; handshake?: null; metadata?: null; createTopics: mq.CreateTopicsResponse.$Shape; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "deleteTopics"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics: mq.DeleteTopicsResponse.$Shape; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "createPartitions"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions: mq.CreatePartitionsResponse.$Shape; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "describeConfigs"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs: mq.DescribeConfigsResponse.$Shape; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "incrementalAlterConfigs"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs: mq.IncrementalAlterConfigsResponse.$Shape; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "produce"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce: mq.ProduceResponse.$Shape; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "fetch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch: mq.FetchResponse.$Shape; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "listOffsets"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets: mq.ListOffsetsResponse.$Shape; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "offsetForLeaderEpoch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch: mq.OffsetForLeaderEpochResponse.$Shape; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "deleteRecords"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords: mq.DeleteRecordsResponse.$Shape; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "findCoordinator"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator: mq.FindCoordinatorResponse.$Shape; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "joinGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup: mq.JoinGroupResponse.$Shape; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "syncGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup: mq.SyncGroupResponse.$Shape; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "heartbeat"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat: mq.HeartbeatResponse.$Shape; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "leaveGroup"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup: mq.LeaveGroupResponse.$Shape; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "offsetCommit"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit: mq.OffsetCommitResponse.$Shape; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "offsetFetch"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch: mq.OffsetFetchResponse.$Shape; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "listGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups: mq.ListGroupsResponse.$Shape; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "describeGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups: mq.DescribeGroupsResponse.$Shape; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "deleteGroups"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups: mq.DeleteGroupsResponse.$Shape; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "initProducerId"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId: mq.InitProducerIdResponse.$Shape; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "controllerForward"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward: mq.ControllerForwardResponse.$Shape; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "alterPartitionReassignments"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments: mq.AlterPartitionReassignmentsResponse.$Shape; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker?: null }|{ body?: "listPartitionReassignments"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments: mq.ListPartitionReassignmentsResponse.$Shape; electLeaders?: null; decommissionBroker?: null }|{ body?: "electLeaders"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders: mq.ElectLeadersResponse.$Shape; decommissionBroker?: null }|{ body?: "decommissionBroker"; handshake?: null; metadata?: null; createTopics?: null; deleteTopics?: null; createPartitions?: null; describeConfigs?: null; incrementalAlterConfigs?: null; produce?: null; fetch?: null; listOffsets?: null; offsetForLeaderEpoch?: null; deleteRecords?: null; findCoordinator?: null; joinGroup?: null; syncGroup?: null; heartbeat?: null; leaveGroup?: null; offsetCommit?: null; offsetFetch?: null; listGroups?: null; describeGroups?: null; deleteGroups?: null; initProducerId?: null; controllerForward?: null; alterPartitionReassignments?: null; listPartitionReassignments?: null; electLeaders?: null; decommissionBroker: mq.DecommissionBrokerResponse.$Shape })
         );
     }
 
@@ -2985,5 +3013,373 @@ export namespace mq {
             $unknowns?: Uint8Array[];
         }
         type $Shape = mq.ControllerForwardResponse.$Properties;
+    }
+
+    interface IReassignablePartition extends mq.ReassignablePartition.$Properties {
+    }
+
+    class ReassignablePartition {
+        constructor(properties?: mq.ReassignablePartition.$Properties);
+        $unknowns?: Uint8Array[];
+        partition: number;
+        replicas: number[];
+        cancel: boolean;
+        static create(properties: mq.ReassignablePartition.$Shape): mq.ReassignablePartition & mq.ReassignablePartition.$Shape;
+        static create(properties?: mq.ReassignablePartition.$Properties): mq.ReassignablePartition;
+        static encode(message: mq.ReassignablePartition.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.ReassignablePartition & mq.ReassignablePartition.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace ReassignablePartition {
+        interface $Properties {
+            partition?: (number|null);
+            replicas?: (number[]|null);
+            cancel?: (boolean|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.ReassignablePartition.$Properties;
+    }
+
+    interface IReassignableTopic extends mq.ReassignableTopic.$Properties {
+    }
+
+    class ReassignableTopic {
+        constructor(properties?: mq.ReassignableTopic.$Properties);
+        $unknowns?: Uint8Array[];
+        name: string;
+        partitions: mq.ReassignablePartition.$Properties[];
+        static create(properties: mq.ReassignableTopic.$Shape): mq.ReassignableTopic & mq.ReassignableTopic.$Shape;
+        static create(properties?: mq.ReassignableTopic.$Properties): mq.ReassignableTopic;
+        static encode(message: mq.ReassignableTopic.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.ReassignableTopic & mq.ReassignableTopic.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace ReassignableTopic {
+        interface $Properties {
+            name?: (string|null);
+            partitions?: (mq.ReassignablePartition.$Properties[]|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.ReassignableTopic.$Properties;
+    }
+
+    interface IAlterPartitionReassignmentsRequest extends mq.AlterPartitionReassignmentsRequest.$Properties {
+    }
+
+    class AlterPartitionReassignmentsRequest {
+        constructor(properties?: mq.AlterPartitionReassignmentsRequest.$Properties);
+        $unknowns?: Uint8Array[];
+        timeoutMs: number;
+        topics: mq.ReassignableTopic.$Properties[];
+        allowReplicationFactorChange: boolean;
+        static create(properties: mq.AlterPartitionReassignmentsRequest.$Shape): mq.AlterPartitionReassignmentsRequest & mq.AlterPartitionReassignmentsRequest.$Shape;
+        static create(properties?: mq.AlterPartitionReassignmentsRequest.$Properties): mq.AlterPartitionReassignmentsRequest;
+        static encode(message: mq.AlterPartitionReassignmentsRequest.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.AlterPartitionReassignmentsRequest & mq.AlterPartitionReassignmentsRequest.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace AlterPartitionReassignmentsRequest {
+        interface $Properties {
+            timeoutMs?: (number|null);
+            topics?: (mq.ReassignableTopic.$Properties[]|null);
+            allowReplicationFactorChange?: (boolean|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.AlterPartitionReassignmentsRequest.$Properties;
+    }
+
+    interface IPartitionResult extends mq.PartitionResult.$Properties {
+    }
+
+    class PartitionResult {
+        constructor(properties?: mq.PartitionResult.$Properties);
+        $unknowns?: Uint8Array[];
+        topic: string;
+        partition: number;
+        errorCode: mq.ErrorCode;
+        errorMessage: string;
+        static create(properties: mq.PartitionResult.$Shape): mq.PartitionResult & mq.PartitionResult.$Shape;
+        static create(properties?: mq.PartitionResult.$Properties): mq.PartitionResult;
+        static encode(message: mq.PartitionResult.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.PartitionResult & mq.PartitionResult.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace PartitionResult {
+        interface $Properties {
+            topic?: (string|null);
+            partition?: (number|null);
+            errorCode?: (mq.ErrorCode|null);
+            errorMessage?: (string|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.PartitionResult.$Properties;
+    }
+
+    interface IAlterPartitionReassignmentsResponse extends mq.AlterPartitionReassignmentsResponse.$Properties {
+    }
+
+    class AlterPartitionReassignmentsResponse {
+        constructor(properties?: mq.AlterPartitionReassignmentsResponse.$Properties);
+        $unknowns?: Uint8Array[];
+        results: mq.PartitionResult.$Properties[];
+        static create(properties: mq.AlterPartitionReassignmentsResponse.$Shape): mq.AlterPartitionReassignmentsResponse & mq.AlterPartitionReassignmentsResponse.$Shape;
+        static create(properties?: mq.AlterPartitionReassignmentsResponse.$Properties): mq.AlterPartitionReassignmentsResponse;
+        static encode(message: mq.AlterPartitionReassignmentsResponse.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.AlterPartitionReassignmentsResponse & mq.AlterPartitionReassignmentsResponse.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace AlterPartitionReassignmentsResponse {
+        interface $Properties {
+            results?: (mq.PartitionResult.$Properties[]|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.AlterPartitionReassignmentsResponse.$Properties;
+    }
+
+    interface IListPartitionReassignmentsRequest extends mq.ListPartitionReassignmentsRequest.$Properties {
+    }
+
+    class ListPartitionReassignmentsRequest {
+        constructor(properties?: mq.ListPartitionReassignmentsRequest.$Properties);
+        $unknowns?: Uint8Array[];
+        topics: string[];
+        static create(properties: mq.ListPartitionReassignmentsRequest.$Shape): mq.ListPartitionReassignmentsRequest & mq.ListPartitionReassignmentsRequest.$Shape;
+        static create(properties?: mq.ListPartitionReassignmentsRequest.$Properties): mq.ListPartitionReassignmentsRequest;
+        static encode(message: mq.ListPartitionReassignmentsRequest.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.ListPartitionReassignmentsRequest & mq.ListPartitionReassignmentsRequest.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace ListPartitionReassignmentsRequest {
+        interface $Properties {
+            topics?: (string[]|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.ListPartitionReassignmentsRequest.$Properties;
+    }
+
+    interface IAddingReplicaProgress extends mq.AddingReplicaProgress.$Properties {
+    }
+
+    class AddingReplicaProgress {
+        constructor(properties?: mq.AddingReplicaProgress.$Properties);
+        $unknowns?: Uint8Array[];
+        brokerId: number;
+        logEndOffset: number;
+        offsetLag: number;
+        bytesBehind: number;
+        inIsr: boolean;
+        static create(properties: mq.AddingReplicaProgress.$Shape): mq.AddingReplicaProgress & mq.AddingReplicaProgress.$Shape;
+        static create(properties?: mq.AddingReplicaProgress.$Properties): mq.AddingReplicaProgress;
+        static encode(message: mq.AddingReplicaProgress.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.AddingReplicaProgress & mq.AddingReplicaProgress.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace AddingReplicaProgress {
+        interface $Properties {
+            brokerId?: (number|null);
+            logEndOffset?: (number|null);
+            offsetLag?: (number|null);
+            bytesBehind?: (number|null);
+            inIsr?: (boolean|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.AddingReplicaProgress.$Properties;
+    }
+
+    interface IOngoingReassignment extends mq.OngoingReassignment.$Properties {
+    }
+
+    class OngoingReassignment {
+        constructor(properties?: mq.OngoingReassignment.$Properties);
+        $unknowns?: Uint8Array[];
+        topic: string;
+        partition: number;
+        replicas: number[];
+        targetReplicas: number[];
+        addingReplicas: number[];
+        removingReplicas: number[];
+        leader: number;
+        isr: number[];
+        progressKnown: boolean;
+        leaderLogEndOffset: number;
+        leaderLogBytes: number;
+        addingProgress: mq.AddingReplicaProgress.$Properties[];
+        static create(properties: mq.OngoingReassignment.$Shape): mq.OngoingReassignment & mq.OngoingReassignment.$Shape;
+        static create(properties?: mq.OngoingReassignment.$Properties): mq.OngoingReassignment;
+        static encode(message: mq.OngoingReassignment.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.OngoingReassignment & mq.OngoingReassignment.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace OngoingReassignment {
+        interface $Properties {
+            topic?: (string|null);
+            partition?: (number|null);
+            replicas?: (number[]|null);
+            targetReplicas?: (number[]|null);
+            addingReplicas?: (number[]|null);
+            removingReplicas?: (number[]|null);
+            leader?: (number|null);
+            isr?: (number[]|null);
+            progressKnown?: (boolean|null);
+            leaderLogEndOffset?: (number|null);
+            leaderLogBytes?: (number|null);
+            addingProgress?: (mq.AddingReplicaProgress.$Properties[]|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.OngoingReassignment.$Properties;
+    }
+
+    interface IListPartitionReassignmentsResponse extends mq.ListPartitionReassignmentsResponse.$Properties {
+    }
+
+    class ListPartitionReassignmentsResponse {
+        constructor(properties?: mq.ListPartitionReassignmentsResponse.$Properties);
+        $unknowns?: Uint8Array[];
+        reassignments: mq.OngoingReassignment.$Properties[];
+        brokerId: number;
+        static create(properties: mq.ListPartitionReassignmentsResponse.$Shape): mq.ListPartitionReassignmentsResponse & mq.ListPartitionReassignmentsResponse.$Shape;
+        static create(properties?: mq.ListPartitionReassignmentsResponse.$Properties): mq.ListPartitionReassignmentsResponse;
+        static encode(message: mq.ListPartitionReassignmentsResponse.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.ListPartitionReassignmentsResponse & mq.ListPartitionReassignmentsResponse.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace ListPartitionReassignmentsResponse {
+        interface $Properties {
+            reassignments?: (mq.OngoingReassignment.$Properties[]|null);
+            brokerId?: (number|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.ListPartitionReassignmentsResponse.$Properties;
+    }
+
+    interface IElectLeadersTopic extends mq.ElectLeadersTopic.$Properties {
+    }
+
+    class ElectLeadersTopic {
+        constructor(properties?: mq.ElectLeadersTopic.$Properties);
+        $unknowns?: Uint8Array[];
+        name: string;
+        partitions: number[];
+        static create(properties: mq.ElectLeadersTopic.$Shape): mq.ElectLeadersTopic & mq.ElectLeadersTopic.$Shape;
+        static create(properties?: mq.ElectLeadersTopic.$Properties): mq.ElectLeadersTopic;
+        static encode(message: mq.ElectLeadersTopic.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.ElectLeadersTopic & mq.ElectLeadersTopic.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace ElectLeadersTopic {
+        interface $Properties {
+            name?: (string|null);
+            partitions?: (number[]|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.ElectLeadersTopic.$Properties;
+    }
+
+    interface IElectLeadersRequest extends mq.ElectLeadersRequest.$Properties {
+    }
+
+    class ElectLeadersRequest {
+        constructor(properties?: mq.ElectLeadersRequest.$Properties);
+        $unknowns?: Uint8Array[];
+        timeoutMs: number;
+        topics: mq.ElectLeadersTopic.$Properties[];
+        static create(properties: mq.ElectLeadersRequest.$Shape): mq.ElectLeadersRequest & mq.ElectLeadersRequest.$Shape;
+        static create(properties?: mq.ElectLeadersRequest.$Properties): mq.ElectLeadersRequest;
+        static encode(message: mq.ElectLeadersRequest.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.ElectLeadersRequest & mq.ElectLeadersRequest.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace ElectLeadersRequest {
+        interface $Properties {
+            timeoutMs?: (number|null);
+            topics?: (mq.ElectLeadersTopic.$Properties[]|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.ElectLeadersRequest.$Properties;
+    }
+
+    interface IElectLeadersResponse extends mq.ElectLeadersResponse.$Properties {
+    }
+
+    class ElectLeadersResponse {
+        constructor(properties?: mq.ElectLeadersResponse.$Properties);
+        $unknowns?: Uint8Array[];
+        results: mq.PartitionResult.$Properties[];
+        moved: number;
+        static create(properties: mq.ElectLeadersResponse.$Shape): mq.ElectLeadersResponse & mq.ElectLeadersResponse.$Shape;
+        static create(properties?: mq.ElectLeadersResponse.$Properties): mq.ElectLeadersResponse;
+        static encode(message: mq.ElectLeadersResponse.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.ElectLeadersResponse & mq.ElectLeadersResponse.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace ElectLeadersResponse {
+        interface $Properties {
+            results?: (mq.PartitionResult.$Properties[]|null);
+            moved?: (number|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.ElectLeadersResponse.$Properties;
+    }
+
+    interface IDecommissionBrokerRequest extends mq.DecommissionBrokerRequest.$Properties {
+    }
+
+    class DecommissionBrokerRequest {
+        constructor(properties?: mq.DecommissionBrokerRequest.$Properties);
+        $unknowns?: Uint8Array[];
+        brokerId: number;
+        timeoutMs: number;
+        cancel: boolean;
+        static create(properties: mq.DecommissionBrokerRequest.$Shape): mq.DecommissionBrokerRequest & mq.DecommissionBrokerRequest.$Shape;
+        static create(properties?: mq.DecommissionBrokerRequest.$Properties): mq.DecommissionBrokerRequest;
+        static encode(message: mq.DecommissionBrokerRequest.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.DecommissionBrokerRequest & mq.DecommissionBrokerRequest.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace DecommissionBrokerRequest {
+        interface $Properties {
+            brokerId?: (number|null);
+            timeoutMs?: (number|null);
+            cancel?: (boolean|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.DecommissionBrokerRequest.$Properties;
+    }
+
+    interface IDecommissionBrokerResponse extends mq.DecommissionBrokerResponse.$Properties {
+    }
+
+    class DecommissionBrokerResponse {
+        constructor(properties?: mq.DecommissionBrokerResponse.$Properties);
+        $unknowns?: Uint8Array[];
+        moves: mq.PartitionResult.$Properties[];
+        remainingReplicas: number;
+        static create(properties: mq.DecommissionBrokerResponse.$Shape): mq.DecommissionBrokerResponse & mq.DecommissionBrokerResponse.$Shape;
+        static create(properties?: mq.DecommissionBrokerResponse.$Properties): mq.DecommissionBrokerResponse;
+        static encode(message: mq.DecommissionBrokerResponse.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.DecommissionBrokerResponse & mq.DecommissionBrokerResponse.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace DecommissionBrokerResponse {
+        interface $Properties {
+            moves?: (mq.PartitionResult.$Properties[]|null);
+            remainingReplicas?: (number|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.DecommissionBrokerResponse.$Properties;
     }
 }

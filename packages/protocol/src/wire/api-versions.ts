@@ -39,6 +39,11 @@ export const SUPPORTED_API_VERSIONS: readonly ApiVersionRange[] = [
   { api: mq.ApiKey.DELETE_GROUPS, minVersion: 0, maxVersion: 0 },
   { api: mq.ApiKey.INIT_PRODUCER_ID, minVersion: 0, maxVersion: 0 },
   { api: mq.ApiKey.CONTROLLER_FORWARD, minVersion: 0, maxVersion: 0 },
+  // ---- scaleout
+  { api: mq.ApiKey.ALTER_PARTITION_REASSIGNMENTS, minVersion: 0, maxVersion: 0 },
+  { api: mq.ApiKey.LIST_PARTITION_REASSIGNMENTS, minVersion: 0, maxVersion: 0 },
+  { api: mq.ApiKey.ELECT_LEADERS, minVersion: 0, maxVersion: 0 },
+  { api: mq.ApiKey.DECOMMISSION_BROKER, minVersion: 0, maxVersion: 0 },
 ];
 
 /** The highest version both lists support, or undefined when they share none. */

@@ -36,6 +36,11 @@ export const BODY_API: Readonly<Record<RequestBody, mq.ApiKey>> = {
   deleteGroups: mq.ApiKey.DELETE_GROUPS,
   initProducerId: mq.ApiKey.INIT_PRODUCER_ID,
   controllerForward: mq.ApiKey.CONTROLLER_FORWARD,
+  // ---- scaleout
+  alterPartitionReassignments: mq.ApiKey.ALTER_PARTITION_REASSIGNMENTS,
+  listPartitionReassignments: mq.ApiKey.LIST_PARTITION_REASSIGNMENTS,
+  electLeaders: mq.ApiKey.ELECT_LEADERS,
+  decommissionBroker: mq.ApiKey.DECOMMISSION_BROKER,
 };
 
 export function encodeRequest(frame: RequestFrame): Uint8Array {

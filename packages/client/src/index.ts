@@ -74,3 +74,6 @@ export type { CommittedOffset, OffsetAndMetadata, TopicPartitionOffsetAndMetadat
 export type { Assignor, AssignorMember, RebalanceListener } from './group/index.js';
 export type { RetryOptions } from './retrier.js';
 export type { ErrorCode } from '@mq/protocol/errors';
+// ---- scaleout
+export { planRebalance } from './balance-plan.js';
+export type { PlanBroker, PlanPartition, PlannedReassignment, RebalancePlan } from './balance-plan.js';

@@ -505,7 +505,10 @@ export class Admin {
     await Promise.all(
       leaders.map(async (id) => {
         try {
-          const r = await this.cluster.send({ kind: 'broker', id }, 'listPartitionReassignments', { topics: [...topics] }, { ...requestOptions(options), timeoutMs: options.timeoutMs ?? 5000 });
+          // One bounded try per leader (a leader that just died is not waited for: its progress stays unknown).
+          const limit = AbortSignal.timeout(Math.min(options.timeoutMs ?? 3000, 3000));
+          const signal = options.signal ? AbortSignal.any([options.signal, limit]) : limit;
+          const r = await this.cluster.send({ kind: 'broker', id }, 'listPartitionReassignments', { topics: [...topics] }, { signal, timeoutMs: 3000 });
           for (const e of r.reassignments ?? []) {
             if (!e.progressKnown) continue;
             const i = out.findIndex((o) => o.topic === e.topic && o.partition === e.partition && !o.progress);

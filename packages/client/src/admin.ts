@@ -454,9 +454,10 @@ export class Admin {
     );
     const out = (resp.results ?? []).map(outcome);
     for (const t of byTopic.keys()) this.cluster.invalidate(t);
-    const failures = out.filter((o) => o.error).map((o) => o.error!);
-    if (failures.length === 1) throw failures[0]!;
-    if (failures.length > 1) throw new MqError(failures[0]!.code, failures.map((f) => f.message).join('; '), { errors: failures, results: out });
+    const failures = out.flatMap((o) => (o.error ? [o.error] : []));
+    const [first] = failures;
+    if (first && failures.length === 1) throw first;
+    if (first) throw new MqError(first.code, failures.map((f) => f.message).join('; '), { errors: failures, results: out });
     return out;
   }
 

@@ -19,6 +19,7 @@ import { Router } from './http/router.js';
 import { registerRecordRoutes } from './http/routes/records.js';
 import { registerSystemRoutes } from './http/routes/system.js';
 import { registerTopicRoutes } from './http/routes/topics.js';
+import { registerScaleoutRoutes } from './http/routes/scaleout.js';
 import { startGroups } from './group/broker-groups.js';
 import { isClusterConfig, startClusterNode } from './cluster/cluster-node.js';
 import { clusterHttpBackend, clusterPartitionView, registerClusterRoutes } from './cluster/routes.js';
@@ -221,6 +222,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     const topicBackend = clusterHttpBackend(cluster, handlers, ctx);
     registerTopicRoutes(router, ctx, topicBackend);
     registerRecordRoutes(router, ctx, topicBackend);
+    registerScaleoutRoutes(router, topicBackend);
     const view = clusterPartitionView(cluster);
     registerSystemRoutes(router, ctx, { view });
     const stopNodeMetrics = registerNodeMetrics(ctx.metrics.registry, { connections: () => ws.connectionCount, view, controller: cluster.controller, groups: () => groups.coordinator, forgetTopic: (t) => ctx.metrics.dropTopic(t) });

@@ -26,7 +26,7 @@ export function decommissionBroker(d: HandlerDeps): Handler<'decommissionBroker'
     const id = req.brokerId ?? 0;
     const deadline = requestDeadline(Date.now, req.timeoutMs ?? 0);
     try {
-      if (!md.broker(id)) throw new MqError('BROKER_NOT_AVAILABLE', `broker ${id} is not registered in the cluster`, { retriable: false });
+      if (!md.broker(id)) throw new MqError('UNKNOWN_NODE', `broker ${id} is not registered in the cluster`);
       if (req.cancel) {
         await d.controller.submit({ type: 'decommissionBroker', id, decommissioned: false }, deadline.check());
         ctx.logger.info({ broker: id }, `broker ${id} is no longer decommissioned`);

@@ -247,6 +247,30 @@ describe('cluster scale-out: reassignment, rebalance, decommission', () => {
     await readBack(client!, topic, 12, load.acked);
   }, 180_000);
 
+  it('the replication throttle holds a move back while set, and lifting it at run time lets the move finish', async () => {
+    const admin = client!.admin();
+    const thr = uniqueName('throttled');
+    await admin.createTopic(thr, { numPartitions: 1, replicationFactor: 1 });
+    const producer = client!.producer({ acks: 'all', lingerMs: 5 });
+    const value = 'x'.repeat(1000);
+    await Promise.all(Array.from({ length: 1500 }, () => producer.send(thr, { value, partition: 0 })));
+    await producer.close();
+    const from = (await admin.describeTopic(thr)).partitions[0]!.replicas[0]!;
+    const to = [1, 2, 3, 4].find((id) => id !== from)!;
+    const set = await runCli(['cluster', 'throttle', '20000', '--format', 'json', '-b', boot()]);
+    expect(set.stderr).toBe('');
+    expect(JSON.parse(set.stdout)).toMatchObject({ bytesPerSec: 20_000 });
+    await admin.reassignPartition(thr, 0, [to]);
+    await new Promise((r) => setTimeout(r, 3000));
+    const moving = (await admin.listPartitionReassignments([thr]))[0];
+    expect(moving?.addingReplicas).toEqual([to]);
+    // About 1.5 MB to copy at 20 KB/s: after 3 s most of it is still to come.
+    expect(moving?.progress?.adding[0]?.bytesBehind).toBeGreaterThan(1_000_000);
+    await runCli(['cluster', 'throttle', '0', '-b', boot()]);
+    await waitMoved(client!, thr, 0, [to], 30_000);
+    expect((await admin.replicationThrottle()).bytesPerSec).toBe(0);
+  }, 90_000);
+
   it('decommissions a broker under load, and refuses when the others cannot hold the replication factor', async () => {
     const c = cluster!;
     const admin = client!.admin();

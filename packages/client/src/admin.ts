@@ -560,6 +560,18 @@ export class Admin {
     return { moves: (resp.moves ?? []).map(outcome), remainingReplicas: resp.remainingReplicas ?? 0 };
   }
 
+  /**
+   * The replication throttle of reassignment moves: each broker's replicas
+   * being added copy at most `bytesPerSec` in total (0: no limit); takes
+   * effect at once, also on moves in progress. Returns the previous value.
+   * Without an argument, only reads it.
+   */
+  async replicationThrottle(bytesPerSec?: number, options: AdminCallOptions = {}): Promise<{ bytesPerSec: number; previous: number }> {
+    if (bytesPerSec !== undefined && (!Number.isSafeInteger(bytesPerSec) || bytesPerSec < 0)) throw invalidArgument(`the replication throttle is a number of bytes per second >= 0 (0: none), got ${bytesPerSec}`);
+    const resp = await this.cluster.send(CONTROLLER, 'alterReplicationThrottle', { bytesPerSec: bytesPerSec ?? -1, timeoutMs: timeoutField(options, this.cluster) }, requestOptions(options));
+    return { bytesPerSec: Number(resp.bytesPerSec ?? 0), previous: Number(resp.previousBytesPerSec ?? 0) };
+  }
+
   private results(results: readonly WireTopicResult[], verb: string): TopicResult[] {
     const failures: MqError[] = [];
     const out: TopicResult[] = [];

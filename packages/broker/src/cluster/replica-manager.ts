@@ -494,7 +494,10 @@ export class ReplicaManager {
       return;
     }
     if (target >= 0) {
+      // ---- scaleout: a replica a reassignment is adding fetches within the replication throttle.
+      const throttled = (rec.adding ?? []).includes(me);
       if (h.role === 'follower' && h.followingFrom === target) {
+        this.fetcher(target).setThrottled(t.name, h.partition, throttled);
         if (h.leaderEpoch !== rec.leaderEpoch) {
           h.leaderEpoch = rec.leaderEpoch;
           this.fetcher(target).updateLeaderEpoch(t.name, h.partition, rec.leaderEpoch);
@@ -504,7 +507,7 @@ export class ReplicaManager {
       }
       await this.stopRole(h);
       this.logRecoveryTruncation(h, rec);
-      await this.fetcher(target).addPartition({ topic: t.name, topicId: h.topicId, partition: h.partition, log: h.log, leaderEpoch: rec.leaderEpoch, checkpoint: h.checkpoint });
+      await this.fetcher(target).addPartition({ topic: t.name, topicId: h.topicId, partition: h.partition, log: h.log, leaderEpoch: rec.leaderEpoch, checkpoint: h.checkpoint, throttled });
       h.role = 'follower';
       h.followingFrom = target;
       h.leaderEpoch = rec.leaderEpoch;
@@ -552,6 +555,7 @@ export class ReplicaManager {
       );
       this.fetchers.set(leaderId, f);
     }
+    f.setThrottle(this.c.controller.metadata.replicationThrottle);
     return f;
   }
 

@@ -159,6 +159,12 @@ export interface DecommissionBrokerCommand {
   decommissioned: boolean;
 }
 
+/** The replication throttle of reassignment moves: bytes per second per broker for its adding replicas (0: none). */
+export interface SetReplicationThrottleCommand {
+  type: 'setReplicationThrottle';
+  bytesPerSec: number;
+}
+
 export type MetadataCommand =
   | RegisterBrokerCommand
   | FenceBrokerCommand
@@ -174,7 +180,8 @@ export type MetadataCommand =
   | AllocateProducerIdsCommand
   // ---- scaleout
   | AlterReassignmentsCommand
-  | DecommissionBrokerCommand;
+  | DecommissionBrokerCommand
+  | SetReplicationThrottleCommand;
 
 /** What applying a command answered: the caller's result, or a refusal with an error code. */
 export type CommandResult = { ok: true; value?: unknown } | { ok: false; code: string; message: string };
@@ -366,6 +373,8 @@ export function decodeCommand(data: Uint8Array): MetadataCommand {
       if (v === undefined) throw bad('decommissioned must be a boolean');
       return { type: o.type, id: int(o, 'id', 1), decommissioned: v };
     }
+    case 'setReplicationThrottle':
+      return { type: o.type, bytesPerSec: int(o, 'bytesPerSec') };
     case 'alterReassignments': {
       const list = o.partitions;
       if (!Array.isArray(list)) throw bad('partitions must be an array');

@@ -33,6 +33,8 @@ interface Snapshot {
   topics: TopicRecord[];
   nextProducerId: number;
   placementCursor: number;
+  // ---- scaleout (absent in older snapshots: 0)
+  replicationThrottle?: number;
 }
 
 type MutablePartition = { -readonly [K in keyof PartitionRecord]: PartitionRecord[K] };
@@ -79,6 +81,8 @@ export class MetadataState implements StateMachine {
   private topicsByName = new Map<string, TopicRecord>();
   private nextProducerId = 0;
   private placementCursor = 0;
+  // ---- scaleout
+  private throttle = 0;
   private appliedIndex = 0;
   private readonly listeners = new Set<(delta: MetadataDelta) => void>();
 
@@ -359,6 +363,12 @@ export class MetadataState implements StateMachine {
         d.brokers = true;
         return { ok: true };
       }
+      case 'setReplicationThrottle': {
+        const previous = this.throttle;
+        this.throttle = cmd.bytesPerSec;
+        if (previous !== cmd.bytesPerSec) d.brokers = true;
+        return { ok: true, value: { previous, bytesPerSec: cmd.bytesPerSec } };
+      }
       case 'alterReassignments': {
         const results: ReassignmentResult[] = [];
         for (const q of cmd.partitions) {
@@ -371,6 +381,11 @@ export class MetadataState implements StateMachine {
   }
 
   // ---- scaleout: partition reassignment
+
+  /** The replication throttle of reassignment moves (bytes/s per broker for its adding replicas; 0: none). */
+  get replicationThrottle(): number {
+    return this.throttle;
+  }
 
   /** Brokers new replicas may be placed on: live and not decommissioned. */
   placeable(): BrokerRegistration[] {
@@ -670,6 +685,7 @@ export class MetadataState implements StateMachine {
       topics: this.topics(),
       nextProducerId: this.nextProducerId,
       placementCursor: this.placementCursor,
+      ...(this.throttle > 0 ? { replicationThrottle: this.throttle } : {}),
     };
     return Buffer.from(JSON.stringify(s), 'utf8');
   }
@@ -681,6 +697,7 @@ export class MetadataState implements StateMachine {
     this.topicsByName = new Map(s.topics.map((t) => [t.name, t]));
     this.nextProducerId = s.nextProducerId;
     this.placementCursor = s.placementCursor;
+    this.throttle = s.replicationThrottle ?? 0;
     this.appliedIndex = index;
     const delta: MetadataDelta = { index, brokers: true, topics: s.topics.map((t) => t.name), deletedTopics: [], uncleanElections: [], recoveryElections: [] };
     for (const l of [...this.listeners]) l(delta);

@@ -5,6 +5,7 @@
  */
 import { BODY_API, SUPPORTED_API_VERSIONS, type ApiVersionRange, type RequestBody } from '@mq/protocol/wire';
 import { alterPartitionReassignments } from './alter-partition-reassignments.js';
+import { alterReplicationThrottle } from './alter-replication-throttle.js';
 import { controllerForward } from './controller-forward.js';
 import { decommissionBroker } from './decommission-broker.js';
 import { electLeaders } from './elect-leaders.js';
@@ -59,6 +60,7 @@ export function partitionHandlers(d: HandlerDeps): HandlerMap {
     listPartitionReassignments: listPartitionReassignments(d),
     electLeaders: electLeaders(d),
     decommissionBroker: decommissionBroker(d),
+    alterReplicationThrottle: alterReplicationThrottle(d),
   };
 }
 

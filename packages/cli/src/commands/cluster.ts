@@ -11,7 +11,7 @@
  * and offline partitions. `mq cluster stop`: stops, from another terminal, a
  * cluster started by `mq cluster start` with the same --data-dir.
  */
-import { electLeadersCommand, rebalanceCommand } from './scaleout.js';
+import { electLeadersCommand, rebalanceCommand, throttleCommand } from './scaleout.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -425,7 +425,8 @@ export function clusterCommand(ctx: CliContext): CommandModule {
         .command(stop as unknown as CommandModule)
         .command(electLeadersCommand(ctx))
         .command(rebalanceCommand(ctx))
-        .demandCommand(1, 'name a cluster command: start, status, stop, elect-leaders, rebalance'),
+        .command(throttleCommand(ctx))
+        .demandCommand(1, 'name a cluster command: start, status, stop, elect-leaders, rebalance, throttle'),
     handler: () => {},
   };
 }

@@ -8,7 +8,7 @@ import { planRebalance, type MqClient, type OngoingReassignment } from '@mq/clie
 import { writeLine, type CliContext } from '../context.js';
 import { UsageError } from '../errors.js';
 import { list, table } from '../output.js';
-import { intOption, withClient, withClientOptions, withFormat, out, type ClientArgs, type FormatArgs } from '../options.js';
+import { intFlag, intOption, withClient, withClientOptions, withFormat, out, type ClientArgs, type FormatArgs } from '../options.js';
 
 type Args = ClientArgs & FormatArgs;
 
@@ -168,7 +168,7 @@ export function decommissionCommand(ctx: CliContext): CommandModule {
  * again plans from what is there.
  */
 export function rebalanceCommand(ctx: CliContext): CommandModule {
-  type A = Args & { 'dry-run': boolean; 'max-moves'?: number; concurrency: number; 'wait-timeout-ms': number };
+  type A = Args & { 'dry-run': boolean; 'max-moves'?: number; concurrency: number; throttle?: number; 'wait-timeout-ms': number };
   const cmd: CommandModule<object, A> = {
     command: 'rebalance',
     describe: 'even out replicas and leaders per broker (moving as few replicas as possible)',
@@ -177,6 +177,7 @@ export function rebalanceCommand(ctx: CliContext): CommandModule {
         .option('dry-run', { type: 'boolean', default: false, describe: 'print the plan without executing it' })
         .option('max-moves', { ...intOption('--max-moves', 1, 'the most replica moves to plan (run again for the rest)') })
         .option('concurrency', { ...intOption('--concurrency', 1, 'replica moves in flight at once', 2) })
+        .option('throttle', { ...intOption('--throttle', 0, 'replication throttle of the moves, bytes/s per broker (0: none); the previous one is restored afterwards') })
         .option('wait-timeout-ms', { ...intOption('--wait-timeout-ms', 1, 'how long each step may take', 600_000) }) as unknown as Argv<A>,
     handler: async (args) => {
       const started = Date.now();
@@ -194,12 +195,17 @@ export function rebalanceCommand(ctx: CliContext): CommandModule {
         }
         if (args['dry-run'] || plan.moves.length === 0) return { plan, executed: false, elected: 0 };
         const replicaMoves = plan.moves.filter((m) => m.kind === 'replica');
-        for (let i = 0; i < replicaMoves.length; i += args.concurrency) {
-          const step = replicaMoves.slice(i, i + args.concurrency);
-          await admin.alterPartitionReassignments(step.map((m) => ({ topic: m.topic, partition: m.partition, replicas: m.to })));
-          const left = await waitForMoves(c, new Set(step.map((m) => `${m.topic}\u0000${m.partition}`)), args['wait-timeout-ms']);
-          if (left.length > 0) throw new UsageError(`step ${i / args.concurrency + 1}: ${left.map((l) => `${l.topic}-${l.partition}`).join(', ')} still moving after ${args['wait-timeout-ms']} ms (see mq topic reassign --status)`);
-          if (args.format !== 'json') await writeLine(ctx.stdout, `moved ${Math.min(i + args.concurrency, replicaMoves.length)}/${replicaMoves.length} replica(s)`);
+        const previous = args.throttle !== undefined && replicaMoves.length > 0 ? (await admin.replicationThrottle(args.throttle)).previous : undefined;
+        try {
+          for (let i = 0; i < replicaMoves.length; i += args.concurrency) {
+            const step = replicaMoves.slice(i, i + args.concurrency);
+            await admin.alterPartitionReassignments(step.map((m) => ({ topic: m.topic, partition: m.partition, replicas: m.to })));
+            const left = await waitForMoves(c, new Set(step.map((m) => `${m.topic}\u0000${m.partition}`)), args['wait-timeout-ms']);
+            if (left.length > 0) throw new UsageError(`step ${i / args.concurrency + 1}: ${left.map((l) => `${l.topic}-${l.partition}`).join(', ')} still moving after ${args['wait-timeout-ms']} ms (see mq topic reassign --status)`);
+            if (args.format !== 'json') await writeLine(ctx.stdout, `moved ${Math.min(i + args.concurrency, replicaMoves.length)}/${replicaMoves.length} replica(s)`);
+          }
+        } finally {
+          if (previous !== undefined) await admin.replicationThrottle(previous);
         }
         const reorders = plan.moves.filter((m) => m.kind === 'leader');
         if (reorders.length > 0) await admin.alterPartitionReassignments(reorders.map((m) => ({ topic: m.topic, partition: m.partition, replicas: m.to })));
@@ -214,6 +220,26 @@ export function rebalanceCommand(ctx: CliContext): CommandModule {
           : args['dry-run'] && result.plan.moves.length > 0
             ? '(dry run: nothing moved)'
             : '',
+      );
+    },
+  };
+  return cmd as unknown as CommandModule;
+}
+
+/** `mq cluster throttle [BYTES_PER_S]`: shows or sets the replication throttle of reassignment moves. */
+export function throttleCommand(ctx: CliContext): CommandModule {
+  type A = Args & { rate?: number };
+  const cmd: CommandModule<object, A> = {
+    command: 'throttle [rate]',
+    describe: 'show or set the replication throttle of reassignment moves (bytes/s per broker; 0: none), effective at once',
+    builder: (y) =>
+      withFormat(withClientOptions(y, ctx.env)).positional('rate', { type: 'string', describe: 'bytes per second (0: no limit)', coerce: (v: unknown) => intFlag('rate', 0)(v) }) as unknown as Argv<A>,
+    handler: async (args) => {
+      const r = await withClient(args, (c) => c.admin().replicationThrottle(args.rate));
+      await out(ctx, args, r, () =>
+        args.rate === undefined
+          ? `replication throttle: ${r.bytesPerSec === 0 ? 'none' : `${r.bytesPerSec} bytes/s per broker`}`
+          : `replication throttle set to ${r.bytesPerSec === 0 ? 'none' : `${r.bytesPerSec} bytes/s per broker`} (was ${r.previous === 0 ? 'none' : r.previous})`,
       );
     },
   };

@@ -137,6 +137,7 @@ export const mq = $root.mq = (() => {
         values[valuesById[42] = "LIST_PARTITION_REASSIGNMENTS"] = 42;
         values[valuesById[43] = "ELECT_LEADERS"] = 43;
         values[valuesById[44] = "DECOMMISSION_BROKER"] = 44;
+        values[valuesById[45] = "ALTER_REPLICATION_THROTTLE"] = 45;
         return values;
     })();
 
@@ -180,11 +181,12 @@ export const mq = $root.mq = (() => {
         RequestFrame.prototype.listPartitionReassignments = null;
         RequestFrame.prototype.electLeaders = null;
         RequestFrame.prototype.decommissionBroker = null;
+        RequestFrame.prototype.alterReplicationThrottle = null;
 
         let $oneOfFields;
 
         $Object.defineProperty(RequestFrame.prototype, "body", {
-            get: $util.oneOfGetter($oneOfFields = ["handshake", "metadata", "createTopics", "deleteTopics", "createPartitions", "describeConfigs", "incrementalAlterConfigs", "produce", "fetch", "listOffsets", "offsetForLeaderEpoch", "deleteRecords", "findCoordinator", "joinGroup", "syncGroup", "heartbeat", "leaveGroup", "offsetCommit", "offsetFetch", "listGroups", "describeGroups", "deleteGroups", "initProducerId", "controllerForward", "alterPartitionReassignments", "listPartitionReassignments", "electLeaders", "decommissionBroker"]),
+            get: $util.oneOfGetter($oneOfFields = ["handshake", "metadata", "createTopics", "deleteTopics", "createPartitions", "describeConfigs", "incrementalAlterConfigs", "produce", "fetch", "listOffsets", "offsetForLeaderEpoch", "deleteRecords", "findCoordinator", "joinGroup", "syncGroup", "heartbeat", "leaveGroup", "offsetCommit", "offsetFetch", "listGroups", "describeGroups", "deleteGroups", "initProducerId", "controllerForward", "alterPartitionReassignments", "listPartitionReassignments", "electLeaders", "decommissionBroker", "alterReplicationThrottle"]),
             set: $util.oneOfSetter($oneOfFields)
         });
 
@@ -261,6 +263,8 @@ export const mq = $root.mq = (() => {
                 $root.mq.ElectLeadersRequest.encode(m.electLeaders, w.uint32(578).fork(), q + 1).ldelim();
             if (m.decommissionBroker != null && $Object.hasOwnProperty.call(m, "decommissionBroker"))
                 $root.mq.DecommissionBrokerRequest.encode(m.decommissionBroker, w.uint32(586).fork(), q + 1).ldelim();
+            if (m.alterReplicationThrottle != null && $Object.hasOwnProperty.call(m, "alterReplicationThrottle"))
+                $root.mq.AlterReplicationThrottleRequest.encode(m.alterReplicationThrottle, w.uint32(594).fork(), q + 1).ldelim();
             if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
                 for (var i = 0; i < m.$unknowns.length; ++i)
                     w.raw(m.$unknowns[i]);
@@ -517,6 +521,13 @@ export const mq = $root.mq = (() => {
                         m.body = "decommissionBroker";
                         continue;
                     }
+                case 74: {
+                        if (u !== 2)
+                            break;
+                        m.alterReplicationThrottle = $root.mq.AlterReplicationThrottleRequest.decode(r, r.size(), $undefined, q + 1, m.alterReplicationThrottle);
+                        m.body = "alterReplicationThrottle";
+                        continue;
+                    }
                 }
                 r.skipType(u, q, t);
                 if (!r.discardUnknown) {
@@ -584,11 +595,12 @@ export const mq = $root.mq = (() => {
         ResponseFrame.prototype.listPartitionReassignments = null;
         ResponseFrame.prototype.electLeaders = null;
         ResponseFrame.prototype.decommissionBroker = null;
+        ResponseFrame.prototype.alterReplicationThrottle = null;
 
         let $oneOfFields;
 
         $Object.defineProperty(ResponseFrame.prototype, "body", {
-            get: $util.oneOfGetter($oneOfFields = ["handshake", "metadata", "createTopics", "deleteTopics", "createPartitions", "describeConfigs", "incrementalAlterConfigs", "produce", "fetch", "listOffsets", "offsetForLeaderEpoch", "deleteRecords", "findCoordinator", "joinGroup", "syncGroup", "heartbeat", "leaveGroup", "offsetCommit", "offsetFetch", "listGroups", "describeGroups", "deleteGroups", "initProducerId", "controllerForward", "alterPartitionReassignments", "listPartitionReassignments", "electLeaders", "decommissionBroker"]),
+            get: $util.oneOfGetter($oneOfFields = ["handshake", "metadata", "createTopics", "deleteTopics", "createPartitions", "describeConfigs", "incrementalAlterConfigs", "produce", "fetch", "listOffsets", "offsetForLeaderEpoch", "deleteRecords", "findCoordinator", "joinGroup", "syncGroup", "heartbeat", "leaveGroup", "offsetCommit", "offsetFetch", "listGroups", "describeGroups", "deleteGroups", "initProducerId", "controllerForward", "alterPartitionReassignments", "listPartitionReassignments", "electLeaders", "decommissionBroker", "alterReplicationThrottle"]),
             set: $util.oneOfSetter($oneOfFields)
         });
 
@@ -667,6 +679,8 @@ export const mq = $root.mq = (() => {
                 $root.mq.ElectLeadersResponse.encode(m.electLeaders, w.uint32(578).fork(), q + 1).ldelim();
             if (m.decommissionBroker != null && $Object.hasOwnProperty.call(m, "decommissionBroker"))
                 $root.mq.DecommissionBrokerResponse.encode(m.decommissionBroker, w.uint32(586).fork(), q + 1).ldelim();
+            if (m.alterReplicationThrottle != null && $Object.hasOwnProperty.call(m, "alterReplicationThrottle"))
+                $root.mq.AlterReplicationThrottleResponse.encode(m.alterReplicationThrottle, w.uint32(594).fork(), q + 1).ldelim();
             if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
                 for (var i = 0; i < m.$unknowns.length; ++i)
                     w.raw(m.$unknowns[i]);
@@ -930,6 +944,13 @@ export const mq = $root.mq = (() => {
                             break;
                         m.decommissionBroker = $root.mq.DecommissionBrokerResponse.decode(r, r.size(), $undefined, q + 1, m.decommissionBroker);
                         m.body = "decommissionBroker";
+                        continue;
+                    }
+                case 74: {
+                        if (u !== 2)
+                            break;
+                        m.alterReplicationThrottle = $root.mq.AlterReplicationThrottleResponse.decode(r, r.size(), $undefined, q + 1, m.alterReplicationThrottle);
+                        m.body = "alterReplicationThrottle";
                         continue;
                     }
                 }
@@ -14883,6 +14904,214 @@ export const mq = $root.mq = (() => {
         };
 
         return DecommissionBrokerResponse;
+    })();
+
+    mq.AlterReplicationThrottleRequest = (function() {
+
+        const AlterReplicationThrottleRequest = function (p) {
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        AlterReplicationThrottleRequest.prototype.bytesPerSec = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+        AlterReplicationThrottleRequest.prototype.timeoutMs = 0;
+
+        AlterReplicationThrottleRequest.create = function(properties) {
+            return new AlterReplicationThrottleRequest(properties);
+        };
+
+        AlterReplicationThrottleRequest.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.bytesPerSec != null && $Object.hasOwnProperty.call(m, "bytesPerSec") && (typeof m.bytesPerSec === "object" ? m.bytesPerSec.low || m.bytesPerSec.high : m.bytesPerSec !== 0))
+                w.uint32(8).int64(m.bytesPerSec);
+            if (m.timeoutMs != null && $Object.hasOwnProperty.call(m, "timeoutMs") && m.timeoutMs !== 0)
+                w.uint32(16).uint32(m.timeoutMs);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        AlterReplicationThrottleRequest.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.AlterReplicationThrottleRequest();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 0)
+                            break;
+                        if (typeof (v = r.int64()) === "object" ? v.low || v.high : v !== 0)
+                            m.bytesPerSec = v;
+                        else
+                            delete m.bytesPerSec;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.uint32())
+                            m.timeoutMs = v;
+                        else
+                            delete m.timeoutMs;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        AlterReplicationThrottleRequest.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.AlterReplicationThrottleRequest";
+        };
+
+        return AlterReplicationThrottleRequest;
+    })();
+
+    mq.AlterReplicationThrottleResponse = (function() {
+
+        const AlterReplicationThrottleResponse = function (p) {
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        AlterReplicationThrottleResponse.prototype.bytesPerSec = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+        AlterReplicationThrottleResponse.prototype.previousBytesPerSec = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+
+        AlterReplicationThrottleResponse.create = function(properties) {
+            return new AlterReplicationThrottleResponse(properties);
+        };
+
+        AlterReplicationThrottleResponse.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.bytesPerSec != null && $Object.hasOwnProperty.call(m, "bytesPerSec") && (typeof m.bytesPerSec === "object" ? m.bytesPerSec.low || m.bytesPerSec.high : m.bytesPerSec !== 0))
+                w.uint32(8).int64(m.bytesPerSec);
+            if (m.previousBytesPerSec != null && $Object.hasOwnProperty.call(m, "previousBytesPerSec") && (typeof m.previousBytesPerSec === "object" ? m.previousBytesPerSec.low || m.previousBytesPerSec.high : m.previousBytesPerSec !== 0))
+                w.uint32(16).int64(m.previousBytesPerSec);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        AlterReplicationThrottleResponse.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.AlterReplicationThrottleResponse();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 0)
+                            break;
+                        if (typeof (v = r.int64()) === "object" ? v.low || v.high : v !== 0)
+                            m.bytesPerSec = v;
+                        else
+                            delete m.bytesPerSec;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 0)
+                            break;
+                        if (typeof (v = r.int64()) === "object" ? v.low || v.high : v !== 0)
+                            m.previousBytesPerSec = v;
+                        else
+                            delete m.previousBytesPerSec;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        AlterReplicationThrottleResponse.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.AlterReplicationThrottleResponse";
+        };
+
+        return AlterReplicationThrottleResponse;
     })();
 
     return mq;

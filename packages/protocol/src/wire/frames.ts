@@ -41,6 +41,7 @@ export const BODY_API: Readonly<Record<RequestBody, mq.ApiKey>> = {
   listPartitionReassignments: mq.ApiKey.LIST_PARTITION_REASSIGNMENTS,
   electLeaders: mq.ApiKey.ELECT_LEADERS,
   decommissionBroker: mq.ApiKey.DECOMMISSION_BROKER,
+  alterReplicationThrottle: mq.ApiKey.ALTER_REPLICATION_THROTTLE,
 };
 
 export function encodeRequest(frame: RequestFrame): Uint8Array {

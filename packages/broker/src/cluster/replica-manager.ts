@@ -400,7 +400,13 @@ export class ReplicaManager {
       // drop (closed first); sweeping it meanwhile left its .hw checkpoint written again after the removal.
       const live = new Set(md.topics().map((t) => t.topicId));
       for (const h of this.hosted.values()) live.add(h.topicId);
-      if (!(await singleBrokerMigrationPending(this.options.dataDir, this.c.dirs))) await this.deletedLogs.sweep(live);
+      // ---- scaleout: also replicas of live topics this broker no longer holds (moved away while it was down).
+      const kept = (topicId: string, partition: number) => {
+        for (const h of this.hosted.values()) if (h.topicId === topicId && h.partition === partition) return true;
+        const t = md.topics().find((x) => x.topicId === topicId);
+        return !t || (t.partitions[partition]?.replicas.includes(me) ?? false);
+      };
+      if (!(await singleBrokerMigrationPending(this.options.dataDir, this.c.dirs))) await this.deletedLogs.sweep(live, kept);
     }
     this.reportLogEnds();
   }

@@ -77,3 +77,5 @@ export type { ErrorCode } from '@mq/protocol/errors';
 // ---- scaleout
 export { planRebalance } from './balance-plan.js';
 export type { PlanBroker, PlanPartition, PlannedReassignment, RebalancePlan } from './balance-plan.js';
+export { createKeySalter, unsaltKey, SALT_SEPARATOR } from './key-salting.js';
+export type { KeySalter, KeySalterOptions } from './key-salting.js';

@@ -110,6 +110,7 @@ describe('broker /metrics (prom-client)', () => {
       expect(produces).toBeGreaterThanOrEqual(producesBefore + 15);
       expect(value(after, 'mq_requests_total', { api: 'produce' })).toBeGreaterThanOrEqual(15);
       expect(value(after, 'mq_topic_bytes_in_total', { topic })).toBeGreaterThan(15 * 7);
+      expect(value(after, 'mq_partition_bytes_in_total', { topic, partition: '0' })).toBe(value(after, 'mq_topic_bytes_in_total', { topic }));
       expect(value(after, 'mq_topic_bytes_out_total', { topic })).toBeGreaterThan(10 * 7);
       expect(value(after, 'mq_group_lag', { group, topic, partition: '0' })).toBe(5);
       expect(value(after, 'mq_group_members', { group })).toBe(0);

@@ -123,6 +123,22 @@ describe('the OpenAPI document against a live broker', () => {
     expect((await call('GET', `${C}/records`, `${base}/records`)).status).toBe(404);
     expect((await call('DELETE', C, base)).status).toBe(404);
 
+    // Scale-out: reassignments, preferred-leader election, decommission (one broker: nothing can move).
+    const me = ((await call('GET', '/cluster', '/cluster')).body as { brokerId: number }).brokerId;
+    expect((await call('GET', '/reassignments', '/reassignments')).status).toBe(200);
+    const refusedMove = await call('POST', '/reassignments', '/reassignments', { partitions: [{ topic, partition: 0, replicas: [me, 99] }] });
+    expect([refusedMove.status, refusedMove.body.results[0].error.code]).toEqual([200, 'INVALID_REPLICA_ASSIGNMENT']);
+    expect((await call('POST', '/reassignments', '/reassignments', { partitions: 'all' })).status).toBe(400);
+    const noMove = await call('DELETE', `${P}/reassignment`, `/topics/${topic}/partitions/0/reassignment`);
+    expect([noMove.status, noMove.body.error.code]).toEqual([400, 'NO_REASSIGNMENT_IN_PROGRESS']);
+    expect((await call('DELETE', `${P}/reassignment`, `/topics/no-such-topic/partitions/0/reassignment`)).status).toBe(404);
+    expect((await call('POST', '/elect-leaders', '/elect-leaders', {})).status).toBe(200);
+    expect((await call('POST', '/elect-leaders', '/elect-leaders', { topics: 'x' })).status).toBe(400);
+    const lone = await call('POST', '/brokers/{broker}/decommission', `/brokers/${me}/decommission`, {});
+    expect([lone.status, lone.body.error.code]).toEqual([400, 'INVALID_REPLICATION_FACTOR']);
+    const unknownBroker = await call('POST', '/brokers/{broker}/decommission', '/brokers/99/decommission', {});
+    expect([unknownBroker.status, unknownBroker.body.error.code]).toEqual([400, 'UNKNOWN_NODE']);
+
     const internal = await call('DELETE', T, '/topics/__consumer_offsets');
     expect([internal.status, internal.body.error.code]).toEqual([400, 'INVALID_TOPIC']);
     expect((await call('DELETE', T, `/topics/${topic}`)).status).toBe(200);

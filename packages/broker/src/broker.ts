@@ -23,6 +23,7 @@ import { registerRecordRoutes } from './http/routes/records.js';
 import { registerSystemRoutes } from './http/routes/system.js';
 import { registerConsoleRoutes } from './http/routes/console.js';
 import { registerTopicRoutes } from './http/routes/topics.js';
+import { registerScaleoutRoutes } from './http/routes/scaleout.js';
 import { startGroups } from './group/broker-groups.js';
 import { startTransactions } from './txn/broker-transactions.js';
 import { OFFSETS_TOPIC } from './group/options.js';
@@ -269,6 +270,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     router.add('POST', '/tokens', async () => ({ status: 200, body: httpGuard.issue(httpSessions.getStore() ?? newSession(undefined)) }));
     registerTopicRoutes(router, ctx, topicBackend);
     registerRecordRoutes(router, ctx, topicBackend);
+    registerScaleoutRoutes(router, topicBackend);
     const view = clusterPartitionView(cluster);
     registerSystemRoutes(router, ctx, { view });
     registerConsoleRoutes(router);

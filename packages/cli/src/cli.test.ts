@@ -37,6 +37,13 @@ describe('mq command line', () => {
     [['consume', 't', '--offset', 'tomorrow'], /^mq: --offset must be earliest, latest, end, a number >= 0, -N/],
     [['consume', 't', '-f', '%x'], /^mq: --format-string has an unknown field "%x"/],
     [['completion', 'fish'], /^mq: mq completion supports bash and zsh, got "fish"\n$/],
+    [['topic', 'reassign', 't', '--partition', '0', '--replicas', '1,x'], /^mq: --replicas: "x" is not a broker id/],
+    [['topic', 'reassign', 't', '--replicas', '1,2'], /^mq: give the partition: --partition P\n$/],
+    [['topic', 'reassign', 't', '--partition', '0'], /^mq: give the new replicas: --replicas 1,4,5/],
+    [['topic', 'reassign', '--cancel', 't', '--partition', '0', '--replicas', '1'], /^mq: --cancel takes no --replicas/],
+    [['cluster', 'elect-leaders', '--partition', '1'], /^mq: --partition needs --topic\n$/],
+    [['cluster', 'rebalance', '--concurrency', '0'], /^mq: --concurrency must be an integer >= 1, got "0"\n$/],
+    [['cluster', 'throttle', '-5'], /^mq: /],
   ])('%j is a usage error: one line, exit 2', async (argv, line) => {
     const r = await runIn(argv as string[]);
     expect(r.code).toBe(2);

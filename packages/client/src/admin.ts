@@ -157,6 +157,66 @@ interface WireTopicResult {
   warning?: string | null;
 }
 
+// ---- scaleout
+/** One partition's new replica set (preferred leader first), or null to cancel its reassignment in progress. */
+export interface PartitionReassignment {
+  topic: string;
+  partition: number;
+  replicas: number[] | null;
+}
+
+export interface AddingReplicaProgress {
+  brokerId: number;
+  /** -1: it has not fetched yet. */
+  logEndOffset: number;
+  offsetLag: number;
+  /** Estimated bytes still to copy. */
+  bytesBehind: number;
+  inIsr: boolean;
+}
+
+export interface OngoingReassignment {
+  topic: string;
+  partition: number;
+  /** The current replica set: the original one followed by the adding replicas. */
+  replicas: number[];
+  targetReplicas: number[];
+  addingReplicas: number[];
+  removingReplicas: number[];
+  leader: number;
+  isr: number[];
+  /** From the partition's leader (absent when it could not be asked). */
+  progress?: { leaderLogEndOffset: number; leaderLogBytes: number; adding: AddingReplicaProgress[] };
+}
+
+export interface PartitionOutcome {
+  topic: string;
+  partition: number;
+  /** Absent: done. */
+  error?: MqError;
+}
+
+export interface DecommissionResult {
+  /** Partitions whose move off the broker this call started. */
+  moves: PartitionOutcome[];
+  /** Partitions that still have a replica on the broker. */
+  remainingReplicas: number;
+}
+
+interface WirePartitionResult {
+  topic?: string | null;
+  partition?: number | null;
+  errorCode?: number | null;
+  errorMessage?: string | null;
+}
+
+function outcome(r: WirePartitionResult): PartitionOutcome {
+  const code = errorCodeFromNumber(r.errorCode ?? 0);
+  const out: PartitionOutcome = { topic: r.topic ?? '', partition: r.partition ?? 0 };
+  if (code !== 'NONE') out.error = new MqError(code, r.errorMessage || code, { topic: out.topic, partition: out.partition });
+  return out;
+}
+
 export class Admin {
   constructor(private readonly cluster: Cluster) {}
 
@@ -478,6 +538,159 @@ export class Admin {
       const e = errorOf(r.errorCode, r.errorMessage);
       if (e) throw new MqError(e.code, `user "${r.user ?? ''}": ${e.message}`, { user: r.user });
     }
+  }
+
+  // ---- scaleout: partition reassignment, preferred-leader election, decommission
+
+  /**
+   * Starts (or, replicas null, cancels) partition reassignments. Throws the
+   * refusal when any partition was refused (with every one in the message and
+   * `errors`); the others were started. A replica count other than the
+   * current one needs `allowReplicationFactorChange`.
+   */
+  async alterPartitionReassignments(
+    moves: readonly PartitionReassignment[],
+    options: AdminCallOptions & { allowReplicationFactorChange?: boolean } = {},
+  ): Promise<PartitionOutcome[]> {
+    if (!Array.isArray(moves) || moves.length === 0) throw invalidArgument('alterPartitionReassignments needs at least one partition');
+    const byTopic = new Map<string, { partition: number; replicas: number[]; cancel: boolean }[]>();
+    for (const m of moves) {
+      if (!m || typeof m.topic !== 'string' || !Number.isInteger(m.partition) || m.partition < 0) throw invalidArgument('each reassignment needs a topic and a partition >= 0');
+      if (m.replicas !== null && (!Array.isArray(m.replicas) || m.replicas.some((id: number) => !Number.isInteger(id) || id < 0))) {
+        throw invalidArgument(`${m.topic}-${m.partition}: replicas must be broker ids (integers >= 0), or null to cancel`);
+      }
+      let l = byTopic.get(m.topic);
+      if (!l) byTopic.set(m.topic, (l = []));
+      l.push({ partition: m.partition, replicas: m.replicas ? [...m.replicas] : [], cancel: m.replicas === null });
+    }
+    const resp = await this.cluster.send(
+      CONTROLLER,
+      'alterPartitionReassignments',
+      {
+        topics: [...byTopic].map(([name, partitions]) => ({ name, partitions })),
+        timeoutMs: timeoutField(options, this.cluster),
+        allowReplicationFactorChange: options.allowReplicationFactorChange ?? false,
+      },
+      requestOptions(options),
+    );
+    const out = (resp.results ?? []).map(outcome);
+    for (const t of byTopic.keys()) this.cluster.invalidate(t);
+    const failures = out.flatMap((o) => (o.error ? [o.error] : []));
+    const [first] = failures;
+    if (first && failures.length === 1) throw first;
+    if (first) throw new MqError(first.code, failures.map((f) => f.message).join('; '), { errors: failures, results: out });
+    return out;
+  }
+
+  /** Moves one partition to `replicas` (preferred leader first). */
+  async reassignPartition(topic: string, partition: number, replicas: number[], options: AdminCallOptions & { allowReplicationFactorChange?: boolean } = {}): Promise<void> {
+    await this.alterPartitionReassignments([{ topic, partition, replicas }], options);
+  }
+
+  /** Cancels a partition's reassignment in progress: its original replica set is restored. */
+  async cancelPartitionReassignment(topic: string, partition: number, options: AdminCallOptions = {}): Promise<void> {
+    await this.alterPartitionReassignments([{ topic, partition, replicas: null }], options);
+  }
+
+  /** Reassignments in progress (of `topics`, or all), with each move's progress as its partition's leader reports it. */
+  async listPartitionReassignments(topics: readonly string[] = [], options: AdminCallOptions = {}): Promise<OngoingReassignment[]> {
+    const list = await this.cluster.send({ kind: 'any' }, 'listPartitionReassignments', { topics: [...topics] }, requestOptions(options));
+    const toOngoing = (r: NonNullable<typeof list.reassignments>[number]): OngoingReassignment => {
+      const o: OngoingReassignment = {
+        topic: r.topic ?? '',
+        partition: r.partition ?? 0,
+        replicas: [...(r.replicas ?? [])],
+        targetReplicas: [...(r.targetReplicas ?? [])],
+        addingReplicas: [...(r.addingReplicas ?? [])],
+        removingReplicas: [...(r.removingReplicas ?? [])],
+        leader: r.leader ?? -1,
+        isr: [...(r.isr ?? [])],
+      };
+      if (r.progressKnown) {
+        o.progress = {
+          leaderLogEndOffset: Number(r.leaderLogEndOffset ?? 0),
+          leaderLogBytes: Number(r.leaderLogBytes ?? 0),
+          adding: (r.addingProgress ?? []).map((a) => ({
+            brokerId: a.brokerId ?? 0,
+            logEndOffset: Number(a.logEndOffset ?? -1),
+            offsetLag: Number(a.offsetLag ?? 0),
+            bytesBehind: Number(a.bytesBehind ?? 0),
+            inIsr: a.inIsr ?? false,
+          })),
+        };
+      }
+      return o;
+    };
+    const out = (list.reassignments ?? []).map(toOngoing);
+    // The progress of a move is known to its partition's leader: ask each leader once, in parallel.
+    const leaders = [...new Set(out.filter((o) => !o.progress && o.leader >= 0 && o.leader !== list.brokerId).map((o) => o.leader))];
+    await Promise.all(
+      leaders.map(async (id) => {
+        try {
+          // One bounded try per leader (a leader that just died is not waited for: its progress stays unknown).
+          const limit = AbortSignal.timeout(Math.min(options.timeoutMs ?? 3000, 3000));
+          const signal = options.signal ? AbortSignal.any([options.signal, limit]) : limit;
+          const r = await this.cluster.send({ kind: 'broker', id }, 'listPartitionReassignments', { topics: [...topics] }, { signal, timeoutMs: 3000 });
+          for (const e of r.reassignments ?? []) {
+            if (!e.progressKnown) continue;
+            const i = out.findIndex((o) => o.topic === e.topic && o.partition === e.partition && !o.progress);
+            if (i >= 0) out[i] = toOngoing(e);
+          }
+        } catch {
+          // Progress stays unknown for that leader's partitions; the list itself is complete.
+        }
+      }),
+    );
+    return out;
+  }
+
+  /**
+   * Preferred-leader election: moves leadership to each partition's first
+   * replica where it is alive and in the ISR (the mechanism of the automatic
+   * one). `topics` absent: every partition; a topic without partitions: all of
+   * its partitions. Named partitions get an outcome each (ELECTION_NOT_NEEDED
+   * when the preferred replica already leads).
+   */
+  async electLeaders(topics?: ReadonlyArray<{ topic: string; partitions?: number[] }>, options: AdminCallOptions = {}): Promise<{ moved: number; results: PartitionOutcome[] }> {
+    const resp = await this.cluster.send(
+      CONTROLLER,
+      'electLeaders',
+      { topics: (topics ?? []).map((t) => ({ name: t.topic, partitions: [...(t.partitions ?? [])] })), timeoutMs: timeoutField(options, this.cluster) },
+      requestOptions(options),
+    );
+    for (const t of topics ?? []) this.cluster.invalidate(t.topic);
+    return { moved: resp.moved ?? 0, results: (resp.results ?? []).map(outcome) };
+  }
+
+  /**
+   * Decommissions a broker: no replica is placed on it any more and every
+   * replica it holds starts moving to the other brokers. Refused
+   * (INVALID_REPLICATION_FACTOR) when they cannot hold a partition's
+   * replication factor. Call again (or watch listPartitionReassignments)
+   * until `remainingReplicas` is 0, then stop the broker. `cancel`: it takes
+   * replicas again.
+   */
+  async decommissionBroker(brokerId: number, options: AdminCallOptions & { cancel?: boolean } = {}): Promise<DecommissionResult> {
+    if (!Number.isInteger(brokerId) || brokerId < 1) throw invalidArgument(`a broker id is an integer >= 1, got ${brokerId}`);
+    const resp = await this.cluster.send(
+      CONTROLLER,
+      'decommissionBroker',
+      { brokerId, cancel: options.cancel ?? false, timeoutMs: timeoutField(options, this.cluster) },
+      requestOptions(options),
+    );
+    return { moves: (resp.moves ?? []).map(outcome), remainingReplicas: resp.remainingReplicas ?? 0 };
+  }
+
+  /**
+   * The replication throttle of reassignment moves: each broker's replicas
+   * being added copy at most `bytesPerSec` in total (0: no limit); takes
+   * effect at once, also on moves in progress. Returns the previous value.
+   * Without an argument, only reads it.
+   */
+  async replicationThrottle(bytesPerSec?: number, options: AdminCallOptions = {}): Promise<{ bytesPerSec: number; previous: number }> {
+    if (bytesPerSec !== undefined && (!Number.isSafeInteger(bytesPerSec) || bytesPerSec < 0)) throw invalidArgument(`the replication throttle is a number of bytes per second >= 0 (0: none), got ${bytesPerSec}`);
+    const resp = await this.cluster.send(CONTROLLER, 'alterReplicationThrottle', { bytesPerSec: bytesPerSec ?? -1, timeoutMs: timeoutField(options, this.cluster) }, requestOptions(options));
+    return { bytesPerSec: Number(resp.bytesPerSec ?? 0), previous: Number(resp.previousBytesPerSec ?? 0) };
   }
 
   private results(results: readonly WireTopicResult[], verb: string): TopicResult[] {

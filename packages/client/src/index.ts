@@ -29,6 +29,12 @@ export type {
   TopicResult,
   UserDescription,
   Watermarks,
+  // ---- scaleout
+  AddingReplicaProgress,
+  DecommissionResult,
+  OngoingReassignment,
+  PartitionOutcome,
+  PartitionReassignment,
 } from './admin.js';
 export type { BrokerDescription, ClientComponents, PartitionDescription, TopicDescription } from './cluster.js';
 export type { ClientSocket, ConnectFn, ConnectionOptions } from './connection.js';
@@ -79,3 +85,8 @@ export type { CommittedOffset, OffsetAndMetadata, TopicPartitionOffsetAndMetadat
 export type { Assignor, AssignorMember, RebalanceListener } from './group/index.js';
 export type { RetryOptions } from './retrier.js';
 export type { ErrorCode } from '@mq/protocol/errors';
+// ---- scaleout
+export { planRebalance } from './balance-plan.js';
+export type { PlanBroker, PlanPartition, PlannedReassignment, RebalancePlan } from './balance-plan.js';
+export { createKeySalter, unsaltKey, SALT_SEPARATOR } from './key-salting.js';
+export type { KeySalter, KeySalterOptions } from './key-salting.js';

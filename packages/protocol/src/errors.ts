@@ -49,6 +49,19 @@ export const ERROR_CODES = {
   STALE_BROKER_EPOCH: { code: 69, retriable: false },
   INCONSISTENT_PARTITION_EPOCH: { code: 70, retriable: true },
   DUPLICATE_BROKER_REGISTRATION: { code: 71, retriable: false },
+  // ---- scaleout: partition reassignment, leader election, decommission
+  /** The partition is already being reassigned (cancel it first, or wait for it to finish). */
+  REASSIGNMENT_IN_PROGRESS: { code: 72, retriable: false },
+  /** A cancel named a partition that is not being reassigned. */
+  NO_REASSIGNMENT_IN_PROGRESS: { code: 73, retriable: false },
+  /** A replica list names an unknown broker, the same broker twice, or no broker. */
+  INVALID_REPLICA_ASSIGNMENT: { code: 74, retriable: false },
+  /** The preferred replica is not alive or not in the ISR: no election now. */
+  PREFERRED_LEADER_NOT_AVAILABLE: { code: 75, retriable: true },
+  /** The preferred replica already leads the partition. */
+  ELECTION_NOT_NEEDED: { code: 76, retriable: false },
+  /** The broker is being decommissioned (or is): nothing new is placed on it. */
+  BROKER_DECOMMISSIONED: { code: 77, retriable: false },
   // Consumer groups
   COORDINATOR_NOT_AVAILABLE: { code: 80, retriable: true },
   NOT_COORDINATOR: { code: 81, retriable: true },

@@ -58,6 +58,8 @@ export interface FollowerPartitionOptions {
   /** The leader epoch this broker learned from metadata. */
   leaderEpoch: number;
   checkpoint: HighWatermarkCheckpoint;
+  /** Fetched within the fetcher's replication throttle (a replica being added by a reassignment). Default false. */
+  throttled?: boolean;
 }
 
 export type FollowerPartitionState = 'truncating' | 'fetching' | 'fenced';
@@ -94,6 +96,8 @@ interface Entry {
   generation: number;
   /** The partition's in-flight work (append, truncate), awaited by removePartition. */
   work: Promise<void>;
+  /** Fetched within the throttle (see setThrottle). */
+  throttled: boolean;
 }
 
 
@@ -117,6 +121,10 @@ export class FollowerFetcher {
   #loop: Promise<void> | null = null;
   #failures = 0;
   #delayedUntil = 0;
+  /** Replication throttle of the throttled partitions: bytes per second (0: none), and its token bucket (may go negative). */
+  #throttleRate = 0;
+  #tokens = 0;
+  #tokensAt = 0;
 
   constructor(options: ParsedFollowerFetcherOptions, components: FollowerFetcherComponents) {
     this.#options = options;
@@ -162,6 +170,7 @@ export class FollowerFetcher {
       highWatermark: hw,
       checkpointWriter,
       delayedUntil: 0,
+      throttled: options.throttled ?? false,
       failures: 0,
       diverged: false,
       removed: false,
@@ -237,6 +246,48 @@ export class FollowerFetcher {
     }
   }
 
+  // -------------------------------------------------------------- throttle
+
+  /**
+   * The replication throttle: the throttled partitions (replicas a
+   * reassignment is adding) of this fetcher together copy at most
+   * `bytesPerSec` on average (a token bucket of one second; 0: no limit).
+   * The other partitions are never held back. Changeable at any time.
+   */
+  setThrottle(bytesPerSec: number): void {
+    const rate = Number.isFinite(bytesPerSec) && bytesPerSec > 0 ? Math.floor(bytesPerSec) : 0;
+    if (rate === this.#throttleRate) return;
+    this.#refill();
+    this.#throttleRate = rate;
+    this.#tokens = Math.min(this.#tokens, rate);
+    this.#poke();
+  }
+
+  get throttle(): number {
+    return this.#throttleRate;
+  }
+
+  /** Puts a partition under the throttle, or takes it out (it caught up and joined the ISR). */
+  setThrottled(topic: string, partition: number, throttled: boolean): void {
+    const e = this.#entries.get(keyOf(topic, partition));
+    if (!e || e.throttled === throttled) return;
+    e.throttled = throttled;
+    this.#poke();
+  }
+
+  #refill(): void {
+    const now = this.#c.clock();
+    if (this.#throttleRate > 0) this.#tokens = Math.min(this.#throttleRate, this.#tokens + (this.#throttleRate * Math.max(0, now - this.#tokensAt)) / 1000);
+    this.#tokensAt = now;
+  }
+
+  /** Milliseconds until throttled partitions may fetch again (0: now). */
+  #throttleWaitMs(): number {
+    if (this.#throttleRate <= 0) return 0;
+    this.#refill();
+    return this.#tokens > 0 ? 0 : Math.ceil((-this.#tokens * 1000) / this.#throttleRate) + 1;
+  }
+
   // ------------------------------------------------------------------ loop
 
   #start(): void {
@@ -265,12 +316,14 @@ export class FollowerFetcher {
         await this.#truncationRound(truncating);
         continue;
       }
-      const fetching = ready.filter((e) => e.state === 'fetching');
+      const throttleWait = this.#throttleWaitMs();
+      const fetching = ready.filter((e) => e.state === 'fetching' && (throttleWait === 0 || !e.throttled));
       if (fetching.length > 0) {
         await this.#fetchRound(fetching);
         continue;
       }
-      const delays = [...this.#entries.values()].filter((e) => e.state !== 'fenced').map((e) => e.delayedUntil - now);
+      const held = ready.some((e) => e.state === 'fetching' && e.throttled) ? [throttleWait] : [];
+      const delays = [...[...this.#entries.values()].filter((e) => e.state !== 'fenced' && e.delayedUntil > now).map((e) => e.delayedUntil - now), ...held];
       await this.#idle(delays.length > 0 ? Math.max(0, Math.min(...delays)) : undefined);
     }
   }
@@ -512,6 +565,10 @@ export class FollowerFetcher {
         if (!r) return undefined;
         return this.#schedule(e, generation, async () => {
           if (e.log.logEndOffset !== fetchOffset) return; // the log moved under us: fetch again
+          if (e.throttled && this.#throttleRate > 0) {
+            this.#refill();
+            this.#tokens -= r.records.length;
+          }
           await this.#handleFetched(e, r);
         });
       }),

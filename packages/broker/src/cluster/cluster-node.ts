@@ -273,6 +273,8 @@ export async function startClusterNode(o: ClusterNodeOptions, components: Cluste
   const soleVoter = roles.controller && controller instanceof RaftController && controller.soleVoter;
   let closed = false;
   let replicasStarted: () => void = () => undefined;
+  /** This broker has applied everything the controller had committed when it started (see below); always, without the broker role. */
+  let metadataCaughtUp = !roles.broker;
   const replicasRunning = new Promise<void>((resolve) => (replicasStarted = resolve));
   // Act on partition metadata only once this broker has applied everything the controller had
   // committed: on a restart the log replays old leaderships before the current ones.
@@ -280,6 +282,7 @@ export async function startClusterNode(o: ClusterNodeOptions, components: Cluste
     while (!closed && roles.broker) {
       try {
         await controller.catchUp(5000);
+        metadataCaughtUp = true;
         replicas.start();
         replicasStarted();
         return;
@@ -346,7 +349,7 @@ export async function startClusterNode(o: ClusterNodeOptions, components: Cluste
     await replicasRunning;
     await replicas.settled();
   }
-  const all = partitionHandlers({ controller, replicas, config: cfg, timers, ...(components.onTxnMarker ? { onTxnMarker: components.onTxnMarker } : {}) });
+  const all = partitionHandlers({ controller, replicas, config: cfg, timers, metadataReady: () => metadataCaughtUp, ...(components.onTxnMarker ? { onTxnMarker: components.onTxnMarker } : {}) });
   const handlers: HandlerMap = roles.broker ? all : Object.fromEntries(CONTROLLER_ONLY_APIS.map((k) => [k, all[k]]));
   return {
     roles,

@@ -67,6 +67,16 @@ describe('DeletedLogs', () => {
     await d.drain();
   });
 
+  it('sweep with `kept`: a live topic\'s replica this broker no longer holds (moved away while it was down) goes too', async () => {
+    const stays = await replica('orders', 0, NEW);
+    await replica('orders', 1, NEW);
+    const d = new DeletedLogs(root, logger);
+    const removed = await d.sweep(new Set([NEW]), (_id, partition) => partition === 0);
+    expect(removed).toEqual([`orders-1.${NEW}`]);
+    await d.drain();
+    expect((await readdir(root)).sort()).toEqual([DELETED_DIR, path.basename(stays), `${path.basename(stays)}.hw`].sort());
+  });
+
   it('sweep of a broker that has no cluster-logs yet does nothing', async () => {
     expect(await new DeletedLogs(path.join(root, 'missing'), logger).sweep(new Set())).toEqual([]);
   });

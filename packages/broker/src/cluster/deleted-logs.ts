@@ -72,7 +72,11 @@ export class DeletedLogs {
    * naming a topic id not in `liveTopicIds`, and everything under .deleted/.
    * Returns the partition directories removed (not counting .deleted/).
    */
-  async sweep(liveTopicIds: ReadonlySet<string>): Promise<string[]> {
+  /**
+   * `kept` (scaleout): of a live topic id, whether this broker keeps that partition's replica; one it no longer
+   * keeps (the partition was reassigned away while this broker was down) goes too. Absent: every live one is kept.
+   */
+  async sweep(liveTopicIds: ReadonlySet<string>, kept?: (topicId: string, partition: number) => boolean): Promise<string[]> {
     let names: string[];
     try {
       names = await this.fs.readdir(this.logDir);
@@ -89,7 +93,7 @@ export class DeletedLogs {
         continue;
       }
       const entry = parsePartitionDirName(name);
-      if (!entry || liveTopicIds.has(entry.topicId)) continue;
+      if (!entry || (liveTopicIds.has(entry.topicId) && (!kept || kept(entry.topicId, entry.partition)))) continue;
       const full = path.join(this.logDir, name);
       if (name === entry.dir) {
         removed.push(name);
@@ -99,7 +103,7 @@ export class DeletedLogs {
       }
     }
     if (removed.length > 0) {
-      this.logger.info({ dirs: removed }, `removing the logs of ${removed.length} partition replica(s) of deleted topics`);
+      this.logger.info({ dirs: removed }, `removing the logs of ${removed.length} partition replica(s) of deleted topics or moved off this broker`);
     }
     return removed;
   }

@@ -378,8 +378,15 @@ export class ReplicaManager {
         await this.apply(h, t, rec);
       }
     }
+    // A replica no longer wanted here goes with its files: its topic was deleted, or (scaleout) a reassignment
+    // moved the partition off this broker (the metadata only moves forward: a later move back fetches afresh).
     for (const [k, h] of [...this.hosted]) {
-      if (!wanted.has(k)) await this.drop(h, !md.topic(h.topic) || md.topic(h.topic)!.topicId !== h.topicId);
+      if (!wanted.has(k)) {
+        const current = md.topic(h.topic);
+        const reassigned = current?.topicId === h.topicId;
+        if (reassigned) this.logger.info({ topic: h.topic, partition: h.partition }, 'partition reassigned off this broker: its replica is removed');
+        await this.drop(h, true);
+      }
     }
     for (const [k, down] of [...this.offline]) if (!wanted.has(k)) await this.forgetOffline(k, down);
     // Incarnations deleted while this broker was down (or while it was removing them) are in no metadata it
@@ -393,7 +400,13 @@ export class ReplicaManager {
       // drop (closed first); sweeping it meanwhile left its .hw checkpoint written again after the removal.
       const live = new Set(md.topics().map((t) => t.topicId));
       for (const h of this.hosted.values()) live.add(h.topicId);
-      if (!(await singleBrokerMigrationPending(this.options.dataDir, this.c.dirs))) await this.deletedLogs.sweep(live);
+      // ---- scaleout: also replicas of live topics this broker no longer holds (moved away while it was down).
+      const kept = (topicId: string, partition: number) => {
+        for (const h of this.hosted.values()) if (h.topicId === topicId && h.partition === partition) return true;
+        const t = md.topics().find((x) => x.topicId === topicId);
+        return !t || (t.partitions[partition]?.replicas.includes(me) ?? false);
+      };
+      if (!(await singleBrokerMigrationPending(this.options.dataDir, this.c.dirs))) await this.deletedLogs.sweep(live, kept);
     }
     this.reportLogEnds();
   }
@@ -487,7 +500,10 @@ export class ReplicaManager {
       return;
     }
     if (target >= 0) {
+      // ---- scaleout: a replica a reassignment is adding fetches within the replication throttle.
+      const throttled = (rec.adding ?? []).includes(me);
       if (h.role === 'follower' && h.followingFrom === target) {
+        this.fetcher(target).setThrottled(t.name, h.partition, throttled);
         if (h.leaderEpoch !== rec.leaderEpoch) {
           h.leaderEpoch = rec.leaderEpoch;
           this.fetcher(target).updateLeaderEpoch(t.name, h.partition, rec.leaderEpoch);
@@ -497,7 +513,7 @@ export class ReplicaManager {
       }
       await this.stopRole(h);
       this.logRecoveryTruncation(h, rec);
-      await this.fetcher(target).addPartition({ topic: t.name, topicId: h.topicId, partition: h.partition, log: h.log, leaderEpoch: rec.leaderEpoch, checkpoint: h.checkpoint });
+      await this.fetcher(target).addPartition({ topic: t.name, topicId: h.topicId, partition: h.partition, log: h.log, leaderEpoch: rec.leaderEpoch, checkpoint: h.checkpoint, throttled });
       h.role = 'follower';
       h.followingFrom = target;
       h.leaderEpoch = rec.leaderEpoch;
@@ -545,6 +561,7 @@ export class ReplicaManager {
       );
       this.fetchers.set(leaderId, f);
     }
+    f.setThrottle(this.c.controller.metadata.replicationThrottle);
     return f;
   }
 

@@ -166,6 +166,37 @@ export interface DeleteAclsCommand {
   filters: AclFilter[];
 }
 
+// ---- scaleout
+/** The most partitions one reassignment command may name. */
+export const MAX_REASSIGNMENT_PARTITIONS = 10_000;
+/** The most replicas a reassignment may give one partition. */
+export const MAX_REASSIGNMENT_REPLICAS = 64;
+
+/**
+ * Starts or cancels partition reassignments (AlterPartitionReassignments).
+ * `replicas`: the new replica set (its first is the preferred leader); null
+ * cancels the partition's reassignment in progress, restoring its original
+ * set. A replica count other than the current one is refused unless
+ * `allowReplicationFactorChange`. Each partition is answered on its own.
+ */
+export interface AlterReassignmentsCommand {
+  type: 'alterReassignments';
+  partitions: { topic: string; partition: number; replicas: number[] | null; allowReplicationFactorChange?: boolean }[];
+}
+
+/** Marks a broker decommissioned (no replica is placed or moved on it), or undoes it. */
+export interface DecommissionBrokerCommand {
+  type: 'decommissionBroker';
+  id: number;
+  decommissioned: boolean;
+}
+
+/** The replication throttle of reassignment moves: bytes per second per broker for its adding replicas (0: none). */
+export interface SetReplicationThrottleCommand {
+  type: 'setReplicationThrottle';
+  bytesPerSec: number;
+}
+
 export type MetadataCommand =
   | RegisterBrokerCommand
   | FenceBrokerCommand
@@ -183,7 +214,11 @@ export type MetadataCommand =
   | UpsertScramCredentialCommand
   | DeleteScramCredentialCommand
   | CreateAclsCommand
-  | DeleteAclsCommand;
+  | DeleteAclsCommand
+  // ---- scaleout
+  | AlterReassignmentsCommand
+  | DecommissionBrokerCommand
+  | SetReplicationThrottleCommand;
 
 /** What applying a command answered: the caller's result, or a refusal with an error code. */
 export type CommandResult = { ok: true; value?: unknown } | { ok: false; code: string; message: string };
@@ -411,6 +446,31 @@ export function decodeCommand(data: Uint8Array): MetadataCommand {
         return x as Record<string, unknown>;
       });
       return o.type === 'createAcls' ? { type: o.type, acls: objs.map(parseAcl) } : { type: o.type, filters: objs.map(parseAclFilter) };
+    }
+    case 'decommissionBroker': {
+      const v = optBool(o, 'decommissioned');
+      if (v === undefined) throw bad('decommissioned must be a boolean');
+      return { type: o.type, id: int(o, 'id', 1), decommissioned: v };
+    }
+    case 'setReplicationThrottle':
+      return { type: o.type, bytesPerSec: int(o, 'bytesPerSec') };
+    case 'alterReassignments': {
+      const list = o.partitions;
+      if (!Array.isArray(list)) throw bad('partitions must be an array');
+      if (list.length > MAX_REASSIGNMENT_PARTITIONS) throw bad(`partitions names ${list.length} partitions, the limit is ${MAX_REASSIGNMENT_PARTITIONS}`);
+      return {
+        type: o.type,
+        partitions: list.map((p: Record<string, unknown>) => {
+          if (typeof p !== 'object' || p === null) throw bad('partitions[] must be objects');
+          let replicas: number[] | null = null;
+          if (p.replicas !== null) {
+            replicas = ints(p, 'replicas');
+            if (replicas.length > MAX_REASSIGNMENT_REPLICAS) throw bad(`replicas lists ${replicas.length} brokers, the limit is ${MAX_REASSIGNMENT_REPLICAS}`);
+          }
+          const allow = optBool(p, 'allowReplicationFactorChange');
+          return { topic: topicName(p, 'topic'), partition: int(p, 'partition'), replicas, ...(allow !== undefined ? { allowReplicationFactorChange: allow } : {}) };
+        }),
+      };
     }
     default:
       throw bad(`unknown type ${JSON.stringify(o.type)}`);

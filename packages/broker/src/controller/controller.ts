@@ -23,6 +23,7 @@ import { MetadataFeed, type FeedRead } from './metadata-feed.js';
 import { MetadataState } from './metadata-state.js';
 import { parseControllerOptions, quorumClusterId, type ControllerOptions, type ParsedControllerOptions } from './options.js';
 import { RecoveryWaits } from './recovery-waits.js';
+import { electable, preferredElections } from './preferred-leaders.js';
 import { submitWithRetry } from './submit.js';
 import type { BrokerRegistration } from './types.js';
 import { checkVoterMetadata, writeVoterMarker } from './voter-marker.js';
@@ -556,15 +557,9 @@ export class RaftController implements Controller {
     return (progress[b.id]?.match ?? 0) >= b.brokerEpoch;
   }
 
+  /** The automatic preferred-leader election (the same mechanism as ElectLeaders on demand: preferred-leaders.ts). */
   private async rebalanceLeaders(): Promise<void> {
-    const live = (id: number) => this.metadata.broker(id)?.fenced === false;
-    const moves: { topic: string; partition: number; leaderEpoch: number }[] = [];
-    for (const t of this.metadata.topics()) {
-      t.partitions.forEach((p, partition) => {
-        const preferred = p.replicas[0]!;
-        if (p.leader !== preferred && p.isr.includes(preferred) && live(preferred)) moves.push({ topic: t.name, partition, leaderEpoch: p.leaderEpoch });
-      });
-    }
+    const moves = electable(preferredElections(this.metadata));
     if (moves.length === 0) return;
     this.logger.info({ partitions: moves.length }, 'moving leadership back to preferred replicas');
     await this.submitQuietly({ type: 'electPreferred', partitions: moves });

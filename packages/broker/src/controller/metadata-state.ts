@@ -38,6 +38,8 @@ interface Snapshot {
   // ---- security (absent in snapshots from before it)
   scram?: Array<{ user: string; mechanism: ScramMechanism; iterations: number; salt: string; storedKey: string; serverKey: string }>;
   acls?: AclEntry[];
+  // ---- scaleout (absent in older snapshots: 0)
+  replicationThrottle?: number;
 }
 
 type MutablePartition = { -readonly [K in keyof PartitionRecord]: PartitionRecord[K] };
@@ -68,6 +70,14 @@ export interface PendingRecovery {
   electable: boolean;
 }
 
+/** One partition's answer to alterReassignments (no code: accepted). */
+export interface ReassignmentResult {
+  topic: string;
+  partition: number;
+  code?: string;
+  message?: string;
+}
+
 function refuse(code: string, message: string): CommandResult {
   return { ok: false, code, message };
 }
@@ -77,6 +87,8 @@ export class MetadataState implements StateMachine {
   private topicsByName = new Map<string, TopicRecord>();
   private nextProducerId = 0;
   private placementCursor = 0;
+  // ---- scaleout
+  private throttle = 0;
   private appliedIndex = 0;
   // ---- security: SCRAM credentials by user and mechanism, and the ACLs (see security/)
   private scram = new Map<string, Map<ScramMechanism, ScramCredential>>();
@@ -203,6 +215,7 @@ export class MetadataState implements StateMachine {
           fenced: true,
           ...(cmd.cleanShutdown !== undefined ? { cleanShutdown: cmd.cleanShutdown } : {}),
           ...(cmd.flushAlways !== undefined ? { flushAlways: cmd.flushAlways } : {}),
+          ...(old?.decommissioned ? { decommissioned: true } : {}),
         };
         this.brokersById.set(cmd.id, reg);
         d.brokers = true;
@@ -243,7 +256,7 @@ export class MetadataState implements StateMachine {
         if (existing) return refuse('TOPIC_ALREADY_EXISTS', `topic "${cmd.name}" already exists`);
         const clash = this.collidingTopic(cmd.name);
         if (clash) return refuse('INVALID_TOPIC', `topic "${cmd.name}" collides with existing topic "${clash}": '.' and '_' are the same in metric names`);
-        const live = this.brokers().filter((b) => !b.fenced);
+        const live = this.placeable();
         if (cmd.replicationFactor > live.length) {
           return refuse(
             'INVALID_REPLICATION_FACTOR',
@@ -272,7 +285,7 @@ export class MetadataState implements StateMachine {
           return refuse('INVALID_PARTITIONS', `topic "${cmd.name}" has ${current} partitions; the new count ${cmd.count} must be larger`);
         }
         const rf = t.partitions[0]?.replicas.length ?? 1;
-        const live = this.brokers().filter((b) => !b.fenced);
+        const live = this.placeable();
         if (rf > live.length) return refuse('INVALID_REPLICATION_FACTOR', `replication factor ${rf} is larger than the number of live brokers (${live.length})`);
         const assignment = assignReplicas(live, cmd.count - current, rf, this.placementCursor);
         this.placementCursor += cmd.count - current;
@@ -311,12 +324,14 @@ export class MetadataState implements StateMachine {
         if (ineligible.length > 0) {
           return refuse('REPLICA_NOT_AVAILABLE', `${cmd.topic}-${cmd.partition}: broker(s) ${ineligible.join(', ')} are fenced and cannot join the ISR`);
         }
-        const next: MutablePartition = { ...p, isr: orderLike(p.replicas, isr), partitionEpoch: p.partitionEpoch + 1 };
+        let next: MutablePartition = { ...p, isr: orderLike(p.replicas, isr), partitionEpoch: p.partitionEpoch + 1 };
         // A member the leader lets back in is in sync again: no longer a recovery candidate of its own.
         const full = next.isr.length === p.replicas.length;
         setList(next, 'elr', full ? [] : without(p.elr, added));
         setList(next, 'leftIsr', full ? [] : without(p.leftIsr, added));
         setList(next, 'unverified', without(p.unverified, added));
+        // A reassignment whose adding replicas are now all in sync completes in the same step.
+        next = this.completeReassignment(next);
         this.setPartition(t, cmd.partition, next, d);
         return { ok: true, value: { leaderEpoch: next.leaderEpoch, partitionEpoch: next.partitionEpoch, isr: next.isr, replicas: next.replicas } };
       }
@@ -413,7 +428,143 @@ export class MetadataState implements StateMachine {
         }
         return { ok: true, value: { deleted } };
       }
+      // ---- scaleout
+      case 'decommissionBroker': {
+        const b = this.brokersById.get(cmd.id);
+        if (!b) return refuse('BROKER_NOT_AVAILABLE', `broker ${cmd.id} is not registered`);
+        if ((b.decommissioned ?? false) === cmd.decommissioned) return { ok: true };
+        const { decommissioned: _d, ...rest } = b;
+        this.brokersById.set(cmd.id, cmd.decommissioned ? { ...rest, decommissioned: true } : rest);
+        d.brokers = true;
+        return { ok: true };
+      }
+      case 'setReplicationThrottle': {
+        const previous = this.throttle;
+        this.throttle = cmd.bytesPerSec;
+        if (previous !== cmd.bytesPerSec) d.brokers = true;
+        return { ok: true, value: { previous, bytesPerSec: cmd.bytesPerSec } };
+      }
+      case 'alterReassignments': {
+        const results: ReassignmentResult[] = [];
+        for (const q of cmd.partitions) {
+          const r = this.reassign(q, d);
+          results.push({ topic: q.topic, partition: q.partition, ...r });
+        }
+        return { ok: true, value: { results } };
+      }
     }
+  }
+
+  // ---- scaleout: partition reassignment
+
+  /** The replication throttle of reassignment moves (bytes/s per broker for its adding replicas; 0: none). */
+  get replicationThrottle(): number {
+    return this.throttle;
+  }
+
+  /** Brokers new replicas may be placed on: live and not decommissioned. */
+  placeable(): BrokerRegistration[] {
+    return this.brokers().filter((b) => !b.fenced && !b.decommissioned);
+  }
+
+  /** Partitions being reassigned, in topic and partition order. */
+  reassignments(): { topic: string; partition: number; record: PartitionRecord }[] {
+    const out: { topic: string; partition: number; record: PartitionRecord }[] = [];
+    for (const t of this.topics()) t.partitions.forEach((p, partition) => p.targetReplicas && out.push({ topic: t.name, partition, record: p }));
+    return out;
+  }
+
+  /**
+   * Starts (or cancels, `replicas` null) one partition's reassignment; the
+   * refusal of a bad one changes nothing. A move adds the new replicas to
+   * `replicas` (after the original ones: the preferred leader does not change
+   * while it moves) outside the ISR; it completes when the leader lets the
+   * last of them into the ISR (alterPartition), or at once when none is added.
+   */
+  private reassign(q: { topic: string; partition: number; replicas: number[] | null; allowReplicationFactorChange?: boolean }, d: Delta): { code?: string; message?: string } {
+    const t = this.topicsByName.get(q.topic);
+    const p = t?.partitions[q.partition];
+    const name = `${q.topic}-${q.partition}`;
+    if (!t || !p) return { code: 'UNKNOWN_TOPIC_OR_PARTITION', message: `${name} does not exist` };
+    if (q.replicas === null) {
+      if (!p.targetReplicas) return { code: 'NO_REASSIGNMENT_IN_PROGRESS', message: `${name} is not being reassigned` };
+      const next = this.cancelReassignment(p);
+      if (!next) {
+        return { code: 'REASSIGNMENT_IN_PROGRESS', message: `${name}: no replica of the original set [${without(p.replicas, p.adding ?? []).join(', ')}] is in sync and alive; the reassignment cannot be cancelled now` };
+      }
+      this.setPartition(t, q.partition, next, d);
+      return {};
+    }
+    const target = q.replicas;
+    if (target.length === 0) return { code: 'INVALID_REPLICA_ASSIGNMENT', message: `${name}: the replica list is empty` };
+    if (new Set(target).size !== target.length) return { code: 'INVALID_REPLICA_ASSIGNMENT', message: `${name}: the replica list [${target.join(', ')}] names a broker more than once` };
+    const unknown = target.filter((id) => !this.brokersById.has(id));
+    if (unknown.length > 0) return { code: 'INVALID_REPLICA_ASSIGNMENT', message: `${name}: broker(s) ${unknown.join(', ')} are not registered in the cluster` };
+    const gone = target.filter((id) => this.brokersById.get(id)?.decommissioned);
+    if (gone.length > 0) return { code: 'BROKER_DECOMMISSIONED', message: `${name}: broker(s) ${gone.join(', ')} are decommissioned; no replica may move there` };
+    if (p.targetReplicas) {
+      return { code: 'REASSIGNMENT_IN_PROGRESS', message: `${name} is already moving to [${p.targetReplicas.join(', ')}]; cancel it first (mq topic reassign --cancel ${q.topic} --partition ${q.partition})` };
+    }
+    if (target.length !== p.replicas.length && !q.allowReplicationFactorChange) {
+      return {
+        code: 'INVALID_REPLICATION_FACTOR',
+        message: `${name}: ${target.length} replicas would change the replication factor from ${p.replicas.length}; say so explicitly to change it (--allow-rf-change)`,
+      };
+    }
+    const adding = target.filter((id) => !p.replicas.includes(id));
+    const removing = p.replicas.filter((id) => !target.includes(id));
+    if (adding.length === 0 && removing.length === 0 && target.join() === p.replicas.join()) return {};
+    let next: MutablePartition = { ...p, replicas: [...p.replicas, ...adding], targetReplicas: [...target], adding, removing, partitionEpoch: p.partitionEpoch + 1 };
+    next = this.completeReassignment(next);
+    this.setPartition(t, q.partition, next, d);
+    return {};
+  }
+
+  /**
+   * Completes a reassignment once every adding replica is in the ISR and a
+   * live, trusted member of the target set is in the ISR to lead: the
+   * replica set becomes the target, the removed replicas leave the ISR (and
+   * their brokers drop their logs), and a removed leader hands leadership to
+   * the first such member of the new set. Otherwise `p` unchanged.
+   */
+  private completeReassignment(p: MutablePartition): MutablePartition {
+    const target = p.targetReplicas;
+    if (!target || p.leader < 0) return p;
+    if (!(p.adding ?? []).every((id) => p.isr.includes(id))) return p;
+    const unverified = p.unverified ?? [];
+    const leaderKept = target.includes(p.leader);
+    const leader = leaderKept ? p.leader : (target.find((id) => p.isr.includes(id) && this.live(id) && !unverified.includes(id)) ?? -1);
+    if (leader < 0) return p;
+    const { targetReplicas: _t, adding: _a, removing: _r, ...rest } = p;
+    const next: MutablePartition = { ...rest, replicas: [...target], isr: orderLike(target, p.isr), partitionEpoch: p.partitionEpoch + 1 };
+    setList(next, 'elr', orderLike(target, p.elr ?? []));
+    setList(next, 'leftIsr', orderLike(target, p.leftIsr ?? []));
+    setList(next, 'unverified', orderLike(target, unverified));
+    if (!leaderKept) {
+      next.leader = leader;
+      next.leaderEpoch = p.leaderEpoch + 1;
+    }
+    return next;
+  }
+
+  /** The original replica set back (null when none of it is in sync and alive to lead). */
+  private cancelReassignment(p: PartitionRecord): MutablePartition | undefined {
+    const original = without(p.replicas, p.adding ?? []);
+    const isr = orderLike(original, p.isr);
+    const unverified = p.unverified ?? [];
+    const leaderKept = p.leader >= 0 && original.includes(p.leader);
+    const leader = leaderKept || p.leader < 0 ? p.leader : (original.find((id) => isr.includes(id) && this.live(id) && !unverified.includes(id)) ?? -1);
+    if (isr.length === 0 || (p.leader >= 0 && leader < 0)) return undefined;
+    const { targetReplicas: _t, adding: _a, removing: _r, ...rest } = p;
+    const next: MutablePartition = { ...rest, replicas: original, isr, partitionEpoch: p.partitionEpoch + 1 };
+    setList(next, 'elr', orderLike(original, p.elr ?? []));
+    setList(next, 'leftIsr', orderLike(original, p.leftIsr ?? []));
+    setList(next, 'unverified', orderLike(original, unverified));
+    if (!leaderKept && p.leader >= 0) {
+      next.leader = leader;
+      next.leaderEpoch = p.leaderEpoch + 1;
+    }
+    return next;
   }
 
   /**
@@ -620,6 +771,7 @@ export class MetadataState implements StateMachine {
         })),
       ),
       acls: [...this.aclList],
+      ...(this.throttle > 0 ? { replicationThrottle: this.throttle } : {}),
     };
     return Buffer.from(JSON.stringify(s), 'utf8');
   }
@@ -638,6 +790,7 @@ export class MetadataState implements StateMachine {
       this.scram.set(c.user, m);
     }
     this.aclList = s.acls ?? [];
+    this.throttle = s.replicationThrottle ?? 0;
     this.appliedIndex = index;
     const delta: MetadataDelta = { index, brokers: true, topics: s.topics.map((t) => t.name), deletedTopics: [], uncleanElections: [], recoveryElections: [], security: true };
     for (const l of [...this.listeners]) l(delta);

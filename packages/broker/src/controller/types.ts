@@ -33,6 +33,10 @@ export interface BrokerRegistration {
   readonly cleanShutdown?: boolean;
   /** The broker's default `log.flush.policy` is `always` (its logs keep what it acknowledged through a power loss). */
   readonly flushAlways?: boolean;
+
+  // ---- scaleout
+  /** Decommissioned (mq broker decommission): no replica is placed or moved on it; its own move off it. */
+  readonly decommissioned?: boolean;
 }
 
 /** A replica's log end as it reported it while its partition had no leader (for unclean recovery). */
@@ -76,6 +80,20 @@ export interface PartitionRecord {
    * missing) logs what it truncates when it starts following.
    */
   readonly recovery?: { readonly leaderEpoch: number; readonly lastEpoch: number; readonly endOffset: number; readonly missing: readonly number[] };
+
+  // ---- scaleout: a reassignment in progress (all three set together, absent otherwise)
+  /**
+   * The replica set the partition moves to (its first is the new preferred
+   * leader). While it moves, `replicas` is the original set followed by
+   * `adding`: the adding replicas follow the leader outside the ISR (they do
+   * not count for acks=all) until the leader lets them in; once every one is
+   * in the ISR, `replicas` becomes this set and `removing` is dropped.
+   */
+  readonly targetReplicas?: readonly number[];
+  /** Target replicas not in the original set. */
+  readonly adding?: readonly number[];
+  /** Original replicas not in the target set. */
+  readonly removing?: readonly number[];
 }
 
 export interface TopicRecord {

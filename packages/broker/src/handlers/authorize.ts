@@ -68,6 +68,12 @@ export const API_RULES: Rules = {
   endTxn: (r) => [['write', 'transactional-id', r.transactionalId ?? '']],
   txnOffsetCommit: (r) => [['write', 'transactional-id', r.transactionalId ?? ''], ['read', 'group', r.groupId ?? ''], ...topics('read', names(r.topics))],
   writeTxnMarkers: () => cluster('cluster-action'),
+  // Scale-out (Kafka's rules): moving replicas and leaders alters the cluster; the throttle is a cluster config.
+  alterPartitionReassignments: () => cluster('alter'),
+  listPartitionReassignments: () => cluster('describe'),
+  electLeaders: () => cluster('alter'),
+  decommissionBroker: () => cluster('alter'),
+  alterReplicationThrottle: (r) => cluster(Number(r.bytesPerSec ?? -1) >= 0 ? 'alter-configs' : 'describe-configs'),
   alterUserScramCredentials: () => cluster('alter'),
   describeUserScramCredentials: () => cluster('describe'),
   createAcls: () => cluster('alter'),

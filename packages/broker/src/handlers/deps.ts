@@ -23,6 +23,19 @@ export interface HandlerDeps {
   timers: Timers;
   /** Called once a transaction marker is written to a partition led here (the group coordinator applies transactional offset commits). */
   onTxnMarker?: (topic: string, partition: number, producerId: number, committed: boolean) => void;
+  /**
+   * False while a (re)starting broker has not yet applied the metadata the controller had committed: its view
+   * may lack topics created while it was down, so it answers BROKER_NOT_AVAILABLE (retriable: ask another broker)
+   * rather than "no such topic". Absent: ready.
+   */
+  metadataReady?: () => boolean;
+}
+
+/** BROKER_NOT_AVAILABLE while this broker's metadata has not caught up since it started (see HandlerDeps.metadataReady). */
+export function checkMetadataReady(d: HandlerDeps): void {
+  if (d.metadataReady && !d.metadataReady()) {
+    throw new MqError('BROKER_NOT_AVAILABLE', `broker ${d.controller.options.brokerId} is starting and has not caught up with the cluster metadata yet; ask another broker`);
+  }
 }
 
 /** Why this broker does not lead `topic`-`partition`: an offline replica here, no such topic or partition, no leader, or another leader (NOT_LEADER naming it). */
@@ -33,6 +46,7 @@ export function notLeader(d: HandlerDeps, topic: string, partition: number): MqE
   const p = t?.partitions[partition];
   if (!t) {
     validateTopicName(topic);
+    if (d.metadataReady && !d.metadataReady()) return new MqError('BROKER_NOT_AVAILABLE', `broker ${d.controller.options.brokerId} is starting and has not caught up with the cluster metadata yet (it does not know topic "${topic}" yet)`);
     return new MqError('UNKNOWN_TOPIC_OR_PARTITION', `topic "${topic}" does not exist (create it with: mq topic create ${topic})`);
   }
   if (!p) return new MqError('UNKNOWN_TOPIC_OR_PARTITION', `topic "${topic}" has no partition ${partition} (it has ${t.partitions.length})`, { retriable: false });

@@ -4,7 +4,12 @@
  * the APIs listed.
  */
 import { BODY_API, SUPPORTED_API_VERSIONS, type ApiVersionRange, type RequestBody } from '@mq/protocol/wire';
+import { alterPartitionReassignments } from './alter-partition-reassignments.js';
+import { alterReplicationThrottle } from './alter-replication-throttle.js';
 import { controllerForward } from './controller-forward.js';
+import { decommissionBroker } from './decommission-broker.js';
+import { electLeaders } from './elect-leaders.js';
+import { listPartitionReassignments } from './list-partition-reassignments.js';
 import { createPartitions } from './create-partitions.js';
 import { createTopics } from './create-topics.js';
 import { deleteRecords } from './delete-records.js';
@@ -60,6 +65,12 @@ export function partitionHandlers(d: HandlerDeps): HandlerMap {
     createAcls: createAcls(d),
     deleteAcls: deleteAcls(d),
     describeAcls: describeAcls(d),
+    // ---- scaleout
+    alterPartitionReassignments: alterPartitionReassignments(d),
+    listPartitionReassignments: listPartitionReassignments(d),
+    electLeaders: electLeaders(d),
+    decommissionBroker: decommissionBroker(d),
+    alterReplicationThrottle: alterReplicationThrottle(d),
   };
 }
 

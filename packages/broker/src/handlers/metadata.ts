@@ -10,7 +10,7 @@ import type { TopicRecord } from '../controller/types.js';
 import { wireError } from '../errors.js';
 import { isInternalTopic, validateTopicName } from '@mq/protocol/topic-name';
 import { createTopic } from './create-topics.js';
-import type { HandlerDeps } from './deps.js';
+import { checkMetadataReady, type HandlerDeps } from './deps.js';
 import type { Handler } from './types.js';
 
 /** A topic as Metadata answers it. */
@@ -57,6 +57,7 @@ export function metadata(d: HandlerDeps): Handler<'metadata'> {
     const b = ctx.broker;
     // A broker cut off from the controller for longer than its session has resigned its leaderships and
     // its view may be stale (it may still name itself leader): send the client to another broker.
+    checkMetadataReady(d);
     if (d.replicas.cutOff) {
       throw new MqError(
         'BROKER_NOT_AVAILABLE',

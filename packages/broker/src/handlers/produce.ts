@@ -87,7 +87,7 @@ export function produceHandler(
       const answer = (entry: mq.PartitionProduceResponse.$Properties) => (acks === 0 ? NO_RESPONSE : { topics: [{ name, partitions: [entry] }] });
       return start(name, index, p.records).then(
         (r) => {
-          ctx.broker.metrics.producedBytes(name, p.records?.length ?? 0);
+          ctx.broker.metrics.producedBytes(name, p.records?.length ?? 0, index);
           return answer(appendedEntry(ctx, name, index, r, logRefusal));
         },
         (err: unknown) => {
@@ -156,7 +156,7 @@ async function answerAll(
     let entry: mq.PartitionProduceResponse.$Properties;
     try {
       const appended = await item.result;
-      ctx.broker.metrics.producedBytes(item.topic, item.bytes);
+      ctx.broker.metrics.producedBytes(item.topic, item.bytes, item.partition);
       entry = appendedEntry(ctx, item.topic, item.partition, appended, logRefusal);
     } catch (err) {
       logRefusal(ctx, item.topic, item.partition, err);

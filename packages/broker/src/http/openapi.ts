@@ -488,12 +488,128 @@ const ERROR_TEXT: Record<number, string> = {
   503: 'Retriable: not available right now',
 };
 
+// ---- scaleout
+const partitionError = { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } };
+const partitionResults = {
+  type: 'array',
+  items: { type: 'object', required: ['topic', 'partition'], properties: { topic: { type: 'string' }, partition: { type: 'integer' }, error: partitionError } },
+};
+const brokerList = { type: 'array', items: { type: 'integer' } };
+
+export const SCALEOUT_OPERATIONS: Readonly<Record<string, Json>> = {
+  'GET /reassignments': {
+    operationId: 'listReassignments',
+    summary: 'Partition reassignments in progress, with each move\'s progress from its partition\'s leader',
+    responses: {
+      '200': json(
+        {
+          type: 'object',
+          required: ['reassignments'],
+          properties: {
+            reassignments: {
+              type: 'array',
+              items: {
+                type: 'object',
+                required: ['topic', 'partition', 'replicas', 'target_replicas', 'adding_replicas', 'removing_replicas', 'leader', 'isr'],
+                properties: {
+                  topic: { type: 'string' },
+                  partition: { type: 'integer' },
+                  replicas: brokerList,
+                  target_replicas: brokerList,
+                  adding_replicas: brokerList,
+                  removing_replicas: brokerList,
+                  leader: { type: 'integer' },
+                  isr: brokerList,
+                  progress: {
+                    type: 'object',
+                    properties: {
+                      leader_log_end_offset: { type: 'integer' },
+                      leader_log_bytes: { type: 'integer' },
+                      adding: {
+                        type: 'array',
+                        items: {
+                          type: 'object',
+                          properties: { broker: { type: 'integer' }, log_end_offset: { type: 'integer' }, offset_lag: { type: 'integer' }, bytes_behind: { type: 'integer' }, in_isr: { type: 'boolean' } },
+                        },
+                      },
+                    },
+                  },
+                },
+              },
+            },
+          },
+        },
+        'The moves in progress',
+      ),
+    },
+  },
+  'POST /reassignments': {
+    operationId: 'alterReassignments',
+    summary: 'Start (replicas: broker ids, preferred leader first) or cancel (replicas: null) partition reassignments',
+    description:
+      'New replicas follow the leader outside the ISR until they have caught up, then join it; the removed ones are dropped ' +
+      'and a removed leader hands over to the new set. Each partition is answered on its own (error: INVALID_REPLICA_ASSIGNMENT, ' +
+      'INVALID_REPLICATION_FACTOR unless allow_replication_factor_change, REASSIGNMENT_IN_PROGRESS, UNKNOWN_TOPIC_OR_PARTITION, ...).',
+    requestBody: {
+      required: true,
+      content: {
+        'application/json': {
+          schema: {
+            type: 'object',
+            required: ['partitions'],
+            properties: {
+              partitions: {
+                type: 'array',
+                items: { type: 'object', required: ['topic', 'partition', 'replicas'], properties: { topic: { type: 'string' }, partition: { type: 'integer' }, replicas: { oneOf: [brokerList, { type: 'null' }] } } },
+              },
+              allow_replication_factor_change: { type: 'boolean', default: false },
+            },
+          },
+        },
+      },
+    },
+    responses: { '200': json({ type: 'object', required: ['results'], properties: { results: partitionResults } }, 'One result per partition'), ...errors(400, 503) },
+  },
+  'DELETE /topics/{topic}/partitions/{partition}/reassignment': {
+    operationId: 'cancelReassignment',
+    summary: 'Cancel a partition\'s reassignment: its original replicas are restored',
+    parameters: [topicParam, partitionParam],
+    responses: {
+      '200': json({ type: 'object', properties: { topic: { type: 'string' }, partition: { type: 'integer' }, cancelled: { const: true } } }, 'Cancelled'),
+      ...errors(400, 404, 503),
+    },
+  },
+  'POST /elect-leaders': {
+    operationId: 'electLeaders',
+    summary: 'Preferred-leader election (every partition, or those named): leadership moves to the first replica where it is alive and in sync',
+    requestBody: {
+      required: false,
+      content: { 'application/json': { schema: { type: 'object', properties: { topics: { type: 'array', items: { type: 'object', required: ['topic'], properties: { topic: { type: 'string' }, partitions: brokerList } } } } } } },
+    },
+    responses: { '200': json({ type: 'object', required: ['moved', 'results'], properties: { moved: { type: 'integer' }, results: partitionResults } }, 'Leaders moved'), ...errors(400, 503) },
+  },
+  'POST /brokers/{broker}/decommission': {
+    operationId: 'decommissionBroker',
+    summary: 'Move every replica off a broker (then it can be stopped); {cancel: true} undoes the mark',
+    description: 'Refused (400 INVALID_REPLICATION_FACTOR, nothing changed) when the other live brokers cannot hold a partition\'s replication factor. Call again until remaining_replicas is 0.',
+    parameters: [{ name: 'broker', in: 'path', required: true, schema: { type: 'integer', minimum: 1 } }],
+    requestBody: { required: false, content: { 'application/json': { schema: { type: 'object', properties: { cancel: { type: 'boolean', default: false } } } } } },
+    responses: {
+      '200': json(
+        { type: 'object', required: ['broker', 'remaining_replicas', 'moves'], properties: { broker: { type: 'integer' }, cancelled: { type: 'boolean' }, remaining_replicas: { type: 'integer' }, moves: partitionResults } },
+        'Moves started',
+      ),
+      ...errors(400, 503),
+    },
+  },
+};
+
 export function openApiDocument(router: Router): Json {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of router.list() as Route[]) {
     if (!r.documented) continue;
     const key = `${r.method} ${r.pattern}`;
-    const op = OPERATIONS[key] ?? CONSUMER_OPERATIONS[key] ?? GROUP_OPERATIONS[key] ?? {
+    const op = OPERATIONS[key] ?? CONSUMER_OPERATIONS[key] ?? GROUP_OPERATIONS[key] ?? SCALEOUT_OPERATIONS[key] ?? {
       summary: `${r.method} ${r.pattern}`,
       responses: { '200': { description: 'OK' } },
     };

@@ -46,6 +46,8 @@ export class BrokerMetrics {
   /** Record bytes appended by produce requests, and record bytes sent to fetchers (consumers and followers), per topic. */
   readonly topicBytesIn = new Map<string, number>();
   readonly topicBytesOut = new Map<string, number>();
+  /** ---- scaleout: record bytes appended by produce requests per partition ("topic\0partition"), to see a hot partition. */
+  readonly partitionBytesIn = new Map<string, number>();
   badFrames = 0;
   connectionsAccepted = 0;
   bytesIn = 0;
@@ -85,6 +87,9 @@ export class BrokerMetrics {
     labelledCounterOf(r, 'mq_topic_bytes_in_total', 'Record batch bytes appended by produce requests, per topic.', ['topic'], () =>
       [...this.topicBytesIn].map(([t, n]) => [[t], n]),
     );
+    labelledCounterOf(r, 'mq_partition_bytes_in_total', 'Record batch bytes appended by produce requests, per partition this broker led (rate() of it shows a hot partition).', ['topic', 'partition'], () =>
+      [...this.partitionBytesIn].map(([k, n]) => [k.split('\0'), n]),
+    );
     labelledCounterOf(r, 'mq_topic_bytes_out_total', 'Record batch bytes returned by fetch requests (consumers and followers), per topic.', ['topic'], () =>
       [...this.topicBytesOut].map(([t, n]) => [[t], n]),
     );
@@ -113,8 +118,12 @@ export class BrokerMetrics {
     this.refused.set(key, (this.refused.get(key) ?? 0) + 1);
   }
 
-  producedBytes(topic: string, bytes: number): void {
+  producedBytes(topic: string, bytes: number, partition?: number): void {
     this.topicBytesIn.set(topic, (this.topicBytesIn.get(topic) ?? 0) + bytes);
+    if (partition !== undefined) {
+      const k = `${topic}\0${partition}`;
+      this.partitionBytesIn.set(k, (this.partitionBytesIn.get(k) ?? 0) + bytes);
+    }
   }
 
   fetchedBytes(topic: string, bytes: number): void {
@@ -125,6 +134,7 @@ export class BrokerMetrics {
   dropTopic(topic: string): void {
     this.topicBytesIn.delete(topic);
     this.topicBytesOut.delete(topic);
+    for (const k of [...this.partitionBytesIn.keys()]) if (k.startsWith(`${topic}\0`)) this.partitionBytesIn.delete(k);
   }
 
   /** The Prometheus text exposition of every metric registered here. */

@@ -139,6 +139,9 @@ const ENTRIES: { [K in RequestBody]?: (req: NonNullable<mq.RequestFrame[K]>) => 
   deleteTopics: (r) => r.topics?.length ?? 0,
   createPartitions: (r) => r.topics?.length ?? 0,
   incrementalAlterConfigs: (r) => r.resources?.length ?? 0,
+  // ---- scaleout: one metadata commit for the whole request, but each partition is checked and answered
+  alterPartitionReassignments: (r) => partitionCount(r.topics),
+  electLeaders: (r) => partitionCount(r.topics),
   // DeleteRecords: each partition once; the same partition named with two different offsets is refused.
   deleteRecords: (r) => {
     r.topics = dedupePartitions<mq.IDeleteRecordsTopic, mq.IDeleteRecordsPartition>(r.topics, (a, b) => Number(a.offset ?? 0) !== Number(b.offset ?? 0));

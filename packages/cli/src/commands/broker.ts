@@ -1,4 +1,5 @@
 /** `mq broker start`: run one broker in the foreground until SIGINT/SIGTERM. */
+import { decommissionCommand } from './scaleout.js';
 import path from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
 import { writeLine, type CliContext } from '../context.js';
@@ -95,7 +96,7 @@ export function brokerCommand(ctx: CliContext): CommandModule {
   return {
     command: 'broker <command>',
     describe: 'run a broker',
-    builder: (y) => y.command(start as unknown as CommandModule).demandCommand(1, 'name a broker command: start'),
+    builder: (y) => y.command(start as unknown as CommandModule).command(decommissionCommand(ctx)).demandCommand(1, 'name a broker command: start, decommission'),
     handler: () => {},
   };
 }

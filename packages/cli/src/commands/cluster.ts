@@ -11,6 +11,7 @@
  * and offline partitions. `mq cluster stop`: stops, from another terminal, a
  * cluster started by `mq cluster start` with the same --data-dir.
  */
+import { electLeadersCommand, rebalanceCommand, throttleCommand } from './scaleout.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -426,7 +427,15 @@ export function clusterCommand(ctx: CliContext): CommandModule {
   return {
     command: 'cluster <command>',
     describe: 'run and inspect a local multi-broker cluster',
-    builder: (y) => y.command(start as unknown as CommandModule).command(status as unknown as CommandModule).command(stop as unknown as CommandModule).demandCommand(1, 'name a cluster command: start, status, stop'),
+    builder: (y) =>
+      y
+        .command(start as unknown as CommandModule)
+        .command(status as unknown as CommandModule)
+        .command(stop as unknown as CommandModule)
+        .command(electLeadersCommand(ctx))
+        .command(rebalanceCommand(ctx))
+        .command(throttleCommand(ctx))
+        .demandCommand(1, 'name a cluster command: start, status, stop, elect-leaders, rebalance, throttle'),
     handler: () => {},
   };
 }

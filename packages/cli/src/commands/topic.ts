@@ -4,6 +4,7 @@ import type { TopicDescription, Watermarks } from '@mq/client';
 import { writeLine, type CliContext } from '../context.js';
 import { UsageError } from '../errors.js';
 import { list, table } from '../output.js';
+import { reassignCommand } from './scaleout.js';
 import { intFlag, intOption, parseKeyValues, withClient, withClientOptions, withFormat, out, type ClientArgs, type FormatArgs } from '../options.js';
 
 type Args = ClientArgs & FormatArgs;
@@ -219,7 +220,8 @@ export function topicCommand(ctx: CliContext): CommandModule {
         .command(alterConfig as unknown as CommandModule)
         .command(trim as unknown as CommandModule)
         .command(del as unknown as CommandModule)
-        .demandCommand(1, 'name a topic command: create, list, describe, alter, alter-config, trim or delete'),
+        .command(reassignCommand(ctx))
+        .demandCommand(1, 'name a topic command: create, list, describe, alter, alter-config, trim, reassign or delete'),
     handler: () => {
       throw new UsageError('name a topic command: create, list, describe, alter, alter-config, trim or delete');
     },

@@ -64,6 +64,12 @@ export const mq = $root.mq = (() => {
         values[valuesById[69] = "STALE_BROKER_EPOCH"] = 69;
         values[valuesById[70] = "INCONSISTENT_PARTITION_EPOCH"] = 70;
         values[valuesById[71] = "DUPLICATE_BROKER_REGISTRATION"] = 71;
+        values[valuesById[72] = "REASSIGNMENT_IN_PROGRESS"] = 72;
+        values[valuesById[73] = "NO_REASSIGNMENT_IN_PROGRESS"] = 73;
+        values[valuesById[74] = "INVALID_REPLICA_ASSIGNMENT"] = 74;
+        values[valuesById[75] = "PREFERRED_LEADER_NOT_AVAILABLE"] = 75;
+        values[valuesById[76] = "ELECTION_NOT_NEEDED"] = 76;
+        values[valuesById[77] = "BROKER_DECOMMISSIONED"] = 77;
         values[valuesById[80] = "COORDINATOR_NOT_AVAILABLE"] = 80;
         values[valuesById[81] = "NOT_COORDINATOR"] = 81;
         values[valuesById[82] = "COORDINATOR_LOAD_IN_PROGRESS"] = 82;
@@ -146,6 +152,11 @@ export const mq = $root.mq = (() => {
         values[valuesById[34] = "WRITE_TXN_MARKERS"] = 34;
         values[valuesById[35] = "TXN_OFFSET_COMMIT"] = 35;
         values[valuesById[40] = "CONTROLLER_FORWARD"] = 40;
+        values[valuesById[41] = "ALTER_PARTITION_REASSIGNMENTS"] = 41;
+        values[valuesById[42] = "LIST_PARTITION_REASSIGNMENTS"] = 42;
+        values[valuesById[43] = "ELECT_LEADERS"] = 43;
+        values[valuesById[44] = "DECOMMISSION_BROKER"] = 44;
+        values[valuesById[45] = "ALTER_REPLICATION_THROTTLE"] = 45;
         values[valuesById[50] = "SASL_AUTHENTICATE"] = 50;
         values[valuesById[51] = "ALTER_USER_SCRAM_CREDENTIALS"] = 51;
         values[valuesById[52] = "DESCRIBE_USER_SCRAM_CREDENTIALS"] = 52;
@@ -196,6 +207,11 @@ export const mq = $root.mq = (() => {
         RequestFrame.prototype.writeTxnMarkers = null;
         RequestFrame.prototype.txnOffsetCommit = null;
         RequestFrame.prototype.controllerForward = null;
+        RequestFrame.prototype.alterPartitionReassignments = null;
+        RequestFrame.prototype.listPartitionReassignments = null;
+        RequestFrame.prototype.electLeaders = null;
+        RequestFrame.prototype.decommissionBroker = null;
+        RequestFrame.prototype.alterReplicationThrottle = null;
         RequestFrame.prototype.saslAuthenticate = null;
         RequestFrame.prototype.alterUserScramCredentials = null;
         RequestFrame.prototype.describeUserScramCredentials = null;
@@ -206,7 +222,7 @@ export const mq = $root.mq = (() => {
         let $oneOfFields;
 
         $Object.defineProperty(RequestFrame.prototype, "body", {
-            get: $util.oneOfGetter($oneOfFields = ["handshake", "metadata", "createTopics", "deleteTopics", "createPartitions", "describeConfigs", "incrementalAlterConfigs", "produce", "fetch", "listOffsets", "offsetForLeaderEpoch", "deleteRecords", "findCoordinator", "joinGroup", "syncGroup", "heartbeat", "leaveGroup", "offsetCommit", "offsetFetch", "listGroups", "describeGroups", "deleteGroups", "initProducerId", "addPartitionsToTxn", "addOffsetsToTxn", "endTxn", "writeTxnMarkers", "txnOffsetCommit", "controllerForward", "saslAuthenticate", "alterUserScramCredentials", "describeUserScramCredentials", "createAcls", "deleteAcls", "describeAcls"]),
+            get: $util.oneOfGetter($oneOfFields = ["handshake", "metadata", "createTopics", "deleteTopics", "createPartitions", "describeConfigs", "incrementalAlterConfigs", "produce", "fetch", "listOffsets", "offsetForLeaderEpoch", "deleteRecords", "findCoordinator", "joinGroup", "syncGroup", "heartbeat", "leaveGroup", "offsetCommit", "offsetFetch", "listGroups", "describeGroups", "deleteGroups", "initProducerId", "addPartitionsToTxn", "addOffsetsToTxn", "endTxn", "writeTxnMarkers", "txnOffsetCommit", "controllerForward", "alterPartitionReassignments", "listPartitionReassignments", "electLeaders", "decommissionBroker", "alterReplicationThrottle", "saslAuthenticate", "alterUserScramCredentials", "describeUserScramCredentials", "createAcls", "deleteAcls", "describeAcls"]),
             set: $util.oneOfSetter($oneOfFields)
         });
 
@@ -297,6 +313,16 @@ export const mq = $root.mq = (() => {
                 $root.mq.DeleteAclsRequest.encode(m.deleteAcls, w.uint32(514).fork(), q + 1).ldelim();
             if (m.describeAcls != null && $Object.hasOwnProperty.call(m, "describeAcls"))
                 $root.mq.DescribeAclsRequest.encode(m.describeAcls, w.uint32(522).fork(), q + 1).ldelim();
+            if (m.alterPartitionReassignments != null && $Object.hasOwnProperty.call(m, "alterPartitionReassignments"))
+                $root.mq.AlterPartitionReassignmentsRequest.encode(m.alterPartitionReassignments, w.uint32(562).fork(), q + 1).ldelim();
+            if (m.listPartitionReassignments != null && $Object.hasOwnProperty.call(m, "listPartitionReassignments"))
+                $root.mq.ListPartitionReassignmentsRequest.encode(m.listPartitionReassignments, w.uint32(570).fork(), q + 1).ldelim();
+            if (m.electLeaders != null && $Object.hasOwnProperty.call(m, "electLeaders"))
+                $root.mq.ElectLeadersRequest.encode(m.electLeaders, w.uint32(578).fork(), q + 1).ldelim();
+            if (m.decommissionBroker != null && $Object.hasOwnProperty.call(m, "decommissionBroker"))
+                $root.mq.DecommissionBrokerRequest.encode(m.decommissionBroker, w.uint32(586).fork(), q + 1).ldelim();
+            if (m.alterReplicationThrottle != null && $Object.hasOwnProperty.call(m, "alterReplicationThrottle"))
+                $root.mq.AlterReplicationThrottleRequest.encode(m.alterReplicationThrottle, w.uint32(594).fork(), q + 1).ldelim();
             if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
                 for (var i = 0; i < m.$unknowns.length; ++i)
                     w.raw(m.$unknowns[i]);
@@ -560,6 +586,41 @@ export const mq = $root.mq = (() => {
                         m.body = "controllerForward";
                         continue;
                     }
+                case 70: {
+                        if (u !== 2)
+                            break;
+                        m.alterPartitionReassignments = $root.mq.AlterPartitionReassignmentsRequest.decode(r, r.size(), $undefined, q + 1, m.alterPartitionReassignments);
+                        m.body = "alterPartitionReassignments";
+                        continue;
+                    }
+                case 71: {
+                        if (u !== 2)
+                            break;
+                        m.listPartitionReassignments = $root.mq.ListPartitionReassignmentsRequest.decode(r, r.size(), $undefined, q + 1, m.listPartitionReassignments);
+                        m.body = "listPartitionReassignments";
+                        continue;
+                    }
+                case 72: {
+                        if (u !== 2)
+                            break;
+                        m.electLeaders = $root.mq.ElectLeadersRequest.decode(r, r.size(), $undefined, q + 1, m.electLeaders);
+                        m.body = "electLeaders";
+                        continue;
+                    }
+                case 73: {
+                        if (u !== 2)
+                            break;
+                        m.decommissionBroker = $root.mq.DecommissionBrokerRequest.decode(r, r.size(), $undefined, q + 1, m.decommissionBroker);
+                        m.body = "decommissionBroker";
+                        continue;
+                    }
+                case 74: {
+                        if (u !== 2)
+                            break;
+                        m.alterReplicationThrottle = $root.mq.AlterReplicationThrottleRequest.decode(r, r.size(), $undefined, q + 1, m.alterReplicationThrottle);
+                        m.body = "alterReplicationThrottle";
+                        continue;
+                    }
                 case 60: {
                         if (u !== 2)
                             break;
@@ -670,6 +731,11 @@ export const mq = $root.mq = (() => {
         ResponseFrame.prototype.writeTxnMarkers = null;
         ResponseFrame.prototype.txnOffsetCommit = null;
         ResponseFrame.prototype.controllerForward = null;
+        ResponseFrame.prototype.alterPartitionReassignments = null;
+        ResponseFrame.prototype.listPartitionReassignments = null;
+        ResponseFrame.prototype.electLeaders = null;
+        ResponseFrame.prototype.decommissionBroker = null;
+        ResponseFrame.prototype.alterReplicationThrottle = null;
         ResponseFrame.prototype.saslAuthenticate = null;
         ResponseFrame.prototype.alterUserScramCredentials = null;
         ResponseFrame.prototype.describeUserScramCredentials = null;
@@ -680,7 +746,7 @@ export const mq = $root.mq = (() => {
         let $oneOfFields;
 
         $Object.defineProperty(ResponseFrame.prototype, "body", {
-            get: $util.oneOfGetter($oneOfFields = ["handshake", "metadata", "createTopics", "deleteTopics", "createPartitions", "describeConfigs", "incrementalAlterConfigs", "produce", "fetch", "listOffsets", "offsetForLeaderEpoch", "deleteRecords", "findCoordinator", "joinGroup", "syncGroup", "heartbeat", "leaveGroup", "offsetCommit", "offsetFetch", "listGroups", "describeGroups", "deleteGroups", "initProducerId", "addPartitionsToTxn", "addOffsetsToTxn", "endTxn", "writeTxnMarkers", "txnOffsetCommit", "controllerForward", "saslAuthenticate", "alterUserScramCredentials", "describeUserScramCredentials", "createAcls", "deleteAcls", "describeAcls"]),
+            get: $util.oneOfGetter($oneOfFields = ["handshake", "metadata", "createTopics", "deleteTopics", "createPartitions", "describeConfigs", "incrementalAlterConfigs", "produce", "fetch", "listOffsets", "offsetForLeaderEpoch", "deleteRecords", "findCoordinator", "joinGroup", "syncGroup", "heartbeat", "leaveGroup", "offsetCommit", "offsetFetch", "listGroups", "describeGroups", "deleteGroups", "initProducerId", "addPartitionsToTxn", "addOffsetsToTxn", "endTxn", "writeTxnMarkers", "txnOffsetCommit", "controllerForward", "alterPartitionReassignments", "listPartitionReassignments", "electLeaders", "decommissionBroker", "alterReplicationThrottle", "saslAuthenticate", "alterUserScramCredentials", "describeUserScramCredentials", "createAcls", "deleteAcls", "describeAcls"]),
             set: $util.oneOfSetter($oneOfFields)
         });
 
@@ -773,6 +839,16 @@ export const mq = $root.mq = (() => {
                 $root.mq.DeleteAclsResponse.encode(m.deleteAcls, w.uint32(514).fork(), q + 1).ldelim();
             if (m.describeAcls != null && $Object.hasOwnProperty.call(m, "describeAcls"))
                 $root.mq.DescribeAclsResponse.encode(m.describeAcls, w.uint32(522).fork(), q + 1).ldelim();
+            if (m.alterPartitionReassignments != null && $Object.hasOwnProperty.call(m, "alterPartitionReassignments"))
+                $root.mq.AlterPartitionReassignmentsResponse.encode(m.alterPartitionReassignments, w.uint32(562).fork(), q + 1).ldelim();
+            if (m.listPartitionReassignments != null && $Object.hasOwnProperty.call(m, "listPartitionReassignments"))
+                $root.mq.ListPartitionReassignmentsResponse.encode(m.listPartitionReassignments, w.uint32(570).fork(), q + 1).ldelim();
+            if (m.electLeaders != null && $Object.hasOwnProperty.call(m, "electLeaders"))
+                $root.mq.ElectLeadersResponse.encode(m.electLeaders, w.uint32(578).fork(), q + 1).ldelim();
+            if (m.decommissionBroker != null && $Object.hasOwnProperty.call(m, "decommissionBroker"))
+                $root.mq.DecommissionBrokerResponse.encode(m.decommissionBroker, w.uint32(586).fork(), q + 1).ldelim();
+            if (m.alterReplicationThrottle != null && $Object.hasOwnProperty.call(m, "alterReplicationThrottle"))
+                $root.mq.AlterReplicationThrottleResponse.encode(m.alterReplicationThrottle, w.uint32(594).fork(), q + 1).ldelim();
             if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
                 for (var i = 0; i < m.$unknowns.length; ++i)
                     w.raw(m.$unknowns[i]);
@@ -1043,6 +1119,41 @@ export const mq = $root.mq = (() => {
                             break;
                         m.controllerForward = $root.mq.ControllerForwardResponse.decode(r, r.size(), $undefined, q + 1, m.controllerForward);
                         m.body = "controllerForward";
+                        continue;
+                    }
+                case 70: {
+                        if (u !== 2)
+                            break;
+                        m.alterPartitionReassignments = $root.mq.AlterPartitionReassignmentsResponse.decode(r, r.size(), $undefined, q + 1, m.alterPartitionReassignments);
+                        m.body = "alterPartitionReassignments";
+                        continue;
+                    }
+                case 71: {
+                        if (u !== 2)
+                            break;
+                        m.listPartitionReassignments = $root.mq.ListPartitionReassignmentsResponse.decode(r, r.size(), $undefined, q + 1, m.listPartitionReassignments);
+                        m.body = "listPartitionReassignments";
+                        continue;
+                    }
+                case 72: {
+                        if (u !== 2)
+                            break;
+                        m.electLeaders = $root.mq.ElectLeadersResponse.decode(r, r.size(), $undefined, q + 1, m.electLeaders);
+                        m.body = "electLeaders";
+                        continue;
+                    }
+                case 73: {
+                        if (u !== 2)
+                            break;
+                        m.decommissionBroker = $root.mq.DecommissionBrokerResponse.decode(r, r.size(), $undefined, q + 1, m.decommissionBroker);
+                        m.body = "decommissionBroker";
+                        continue;
+                    }
+                case 74: {
+                        if (u !== 2)
+                            break;
+                        m.alterReplicationThrottle = $root.mq.AlterReplicationThrottleResponse.decode(r, r.size(), $undefined, q + 1, m.alterReplicationThrottle);
+                        m.body = "alterReplicationThrottle";
                         continue;
                     }
                 case 60: {
@@ -17341,6 +17452,1929 @@ export const mq = $root.mq = (() => {
         };
 
         return DescribeAclsResponse;
+    })();
+
+    mq.ReassignablePartition = (function() {
+
+        const ReassignablePartition = function (p) {
+            this.replicas = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        ReassignablePartition.prototype.partition = 0;
+        ReassignablePartition.prototype.replicas = $util.emptyArray;
+        ReassignablePartition.prototype.cancel = false;
+
+        ReassignablePartition.create = function(properties) {
+            return new ReassignablePartition(properties);
+        };
+
+        ReassignablePartition.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.partition != null && $Object.hasOwnProperty.call(m, "partition") && m.partition !== 0)
+                w.uint32(8).int32(m.partition);
+            if (m.replicas != null && m.replicas.length) {
+                w.uint32(18).int32s(m.replicas);
+            }
+            if (m.cancel != null && $Object.hasOwnProperty.call(m, "cancel") && m.cancel !== false)
+                w.uint32(24).bool(m.cancel);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        ReassignablePartition.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.ReassignablePartition();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.int32())
+                            m.partition = v;
+                        else
+                            delete m.partition;
+                        continue;
+                    }
+                case 2: {
+                        if (u === 2) {
+                            if (!(m.replicas && m.replicas.length))
+                                m.replicas = [];
+                            r.int32s(m.replicas);
+                            continue;
+                        }
+                        if (u !== 0)
+                            break;
+                        if (!(m.replicas && m.replicas.length))
+                            m.replicas = [];
+                        m.replicas.push(r.int32());
+                        continue;
+                    }
+                case 3: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.bool())
+                            m.cancel = v;
+                        else
+                            delete m.cancel;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        ReassignablePartition.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.ReassignablePartition";
+        };
+
+        return ReassignablePartition;
+    })();
+
+    mq.ReassignableTopic = (function() {
+
+        const ReassignableTopic = function (p) {
+            this.partitions = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        ReassignableTopic.prototype.name = "";
+        ReassignableTopic.prototype.partitions = $util.emptyArray;
+
+        ReassignableTopic.create = function(properties) {
+            return new ReassignableTopic(properties);
+        };
+
+        ReassignableTopic.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.name != null && $Object.hasOwnProperty.call(m, "name") && m.name !== "")
+                w.uint32(10).string(m.name);
+            if (m.partitions != null && m.partitions.length) {
+                for (var i = 0; i < m.partitions.length; ++i)
+                    $root.mq.ReassignablePartition.encode(m.partitions[i], w.uint32(18).fork(), q + 1).ldelim();
+            }
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        ReassignableTopic.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.ReassignableTopic();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.name = v;
+                        else
+                            delete m.name;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 2)
+                            break;
+                        if (!(m.partitions && m.partitions.length))
+                            m.partitions = [];
+                        m.partitions.push($root.mq.ReassignablePartition.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        ReassignableTopic.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.ReassignableTopic";
+        };
+
+        return ReassignableTopic;
+    })();
+
+    mq.AlterPartitionReassignmentsRequest = (function() {
+
+        const AlterPartitionReassignmentsRequest = function (p) {
+            this.topics = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        AlterPartitionReassignmentsRequest.prototype.timeoutMs = 0;
+        AlterPartitionReassignmentsRequest.prototype.topics = $util.emptyArray;
+        AlterPartitionReassignmentsRequest.prototype.allowReplicationFactorChange = false;
+
+        AlterPartitionReassignmentsRequest.create = function(properties) {
+            return new AlterPartitionReassignmentsRequest(properties);
+        };
+
+        AlterPartitionReassignmentsRequest.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.timeoutMs != null && $Object.hasOwnProperty.call(m, "timeoutMs") && m.timeoutMs !== 0)
+                w.uint32(8).uint32(m.timeoutMs);
+            if (m.topics != null && m.topics.length) {
+                for (var i = 0; i < m.topics.length; ++i)
+                    $root.mq.ReassignableTopic.encode(m.topics[i], w.uint32(18).fork(), q + 1).ldelim();
+            }
+            if (m.allowReplicationFactorChange != null && $Object.hasOwnProperty.call(m, "allowReplicationFactorChange") && m.allowReplicationFactorChange !== false)
+                w.uint32(24).bool(m.allowReplicationFactorChange);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        AlterPartitionReassignmentsRequest.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.AlterPartitionReassignmentsRequest();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.uint32())
+                            m.timeoutMs = v;
+                        else
+                            delete m.timeoutMs;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 2)
+                            break;
+                        if (!(m.topics && m.topics.length))
+                            m.topics = [];
+                        m.topics.push($root.mq.ReassignableTopic.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                case 3: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.bool())
+                            m.allowReplicationFactorChange = v;
+                        else
+                            delete m.allowReplicationFactorChange;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        AlterPartitionReassignmentsRequest.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.AlterPartitionReassignmentsRequest";
+        };
+
+        return AlterPartitionReassignmentsRequest;
+    })();
+
+    mq.PartitionResult = (function() {
+
+        const PartitionResult = function (p) {
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        PartitionResult.prototype.topic = "";
+        PartitionResult.prototype.partition = 0;
+        PartitionResult.prototype.errorCode = 0;
+        PartitionResult.prototype.errorMessage = "";
+
+        PartitionResult.create = function(properties) {
+            return new PartitionResult(properties);
+        };
+
+        PartitionResult.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.topic != null && $Object.hasOwnProperty.call(m, "topic") && m.topic !== "")
+                w.uint32(10).string(m.topic);
+            if (m.partition != null && $Object.hasOwnProperty.call(m, "partition") && m.partition !== 0)
+                w.uint32(16).int32(m.partition);
+            if (m.errorCode != null && $Object.hasOwnProperty.call(m, "errorCode") && m.errorCode !== 0)
+                w.uint32(24).int32(m.errorCode);
+            if (m.errorMessage != null && $Object.hasOwnProperty.call(m, "errorMessage") && m.errorMessage !== "")
+                w.uint32(34).string(m.errorMessage);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        PartitionResult.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.PartitionResult();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.topic = v;
+                        else
+                            delete m.topic;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.int32())
+                            m.partition = v;
+                        else
+                            delete m.partition;
+                        continue;
+                    }
+                case 3: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.int32())
+                            m.errorCode = v;
+                        else
+                            delete m.errorCode;
+                        continue;
+                    }
+                case 4: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.errorMessage = v;
+                        else
+                            delete m.errorMessage;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        PartitionResult.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.PartitionResult";
+        };
+
+        return PartitionResult;
+    })();
+
+    mq.AlterPartitionReassignmentsResponse = (function() {
+
+        const AlterPartitionReassignmentsResponse = function (p) {
+            this.results = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        AlterPartitionReassignmentsResponse.prototype.results = $util.emptyArray;
+
+        AlterPartitionReassignmentsResponse.create = function(properties) {
+            return new AlterPartitionReassignmentsResponse(properties);
+        };
+
+        AlterPartitionReassignmentsResponse.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.results != null && m.results.length) {
+                for (var i = 0; i < m.results.length; ++i)
+                    $root.mq.PartitionResult.encode(m.results[i], w.uint32(10).fork(), q + 1).ldelim();
+            }
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        AlterPartitionReassignmentsResponse.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.AlterPartitionReassignmentsResponse();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if (!(m.results && m.results.length))
+                            m.results = [];
+                        m.results.push($root.mq.PartitionResult.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        AlterPartitionReassignmentsResponse.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.AlterPartitionReassignmentsResponse";
+        };
+
+        return AlterPartitionReassignmentsResponse;
+    })();
+
+    mq.ListPartitionReassignmentsRequest = (function() {
+
+        const ListPartitionReassignmentsRequest = function (p) {
+            this.topics = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        ListPartitionReassignmentsRequest.prototype.topics = $util.emptyArray;
+
+        ListPartitionReassignmentsRequest.create = function(properties) {
+            return new ListPartitionReassignmentsRequest(properties);
+        };
+
+        ListPartitionReassignmentsRequest.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.topics != null && m.topics.length) {
+                for (var i = 0; i < m.topics.length; ++i)
+                    w.uint32(10).string(m.topics[i]);
+            }
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        ListPartitionReassignmentsRequest.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.ListPartitionReassignmentsRequest();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if (!(m.topics && m.topics.length))
+                            m.topics = [];
+                        m.topics.push(r.stringVerify());
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        ListPartitionReassignmentsRequest.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.ListPartitionReassignmentsRequest";
+        };
+
+        return ListPartitionReassignmentsRequest;
+    })();
+
+    mq.AddingReplicaProgress = (function() {
+
+        const AddingReplicaProgress = function (p) {
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        AddingReplicaProgress.prototype.brokerId = 0;
+        AddingReplicaProgress.prototype.logEndOffset = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+        AddingReplicaProgress.prototype.offsetLag = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+        AddingReplicaProgress.prototype.bytesBehind = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+        AddingReplicaProgress.prototype.inIsr = false;
+
+        AddingReplicaProgress.create = function(properties) {
+            return new AddingReplicaProgress(properties);
+        };
+
+        AddingReplicaProgress.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.brokerId != null && $Object.hasOwnProperty.call(m, "brokerId") && m.brokerId !== 0)
+                w.uint32(8).int32(m.brokerId);
+            if (m.logEndOffset != null && $Object.hasOwnProperty.call(m, "logEndOffset") && (typeof m.logEndOffset === "object" ? m.logEndOffset.low || m.logEndOffset.high : m.logEndOffset !== 0))
+                w.uint32(16).int64(m.logEndOffset);
+            if (m.offsetLag != null && $Object.hasOwnProperty.call(m, "offsetLag") && (typeof m.offsetLag === "object" ? m.offsetLag.low || m.offsetLag.high : m.offsetLag !== 0))
+                w.uint32(24).int64(m.offsetLag);
+            if (m.bytesBehind != null && $Object.hasOwnProperty.call(m, "bytesBehind") && (typeof m.bytesBehind === "object" ? m.bytesBehind.low || m.bytesBehind.high : m.bytesBehind !== 0))
+                w.uint32(32).int64(m.bytesBehind);
+            if (m.inIsr != null && $Object.hasOwnProperty.call(m, "inIsr") && m.inIsr !== false)
+                w.uint32(40).bool(m.inIsr);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        AddingReplicaProgress.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.AddingReplicaProgress();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.int32())
+                            m.brokerId = v;
+                        else
+                            delete m.brokerId;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 0)
+                            break;
+                        if (typeof (v = r.int64()) === "object" ? v.low || v.high : v !== 0)
+                            m.logEndOffset = v;
+                        else
+                            delete m.logEndOffset;
+                        continue;
+                    }
+                case 3: {
+                        if (u !== 0)
+                            break;
+                        if (typeof (v = r.int64()) === "object" ? v.low || v.high : v !== 0)
+                            m.offsetLag = v;
+                        else
+                            delete m.offsetLag;
+                        continue;
+                    }
+                case 4: {
+                        if (u !== 0)
+                            break;
+                        if (typeof (v = r.int64()) === "object" ? v.low || v.high : v !== 0)
+                            m.bytesBehind = v;
+                        else
+                            delete m.bytesBehind;
+                        continue;
+                    }
+                case 5: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.bool())
+                            m.inIsr = v;
+                        else
+                            delete m.inIsr;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        AddingReplicaProgress.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.AddingReplicaProgress";
+        };
+
+        return AddingReplicaProgress;
+    })();
+
+    mq.OngoingReassignment = (function() {
+
+        const OngoingReassignment = function (p) {
+            this.replicas = [];
+            this.targetReplicas = [];
+            this.addingReplicas = [];
+            this.removingReplicas = [];
+            this.isr = [];
+            this.addingProgress = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        OngoingReassignment.prototype.topic = "";
+        OngoingReassignment.prototype.partition = 0;
+        OngoingReassignment.prototype.replicas = $util.emptyArray;
+        OngoingReassignment.prototype.targetReplicas = $util.emptyArray;
+        OngoingReassignment.prototype.addingReplicas = $util.emptyArray;
+        OngoingReassignment.prototype.removingReplicas = $util.emptyArray;
+        OngoingReassignment.prototype.leader = 0;
+        OngoingReassignment.prototype.isr = $util.emptyArray;
+        OngoingReassignment.prototype.progressKnown = false;
+        OngoingReassignment.prototype.leaderLogEndOffset = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+        OngoingReassignment.prototype.leaderLogBytes = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+        OngoingReassignment.prototype.addingProgress = $util.emptyArray;
+
+        OngoingReassignment.create = function(properties) {
+            return new OngoingReassignment(properties);
+        };
+
+        OngoingReassignment.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.topic != null && $Object.hasOwnProperty.call(m, "topic") && m.topic !== "")
+                w.uint32(10).string(m.topic);
+            if (m.partition != null && $Object.hasOwnProperty.call(m, "partition") && m.partition !== 0)
+                w.uint32(16).int32(m.partition);
+            if (m.replicas != null && m.replicas.length) {
+                w.uint32(26).int32s(m.replicas);
+            }
+            if (m.targetReplicas != null && m.targetReplicas.length) {
+                w.uint32(34).int32s(m.targetReplicas);
+            }
+            if (m.addingReplicas != null && m.addingReplicas.length) {
+                w.uint32(42).int32s(m.addingReplicas);
+            }
+            if (m.removingReplicas != null && m.removingReplicas.length) {
+                w.uint32(50).int32s(m.removingReplicas);
+            }
+            if (m.leader != null && $Object.hasOwnProperty.call(m, "leader") && m.leader !== 0)
+                w.uint32(56).int32(m.leader);
+            if (m.isr != null && m.isr.length) {
+                w.uint32(66).int32s(m.isr);
+            }
+            if (m.progressKnown != null && $Object.hasOwnProperty.call(m, "progressKnown") && m.progressKnown !== false)
+                w.uint32(72).bool(m.progressKnown);
+            if (m.leaderLogEndOffset != null && $Object.hasOwnProperty.call(m, "leaderLogEndOffset") && (typeof m.leaderLogEndOffset === "object" ? m.leaderLogEndOffset.low || m.leaderLogEndOffset.high : m.leaderLogEndOffset !== 0))
+                w.uint32(80).int64(m.leaderLogEndOffset);
+            if (m.leaderLogBytes != null && $Object.hasOwnProperty.call(m, "leaderLogBytes") && (typeof m.leaderLogBytes === "object" ? m.leaderLogBytes.low || m.leaderLogBytes.high : m.leaderLogBytes !== 0))
+                w.uint32(88).int64(m.leaderLogBytes);
+            if (m.addingProgress != null && m.addingProgress.length) {
+                for (var i = 0; i < m.addingProgress.length; ++i)
+                    $root.mq.AddingReplicaProgress.encode(m.addingProgress[i], w.uint32(98).fork(), q + 1).ldelim();
+            }
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        OngoingReassignment.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.OngoingReassignment();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.topic = v;
+                        else
+                            delete m.topic;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.int32())
+                            m.partition = v;
+                        else
+                            delete m.partition;
+                        continue;
+                    }
+                case 3: {
+                        if (u === 2) {
+                            if (!(m.replicas && m.replicas.length))
+                                m.replicas = [];
+                            r.int32s(m.replicas);
+                            continue;
+                        }
+                        if (u !== 0)
+                            break;
+                        if (!(m.replicas && m.replicas.length))
+                            m.replicas = [];
+                        m.replicas.push(r.int32());
+                        continue;
+                    }
+                case 4: {
+                        if (u === 2) {
+                            if (!(m.targetReplicas && m.targetReplicas.length))
+                                m.targetReplicas = [];
+                            r.int32s(m.targetReplicas);
+                            continue;
+                        }
+                        if (u !== 0)
+                            break;
+                        if (!(m.targetReplicas && m.targetReplicas.length))
+                            m.targetReplicas = [];
+                        m.targetReplicas.push(r.int32());
+                        continue;
+                    }
+                case 5: {
+                        if (u === 2) {
+                            if (!(m.addingReplicas && m.addingReplicas.length))
+                                m.addingReplicas = [];
+                            r.int32s(m.addingReplicas);
+                            continue;
+                        }
+                        if (u !== 0)
+                            break;
+                        if (!(m.addingReplicas && m.addingReplicas.length))
+                            m.addingReplicas = [];
+                        m.addingReplicas.push(r.int32());
+                        continue;
+                    }
+                case 6: {
+                        if (u === 2) {
+                            if (!(m.removingReplicas && m.removingReplicas.length))
+                                m.removingReplicas = [];
+                            r.int32s(m.removingReplicas);
+                            continue;
+                        }
+                        if (u !== 0)
+                            break;
+                        if (!(m.removingReplicas && m.removingReplicas.length))
+                            m.removingReplicas = [];
+                        m.removingReplicas.push(r.int32());
+                        continue;
+                    }
+                case 7: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.int32())
+                            m.leader = v;
+                        else
+                            delete m.leader;
+                        continue;
+                    }
+                case 8: {
+                        if (u === 2) {
+                            if (!(m.isr && m.isr.length))
+                                m.isr = [];
+                            r.int32s(m.isr);
+                            continue;
+                        }
+                        if (u !== 0)
+                            break;
+                        if (!(m.isr && m.isr.length))
+                            m.isr = [];
+                        m.isr.push(r.int32());
+                        continue;
+                    }
+                case 9: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.bool())
+                            m.progressKnown = v;
+                        else
+                            delete m.progressKnown;
+                        continue;
+                    }
+                case 10: {
+                        if (u !== 0)
+                            break;
+                        if (typeof (v = r.int64()) === "object" ? v.low || v.high : v !== 0)
+                            m.leaderLogEndOffset = v;
+                        else
+                            delete m.leaderLogEndOffset;
+                        continue;
+                    }
+                case 11: {
+                        if (u !== 0)
+                            break;
+                        if (typeof (v = r.int64()) === "object" ? v.low || v.high : v !== 0)
+                            m.leaderLogBytes = v;
+                        else
+                            delete m.leaderLogBytes;
+                        continue;
+                    }
+                case 12: {
+                        if (u !== 2)
+                            break;
+                        if (!(m.addingProgress && m.addingProgress.length))
+                            m.addingProgress = [];
+                        m.addingProgress.push($root.mq.AddingReplicaProgress.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        OngoingReassignment.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.OngoingReassignment";
+        };
+
+        return OngoingReassignment;
+    })();
+
+    mq.ListPartitionReassignmentsResponse = (function() {
+
+        const ListPartitionReassignmentsResponse = function (p) {
+            this.reassignments = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        ListPartitionReassignmentsResponse.prototype.reassignments = $util.emptyArray;
+        ListPartitionReassignmentsResponse.prototype.brokerId = 0;
+
+        ListPartitionReassignmentsResponse.create = function(properties) {
+            return new ListPartitionReassignmentsResponse(properties);
+        };
+
+        ListPartitionReassignmentsResponse.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.reassignments != null && m.reassignments.length) {
+                for (var i = 0; i < m.reassignments.length; ++i)
+                    $root.mq.OngoingReassignment.encode(m.reassignments[i], w.uint32(10).fork(), q + 1).ldelim();
+            }
+            if (m.brokerId != null && $Object.hasOwnProperty.call(m, "brokerId") && m.brokerId !== 0)
+                w.uint32(16).int32(m.brokerId);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        ListPartitionReassignmentsResponse.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.ListPartitionReassignmentsResponse();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if (!(m.reassignments && m.reassignments.length))
+                            m.reassignments = [];
+                        m.reassignments.push($root.mq.OngoingReassignment.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.int32())
+                            m.brokerId = v;
+                        else
+                            delete m.brokerId;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        ListPartitionReassignmentsResponse.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.ListPartitionReassignmentsResponse";
+        };
+
+        return ListPartitionReassignmentsResponse;
+    })();
+
+    mq.ElectLeadersTopic = (function() {
+
+        const ElectLeadersTopic = function (p) {
+            this.partitions = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        ElectLeadersTopic.prototype.name = "";
+        ElectLeadersTopic.prototype.partitions = $util.emptyArray;
+
+        ElectLeadersTopic.create = function(properties) {
+            return new ElectLeadersTopic(properties);
+        };
+
+        ElectLeadersTopic.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.name != null && $Object.hasOwnProperty.call(m, "name") && m.name !== "")
+                w.uint32(10).string(m.name);
+            if (m.partitions != null && m.partitions.length) {
+                w.uint32(18).int32s(m.partitions);
+            }
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        ElectLeadersTopic.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.ElectLeadersTopic();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.name = v;
+                        else
+                            delete m.name;
+                        continue;
+                    }
+                case 2: {
+                        if (u === 2) {
+                            if (!(m.partitions && m.partitions.length))
+                                m.partitions = [];
+                            r.int32s(m.partitions);
+                            continue;
+                        }
+                        if (u !== 0)
+                            break;
+                        if (!(m.partitions && m.partitions.length))
+                            m.partitions = [];
+                        m.partitions.push(r.int32());
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        ElectLeadersTopic.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.ElectLeadersTopic";
+        };
+
+        return ElectLeadersTopic;
+    })();
+
+    mq.ElectLeadersRequest = (function() {
+
+        const ElectLeadersRequest = function (p) {
+            this.topics = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        ElectLeadersRequest.prototype.timeoutMs = 0;
+        ElectLeadersRequest.prototype.topics = $util.emptyArray;
+
+        ElectLeadersRequest.create = function(properties) {
+            return new ElectLeadersRequest(properties);
+        };
+
+        ElectLeadersRequest.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.timeoutMs != null && $Object.hasOwnProperty.call(m, "timeoutMs") && m.timeoutMs !== 0)
+                w.uint32(8).uint32(m.timeoutMs);
+            if (m.topics != null && m.topics.length) {
+                for (var i = 0; i < m.topics.length; ++i)
+                    $root.mq.ElectLeadersTopic.encode(m.topics[i], w.uint32(18).fork(), q + 1).ldelim();
+            }
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        ElectLeadersRequest.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.ElectLeadersRequest();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.uint32())
+                            m.timeoutMs = v;
+                        else
+                            delete m.timeoutMs;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 2)
+                            break;
+                        if (!(m.topics && m.topics.length))
+                            m.topics = [];
+                        m.topics.push($root.mq.ElectLeadersTopic.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        ElectLeadersRequest.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.ElectLeadersRequest";
+        };
+
+        return ElectLeadersRequest;
+    })();
+
+    mq.ElectLeadersResponse = (function() {
+
+        const ElectLeadersResponse = function (p) {
+            this.results = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        ElectLeadersResponse.prototype.results = $util.emptyArray;
+        ElectLeadersResponse.prototype.moved = 0;
+
+        ElectLeadersResponse.create = function(properties) {
+            return new ElectLeadersResponse(properties);
+        };
+
+        ElectLeadersResponse.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.results != null && m.results.length) {
+                for (var i = 0; i < m.results.length; ++i)
+                    $root.mq.PartitionResult.encode(m.results[i], w.uint32(10).fork(), q + 1).ldelim();
+            }
+            if (m.moved != null && $Object.hasOwnProperty.call(m, "moved") && m.moved !== 0)
+                w.uint32(16).int32(m.moved);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        ElectLeadersResponse.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.ElectLeadersResponse();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if (!(m.results && m.results.length))
+                            m.results = [];
+                        m.results.push($root.mq.PartitionResult.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.int32())
+                            m.moved = v;
+                        else
+                            delete m.moved;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        ElectLeadersResponse.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.ElectLeadersResponse";
+        };
+
+        return ElectLeadersResponse;
+    })();
+
+    mq.DecommissionBrokerRequest = (function() {
+
+        const DecommissionBrokerRequest = function (p) {
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        DecommissionBrokerRequest.prototype.brokerId = 0;
+        DecommissionBrokerRequest.prototype.timeoutMs = 0;
+        DecommissionBrokerRequest.prototype.cancel = false;
+
+        DecommissionBrokerRequest.create = function(properties) {
+            return new DecommissionBrokerRequest(properties);
+        };
+
+        DecommissionBrokerRequest.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.brokerId != null && $Object.hasOwnProperty.call(m, "brokerId") && m.brokerId !== 0)
+                w.uint32(8).int32(m.brokerId);
+            if (m.timeoutMs != null && $Object.hasOwnProperty.call(m, "timeoutMs") && m.timeoutMs !== 0)
+                w.uint32(16).uint32(m.timeoutMs);
+            if (m.cancel != null && $Object.hasOwnProperty.call(m, "cancel") && m.cancel !== false)
+                w.uint32(24).bool(m.cancel);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        DecommissionBrokerRequest.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.DecommissionBrokerRequest();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.int32())
+                            m.brokerId = v;
+                        else
+                            delete m.brokerId;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.uint32())
+                            m.timeoutMs = v;
+                        else
+                            delete m.timeoutMs;
+                        continue;
+                    }
+                case 3: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.bool())
+                            m.cancel = v;
+                        else
+                            delete m.cancel;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        DecommissionBrokerRequest.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.DecommissionBrokerRequest";
+        };
+
+        return DecommissionBrokerRequest;
+    })();
+
+    mq.DecommissionBrokerResponse = (function() {
+
+        const DecommissionBrokerResponse = function (p) {
+            this.moves = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        DecommissionBrokerResponse.prototype.moves = $util.emptyArray;
+        DecommissionBrokerResponse.prototype.remainingReplicas = 0;
+
+        DecommissionBrokerResponse.create = function(properties) {
+            return new DecommissionBrokerResponse(properties);
+        };
+
+        DecommissionBrokerResponse.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.moves != null && m.moves.length) {
+                for (var i = 0; i < m.moves.length; ++i)
+                    $root.mq.PartitionResult.encode(m.moves[i], w.uint32(10).fork(), q + 1).ldelim();
+            }
+            if (m.remainingReplicas != null && $Object.hasOwnProperty.call(m, "remainingReplicas") && m.remainingReplicas !== 0)
+                w.uint32(16).int32(m.remainingReplicas);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        DecommissionBrokerResponse.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.DecommissionBrokerResponse();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if (!(m.moves && m.moves.length))
+                            m.moves = [];
+                        m.moves.push($root.mq.PartitionResult.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.int32())
+                            m.remainingReplicas = v;
+                        else
+                            delete m.remainingReplicas;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        DecommissionBrokerResponse.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.DecommissionBrokerResponse";
+        };
+
+        return DecommissionBrokerResponse;
+    })();
+
+    mq.AlterReplicationThrottleRequest = (function() {
+
+        const AlterReplicationThrottleRequest = function (p) {
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        AlterReplicationThrottleRequest.prototype.bytesPerSec = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+        AlterReplicationThrottleRequest.prototype.timeoutMs = 0;
+
+        AlterReplicationThrottleRequest.create = function(properties) {
+            return new AlterReplicationThrottleRequest(properties);
+        };
+
+        AlterReplicationThrottleRequest.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.bytesPerSec != null && $Object.hasOwnProperty.call(m, "bytesPerSec") && (typeof m.bytesPerSec === "object" ? m.bytesPerSec.low || m.bytesPerSec.high : m.bytesPerSec !== 0))
+                w.uint32(8).int64(m.bytesPerSec);
+            if (m.timeoutMs != null && $Object.hasOwnProperty.call(m, "timeoutMs") && m.timeoutMs !== 0)
+                w.uint32(16).uint32(m.timeoutMs);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        AlterReplicationThrottleRequest.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.AlterReplicationThrottleRequest();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 0)
+                            break;
+                        if (typeof (v = r.int64()) === "object" ? v.low || v.high : v !== 0)
+                            m.bytesPerSec = v;
+                        else
+                            delete m.bytesPerSec;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.uint32())
+                            m.timeoutMs = v;
+                        else
+                            delete m.timeoutMs;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        AlterReplicationThrottleRequest.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.AlterReplicationThrottleRequest";
+        };
+
+        return AlterReplicationThrottleRequest;
+    })();
+
+    mq.AlterReplicationThrottleResponse = (function() {
+
+        const AlterReplicationThrottleResponse = function (p) {
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        AlterReplicationThrottleResponse.prototype.bytesPerSec = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+        AlterReplicationThrottleResponse.prototype.previousBytesPerSec = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+
+        AlterReplicationThrottleResponse.create = function(properties) {
+            return new AlterReplicationThrottleResponse(properties);
+        };
+
+        AlterReplicationThrottleResponse.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.bytesPerSec != null && $Object.hasOwnProperty.call(m, "bytesPerSec") && (typeof m.bytesPerSec === "object" ? m.bytesPerSec.low || m.bytesPerSec.high : m.bytesPerSec !== 0))
+                w.uint32(8).int64(m.bytesPerSec);
+            if (m.previousBytesPerSec != null && $Object.hasOwnProperty.call(m, "previousBytesPerSec") && (typeof m.previousBytesPerSec === "object" ? m.previousBytesPerSec.low || m.previousBytesPerSec.high : m.previousBytesPerSec !== 0))
+                w.uint32(16).int64(m.previousBytesPerSec);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        AlterReplicationThrottleResponse.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.AlterReplicationThrottleResponse();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 0)
+                            break;
+                        if (typeof (v = r.int64()) === "object" ? v.low || v.high : v !== 0)
+                            m.bytesPerSec = v;
+                        else
+                            delete m.bytesPerSec;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 0)
+                            break;
+                        if (typeof (v = r.int64()) === "object" ? v.low || v.high : v !== 0)
+                            m.previousBytesPerSec = v;
+                        else
+                            delete m.previousBytesPerSec;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        AlterReplicationThrottleResponse.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.AlterReplicationThrottleResponse";
+        };
+
+        return AlterReplicationThrottleResponse;
     })();
 
     return mq;

@@ -51,6 +51,12 @@ export const SUPPORTED_API_VERSIONS: readonly ApiVersionRange[] = [
   { api: mq.ApiKey.CREATE_ACLS, minVersion: 0, maxVersion: 0 },
   { api: mq.ApiKey.DELETE_ACLS, minVersion: 0, maxVersion: 0 },
   { api: mq.ApiKey.DESCRIBE_ACLS, minVersion: 0, maxVersion: 0 },
+  // ---- scaleout
+  { api: mq.ApiKey.ALTER_PARTITION_REASSIGNMENTS, minVersion: 0, maxVersion: 0 },
+  { api: mq.ApiKey.LIST_PARTITION_REASSIGNMENTS, minVersion: 0, maxVersion: 0 },
+  { api: mq.ApiKey.ELECT_LEADERS, minVersion: 0, maxVersion: 0 },
+  { api: mq.ApiKey.DECOMMISSION_BROKER, minVersion: 0, maxVersion: 0 },
+  { api: mq.ApiKey.ALTER_REPLICATION_THROTTLE, minVersion: 0, maxVersion: 0 },
 ];
 
 /** The highest version both lists support, or undefined when they share none. */

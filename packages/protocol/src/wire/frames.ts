@@ -48,6 +48,12 @@ export const BODY_API: Readonly<Record<RequestBody, mq.ApiKey>> = {
   createAcls: mq.ApiKey.CREATE_ACLS,
   deleteAcls: mq.ApiKey.DELETE_ACLS,
   describeAcls: mq.ApiKey.DESCRIBE_ACLS,
+  // ---- scaleout
+  alterPartitionReassignments: mq.ApiKey.ALTER_PARTITION_REASSIGNMENTS,
+  listPartitionReassignments: mq.ApiKey.LIST_PARTITION_REASSIGNMENTS,
+  electLeaders: mq.ApiKey.ELECT_LEADERS,
+  decommissionBroker: mq.ApiKey.DECOMMISSION_BROKER,
+  alterReplicationThrottle: mq.ApiKey.ALTER_REPLICATION_THROTTLE,
 };
 
 export function encodeRequest(frame: RequestFrame): Uint8Array {

@@ -268,6 +268,8 @@ export function clusterBackend(options: ClusterBackendOptions, c: ClusterBackend
 
   return {
     mode: 'cluster',
+    brokerId: me,
+    request: (id, body, payload) => call(id, body, payload, { timeoutMs: 60_000, signal: adminSignal() }),
 
     async createTopic(input) {
       const res = await call(

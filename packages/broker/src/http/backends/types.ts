@@ -6,6 +6,8 @@
  * MqErrors, which the HTTP server turns into `{error: {...}}`.
  */
 import type { Acks } from '@mq/protocol/acks';
+import type { RequestBody } from '@mq/protocol/wire';
+import type { RequestOf, ResponseOf } from '../../handlers/types.js';
 
 export interface PartitionView {
   partition: number;
@@ -64,6 +66,11 @@ export interface ReadResult {
 export interface TopicBackend {
   /** Shown by /health. */
   readonly mode: 'cluster';
+  // ---- scaleout
+  /** This broker's id. */
+  readonly brokerId: number;
+  /** One wire request to broker `id` (this broker: its own handler), for admin routes that answer what the wire API answers. */
+  request<K extends RequestBody>(id: number, body: K, payload: RequestOf<K>): Promise<ResponseOf<K>>;
   createTopic(input: CreateTopicInput): Promise<{ topic: TopicView; warning?: string }>;
   listTopics(): Promise<TopicSummaryView[]>;
   describeTopic(name: string): Promise<TopicView>;

@@ -3,10 +3,10 @@
  * of each partition of a transaction to append its marker, a control batch
  * (commit or abort) with the producer's id and epoch, acks=all. The log ends
  * the producer's open transaction there (the last stable offset moves; an
- * abort enters the aborted-transactions index). A marker the partition
- * already has (a coordinator that failed over resends its markers) is not
- * written twice: the producer has no open transaction there and the same
- * epoch. A marker with an epoch older than the partition's is refused
+ * abort enters the aborted-transactions index). A resent marker (a
+ * coordinator that timed out or failed over) is appended again, acks=all: a
+ * marker with nothing open changes nothing, and the answer then means the
+ * ISR has one. A marker with an epoch older than the partition's is refused
  * (INVALID_PRODUCER_EPOCH). Served on the inter-broker listener only.
  */
 import { encodeMarkerBatch } from '@mq/protocol/batch';
@@ -40,12 +40,12 @@ export async function appendTxnMarkers(d: HandlerDeps, markers: readonly mq.IWri
               const leader = d.replicas.leaderOf(topic, partition);
               const hosted = d.replicas.hostedPartition(topic, partition);
               if (!leader || !hosted) throw notLeader(d, topic, partition);
-              const known = hosted.log.producer(producerId);
-              // Already written (a resent marker): nothing open here, same epoch.
-              if (!(known && known.txnFirstOffset < 0 && known.epoch === producerEpoch)) {
-                const batch = encodeMarkerBatch({ producerId, producerEpoch, committed: m.committed === true, coordinatorEpoch: m.coordinatorEpoch ?? 0, now });
-                await leader.append(batch, { acks: -1, timeoutMs, coordinator: true });
-              }
+              // Always appended with acks=all, also when the marker looks written already (a coordinator resends
+              // after a timeout): that earlier marker may be in this leader's log only, and answering without
+              // waiting for the ISR would let the coordinator complete a transaction a new leader still has open.
+              // A second marker with nothing open changes nothing but the epoch.
+              const batch = encodeMarkerBatch({ producerId, producerEpoch, committed: m.committed === true, coordinatorEpoch: m.coordinatorEpoch ?? 0, now });
+              await leader.append(batch, { acks: -1, timeoutMs, coordinator: true });
               d.onTxnMarker?.(topic, partition, producerId, m.committed === true);
               return { producerId, topic, partition };
             } catch (err) {

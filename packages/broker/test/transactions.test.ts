@@ -8,6 +8,7 @@
  * still open, then aborted by the new instance).
  */
 import { MqClient, type Producer } from '@mq/client';
+import { encodeBatchSync } from '@mq/protocol/batch';
 import { errorNumber } from '@mq/protocol/errors';
 import { startTestBroker, TestClient, topicName, waitFor, type TestBroker } from './helpers.js';
 
@@ -185,6 +186,13 @@ describe('transactions on one broker', () => {
     // Markers are the coordinator's: refused on the client port, and control batches are refused in a produce.
     const markers = await c.request({ writeTxnMarkers: { markers: [{ producerId: init.producerId, producerEpoch: 0, committed: true, topics: [{ name: topic, partitions: [0] }] }] } });
     expect(markers.errorCode).toBe(errorNumber('INVALID_REQUEST'));
+    // A transactional batch in a produce that names no transactional id is refused: otherwise any writer could
+    // open a transaction no coordinator knows and hold read_committed readers at its first offset for ever.
+    const sneaky = encodeBatchSync([{ value: 'sneaky' }], { producerId: Number(again.producerId), producerEpoch: again.producerEpoch, baseSequence: 0, transactional: true });
+    const refused = await c.request({ produce: { acks: -1, timeoutMs: 5000, topics: [{ name: topic, partitions: [{ partition: 0, records: sneaky }] }] } });
+    expect(refused.produce!.topics[0]!.partitions[0]!.errorCode).toBe(errorNumber('INVALID_RECORD'));
+    const lso = await c.request({ listOffsets: { isolationLevel: 1, topics: [{ name: topic, partitions: [{ partition: 0, timestamp: -1 }] }] } });
+    expect(lso.listOffsets!.topics[0]!.partitions[0]!).toMatchObject({ errorCode: 0, offset: 0 });
     await c.close();
     expect(await readAll(topic, 1, 'read_uncommitted', 1, 500)).toEqual([]);
     await p.close();

@@ -56,7 +56,7 @@ export interface AppendLimits {
  * Throws CORRUPT_MESSAGE / RECORD_TOO_LARGE / INVALID_RECORD. Compressed
  * produced batches still need verifyCompressed() (it may await).
  */
-export function parseAppend(buf: Buffer, validation: AppendValidation, limits: AppendLimits, coordinator = false): ParsedBatch[] {
+export function parseAppend(buf: Buffer, validation: AppendValidation, limits: AppendLimits, producer: { coordinator?: boolean; transactional?: boolean } = {}): ParsedBatch[] {
   const { maxBatchBytes } = limits;
   const validate = validation !== 'header';
   if (!Buffer.isBuffer(buf)) throw new MqError('INVALID_ARGUMENT', 'append() takes a Buffer of encoded batches');
@@ -86,7 +86,7 @@ export function parseAppend(buf: Buffer, validation: AppendValidation, limits: A
       if (header.lastOffsetDelta < 0) throw new MqError('CORRUPT_MESSAGE', `negative last offset delta ${header.lastOffsetDelta}`);
     }
     if (validation === 'produced') {
-      checkProducedHeader(header, pos, limits.maxDecompressedBytes, { coordinator });
+      checkProducedHeader(header, pos, limits.maxDecompressedBytes, producer);
       if (!isCompressed(header)) verifyUncompressedRecords(buf, pos, header);
     }
     const size = header.batchLength + LOG_OVERHEAD;

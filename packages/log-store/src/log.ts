@@ -585,7 +585,7 @@ class PartitionLog implements Log {
       options.maxBatchBytes === undefined
         ? this.opts
         : { maxBatchBytes: options.maxBatchBytes, maxDecompressedBytes: Math.max(options.maxBatchBytes, this.opts.maxDecompressedBytes) };
-    const parsed = parseAppend(batches, validation, limits, options.coordinator === true);
+    const parsed = parseAppend(batches, validation, limits, { coordinator: options.coordinator === true, transactional: options.transactional === true });
     if (options.logAppendTime && assignOffsets) markLogAppendTime(batches, parsed);
     // Compressed batches are decompressed and checked under the append mutex (appendLocked), so order is kept.
     const decompress = needsDecompression(parsed, validation);

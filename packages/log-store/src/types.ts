@@ -54,6 +54,11 @@ export interface AppendOptions {
    * only the producer epoch is checked).
    */
   coordinator?: boolean;
+  /**
+   * The produce request named its transactional id (a transactional producer):
+   * transactional batches are accepted. Without it they are INVALID_RECORD.
+   */
+  transactional?: boolean;
 }
 
 export interface AppendResult {

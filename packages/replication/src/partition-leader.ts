@@ -47,6 +47,8 @@ export interface LeaderAppendOptions {
   maxBatchBytes?: number;
   /** A coordinator's append: transaction markers, transactional offset commits (see @mq/log-store's AppendOptions.coordinator). */
   coordinator?: boolean;
+  /** The produce request named its transactional id: transactional batches are accepted (AppendOptions.transactional). */
+  transactional?: boolean;
 }
 
 export interface LeaderAppendResult {
@@ -284,6 +286,7 @@ export class PartitionLeader {
       ...(options.logAppendTime ? { logAppendTime: true } : {}),
       ...(options.maxBatchBytes !== undefined ? { maxBatchBytes: options.maxBatchBytes } : {}),
       ...(options.coordinator ? { coordinator: true } : {}),
+      ...(options.transactional ? { transactional: true } : {}),
     });
     const settled = appending.then(
       () => undefined,

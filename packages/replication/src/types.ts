@@ -45,7 +45,7 @@ export interface ReplicaLog {
   readonly logEndOffset: number;
   append(
     batches: Buffer,
-    options?: { assignOffsets?: boolean; leaderEpoch?: number; validate?: boolean; logAppendTime?: boolean; maxBatchBytes?: number; coordinator?: boolean },
+    options?: { assignOffsets?: boolean; leaderEpoch?: number; validate?: boolean; logAppendTime?: boolean; maxBatchBytes?: number; coordinator?: boolean; transactional?: boolean },
   ): Promise<ReplicaAppendResult>;
   /** The first offset of the oldest open transaction (absent or undefined: none; the last stable offset is then the high watermark). */
   readonly firstUnstableOffset?: number | undefined;

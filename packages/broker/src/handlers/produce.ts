@@ -42,7 +42,7 @@ export type ProduceAppend = (
   partition: number,
   batches: Buffer,
   acks: Acks,
-  request: { now: number; timeoutMs: number },
+  request: { now: number; timeoutMs: number; transactionalId: string },
   ctx: RequestContext,
 ) => Promise<PartitionAppended>;
 
@@ -66,7 +66,7 @@ export function produceHandler(
     } catch (err) {
       acksError = err;
     }
-    const request = { now: ctx.broker.clock(), timeoutMs: req.timeoutMs || options.defaultTimeoutMs };
+    const request = { now: ctx.broker.clock(), timeoutMs: req.timeoutMs || options.defaultTimeoutMs, transactionalId: req.transactionalId ?? '' };
     const start = (name: string, index: number, records: Uint8Array | null | undefined): Promise<PartitionAppended> => {
       try {
         if (acksError) throw acksError;
@@ -193,6 +193,7 @@ export function produce(d: HandlerDeps): Handler<'produce'> {
         signal: ctx.connection.signal,
         logAppendTime: hosted.config.logAppendTime,
         maxBatchBytes: hosted.config.maxMessageBytes,
+        transactional: !!request.transactionalId,
       };
       return leader.append(batches, options).then((r) => {
         const out: PartitionAppended = { baseOffset: r.baseOffset, logAppendTime: r.logAppendTime, logStartOffset: r.logStartOffset };

@@ -39,4 +39,13 @@ describe('encodeProduceFrame', () => {
       expect(Buffer.from(decoded.produce!.topics![1]!.partitions![0]!.records!)).toEqual(b2);
     }
   });
+
+  it("carries a transactional producer's id, as protobufjs writes it", () => {
+    const b = encodeBatchSync([{ value: 'v' }]);
+    const topics = [{ name: 't', partitions: [{ partition: 1, records: b }] }];
+    const ours = encodeProduceFrame({ correlationId: 7, apiVersion: 0, clientId: 'c', acks: -1, timeoutMs: 1000, topics, transactionalId: 'payments-tx-ü' });
+    const viaProtobufjs = encodeRequest({ correlationId: 7, apiVersion: 0, clientId: 'c', produce: { acks: -1, timeoutMs: 1000, topics, transactionalId: 'payments-tx-ü' } });
+    expect(Buffer.from(ours).equals(Buffer.from(viaProtobufjs))).toBe(true);
+    expect(decodeRequest(ours).produce!.transactionalId).toBe('payments-tx-ü');
+  });
 });

@@ -27,6 +27,8 @@ export interface ProduceFrame {
   acks: number;
   timeoutMs: number;
   topics: readonly ProduceTopicData[];
+  /** A transactional producer's id (the broker accepts transactional batches only with it); absent: none. */
+  transactionalId?: string;
 }
 
 const lenField = (tagBytes: number, len: number) => tagBytes + uvarintSize(len) + len;
@@ -68,6 +70,8 @@ export function encodeProduceFrame(f: ProduceFrame, alloc?: (size: number) => Bu
     topicSizes.push(topicSize);
     produceSize += lenField(1, topicSize);
   }
+  const txnIdLen = f.transactionalId ? Buffer.byteLength(f.transactionalId, 'utf8') : 0;
+  produceSize += stringField(txnIdLen);
   const total = scalarField(f.correlationId) + scalarField(f.apiVersion) + stringField(clientIdLen) + lenField(2, produceSize);
   const mem = alloc ? alloc(total) : Buffer.allocUnsafe(total);
   const buf = mem.length === total ? mem : mem.subarray(0, total);
@@ -114,6 +118,7 @@ export function encodeProduceFrame(f: ProduceFrame, alloc?: (size: number) => Bu
       }
     });
   });
+  string(0x22, f.transactionalId ?? '', txnIdLen); // transactional_id = 4
   if (pos !== total) throw new Error(`produce frame size mismatch: wrote ${pos} of ${total}`);
   return buf;
 }

@@ -185,7 +185,7 @@ export class Sender {
         'produce',
         (correlationId, apiVersion, clientId) => {
           try {
-            return encodeProduceFrame({ correlationId, apiVersion, clientId, acks, timeoutMs: this.options.ackTimeoutMs, topics }, (size) => {
+            return encodeProduceFrame({ correlationId, apiVersion, clientId, acks, timeoutMs: this.options.ackTimeoutMs, topics, transactionalId: idem?.txn?.transactionalId }, (size) => {
               frame = frames.acquire(size);
               return frame;
             });

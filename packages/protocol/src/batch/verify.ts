@@ -25,9 +25,15 @@ function invalid(position: number, why: string): MqError {
  * recordCount - 1, producer fields consistent, timestamps sane, and a record
  * count the bytes can hold. Throws INVALID_RECORD.
  */
-export function checkProducedHeader(h: BatchHeader, position: number, maxDecompressedBytes: number, options: { coordinator?: boolean } = {}): void {
+export function checkProducedHeader(h: BatchHeader, position: number, maxDecompressedBytes: number, options: { coordinator?: boolean; transactional?: boolean } = {}): void {
   if (h.attributes & ATTR_CONTROL && !options.coordinator) {
     throw invalid(position, 'control batches (transaction markers) are written by the transaction coordinator, not accepted from producers');
+  }
+  // As Kafka: transactional records only in a produce request that names its transactional id (authorized for
+  // it). Otherwise any writer could open a "transaction" no coordinator knows, and read_committed readers of the
+  // partition would wait at its first offset for ever.
+  if (h.attributes & ATTR_TRANSACTIONAL && !options.coordinator && !options.transactional) {
+    throw invalid(position, 'a transactional batch must come in a produce request with its transactional id (a transactional producer)');
   }
   if (h.attributes & ATTR_TRANSACTIONAL && h.producerId < 0) {
     throw invalid(position, 'a transactional batch needs a producer id (InitProducerId with a transactional id)');

@@ -33,8 +33,8 @@ function crashCopy(): string {
 test('an open transaction bounds the first unstable offset; its marker releases it; aborts are indexed', async () => {
   const log = await open();
   await log.append(encodeBatchSync([{ value: 'plain' }])); // 0
-  await log.append(txn(7, 0, 2)); // 1-2
-  await log.append(txn(8, 0, 1)); // 3
+  await log.append(txn(7, 0, 2), { transactional: true }); // 1-2
+  await log.append(txn(8, 0, 1), { transactional: true }); // 3
   expect(log.firstUnstableOffset).toBe(1);
   await log.append(marker(7, false), { coordinator: true }); // 4: abort
   expect(log.firstUnstableOffset).toBe(3);
@@ -44,31 +44,33 @@ test('an open transaction bounds the first unstable offset; its marker releases 
   expect(log.abortedTransactions(5, 6)).toEqual([]);
   expect(log.producer(7)).toMatchObject({ txnFirstOffset: -1, nextSequence: 2 });
   // A second transaction of 7 continues its sequence.
-  await log.append(txn(7, 2, 1)); // 6
+  await log.append(txn(7, 2, 1), { transactional: true }); // 6
   expect(log.firstUnstableOffset).toBe(6);
 });
 
 test('producers may not append markers; a marker with an old epoch is refused', async () => {
   const log = await open();
-  await log.append(txn(7, 0, 1, 3));
+  await log.append(txn(7, 0, 1, 3), { transactional: true });
   await expect(log.append(marker(7, true, 3))).rejects.toMatchObject({ code: 'INVALID_RECORD' });
+  // A producer's transactional batch only comes with its produce request's transactional id (AppendOptions.transactional).
+  await expect(log.append(txn(7, 1, 1, 3))).rejects.toMatchObject({ code: 'INVALID_RECORD', message: expect.stringContaining('transactional id') });
   await expect(log.append(marker(7, true, 2), { coordinator: true })).rejects.toMatchObject({ code: 'INVALID_PRODUCER_EPOCH' });
   expect(log.logEndOffset).toBe(1);
   expect(log.firstUnstableOffset).toBe(0);
   // A marker with a bumped epoch (the coordinator fenced the instance) fences the old epoch's data.
   await log.append(marker(7, false, 4), { coordinator: true });
-  await expect(log.append(txn(7, 1, 1, 3))).rejects.toMatchObject({ code: 'INVALID_PRODUCER_EPOCH' });
-  await log.append(txn(7, 0, 1, 4));
+  await expect(log.append(txn(7, 1, 1, 3), { transactional: true })).rejects.toMatchObject({ code: 'INVALID_PRODUCER_EPOCH' });
+  await log.append(txn(7, 0, 1, 4), { transactional: true });
   expect(log.firstUnstableOffset).toBe(2);
 });
 
 test('the open transactions and the aborted index survive a clean close, a crash, a roll and a truncation', async () => {
   const log = await open();
-  await log.append(txn(1, 0, 2)); // 0-1
+  await log.append(txn(1, 0, 2), { transactional: true }); // 0-1
   await log.append(marker(1, false), { coordinator: true }); // 2
   await log.roll();
-  await log.append(txn(2, 0, 1)); // 3
-  await log.append(txn(1, 2, 1)); // 4
+  await log.append(txn(2, 0, 1), { transactional: true }); // 3
+  await log.append(txn(1, 2, 1), { transactional: true }); // 4
   await log.append(marker(1, false), { coordinator: true }); // 5
   const expected = [
     { producerId: 1, firstOffset: 0, lastOffset: 2 },
@@ -93,14 +95,14 @@ test('retention and compaction keep markers correct: the aborted index forgets o
   const log = await open();
   const keyed = (pid: number, seq: number, key: string) =>
     encodeBatchSync([{ key, value: `${key}@${seq}` }], { producerId: pid, producerEpoch: 0, baseSequence: seq, transactional: true });
-  await log.append(keyed(1, 0, 'k')); // 0
+  await log.append(keyed(1, 0, 'k'), { transactional: true }); // 0
   await log.append(marker(1, false), { coordinator: true }); // 1
   await log.roll();
-  await log.append(keyed(2, 0, 'k')); // 2
+  await log.append(keyed(2, 0, 'k'), { transactional: true }); // 2
   await log.append(marker(2, false), { coordinator: true }); // 3
   await log.append(encodeBatchSync([{ key: 'k', value: 'plain' }])); // 4: supersedes k for compaction
   await log.roll();
-  await log.append(txn(3, 0, 1)); // 5, open
+  await log.append(txn(3, 0, 1), { transactional: true }); // 5, open
   // Compaction leaves transactional and control batches as they are: the index and the open transaction still hold.
   await log.compact();
   expect(log.abortedTransactions(0, 100).map((a) => a.firstOffset)).toEqual([0, 2]);

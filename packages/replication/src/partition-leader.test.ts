@@ -394,3 +394,32 @@ describe('PartitionLeader on a log that records epochs only on append', () => {
     await leader.close();
   });
 });
+
+describe('PartitionLeader when the controller moves leadership in the command that expands the ISR', () => {
+  it('keeps the expanded ISR for the high watermark until it learns it is deposed: it acknowledges nothing the new leader may lack', async () => {
+    // ISR {1, 2}; replica 3 is being added (a reassignment). When 3 catches up, the leader proposes ISR {1, 2, 3};
+    // the controller commits it and, in the same command, makes 3 the leader (epoch 6) because 1 is being removed.
+    const s = await setup({ isr: [1, 2] });
+    s.answer = async (r) => ({ leaderEpoch: r.leaderEpoch + 1, partitionEpoch: 9, isr: r.isr, replicas: [2, 3] });
+    await s.leader.append(batch('a'), { acks: 1 });
+    await s.leader.fetch(replicaFetch(1), 2);
+    await s.leader.fetch(replicaFetch(1), 3); // 3 has offset 0: caught up, the expansion is proposed
+    await settle();
+    expect(s.proposals.map((p) => p.isr)).toEqual([[1, 2, 3]]);
+    // Before broker 1 has applied the new leadership: an acks=all produce that only broker 2 copies.
+    let acked = false;
+    const produced = s.leader.append(batch('b'), { acks: -1, timeoutMs: 2_000 }).then(
+      () => (acked = true),
+      () => undefined,
+    );
+    await settle();
+    await s.leader.fetch(replicaFetch(2), 2);
+    await settle();
+    // Broker 3 (the new leader) never fetched offset 1: acknowledging it would let 3 lead without it.
+    expect(s.leader.highWatermark).toBe(1);
+    expect(acked).toBe(false);
+    await s.timers.advance(2_001);
+    await produced;
+    expect(acked).toBe(false);
+  });
+});

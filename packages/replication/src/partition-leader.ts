@@ -692,8 +692,14 @@ export class PartitionLeader {
     this.#alterPartition(request).then(
       (state) => {
         if (seq !== this.#alterSeq || this.#closedWith) return;
+        if (state.leaderEpoch !== this.#leaderEpoch) {
+          // The command that took the expansion also moved leadership (a reassignment that removes this
+          // replica completes in it). Until this leader learns so (applyPartitionState), the HW keeps waiting
+          // for the whole proposed ISR: with the committed one it could acknowledge what the new leader lacks.
+          return;
+        }
         this.#pendingIsr = null;
-        if (state.leaderEpoch !== this.#leaderEpoch || state.partitionEpoch < this.#partitionEpoch) return;
+        if (state.partitionEpoch < this.#partitionEpoch) return;
         this.#commitState(state);
       },
       (err: unknown) => {

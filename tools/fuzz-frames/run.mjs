@@ -84,10 +84,14 @@ export async function runFuzz(options) {
         violate(`undecodable response: ${err.message}`);
         return;
       }
+      // Pending frames are keyed by the correlation id the broker decodes from them (a mutation may change it).
       let entry = conn.pending.get(frame.correlationId);
+      // An id no pending frame carries (damage the fuzzer's own decoder did not see the same way): the answer is
+      // some frame's, but whose is unknown, so the oldest's creates and deletes may or may not have happened.
+      const guessed = !entry;
       if (!entry) entry = conn.pending.values().next().value;
       if (!entry) return;
-      conn.pending.delete(entry.cid);
+      conn.pending.delete(entry.key);
       counts.answered++;
       if (frame.errorCode) counts.errorAnswers++;
       const told = (results, set) => {
@@ -99,7 +103,10 @@ export async function runFuzz(options) {
       };
       told(frame.createTopics?.results, created);
       told(frame.deleteTopics?.results, deleted);
-      if (frame.errorCode) {
+      if (guessed) {
+        for (const n of entry.creates) created.add(n);
+        for (const n of entry.deletes) deleted.add(n);
+      } else if (frame.errorCode) {
         for (const n of entry.creates) refused.set(n, `frame error ${frame.errorCode} ${frame.errorMessage ?? ''}`.trim());
         for (const n of entry.deletes) refused.set(n, `frame error ${frame.errorCode} ${frame.errorMessage ?? ''}`.trim());
       }
@@ -164,7 +171,13 @@ export async function runFuzz(options) {
     } catch {
       sent = undefined;
     }
+    // The broker answers with the correlation id it decodes: the mutated one when the mutation hit it (an earlier
+    // run attributed such an answer to the oldest pending frame, a CreateTopics, whose real success then went to
+    // another frame: a topic "appeared" that the fuzzer believed refused).
+    const decodedCid = sent?.correlationId ?? cid;
+    const key = conn.pending.has(decodedCid) ? cid : decodedCid;
     const entry = {
+      key,
       cid,
       index,
       description: m.description,
@@ -178,7 +191,7 @@ export async function runFuzz(options) {
     if (recent.length > 40) recent.shift();
     described.set(index, m.description.slice(0, 160));
     described.delete(index - 5000);
-    conn.pending.set(cid, entry);
+    conn.pending.set(key, entry);
     counts.sent++;
     conn.ws.send(m.bytes);
     if (counts.sent % 64 === 0) await new Promise((r) => setImmediate(r));

@@ -53,4 +53,9 @@ export interface RequestContext {
   readonly connection: ConnectionInfo;
   readonly apiVersion: number;
   readonly logger: Logger;
+  /**
+   * Set by the authorizer when the request came in through the first-user exception (no user existed in this
+   * broker's view): what it changes must be conditional on that still being true at the controller.
+   */
+  bootstrap?: boolean;
 }

@@ -147,6 +147,11 @@ export interface UpsertScramCredentialCommand {
   salt: string;
   storedKey: string;
   serverKey: string;
+  /**
+   * The first-user exception (an unauthenticated request from loopback while no user existed in that broker's
+   * view): refused once any user exists, so a broker with stale metadata cannot reset an existing user.
+   */
+  onlyIfNoUsers?: boolean;
 }
 
 /** Removes a user's credential for one mechanism, or all of them (no mechanism). */
@@ -430,6 +435,7 @@ export function decodeCommand(data: Uint8Array): MetadataCommand {
         salt: matching(o, 'salt', /^[A-Za-z0-9+/]{8,200}={0,2}$/, 'a base64 salt of at least 6 bytes'),
         storedKey: key('storedKey', keyLength),
         serverKey: key('serverKey', keyLength),
+        ...(o.onlyIfNoUsers === true ? { onlyIfNoUsers: true } : {}),
       };
     }
     case 'deleteScramCredential': {

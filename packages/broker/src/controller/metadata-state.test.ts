@@ -234,3 +234,25 @@ describe('MetadataState', () => {
     expect(Buffer.from(h.s.snapshot()).toString()).toBe(before);
   });
 });
+
+describe('MetadataState: the first-user exception', () => {
+  it("an upsert made through it is refused once any user exists (a broker with stale metadata cannot reset a user's password)", () => {
+    const h = harness();
+    const cred = (user: string, fill: number) => ({
+      type: 'upsertScramCredential' as const,
+      user,
+      mechanism: 'SCRAM-SHA-256' as const,
+      iterations: 4096,
+      salt: Buffer.alloc(16, fill).toString('base64'),
+      storedKey: Buffer.alloc(32, fill).toString('base64'),
+      serverKey: Buffer.alloc(32, fill + 1).toString('base64'),
+    });
+    expect(h.run({ ...cred('admin', 1), onlyIfNoUsers: true })).toMatchObject({ ok: true });
+    const before = h.s.scramCredential('admin', 'SCRAM-SHA-256')!.storedKey.toString('base64');
+    expect(h.run({ ...cred('admin', 7), onlyIfNoUsers: true })).toMatchObject({ ok: false, code: 'CLUSTER_AUTHORIZATION_FAILED' });
+    expect(h.run({ ...cred('other', 7), onlyIfNoUsers: true })).toMatchObject({ ok: false, code: 'CLUSTER_AUTHORIZATION_FAILED' });
+    expect(h.s.scramCredential('admin', 'SCRAM-SHA-256')!.storedKey.toString('base64')).toBe(before);
+    // An authenticated change (no condition) goes through as before.
+    expect(h.run(cred('other', 7))).toMatchObject({ ok: true });
+  });
+});

@@ -386,6 +386,9 @@ export class MetadataState implements StateMachine {
       }
       // ---- security
       case 'upsertScramCredential': {
+        if (cmd.onlyIfNoUsers && this.scram.size > 0) {
+          return refuse('CLUSTER_AUTHORIZATION_FAILED', `users exist already: log in as one to create user "${cmd.user}" (the first-user exception holds only while the cluster has none)`);
+        }
         const forUser = new Map(this.scram.get(cmd.user));
         forUser.set(cmd.mechanism, {
           mechanism: cmd.mechanism,

@@ -42,7 +42,16 @@ export function alterUserScramCredentials(d: HandlerDeps): Handler<'alterUserScr
       const storedKey = b64(up.storedKey);
       await run(
         user,
-        { type: 'upsertScramCredential', user, mechanism: up.mechanism ?? '', iterations: up.iterations ?? 0, salt: b64(up.salt), storedKey, serverKey: b64(up.serverKey) },
+        {
+          type: 'upsertScramCredential',
+          user,
+          mechanism: up.mechanism ?? '',
+          iterations: up.iterations ?? 0,
+          salt: b64(up.salt),
+          storedKey,
+          serverKey: b64(up.serverKey),
+          ...(ctx.bootstrap ? { onlyIfNoUsers: true } : {}),
+        },
         () => md.scramCredential(user, up.mechanism as ScramMechanism)?.storedKey.toString('base64') === storedKey,
       );
     }

@@ -105,6 +105,9 @@ export function authorizeRequest<K extends RequestBody>(body: K, req: RequestOf<
   if (sec.principalOf(ctx) === undefined && bootstrapping(body, req, ctx, usersExist)) {
     if (body === 'metadata') return '';
     ctx.logger.warn({ audit: true, remote: ctx.connection.remote, api: body }, 'bootstrap: creating the first user from this machine without authentication (no user exists yet)');
+    // This broker's view may lag (a broker that just started sees no user): the controller refuses the
+    // creation if any user exists by the time it applies it.
+    (ctx as { bootstrap?: boolean }).bootstrap = true;
     return '';
   }
   const principal = sec.requirePrincipal(ctx);

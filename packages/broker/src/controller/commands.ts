@@ -149,7 +149,8 @@ export interface UpsertScramCredentialCommand {
   serverKey: string;
   /**
    * The first-user exception (an unauthenticated request from loopback while no user existed in that broker's
-   * view): refused once any user exists, so a broker with stale metadata cannot reset an existing user.
+   * view): refused once another user exists or this user already has a credential for this mechanism, so a
+   * broker with stale metadata cannot reset an existing user (it may add the new user's other mechanism).
    */
   onlyIfNoUsers?: boolean;
 }

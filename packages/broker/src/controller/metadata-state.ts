@@ -386,7 +386,10 @@ export class MetadataState implements StateMachine {
       }
       // ---- security
       case 'upsertScramCredential': {
-        if (cmd.onlyIfNoUsers && this.scram.size > 0) {
+        // One bootstrap request creates one user with one credential per mechanism (several commands): each may
+        // add a mechanism the new user lacks, none may touch another user or replace a credential.
+        const others = [...this.scram.keys()].some((u) => u !== cmd.user);
+        if (cmd.onlyIfNoUsers && (others || this.scram.get(cmd.user)?.has(cmd.mechanism))) {
           return refuse('CLUSTER_AUTHORIZATION_FAILED', `users exist already: log in as one to create user "${cmd.user}" (the first-user exception holds only while the cluster has none)`);
         }
         const forUser = new Map(this.scram.get(cmd.user));

@@ -6,6 +6,7 @@
  * leader or follower, updates it (`update`); recovery rebuilds it from batch
  * headers, starting from a snapshot (`toSnapshot` / `fromSnapshot`).
  */
+import { ATTR_CONTROL, ATTR_TRANSACTIONAL } from '@mq/protocol/batch';
 import { MqError } from '@mq/protocol/errors';
 
 /** Batches remembered per producer: a retry of any of them is answered as a duplicate (Kafka: 5). */
@@ -39,8 +40,6 @@ export interface CompletedTxn extends AbortedTxn {
   committed: boolean;
 }
 
-const ATTR_TRANSACTIONAL = 0x10;
-const ATTR_CONTROL = 0x20;
 
 export interface ProducerBatchMeta {
   firstSeq: number;

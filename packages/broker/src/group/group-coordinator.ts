@@ -15,7 +15,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { MqError, errorNumber, isMqError, type ErrorCode } from '@mq/protocol/errors';
-import { decodeBatchSync, encodeBatchSync, isControl, isTransactional, iterateBatches, type RecordInput } from '@mq/protocol/batch';
+import { decodeBatchSync, encodeBatchSync, isControl, isTransactional, iterateBatches, markerKeyType, type RecordInput } from '@mq/protocol/batch';
 import { mq } from '@mq/protocol/wire';
 import { checkConsumerAssignment } from './assignment-check.js';
 import { Group, offsetKey, splitOffsetKey, type Member, type Protocol } from './group.js';
@@ -252,7 +252,7 @@ class Coordinator implements GroupCoordinator {
             if (!record || record.offset < position) continue;
             const entries = txnPending.get(h.producerId) ?? [];
             txnPending.delete(h.producerId);
-            if (record.key && record.key.length >= 4 && record.key.readInt16BE(2) === 1) {
+            if (markerKeyType(record.key) === 'commit') {
               for (const e of entries) this.applyRecord(e.keyBuf, e.value, e.logOffset, offsets, metadata);
             }
             continue;

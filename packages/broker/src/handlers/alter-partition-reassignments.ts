@@ -11,7 +11,7 @@ import type { AlterReassignmentsCommand } from '../controller/commands.js';
 import type { ReassignmentResult } from '../controller/metadata-state.js';
 import { wireError } from '../errors.js';
 import { requestDeadline } from '../request-limits.js';
-import { applied, logRefusal, type HandlerDeps } from './deps.js';
+import { logRefusal, type HandlerDeps } from './deps.js';
 import type { Handler } from './types.js';
 
 export function alterPartitionReassignments(d: HandlerDeps): Handler<'alterPartitionReassignments'> {
@@ -42,9 +42,6 @@ export function alterPartitionReassignments(d: HandlerDeps): Handler<'alterParti
     try {
       const v = (await d.controller.submit(command, deadline.check())) as { results: ReassignmentResult[] };
       results = v.results;
-      // Answered once this broker has applied the change: a status request right after sees it.
-      const at = d.controller.metadata.lastApplied;
-      await applied(d, () => md.lastApplied >= at, Math.min(5000, deadline.remaining()));
     } catch (err) {
       return all(err);
     }

@@ -6,7 +6,7 @@
  */
 import { MqError } from '@mq/protocol/errors';
 import { requestDeadline } from '../request-limits.js';
-import { applied, type HandlerDeps } from './deps.js';
+import type { HandlerDeps } from './deps.js';
 import type { Handler } from './types.js';
 
 /** 10 GB/s: more is no throttle at all (0). */
@@ -22,8 +22,6 @@ export function alterReplicationThrottle(d: HandlerDeps): Handler<'alterReplicat
       throw new MqError('INVALID_REQUEST', `the replication throttle must be a number of bytes per second from 0 (none) to ${MAX_THROTTLE}, or -1 to read it; got ${rate}`);
     }
     const v = (await d.controller.submit({ type: 'setReplicationThrottle', bytesPerSec: rate }, deadline.check())) as { previous: number; bytesPerSec: number };
-    const at = md.lastApplied;
-    await applied(d, () => md.lastApplied >= at, Math.min(5000, deadline.remaining()));
     ctx.logger.info({ bytesPerSec: rate, previous: v.previous }, 'replication throttle of reassignment moves changed');
     return { bytesPerSec: v.bytesPerSec, previousBytesPerSec: v.previous };
   };

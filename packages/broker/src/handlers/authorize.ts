@@ -121,16 +121,26 @@ export function secureHandlers(handlers: HandlerMap, sec: Security, usersExist: 
   const out: { -readonly [K in RequestBody]?: Handler<K> } = {};
   for (const body of Object.keys(handlers) as RequestBody[]) {
     const inner = handlers[body] as Handler<RequestBody>;
-    (out as Record<string, Handler<RequestBody>>)[body] = async (req, ctx) => {
-      const principal = authorizeRequest(body, req, ctx, sec, usersExist);
-      if (body === 'metadata') return filterMetadata(req as RequestOf<'metadata'>, ctx, principal, sec, inner as unknown as Handler<'metadata'>);
-      const res = await inner(req, ctx);
-      if (body === 'listGroups' && typeof res === 'object') {
-        const r = res as ResponseOf<'listGroups'>;
-        return { ...r, groups: (r.groups ?? []).filter((g) => sec.allows(principal, 'describe', 'group', g.groupId ?? '')) } as never;
-      }
-      return res;
-    };
+    const wrapped: Handler<RequestBody> =
+      body === 'metadata' || body === 'listGroups'
+        ? async (req, ctx) => {
+            const principal = authorizeRequest(body, req, ctx, sec, usersExist);
+            if (body === 'metadata') return filterMetadata(req as RequestOf<'metadata'>, ctx, principal, sec, inner as unknown as Handler<'metadata'>);
+            const res = await inner(req, ctx);
+            if (typeof res !== 'object') return res;
+            const r = res as ResponseOf<'listGroups'>;
+            return { ...r, groups: (r.groups ?? []).filter((g) => sec.allows(principal, 'describe', 'group', g.groupId ?? '')) } as never;
+          }
+        : // Every other API (produce and fetch among them): the check, then the handler's own promise (no extra async step).
+          (req, ctx) => {
+            try {
+              authorizeRequest(body, req, ctx, sec, usersExist);
+            } catch (err) {
+              return Promise.reject(err);
+            }
+            return inner(req, ctx);
+          };
+    (out as Record<string, Handler<RequestBody>>)[body] = wrapped;
   }
   return out as HandlerMap;
 }

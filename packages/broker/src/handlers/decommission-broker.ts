@@ -13,7 +13,7 @@ import { planDecommission } from '../controller/balance.js';
 import type { ReassignmentResult } from '../controller/metadata-state.js';
 import { wireError } from '../errors.js';
 import { requestDeadline } from '../request-limits.js';
-import { applied, type HandlerDeps } from './deps.js';
+import type { HandlerDeps } from './deps.js';
 import type { Handler } from './types.js';
 
 /** Reassignments per command (a command is one Raft entry). */
@@ -44,8 +44,6 @@ export function decommissionBroker(d: HandlerDeps): Handler<'decommissionBroker'
           out.push({ topic: r.topic, partition: r.partition, errorCode: r.code ? errorNumber(r.code as ErrorCode) : 0, errorMessage: r.message ?? '' });
         }
       }
-      const at = md.lastApplied;
-      await applied(d, () => md.lastApplied >= at, Math.min(5000, deadline.remaining()));
       ctx.logger.info({ broker: id, moves: moves.length }, `decommissioning broker ${id}: moving ${moves.length} replica(s) off it`);
       return { moves: out, remainingReplicas: remaining(id) };
     } catch (err) {

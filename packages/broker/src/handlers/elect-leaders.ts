@@ -10,7 +10,7 @@ import type { mq } from '@mq/protocol/wire';
 import { electable, preferredElections } from '../controller/preferred-leaders.js';
 import { wireError } from '../errors.js';
 import { requestDeadline } from '../request-limits.js';
-import { applied, type HandlerDeps } from './deps.js';
+import type { HandlerDeps } from './deps.js';
 import type { Handler } from './types.js';
 
 export function electLeaders(d: HandlerDeps): Handler<'electLeaders'> {
@@ -35,8 +35,6 @@ export function electLeaders(d: HandlerDeps): Handler<'electLeaders'> {
       try {
         const v = (await d.controller.submit({ type: 'electPreferred', partitions: moves }, deadline.check())) as { moved: number };
         moved = v.moved;
-        const at = md.lastApplied;
-        await applied(d, () => md.lastApplied >= at, Math.min(5000, deadline.remaining()));
       } catch (err) {
         ctx.logger.warn({ err: (err as Error).message, partitions: moves.length }, 'preferred leader election failed');
         for (const m of moves) results.push({ topic: m.topic, partition: m.partition, ...wireError(err) });

@@ -5,10 +5,10 @@
  * one audit log line (principal, operation, resource, denied), an allowed
  * check a debug line.
  */
-import { createHash, createHmac, pbkdf2Sync, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Logger } from 'pino';
 import { MqError } from '@mq/protocol/errors';
-import { isScramMechanism, unknownUserCredentials, type ScramCredential, type ScramMechanism } from '@mq/protocol/scram';
+import { isScramMechanism, scramCredential, unknownUserCredentials, type ScramCredential, type ScramMechanism } from '@mq/protocol/scram';
 import type { BrokerConfig } from '../config/broker-config.js';
 import type { MetadataState } from '../controller/metadata-state.js';
 import type { RequestContext } from '../context.js';
@@ -80,9 +80,8 @@ export class Security {
     const key = createHash('sha256').update(user).update('\u0000').update(password).update('\u0000').update(cred.storedKey).digest('base64');
     const until = this.goodPasswords.get(key);
     if (found && until !== undefined && until > now) return true;
-    const hash = mechanism === 'SCRAM-SHA-512' ? 'sha512' : 'sha256';
-    const salted = pbkdf2Sync(Buffer.from(password, 'utf8'), cred.salt, cred.iterations, hash === 'sha512' ? 64 : 32, hash);
-    const storedKey = createHash(hash).update(createHmac(hash, salted).update('Client Key').digest()).digest();
+    // The StoredKey this password gives, as a SCRAM client derives it (the one derivation, @mq/protocol/scram).
+    const { storedKey } = scramCredential(mechanism, password, { salt: cred.salt, iterations: cred.iterations });
     const ok = storedKey.length === cred.storedKey.length && timingSafeEqual(storedKey, cred.storedKey) && found !== undefined;
     if (ok) {
       if (this.goodPasswords.size >= PASSWORD_CACHE_MAX) this.goodPasswords.delete(this.goodPasswords.keys().next().value!);

@@ -56,8 +56,14 @@ export function controlTypeOf(buf: Buffer, pos = 0): ControlType {
   r.varint(); // offset delta
   const key = r.bytes(r.varint());
   if (!key || key.length < 4) throw bad('its key is shorter than 4 bytes');
-  const type = key.readInt16BE(2);
-  if (type === 0) return 'abort';
-  if (type === 1) return 'commit';
-  throw bad(`unknown control type ${type}`);
+  const type = markerKeyType(key);
+  if (type === undefined) throw bad(`unknown control type ${key.readInt16BE(2)}`);
+  return type;
+}
+
+/** A control record key's marker type (version int16, type int16: 0 abort, 1 commit); undefined for anything else. */
+export function markerKeyType(key: Uint8Array | null | undefined): ControlType | undefined {
+  if (!key || key.length < 4) return undefined;
+  const type = (key[2]! << 8) | key[3]!;
+  return type === 0 ? 'abort' : type === 1 ? 'commit' : undefined;
 }

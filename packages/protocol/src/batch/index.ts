@@ -34,7 +34,7 @@ export {
   writeInt64,
 } from './header.js';
 export { decodeBatch, decodeBatchSync, encodeBatch, encodeBatchSync } from './records.js';
-export { controlTypeOf, encodeMarkerBatch } from './control.js';
+export { controlTypeOf, encodeMarkerBatch, markerKeyType } from './control.js';
 export type { ControlType, MarkerInput } from './control.js';
 export { COMPRESSION_CODECS, DEFAULT_MAX_DECOMPRESSED_BYTES, compress, decompress, decompressSync } from './compression.js';
 export {

@@ -13,17 +13,37 @@ export const offsetCommit: KafkaApi<OffsetCommitRequest, OffsetCommitResponse> =
       generationId: req.generationId,
       memberId: req.memberId,
       groupInstanceId: req.groupInstanceId ?? '',
-      topics: req.topics.map((t) => ({
-        name: t.name,
-        partitions: t.partitions.map((p) => ({ partition: p.partitionIndex, committedOffset: p.committedOffset, committedLeaderEpoch: p.committedLeaderEpoch, metadata: p.committedMetadata ?? '' })),
-      })),
+      topics: commitTopics(req.topics),
     });
-    return {
-      topics: (r.topics ?? []).map((t) => ({
-        name: t.name ?? '',
-        partitions: (t.partitions ?? []).map((p) => ({ partitionIndex: p.partition ?? 0, errorCode: kafkaCode(p.errorCode) })),
-      })),
-    };
+    return commitAnswer(r.topics);
   },
-  refused: (req, code) => ({ topics: req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: code })) })) }),
+  refused: (req, code) => commitRefused(req.topics, code),
 };
+
+/** The topics of an OffsetCommit or TxnOffsetCommit (the same shape in both), as the core takes them. */
+interface KafkaCommitTopic {
+  name: string;
+  partitions: ReadonlyArray<{ partitionIndex: number; committedOffset: number; committedLeaderEpoch: number; committedMetadata?: string | null }>;
+}
+
+export function commitTopics(topics: readonly KafkaCommitTopic[]) {
+  return topics.map((t) => ({
+    name: t.name,
+    partitions: t.partitions.map((p) => ({ partition: p.partitionIndex, committedOffset: p.committedOffset, committedLeaderEpoch: p.committedLeaderEpoch, metadata: p.committedMetadata ?? '' })),
+  }));
+}
+
+/** The core's per-partition answers of a commit, in Kafka's shape. */
+export function commitAnswer(topics: ReadonlyArray<{ name?: string | null; partitions?: ReadonlyArray<{ partition?: number | null; errorCode?: number | null }> | null }> | null | undefined) {
+  return {
+    topics: (topics ?? []).map((t) => ({
+      name: t.name ?? '',
+      partitions: (t.partitions ?? []).map((p) => ({ partitionIndex: p.partition ?? 0, errorCode: kafkaCode(p.errorCode) })),
+    })),
+  };
+}
+
+/** Every partition of a refused commit answered with `code`. */
+export function commitRefused(topics: readonly KafkaCommitTopic[], code: number) {
+  return { topics: topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: code })) })) };
+}

@@ -1,8 +1,8 @@
 /** TxnOffsetCommit: offsets committed inside a transaction, at the core's group coordinator (applied when the transaction commits). */
 import { TxnOffsetCommitApi, type TxnOffsetCommitRequest, type TxnOffsetCommitResponse } from '@mq/kafka-protocol/messages';
 import type { KafkaApi } from '../types.js';
-import { kafkaCode } from '../errors.js';
 import { askCore } from './call-core.js';
+import { commitAnswer, commitRefused, commitTopics } from './offset-commit.js';
 
 export const txnOffsetCommit: KafkaApi<TxnOffsetCommitRequest, TxnOffsetCommitResponse> = {
   api: TxnOffsetCommitApi,
@@ -16,17 +16,9 @@ export const txnOffsetCommit: KafkaApi<TxnOffsetCommitRequest, TxnOffsetCommitRe
       generationId: req.generationId,
       memberId: req.memberId,
       groupInstanceId: req.groupInstanceId ?? '',
-      topics: req.topics.map((t) => ({
-        name: t.name,
-        partitions: t.partitions.map((p) => ({ partition: p.partitionIndex, committedOffset: p.committedOffset, committedLeaderEpoch: p.committedLeaderEpoch, metadata: p.committedMetadata ?? '' })),
-      })),
+      topics: commitTopics(req.topics),
     });
-    return {
-      topics: (r.topics ?? []).map((t) => ({
-        name: t.name ?? '',
-        partitions: (t.partitions ?? []).map((p) => ({ partitionIndex: p.partition ?? 0, errorCode: kafkaCode(p.errorCode) })),
-      })),
-    };
+    return commitAnswer(r.topics);
   },
-  refused: (req, code) => ({ topics: req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: code })) })) }),
+  refused: (req, code) => commitRefused(req.topics, code),
 };

@@ -71,6 +71,9 @@ export interface ControllerStatus {
 }
 
 export const METADATA_DIR = '__cluster_metadata';
+/** Dials of a broker-only process whose fetch connection closed, while its listener still accepts (its exit may be closing its sockets). */
+const OBSERVER_PROBE_ATTEMPTS = 5;
+const OBSERVER_PROBE_INTERVAL_MS = 200;
 
 /** An observer's metadata fetch, as the active controller serves it. */
 export interface MetadataFetch {
@@ -136,6 +139,8 @@ export class RaftController implements Controller {
    * since the refusal (it restarted).
    */
   private readonly refusedSince = new Map<number, number>();
+  /** Observers: the connection (its close signal) their registered run last fetched on. */
+  private readonly fetchConnections = new Map<number, AbortSignal>();
   /**
    * Registrations (broker id → broker epoch) fenced because their process was
    * proven gone: never unfenced. A voter's Raft messages do not tell its runs
@@ -332,38 +337,62 @@ export class RaftController implements Controller {
       this.observerIndex.set(f.brokerId, f.fetchIndex);
       this.refusedSince.delete(f.brokerId);
     }
-    // The connection of a long-poll closing is the observer's connection-loss hint.
-    const lost = registeredRun && signal && this.probeRefused ? () => this.onObserverConnectionLost(f.brokerId) : undefined;
-    if (lost) signal!.addEventListener('abort', lost, { once: true });
-    try {
-      const maxWait = Math.min(f.maxWaitMs, Math.floor(this.options.sessionTimeoutMs / 3));
-      await this.feed.waitBeyond(f.fetchIndex, maxWait, (fn, ms) => {
-        const timer = this.timers.setTimeout(fn, ms);
-        return () => this.timers.clearTimeout(timer);
-      }, signal);
-      return this.feed.read(f.fetchIndex, f.maxEntries);
-    } finally {
-      if (lost) signal!.removeEventListener('abort', lost);
-    }
+    if (registeredRun && signal && this.probeRefused) this.watchFetchConnection(f.brokerId, signal);
+    const maxWait = Math.min(f.maxWaitMs, Math.floor(this.options.sessionTimeoutMs / 3));
+    await this.feed.waitBeyond(f.fetchIndex, maxWait, (fn, ms) => {
+      const timer = this.timers.setTimeout(fn, ms);
+      return () => this.timers.clearTimeout(timer);
+    }, signal);
+    return this.feed.read(f.fetchIndex, f.maxEntries);
+  }
+
+  /**
+   * The connection an observer's registered run fetches on closing is its
+   * connection-loss hint, whether or not a fetch is in flight then (a process
+   * killed between two fetches closes it too). One watch per observer: the
+   * connection of its latest fetch.
+   */
+  private watchFetchConnection(id: number, signal: AbortSignal): void {
+    if (this.fetchConnections.get(id) === signal || signal.aborted) return;
+    this.fetchConnections.set(id, signal);
+    signal.addEventListener(
+      'abort',
+      () => {
+        if (this.fetchConnections.get(id) !== signal) return; // it fetches on another connection now
+        this.fetchConnections.delete(id);
+        this.onObserverConnectionLost(id);
+      },
+      { once: true },
+    );
   }
 
   /**
    * A broker-only process's fetch connection closed: confirmed by dialling its
    * inter-broker listener; refused means its process is gone, and it is fenced
    * in this round (the voters' equivalent is the Raft transport's refused redial).
+   * An accepted dial is tried again a few times while the broker has not
+   * fetched again: a killed process's kernel closes its sockets one by one,
+   * so the connection can close while its listener still accepts.
    */
   private onObserverConnectionLost(id: number): void {
     const at = this.clock();
-    void this.probeRefused!(id).then(
-      (refused) => {
-        if (!refused || this.closed || !this.isActive) return;
-        if ((this.lastSeen.get(id) ?? -1) > at) return; // it fetched again meanwhile
-        this.refusedSince.set(id, this.clock());
-        this.logger.info({ broker: id }, `broker ${id} closed its metadata fetch connection and refuses connections: its process is gone`);
-        this.checkNow();
-      },
-      (err: unknown) => this.logger.debug({ err, broker: id }, 'probing a broker failed'),
-    );
+    const probe = (attempt: number): void => {
+      void this.probeRefused!(id).then(
+        (refused) => {
+          if (this.closed || !this.isActive) return;
+          if ((this.lastSeen.get(id) ?? -1) > at) return; // it fetched again meanwhile
+          if (!refused) {
+            if (attempt < OBSERVER_PROBE_ATTEMPTS) this.timers.setTimeout(() => probe(attempt + 1), OBSERVER_PROBE_INTERVAL_MS);
+            return;
+          }
+          this.refusedSince.set(id, this.clock());
+          this.logger.info({ broker: id }, `broker ${id} closed its metadata fetch connection and refuses connections: its process is gone`);
+          this.checkNow();
+        },
+        (err: unknown) => this.logger.debug({ err, broker: id }, 'probing a broker failed'),
+      );
+    };
+    probe(1);
   }
 
   private isVoter(id: number): boolean {

@@ -122,3 +122,65 @@ describe('ObserverController following a RaftController', () => {
     await expect(a.handleForward()).resolves.toMatchObject({ ok: false, code: 'NOT_CONTROLLER' });
   });
 });
+
+describe('the connection-loss hint of a broker-only process', () => {
+  let dir = '';
+  let ctrl: RaftController | undefined;
+  /** The answers of the controller's dials of the lost broker, in order (then the last one again). */
+  let probeAnswers: boolean[] = [];
+  let probes = 0;
+
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'mq-observer-hint-'));
+    probes = 0;
+    ctrl = new RaftController(
+      // A session far beyond the test's waits: only the hint can fence.
+      { brokerId: 1, voters: `1@127.0.0.1:${await freePort()}`, tickMs: 20, sessionTimeoutMs: 60_000, livenessCheckMs: 50, fsync: false },
+      {
+        logger,
+        forward: async () => ({ ok: false, code: 'NOT_CONTROLLER', message: 'single voter' }),
+        probeRefused: async () => probeAnswers[Math.min(probes++, probeAnswers.length - 1)]!,
+      },
+    );
+    await ctrl.start(dir);
+    await waitFor(() => ctrl!.isActive);
+  });
+
+  afterEach(async () => {
+    await ctrl?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** Registers broker 7 and fetches on `conn` (each fetch answered at once) until it is unfenced. */
+  async function liveObserver(conn: AbortController): Promise<void> {
+    await ctrl!.submit({ type: 'registerBroker', id: 7, host: '127.0.0.1', port: 9007, httpPort: 8007, rack: '', incarnation: 'run-a' }, 3000);
+    await waitFor(async () => {
+      await ctrl!.handleMetadataFetch({ brokerId: 7, incarnation: 'run-a', fetchIndex: ctrl!.metadata.lastApplied, maxWaitMs: 0, maxEntries: 1000 }, conn.signal);
+      return ctrl!.metadata.broker(7)?.fenced === false;
+    });
+  }
+
+  it('is fenced when its fetch connection closes between two fetches and its listener refuses once its sockets are all closed', async () => {
+    // The first dial is accepted (a killed process's listener can outlive its connection by a moment), the next refused.
+    probeAnswers = [false, true];
+    const conn = new AbortController();
+    await liveObserver(conn);
+    conn.abort(); // no fetch in flight
+    await waitFor(() => ctrl!.metadata.broker(7)?.fenced === true, 5000);
+    expect(probes).toBe(2);
+  });
+
+  it('is not fenced when it fetches again on a new connection (its listener accepts)', async () => {
+    probeAnswers = [false];
+    const first = new AbortController();
+    await liveObserver(first);
+    first.abort();
+    const second = new AbortController();
+    for (let i = 0; i < 20; i++) {
+      await ctrl!.handleMetadataFetch({ brokerId: 7, incarnation: 'run-a', fetchIndex: ctrl!.metadata.lastApplied, maxWaitMs: 0, maxEntries: 1000 }, second.signal);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(ctrl!.metadata.broker(7)?.fenced).toBe(false);
+    expect(probes).toBeGreaterThanOrEqual(1);
+  });
+});

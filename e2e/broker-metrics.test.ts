@@ -71,7 +71,10 @@ describe('broker /metrics (prom-client)', () => {
         ['mq_under_min_isr_partitions', 'gauge'],
         ['mq_offline_partitions', 'gauge'],
         ['mq_produce_purgatory_size', 'gauge'],
+        ['mq_fetch_purgatory_size', 'gauge'],
         ['mq_raft_term', 'gauge'],
+        ['mq_raft_elections_total', 'counter'],
+        ['mq_controller_changes_total', 'counter'],
         ['mq_controller_active', 'gauge'],
         ['mq_leader_elections_total', 'counter'],
         ['mq_isr_shrinks_total', 'counter'],
@@ -84,6 +87,10 @@ describe('broker /metrics (prom-client)', () => {
       }
       expect(value(before, 'mq_controller_active')).toBe(1);
       expect(value(before, 'mq_raft_term')).toBeGreaterThanOrEqual(1);
+      // The one voter elected itself at start and so learned of a controller.
+      expect(value(before, 'mq_raft_elections_total')).toBeGreaterThanOrEqual(1);
+      expect(value(before, 'mq_controller_changes_total')).toBeGreaterThanOrEqual(1);
+      expect(value(before, 'mq_fetch_purgatory_size', { kind: 'follower' })).toBe(0);
       expect(value(before, 'mq_partition_high_watermark', { topic, partition: '0' })).toBe(0);
       expect(value(before, 'mq_offline_partitions')).toBe(0);
       const producesBefore = before.text.includes('mq_request_duration_seconds_count{api="produce"}') ? histogramSample(before, 'mq_request_duration_seconds_count{api="produce"}') : 0;
@@ -103,6 +110,35 @@ describe('broker /metrics (prom-client)', () => {
       });
       await consumer.close();
       for (let i = 0; i < 5; i++) await producer.send(topic, { value: `more-${i}` });
+
+      // A consumer long-polling an empty topic is parked in the fetch purgatory until its wait runs out (its own
+      // client: closing it closes the connection, which answers the parked fetch).
+      const idle = uniqueName('metrics-idle');
+      await mq.admin().createTopic(idle, { numPartitions: 1 });
+      const waitingClient = new MqClient({ bootstrap: broker.bootstrap, clientId: 'metrics-waiting' });
+      const stopWaiting = new AbortController();
+      let waitingRun: Promise<void> | undefined;
+      try {
+        const waiting = waitingClient.consumer({ maxWaitMs: 30_000 });
+        waiting.assign([{ topic: idle, partition: 0 }]);
+        waitingRun = waiting.poll(60_000, { signal: stopWaiting.signal }).then(() => undefined);
+        let parked = 0;
+        for (let i = 0; i < 100 && parked < 1; i++) {
+          parked = value(await scrape(), 'mq_fetch_purgatory_size', { kind: 'consumer' });
+          if (parked < 1) await new Promise((r) => setTimeout(r, 100));
+        }
+        expect(parked).toBeGreaterThanOrEqual(1);
+      } finally {
+        stopWaiting.abort();
+        await waitingRun?.catch(() => undefined);
+        await waitingClient.close({ timeoutMs: 2000 });
+      }
+      let left = 1;
+      for (let i = 0; i < 100 && left > 0; i++) {
+        left = value(await scrape(), 'mq_fetch_purgatory_size', { kind: 'consumer' });
+        if (left > 0) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(left).toBe(0);
 
       const after = await scrape();
       expect(value(after, 'mq_partition_high_watermark', { topic, partition: '0' })).toBe(15);

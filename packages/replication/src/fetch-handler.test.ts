@@ -1,5 +1,5 @@
 import { encodeBatchSync } from '@mq/protocol/batch';
-import { handleFetch } from './fetch-handler.js';
+import { handleFetch, ParkedFetches } from './fetch-handler.js';
 import { handleOffsetForLeaderEpoch } from './offset-for-leader-epoch-handler.js';
 import { createPartitionLeader, type PartitionLeader } from './partition-leader.js';
 import { ManualTimers, MemoryCheckpoint, MemoryLog, settle } from './testing/index.js';
@@ -59,6 +59,25 @@ describe('handleFetch', () => {
     const response = await pending;
     expect(response.partitions[0]!.records.length).toBeGreaterThan(0);
     expect(response.partitions[0]!.highWatermark).toBe(1);
+  });
+
+  it('counts parked requests (the fetch purgatory), consumers and followers apart, until each is answered', async () => {
+    const { components, timers } = await setup();
+    const parked = new ParkedFetches();
+    const c = { ...components, parked };
+    const consumer = handleFetch(request({ maxWaitMs: 500 }), c);
+    const follower = handleFetch(request({ replicaId: 2, replicaEpoch: 1, maxWaitMs: 800 }), c);
+    await settle();
+    expect(parked).toEqual({ consumers: 1, followers: 1 });
+    await timers.advance(500);
+    await consumer;
+    expect(parked).toEqual({ consumers: 0, followers: 1 });
+    await timers.advance(300);
+    await follower;
+    expect(parked).toEqual({ consumers: 0, followers: 0 });
+    // Data already there: answered at once, never parked.
+    await handleFetch(request({ maxWaitMs: 500, minBytes: 0 }), c);
+    expect(parked).toEqual({ consumers: 0, followers: 0 });
   });
 
   it('answers an empty fetch after maxWaitMs, and removes its listeners', async () => {

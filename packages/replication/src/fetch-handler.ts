@@ -25,6 +25,14 @@ export interface HandleFetchComponents {
    * a long-poll reads again, is released here). Default: ordinary buffers.
    */
   pool?: ReadPool;
+  /** Counts the requests parked here (the fetch purgatory), for metrics. */
+  parked?: ParkedFetches;
+}
+
+/** How many fetch requests are parked waiting for data (Kafka's fetch purgatory size), consumers and followers apart. */
+export class ParkedFetches {
+  consumers = 0;
+  followers = 0;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -39,7 +47,17 @@ export async function handleFetch(
   const bytes = response.partitions.reduce((n, p) => n + p.records.length, 0);
   const mustAnswer = response.partitions.some((p) => p.errorCode !== 'NONE' || p.divergingEpoch !== undefined);
   if (mustAnswer || bytes >= request.minBytes || request.maxWaitMs <= 0 || signal?.aborted) return response;
-  const waited = await waitForData(request, components, response, signal);
+  const parked = components.parked;
+  const follower = request.replicaId !== CONSUMER_REPLICA_ID;
+  if (parked && follower) parked.followers++;
+  else if (parked) parked.consumers++;
+  let waited: boolean;
+  try {
+    waited = await waitForData(request, components, response, signal);
+  } finally {
+    if (parked && follower) parked.followers--;
+    else if (parked) parked.consumers--;
+  }
   if (waited) {
     release(response, components.pool);
     response = await readAll(request, components);

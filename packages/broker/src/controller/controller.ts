@@ -67,6 +67,10 @@ export interface ControllerStatus {
   raftTerm: number;
   raftCommit: number;
   applied: number;
+  /** Metadata-quorum elections this process started as a candidate (0 on a broker-only process). */
+  raftElections: number;
+  /** Times this process learned of a new active controller. */
+  controllerChanges: number;
   brokers: BrokerLiveness[];
 }
 
@@ -475,6 +479,8 @@ export class RaftController implements Controller {
       raftTerm: st.term,
       raftCommit: st.commit,
       applied: st.applied,
+      raftElections: st.electionsStarted,
+      controllerChanges: st.leaderChangesSeen,
       brokers: this.metadata.brokers().map((b) => ({
         id: b.id,
         fenced: b.fenced,

@@ -59,6 +59,7 @@ export class ObserverController implements Controller {
   private loop: Promise<void> | undefined;
   private readonly abort = new AbortController();
   private failures = 0;
+  private controllerChanges = 0;
 
   constructor(o: ObserverOptions, c: ObserverComponents) {
     this.options = Object.freeze({ brokerId: o.brokerId, sessionTimeoutMs: o.sessionTimeoutMs });
@@ -126,6 +127,7 @@ export class ObserverController implements Controller {
   private applyAnswer(f: { entries?: { index?: number | null; data?: Uint8Array | null }[] | null; snapshot?: Uint8Array | null; snapshotIndex?: number | null; committedIndex?: number | null }, controllerId: number): void {
     this.lastContact = this.clock();
     if (controllerId !== this.controller) {
+      if (controllerId > 0) this.controllerChanges++;
       this.controller = controllerId;
       this.logger.info({ controller: controllerId }, 'following the metadata log from the active controller');
       for (const w of [...this.watchers]) w(controllerId);
@@ -182,6 +184,8 @@ export class ObserverController implements Controller {
       raftTerm: -1,
       raftCommit: this.lastAnswer.committed,
       applied: this.metadata.lastApplied,
+      raftElections: 0,
+      controllerChanges: this.controllerChanges,
       brokers: this.metadata.brokers().map((b) => ({ id: b.id, fenced: b.fenced, lastSeenMsAgo: -1 })),
     };
   }

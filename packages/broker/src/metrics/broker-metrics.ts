@@ -5,12 +5,13 @@
  * time (no allocation per frame); a request's latency is one histogram observation on a per-API child.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { ParkedFetches } from '@mq/replication';
 
 /** Request latency buckets, in seconds: 100 µs (a produce to the page cache) to 30 s (a long fetch wait). */
 export const REQUEST_DURATION_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 /** A counter whose value is a plain number kept elsewhere, read at each scrape. */
-function counterOf(registry: Registry, name: string, help: string, read: () => number): void {
+export function counterOf(registry: Registry, name: string, help: string, read: () => number): void {
   new Counter({
     name,
     help,
@@ -48,6 +49,8 @@ export class BrokerMetrics {
   readonly topicBytesOut = new Map<string, number>();
   /** ---- scaleout: record bytes appended by produce requests per partition ("topic\0partition"), to see a hot partition. */
   readonly partitionBytesIn = new Map<string, number>();
+  /** Fetch requests parked waiting for data (the fetch purgatory), counted by the fetch handler. */
+  readonly parkedFetches = new ParkedFetches();
   badFrames = 0;
   connectionsAccepted = 0;
   bytesIn = 0;
@@ -71,6 +74,17 @@ export class BrokerMetrics {
       collect() {
         this.reset();
         for (const [api, n] of inFlight) this.set({ api }, n);
+      },
+    });
+    const parked = this.parkedFetches;
+    new Gauge({
+      name: 'mq_fetch_purgatory_size',
+      help: 'Fetch requests parked waiting for data (minBytes not yet there), consumers and followers apart.',
+      labelNames: ['kind'],
+      registers: [r],
+      collect() {
+        this.set({ kind: 'consumer' }, parked.consumers);
+        this.set({ kind: 'follower' }, parked.followers);
       },
     });
     this.latency = new Histogram({

@@ -6,9 +6,10 @@
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { PartitionView } from '../http/routes/system.js';
+import { counterOf } from './broker-metrics.js';
 
 export interface MetricsController {
-  status(): { active: boolean; controllerId: number; raftTerm: number; raftCommit: number; applied: number };
+  status(): { active: boolean; controllerId: number; raftTerm: number; raftCommit: number; applied: number; raftElections: number; controllerChanges: number };
   readonly metadata: {
     topics(): ReadonlyArray<{ name: string; partitions: ReadonlyArray<{ leader: number; leaderEpoch: number; isr: readonly number[]; replicas: readonly number[] }> }>;
     topic(name: string): { partitions: ReadonlyArray<{ leader: number; leaderEpoch: number; isr: readonly number[]; replicas: readonly number[] }> } | undefined;
@@ -98,6 +99,8 @@ export function registerNodeMetrics(registry: Registry, s: NodeMetricSources): (
   new Gauge({ name: 'mq_controller_id', help: 'The active controller this broker knows (-1: none).', registers: r, collect() { this.set(s.controller.status().controllerId); } });
   new Gauge({ name: 'mq_raft_term', help: 'Raft term of the metadata log as this process knows it.', registers: r, collect() { this.set(s.controller.status().raftTerm); } });
   new Gauge({ name: 'mq_raft_commit_index', help: 'Raft commit index of the metadata log.', registers: r, collect() { this.set(s.controller.status().raftCommit); } });
+  counterOf(registry, 'mq_raft_elections_total', 'Metadata-quorum elections this process started as a candidate (0 on a broker-only process).', () => s.controller.status().raftElections);
+  counterOf(registry, 'mq_controller_changes_total', 'Times this process learned of a new active controller (etcd\'s leader_changes_seen).', () => s.controller.status().controllerChanges);
   new Gauge({ name: 'mq_metadata_applied_index', help: 'Last metadata log entry applied by this broker.', registers: r, collect() { this.set(s.controller.status().applied); } });
 
   // What the metadata log records, as this broker replays it (the same on every broker of the cluster).

@@ -50,6 +50,8 @@ export class RaftCore {
   vote = 0;
   lead = 0;
   role: StateRole = StateRole.Follower;
+  /** Elections this node started as a candidate (a pre-vote that does not become one is not counted). */
+  electionsStarted = 0;
   /** Replication progress of every member (leader only keeps it meaningful). */
   readonly prs = new Map<number, Progress>();
   voters = new Set<number>();
@@ -376,6 +378,7 @@ export class RaftCore {
     this.reset(this.term + 1);
     this.vote = this.id;
     this.role = StateRole.Candidate;
+    this.electionsStarted++;
   }
 
   private becomeLeader(): void {

@@ -56,6 +56,10 @@ export interface RaftStatus {
   leadTransferee: number;
   pendingProposals: number;
   pendingReads: number;
+  /** Elections this node started as a candidate since it started. */
+  electionsStarted: number;
+  /** Times this node learned of a new leader (itself included) since it started (etcd's leader_changes_seen). */
+  leaderChangesSeen: number;
 }
 
 interface Pending<T> {
@@ -153,6 +157,8 @@ class RaftNodeImpl implements RaftNode {
   private nextTickAt = 0;
   private applied = 0;
   private snapshotIndex = 0;
+  private lastLeader = 0;
+  private leaderChangesSeen = 0;
   private compacting = false;
   private applyChain: Promise<void> = Promise.resolve();
   /** `options.applied`: what a durable state machine had applied before this start. */
@@ -310,6 +316,8 @@ class RaftNodeImpl implements RaftNode {
     if (this.closed) return;
     if (late.length > 0) this.transport.send(late);
     if (rd.softState) {
+      if (rd.softState.leader > 0 && rd.softState.leader !== this.lastLeader) this.leaderChangesSeen++;
+      this.lastLeader = rd.softState.leader;
       if (rd.softState.role !== StateRole.Leader) this.failUnconfirmedReads('NOT_LEADER');
       for (const w of this.leaderWatchers) w(rd.softState.leader, rd.softState.role, this.core.term);
     }
@@ -615,6 +623,8 @@ class RaftNodeImpl implements RaftNode {
       leadTransferee: c.leadTransferee,
       pendingProposals: this.proposals.size,
       pendingReads: this.reads.size,
+      electionsStarted: c.electionsStarted,
+      leaderChangesSeen: this.leaderChangesSeen,
     };
   }
 

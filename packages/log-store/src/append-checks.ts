@@ -10,12 +10,15 @@ import {
   LOG_OVERHEAD,
   MAGIC,
   checkProducedHeader,
+  controlTypeOf,
   isCompressed,
+  isControl,
   readBatchHeader,
   validateBatch,
   verifyCompressedRecords,
   verifyUncompressedRecords,
   type BatchHeader,
+  type ControlType,
 } from '@mq/protocol/batch';
 import { MqError, isMqError } from '@mq/protocol/errors';
 
@@ -35,6 +38,8 @@ export interface ParsedBatch {
   position: number;
   size: number;
   header: BatchHeader;
+  /** A control batch's marker type (commit or abort), read from its one record before anything is written. */
+  control?: ControlType;
 }
 
 /**
@@ -90,7 +95,9 @@ export function parseAppend(buf: Buffer, validation: AppendValidation, limits: A
       if (!isCompressed(header)) verifyUncompressedRecords(buf, pos, header);
     }
     const size = header.batchLength + LOG_OVERHEAD;
-    out.push({ position: pos, size, header });
+    // A control batch must be a well-formed marker (INVALID_RECORD otherwise), checked here so nothing is written first.
+    if (isControl(header)) out.push({ position: pos, size, header, control: controlTypeOf(buf, pos) });
+    else out.push({ position: pos, size, header });
     pos += size;
   }
   if (out.length === 0) throw new MqError('INVALID_RECORD', 'append() needs at least one batch');

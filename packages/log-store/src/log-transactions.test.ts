@@ -112,3 +112,18 @@ test('retention and compaction keep markers correct: the aborted index forgets o
   expect(log.abortedTransactions(0, 100).map((a) => a.firstOffset)).toEqual([2]);
   expect(log.firstUnstableOffset).toBe(5);
 });
+
+test('a control batch that is not a well-formed marker is refused before anything is written', async () => {
+  const log = await open();
+  await log.append(txn(7, 0, 1), { transactional: true }); // 0
+  // A control batch whose one record's key says control type 7 (neither abort 0 nor commit 1).
+  const key = Buffer.from([0, 0, 0, 7]);
+  const bad = encodeBatchSync([{ key, value: Buffer.alloc(6) }], { transactional: true, control: true, producerId: 7, producerEpoch: 0, baseSequence: -1 });
+  await expect(log.append(bad, { coordinator: true })).rejects.toMatchObject({ code: 'INVALID_RECORD' });
+  expect(log.logEndOffset).toBe(1);
+  expect(log.firstUnstableOffset).toBe(0);
+  // The log still takes the real marker at the next offset.
+  await log.append(marker(7, true), { coordinator: true });
+  expect(log.logEndOffset).toBe(2);
+  expect(log.firstUnstableOffset).toBeUndefined();
+});

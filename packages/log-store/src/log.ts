@@ -679,7 +679,7 @@ class PartitionLog implements Log {
     this.commit.markDirty(file);
     this.leo = lastOffset + 1;
     this.bytesSinceSnapshot += buf.length;
-    if (producers !== 'none') this.recordProducers(buf, parsed, appended);
+    if (producers !== 'none') this.recordProducers(parsed, appended);
     if (this.opts.flush.policy === 'interval') this.countUnflushed(buf.length);
     return { baseOffset, lastOffset, logAppendTime, batches: parsed.length, bytes: buf.length };
   }
@@ -691,13 +691,12 @@ class PartitionLog implements Log {
   }
 
   /** Updates the producer state with the batches just written (leader and follower appends alike). */
-  private recordProducers(buf: Buffer, parsed: ParsedBatch[], appended: AppendedBatch[]): void {
+  private recordProducers(parsed: ParsedBatch[], appended: AppendedBatch[]): void {
     for (let i = 0; i < parsed.length; i++) {
       const h = parsed[i]!.header;
       if (h.producerId < 0) continue;
-      // A marker's type (commit or abort) is its one control record's key; a producer's records are never read.
-      const control = isControl(h) ? controlTypeOf(buf, parsed[i]!.position) : undefined;
-      this.producers.update(h, appended[i]!.baseOffset, appended[i]!.lastOffset, appended[i]!.maxTimestamp, control);
+      // A marker's type (commit or abort) was read by parseAppend from its one control record; a producer's records are never read.
+      this.producers.update(h, appended[i]!.baseOffset, appended[i]!.lastOffset, appended[i]!.maxTimestamp, parsed[i]!.control);
     }
   }
 
@@ -819,7 +818,7 @@ class PartitionLog implements Log {
     this.commit.markDirty(seg.file);
     this.leo = lastOffset + 1;
     this.bytesSinceSnapshot += buf.length;
-    if (producers !== 'none') this.recordProducers(buf, parsed, appended);
+    if (producers !== 'none') this.recordProducers(parsed, appended);
 
     // Epochs: the leader's, or those the follower's batches carry.
     let epochChanged = false;

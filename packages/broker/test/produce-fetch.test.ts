@@ -227,10 +227,18 @@ describe('shutdown and retention', () => {
     const t = await startTestBroker();
     const c = await TestClient.connect(t.url);
     const name = topicName('close');
-    await createTopic(c, name, 1);
-    const poll = c.request({ fetch: { maxWaitMs: 20_000, minBytes: 1, topics: [{ name, partitions: [{ partition: 0, fetchOffset: 0 }] }] } });
+    await createTopic(c, name, 2);
+    // The long poll waits on partition 1, which nothing is written to: only the shutdown answers it.
+    const poll = c.request({ fetch: { maxWaitMs: 20_000, minBytes: 1, topics: [{ name, partitions: [{ partition: 1, fetchOffset: 0 }] }] } });
     const produced = c.request(produceReq(name, 0, ['last words'], -1));
-    await new Promise((r) => setTimeout(r, 50));
+    // Both requests reached the broker (no sleep: a loaded machine may take longer than any fixed wait).
+    const metric = (text: string, series: string) => Number(new RegExp(`^${series.replace(/[{}"]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+    for (let i = 0; ; i++) {
+      const text = await (await fetch(`${t.httpUrl}/metrics`)).text();
+      if (metric(text, 'mq_fetch_purgatory_size{kind="consumer"}') >= 1 && metric(text, 'mq_requests_total{api="produce"}') >= 1) break;
+      if (i >= 500) throw new Error('the long poll and the produce did not reach the broker in 500 tries');
+      await new Promise((r) => setTimeout(r, 20));
+    }
     const started = Date.now();
     await t.broker.close();
     expect(Date.now() - started).toBeLessThan(5000);

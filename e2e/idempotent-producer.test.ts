@@ -5,14 +5,14 @@
  *   duplicate with its original offset, and a gap is still refused;
  * - a producer id the partition forgot (producer.id.expiration.ms) makes the
  *   next send fail with UNKNOWN_PRODUCER_ID, not a silent reorder, and later
- *   sends go on under a new producer id;
+ *   sends go on under the next epoch of the same producer id (KIP-360);
  * - responses lost while the broker is frozen (SIGSTOP past the request
  *   timeout) make the producer retry batches the broker then writes anyway:
  *   a plain producer ends up with duplicates in the log, an idempotent one
  *   with every record exactly once, in order.
  */
 import { MqClient } from '@mq/client';
-import { encodeBatchSync } from '@mq/protocol/batch';
+import { encodeBatchSync, iterateBatches, readBatchHeader } from '@mq/protocol/batch';
 import { errorNumber } from '@mq/protocol/errors';
 import { cleanup, startBroker, uniqueName } from './src/harness.js';
 import { readPartition } from './src/wire-read.js';
@@ -25,6 +25,21 @@ afterAll(async () => {
 /** The partition's values in offset order. */
 async function readAll(url: string, topic: string, partition: number): Promise<string[]> {
   return [...(await readPartition(url, topic, partition)).values()];
+}
+
+/** The producer id, epoch and base sequence of each batch of the partition, in offset order. */
+async function batchHeaders(url: string, topic: string, partition: number): Promise<Array<{ producerId: number; producerEpoch: number; baseSequence: number }>> {
+  const c = await TestClient.connect(url);
+  try {
+    const r = await c.request({ fetch: { maxBytes: 1 << 20, topics: [{ name: topic, partitions: [{ partition, fetchOffset: 0, partitionMaxBytes: 1 << 20 }] }] } });
+    const buf = Buffer.from(r.fetch!.topics[0]!.partitions[0]!.records);
+    return [...iterateBatches(buf)].map((span) => {
+      const h = readBatchHeader(buf, span.position);
+      return { producerId: h.producerId, producerEpoch: h.producerEpoch, baseSequence: h.baseSequence };
+    });
+  } finally {
+    await c.close().catch(() => undefined);
+  }
 }
 
 describe('idempotent producer state across a broker SIGKILL', () => {
@@ -116,7 +131,7 @@ describe('client: responses lost while the broker is frozen past the request tim
 });
 
 describe('client: a sequence refusal', () => {
-  it('fails the sends with a typed error and later sends use a new producer id', async () => {
+  it('fails the sends with a typed error and later sends use the next epoch of the same producer id (KIP-360)', async () => {
     // Forget producers idle for more than 1 s (checked every second).
     const broker = await startBroker({ args: ['--config-set', 'producer.id.expiration.ms=1000'] });
     const client = new MqClient({ bootstrap: broker.bootstrap, retry: { initialDelayMs: 50, maxDelayMs: 200, retries: 20 } });
@@ -129,11 +144,18 @@ describe('client: a sequence refusal', () => {
       await new Promise((r) => setTimeout(r, 2500));
       const refused = producer.send(topic, { value: 'b' });
       await expect(refused).rejects.toMatchObject({ code: 'UNKNOWN_PRODUCER_ID' });
-      await expect(refused).rejects.toThrow(/did not write these 1 records .* later sends use a new producer id/);
+      await expect(refused).rejects.toThrow(/did not write these 1 records .* later sends use epoch 1 of producer id \d+/);
       const c = await producer.send(topic, { value: 'c' });
       expect(c.offset).toBe(1);
       await producer.close();
-      expect(await readAll(`ws://127.0.0.1:${broker.port}`, topic, 0)).toEqual(['a', 'c']);
+      const url = `ws://127.0.0.1:${broker.port}`;
+      expect(await readAll(url, topic, 0)).toEqual(['a', 'c']);
+      // The batches as stored: 'c' went under the same producer id, epoch 1, from sequence 0.
+      const headers = await batchHeaders(url, topic, 0);
+      expect(headers).toEqual([
+        { producerId: headers[0]!.producerId, producerEpoch: 0, baseSequence: 0 },
+        { producerId: headers[0]!.producerId, producerEpoch: 1, baseSequence: 0 },
+      ]);
     } finally {
       await client.close();
       await broker.kill();

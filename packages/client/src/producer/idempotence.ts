@@ -1,7 +1,7 @@
 /**
  * The idempotent producer's identity (Kafka's enable.idempotence): one
- * producer id and epoch from InitProducerId, asked for once (again only
- * after a batch with a sequence failed for good), and the next sequence of
+ * producer id and epoch from InitProducerId, asked for once (the epoch is
+ * bumped after a batch with a sequence failed for good), and the next sequence of
  * each partition. A batch gets its sequence when it is first closed and
  * keeps it on every retry, so the partition leader recognises a retry of a
  * batch it already wrote and answers its original offset instead of
@@ -15,6 +15,7 @@ import type { TransactionManager } from './transactions.js';
 /** Batches in flight per partition (Kafka: max.in.flight.requests.per.connection <= 5); the broker remembers the last 5. */
 export const MAX_IDEMPOTENT_BATCHES_IN_FLIGHT = 5;
 const INT32_MAX = 0x7fff_ffff;
+const INT16_MAX = 0x7fff;
 
 export interface ProducerIdentity {
   producerId: number;
@@ -74,17 +75,34 @@ export class Idempotence {
 
   /**
    * A batch with a sequence failed for good: the broker may or may not have
-   * it, so the partition's sequence cannot go on. Later batches get a new
-   * producer id (sequences from 0), as Kafka's idempotent producer does.
+   * it, so the partition's sequence cannot go on. Later batches get the next
+   * epoch of the same producer id, sequences from 0 on every partition
+   * (KIP-360: a partition leader takes a newer epoch starting at 0, known
+   * producer or not); a new producer id only when the epoch would overflow.
+   * Batches already stamped keep their epoch: each partition sends its
+   * batches in order, one request at a time, so no partition sees an older
+   * epoch after a newer one. Returns what later sends use.
    */
-  reset(b: BatchBuilder, err?: unknown): void {
+  reset(b: BatchBuilder, err?: unknown): 'epoch' | 'producer-id' | 'unchanged' {
     if (this.txn) {
       // A transactional producer keeps its id: the transaction can only abort, which starts a new epoch.
       this.txn.batchFailed(err);
-      return;
+      return 'unchanged';
     }
-    if (!this.identity || b.producerId !== this.identity.producerId) return;
-    this.identity = undefined;
+    // Only the first failure of an identity moves it on (the partition's later batches carry the same one).
+    const id = this.identity;
+    if (!id || b.producerId !== id.producerId || b.producerEpoch !== id.epoch) return 'unchanged';
     this.sequences.clear();
+    if (id.epoch >= INT16_MAX) {
+      this.identity = undefined;
+      return 'producer-id';
+    }
+    this.identity = { producerId: id.producerId, epoch: id.epoch + 1 };
+    return 'epoch';
+  }
+
+  /** The producer id and epoch later batches get (undefined before the first InitProducerId answer). */
+  get current(): ProducerIdentity | undefined {
+    return this.identity;
   }
 }

@@ -379,12 +379,15 @@ export class Sender {
     // A transaction with a failed send can only abort (even a batch never stamped: its partition was not added).
     if (this.idempotence?.txn && first.producerId < 0) this.idempotence.txn.batchFailed(err);
     if (this.idempotence && first.producerId >= 0) {
-      // Whether the broker has it is unknown: this partition's sequence cannot go on under this producer id.
-      this.idempotence.reset(first, err);
+      // Whether the broker has it is unknown: this partition's sequence cannot go on under this producer epoch.
+      const next = this.idempotence.reset(first, err);
       if (isMqError(err) && SEQUENCE_ERRORS.has(err.code)) {
+        const cur = this.idempotence.current;
+        const later =
+          next === 'epoch' && cur ? `later sends use epoch ${cur.epoch} of producer id ${cur.producerId}` : next === 'producer-id' ? 'later sends use a new producer id' : 'later sends use a newer producer epoch';
         err = new MqError(
           err.code,
-          `${err.message}; the idempotent producer did not write these ${batches.reduce((n, b) => n + b.count, 0)} records of ${q.topic}/${q.partition} and will not reorder them: later sends use a new producer id`,
+          `${err.message}; the idempotent producer did not write these ${batches.reduce((n, b) => n + b.count, 0)} records of ${q.topic}/${q.partition} and will not reorder them: ${later}`,
           { cause: err, topic: q.topic, partition: q.partition, producerId: first.producerId, sequence: first.baseSequence },
         );
       }

@@ -80,7 +80,7 @@ describe('single broker', () => {
     // Persisted: the change is still there after a restart.
     await broker.restart();
     expect((await topicConfigs(broker.bootstrap, topic))['retention.ms']).toBe('3600000');
-  });
+  }, 180_000);
 
   it('topic trim deletes the records below an offset; an offset past the high watermark is refused', async () => {
     const topic = uniqueName('trim');
@@ -104,7 +104,7 @@ describe('single broker', () => {
     await broker.restart();
     const again = json(await runCli(['topic', 'describe', topic, '--format', 'json', ...b()]));
     expect((again.partitions as Array<{ low: number }>)[0]!.low).toBe(10);
-  });
+  }, 180_000);
 
   it('group reset-offsets --shift-by moves committed offsets relative to where they are; --by-duration goes back in time', async () => {
     const topic = uniqueName('shift');

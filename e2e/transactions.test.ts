@@ -8,7 +8,10 @@
  *   topic B in transactions, committing its input offsets in the same
  *   transaction, and is SIGKILLed at random moments (and restarted); a
  *   read_committed reader of B sees every record of A exactly once, in
- *   per-partition order; a read_uncommitted reader may see more.
+ *   per-partition order; a read_uncommitted reader may see more;
+ * - a zombie: a copier SIGSTOPped mid-copy while a replacement with the same
+ *   transactional id takes over, then SIGCONTinued, is fenced and writes
+ *   nothing a read_committed reader sees.
  */
 import { MqClient } from '@mq/client';
 import { cleanup, startBroker, uniqueName, waitFor } from './src/harness.js';
@@ -130,4 +133,62 @@ describe('read-process-write under SIGKILL', () => {
       await broker.kill();
     }
   });
+
+  it('a paused copier resumed after its replacement took over is fenced and writes nothing visible (a zombie)', async () => {
+    const broker = await startBroker({ args: ['--config-set', 'transaction.state.log.num.partitions=2', '--config-set', 'offsets.topic.num.partitions=2'] });
+    const client = new MqClient({ bootstrap: broker.bootstrap, clientId: 'txn-zombie' });
+    const source = uniqueName('zombie-a');
+    const dest = uniqueName('zombie-b');
+    const partitions = 2;
+    const total = 1000;
+    const copiers: Copier[] = [];
+    try {
+      await client.admin().createTopic(source, { numPartitions: partitions });
+      await client.admin().createTopic(dest, { numPartitions: partitions });
+      const producer = client.producer({ lingerMs: 0, idempotent: true });
+      const expected: string[][] = Array.from({ length: partitions }, () => []);
+      await Promise.all(
+        Array.from({ length: total }, (_, i) => {
+          expected[i % partitions]!.push(`r${i}`);
+          return producer.send(source, { value: `r${i}`, partition: i % partitions });
+        }),
+      );
+      await producer.close();
+      const config = { bootstrap: broker.bootstrap, source, dest, partitions, transactionalId: uniqueName('zombie-copier'), group: uniqueName('zombie-group'), perTxn: 10 };
+      const zombie = new Copier(config);
+      copiers.push(zombie);
+      await waitFor(() => zombie.committed >= 50 || zombie.errors().length > 0, { timeout: 30_000, message: 'the first copier copies' });
+      expect(zombie.errors()).toEqual([]);
+      zombie.pause();
+      // Lines it printed before it stopped may still be in the pipe.
+      await new Promise((r) => setTimeout(r, 1000));
+      const paused = zombie.committed;
+      // The replacement fences it (InitProducerId bumps the epoch and aborts its open transaction) and copies the rest.
+      const replacement = new Copier(config);
+      copiers.push(replacement);
+      const deadline = Date.now() + 60_000;
+      let seen: string[][] = [];
+      while (Date.now() < deadline) {
+        seen = await readAll(client, dest, partitions, 'read_committed', total, 1500);
+        if (seen.reduce((n, l) => n + l.length, 0) >= total || replacement.errors().length > 0) break;
+      }
+      expect(replacement.errors()).toEqual([]);
+      expect(zombie.committed).toBe(paused);
+      // Resumed, the zombie's next request carries its old epoch: refused, and it stops.
+      zombie.resume();
+      await waitFor(() => zombie.errors().length > 0, { timeout: 30_000, message: 'the resumed zombie is refused' });
+      expect(zombie.errors()[0]!.code).toMatch(/^(PRODUCER_FENCED|INVALID_PRODUCER_EPOCH)$/);
+      // It may report one commit more: one it had completed when it was stopped, before it printed it.
+      expect(zombie.committed - paused).toBeLessThanOrEqual(config.perTxn);
+      // Exactly once, in per-partition order: nothing the zombie sent before or after the pause is visible twice.
+      expect(await readAll(client, dest, partitions, 'read_committed', total + 1, 1500)).toEqual(expected);
+    } finally {
+      for (const c of copiers) {
+        c.resume();
+        await c.kill().catch(() => undefined);
+      }
+      await client.close().catch(() => undefined);
+      await broker.kill();
+    }
+  }, 180_000);
 });

@@ -53,6 +53,16 @@ export class Copier {
     return this.events.filter((e) => e.ev === 'error');
   }
 
+  /** SIGSTOP: the process stops where it is (its connections stay open, its requests unanswered or unsent). */
+  pause(): void {
+    this.proc.kill('SIGSTOP');
+  }
+
+  /** SIGCONT after {@link pause}. */
+  resume(): void {
+    this.proc.kill('SIGCONT');
+  }
+
   async kill(): Promise<void> {
     this.proc.kill('SIGKILL');
     await this.exit;

@@ -77,6 +77,7 @@ export class ClusterTransactions {
         partitionCount,
         maxTimeoutMs: cfg.int('transaction.max.timeout.ms'),
         abortCheckIntervalMs: cfg.int('transaction.abort.timed.out.transaction.cleanup.interval.ms'),
+        expirationMs: cfg.int('transactional.id.expiration.ms'),
         offsetsPartitionCount: () => this.node.controller.metadata.topic(OFFSETS_TOPIC)?.partitions.length,
       },
       {

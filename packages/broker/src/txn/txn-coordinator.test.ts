@@ -12,12 +12,12 @@ import { MqError } from '@mq/protocol/errors';
 import { MemoryOffsetsLog } from '../group/offsets-log.js';
 import { TxnCoordinator, type TopicPartition, type TxnMarker } from './txn-coordinator.js';
 
-function setup(log = new MemoryOffsetsLog(1), time = new ManualTime()) {
+function setup(log = new MemoryOffsetsLog(1), time = new ManualTime(), expirationMs?: number) {
   const markers: TxnMarker[] = [];
   let failMarkers = 0;
   let nextPid = 100;
   const c = new TxnCoordinator(
-    { partitionCount: 1, maxTimeoutMs: 60_000, abortCheckIntervalMs: 100, offsetsPartitionCount: () => 1 },
+    { partitionCount: 1, maxTimeoutMs: 60_000, abortCheckIntervalMs: 100, offsetsPartitionCount: () => 1, ...(expirationMs ? { expirationMs } : {}) },
     {
       log,
       allocateProducerId: async () => nextPid++,
@@ -128,4 +128,26 @@ test('requests for ids this coordinator does not load are refused; a timeout ove
   await expect(s.c.initProducerId('tx', 60_001)).rejects.toMatchObject({ code: 'INVALID_TRANSACTION_TIMEOUT' });
   await expect(s.c.addPartitions({ transactionalId: 'nobody', producerId: 1, producerEpoch: 0 }, [orders0])).rejects.toMatchObject({ code: 'INVALID_PRODUCER_ID_MAPPING' });
   s.c.close();
+});
+
+test('an idle transactional id expires (a tombstone in the log); one with an open transaction does not', async () => {
+  const s = setup(new MemoryOffsetsLog(1), new ManualTime(), 5_000);
+  await s.c.loadPartition(0);
+  const idle = await s.c.initProducerId('idle', 60_000);
+  const busy = await s.c.initProducerId('busy', 60_000);
+  await s.c.addPartitions({ transactionalId: 'busy', ...busy }, [orders0]);
+  await settle(s.time, 6_000);
+  expect(s.c.describe('idle')).toBeUndefined();
+  expect(s.c.describe('busy')?.state).toBe('Ongoing');
+  // Another coordinator loading the same log does not know it either.
+  const b = setup(s.log, s.time, 5_000);
+  await b.c.loadPartition(0);
+  expect(b.c.describe('idle')).toBeUndefined();
+  expect(b.c.describe('busy')?.state).toBe('Ongoing');
+  // Its next InitProducerId starts afresh at epoch 0 with a freshly allocated id (a known id would get its epoch bumped).
+  expect(idle.producerEpoch).toBe(0);
+  const again = await b.c.initProducerId('idle', 60_000);
+  expect(again.producerEpoch).toBe(0);
+  s.c.close();
+  b.c.close();
 });

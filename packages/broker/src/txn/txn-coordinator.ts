@@ -67,6 +67,8 @@ export interface TxnCoordinatorOptions {
   maxTimeoutMs: number;
   /** transaction.abort.timed.out.transaction.cleanup.interval.ms */
   abortCheckIntervalMs: number;
+  /** transactional.id.expiration.ms: an id with no transaction open and no request for this long is forgotten. Default 7 days. */
+  expirationMs?: number;
   /** Partitions of `__consumer_offsets` (AddOffsetsToTxn adds the group's). */
   offsetsPartitionCount: () => number | undefined;
   loadBufferBytes?: number;
@@ -410,11 +412,38 @@ export class TxnCoordinator {
     }, this.options.abortCheckIntervalMs);
   }
 
+  /** No transaction open or completing, and no request for transactional.id.expiration.ms (Kafka's rule). */
+  private expired(m: TxnMeta, now: number): boolean {
+    const idle = m.state === 'Empty' || m.state === 'CompleteCommit' || m.state === 'CompleteAbort';
+    return idle && now - m.updatedAt > (this.options.expirationMs ?? DEFAULT_TRANSACTIONAL_ID_EXPIRATION_MS);
+  }
+
+  /**
+   * Forgets an expired transactional id: a tombstone in `__transaction_state`
+   * (compaction removes its records), then out of memory. Its next
+   * InitProducerId starts afresh with a new producer id.
+   */
+  private expire(partition: number, st: PartitionStatus, id: string): void {
+    void this.locked(id, async () => {
+      const m = st.metas.get(id);
+      if (this.parts.get(partition) !== st || !m || !this.expired(m, this.deps.clock())) return;
+      await this.deps.log.append(partition, encodeBatchSync([{ key: id, value: null }], { now: this.deps.clock() }));
+      if (st.metas.get(id) === m) st.metas.delete(id);
+      this.deps.logger.info({ transactionalId: id, producerId: m.producerId, idleMs: this.deps.clock() - m.updatedAt }, 'transactional id expired');
+    }).catch((err: unknown) => {
+      if (!isMqError(err, 'NOT_COORDINATOR')) this.deps.logger.warn({ transactionalId: id, err: (err as Error).message }, 'expiring a transactional id failed');
+    });
+  }
+
   private sweep(): void {
     const now = this.deps.clock();
     for (const [partition, st] of this.parts) {
       if (st.status !== 'loaded') continue;
       for (const meta of st.metas.values()) {
+        if (this.expired(meta, now)) {
+          this.expire(partition, st, meta.transactionalId);
+          continue;
+        }
         if (meta.state !== 'Ongoing' || now - meta.startedAt <= meta.timeoutMs) continue;
         const id = meta.transactionalId;
         void this.locked(id, async () => {
@@ -429,6 +458,8 @@ export class TxnCoordinator {
     }
   }
 }
+
+export const DEFAULT_TRANSACTIONAL_ID_EXPIRATION_MS = 7 * 24 * 3600_000;
 
 function key(tp: TopicPartition): string {
   return `${tp.topic}\u0000${tp.partition}`;

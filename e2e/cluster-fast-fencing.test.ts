@@ -49,6 +49,28 @@ async function fenced(c: TestCluster, id: number, exclude: number[]): Promise<bo
   return s.brokers.find((b) => b.id === id)?.fenced === true;
 }
 
+/** The controllers' fence and unfence decisions about broker `id`, from every live broker's log (JSON lines). */
+function fencingEvents(c: TestCluster, id: number): Array<{ fenced: boolean; gone: boolean; brokerEpoch: number; time: number }> {
+  const out: Array<{ fenced: boolean; gone: boolean; brokerEpoch: number; time: number }> = [];
+  for (const b of c.ids) {
+    for (const line of c.broker(b).process.output) {
+      if (!line.includes(`fencing broker ${id}`)) continue;
+      // (pino's child loggers repeat "broker": the last one, the subject, wins in JSON.parse)
+      let l: { msg?: string; broker?: number; brokerEpoch?: number; gone?: boolean; time?: number };
+      try {
+        l = JSON.parse(line) as typeof l;
+      } catch {
+        continue;
+      }
+      if (l.broker !== id || typeof l.brokerEpoch !== 'number' || !l.msg) continue;
+      const time = l.time ?? 0;
+      if (l.msg.startsWith(`fencing broker ${id}:`)) out.push({ fenced: true, gone: l.gone === true, brokerEpoch: l.brokerEpoch, time });
+      else if (l.msg.startsWith(`unfencing broker ${id}:`)) out.push({ fenced: false, gone: false, brokerEpoch: l.brokerEpoch, time });
+    }
+  }
+  return out.sort((a, b) => a.time - b.time);
+}
+
 describe('cluster: a dead broker is fenced without waiting out its session (issue 21)', () => {
   it('a killed voter, then the killed active controller, are fenced on the refused redial; acks=all goes on on every partition', async () => {
     // No proxies: a killed broker's own port must refuse (a proxy would accept and then close).
@@ -70,6 +92,14 @@ describe('cluster: a dead broker is fenced without waiting out its session (issu
       for (let p = 0; p < 3; p++) await producer.send(topic, { value: `after-kill-${p}`, partition: p });
       await c.restart(victim);
       await c.waitHealthy(60_000, [topic]);
+      // The dead run's registration stayed fenced: the restarted process's Raft messages (heard before it registers
+      // again) did not unfence it; only its new registration (a new broker epoch) was unfenced.
+      const events = fencingEvents(c, victim);
+      const gone = events.filter((e) => e.fenced && e.gone);
+      expect(gone.length).toBeGreaterThan(0);
+      const revived = events.filter((e) => !e.fenced && gone.some((g) => g.brokerEpoch === e.brokerEpoch && g.time <= e.time));
+      expect(revived).toEqual([]);
+      expect(events.some((e) => !e.fenced && e.time >= gone[0]!.time)).toBe(true);
 
       // The active controller: the survivors forget it, elect one of themselves, and that one fences it.
       const active = await c.activeController();

@@ -159,12 +159,13 @@ export class Security {
   check(ctx: Pick<RequestContext, 'connection'>, principal: string, op: Operation, type: ResourceType, name: string = CLUSTER_RESOURCE, api?: string): void {
     if (!this.options.authorization) return;
     const allowed = this.allows(principal, op, type, name);
-    const fields = { audit: true, principal, operation: op, resource: `${type}:${name}`, allowed, api, conn: ctx.connection.id, remote: ctx.connection.remote };
+    // The audit fields are built only when a line is written (an allowed request is a debug line: off by default).
+    const fields = () => ({ audit: true, principal, operation: op, resource: `${type}:${name}`, allowed, api, conn: ctx.connection.id, remote: ctx.connection.remote });
     if (allowed) {
-      this.logger.debug(fields, 'authorized');
+      if (this.logger.isLevelEnabled('debug')) this.logger.debug(fields(), 'authorized');
       return;
     }
-    this.logger.warn(fields, 'authorization denied');
+    this.logger.warn(fields(), 'authorization denied');
     const err = authorizationError(type, op, name, principal);
     // The audit line is this refusal's one log line: the doors do not log it again.
     (err as { audited?: boolean }).audited = true;

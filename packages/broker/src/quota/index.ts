@@ -2,7 +2,7 @@ export { QuotaManager, type QuotaSource, type QuotaManagerComponents } from './q
 export { ConnectionQuotas } from './connection-limits.js';
 export { quotaHandlers, quotaUser } from './quota-handlers.js';
 export { parseQuotaOptions, DEFAULT_MAX_CONNECTIONS, DEFAULT_QUOTA_WINDOW_NUM, DEFAULT_QUOTA_WINDOW_SIZE_SECONDS, type QuotaOptions } from './options.js';
-export { WindowedRate } from './rate.js';
+export { QuotaBucket } from './token-bucket.js';
 export {
   DEFAULT_ENTITY,
   MAX_QUOTA_ALTERATIONS,

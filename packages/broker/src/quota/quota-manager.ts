@@ -3,19 +3,19 @@
  * each request's bytes (produce: the record bytes it carries; fetch: the
  * record bytes answered) and the request itself are recorded on the rate of
  * the quota that applies to its user and client id (entity.ts), and when that
- * rate is over the quota the answer carries how long to wait (`throttleMs`),
+ * rate is over the quota (token-bucket.ts) the answer carries how long to wait (`throttleMs`),
  * for which the connection reads nothing more. Nothing is refused.
  *
  * O(1) per request: the quotas that apply to a (user, client id) pair are
  * resolved once per change of the quotas in the metadata and cached; a rate is
- * a fixed ring of samples (rate.ts). With no quota configured nothing is
+ * one token bucket per matched entity. With no quota configured nothing is
  * recorded at all.
  */
 import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
 import { entityName, resolveQuota, type QuotaKey, type QuotaValues, type ResolvedQuota } from './entity.js';
 import type { QuotaOptions } from './options.js';
-import { WindowedRate } from './rate.js';
+import { QuotaBucket } from './token-bucket.js';
 
 /** Where the quotas come from (the metadata state): a version that changes with them, and a lookup by entity key. */
 export interface QuotaSource {
@@ -42,7 +42,7 @@ export interface QuotaManagerComponents {
 
 export class QuotaManager {
   private readonly resolved = new Map<string, Resolved>();
-  private readonly rates = new Map<string, WindowedRate>();
+  private readonly rates = new Map<string, QuotaBucket>();
   /** Throttle time given, in ms, and responses throttled, by quota key. */
   readonly throttleMsTotal: Record<QuotaKey, number> = { producer_byte_rate: 0, consumer_byte_rate: 0, request_rate: 0 };
   readonly throttledTotal: Record<QuotaKey, number> = { producer_byte_rate: 0, consumer_byte_rate: 0, request_rate: 0 };
@@ -111,17 +111,16 @@ export class QuotaManager {
     let rate = this.rates.get(id);
     if (!rate) {
       if (this.rates.size >= MAX_CACHED) this.forgetIdle(now);
-      rate = new WindowedRate(this.options.samples, this.options.sampleMs, now);
+      rate = new QuotaBucket(now);
       this.rates.set(id, rate);
     }
-    rate.record(amount, now);
+    const ms = rate.record(amount, quota.limit, this.options.samples * this.options.sampleMs, now);
     let seen = this.recorded.get(id);
     if (!seen) {
       seen = { key, entity: entityName(quota.entity), amount: 0 };
       if (this.recorded.size < MAX_CACHED) this.recorded.set(id, seen);
     }
     seen.amount += amount;
-    const ms = rate.throttleMs(quota.limit, now);
     if (ms > 0) {
       this.throttleMsTotal[key] += ms;
       this.throttledTotal[key]++;

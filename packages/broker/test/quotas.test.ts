@@ -1,0 +1,183 @@
+/**
+ * Client quotas against a real broker (startBroker, real sockets, real logs):
+ * two client ids produce at once, one over its producer_byte_rate quota. The
+ * throttled one honours each answer's throttle_ms (as a client must) and its
+ * throughput converges to the quota (within 10 % over the steady part of a
+ * 6 s run); the other is never throttled and runs well above the quota. A
+ * fetch over consumer_byte_rate is throttled too; bad quota input is refused
+ * with INVALID_REQUEST and changes nothing; a connection beyond
+ * max.connections.per.ip is closed with the reason and one log line, the
+ * others unaffected.
+ */
+import { randomBytes } from 'node:crypto';
+import { encodeBatchSync } from '@mq/protocol/batch';
+import { errorCodeFromNumber } from '@mq/protocol/errors';
+import type { mq } from '@mq/protocol/wire';
+import { createTopic, httpJson, startTestBroker, TestClient, topicName, waitFor, type TestBroker } from './helpers.js';
+
+const QUOTA = 400_000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function alter(alterations: mq.IClientQuotaAlteration[], validateOnly = false) {
+  return { alterClientQuotas: { alterations, validateOnly } };
+}
+
+describe('client quotas', () => {
+  let t: TestBroker;
+  let admin: TestClient;
+  const open: TestClient[] = [];
+  const connect = async () => {
+    const c = await TestClient.connect(t.url);
+    open.push(c);
+    return c;
+  };
+  const describeAll = async () => JSON.parse(JSON.stringify((await admin.request({ describeClientQuotas: {} })).describeClientQuotas!.entries)) as unknown;
+
+  beforeAll(async () => {
+    // A 2 s quota window: a client's burst is 2 s of its quota.
+    t = await startTestBroker({ 'quota.window.num': '2', 'quota.window.size.seconds': '1' });
+    admin = await connect();
+  });
+  afterAll(async () => {
+    for (const c of open) await c.close().catch(() => undefined);
+    await t?.cleanup();
+  });
+
+  it('a client id over its produce quota converges to it; another client id is not throttled', async () => {
+    const r = await admin.request(alter([{ entity: { clientId: 'slow' }, ops: [{ key: 'producer_byte_rate', value: QUOTA }] }]));
+    expect(r.errorCode).toBe(0);
+    expect(r.alterClientQuotas!.results[0]!.errorCode).toBe(0);
+    expect(await describeAll()).toEqual([{ entity: { clientId: 'slow' }, values: [{ key: 'producer_byte_rate', value: QUOTA }] }]);
+    const topic = topicName('quota');
+    await createTopic(admin, topic);
+
+    const runMs = 6000;
+    const steadyFromMs = 2000;
+    /** Produces `size`-byte batches one at a time until `runMs`, honouring throttle_ms; returns the bytes acknowledged after `steadyFromMs` and every throttle. */
+    const producer = async (clientId: string, size: number) => {
+      const c = await connect();
+      const records = encodeBatchSync([{ value: randomBytes(size) }]);
+      const throttles: number[] = [];
+      let steadyBytes = 0;
+      const start = Date.now();
+      let steadyStart = 0;
+      while (Date.now() - start < runMs) {
+        const res = await c.request({ clientId, produce: { acks: 1, topics: [{ name: topic, partitions: [{ partition: 0, records }] }] } });
+        expect(res.produce!.topics[0]!.partitions[0]!.errorCode).toBe(0);
+        throttles.push(res.throttleMs);
+        const at = Date.now() - start;
+        if (at >= steadyFromMs) {
+          if (steadyStart === 0) steadyStart = at;
+          else steadyBytes += records.length;
+        }
+        if (res.throttleMs > 0) await sleep(res.throttleMs);
+      }
+      const steadyMs = Date.now() - start - steadyStart;
+      return { rate: (steadyBytes / steadyMs) * 1000, throttles };
+    };
+    const [slow, fast] = await Promise.all([producer('slow', 20_000), producer('fast', 100_000)]);
+    if (process.env.MQ_QUOTA_TEST_VERBOSE) console.log({ quota: QUOTA, slowRate: Math.round(slow.rate), slowRequests: slow.throttles.length, fastRate: Math.round(fast.rate), fastRequests: fast.throttles.length });
+    expect(slow.throttles.filter((ms) => ms > 0).length).toBeGreaterThan(10);
+    expect(slow.rate).toBeGreaterThan(QUOTA * 0.9);
+    expect(slow.rate).toBeLessThan(QUOTA * 1.1);
+    expect(fast.throttles.every((ms) => ms === 0)).toBe(true);
+    expect(fast.rate).toBeGreaterThan(QUOTA * 2);
+
+    const metrics = (await httpJson(`${t.httpUrl}/metrics`)).body as string;
+    const throttled = /mq_quota_throttle_time_seconds_total\{quota="producer_byte_rate"\} ([\d.e+-]+)/.exec(metrics);
+    expect(Number(throttled?.[1])).toBeGreaterThan(1);
+    expect(metrics).toMatch(/mq_quota_recorded_total\{quota="producer_byte_rate",entity="client-id=slow"\} \d+/);
+  }, 30_000);
+
+  it('a fetch answering more than the consumer quota carries a throttle time, and the connection reads nothing until it passed', async () => {
+    const topic = topicName('quota-fetch');
+    await createTopic(admin, topic);
+    for (let i = 0; i < 5; i++) {
+      await admin.request({ produce: { acks: 1, topics: [{ name: topic, partitions: [{ partition: 0, records: encodeBatchSync([{ value: randomBytes(50_000) }]) }] }] } });
+    }
+    await admin.request(alter([{ entity: { clientId: 'reader' }, ops: [{ key: 'consumer_byte_rate', value: 50_000 }] }]));
+    const c = await connect();
+    const fetch = { clientId: 'reader', fetch: { maxWaitMs: 0, maxBytes: 1 << 20, topics: [{ name: topic, partitions: [{ partition: 0, fetchOffset: 0, partitionMaxBytes: 1 << 20 }] }] } };
+    const first = await c.request(fetch);
+    expect(first.fetch!.topics[0]!.partitions[0]!.records.length).toBeGreaterThan(200_000);
+    // 250 kB against 50 kB/s with 100 kB of burst: about 3 s of debt, at most one window (2 s) per answer.
+    expect(first.throttleMs).toBeGreaterThan(1000);
+    expect(first.throttleMs).toBeLessThanOrEqual(2000);
+    // Sent at once (not honouring it, as a misbehaving client would): the broker does not read it before the throttle time passed.
+    const sent = Date.now();
+    await c.request({ clientId: 'reader', metadata: { topics: [topic] } });
+    expect(Date.now() - sent).toBeGreaterThanOrEqual(first.throttleMs - 100);
+  }, 20_000);
+
+  it('bad quota input is refused with INVALID_REQUEST and changes nothing', async () => {
+    const before = await describeAll();
+    const cases: mq.IClientQuotaAlteration[][] = [
+      [{ entity: { clientId: 'x' }, ops: [{ key: 'producer_byte_rate', value: -100 }] }],
+      [{ entity: { clientId: 'x' }, ops: [{ key: 'producer_byte_rate', value: 1e18 }] }],
+      [{ entity: { clientId: 'x' }, ops: [{ key: 'bytes_per_fortnight', value: 100 }] }],
+      [{ entity: {}, ops: [{ key: 'request_rate', value: 100 }] }],
+      [{ entity: { user: 'not a user!' }, ops: [{ key: 'request_rate', value: 100 }] }],
+      // One good alteration with a bad one: neither applies.
+      [
+        { entity: { clientId: 'good' }, ops: [{ key: 'request_rate', value: 100 }] },
+        { entity: { clientId: 'bad' }, ops: [{ key: 'request_rate', value: 0 }] },
+      ],
+    ];
+    for (const alterations of cases) {
+      const r = await admin.request(alter(alterations));
+      expect(errorCodeFromNumber(r.errorCode)).toBe('INVALID_REQUEST');
+      expect(r.errorMessage).toMatch(/quota/);
+    }
+    // validate_only checks and changes nothing either.
+    const v = await admin.request(alter([{ entity: { clientId: 'good' }, ops: [{ key: 'request_rate', value: 100 }] }], true));
+    expect(v.errorCode).toBe(0);
+    expect(await describeAll()).toEqual(before);
+    expect(t.lines.filter((l) => l.msg === 'request refused' && l.api === 'alterClientQuotas').length).toBe(cases.length);
+  });
+
+  it('removing the last value of an entity removes it; its clients are no longer throttled', async () => {
+    await admin.request(alter([{ entity: { clientId: 'slow' }, ops: [{ key: 'producer_byte_rate', remove: true }] }]));
+    expect((await describeAll()) as Array<{ entity: { clientId: string } }>).not.toContainEqual(expect.objectContaining({ entity: expect.objectContaining({ clientId: 'slow' }) }));
+    const c = await connect();
+    const topic = topicName('quota-off');
+    await createTopic(admin, topic);
+    const records = encodeBatchSync([{ value: randomBytes(200_000) }]);
+    for (let i = 0; i < 10; i++) {
+      const res = await c.request({ clientId: 'slow', produce: { acks: 1, topics: [{ name: topic, partitions: [{ partition: 0, records }] }] } });
+      expect(res.throttleMs).toBe(0);
+    }
+  });
+});
+
+describe('connection limits', () => {
+  let t: TestBroker;
+  const open: TestClient[] = [];
+  beforeAll(async () => {
+    t = await startTestBroker({ 'max.connections.per.ip': '2' });
+  });
+  afterAll(async () => {
+    for (const c of open) await c.close().catch(() => undefined);
+    await t?.cleanup();
+  });
+
+  it('a connection beyond max.connections.per.ip is closed with the reason and one log line; the others keep working', async () => {
+    const a = await TestClient.connect(t.url);
+    const b = await TestClient.connect(t.url);
+    open.push(a, b);
+    const c = await TestClient.connect(t.url);
+    open.push(c);
+    const closed = await c.closed;
+    expect(closed.code).toBe(1008);
+    expect(closed.reason).toMatch(/too many connections from .* \(max\.connections\.per\.ip=2\)/);
+    expect(t.lines.filter((l) => /max\.connections\.per\.ip/.test(l.msg)).length).toBe(1);
+    for (const x of [a, b]) expect((await x.request({ metadata: { topics: [] } })).errorCode).toBe(0);
+    // A closed connection is counted out: a new one is accepted.
+    await a.close();
+    await waitFor(async () => {
+      const d = await TestClient.connect(t.url);
+      open.push(d);
+      const ok = await Promise.race([d.request({ metadata: { topics: [] } }).then(() => true), d.closed.then(() => false)]);
+      return ok || undefined;
+    }, 5000);
+  });
+});

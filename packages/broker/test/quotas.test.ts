@@ -13,6 +13,8 @@ import { randomBytes } from 'node:crypto';
 import { encodeBatchSync } from '@mq/protocol/batch';
 import { errorCodeFromNumber } from '@mq/protocol/errors';
 import type { mq } from '@mq/protocol/wire';
+import { ProduceApi } from '@mq/kafka-protocol';
+import { KafkaWire } from './kafka-wire.js';
 import { createTopic, httpJson, startTestBroker, TestClient, topicName, waitFor, type TestBroker } from './helpers.js';
 
 const QUOTA = 400_000;
@@ -35,7 +37,7 @@ describe('client quotas', () => {
 
   beforeAll(async () => {
     // A 2 s quota window: a client's burst is 2 s of its quota.
-    t = await startTestBroker({ 'quota.window.num': '2', 'quota.window.size.seconds': '1' });
+    t = await startTestBroker({ 'quota.window.num': '2', 'quota.window.size.seconds': '1', 'kafka.listener.port': '0' });
     admin = await connect();
   });
   afterAll(async () => {
@@ -109,6 +111,28 @@ describe('client quotas', () => {
     expect(Date.now() - sent).toBeGreaterThanOrEqual(first.throttleMs - 100);
   }, 20_000);
 
+  it('the Kafka door: a produce over the quota answers throttle_time_ms and the connection is muted for it', async () => {
+    // KafkaWire's client id.
+    await admin.request(alter([{ entity: { clientId: 'kafka-wire-test' }, ops: [{ key: 'producer_byte_rate', value: 50_000 }] }]));
+    const topic = topicName('quota-kafka');
+    await createTopic(admin, topic);
+    const c = await KafkaWire.connect(t.broker.kafkaPort!);
+    try {
+      const records = Buffer.from(encodeBatchSync([{ value: randomBytes(150_000) }]));
+      const produce = () => c.request(ProduceApi, 9, { transactionalId: null, acks: 1, timeoutMs: 5000, topicData: [{ name: topic, partitionData: [{ index: 0, records }] }] });
+      // 150 kB within 100 kB of burst at 50 kB/s: about 1 s of debt.
+      const first = await produce();
+      expect(first.responses[0]!.partitionResponses[0]!.errorCode).toBe(0);
+      expect(first.throttleTimeMs).toBeGreaterThan(500);
+      const sent = Date.now();
+      const second = await produce();
+      expect(Date.now() - sent).toBeGreaterThanOrEqual(first.throttleTimeMs - 100);
+      expect(second.throttleTimeMs).toBeGreaterThan(0);
+    } finally {
+      c.close();
+    }
+  }, 20_000);
+
   it('bad quota input is refused with INVALID_REQUEST and changes nothing', async () => {
     const before = await describeAll();
     const cases: mq.IClientQuotaAlteration[][] = [
@@ -153,14 +177,14 @@ describe('connection limits', () => {
   let t: TestBroker;
   const open: TestClient[] = [];
   beforeAll(async () => {
-    t = await startTestBroker({ 'max.connections.per.ip': '2' });
+    t = await startTestBroker({ 'max.connections.per.ip': '2', 'kafka.listener.port': '0' });
   });
   afterAll(async () => {
     for (const c of open) await c.close().catch(() => undefined);
     await t?.cleanup();
   });
 
-  it('a connection beyond max.connections.per.ip is closed with the reason and one log line; the others keep working', async () => {
+  it('a connection beyond max.connections.per.ip (WebSocket or Kafka port) is closed with the reason and one log line; the others keep working', async () => {
     const a = await TestClient.connect(t.url);
     const b = await TestClient.connect(t.url);
     open.push(a, b);
@@ -171,6 +195,10 @@ describe('connection limits', () => {
     expect(closed.reason).toMatch(/too many connections from .* \(max\.connections\.per\.ip=2\)/);
     expect(t.lines.filter((l) => /max\.connections\.per\.ip/.test(l.msg)).length).toBe(1);
     for (const x of [a, b]) expect((await x.request({ metadata: { topics: [] } })).errorCode).toBe(0);
+    // The Kafka port counts against the same limit: closed at once, one more log line.
+    const k = await KafkaWire.connect(t.broker.kafkaPort!);
+    await k.closed;
+    expect(t.lines.filter((l) => /max\.connections\.per\.ip/.test(l.msg)).length).toBe(2);
     // A closed connection is counted out: a new one is accepted.
     await a.close();
     await waitFor(async () => {

@@ -136,8 +136,8 @@ export class Connection {
       return true;
     }
     this.logger.warn({ conn: this.id, remote: this.info.remote, principal }, `connection closed: ${refused}`);
+    // Frames after this are dropped (the socket is closing); reading goes on, so the client's close frame is read.
     this.queue.length = 0;
-    this.draining = true;
     this.ws.close(CLOSE_POLICY_VIOLATION, refused.replace(/[^\x20-\x7e]/g, '?').slice(0, 120));
     return false;
   }

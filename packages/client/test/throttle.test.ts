@@ -19,7 +19,7 @@ async function throttlingBroker(throttleMs: number) {
       const frame = decodeRequest(data);
       const body = frame.body as RequestBody;
       if (body === 'handshake') {
-        ws.send(encodeResponse({ correlationId: frame.correlationId, handshake: { brokerId: 1, clusterId: 'fake', apiVersions: SUPPORTED_API_VERSIONS, maxFrameBytes: 1 << 20 } }));
+        ws.send(encodeResponse({ correlationId: frame.correlationId, handshake: { brokerId: 1, clusterId: 'fake', apiVersions: [...SUPPORTED_API_VERSIONS], maxFrameBytes: 1 << 20 } }));
         return;
       }
       arrivals.push(Date.now());

@@ -58,39 +58,39 @@ export class QuotaManager {
 
   /** Registers the quota metrics (mq_quota_*) in `r`. */
   registerMetrics(r: Registry): void {
-    {
-      const self = this;
-      new Counter({
-        name: 'mq_quota_throttle_time_seconds_total',
-        help: 'Throttle time given to clients over a quota (the answer carried it and the connection read nothing for that long), by quota key.',
-        labelNames: ['quota'],
-        registers: [r],
-        collect() {
-          this.reset();
-          for (const [k, ms] of Object.entries(self.throttleMsTotal)) this.inc({ quota: k }, ms / 1000);
-        },
-      });
-      new Counter({
-        name: 'mq_quota_throttled_responses_total',
-        help: 'Responses that carried a throttle time, by quota key.',
-        labelNames: ['quota'],
-        registers: [r],
-        collect() {
-          this.reset();
-          for (const [k, n] of Object.entries(self.throttledTotal)) this.inc({ quota: k }, n);
-        },
-      });
-      new Counter({
-        name: 'mq_quota_recorded_total',
-        help: 'Bytes (producer_byte_rate, consumer_byte_rate) or requests (request_rate) recorded against a quota, by quota key and matched entity.',
-        labelNames: ['quota', 'entity'],
-        registers: [r],
-        collect() {
-          this.reset();
-          for (const v of self.recorded.values()) this.inc({ quota: v.key, entity: v.entity }, v.amount);
-        },
-      });
-    }
+    const throttleMs = this.throttleMsTotal;
+    const throttled = this.throttledTotal;
+    const recorded = this.recorded;
+    new Counter({
+      name: 'mq_quota_throttle_time_seconds_total',
+      help: 'Throttle time given to clients over a quota (the answer carried it and the connection read nothing for that long), by quota key.',
+      labelNames: ['quota'],
+      registers: [r],
+      collect() {
+        this.reset();
+        for (const [k, ms] of Object.entries(throttleMs)) this.inc({ quota: k }, ms / 1000);
+      },
+    });
+    new Counter({
+      name: 'mq_quota_throttled_responses_total',
+      help: 'Responses that carried a throttle time, by quota key.',
+      labelNames: ['quota'],
+      registers: [r],
+      collect() {
+        this.reset();
+        for (const [k, n] of Object.entries(throttled)) this.inc({ quota: k }, n);
+      },
+    });
+    new Counter({
+      name: 'mq_quota_recorded_total',
+      help: 'Bytes (producer_byte_rate, consumer_byte_rate) or requests (request_rate) recorded against a quota, by quota key and matched entity.',
+      labelNames: ['quota', 'entity'],
+      registers: [r],
+      collect() {
+        this.reset();
+        for (const v of recorded.values()) this.inc({ quota: v.key, entity: v.entity }, v.amount);
+      },
+    });
   }
 
   /** Whether any quota exists (with none, doors skip recording entirely). */

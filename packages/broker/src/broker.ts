@@ -262,7 +262,8 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     quotas.registerMetrics(ctx.metrics.registry);
     const topicBackend = clusterHttpBackend(
       cluster,
-      handlers,
+      // ---- quotas: the HTTP API's own calls are recorded too (client id "http-api", the HTTP caller's user).
+      quotaHandlers(handlers, quotas),
       ctx,
       security.enabled
         ? {

@@ -141,6 +141,22 @@ describe('client quotas', () => {
     }
   }, 20_000);
 
+  it('the HTTP API: a produce over the quota of client id http-api is answered that much later', async () => {
+    const topic = topicName('quota-http');
+    await createTopic(admin, topic);
+    const post = async () => {
+      const sent = Date.now();
+      const r = await httpJson(`${t.httpUrl}/topics/${topic}/records`, { body: { value: 'x'.repeat(150_000) } });
+      expect(r.status).toBe(200);
+      return Date.now() - sent;
+    };
+    expect(await post()).toBeLessThan(5000);
+    await admin.request(alter([{ entity: { clientId: 'http-api' }, ops: [{ key: 'producer_byte_rate', value: 50_000 }] }]));
+    // 150 kB within 100 kB of burst at 50 kB/s: about 1 s of debt, paid before the answer.
+    expect(await post()).toBeGreaterThanOrEqual(900);
+    await admin.request(alter([{ entity: { clientId: 'http-api' }, ops: [{ key: 'producer_byte_rate', remove: true }] }]));
+  }, 20_000);
+
   it('bad quota input is refused with INVALID_REQUEST and changes nothing', async () => {
     const before = await describeAll();
     const cases: mq.IClientQuotaAlteration[][] = [

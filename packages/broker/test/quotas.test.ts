@@ -15,6 +15,7 @@ import { errorCodeFromNumber } from '@mq/protocol/errors';
 import { ScramClient, scramCredential } from '@mq/protocol/scram';
 import type { mq } from '@mq/protocol/wire';
 import { ProduceApi } from '@mq/kafka-protocol';
+import { AlterClientQuotasApi, DescribeClientQuotasApi } from '@mq/kafka-protocol/messages';
 import { KafkaWire } from './kafka-wire.js';
 import { createTopic, httpJson, startTestBroker, TestClient, topicName, waitFor, type TestBroker } from './helpers.js';
 
@@ -156,6 +157,38 @@ describe('client quotas', () => {
     expect(await post()).toBeGreaterThanOrEqual(900);
     await admin.request(alter([{ entity: { clientId: 'http-api' }, ops: [{ key: 'producer_byte_rate', remove: true }] }]));
   }, 20_000);
+
+  it('the Kafka door: AlterClientQuotas and DescribeClientQuotas (KIP-546), a bad value refused on every entry and nothing changed', async () => {
+    const c = await KafkaWire.connect(t.broker.kafkaPort!);
+    try {
+      for (const v of [0, 1]) {
+        const name = `kafka-admin-${v}`;
+        const set = await c.request(AlterClientQuotasApi, v, {
+          entries: [{ entity: [{ entityType: 'user', entityName: null }, { entityType: 'client-id', entityName: name }], ops: [{ key: 'request_rate', value: 250, remove: false }] }],
+          validateOnly: false,
+        });
+        expect(set.entries.map((e) => e.errorCode)).toEqual([0]);
+        const exact = await c.request(DescribeClientQuotasApi, v, { components: [{ entityType: 'client-id', matchType: 0, match: name }], strict: false });
+        expect(exact.errorCode).toBe(0);
+        expect(JSON.parse(JSON.stringify(exact.entries))).toEqual([{ entity: [{ entityType: 'user', entityName: null }, { entityType: 'client-id', entityName: name }], values: [{ key: 'request_rate', value: 250 }] }]);
+        // Strict: only entities with no part beyond a client id; this one has a user part too.
+        expect((await c.request(DescribeClientQuotasApi, v, { components: [{ entityType: 'client-id', matchType: 0, match: name }], strict: true })).entries).toEqual([]);
+        const bad = await c.request(AlterClientQuotasApi, v, {
+          entries: [
+            { entity: [{ entityType: 'client-id', entityName: 'fine' }], ops: [{ key: 'request_rate', value: 10, remove: false }] },
+            { entity: [{ entityType: 'client-id', entityName: name }], ops: [{ key: 'request_rate', value: -1, remove: false }] },
+          ],
+          validateOnly: false,
+        });
+        expect(bad.entries.map((e) => e.errorCode)).toEqual([42, 42]); // INVALID_REQUEST
+        const after = await c.request(DescribeClientQuotasApi, v, { components: [], strict: false });
+        expect(after.entries!.some((e) => e.entity.some((x) => x.entityName === 'fine'))).toBe(false);
+        await c.request(AlterClientQuotasApi, v, { entries: [{ entity: [{ entityType: 'user', entityName: null }, { entityType: 'client-id', entityName: name }], ops: [{ key: 'request_rate', value: 0, remove: true }] }], validateOnly: false });
+      }
+    } finally {
+      c.close();
+    }
+  });
 
   it('bad quota input is refused with INVALID_REQUEST and changes nothing', async () => {
     const before = await describeAll();

@@ -177,11 +177,11 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     const handlers: HandlerMap = !cluster.roles.broker
       ? { handshake: DEFAULT_HANDLERS.handshake!, ...sasl, ...clusterApis, ...components.handlers }
       : { ...DEFAULT_HANDLERS, ...sasl, ...groups.handlers, ...transactions.handlers(groups.handlers.findCoordinator), ...clusterApis, ...components.handlers };
-    // ---- quotas: recorded after authorization on the client listeners' one handler map (quota/); connection counts per IP and principal.
+    // ---- quotas: recorded once a request is authorized, on the client listeners' one handler map (quota/); connection counts per IP and principal.
     const quotaOptions = parseQuotaOptions(config);
     const quotas = new QuotaManager(quotaOptions, { clock, source: md, logger: log.child({ component: 'quotas' }) });
     const connectionQuotas = new ConnectionQuotas(quotaOptions);
-    const clientHandlers = quotaHandlers(secureHandlers(clientListenerHandlers(handlers), security, usersExist), quotas);
+    const clientHandlers = secureHandlers(quotaHandlers(clientListenerHandlers(handlers), quotas), security, usersExist);
     const httpGuard = new HttpGuard(security, { tokenLifetimeMs: config.int('http.token.lifetime.ms'), clock });
     const maxFrameBytes = config.int('max.frame.bytes');
     const maxHeaderBytes = config.int('http.max.header.bytes');

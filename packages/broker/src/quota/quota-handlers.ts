@@ -1,6 +1,6 @@
 /**
  * Quotas on the one request path: the client listener's handler map is
- * wrapped once (after authorization), so every door that calls it (the
+ * wrapped once (inside authorization: a refused request records nothing), so every door that calls it (the
  * WebSocket and Kafka listeners) records the same amounts. A wrapped handler
  * records the request (request_rate) and its record bytes (produce: sent,
  * fetch: answered; a sum over partitions, never over records) and leaves the

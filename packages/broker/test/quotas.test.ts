@@ -2,12 +2,15 @@
  * Client quotas against a real broker (startBroker, real sockets, real logs):
  * two client ids produce at once, one over its producer_byte_rate quota. The
  * throttled one honours each answer's throttle_ms (as a client must) and its
- * throughput converges to the quota (within 10 % over the steady part of a
- * 7 s run); the other is never throttled and runs well above the quota. A
- * fetch over consumer_byte_rate is throttled too; bad quota input is refused
- * with INVALID_REQUEST and changes nothing; a connection beyond
- * max.connections.per.ip is closed with the reason and one log line, the
- * others unaffected.
+ * throughput converges to the quota (within 10 % from its first throttled
+ * answer to the end of a 7 s run); the other is never throttled and runs well
+ * above the quota. A fetch over consumer_byte_rate is throttled and its
+ * connection muted; the Kafka door answers throttle_time_ms, mutes alike and
+ * serves AlterClientQuotas/DescribeClientQuotas; the HTTP API delays an answer
+ * over the quota; bad quota input is refused with INVALID_REQUEST and changes
+ * nothing; a connection beyond max.connections.per.ip (WebSocket or Kafka
+ * port) or max.connections.per.principal is closed with the reason and one
+ * log line, the others unaffected.
  */
 import { randomBytes } from 'node:crypto';
 import { encodeBatchSync } from '@mq/protocol/batch';

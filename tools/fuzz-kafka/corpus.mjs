@@ -32,7 +32,7 @@ import {
   Writer,
   encodeRequest,
 } from '@mq/kafka-protocol';
-import { writeConsumerProtocolSubscription } from '@mq/kafka-protocol/messages';
+import { DescribeClientQuotasApi, writeConsumerProtocolSubscription } from '@mq/kafka-protocol/messages';
 import { encodeBatchSync } from '@mq/protocol/batch';
 
 function subscription(topics) {
@@ -73,6 +73,8 @@ function bodies() {
     [DeleteRecordsApi, { topics: [{ name: 'fzk-t2', partitions: [{ partitionIndex: 0, offset: 1 }] }], timeoutMs: 5000 }],
     [InitProducerIdApi, { transactionalId: null, transactionTimeoutMs: 1000 }],
     [DescribeClusterApi, {}],
+    // ---- quotas: read-only (a mutated AlterClientQuotas could set a <default> quota that throttles the steady client)
+    [DescribeClientQuotasApi, { components: [{ entityType: 'client-id', matchType: 0, match: 'fzk-c1' }, { entityType: 'user', matchType: 1, match: null }], strict: false }],
   ];
 }
 

@@ -41,6 +41,7 @@ import { checkExposure } from './server/exposure.js';
 import { parseTlsSettings, type TlsSettings } from './server/tls.js';
 import { parseOriginList, type OriginList } from './server/origins.js';
 import { parseVoters } from './controller/options.js';
+import { ConnectionQuotas, QuotaManager, parseQuotaOptions, quotaHandlers } from './quota/index.js';
 import { clientListenerHandlers } from './cluster/listeners.js';
 import { startKafkaListener } from './kafka/start.js';
 import { adoptSingleBrokerTopics, moveSingleBrokerLogs, readSingleBrokerLayout, SINGLE_BROKER_TOPICS_FILE } from './storage/migrate-single-broker.js';
@@ -176,12 +177,16 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     const handlers: HandlerMap = !cluster.roles.broker
       ? { handshake: DEFAULT_HANDLERS.handshake!, ...sasl, ...clusterApis, ...components.handlers }
       : { ...DEFAULT_HANDLERS, ...sasl, ...groups.handlers, ...transactions.handlers(groups.handlers.findCoordinator), ...clusterApis, ...components.handlers };
-    const clientHandlers = secureHandlers(clientListenerHandlers(handlers), security, usersExist);
+    // ---- quotas: recorded once a request is authorized, on the client listeners' one handler map (quota/); connection counts per IP and principal.
+    const quotaOptions = parseQuotaOptions(config);
+    const quotas = new QuotaManager(quotaOptions, { clock, source: md, logger: log.child({ component: 'quotas' }) });
+    const connectionQuotas = new ConnectionQuotas(quotaOptions);
+    const clientHandlers = secureHandlers(quotaHandlers(clientListenerHandlers(handlers), quotas), security, usersExist);
     const httpGuard = new HttpGuard(security, { tokenLifetimeMs: config.int('http.token.lifetime.ms'), clock });
     const maxFrameBytes = config.int('max.frame.bytes');
     const maxHeaderBytes = config.int('http.max.header.bytes');
     const maxHeaders = config.int('http.max.headers');
-    const listener = (port: number, served: HandlerMap, origins?: OriginList, withTls?: TlsSettings) =>
+    const listener = (port: number, served: HandlerMap, origins?: OriginList, withTls?: TlsSettings, counted?: ConnectionQuotas) =>
       new WsServer(
         {
           host: opts.host,
@@ -194,6 +199,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
           maxHeaders,
           ...(origins ? { origins } : {}),
           ...(withTls ? { tls: withTls } : {}),
+          ...(counted ? { connectionQuotas: counted } : {}),
           limits: {
             maxInFlight: config.int('max.in.flight.requests.per.connection'),
             maxFetchesInFlight: config.int('max.in.flight.fetches.per.connection'),
@@ -205,14 +211,14 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
         log,
       );
     // Clients never get what only a broker may ask (cluster/listeners.ts); brokers reach each other on the inter-broker listener (a one-node cluster has no one to reach it).
-    const ws = listener(opts.port, clientHandlers, wsOrigins, tls);
+    const ws = listener(opts.port, clientHandlers, wsOrigins, tls, connectionQuotas);
     const interBroker = cluster.oneNode ? undefined : listener(config.int('inter.broker.port'), handlers);
     const port = await ws.listen();
     cleanups.push(() => ws.close(0));
     const interBrokerPort = await interBroker?.listen();
     if (interBroker) cleanups.push(() => interBroker.close(0));
     // The Kafka-protocol listener: the client listener's handlers behind Kafka's wire format (kafka/).
-    const kafka = cluster.roles.broker ? await startKafkaListener(opts, config, clientHandlers, cluster.controller.metadata, advertised, cluster.oneNode, log, tls) : undefined;
+    const kafka = cluster.roles.broker ? await startKafkaListener(opts, config, clientHandlers, cluster.controller.metadata, advertised, cluster.oneNode, log, tls, connectionQuotas) : undefined;
     if (kafka) cleanups.push(() => kafka.server.close(0));
     const router = new Router();
     const http = new HttpServer(
@@ -253,9 +259,11 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
       readBuffers: new ReadBufferPool(),
       producerIds,
     };
+    quotas.registerMetrics(ctx.metrics.registry);
     const topicBackend = clusterHttpBackend(
       cluster,
-      handlers,
+      // ---- quotas: the HTTP API's own calls are recorded too (client id "http-api", the HTTP caller's user).
+      quotaHandlers(handlers, quotas),
       ctx,
       security.enabled
         ? {

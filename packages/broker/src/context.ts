@@ -58,4 +58,6 @@ export interface RequestContext {
    * broker's view): what it changes must be conditional on that still being true at the controller.
    */
   bootstrap?: boolean;
+  /** ---- quotas: set by the quota wrapper (quota/quota-handlers.ts) when the client is over a quota: the door answers with it and reads nothing more from the connection for that long. */
+  throttleMs?: number;
 }

@@ -39,6 +39,8 @@ const ADVERTISED = [
   [37, 0, 2], // CreatePartitions
   [42, 0, 2], // DeleteGroups
   [44, 0, 1], // IncrementalAlterConfigs
+  [48, 0, 1], // DescribeClientQuotas
+  [49, 0, 1], // AlterClientQuotas
   [60, 0, 0], // DescribeCluster
 ].map(([apiKey, minVersion, maxVersion]) => ({ apiKey, minVersion, maxVersion }));
 

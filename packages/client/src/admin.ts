@@ -120,6 +120,29 @@ export interface Acl {
 
 export type AclFilter = Partial<Acl>;
 
+// ---- quotas
+
+/** A quota key: producer_byte_rate and consumer_byte_rate in bytes per second, request_rate in requests per second. */
+export type ClientQuotaKey = 'producer_byte_rate' | 'consumer_byte_rate' | 'request_rate';
+
+/** Who a quota applies to: a user, a client id or both; "<default>" for every one without a quota of its own. */
+export interface ClientQuotaEntity {
+  user?: string;
+  clientId?: string;
+}
+
+/** One entity's change: keys to set, keys to remove. */
+export interface ClientQuotaAlteration {
+  entity: ClientQuotaEntity;
+  set?: Partial<Record<ClientQuotaKey, number>>;
+  remove?: ClientQuotaKey[];
+}
+
+export interface ClientQuota {
+  entity: ClientQuotaEntity;
+  values: Partial<Record<ClientQuotaKey, number>>;
+}
+
 function wireAcl(a: AclFilter) {
   return {
     resourceType: a.resourceType ?? '',
@@ -691,6 +714,37 @@ export class Admin {
     if (bytesPerSec !== undefined && (!Number.isSafeInteger(bytesPerSec) || bytesPerSec < 0)) throw invalidArgument(`the replication throttle is a number of bytes per second >= 0 (0: none), got ${bytesPerSec}`);
     const resp = await this.cluster.send(CONTROLLER, 'alterReplicationThrottle', { bytesPerSec: bytesPerSec ?? -1, timeoutMs: timeoutField(options, this.cluster) }, requestOptions(options));
     return { bytesPerSec: Number(resp.bytesPerSec ?? 0), previous: Number(resp.previousBytesPerSec ?? 0) };
+  }
+
+  // ---- quotas
+
+  /**
+   * Sets and removes client quotas (Kafka's AlterClientQuotas). The request is
+   * checked whole: a bad entity, key or value refuses all of it with
+   * INVALID_REQUEST and nothing changes. `validateOnly`: check only.
+   */
+  async alterClientQuotas(alterations: readonly ClientQuotaAlteration[], options: AdminCallOptions & { validateOnly?: boolean } = {}): Promise<void> {
+    if (!Array.isArray(alterations) || alterations.length === 0) throw invalidArgument('alterClientQuotas needs at least one alteration');
+    const wire = alterations.map((a) => ({
+      entity: { user: a.entity?.user ?? '', clientId: a.entity?.clientId ?? '' },
+      ops: [...Object.entries(a.set ?? {}).map(([key, value]) => ({ key, value })), ...(a.remove ?? []).map((key: ClientQuotaKey) => ({ key, remove: true }))],
+    }));
+    const resp = await this.cluster.send(CONTROLLER, 'alterClientQuotas', { alterations: wire, validateOnly: options.validateOnly === true }, requestOptions(options));
+    for (const r of resp.results ?? []) {
+      const e = errorOf(r.errorCode, r.errorMessage);
+      if (e) throw e;
+    }
+  }
+
+  /** The client quotas whose entity matches (an absent field matches anything). */
+  async describeClientQuotas(filter: ClientQuotaEntity = {}, options: AdminCallOptions = {}): Promise<ClientQuota[]> {
+    const resp = await this.cluster.send(CONTROLLER, 'describeClientQuotas', { user: filter.user ?? '', clientId: filter.clientId ?? '' }, requestOptions(options));
+    const e = errorOf(resp.errorCode, resp.errorMessage);
+    if (e) throw e;
+    return (resp.entries ?? []).map((q) => ({
+      entity: { ...(q.entity?.user ? { user: q.entity.user } : {}), ...(q.entity?.clientId ? { clientId: q.entity.clientId } : {}) },
+      values: Object.fromEntries((q.values ?? []).map((v) => [v.key ?? '', v.value ?? 0])) as ClientQuota['values'],
+    }));
   }
 
   private results(results: readonly WireTopicResult[], verb: string): TopicResult[] {

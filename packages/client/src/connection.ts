@@ -116,6 +116,14 @@ export class Connection {
   private deadlineAt = Infinity;
   private closedError: MqError | undefined;
   private readonly closeListeners: Array<(err: MqError) => void> = [];
+  /**
+   * ---- quotas: an answer's throttle_ms (the broker's quota, KIP-219) holds
+   * every request of this connection until it has passed, in order; the
+   * broker reads nothing from the connection meanwhile anyway.
+   */
+  private throttledUntil = 0;
+  private held: Array<() => void> = [];
+  private heldTimer: NodeJS.Timeout | undefined;
 
   private constructor(
     private readonly ws: ClientSocket,
@@ -239,11 +247,11 @@ export class Connection {
     const onWritten = options.onWritten;
     if (options.expectResponse === false) {
       return new Promise((resolve, reject) => {
-        this.ws.send(bytes, { binary: true }, (err) => {
+        this.sendWhenAllowed(() => this.ws.send(bytes, { binary: true }, (err) => {
           onWritten?.();
           if (err) reject(new MqError('CONNECTION_ERROR', `write to broker ${this.address} failed: ${err.message}`, { cause: err }));
           else resolve(undefined as ResponseOf<B>);
-        });
+        }));
       });
     }
     return new Promise<ResponseOf<B>>((resolve, reject) => {
@@ -266,12 +274,14 @@ export class Connection {
         signal.addEventListener('abort', p.onAbort, { once: true });
       }
       this.pending.set(correlationId, p);
-      this.ws.send(bytes, { binary: true }, (err) => {
-        onWritten?.();
-        if (err && this.settle(correlationId)) {
-          reject(new MqError('CONNECTION_ERROR', `write to broker ${this.address} failed: ${err.message}`, { cause: err }));
-        }
-      });
+      this.sendWhenAllowed(() =>
+        this.ws.send(bytes, { binary: true }, (err) => {
+          onWritten?.();
+          if (err && this.settle(correlationId)) {
+            reject(new MqError('CONNECTION_ERROR', `write to broker ${this.address} failed: ${err.message}`, { cause: err }));
+          }
+        }),
+      );
     });
   }
 
@@ -333,6 +343,41 @@ export class Connection {
     return true;
   }
 
+  /** Sends now, or once the throttle time the broker gave has passed (after what is already held). */
+  private sendWhenAllowed(send: () => void): void {
+    if (this.held.length === 0 && Date.now() >= this.throttledUntil) {
+      send();
+      return;
+    }
+    this.held.push(send);
+    this.armHeld();
+  }
+
+  private armHeld(): void {
+    if (this.heldTimer !== undefined) return;
+    this.heldTimer = unrefTimer(
+      setTimeout(() => {
+        this.heldTimer = undefined;
+        if (!this.closedError && Date.now() < this.throttledUntil) {
+          this.armHeld();
+          return;
+        }
+        this.flushHeld();
+      }, Math.max(0, this.throttledUntil - Date.now())),
+    );
+  }
+
+  private flushHeld(): void {
+    const held = this.held;
+    this.held = [];
+    for (const send of held) send();
+  }
+
+  /** Until when the broker asked this connection to wait (0: never); for tests and diagnostics. */
+  get throttledUntilMs(): number {
+    return this.throttledUntil;
+  }
+
   private armDeadline(at: number): void {
     clearTimeout(this.deadlineTimer);
     this.deadlineAt = at;
@@ -377,6 +422,7 @@ export class Connection {
       this.protocolError((err as Error).message);
       return;
     }
+    if (frame.throttleMs) this.throttledUntil = Math.max(this.throttledUntil, Date.now() + frame.throttleMs);
     const id = frame.correlationId;
     const p = this.pending.get(id);
     if (!p) return; // timed out or aborted already, or an answer to a fire-and-forget request
@@ -406,6 +452,10 @@ export class Connection {
     clearTimeout(this.deadlineTimer);
     this.deadlineTimer = undefined;
     this.deadlineAt = Infinity;
+    // Held sends fail on the closed socket (their callbacks report it; their pending entries are rejected below).
+    clearTimeout(this.heldTimer);
+    this.heldTimer = undefined;
+    this.flushHeld();
     for (const [id, p] of [...this.pending]) {
       this.settle(id);
       p.reject(err);

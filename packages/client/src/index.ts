@@ -35,6 +35,11 @@ export type {
   OngoingReassignment,
   PartitionOutcome,
   PartitionReassignment,
+  // ---- quotas
+  ClientQuota,
+  ClientQuotaAlteration,
+  ClientQuotaEntity,
+  ClientQuotaKey,
 } from './admin.js';
 export type { BrokerDescription, ClientComponents, PartitionDescription, TopicDescription } from './cluster.js';
 export type { ClientSocket, ConnectFn, ConnectionOptions } from './connection.js';

@@ -10,6 +10,7 @@ import {
   DEFAULT_GROUP_EMPTY_RETENTION_MS,
   DEFAULT_MAX_GROUPS,
 } from '../group/options.js';
+import { DEFAULT_MAX_CONNECTIONS, DEFAULT_QUOTA_WINDOW_NUM, DEFAULT_QUOTA_WINDOW_SIZE_SECONDS } from '../quota/options.js';
 import { defsByName, validateConfigs, type ConfigDef, type ConfigMap } from './config-def.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -117,6 +118,11 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   { name: 'unclean.leader.election.enable', type: 'boolean', default: 'false', doc: 'Default of the topic key: elect a replica outside the ISR when no ISR member is alive (may lose acknowledged records).' },
   { name: 'auto.leader.rebalance.enable', type: 'boolean', default: 'true', doc: 'Move leadership back to each partition\'s preferred replica when it is in sync again.' },
   { name: 'leader.imbalance.check.interval.ms', type: 'long', default: '30000', min: 100, doc: 'How often the active controller checks for leaders away from their preferred replica.' },
+  // ---- quotas (src/quota; packages/broker/README.md "Quotas"): the quotas themselves are in the metadata log (mq quota set).
+  { name: 'quota.window.num', type: 'int', default: String(DEFAULT_QUOTA_WINDOW_NUM), min: 2, max: 1000, doc: 'Samples a client quota\'s rate is measured over (Kafka\'s name and default).' },
+  { name: 'quota.window.size.seconds', type: 'int', default: String(DEFAULT_QUOTA_WINDOW_SIZE_SECONDS), min: 1, max: 3600, doc: 'Length of one sample of a client quota\'s rate; a client over its quota waits at most quota.window.num times this long per answer.' },
+  { name: 'max.connections.per.ip', type: 'int', default: String(DEFAULT_MAX_CONNECTIONS), min: 0, doc: 'Client connections one IP address may hold on this broker (client WebSocket port); a connection beyond it is closed at once with the reason (1008) and one log line.' },
+  { name: 'max.connections.per.principal', type: 'int', default: String(DEFAULT_MAX_CONNECTIONS), min: 0, doc: 'Client connections one authenticated principal may hold on this broker; a connection beyond it is closed once it authenticates (mutual TLS: when it connects), with the reason (1008) and one log line.' },
 ];
 
 export const BROKER_CONFIG = defsByName(BROKER_CONFIG_DEFS);

@@ -16,6 +16,7 @@ import { validateConfigs } from '../config/config-def.js';
 import { validateTopicName } from '@mq/protocol/topic-name';
 import { SCRAM_MECHANISMS, checkIterations, isScramMechanism, type ScramMechanism } from '@mq/protocol/scram';
 import { parseAcl, parseAclFilter, type AclEntry, type AclFilter } from '../security/acl.js';
+import { parseQuotaAlterations, type QuotaAlteration } from '../quota/entity.js';
 
 export interface RegisterBrokerCommand {
   type: 'registerBroker';
@@ -203,6 +204,14 @@ export interface SetReplicationThrottleCommand {
   bytesPerSec: number;
 }
 
+// ---- quotas: client quotas (packages/broker/src/quota)
+
+/** Sets and removes quota values of entities (AlterClientQuotas); an entity left with no value is gone. */
+export interface AlterClientQuotasCommand {
+  type: 'alterClientQuotas';
+  alterations: QuotaAlteration[];
+}
+
 export type MetadataCommand =
   | RegisterBrokerCommand
   | FenceBrokerCommand
@@ -224,7 +233,9 @@ export type MetadataCommand =
   // ---- scaleout
   | AlterReassignmentsCommand
   | DecommissionBrokerCommand
-  | SetReplicationThrottleCommand;
+  | SetReplicationThrottleCommand
+  // ---- quotas
+  | AlterClientQuotasCommand;
 
 /** What applying a command answered: the caller's result, or a refusal with an error code. */
 export type CommandResult = { ok: true; value?: unknown } | { ok: false; code: string; message: string };
@@ -479,6 +490,9 @@ export function decodeCommand(data: Uint8Array): MetadataCommand {
         }),
       };
     }
+    // ---- quotas
+    case 'alterClientQuotas':
+      return { type: o.type, alterations: parseQuotaAlterations(o.alterations) };
     default:
       throw bad(`unknown type ${JSON.stringify(o.type)}`);
   }

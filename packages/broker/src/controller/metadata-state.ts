@@ -23,6 +23,7 @@ import { decodeCommand, type CommandResult, type MetadataCommand } from './comma
 import { assignReplicas } from './placement.js';
 import type { ScramCredential, ScramMechanism } from '@mq/protocol/scram';
 import { matchesFilter, sameAcl, type AclEntry } from '../security/acl.js';
+import { entityKey, type ClientQuota, type QuotaValues } from '../quota/entity.js';
 import type { BrokerRegistration, MetadataDelta, PartitionRecord, RecoveryElection, ReplicaLogEnd, TopicRecord } from './types.js';
 
 export const PRODUCER_ID_BLOCK = 1000;
@@ -40,6 +41,8 @@ interface Snapshot {
   acls?: AclEntry[];
   // ---- scaleout (absent in older snapshots: 0)
   replicationThrottle?: number;
+  // ---- quotas (absent in older snapshots: none)
+  quotas?: ClientQuota[];
 }
 
 type MutablePartition = { -readonly [K in keyof PartitionRecord]: PartitionRecord[K] };
@@ -94,6 +97,9 @@ export class MetadataState implements StateMachine {
   private scram = new Map<string, Map<ScramMechanism, ScramCredential>>();
   private aclList: readonly AclEntry[] = [];
   private readonly listeners = new Set<(delta: MetadataDelta) => void>();
+  // ---- quotas: by entity key (quota/entity.ts); the version changes with every change (the brokers' resolution caches key on it)
+  private quotaMap = new Map<string, ClientQuota>();
+  private quotaVersion = 0;
 
   get lastApplied(): number {
     return this.appliedIndex;
@@ -144,6 +150,27 @@ export class MetadataState implements StateMachine {
 
   get userCount(): number {
     return this.scram.size;
+  }
+
+  // ---- quotas
+
+  /** Every entity with a quota, with its values. */
+  clientQuotas(): ClientQuota[] {
+    return [...this.quotaMap.values()].map((q) => ({ entity: { ...q.entity }, values: { ...q.values } }));
+  }
+
+  /** An entity's quota values (by quota/entity.ts entityKey). */
+  quotaValues(key: string): QuotaValues | undefined {
+    return this.quotaMap.get(key)?.values;
+  }
+
+  get quotaCount(): number {
+    return this.quotaMap.size;
+  }
+
+  /** Changes whenever the quotas change. */
+  get quotasVersion(): number {
+    return this.quotaVersion;
   }
 
   acls(): readonly AclEntry[] {
@@ -433,6 +460,19 @@ export class MetadataState implements StateMachine {
           d.security = true;
         }
         return { ok: true, value: { deleted } };
+      }
+      // ---- quotas: each alteration applies to its entity; the command was checked whole (commands.ts)
+      case 'alterClientQuotas': {
+        for (const a of cmd.alterations) {
+          const key = entityKey(a.entity);
+          const values: QuotaValues = { ...this.quotaMap.get(key)?.values, ...a.set };
+          for (const k of a.remove) delete values[k];
+          if (Object.keys(values).length === 0) this.quotaMap.delete(key);
+          else this.quotaMap.set(key, { entity: { ...a.entity }, values });
+        }
+        this.quotaVersion++;
+        d.security = true;
+        return { ok: true };
       }
       // ---- scaleout
       case 'decommissionBroker': {
@@ -778,6 +818,7 @@ export class MetadataState implements StateMachine {
       ),
       acls: [...this.aclList],
       ...(this.throttle > 0 ? { replicationThrottle: this.throttle } : {}),
+      ...(this.quotaMap.size > 0 ? { quotas: this.clientQuotas() } : {}),
     };
     return Buffer.from(JSON.stringify(s), 'utf8');
   }
@@ -797,6 +838,8 @@ export class MetadataState implements StateMachine {
     }
     this.aclList = s.acls ?? [];
     this.throttle = s.replicationThrottle ?? 0;
+    this.quotaMap = new Map((s.quotas ?? []).map((q) => [entityKey(q.entity), q]));
+    this.quotaVersion++;
     this.appliedIndex = index;
     const delta: MetadataDelta = { index, brokers: true, topics: s.topics.map((t) => t.name), deletedTopics: [], uncleanElections: [], recoveryElections: [], security: true };
     for (const l of [...this.listeners]) l(delta);

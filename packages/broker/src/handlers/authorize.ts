@@ -79,6 +79,9 @@ export const API_RULES: Rules = {
   createAcls: () => cluster('alter'),
   deleteAcls: () => cluster('alter'),
   describeAcls: () => cluster('describe'),
+  // ---- quotas (Kafka's rules): quotas are cluster configs.
+  alterClientQuotas: () => cluster('alter-configs'),
+  describeClientQuotas: () => cluster('describe-configs'),
 };
 
 /**

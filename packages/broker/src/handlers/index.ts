@@ -28,6 +28,7 @@ import { writeTxnMarkers } from './write-txn-markers.js';
 import type { HandlerMap } from './types.js';
 import { alterUserScramCredentials, describeUserScramCredentials } from './alter-user-scram-credentials.js';
 import { createAcls, deleteAcls, describeAcls } from './acls.js';
+import { alterClientQuotas, describeClientQuotas } from './client-quotas.js';
 
 /** The handlers that need nothing but the broker context; the groups add theirs (group/broker-groups.ts). */
 export const DEFAULT_HANDLERS: HandlerMap = {
@@ -71,6 +72,9 @@ export function partitionHandlers(d: HandlerDeps): HandlerMap {
     electLeaders: electLeaders(d),
     decommissionBroker: decommissionBroker(d),
     alterReplicationThrottle: alterReplicationThrottle(d),
+    // ---- quotas: client quotas in the metadata log (enforced by quota/)
+    alterClientQuotas: alterClientQuotas(d),
+    describeClientQuotas: describeClientQuotas(d),
   };
 }
 

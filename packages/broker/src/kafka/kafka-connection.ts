@@ -20,6 +20,7 @@ import { tlsPrincipal } from '../server/tls.js';
 import { clientIdProblem } from '../request-limits.js';
 import type { AnyKafkaApi, KafkaCall, KafkaDoorView } from './types.js';
 import { kafkaCodeOf } from './errors.js';
+import type { ConnectionQuotas } from '../quota/connection-limits.js';
 
 export interface KafkaConnectionLimits {
   maxFrameBytes: number;
@@ -36,6 +37,8 @@ export interface KafkaConnectionDeps {
   door: KafkaDoorView;
   limits: KafkaConnectionLimits;
   logger: Logger;
+  /** ---- quotas: connection counts per principal (max.connections.per.principal); absent: no limit. */
+  connectionQuotas?: ConnectionQuotas;
 }
 
 /** An answer slot, filled when its request is done; written once every earlier one is. */
@@ -67,6 +70,11 @@ export class KafkaConnection {
   /** When the connection was accepted or its last complete frame arrived (for the stalled sweep). */
   private lastFrameAt: number;
   private framesReceived = 0;
+  // ---- quotas: reading paused while a throttle time given in an answer runs (KIP-219); the principal counted against its limit
+  private pausedForThrottle = false;
+  private throttleTimer: NodeJS.Timeout | undefined;
+  private throttledUntil = 0;
+  private countedPrincipal: string | undefined;
 
   constructor(
     readonly id: number,
@@ -106,7 +114,7 @@ export class KafkaConnection {
   }
 
   private pump(): void {
-    while (!this.closed && this.queue.length > 0 && this.inFlight < this.deps.limits.maxInFlight) {
+    while (!this.closed && !this.pausedForThrottle && this.queue.length > 0 && this.inFlight < this.deps.limits.maxInFlight) {
       if (isFetch(this.queue[0]!) && this.fetchesInFlight >= this.deps.limits.maxFetchesInFlight) break;
       this.start(this.queue.shift()!);
     }
@@ -119,7 +127,7 @@ export class KafkaConnection {
   }
 
   private updateReading(): void {
-    const pause = this.closed || this.queue.length > 0 || this.waitingForDrain || this.inFlight >= this.deps.limits.maxInFlight;
+    const pause = this.closed || this.pausedForThrottle || this.queue.length > 0 || this.waitingForDrain || this.inFlight >= this.deps.limits.maxInFlight;
     if (pause && !this.socket.isPaused()) this.socket.pause();
     else if (!pause && this.socket.isPaused()) this.socket.resume();
   }
@@ -173,7 +181,11 @@ export class KafkaConnection {
     }
     result
       .then(
-        (answer) => (answer === NO_RESPONSE ? null : encodeResponse(api, h.apiVersion, h.correlationId, answer as never)),
+        (answer) => {
+          // A quota's throttle time (quota/): in the answer's throttle_time_ms (where its version has one).
+          if (ctx.throttleMs && typeof answer === 'object' && answer !== null) (answer as { throttleTimeMs?: number }).throttleTimeMs = ctx.throttleMs;
+          return answer === NO_RESPONSE ? null : encodeResponse(api, h.apiVersion, h.correlationId, answer as never);
+        },
         (err: unknown) => {
           const e = toMqError(err);
           if (e.code === 'UNKNOWN') this.deps.logger.error({ conn: this.id, api: api.name, err }, 'kafka request failed');
@@ -197,8 +209,43 @@ export class KafkaConnection {
         this.inFlight--;
         if (fetch) this.fetchesInFlight--;
         this.flush();
+        if (ctx.throttleMs) this.throttle(ctx.throttleMs);
+        if (this.countedPrincipal === undefined && this.info.session?.principal !== undefined) this.checkPrincipalLimit();
         this.pump();
       });
+  }
+
+  /** Reads nothing more from this connection for `ms` (a quota's throttle time; a later, longer one extends it). */
+  private throttle(ms: number): void {
+    const until = Date.now() + ms;
+    if (until <= this.throttledUntil || this.closed) return;
+    this.throttledUntil = until;
+    this.pausedForThrottle = true;
+    this.updateReading();
+    clearTimeout(this.throttleTimer);
+    this.throttleTimer = setTimeout(() => {
+      this.throttleTimer = undefined;
+      this.pausedForThrottle = false;
+      this.pump();
+    }, ms);
+  }
+
+  /**
+   * Counts the connection's principal against max.connections.per.principal once it has one (mutual TLS: when it
+   * connects; SASL: once authenticated); beyond the limit the connection is closed, with one log line. False then.
+   */
+  checkPrincipalLimit(): boolean {
+    const quotas = this.deps.connectionQuotas;
+    const principal = this.info.session?.principal;
+    if (!quotas || principal === undefined || this.countedPrincipal !== undefined) return true;
+    const refused = quotas.acceptPrincipal(principal);
+    if (refused === undefined) {
+      this.countedPrincipal = principal;
+      return true;
+    }
+    this.deps.logger.warn({ conn: this.id, remote: this.info.remote, principal }, `kafka connection closed: ${refused}`);
+    this.close();
+    return false;
   }
 
   /**
@@ -271,6 +318,9 @@ export class KafkaConnection {
 
   private onClose(): void {
     this.closed = true;
+    clearTimeout(this.throttleTimer);
+    if (this.countedPrincipal !== undefined) this.deps.connectionQuotas?.releasePrincipal(this.countedPrincipal);
+    this.countedPrincipal = undefined;
     this.queue.length = 0;
     this.abort.abort(new MqError('CONNECTION_CLOSED', 'the client connection closed before the answer'));
     // Answers still to come give their buffers back when they finish (flush runs their after hooks).

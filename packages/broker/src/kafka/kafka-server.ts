@@ -14,6 +14,7 @@ import type { HandlerMap } from '../handlers/types.js';
 import { servedKafkaApis } from './apis/index.js';
 import { KafkaConnection, type KafkaConnectionLimits } from './kafka-connection.js';
 import type { AnyKafkaApi, KafkaEndpoint } from './types.js';
+import type { ConnectionQuotas } from '../quota/connection-limits.js';
 
 export interface KafkaServerOptions {
   host: string;
@@ -24,6 +25,8 @@ export interface KafkaServerOptions {
   limits: KafkaConnectionLimits;
   /** Serve Kafka over TLS (tls.cert.file, ...): Kafka's SSL security protocol; a verified client certificate names the principal. */
   tls?: TlsSettings | undefined;
+  /** ---- quotas: connection counts per IP and principal, shared with the WebSocket port (max.connections.per.ip, ...). */
+  connectionQuotas?: ConnectionQuotas;
 }
 
 export class KafkaServer {
@@ -72,6 +75,17 @@ export class KafkaServer {
       return;
     }
     ctx.metrics.connectionsAccepted++;
+    const quotas = this.options.connectionQuotas;
+    if (quotas) {
+      const ip = socket.remoteAddress ?? '?';
+      const refused = quotas.acceptIp(ip);
+      if (refused !== undefined) {
+        this.logger.warn({ remote: `${ip}:${socket.remotePort ?? '?'}` }, `kafka connection closed: ${refused}`);
+        socket.destroy();
+        return;
+      }
+      socket.once('close', () => quotas.releaseIp(ip));
+    }
     const conn = new KafkaConnection(this.nextId++, socket, {
       broker: ctx,
       core: this.core,
@@ -79,9 +93,11 @@ export class KafkaServer {
       door: { endpoint: this.endpoint, apiVersions: this.apiVersions },
       limits: this.options.limits,
       logger: this.logger,
+      ...(quotas ? { connectionQuotas: quotas } : {}),
     });
     this.connections.add(conn);
     socket.once('close', () => this.connections.delete(conn));
+    conn.checkPrincipalLimit();
   }
 
   /** Listens; returns the real port. */

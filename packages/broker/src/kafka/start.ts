@@ -10,6 +10,7 @@ import { MqError } from '@mq/protocol/errors';
 import type { BrokerConfig } from '../config/broker-config.js';
 import type { BrokerRegistration } from '../controller/types.js';
 import type { HandlerMap } from '../handlers/types.js';
+import type { ConnectionQuotas } from '../quota/connection-limits.js';
 import type { TlsSettings } from '../server/tls.js';
 import type { ParsedBrokerOptions } from '../options.js';
 import { KafkaServer } from './kafka-server.js';
@@ -39,6 +40,7 @@ export async function startKafkaListener(
   oneNode: boolean,
   logger: Logger,
   tls?: TlsSettings,
+  connectionQuotas?: ConnectionQuotas,
 ): Promise<KafkaListener | undefined> {
   const configured = config.int('kafka.listener.port');
   const explicit = opts.kafkaPort >= 0 ? opts.kafkaPort : configured;
@@ -54,6 +56,7 @@ export async function startKafkaListener(
       idleMs: config.int('connections.max.idle.ms'),
       frameTimeoutMs: config.int('connection.frame.timeout.ms'),
       ...(tls ? { tls } : {}),
+      ...(connectionQuotas ? { connectionQuotas } : {}),
       limits: {
         maxFrameBytes: config.int('max.frame.bytes'),
         maxInFlight: config.int('max.in.flight.requests.per.connection'),

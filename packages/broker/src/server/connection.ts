@@ -20,6 +20,7 @@ import { limitRequestEntries } from './request-entries.js';
 import { NO_RESPONSE, type Handler, type HandlerMap } from '../handlers/types.js';
 import { releaseFetchRecords } from '../handlers/fetch.js';
 import { encodeFetchResponseFrame, wsBinaryFrameHeader } from './fetch-frame.js';
+import type { ConnectionQuotas } from '../quota/connection-limits.js';
 
 /** The parts of ws's Sender that tell whether it holds frames back (compression or Blob reads in progress). */
 interface WsSenderState {
@@ -71,6 +72,11 @@ export class Connection {
   /** When the connection was accepted or its last complete frame arrived (for the idle and stalled sweeps). */
   lastActivity: number;
   private framesReceived = 0;
+  // ---- quotas: reading paused until a throttle time given in an answer has passed (KIP-219), and the principal counted against its connection limit
+  private pausedForThrottle = false;
+  private throttleTimer: NodeJS.Timeout | undefined;
+  private throttledUntil = 0;
+  private countedPrincipal: string | undefined;
 
   constructor(
     readonly id: number,
@@ -80,6 +86,7 @@ export class Connection {
     private readonly handlers: HandlerMap,
     private readonly limits: ConnectionLimits,
     private readonly logger: Logger,
+    private readonly connectionQuotas?: ConnectionQuotas,
   ) {
     const remote = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`;
     this.info = { id, remote, clientId: '', signal: this.abort.signal, session: newSession(socket.remoteAddress, tlsPrincipal(socket)) };
@@ -108,10 +115,46 @@ export class Connection {
       this.logger.warn({ conn: id, remote, code: err.code, err: err.message }, 'bad frame: connection closed');
     });
     ws.once('close', (code: number, reason: Buffer) => {
+      clearTimeout(this.throttleTimer);
+      if (this.countedPrincipal !== undefined) this.connectionQuotas?.releasePrincipal(this.countedPrincipal);
       this.abort.abort(new MqError('CONNECTION_CLOSED', `the client connection closed (${code}) before the answer`));
       this.queue.length = 0;
       this.logger.debug({ conn: id, remote, code, reason: reason.toString() }, 'connection closed');
     });
+  }
+
+  /**
+   * Counts the connection's principal against max.connections.per.principal once it has one (mutual TLS: when it
+   * connects; SASL: once authenticated); beyond the limit the connection is closed with the reason. Returns false then.
+   */
+  checkPrincipalLimit(): boolean {
+    const principal = this.info.session?.principal;
+    if (!this.connectionQuotas || principal === undefined || this.countedPrincipal !== undefined) return true;
+    const refused = this.connectionQuotas.acceptPrincipal(principal);
+    if (refused === undefined) {
+      this.countedPrincipal = principal;
+      return true;
+    }
+    this.logger.warn({ conn: this.id, remote: this.info.remote, principal }, `connection closed: ${refused}`);
+    // Frames after this are dropped (the socket is closing); reading goes on, so the client's close frame is read.
+    this.queue.length = 0;
+    this.ws.close(CLOSE_POLICY_VIOLATION, refused.replace(/[^\x20-\x7e]/g, '?').slice(0, 120));
+    return false;
+  }
+
+  /** Reads nothing more from this connection for `ms` (a quota's throttle time; a later, longer one extends it). */
+  private throttle(ms: number): void {
+    const until = Date.now() + ms;
+    if (until <= this.throttledUntil) return;
+    this.throttledUntil = until;
+    this.pausedForThrottle = true;
+    this.updateReading();
+    clearTimeout(this.throttleTimer);
+    this.throttleTimer = setTimeout(() => {
+      this.throttleTimer = undefined;
+      this.pausedForThrottle = false;
+      this.pump();
+    }, ms);
   }
 
   get requestsInFlight(): number {
@@ -144,7 +187,7 @@ export class Connection {
 
   /** Starts queued requests while the limits allow; pauses reading while any wait. */
   private pump(): void {
-    while (this.queue.length > 0 && !this.draining && !this.pausedForBuffer && this.inFlight < this.limits.maxInFlight) {
+    while (this.queue.length > 0 && !this.draining && !this.pausedForBuffer && !this.pausedForThrottle && this.inFlight < this.limits.maxInFlight) {
       if (this.queue[0]!.body === 'fetch' && this.fetchesInFlight >= this.limits.maxFetchesInFlight) break;
       this.process(this.queue.shift()!);
     }
@@ -220,7 +263,10 @@ export class Connection {
     result.then(
       (response) => {
         try {
-          if (response !== NO_RESPONSE) this.send({ correlationId, [body]: response } as ResponseFrame);
+          const throttleMs = ctx.throttleMs ?? 0;
+          if (response !== NO_RESPONSE) this.send(throttleMs > 0 ? ({ correlationId, throttleMs, [body]: response } as ResponseFrame) : ({ correlationId, [body]: response } as ResponseFrame));
+          if (throttleMs > 0) this.throttle(throttleMs);
+          if (body === 'saslAuthenticate') this.checkPrincipalLimit();
         } finally {
           this.broker.metrics.requestDone(body, startedAt);
           this.finished(isFetch);
@@ -234,7 +280,9 @@ export class Connection {
             // Its audit line (security/) is its one log line.
           } else this.logger.warn({ conn: this.id, api: body, code: e.code, err: e.message }, 'request refused');
           this.broker.metrics.refusal(e.code, body);
-          this.send({ correlationId, errorCode: errorNumber(e.code), errorMessage: e.message });
+          const throttleMs = ctx.throttleMs ?? 0;
+          this.send({ correlationId, errorCode: errorNumber(e.code), errorMessage: e.message, ...(throttleMs > 0 ? { throttleMs } : {}) });
+          if (throttleMs > 0) this.throttle(throttleMs);
         } finally {
           this.broker.metrics.requestDone(body, startedAt);
           this.finished(isFetch);
@@ -261,7 +309,7 @@ export class Connection {
       if (frame.fetch) releaseFetchRecords(frame.fetch, this.broker.readBuffers);
       return;
     }
-    if (frame.fetch && this.sendFetch(frame.correlationId ?? 0, frame.fetch)) {
+    if (frame.fetch && this.sendFetch(frame.correlationId ?? 0, frame.fetch, frame.throttleMs ?? 0)) {
       this.afterSend();
       return;
     }
@@ -292,12 +340,12 @@ export class Connection {
    * which is checked here; otherwise, or when the frame does not encode, the
    * ordinary path sends it. Returns whether the frame was sent.
    */
-  private sendFetch(correlationId: number, body: NonNullable<ResponseFrame['fetch']>): boolean {
+  private sendFetch(correlationId: number, body: NonNullable<ResponseFrame['fetch']>, throttleMs: number): boolean {
     const sender = (this.ws as unknown as { _sender?: WsSenderState })._sender;
     if (!sender || sender._state !== 0 || (sender._queue?.length ?? 0) > 0 || this.socket.destroyed) return false;
     let parts: Buffer[];
     try {
-      parts = encodeFetchResponseFrame(correlationId, body);
+      parts = encodeFetchResponseFrame(correlationId, body, throttleMs);
     } catch {
       return false;
     }
@@ -334,7 +382,7 @@ export class Connection {
   }
 
   private updateReading(): void {
-    const pause = this.draining || this.pausedForBuffer || this.queue.length > 0;
+    const pause = this.draining || this.pausedForBuffer || this.pausedForThrottle || this.queue.length > 0;
     if (pause && !this.ws.isPaused) this.ws.pause();
     else if (!pause && this.ws.isPaused) this.ws.resume();
   }

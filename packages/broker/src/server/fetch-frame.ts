@@ -74,11 +74,11 @@ interface EncodedPartition {
 }
 
 /**
- * Encodes `{ correlationId, fetch }` as a ResponseFrame, returned as a list
+ * Encodes `{ correlationId, throttleMs, fetch }` as a ResponseFrame, returned as a list
  * of buffers whose concatenation is the frame. Record buffers are used as
  * they are, not copied.
  */
-export function encodeFetchResponseFrame(correlationId: number, fetch: FetchResponse): Buffer[] {
+export function encodeFetchResponseFrame(correlationId: number, fetch: FetchResponse, throttleMs = 0): Buffer[] {
   const topics = (fetch.topics ?? []).map((t) => {
     const partitions: EncodedPartition[] = (t.partitions ?? []).map((p) => {
       const records = p.records && p.records.length > 0 ? toBuffer(p.records) : undefined;
@@ -96,7 +96,7 @@ export function encodeFetchResponseFrame(correlationId: number, fetch: FetchResp
   for (const t of topics) fetchSize += 1 + uvarintSize(t.size) + t.size;
 
   const w = new PartsWriter();
-  w.small(mq.ResponseFrame.encode({ correlationId }).finish());
+  w.small(mq.ResponseFrame.encode(throttleMs > 0 ? { correlationId, throttleMs } : { correlationId }).finish());
   w.varint(TAG_FRAME_FETCH);
   w.varint(fetchSize);
   w.small(fetchHead);

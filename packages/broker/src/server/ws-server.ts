@@ -15,7 +15,8 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { guard, guardedInterval } from '../guard.js';
 import type { BrokerContext } from '../context.js';
 import type { HandlerMap } from '../handlers/types.js';
-import { Connection, type ConnectionLimits } from './connection.js';
+import { CLOSE_POLICY_VIOLATION, Connection, type ConnectionLimits } from './connection.js';
+import type { ConnectionQuotas } from '../quota/connection-limits.js';
 import { refuseBadHead } from './request-head.js';
 import { originVerdict, ownHttpOrigins, type OriginList } from './origins.js';
 
@@ -37,6 +38,8 @@ export interface WsServerOptions {
   origins?: OriginList;
   /** Serve wss:// (tls.cert.file, ...); the HTTP API's scheme follows. */
   tls?: TlsSettings | undefined;
+  /** ---- quotas: connection counts per IP and principal (max.connections.per.ip, max.connections.per.principal); absent: no limit (the inter-broker listener). */
+  connectionQuotas?: ConnectionQuotas;
 }
 
 export class WsServer {
@@ -113,9 +116,21 @@ export class WsServer {
       const socket = req.socket as Socket;
       this.upgraded.add(socket);
       socket.setNoDelay(true);
-      const conn = new Connection(this.nextId++, ws, socket, ctx, this.handlers, this.options.limits, this.logger);
+      const quotas = this.options.connectionQuotas;
+      const ip = socket.remoteAddress ?? '?';
+      if (quotas) {
+        const refused = quotas.acceptIp(ip);
+        if (refused !== undefined) {
+          this.logger.warn({ remote: `${ip}:${socket.remotePort ?? '?'}` }, `connection closed: ${refused}`);
+          ws.close(CLOSE_POLICY_VIOLATION, refused.slice(0, 120));
+          return;
+        }
+        ws.once('close', () => quotas.releaseIp(ip));
+      }
+      const conn = new Connection(this.nextId++, ws, socket, ctx, this.handlers, this.options.limits, this.logger, quotas);
       this.connections.add(conn);
       ws.once('close', () => this.connections.delete(conn));
+      conn.checkPrincipalLimit();
     }));
     // Listen errors reject listen(); later server errors are logged.
     this.wss.on('error', (err) => {

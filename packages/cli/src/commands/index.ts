@@ -17,6 +17,7 @@ import { topicCommand } from './topic.js';
 import { topCommand } from './top.js';
 import { userCommand } from './user.js';
 import { aclCommand } from './acl.js';
+import { quotaCommand } from './quota.js';
 
 export type CommandFactory = (ctx: CliContext) => CommandModule;
 
@@ -44,6 +45,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   topCommand,
   userCommand,
   aclCommand,
+  quotaCommand,
   lazy('bench <workload>', 'measure produce, consume or end-to-end throughput and latency (a local broker unless --bootstrap)', () =>
     import('./bench.js').then((m) => m.benchCommand),
   ),

@@ -226,6 +226,173 @@ export const AddPartitionsToTxnApi: ApiDef<AddPartitionsToTxnRequest, AddPartiti
   writeResponse: writeAddPartitionsToTxnResponse,
 };
 
+// AlterClientQuotas (key 49), versions 0-1, flexible 1+: schema/alter-client-quotas.json
+
+export interface QuotaAlterationEntityData {
+  entityType: string;
+  entityName: string | null;
+}
+
+export interface QuotaOpData {
+  key: string;
+  value: number;
+  remove: boolean;
+}
+
+export interface QuotaAlterationData {
+  entity: QuotaAlterationEntityData[];
+  ops: QuotaOpData[];
+}
+
+export interface AlterClientQuotasRequest {
+  entries: QuotaAlterationData[];
+  validateOnly: boolean;
+}
+
+export interface QuotaResultEntityData {
+  entityType: string;
+  entityName: string | null;
+}
+
+export interface QuotaAlterationResultData {
+  errorCode: number;
+  errorMessage: string | null;
+  entity: QuotaResultEntityData[];
+}
+
+export interface AlterClientQuotasResponse {
+  throttleTimeMs: number;
+  entries: QuotaAlterationResultData[];
+}
+
+export function readQuotaAlterationEntityData(r: Reader, v: number): QuotaAlterationEntityData {
+  const flex = v >= 1;
+  const o: QuotaAlterationEntityData = { entityType: '', entityName: null };
+  o.entityType = r.string(flex);
+  o.entityName = r.nullableString(flex);
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeQuotaAlterationEntityData(w: Writer, v: number, o: Input<QuotaAlterationEntityData>): void {
+  const flex = v >= 1;
+  w.string(o.entityType ?? '', flex);
+  w.nullableString(o.entityName, flex);
+  if (flex) w.uvarint(0);
+}
+
+export function readQuotaOpData(r: Reader, v: number): QuotaOpData {
+  const flex = v >= 1;
+  const o: QuotaOpData = { key: '', value: 0, remove: false };
+  o.key = r.string(flex);
+  o.value = r.float64();
+  o.remove = r.bool();
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeQuotaOpData(w: Writer, v: number, o: Input<QuotaOpData>): void {
+  const flex = v >= 1;
+  w.string(o.key ?? '', flex);
+  w.float64(o.value ?? 0);
+  w.bool(o.remove ?? false);
+  if (flex) w.uvarint(0);
+}
+
+export function readQuotaAlterationData(r: Reader, v: number): QuotaAlterationData {
+  const flex = v >= 1;
+  const o: QuotaAlterationData = { entity: [], ops: [] };
+  o.entity = readArray(r, flex, (r) => readQuotaAlterationEntityData(r, v)) ?? [];
+  o.ops = readArray(r, flex, (r) => readQuotaOpData(r, v)) ?? [];
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeQuotaAlterationData(w: Writer, v: number, o: Input<QuotaAlterationData>): void {
+  const flex = v >= 1;
+  writeArray(w, flex, o.entity, false, (w, x) => writeQuotaAlterationEntityData(w, v, x));
+  writeArray(w, flex, o.ops, false, (w, x) => writeQuotaOpData(w, v, x));
+  if (flex) w.uvarint(0);
+}
+
+export function readAlterClientQuotasRequest(r: Reader, v: number): AlterClientQuotasRequest {
+  const flex = v >= 1;
+  const o: AlterClientQuotasRequest = { entries: [], validateOnly: false };
+  o.entries = readArray(r, flex, (r) => readQuotaAlterationData(r, v)) ?? [];
+  o.validateOnly = r.bool();
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeAlterClientQuotasRequest(w: Writer, v: number, o: Input<AlterClientQuotasRequest>): void {
+  const flex = v >= 1;
+  writeArray(w, flex, o.entries, false, (w, x) => writeQuotaAlterationData(w, v, x));
+  w.bool(o.validateOnly ?? false);
+  if (flex) w.uvarint(0);
+}
+
+export function readQuotaResultEntityData(r: Reader, v: number): QuotaResultEntityData {
+  const flex = v >= 1;
+  const o: QuotaResultEntityData = { entityType: '', entityName: null };
+  o.entityType = r.string(flex);
+  o.entityName = r.nullableString(flex);
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeQuotaResultEntityData(w: Writer, v: number, o: Input<QuotaResultEntityData>): void {
+  const flex = v >= 1;
+  w.string(o.entityType ?? '', flex);
+  w.nullableString(o.entityName, flex);
+  if (flex) w.uvarint(0);
+}
+
+export function readQuotaAlterationResultData(r: Reader, v: number): QuotaAlterationResultData {
+  const flex = v >= 1;
+  const o: QuotaAlterationResultData = { errorCode: 0, errorMessage: null, entity: [] };
+  o.errorCode = r.int16();
+  o.errorMessage = r.nullableString(flex);
+  o.entity = readArray(r, flex, (r) => readQuotaResultEntityData(r, v)) ?? [];
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeQuotaAlterationResultData(w: Writer, v: number, o: Input<QuotaAlterationResultData>): void {
+  const flex = v >= 1;
+  w.int16(o.errorCode ?? 0);
+  w.nullableString(o.errorMessage, flex);
+  writeArray(w, flex, o.entity, false, (w, x) => writeQuotaResultEntityData(w, v, x));
+  if (flex) w.uvarint(0);
+}
+
+export function readAlterClientQuotasResponse(r: Reader, v: number): AlterClientQuotasResponse {
+  const flex = v >= 1;
+  const o: AlterClientQuotasResponse = { throttleTimeMs: 0, entries: [] };
+  o.throttleTimeMs = r.int32();
+  o.entries = readArray(r, flex, (r) => readQuotaAlterationResultData(r, v)) ?? [];
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeAlterClientQuotasResponse(w: Writer, v: number, o: Input<AlterClientQuotasResponse>): void {
+  const flex = v >= 1;
+  w.int32(o.throttleTimeMs ?? 0);
+  writeArray(w, flex, o.entries, false, (w, x) => writeQuotaAlterationResultData(w, v, x));
+  if (flex) w.uvarint(0);
+}
+
+export const AlterClientQuotasApi: ApiDef<AlterClientQuotasRequest, AlterClientQuotasResponse> = {
+  key: 49,
+  name: 'AlterClientQuotas',
+  minVersion: 0,
+  maxVersion: 1,
+  flexibleFrom: 1,
+  readRequest: readAlterClientQuotasRequest,
+  writeRequest: writeAlterClientQuotasRequest,
+  readResponse: readAlterClientQuotasResponse,
+  writeResponse: writeAlterClientQuotasResponse,
+};
+
 // AlterConfigs (key 33), versions 0-1, flexible 2+: schema/alter-configs.json
 
 export interface AlterableConfig {
@@ -1076,6 +1243,155 @@ export const DeleteTopicsApi: ApiDef<DeleteTopicsRequest, DeleteTopicsResponse> 
   writeRequest: writeDeleteTopicsRequest,
   readResponse: readDeleteTopicsResponse,
   writeResponse: writeDeleteTopicsResponse,
+};
+
+// DescribeClientQuotas (key 48), versions 0-1, flexible 1+: schema/describe-client-quotas.json
+
+export interface QuotaComponentData {
+  entityType: string;
+  matchType: number;
+  match: string | null;
+}
+
+export interface DescribeClientQuotasRequest {
+  components: QuotaComponentData[];
+  strict: boolean;
+}
+
+export interface QuotaEntityData {
+  entityType: string;
+  entityName: string | null;
+}
+
+export interface QuotaValueData {
+  key: string;
+  value: number;
+}
+
+export interface QuotaEntryData {
+  entity: QuotaEntityData[];
+  values: QuotaValueData[];
+}
+
+export interface DescribeClientQuotasResponse {
+  throttleTimeMs: number;
+  errorCode: number;
+  errorMessage: string | null;
+  entries: QuotaEntryData[] | null;
+}
+
+export function readQuotaComponentData(r: Reader, v: number): QuotaComponentData {
+  const flex = v >= 1;
+  const o: QuotaComponentData = { entityType: '', matchType: 0, match: null };
+  o.entityType = r.string(flex);
+  o.matchType = r.int8();
+  o.match = r.nullableString(flex);
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeQuotaComponentData(w: Writer, v: number, o: Input<QuotaComponentData>): void {
+  const flex = v >= 1;
+  w.string(o.entityType ?? '', flex);
+  w.int8(o.matchType ?? 0);
+  w.nullableString(o.match, flex);
+  if (flex) w.uvarint(0);
+}
+
+export function readDescribeClientQuotasRequest(r: Reader, v: number): DescribeClientQuotasRequest {
+  const flex = v >= 1;
+  const o: DescribeClientQuotasRequest = { components: [], strict: false };
+  o.components = readArray(r, flex, (r) => readQuotaComponentData(r, v)) ?? [];
+  o.strict = r.bool();
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeDescribeClientQuotasRequest(w: Writer, v: number, o: Input<DescribeClientQuotasRequest>): void {
+  const flex = v >= 1;
+  writeArray(w, flex, o.components, false, (w, x) => writeQuotaComponentData(w, v, x));
+  w.bool(o.strict ?? false);
+  if (flex) w.uvarint(0);
+}
+
+export function readQuotaEntityData(r: Reader, v: number): QuotaEntityData {
+  const flex = v >= 1;
+  const o: QuotaEntityData = { entityType: '', entityName: null };
+  o.entityType = r.string(flex);
+  o.entityName = r.nullableString(flex);
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeQuotaEntityData(w: Writer, v: number, o: Input<QuotaEntityData>): void {
+  const flex = v >= 1;
+  w.string(o.entityType ?? '', flex);
+  w.nullableString(o.entityName, flex);
+  if (flex) w.uvarint(0);
+}
+
+export function readQuotaValueData(r: Reader, v: number): QuotaValueData {
+  const flex = v >= 1;
+  const o: QuotaValueData = { key: '', value: 0 };
+  o.key = r.string(flex);
+  o.value = r.float64();
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeQuotaValueData(w: Writer, v: number, o: Input<QuotaValueData>): void {
+  const flex = v >= 1;
+  w.string(o.key ?? '', flex);
+  w.float64(o.value ?? 0);
+  if (flex) w.uvarint(0);
+}
+
+export function readQuotaEntryData(r: Reader, v: number): QuotaEntryData {
+  const flex = v >= 1;
+  const o: QuotaEntryData = { entity: [], values: [] };
+  o.entity = readArray(r, flex, (r) => readQuotaEntityData(r, v)) ?? [];
+  o.values = readArray(r, flex, (r) => readQuotaValueData(r, v)) ?? [];
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeQuotaEntryData(w: Writer, v: number, o: Input<QuotaEntryData>): void {
+  const flex = v >= 1;
+  writeArray(w, flex, o.entity, false, (w, x) => writeQuotaEntityData(w, v, x));
+  writeArray(w, flex, o.values, false, (w, x) => writeQuotaValueData(w, v, x));
+  if (flex) w.uvarint(0);
+}
+
+export function readDescribeClientQuotasResponse(r: Reader, v: number): DescribeClientQuotasResponse {
+  const flex = v >= 1;
+  const o: DescribeClientQuotasResponse = { throttleTimeMs: 0, errorCode: 0, errorMessage: null, entries: null };
+  o.throttleTimeMs = r.int32();
+  o.errorCode = r.int16();
+  o.errorMessage = r.nullableString(flex);
+  o.entries = readArray(r, flex, (r) => readQuotaEntryData(r, v));
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeDescribeClientQuotasResponse(w: Writer, v: number, o: Input<DescribeClientQuotasResponse>): void {
+  const flex = v >= 1;
+  w.int32(o.throttleTimeMs ?? 0);
+  w.int16(o.errorCode ?? 0);
+  w.nullableString(o.errorMessage, flex);
+  writeArray(w, flex, o.entries, true, (w, x) => writeQuotaEntryData(w, v, x));
+  if (flex) w.uvarint(0);
+}
+
+export const DescribeClientQuotasApi: ApiDef<DescribeClientQuotasRequest, DescribeClientQuotasResponse> = {
+  key: 48,
+  name: 'DescribeClientQuotas',
+  minVersion: 0,
+  maxVersion: 1,
+  flexibleFrom: 1,
+  readRequest: readDescribeClientQuotasRequest,
+  writeRequest: writeDescribeClientQuotasRequest,
+  readResponse: readDescribeClientQuotasResponse,
+  writeResponse: writeDescribeClientQuotasResponse,
 };
 
 // DescribeCluster (key 60), versions 0-0, flexible 0+: schema/describe-cluster.json
@@ -3557,4 +3873,4 @@ export const TxnOffsetCommitApi: ApiDef<TxnOffsetCommitRequest, TxnOffsetCommitR
 };
 
 /** Every API mq serves, by key. */
-export const APIS: ReadonlyArray<ApiDef<unknown, unknown>> = [AddOffsetsToTxnApi, AddPartitionsToTxnApi, AlterConfigsApi, ApiVersionsApi, CreatePartitionsApi, CreateTopicsApi, DeleteGroupsApi, DeleteRecordsApi, DeleteTopicsApi, DescribeClusterApi, DescribeConfigsApi, DescribeGroupsApi, EndTxnApi, FetchApi, FindCoordinatorApi, HeartbeatApi, IncrementalAlterConfigsApi, InitProducerIdApi, JoinGroupApi, LeaveGroupApi, ListGroupsApi, ListOffsetsApi, MetadataApi, OffsetCommitApi, OffsetFetchApi, OffsetForLeaderEpochApi, ProduceApi, SyncGroupApi, TxnOffsetCommitApi] as unknown as ReadonlyArray<ApiDef<unknown, unknown>>;
+export const APIS: ReadonlyArray<ApiDef<unknown, unknown>> = [AddOffsetsToTxnApi, AddPartitionsToTxnApi, AlterClientQuotasApi, AlterConfigsApi, ApiVersionsApi, CreatePartitionsApi, CreateTopicsApi, DeleteGroupsApi, DeleteRecordsApi, DeleteTopicsApi, DescribeClientQuotasApi, DescribeClusterApi, DescribeConfigsApi, DescribeGroupsApi, EndTxnApi, FetchApi, FindCoordinatorApi, HeartbeatApi, IncrementalAlterConfigsApi, InitProducerIdApi, JoinGroupApi, LeaveGroupApi, ListGroupsApi, ListOffsetsApi, MetadataApi, OffsetCommitApi, OffsetFetchApi, OffsetForLeaderEpochApi, ProduceApi, SyncGroupApi, TxnOffsetCommitApi] as unknown as ReadonlyArray<ApiDef<unknown, unknown>>;

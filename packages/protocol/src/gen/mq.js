@@ -163,6 +163,8 @@ export const mq = $root.mq = (() => {
         values[valuesById[53] = "CREATE_ACLS"] = 53;
         values[valuesById[54] = "DELETE_ACLS"] = 54;
         values[valuesById[55] = "DESCRIBE_ACLS"] = 55;
+        values[valuesById[56] = "ALTER_CLIENT_QUOTAS"] = 56;
+        values[valuesById[57] = "DESCRIBE_CLIENT_QUOTAS"] = 57;
         return values;
     })();
 
@@ -218,11 +220,13 @@ export const mq = $root.mq = (() => {
         RequestFrame.prototype.createAcls = null;
         RequestFrame.prototype.deleteAcls = null;
         RequestFrame.prototype.describeAcls = null;
+        RequestFrame.prototype.alterClientQuotas = null;
+        RequestFrame.prototype.describeClientQuotas = null;
 
         let $oneOfFields;
 
         $Object.defineProperty(RequestFrame.prototype, "body", {
-            get: $util.oneOfGetter($oneOfFields = ["handshake", "metadata", "createTopics", "deleteTopics", "createPartitions", "describeConfigs", "incrementalAlterConfigs", "produce", "fetch", "listOffsets", "offsetForLeaderEpoch", "deleteRecords", "findCoordinator", "joinGroup", "syncGroup", "heartbeat", "leaveGroup", "offsetCommit", "offsetFetch", "listGroups", "describeGroups", "deleteGroups", "initProducerId", "addPartitionsToTxn", "addOffsetsToTxn", "endTxn", "writeTxnMarkers", "txnOffsetCommit", "controllerForward", "alterPartitionReassignments", "listPartitionReassignments", "electLeaders", "decommissionBroker", "alterReplicationThrottle", "saslAuthenticate", "alterUserScramCredentials", "describeUserScramCredentials", "createAcls", "deleteAcls", "describeAcls"]),
+            get: $util.oneOfGetter($oneOfFields = ["handshake", "metadata", "createTopics", "deleteTopics", "createPartitions", "describeConfigs", "incrementalAlterConfigs", "produce", "fetch", "listOffsets", "offsetForLeaderEpoch", "deleteRecords", "findCoordinator", "joinGroup", "syncGroup", "heartbeat", "leaveGroup", "offsetCommit", "offsetFetch", "listGroups", "describeGroups", "deleteGroups", "initProducerId", "addPartitionsToTxn", "addOffsetsToTxn", "endTxn", "writeTxnMarkers", "txnOffsetCommit", "controllerForward", "alterPartitionReassignments", "listPartitionReassignments", "electLeaders", "decommissionBroker", "alterReplicationThrottle", "saslAuthenticate", "alterUserScramCredentials", "describeUserScramCredentials", "createAcls", "deleteAcls", "describeAcls", "alterClientQuotas", "describeClientQuotas"]),
             set: $util.oneOfSetter($oneOfFields)
         });
 
@@ -313,6 +317,10 @@ export const mq = $root.mq = (() => {
                 $root.mq.DeleteAclsRequest.encode(m.deleteAcls, w.uint32(514).fork(), q + 1).ldelim();
             if (m.describeAcls != null && $Object.hasOwnProperty.call(m, "describeAcls"))
                 $root.mq.DescribeAclsRequest.encode(m.describeAcls, w.uint32(522).fork(), q + 1).ldelim();
+            if (m.alterClientQuotas != null && $Object.hasOwnProperty.call(m, "alterClientQuotas"))
+                $root.mq.AlterClientQuotasRequest.encode(m.alterClientQuotas, w.uint32(530).fork(), q + 1).ldelim();
+            if (m.describeClientQuotas != null && $Object.hasOwnProperty.call(m, "describeClientQuotas"))
+                $root.mq.DescribeClientQuotasRequest.encode(m.describeClientQuotas, w.uint32(538).fork(), q + 1).ldelim();
             if (m.alterPartitionReassignments != null && $Object.hasOwnProperty.call(m, "alterPartitionReassignments"))
                 $root.mq.AlterPartitionReassignmentsRequest.encode(m.alterPartitionReassignments, w.uint32(562).fork(), q + 1).ldelim();
             if (m.listPartitionReassignments != null && $Object.hasOwnProperty.call(m, "listPartitionReassignments"))
@@ -663,6 +671,20 @@ export const mq = $root.mq = (() => {
                         m.body = "describeAcls";
                         continue;
                     }
+                case 66: {
+                        if (u !== 2)
+                            break;
+                        m.alterClientQuotas = $root.mq.AlterClientQuotasRequest.decode(r, r.size(), $undefined, q + 1, m.alterClientQuotas);
+                        m.body = "alterClientQuotas";
+                        continue;
+                    }
+                case 67: {
+                        if (u !== 2)
+                            break;
+                        m.describeClientQuotas = $root.mq.DescribeClientQuotasRequest.decode(r, r.size(), $undefined, q + 1, m.describeClientQuotas);
+                        m.body = "describeClientQuotas";
+                        continue;
+                    }
                 }
                 r.skipType(u, q, t);
                 if (!r.discardUnknown) {
@@ -742,11 +764,13 @@ export const mq = $root.mq = (() => {
         ResponseFrame.prototype.createAcls = null;
         ResponseFrame.prototype.deleteAcls = null;
         ResponseFrame.prototype.describeAcls = null;
+        ResponseFrame.prototype.alterClientQuotas = null;
+        ResponseFrame.prototype.describeClientQuotas = null;
 
         let $oneOfFields;
 
         $Object.defineProperty(ResponseFrame.prototype, "body", {
-            get: $util.oneOfGetter($oneOfFields = ["handshake", "metadata", "createTopics", "deleteTopics", "createPartitions", "describeConfigs", "incrementalAlterConfigs", "produce", "fetch", "listOffsets", "offsetForLeaderEpoch", "deleteRecords", "findCoordinator", "joinGroup", "syncGroup", "heartbeat", "leaveGroup", "offsetCommit", "offsetFetch", "listGroups", "describeGroups", "deleteGroups", "initProducerId", "addPartitionsToTxn", "addOffsetsToTxn", "endTxn", "writeTxnMarkers", "txnOffsetCommit", "controllerForward", "alterPartitionReassignments", "listPartitionReassignments", "electLeaders", "decommissionBroker", "alterReplicationThrottle", "saslAuthenticate", "alterUserScramCredentials", "describeUserScramCredentials", "createAcls", "deleteAcls", "describeAcls"]),
+            get: $util.oneOfGetter($oneOfFields = ["handshake", "metadata", "createTopics", "deleteTopics", "createPartitions", "describeConfigs", "incrementalAlterConfigs", "produce", "fetch", "listOffsets", "offsetForLeaderEpoch", "deleteRecords", "findCoordinator", "joinGroup", "syncGroup", "heartbeat", "leaveGroup", "offsetCommit", "offsetFetch", "listGroups", "describeGroups", "deleteGroups", "initProducerId", "addPartitionsToTxn", "addOffsetsToTxn", "endTxn", "writeTxnMarkers", "txnOffsetCommit", "controllerForward", "alterPartitionReassignments", "listPartitionReassignments", "electLeaders", "decommissionBroker", "alterReplicationThrottle", "saslAuthenticate", "alterUserScramCredentials", "describeUserScramCredentials", "createAcls", "deleteAcls", "describeAcls", "alterClientQuotas", "describeClientQuotas"]),
             set: $util.oneOfSetter($oneOfFields)
         });
 
@@ -839,6 +863,10 @@ export const mq = $root.mq = (() => {
                 $root.mq.DeleteAclsResponse.encode(m.deleteAcls, w.uint32(514).fork(), q + 1).ldelim();
             if (m.describeAcls != null && $Object.hasOwnProperty.call(m, "describeAcls"))
                 $root.mq.DescribeAclsResponse.encode(m.describeAcls, w.uint32(522).fork(), q + 1).ldelim();
+            if (m.alterClientQuotas != null && $Object.hasOwnProperty.call(m, "alterClientQuotas"))
+                $root.mq.AlterClientQuotasResponse.encode(m.alterClientQuotas, w.uint32(530).fork(), q + 1).ldelim();
+            if (m.describeClientQuotas != null && $Object.hasOwnProperty.call(m, "describeClientQuotas"))
+                $root.mq.DescribeClientQuotasResponse.encode(m.describeClientQuotas, w.uint32(538).fork(), q + 1).ldelim();
             if (m.alterPartitionReassignments != null && $Object.hasOwnProperty.call(m, "alterPartitionReassignments"))
                 $root.mq.AlterPartitionReassignmentsResponse.encode(m.alterPartitionReassignments, w.uint32(562).fork(), q + 1).ldelim();
             if (m.listPartitionReassignments != null && $Object.hasOwnProperty.call(m, "listPartitionReassignments"))
@@ -1196,6 +1224,20 @@ export const mq = $root.mq = (() => {
                             break;
                         m.describeAcls = $root.mq.DescribeAclsResponse.decode(r, r.size(), $undefined, q + 1, m.describeAcls);
                         m.body = "describeAcls";
+                        continue;
+                    }
+                case 66: {
+                        if (u !== 2)
+                            break;
+                        m.alterClientQuotas = $root.mq.AlterClientQuotasResponse.decode(r, r.size(), $undefined, q + 1, m.alterClientQuotas);
+                        m.body = "alterClientQuotas";
+                        continue;
+                    }
+                case 67: {
+                        if (u !== 2)
+                            break;
+                        m.describeClientQuotas = $root.mq.DescribeClientQuotasResponse.decode(r, r.size(), $undefined, q + 1, m.describeClientQuotas);
+                        m.body = "describeClientQuotas";
                         continue;
                     }
                 }
@@ -17452,6 +17494,967 @@ export const mq = $root.mq = (() => {
         };
 
         return DescribeAclsResponse;
+    })();
+
+    mq.QuotaEntity = (function() {
+
+        const QuotaEntity = function (p) {
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        QuotaEntity.prototype.user = "";
+        QuotaEntity.prototype.clientId = "";
+
+        QuotaEntity.create = function(properties) {
+            return new QuotaEntity(properties);
+        };
+
+        QuotaEntity.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.user != null && $Object.hasOwnProperty.call(m, "user") && m.user !== "")
+                w.uint32(10).string(m.user);
+            if (m.clientId != null && $Object.hasOwnProperty.call(m, "clientId") && m.clientId !== "")
+                w.uint32(18).string(m.clientId);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        QuotaEntity.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.QuotaEntity();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.user = v;
+                        else
+                            delete m.user;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.clientId = v;
+                        else
+                            delete m.clientId;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        QuotaEntity.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.QuotaEntity";
+        };
+
+        return QuotaEntity;
+    })();
+
+    mq.QuotaValue = (function() {
+
+        const QuotaValue = function (p) {
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        QuotaValue.prototype.key = "";
+        QuotaValue.prototype.value = 0;
+        QuotaValue.prototype.remove = false;
+
+        QuotaValue.create = function(properties) {
+            return new QuotaValue(properties);
+        };
+
+        QuotaValue.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.key != null && $Object.hasOwnProperty.call(m, "key") && m.key !== "")
+                w.uint32(10).string(m.key);
+            if (m.value != null && $Object.hasOwnProperty.call(m, "value") && !$Object.is(m.value, 0))
+                w.uint32(17).double(m.value);
+            if (m.remove != null && $Object.hasOwnProperty.call(m, "remove") && m.remove !== false)
+                w.uint32(24).bool(m.remove);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        QuotaValue.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.QuotaValue();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.key = v;
+                        else
+                            delete m.key;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 1)
+                            break;
+                        if (!$Object.is(v = r.double(), 0))
+                            m.value = v;
+                        else
+                            delete m.value;
+                        continue;
+                    }
+                case 3: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.bool())
+                            m.remove = v;
+                        else
+                            delete m.remove;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        QuotaValue.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.QuotaValue";
+        };
+
+        return QuotaValue;
+    })();
+
+    mq.ClientQuotaAlteration = (function() {
+
+        const ClientQuotaAlteration = function (p) {
+            this.ops = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        ClientQuotaAlteration.prototype.entity = null;
+        ClientQuotaAlteration.prototype.ops = $util.emptyArray;
+
+        ClientQuotaAlteration.create = function(properties) {
+            return new ClientQuotaAlteration(properties);
+        };
+
+        ClientQuotaAlteration.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.entity != null && $Object.hasOwnProperty.call(m, "entity"))
+                $root.mq.QuotaEntity.encode(m.entity, w.uint32(10).fork(), q + 1).ldelim();
+            if (m.ops != null && m.ops.length) {
+                for (var i = 0; i < m.ops.length; ++i)
+                    $root.mq.QuotaValue.encode(m.ops[i], w.uint32(18).fork(), q + 1).ldelim();
+            }
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        ClientQuotaAlteration.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.ClientQuotaAlteration();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        m.entity = $root.mq.QuotaEntity.decode(r, r.size(), $undefined, q + 1, m.entity);
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 2)
+                            break;
+                        if (!(m.ops && m.ops.length))
+                            m.ops = [];
+                        m.ops.push($root.mq.QuotaValue.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        ClientQuotaAlteration.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.ClientQuotaAlteration";
+        };
+
+        return ClientQuotaAlteration;
+    })();
+
+    mq.AlterClientQuotasRequest = (function() {
+
+        const AlterClientQuotasRequest = function (p) {
+            this.alterations = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        AlterClientQuotasRequest.prototype.alterations = $util.emptyArray;
+        AlterClientQuotasRequest.prototype.validateOnly = false;
+
+        AlterClientQuotasRequest.create = function(properties) {
+            return new AlterClientQuotasRequest(properties);
+        };
+
+        AlterClientQuotasRequest.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.alterations != null && m.alterations.length) {
+                for (var i = 0; i < m.alterations.length; ++i)
+                    $root.mq.ClientQuotaAlteration.encode(m.alterations[i], w.uint32(10).fork(), q + 1).ldelim();
+            }
+            if (m.validateOnly != null && $Object.hasOwnProperty.call(m, "validateOnly") && m.validateOnly !== false)
+                w.uint32(16).bool(m.validateOnly);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        AlterClientQuotasRequest.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.AlterClientQuotasRequest();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if (!(m.alterations && m.alterations.length))
+                            m.alterations = [];
+                        m.alterations.push($root.mq.ClientQuotaAlteration.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.bool())
+                            m.validateOnly = v;
+                        else
+                            delete m.validateOnly;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        AlterClientQuotasRequest.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.AlterClientQuotasRequest";
+        };
+
+        return AlterClientQuotasRequest;
+    })();
+
+    mq.AlterClientQuotasResult = (function() {
+
+        const AlterClientQuotasResult = function (p) {
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        AlterClientQuotasResult.prototype.entity = null;
+        AlterClientQuotasResult.prototype.errorCode = 0;
+        AlterClientQuotasResult.prototype.errorMessage = "";
+
+        AlterClientQuotasResult.create = function(properties) {
+            return new AlterClientQuotasResult(properties);
+        };
+
+        AlterClientQuotasResult.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.entity != null && $Object.hasOwnProperty.call(m, "entity"))
+                $root.mq.QuotaEntity.encode(m.entity, w.uint32(10).fork(), q + 1).ldelim();
+            if (m.errorCode != null && $Object.hasOwnProperty.call(m, "errorCode") && m.errorCode !== 0)
+                w.uint32(16).int32(m.errorCode);
+            if (m.errorMessage != null && $Object.hasOwnProperty.call(m, "errorMessage") && m.errorMessage !== "")
+                w.uint32(26).string(m.errorMessage);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        AlterClientQuotasResult.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.AlterClientQuotasResult();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        m.entity = $root.mq.QuotaEntity.decode(r, r.size(), $undefined, q + 1, m.entity);
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.int32())
+                            m.errorCode = v;
+                        else
+                            delete m.errorCode;
+                        continue;
+                    }
+                case 3: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.errorMessage = v;
+                        else
+                            delete m.errorMessage;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        AlterClientQuotasResult.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.AlterClientQuotasResult";
+        };
+
+        return AlterClientQuotasResult;
+    })();
+
+    mq.AlterClientQuotasResponse = (function() {
+
+        const AlterClientQuotasResponse = function (p) {
+            this.results = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        AlterClientQuotasResponse.prototype.results = $util.emptyArray;
+
+        AlterClientQuotasResponse.create = function(properties) {
+            return new AlterClientQuotasResponse(properties);
+        };
+
+        AlterClientQuotasResponse.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.results != null && m.results.length) {
+                for (var i = 0; i < m.results.length; ++i)
+                    $root.mq.AlterClientQuotasResult.encode(m.results[i], w.uint32(10).fork(), q + 1).ldelim();
+            }
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        AlterClientQuotasResponse.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.AlterClientQuotasResponse();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if (!(m.results && m.results.length))
+                            m.results = [];
+                        m.results.push($root.mq.AlterClientQuotasResult.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        AlterClientQuotasResponse.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.AlterClientQuotasResponse";
+        };
+
+        return AlterClientQuotasResponse;
+    })();
+
+    mq.DescribeClientQuotasRequest = (function() {
+
+        const DescribeClientQuotasRequest = function (p) {
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        DescribeClientQuotasRequest.prototype.user = "";
+        DescribeClientQuotasRequest.prototype.clientId = "";
+
+        DescribeClientQuotasRequest.create = function(properties) {
+            return new DescribeClientQuotasRequest(properties);
+        };
+
+        DescribeClientQuotasRequest.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.user != null && $Object.hasOwnProperty.call(m, "user") && m.user !== "")
+                w.uint32(10).string(m.user);
+            if (m.clientId != null && $Object.hasOwnProperty.call(m, "clientId") && m.clientId !== "")
+                w.uint32(18).string(m.clientId);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        DescribeClientQuotasRequest.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.DescribeClientQuotasRequest();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.user = v;
+                        else
+                            delete m.user;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.clientId = v;
+                        else
+                            delete m.clientId;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        DescribeClientQuotasRequest.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.DescribeClientQuotasRequest";
+        };
+
+        return DescribeClientQuotasRequest;
+    })();
+
+    mq.ClientQuotaEntry = (function() {
+
+        const ClientQuotaEntry = function (p) {
+            this.values = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        ClientQuotaEntry.prototype.entity = null;
+        ClientQuotaEntry.prototype.values = $util.emptyArray;
+
+        ClientQuotaEntry.create = function(properties) {
+            return new ClientQuotaEntry(properties);
+        };
+
+        ClientQuotaEntry.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.entity != null && $Object.hasOwnProperty.call(m, "entity"))
+                $root.mq.QuotaEntity.encode(m.entity, w.uint32(10).fork(), q + 1).ldelim();
+            if (m.values != null && m.values.length) {
+                for (var i = 0; i < m.values.length; ++i)
+                    $root.mq.QuotaValue.encode(m.values[i], w.uint32(18).fork(), q + 1).ldelim();
+            }
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        ClientQuotaEntry.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.ClientQuotaEntry();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        m.entity = $root.mq.QuotaEntity.decode(r, r.size(), $undefined, q + 1, m.entity);
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 2)
+                            break;
+                        if (!(m.values && m.values.length))
+                            m.values = [];
+                        m.values.push($root.mq.QuotaValue.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        ClientQuotaEntry.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.ClientQuotaEntry";
+        };
+
+        return ClientQuotaEntry;
+    })();
+
+    mq.DescribeClientQuotasResponse = (function() {
+
+        const DescribeClientQuotasResponse = function (p) {
+            this.entries = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        DescribeClientQuotasResponse.prototype.errorCode = 0;
+        DescribeClientQuotasResponse.prototype.errorMessage = "";
+        DescribeClientQuotasResponse.prototype.entries = $util.emptyArray;
+
+        DescribeClientQuotasResponse.create = function(properties) {
+            return new DescribeClientQuotasResponse(properties);
+        };
+
+        DescribeClientQuotasResponse.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.errorCode != null && $Object.hasOwnProperty.call(m, "errorCode") && m.errorCode !== 0)
+                w.uint32(8).int32(m.errorCode);
+            if (m.errorMessage != null && $Object.hasOwnProperty.call(m, "errorMessage") && m.errorMessage !== "")
+                w.uint32(18).string(m.errorMessage);
+            if (m.entries != null && m.entries.length) {
+                for (var i = 0; i < m.entries.length; ++i)
+                    $root.mq.ClientQuotaEntry.encode(m.entries[i], w.uint32(26).fork(), q + 1).ldelim();
+            }
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        DescribeClientQuotasResponse.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.DescribeClientQuotasResponse();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.int32())
+                            m.errorCode = v;
+                        else
+                            delete m.errorCode;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.errorMessage = v;
+                        else
+                            delete m.errorMessage;
+                        continue;
+                    }
+                case 3: {
+                        if (u !== 2)
+                            break;
+                        if (!(m.entries && m.entries.length))
+                            m.entries = [];
+                        m.entries.push($root.mq.ClientQuotaEntry.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        DescribeClientQuotasResponse.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.DescribeClientQuotasResponse";
+        };
+
+        return DescribeClientQuotasResponse;
     })();
 
     mq.ReassignablePartition = (function() {

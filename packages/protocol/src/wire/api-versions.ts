@@ -51,6 +51,9 @@ export const SUPPORTED_API_VERSIONS: readonly ApiVersionRange[] = [
   { api: mq.ApiKey.CREATE_ACLS, minVersion: 0, maxVersion: 0 },
   { api: mq.ApiKey.DELETE_ACLS, minVersion: 0, maxVersion: 0 },
   { api: mq.ApiKey.DESCRIBE_ACLS, minVersion: 0, maxVersion: 0 },
+  // ---- quotas
+  { api: mq.ApiKey.ALTER_CLIENT_QUOTAS, minVersion: 0, maxVersion: 0 },
+  { api: mq.ApiKey.DESCRIBE_CLIENT_QUOTAS, minVersion: 0, maxVersion: 0 },
   // ---- scaleout
   { api: mq.ApiKey.ALTER_PARTITION_REASSIGNMENTS, minVersion: 0, maxVersion: 0 },
   { api: mq.ApiKey.LIST_PARTITION_REASSIGNMENTS, minVersion: 0, maxVersion: 0 },

@@ -48,6 +48,9 @@ export const BODY_API: Readonly<Record<RequestBody, mq.ApiKey>> = {
   createAcls: mq.ApiKey.CREATE_ACLS,
   deleteAcls: mq.ApiKey.DELETE_ACLS,
   describeAcls: mq.ApiKey.DESCRIBE_ACLS,
+  // ---- quotas
+  alterClientQuotas: mq.ApiKey.ALTER_CLIENT_QUOTAS,
+  describeClientQuotas: mq.ApiKey.DESCRIBE_CLIENT_QUOTAS,
   // ---- scaleout
   alterPartitionReassignments: mq.ApiKey.ALTER_PARTITION_REASSIGNMENTS,
   listPartitionReassignments: mq.ApiKey.LIST_PARTITION_REASSIGNMENTS,

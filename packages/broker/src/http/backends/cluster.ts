@@ -83,6 +83,19 @@ function wireFailure(code: number | null | undefined, message: string | null | u
   return new MqError(c, message || `${what} failed with ${c}`, c === 'UNKNOWN_TOPIC_OR_PARTITION' ? { retriable: false } : {});
 }
 
+/** Waits `ms` (a quota's throttle time), or until `signal` aborts. */
+function throttled(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
 export function clusterBackend(options: ClusterBackendOptions, c: ClusterBackendComponents): TopicBackend {
   let requestIds = 0;
   const me = options.brokerId;
@@ -107,8 +120,11 @@ export function clusterBackend(options: ClusterBackendOptions, c: ClusterBackend
       const h = c.handlers[body] as Handler<K> | undefined;
       // A controller-only process (process.roles=controller) hosts no partitions and serves no topic admin.
       if (!h) throw new MqError('INVALID_REQUEST', `this process does not serve ${body} (it is not a broker); use a broker's HTTP port`);
-      const r = await h(payload, requestContext(o.signal));
+      const rctx = requestContext(o.signal);
+      const r = await h(payload, rctx);
       if (r === NO_RESPONSE) throw new MqError('UNKNOWN', `the ${body} handler did not answer`);
+      // ---- quotas: an HTTP caller over its quota (quota/) gets its answer that much later (no connection to mute).
+      if (rctx.throttleMs) await throttled(rctx.throttleMs, o.signal);
       return r;
     }
     return (await c.peers.request(id, body, payload, o)) as ResponseOf<K>;

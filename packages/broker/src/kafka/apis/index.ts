@@ -18,6 +18,7 @@ import { deleteGroups } from './delete-groups.js';
 import { deleteRecords } from './delete-records.js';
 import { deleteTopics } from './delete-topics.js';
 import { describeCluster } from './describe-cluster.js';
+import { alterClientQuotas, describeClientQuotas } from './client-quotas.js';
 import { describeConfigs } from './describe-configs.js';
 import { describeGroups } from './describe-groups.js';
 import { fetch } from './fetch.js';
@@ -66,6 +67,9 @@ export const KAFKA_APIS: readonly AnyKafkaApi[] = [
   endTxn,
   txnOffsetCommit,
   describeCluster,
+  // ---- quotas
+  describeClientQuotas,
+  alterClientQuotas,
 ];
 
 /** The adapters whose core handlers `core` has, by API key. */

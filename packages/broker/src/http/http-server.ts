@@ -1,6 +1,8 @@
 /**
  * The HTTP API listener (node:http): routing, JSON bodies with a size limit,
- * typed JSON errors, one log line per refusal. Browser hygiene before any
+ * each request checked by its route's validator (request-validator.ts) after
+ * authentication and before its handler, typed JSON errors, one log line
+ * per refusal. Browser hygiene before any
  * route runs: CORS for allowed origins (http.cors.allowed.origins, own
  * origin included) with answered preflights; a POST/PUT/PATCH/DELETE from
  * another origin is refused (403), and one with a body that is not
@@ -195,7 +197,7 @@ export class HttpServer {
         });
         // Who may call it first, then the body (only for a route that declares one) and the one validation.
         const session = this.options.guard?.check(req, method, route.pattern, params);
-        const body = route.validate && isDocumented(route.spec) && route.spec.body && hasBody(req) ? await this.readJson(req) : undefined;
+        const body = isDocumented(route.spec) && route.spec.body && hasBody(req) ? await this.readJson(req) : undefined;
         const request: HttpRequest = {
           signal: AbortSignal.any([gone.signal, this.closing.signal]),
           method: method as Method,

@@ -32,7 +32,7 @@ const SECURITY_SCHEMES = {
   mutualTLS: { type: 'mutualTLS', description: 'A client certificate the broker verifies (tls.client.auth) names the principal' },
 };
 
-/** Every JSON Schema keyword whose value is a schema or a list or map of schemas (enough for what routes declare). */
+/** Visits every object in a schema tree (the schemas and their subschemas). */
 const walk = (v: unknown, visit: (schema: Schema) => void): void => {
   if (Array.isArray(v)) v.forEach((x) => walk(x, visit));
   else if (typeof v === 'object' && v !== null) {

@@ -7,9 +7,16 @@ import { registerSystemRoutes } from './routes/system.js';
 import { registerTopicRoutes } from './routes/topics.js';
 import { registerConsumerRoutes } from './routes/consumers.js';
 import { registerConsoleRoutes } from './routes/console.js';
+import { registerScaleoutRoutes } from './routes/scaleout.js';
+import { registerTokenRoutes } from './routes/tokens.js';
+import { compileValidator } from './request-validator.js';
+import { isDocumented } from './route-spec.js';
 import type { ConsumerInstances } from './consumers/consumer-instances.js';
 import type { BrokerContext } from '../context.js';
 import type { TopicBackend } from './backends/types.js';
+import { registerGroupRoutes } from '../group/broker-groups.js';
+import { registerClusterRoutes } from '../cluster/routes.js';
+import type { ClusterNode } from '../cluster/cluster-node.js';
 
 const noop = async () => ({ status: 200 });
 const spec = (params: string[] = []): RouteSpec => ({
@@ -52,6 +59,10 @@ describe('OpenAPI document', () => {
   registerRecordRoutes(router, ctx, backend);
   registerSystemRoutes(router, ctx, { view: { topicCount: () => 0, partitions: () => [] } });
   registerConsumerRoutes(router, ctx, {} as ConsumerInstances);
+  registerScaleoutRoutes(router, backend);
+  registerTokenRoutes(router, () => ({ token: '', expires_at: '', principal: '' }));
+  registerGroupRoutes(router, ctx, () => undefined);
+  registerClusterRoutes(router, {} as ClusterNode);
   registerConsoleRoutes(router, '/nonexistent');
   const doc = openApiDocument(router.list(), { version: '1.2.3' }) as Doc;
 
@@ -76,6 +87,15 @@ describe('OpenAPI document', () => {
     // The server's own errors: 400 where there is input, 404 where a path parameter's code is UNKNOWN_TOPIC_OR_PARTITION, none of 401/403 on /health.
     expect(Object.keys(doc.paths['/topics/{topic}/partitions/{partition}/watermarks']!.get!.responses as object)).toEqual(['200', '400', '401', '403', '404', '431', '503']);
     expect(Object.keys(doc.paths['/health']!.get!.responses as object)).toEqual(['200', '431', '503']);
+  });
+
+  it('every route’s schemas compile into its validator (ajv strict mode; routes compile them on first use)', () => {
+    const specs = router
+      .list()
+      .map((r) => r.spec)
+      .filter(isDocumented);
+    expect(specs.length).toBeGreaterThan(20);
+    for (const spec of specs) expect(() => compileValidator(spec)).not.toThrow();
   });
 
   it('is valid JSON Schema 2020-12 throughout (ajv compiles every schema in it)', () => {

@@ -47,7 +47,7 @@ export interface Route {
   readonly pattern: string;
   readonly spec: RouteDeclaration;
   readonly handler: RouteHandler;
-  /** The spec's validator; undefined for an undocumented route (the web console's files). */
+  /** The spec's validator (compiled on first use); undefined for an undocumented route (the web console's files). */
   readonly validate: RequestValidator | undefined;
 }
 
@@ -81,7 +81,9 @@ export class Router {
       const declared = Object.keys(spec.params ?? {}).sort().join(',');
       if (declared !== [...names].sort().join(',')) throw new Error(`${method} ${pattern} declares path parameters [${declared}], its pattern has [${names.join(',')}]`);
     }
-    const validate = isDocumented(spec) ? compileValidator(spec) : undefined;
+    // Compiled on the route's first request: ajv's code generation for every route would add about a second to start-up.
+    let compiled: RequestValidator | undefined;
+    const validate: RequestValidator | undefined = isDocumented(spec) ? (raw) => (compiled ??= compileValidator(spec))(raw) : undefined;
     this.routes.push({ method, pattern, spec, handler, validate, regex: new RegExp(`^${source}/?$`), names });
     return this;
   }

@@ -21,6 +21,7 @@ import { HttpServer } from './http/http-server.js';
 import { Router } from './http/router.js';
 import { registerRecordRoutes } from './http/routes/records.js';
 import { registerSystemRoutes } from './http/routes/system.js';
+import { registerTokenRoutes } from './http/routes/tokens.js';
 import { registerConsoleRoutes } from './http/routes/console.js';
 import { registerTopicRoutes } from './http/routes/topics.js';
 import { registerScaleoutRoutes } from './http/routes/scaleout.js';
@@ -275,7 +276,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
           }
         : undefined,
     );
-    router.add('POST', '/tokens', async () => ({ status: 200, body: httpGuard.issue(httpSessions.getStore() ?? newSession(undefined)) }));
+    registerTokenRoutes(router, () => httpGuard.issue(httpSessions.getStore() ?? newSession(undefined)));
     registerTopicRoutes(router, ctx, topicBackend);
     registerRecordRoutes(router, ctx, topicBackend);
     registerScaleoutRoutes(router, topicBackend);

@@ -7,3 +7,4 @@ export { isLoopbackHost } from './server/origins.js';
 export type { Broker, BrokerComponents, RouteModule } from './broker.js';
 export type { BrokerOptions, ParsedBrokerOptions } from './options.js';
 export type { ConfigDef } from './config/config-def.js';
+export type { BodySpec, ParamSpec, ResponseSpec, RouteDeclaration, RouteSpec, Schema } from './http/route-spec.js';

@@ -25,3 +25,6 @@ export type { ClusterNode, ClusterNodeComponents, ClusterNodeOptions } from './c
 export type { ConnectionLimits } from './server/connection.js';
 export type { DirFileSystem } from './storage/dir-fs.js';
 export type { PartitionRecord } from './controller/types.js';
+
+// HTTP route declarations for extra routes (BrokerComponents.routes): shared schemas and the error-code annotation.
+export { component, ERROR_CODE } from './http/route-spec.js';

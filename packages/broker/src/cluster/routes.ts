@@ -9,6 +9,7 @@ import type { HandlerMap } from '../handlers/types.js';
 import { clusterBackend } from '../http/backends/cluster.js';
 import type { TopicBackend } from '../http/backends/types.js';
 import type { Router } from '../http/router.js';
+import { PartitionReplicas } from '../http/schemas.js';
 import type { PartitionView } from '../http/routes/system.js';
 import type { ClusterNode } from './cluster-node.js';
 
@@ -80,8 +81,71 @@ export function clusterStatus(node: Pick<ClusterNode, 'controller' | 'replicas' 
   };
 }
 
+const integers = { type: 'array', items: { type: 'integer' } };
+
+const clusterView = {
+  type: 'object',
+  required: ['brokerId', 'controllerId', 'brokers', 'topics', 'partitions', 'underReplicated', 'offline', 'hosted'],
+  properties: {
+    brokerId: { type: 'integer' },
+    controllerId: { type: 'integer' },
+    activeController: { type: 'boolean' },
+    voters: integers,
+    raft: { type: 'object', properties: { term: { type: 'integer' }, commit: { type: 'integer' }, applied: { type: 'integer' } } },
+    brokers: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['id', 'fenced'],
+        properties: {
+          id: { type: 'integer' },
+          host: { type: 'string' },
+          port: { type: 'integer' },
+          httpPort: { type: 'integer' },
+          kafka: { type: ['string', 'null'], description: "The Kafka listener's advertised host:port (null: none)" },
+          rack: { type: ['string', 'null'] },
+          brokerEpoch: { type: 'integer' },
+          fenced: { type: 'boolean' },
+          lastSeenMsAgo: { type: 'integer', description: '-1: not known' },
+        },
+      },
+    },
+    topics: { type: 'integer' },
+    partitions: { type: 'integer' },
+    underReplicated: { type: 'array', items: PartitionReplicas },
+    offline: { type: 'array', items: PartitionReplicas },
+    hosted: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          topic: { type: 'string' },
+          partition: { type: 'integer' },
+          topicId: { type: 'string' },
+          role: { type: 'string' },
+          leaderEpoch: { type: 'integer' },
+          logStartOffset: { type: 'integer' },
+          logEndOffset: { type: 'integer' },
+          highWatermark: { type: 'integer' },
+          sizeBytes: { type: 'integer', description: "Bytes of this replica's log on this broker" },
+          isr: integers,
+        },
+      },
+    },
+  },
+};
+
 export function registerClusterRoutes(router: Router, node: ClusterNode): void {
-  router.add('GET', '/cluster', async () => ({ status: 200, body: clusterStatus(node) }));
+  router.add(
+    'GET',
+    '/cluster',
+    {
+      operationId: 'describeCluster',
+      summary: "This broker's view of the cluster: controller, Raft state, brokers, under-replicated and offline partitions, the replicas it hosts",
+      responses: { 200: { description: 'The cluster as this broker sees it', schema: clusterView } },
+    },
+    async () => ({ status: 200, body: clusterStatus(node) }),
+  );
 }
 
 /** What /health and /metrics count in cluster mode: the cluster's topics, and the partition replicas this broker hosts. */

@@ -11,7 +11,9 @@ import type { BrokerConfig } from '../config/broker-config.js';
 import { validateTopicConfigs } from '../config/topic-config.js';
 import type { BrokerContext } from '../context.js';
 import type { HandlerMap, ResponseOf } from '../handlers/types.js';
+import { component } from '../http/route-spec.js';
 import type { Router } from '../http/router.js';
+import { groupParam, TopicName } from '../http/schemas.js';
 import type { ClusterNode } from '../cluster/cluster-node.js';
 import { ClusterGroups, type FindCoordinatorAnswer, type GroupsCluster } from './cluster-groups.js';
 import type { GroupCoordinator } from './group-coordinator.js';
@@ -238,10 +240,6 @@ export function groupHandlers(source: GroupHandlerSource): HandlerMap {
   };
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 /**
  * HTTP: GET /groups, GET /groups/{group} (members, assignment, committed
  * offsets, log end, lag), POST /groups/{group}/offsets (commit from outside
@@ -301,6 +299,50 @@ async function listGroupsOfCluster(
   return [...rows.values()].sort((x, y) => (x.group < y.group ? -1 : x.group > y.group ? 1 : 0));
 }
 
+/** HTTP: one committed offset of POST /groups/{group}/offsets. */
+const GroupOffset = component('GroupOffset', {
+  type: 'object',
+  required: ['topic', 'partition', 'offset'],
+  additionalProperties: false,
+  properties: { topic: TopicName, partition: { type: 'integer', minimum: 0 }, offset: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'The next record to read' }, metadata: { type: 'string' } },
+});
+
+const groupDetail = {
+  type: 'object',
+  required: ['group', 'state', 'members', 'offsets', 'total_lag'],
+  properties: {
+    group: { type: 'string' },
+    state: { type: 'string' },
+    protocol_type: { type: 'string' },
+    protocol: { type: 'string' },
+    generation: { type: 'integer' },
+    leader: { type: 'string' },
+    members: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { member_id: { type: 'string' }, group_instance_id: { type: ['string', 'null'] }, client_id: { type: 'string' }, client_host: { type: 'string' }, assignment: { type: 'array' } },
+      },
+    },
+    offsets: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          topic: { type: 'string' },
+          partition: { type: 'integer' },
+          committed_offset: { type: 'integer' },
+          log_end_offset: { type: ['integer', 'null'] },
+          lag: { type: ['integer', 'null'] },
+          metadata: { type: 'string' },
+          owner: { type: ['string', 'null'] },
+        },
+      },
+    },
+    total_lag: { type: 'integer' },
+  },
+};
+
 export interface GroupRouteOptions {
   /** Cluster mode: where a group is coordinated, for the error of a broker that does not. */
   locate?: (group: string) => string;
@@ -322,94 +364,143 @@ export function registerGroupRoutes(
     }
     return c;
   };
-  router.add('GET', '/groups', async (req) => {
-    const states = req.query.getAll('state');
-    if (listEverywhere) return { status: 200, body: await listEverywhere(states) };
-    const c = current();
-    if (!c) return { status: 200, body: [] };
-    const r = await c.listGroups({ statesFilter: states });
-    return { status: 200, body: r.groups!.map((g) => ({ group: g.groupId, state: g.state, protocol_type: g.protocolType })) };
-  });
-
-  router.add('GET', '/groups/{group}', async (req) => {
-    const s = need(req.params.group!).summarize(req.params.group!);
-    return {
-      status: 200,
-      body: {
-        group: s.groupId,
-        state: s.state,
-        protocol_type: s.protocolType,
-        protocol: s.protocol,
-        generation: s.generationId,
-        leader: s.leader,
-        members: s.members.map((m) => ({
-          member_id: m.memberId,
-          group_instance_id: m.groupInstanceId,
-          client_id: m.clientId,
-          client_host: m.clientHost,
-          assignment: m.assignment,
-        })),
-        offsets: s.offsets.map((o) => ({
-          topic: o.topic,
-          partition: o.partition,
-          committed_offset: o.committedOffset,
-          log_end_offset: o.logEndOffset,
-          lag: o.lag,
-          metadata: o.metadata,
-          owner: o.owner,
-        })),
-        total_lag: s.offsets.reduce((n, o) => n + (o.lag ?? 0), 0),
+  router.add(
+    'GET',
+    '/groups',
+    {
+      operationId: 'listGroups',
+      summary: 'List the consumer groups of the cluster (every broker is asked for the groups it coordinates)',
+      query: { state: { schema: { type: 'array', items: { type: 'string' } }, description: 'Only groups in these states (repeatable, any case)' } },
+      responses: {
+        200: {
+          description: 'The groups',
+          schema: { type: 'array', items: { type: 'object', required: ['group', 'state'], properties: { group: { type: 'string' }, state: { type: 'string' }, protocol_type: { type: 'string' } } } },
+        },
       },
-    };
-  });
+    },
+    async (req) => {
+      const states = (req.input.query.state as string[] | undefined) ?? [];
+      if (listEverywhere) return { status: 200, body: await listEverywhere(states) };
+      const c = current();
+      if (!c) return { status: 200, body: [] };
+      const r = await c.listGroups({ statesFilter: states });
+      return { status: 200, body: r.groups!.map((g) => ({ group: g.groupId, state: g.state, protocol_type: g.protocolType })) };
+    },
+  );
 
-  router.add('POST', '/groups/{group}/offsets', async (req) => {
-    const group = req.params.group!;
-    const body = await req.json();
-    if (!isObject(body)) throw new MqError('INVALID_REQUEST', 'the body must be {topic, partition, offset, metadata?} or {offsets: [...]}');
-    const list = Array.isArray(body.offsets) ? body.offsets : [body];
-    if (list.length === 0) throw new MqError('INVALID_REQUEST', '"offsets" is empty');
-    const byTopic = new Map<string, Array<{ partition: number; committedOffset: number; metadata: string; committedLeaderEpoch: number }>>();
-    for (const item of list) {
-      if (!isObject(item)) throw new MqError('INVALID_REQUEST', 'each offset must be an object {topic, partition, offset, metadata?}');
-      const { topic, partition, offset, metadata } = item;
-      if (typeof topic !== 'string' || topic === '') throw new MqError('INVALID_REQUEST', '"topic" must be a non-empty string');
-      if (typeof partition !== 'number' || !Number.isInteger(partition) || partition < 0) {
-        throw new MqError('INVALID_REQUEST', '"partition" must be an integer >= 0');
+  router.add(
+    'GET',
+    '/groups/{group}',
+    {
+      operationId: 'describeGroup',
+      summary: 'Describe a group coordinated by this broker: members, assignments, committed offsets and lag',
+      params: { group: groupParam },
+      responses: { 200: { description: 'The group', schema: groupDetail } },
+      errors: [404, 503],
+    },
+    async (req) => {
+      const s = need(req.params.group!).summarize(req.params.group!);
+      return {
+        status: 200,
+        body: {
+          group: s.groupId,
+          state: s.state,
+          protocol_type: s.protocolType,
+          protocol: s.protocol,
+          generation: s.generationId,
+          leader: s.leader,
+          members: s.members.map((m) => ({
+            member_id: m.memberId,
+            group_instance_id: m.groupInstanceId,
+            client_id: m.clientId,
+            client_host: m.clientHost,
+            assignment: m.assignment,
+          })),
+          offsets: s.offsets.map((o) => ({
+            topic: o.topic,
+            partition: o.partition,
+            committed_offset: o.committedOffset,
+            log_end_offset: o.logEndOffset,
+            lag: o.lag,
+            metadata: o.metadata,
+            owner: o.owner,
+          })),
+          total_lag: s.offsets.reduce((n, o) => n + (o.lag ?? 0), 0),
+        },
+      };
+    },
+  );
+
+  router.add(
+    'POST',
+    '/groups/{group}/offsets',
+    {
+      operationId: 'commitGroupOffsets',
+      summary: 'Commit offsets for a group from outside it (the group must be empty)',
+      params: { group: groupParam },
+      body: { required: true, schema: { oneOf: [GroupOffset, { type: 'object', required: ['offsets'], additionalProperties: false, properties: { offsets: { type: 'array', minItems: 1, items: GroupOffset } } }] } },
+      responses: {
+        200: {
+          description: 'Committed',
+          schema: {
+            type: 'object',
+            required: ['group', 'committed'],
+            properties: { group: { type: 'string' }, committed: { type: 'array', items: { type: 'object', properties: { topic: { type: 'string' }, partition: { type: 'integer' } } } } },
+          },
+        },
+      },
+      errors: [404, 409, 503],
+    },
+    async (req) => {
+      const group = req.params.group!;
+      type Offset = { topic: string; partition: number; offset: number; metadata?: string };
+      const body = req.input.body as Offset | { offsets: Offset[] };
+      const list = 'offsets' in body ? body.offsets : [body];
+      const byTopic = new Map<string, Array<{ partition: number; committedOffset: number; metadata: string; committedLeaderEpoch: number }>>();
+      for (const { topic, partition, offset, metadata } of list) {
+        let parts = byTopic.get(topic);
+        if (!parts) byTopic.set(topic, (parts = []));
+        parts.push({ partition, committedOffset: offset, metadata: metadata ?? '', committedLeaderEpoch: -1 });
       }
-      if (typeof offset !== 'number' || !Number.isSafeInteger(offset)) throw new MqError('INVALID_REQUEST', '"offset" must be an integer');
-      if (metadata !== undefined && typeof metadata !== 'string') throw new MqError('INVALID_REQUEST', '"metadata" must be a string');
-      let parts = byTopic.get(topic);
-      if (!parts) byTopic.set(topic, (parts = []));
-      parts.push({ partition, committedOffset: offset, metadata: metadata ?? '', committedLeaderEpoch: -1 });
-    }
-    const r = await need(group).offsetCommit({
-      groupId: group,
-      generationId: -1,
-      memberId: '',
-      topics: [...byTopic].map(([name, partitions]) => ({ name, partitions })),
-    });
-    const results = r.topics!.flatMap((t) =>
-      t.partitions!.map((p) => ({ topic: t.name!, partition: p.partition!, errorCode: p.errorCode ?? 0, errorMessage: p.errorMessage ?? '' })),
-    );
-    const failed = results.find((x) => x.errorCode !== 0);
-    if (failed) {
-      // One typed error for the whole request (the valid ones in it were stored; the body lists which).
-      const code = errorCodeFromNumber(failed.errorCode);
-      // As on every other route, a topic or partition that does not exist is not worth retrying.
-      throw new MqError(code, failed.errorMessage, {
-        ...(code === 'UNKNOWN_TOPIC_OR_PARTITION' ? { retriable: false } : {}),
-        results: results.map((x) => ({ topic: x.topic, partition: x.partition, error: x.errorCode ? errorCodeFromNumber(x.errorCode) : null })),
+      const r = await need(group).offsetCommit({
+        groupId: group,
+        generationId: -1,
+        memberId: '',
+        topics: [...byTopic].map(([name, partitions]) => ({ name, partitions })),
       });
-    }
-    return { status: 200, body: { group, committed: results.map((x) => ({ topic: x.topic, partition: x.partition })) } };
-  });
+      const results = r.topics!.flatMap((t) =>
+        t.partitions!.map((p) => ({ topic: t.name!, partition: p.partition!, errorCode: p.errorCode ?? 0, errorMessage: p.errorMessage ?? '' })),
+      );
+      const failed = results.find((x) => x.errorCode !== 0);
+      if (failed) {
+        // One typed error for the whole request (the valid ones in it were stored; the body lists which).
+        const code = errorCodeFromNumber(failed.errorCode);
+        // As on every other route, a topic or partition that does not exist is not worth retrying.
+        throw new MqError(code, failed.errorMessage, {
+          ...(code === 'UNKNOWN_TOPIC_OR_PARTITION' ? { retriable: false } : {}),
+          results: results.map((x) => ({ topic: x.topic, partition: x.partition, error: x.errorCode ? errorCodeFromNumber(x.errorCode) : null })),
+        });
+      }
+      return { status: 200, body: { group, committed: results.map((x) => ({ topic: x.topic, partition: x.partition })) } };
+    },
+  );
 
-  router.add('DELETE', '/groups/{group}', async (req) => {
-    const group = req.params.group!;
-    const r = (await need(group).deleteGroups({ groupIds: [group] })).results![0]!;
-    if (r.errorCode) throw new MqError(errorCodeFromNumber(r.errorCode), r.errorMessage ?? '');
-    return { status: 200, body: { group, deleted: true } };
-  });
+  router.add(
+    'DELETE',
+    '/groups/{group}',
+    {
+      operationId: 'deleteGroup',
+      summary: 'Delete an empty group and its committed offsets',
+      params: { group: groupParam },
+      responses: { 200: { description: 'Deleted', schema: { type: 'object', required: ['group', 'deleted'], properties: { group: { type: 'string' }, deleted: { const: true } } } } },
+      errors: [404, 409, 503],
+    },
+    async (req) => {
+      const group = req.params.group!;
+      const r = (await need(group).deleteGroups({ groupIds: [group] })).results![0]!;
+      if (r.errorCode) throw new MqError(errorCodeFromNumber(r.errorCode), r.errorMessage ?? '');
+      return { status: 200, body: { group, deleted: true } };
+    },
+  );
 }
 

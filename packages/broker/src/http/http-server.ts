@@ -1,6 +1,8 @@
 /**
  * The HTTP API listener (node:http): routing, JSON bodies with a size limit,
- * typed JSON errors, one log line per refusal. Browser hygiene before any
+ * each request checked by its route's validator (request-validator.ts) after
+ * authentication and before its handler, typed JSON errors, one log line
+ * per refusal. Browser hygiene before any
  * route runs: CORS for allowed origins (http.cors.allowed.origins, own
  * origin included) with answered preflights; a POST/PUT/PATCH/DELETE from
  * another origin is refused (403), and one with a body that is not
@@ -18,6 +20,7 @@ import { originVerdict, ownHttpOrigins, type OriginList } from '../server/origin
 import { refuseBadHead } from '../server/request-head.js';
 import { httpSessions } from '../security/http-auth.js';
 import type { Session } from '../security/session.js';
+import { isDocumented } from './route-spec.js';
 import { errorBody, httpStatusFor, type HttpRequest, type HttpResponse, type Method, type Router } from './router.js';
 
 export interface HttpServerOptions {
@@ -187,30 +190,24 @@ export class HttpServer {
         };
         res.setHeader('allow', match.allowed.join(', '));
       } else {
-        let bodyPromise: Promise<unknown> | undefined;
+        const { route, params } = match;
         const gone = new AbortController();
         res.once('close', () => {
           if (!res.writableFinished) gone.abort(new MqError('CONNECTION_CLOSED', 'the HTTP client went away'));
         });
+        // Who may call it first, then the body (only for a route that declares one) and the one validation.
+        const session = this.options.guard?.check(req, method, route.pattern, params);
+        const body = isDocumented(route.spec) && route.spec.body && hasBody(req) ? await this.readJson(req) : undefined;
         const request: HttpRequest = {
           signal: AbortSignal.any([gone.signal, this.closing.signal]),
           method: method as Method,
           path,
-          params: match.params,
+          params,
           query: url.searchParams,
           raw: req,
-          json: () =>
-            (bodyPromise ??= readBody(req, this.options.maxBodyBytes).then((buf) => {
-              if (buf.length === 0) throw new MqError('INVALID_REQUEST', 'the request needs a JSON body');
-              try {
-                return JSON.parse(buf.toString('utf8')) as unknown;
-              } catch (err) {
-                throw new MqError('INVALID_REQUEST', `the body is not valid JSON: ${(err as Error).message}`);
-              }
-            })),
+          input: route.validate ? route.validate({ params, query: url.searchParams, body }) : { params, query: {}, body: undefined },
         };
-        const session = this.options.guard?.check(req, method, match.pattern, match.params);
-        response = session ? await httpSessions.run(session, () => match.handler(request)) : await match.handler(request);
+        response = session ? await httpSessions.run(session, () => route.handler(request)) : await route.handler(request);
       }
     } catch (err) {
       const e = err instanceof Refusal ? err.error : toMqError(err);
@@ -225,6 +222,17 @@ export class HttpServer {
       if (status === 413 || err instanceof Refusal) res.setHeader('connection', 'close');
     }
     this.write(res, response);
+  }
+
+  /** The JSON body: undefined when empty, INVALID_REQUEST when not JSON, MESSAGE_TOO_LARGE over http.max.body.bytes. */
+  private async readJson(req: IncomingMessage): Promise<unknown> {
+    const buf = await readBody(req, this.options.maxBodyBytes);
+    if (buf.length === 0) return undefined;
+    try {
+      return JSON.parse(buf.toString('utf8')) as unknown;
+    } catch (err) {
+      throw new MqError('INVALID_REQUEST', `the body is not valid JSON: ${(err as Error).message}`);
+    }
   }
 
   /**

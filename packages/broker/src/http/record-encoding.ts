@@ -9,13 +9,6 @@ export type Encoding = 'text' | 'base64' | 'json';
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
-export function parseEncoding(v: unknown, where: string): Encoding {
-  if (v === undefined || v === null || v === 'text' || v === 'utf8' || v === 'utf-8') return 'text';
-  if (v === 'base64') return 'base64';
-  if (v === 'json') return 'json';
-  throw new MqError('INVALID_REQUEST', `${where}: encoding must be "text", "base64" or "json", got ${JSON.stringify(v)}`);
-}
-
 /** A key or value as stored: null stays null (a tombstone, a null key). */
 export function bytes(v: unknown, enc: Encoding, what: string): Buffer | null {
   if (v === null || v === undefined) return null;

@@ -1,24 +1,32 @@
 /**
  * A small HTTP router: `{name}` path parameters, JSON in and out, typed
  * errors turned into `{error: {code, message, retriable}}` with the matching
- * status. Route modules register themselves with `router.add(...)`, so new
- * route groups (consumer groups) plug in without touching the others.
+ * status. Route modules register themselves with `router.add(method,
+ * pattern, spec, handler)`: the spec (route-spec.ts) declares the route's
+ * parameters, body and answers once, for the request validator compiled here
+ * and for /openapi.json (openapi.ts).
  */
 import type { IncomingMessage } from 'node:http';
 import { MqError, type ErrorCode } from '@mq/protocol/errors';
+import { compileValidator, type RequestInput, type RequestValidator } from './request-validator.js';
+import { isDocumented, type RouteDeclaration } from './route-spec.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
 
 export interface HttpRequest {
   readonly method: Method;
   readonly path: string;
+  /** Decoded path parameters, as text. */
   readonly params: Readonly<Record<string, string>>;
   readonly query: URLSearchParams;
   readonly raw: IncomingMessage;
   /** Aborted when the client goes away before the answer is written, or the broker shuts down. */
   readonly signal: AbortSignal;
-  /** The parsed JSON body (INVALID_REQUEST when it is not JSON; MESSAGE_TOO_LARGE over the limit). */
-  json(): Promise<unknown>;
+  /**
+   * What the route's schemas validated: path and query values in their declared types with the declared
+   * defaults, and the JSON body (an optional object body left out reads as {}). Empty for an undocumented route.
+   */
+  readonly input: RequestInput;
 }
 
 export interface HttpResponse {
@@ -37,9 +45,10 @@ export interface Route {
   readonly method: Method;
   /** e.g. `/topics/{topic}/partitions/{partition}/records` */
   readonly pattern: string;
+  readonly spec: RouteDeclaration;
   readonly handler: RouteHandler;
-  /** False for routes that are not part of the API (the web console's files): left out of /openapi.json. */
-  readonly documented: boolean;
+  /** The spec's validator (compiled on first use); undefined for an undocumented route (the web console's files). */
+  readonly validate: RequestValidator | undefined;
 }
 
 interface Compiled extends Route {
@@ -48,14 +57,14 @@ interface Compiled extends Route {
 }
 
 export type RouteMatch =
-  | { kind: 'found'; handler: RouteHandler; params: Record<string, string>; pattern: string }
+  | { kind: 'found'; route: Route; params: Record<string, string> }
   | { kind: 'method-not-allowed'; allowed: Method[] }
   | { kind: 'not-found' };
 
 export class Router {
   private readonly routes: Compiled[] = [];
 
-  add(method: Method, pattern: string, handler: RouteHandler, options: { documented?: boolean } = {}): this {
+  add(method: Method, pattern: string, spec: RouteDeclaration, handler: RouteHandler): this {
     const names: string[] = [];
     const source = pattern
       .split('/')
@@ -68,7 +77,14 @@ export class Router {
         return seg.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
       })
       .join('/');
-    this.routes.push({ method, pattern, handler, documented: options.documented ?? true, regex: new RegExp(`^${source}/?$`), names });
+    if (isDocumented(spec)) {
+      const declared = Object.keys(spec.params ?? {}).sort().join(',');
+      if (declared !== [...names].sort().join(',')) throw new Error(`${method} ${pattern} declares path parameters [${declared}], its pattern has [${names.join(',')}]`);
+    }
+    // Compiled on the route's first request: ajv's code generation for every route would add about a second to start-up.
+    let compiled: RequestValidator | undefined;
+    const validate: RequestValidator | undefined = isDocumented(spec) ? (raw) => (compiled ??= compileValidator(spec))(raw) : undefined;
+    this.routes.push({ method, pattern, spec, handler, validate, regex: new RegExp(`^${source}/?$`), names });
     return this;
   }
 
@@ -91,7 +107,7 @@ export class Router {
       } catch {
         throw new MqError('INVALID_REQUEST', `path ${path} is not valid percent-encoding`);
       }
-      return { kind: 'found', handler: r.handler, params, pattern: r.pattern };
+      return { kind: 'found', route: r, params };
     }
     return allowed.length > 0 ? { kind: 'method-not-allowed', allowed } : { kind: 'not-found' };
   }

@@ -28,7 +28,15 @@ export async function startCountingBroker(dataDir: string): Promise<{ broker: Br
 
   const components: BrokerComponents = {
     openLog: async (dir, options) => counting(dir, await openLog(dir, options)),
-    routes: [(router) => router.add('GET', '/appended', async () => ({ status: 200, body: Object.fromEntries(appended) }))],
+    routes: [
+      (router) =>
+        router.add(
+          'GET',
+          '/appended',
+          { operationId: 'appended', summary: 'Records appended per partition', responses: { 200: { description: 'Counts by partition', schema: { type: 'object' } } } },
+          async () => ({ status: 200, body: Object.fromEntries(appended) }),
+        ),
+    ],
   };
   const broker = await startBroker({ dataDir, port: 0, httpPort: 0 }, components);
   return { broker, appended };

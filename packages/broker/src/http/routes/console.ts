@@ -41,8 +41,6 @@ export function registerConsoleRoutes(router: Router, dir: string = CONSOLE_DIR)
     text: 'the web console is not built into this broker (npm run build in packages/broker builds it into dist/console)\n',
   };
   const index = files.get('index.html') ?? missing;
-  router.add('GET', '/console', async () => index, { documented: false });
-  router.add('GET', '/console/{file}', async (req) => files.get(req.params.file ?? '') ?? (req.params.file === 'index.html' ? missing : { status: 404, text: 'no such file\n' }), {
-    documented: false,
-  });
+  router.add('GET', '/console', { documented: false }, async () => index);
+  router.add('GET', '/console/{file}', { documented: false }, async (req) => files.get(req.params.file ?? '') ?? (req.params.file === 'index.html' ? missing : { status: 404, text: 'no such file\n' }));
 }

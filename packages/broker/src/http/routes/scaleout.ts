@@ -8,16 +8,53 @@ import { MqError, errorCodeFromNumber } from '@mq/protocol/errors';
 import type { mq } from '@mq/protocol/wire';
 import type { Router } from '../router.js';
 import type { TopicBackend } from '../backends/types.js';
-import { partitionParam } from './topics.js';
+import { partitionParam, topicParam, TopicName } from '../schemas.js';
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-function int(v: unknown, what: string): number {
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw new MqError('INVALID_REQUEST', `${what} must be an integer >= 0`);
-  return v;
-}
+const brokerId = { type: 'integer', minimum: 0, maximum: 2147483647 };
+const brokerList = { type: 'array', items: brokerId };
+const partitionNumber = { type: 'integer', minimum: 0, maximum: 2147483647 };
+const partitionError = { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } };
+const partitionResults = {
+  type: 'array',
+  items: { type: 'object', required: ['topic', 'partition'], properties: { topic: { type: 'string' }, partition: { type: 'integer' }, error: partitionError } },
+};
+const reassignmentList = {
+  type: 'object',
+  required: ['reassignments'],
+  properties: {
+    reassignments: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['topic', 'partition', 'replicas', 'target_replicas', 'adding_replicas', 'removing_replicas', 'leader', 'isr'],
+        properties: {
+          topic: { type: 'string' },
+          partition: { type: 'integer' },
+          replicas: brokerList,
+          target_replicas: brokerList,
+          adding_replicas: brokerList,
+          removing_replicas: brokerList,
+          leader: { type: 'integer' },
+          isr: brokerList,
+          progress: {
+            type: 'object',
+            properties: {
+              leader_log_end_offset: { type: 'integer' },
+              leader_log_bytes: { type: 'integer' },
+              adding: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  properties: { broker: { type: 'integer' }, log_end_offset: { type: 'integer' }, offset_lag: { type: 'integer' }, bytes_behind: { type: 'integer' }, in_isr: { type: 'boolean' } },
+                },
+              },
+            },
+          },
+        },
+      },
+    },
+  },
+};
 
 function results(list: readonly mq.IPartitionResult[] | null | undefined) {
   return (list ?? []).map((r) => {
@@ -60,64 +97,153 @@ async function alter(backend: TopicBackend, partitions: { topic: string; partiti
 }
 
 export function registerScaleoutRoutes(router: Router, backend: TopicBackend): void {
-  router.add('GET', '/reassignments', async () => {
-    const me = backend.brokerId;
-    const r = await backend.request(me, 'listPartitionReassignments', { topics: [] });
-    const out = (r.reassignments ?? []).map((x) => ({ ...x }));
-    // The progress of a move is known to its partition's leader: ask each other leader once (best effort).
-    const leaders = [...new Set(out.filter((x) => !x.progressKnown && (x.leader ?? -1) >= 0 && x.leader !== me).map((x) => x.leader!))];
-    await Promise.all(
-      leaders.map(async (id) => {
-        const remote = await backend.request(id, 'listPartitionReassignments', { topics: [] }).catch(() => undefined);
-        for (const e of remote?.reassignments ?? []) {
-          const i = out.findIndex((x) => x.topic === e.topic && x.partition === e.partition && !x.progressKnown);
-          if (i >= 0 && e.progressKnown) out[i] = e;
-        }
-      }),
-    );
-    return { status: 200, body: { reassignments: out.map(reassignment) } };
-  });
+  router.add(
+    'GET',
+    '/reassignments',
+    {
+      operationId: 'listReassignments',
+      summary: "Partition reassignments in progress, with each move's progress from its partition's leader",
+      responses: { 200: { description: 'The moves in progress', schema: reassignmentList } },
+      errors: [503],
+    },
+    async () => {
+      const me = backend.brokerId;
+      const r = await backend.request(me, 'listPartitionReassignments', { topics: [] });
+      const out = (r.reassignments ?? []).map((x) => ({ ...x }));
+      // The progress of a move is known to its partition's leader: ask each other leader once (best effort).
+      const leaders = [...new Set(out.filter((x) => !x.progressKnown && (x.leader ?? -1) >= 0 && x.leader !== me).map((x) => x.leader!))];
+      await Promise.all(
+        leaders.map(async (id) => {
+          const remote = await backend.request(id, 'listPartitionReassignments', { topics: [] }).catch(() => undefined);
+          for (const e of remote?.reassignments ?? []) {
+            const i = out.findIndex((x) => x.topic === e.topic && x.partition === e.partition && !x.progressKnown);
+            if (i >= 0 && e.progressKnown) out[i] = e;
+          }
+        }),
+      );
+      return { status: 200, body: { reassignments: out.map(reassignment) } };
+    },
+  );
 
-  router.add('POST', '/reassignments', async (req) => {
-    const body = await req.json();
-    if (!isObject(body) || !Array.isArray(body.partitions) || body.partitions.length === 0) {
-      throw new MqError('INVALID_REQUEST', 'the body must be {partitions: [{topic, partition, replicas}], allow_replication_factor_change?}');
-    }
-    const partitions = body.partitions.map((p: unknown) => {
-      if (!isObject(p) || typeof p.topic !== 'string') throw new MqError('INVALID_REQUEST', 'each entry of partitions needs a topic, a partition and replicas (an array of broker ids, or null to cancel)');
-      if (p.replicas !== null && !Array.isArray(p.replicas)) throw new MqError('INVALID_REQUEST', `${p.topic}: replicas must be an array of broker ids, or null to cancel`);
-      return { topic: p.topic, partition: int(p.partition, 'partition'), replicas: p.replicas === null ? null : (p.replicas as unknown[]).map((x) => int(x, 'a replica')) };
-    });
-    return { status: 200, body: { results: await alter(backend, partitions, body.allow_replication_factor_change === true) } };
-  });
+  router.add(
+    'POST',
+    '/reassignments',
+    {
+      operationId: 'alterReassignments',
+      summary: 'Start (replicas: broker ids, preferred leader first) or cancel (replicas: null) partition reassignments',
+      description:
+        'New replicas follow the leader outside the ISR until they have caught up, then join it; the removed ones are dropped ' +
+        'and a removed leader hands over to the new set. Each partition is answered on its own (error: INVALID_REPLICA_ASSIGNMENT, ' +
+        'INVALID_REPLICATION_FACTOR unless allow_replication_factor_change, REASSIGNMENT_IN_PROGRESS, UNKNOWN_TOPIC_OR_PARTITION, ...).',
+      body: {
+        required: true,
+        schema: {
+          type: 'object',
+          required: ['partitions'],
+          additionalProperties: false,
+          properties: {
+            partitions: {
+              type: 'array',
+              minItems: 1,
+              items: {
+                type: 'object',
+                required: ['topic', 'partition', 'replicas'],
+                additionalProperties: false,
+                properties: { topic: TopicName, partition: partitionNumber, replicas: { type: ['array', 'null'], items: brokerId, description: 'Broker ids, preferred leader first; null cancels' } },
+              },
+            },
+            allow_replication_factor_change: { type: 'boolean', default: false },
+          },
+        },
+      },
+      responses: { 200: { description: 'One result per partition', schema: { type: 'object', required: ['results'], properties: { results: partitionResults } } } },
+      errors: [503],
+    },
+    async (req) => {
+      const body = req.input.body as { partitions: Array<{ topic: string; partition: number; replicas: number[] | null }>; allow_replication_factor_change: boolean };
+      return { status: 200, body: { results: await alter(backend, body.partitions, body.allow_replication_factor_change) } };
+    },
+  );
 
-  router.add('DELETE', '/topics/{topic}/partitions/{partition}/reassignment', async (req) => {
-    const [r] = await alter(backend, [{ topic: req.params.topic!, partition: partitionParam(req.params.partition), replicas: null }], false);
-    if (r?.error) throw new MqError(r.error.code, r.error.message, r.error.code === 'UNKNOWN_TOPIC_OR_PARTITION' ? { retriable: false } : {});
-    return { status: 200, body: { topic: req.params.topic!, partition: r?.partition ?? 0, cancelled: true } };
-  });
+  router.add(
+    'DELETE',
+    '/topics/{topic}/partitions/{partition}/reassignment',
+    {
+      operationId: 'cancelReassignment',
+      summary: "Cancel a partition's reassignment: its original replicas are restored",
+      params: { topic: topicParam, partition: partitionParam },
+      responses: {
+        200: {
+          description: 'Cancelled',
+          schema: { type: 'object', required: ['topic', 'partition', 'cancelled'], properties: { topic: { type: 'string' }, partition: { type: 'integer' }, cancelled: { const: true } } },
+        },
+      },
+      errors: [404, 503],
+    },
+    async (req) => {
+      const [r] = await alter(backend, [{ topic: req.params.topic!, partition: req.input.params.partition as number, replicas: null }], false);
+      if (r?.error) throw new MqError(r.error.code, r.error.message, r.error.code === 'UNKNOWN_TOPIC_OR_PARTITION' ? { retriable: false } : {});
+      return { status: 200, body: { topic: req.params.topic!, partition: r?.partition ?? 0, cancelled: true } };
+    },
+  );
 
-  router.add('POST', '/elect-leaders', async (req) => {
-    const body = (await req.json().catch(() => ({}))) ?? {};
-    if (!isObject(body)) throw new MqError('INVALID_REQUEST', 'the body must be {topics?: [{topic, partitions?}]}');
-    const topics = body.topics === undefined ? [] : body.topics;
-    if (!Array.isArray(topics)) throw new MqError('INVALID_REQUEST', '"topics" must be an array of {topic, partitions?}');
-    const wire = topics.map((t: unknown) => {
-      if (!isObject(t) || typeof t.topic !== 'string') throw new MqError('INVALID_REQUEST', 'each entry of topics needs a topic');
-      const ps = t.partitions === undefined ? [] : t.partitions;
-      if (!Array.isArray(ps)) throw new MqError('INVALID_REQUEST', `${t.topic}: partitions must be an array`);
-      return { name: t.topic, partitions: ps.map((p) => int(p, 'partition')) };
-    });
-    const r = await backend.request(backend.brokerId, 'electLeaders', { topics: wire, timeoutMs: 30_000 });
-    return { status: 200, body: { moved: r.moved ?? 0, results: results(r.results) } };
-  });
+  router.add(
+    'POST',
+    '/elect-leaders',
+    {
+      operationId: 'electLeaders',
+      summary: 'Preferred-leader election (every partition, or those named): leadership moves to the first replica where it is alive and in sync',
+      body: {
+        required: false,
+        schema: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            topics: {
+              type: 'array',
+              items: { type: 'object', required: ['topic'], additionalProperties: false, properties: { topic: TopicName, partitions: { type: 'array', items: partitionNumber, description: 'Default: every partition' } } },
+              description: 'Default: every topic',
+            },
+          },
+        },
+      },
+      responses: { 200: { description: 'Leaders moved', schema: { type: 'object', required: ['moved', 'results'], properties: { moved: { type: 'integer' }, results: partitionResults } } } },
+      errors: [503],
+    },
+    async (req) => {
+      const topics = (req.input.body as { topics?: Array<{ topic: string; partitions?: number[] }> }).topics ?? [];
+      const wire = topics.map((t) => ({ name: t.topic, partitions: t.partitions ?? [] }));
+      const r = await backend.request(backend.brokerId, 'electLeaders', { topics: wire, timeoutMs: 30_000 });
+      return { status: 200, body: { moved: r.moved ?? 0, results: results(r.results) } };
+    },
+  );
 
-  router.add('POST', '/brokers/{broker}/decommission', async (req) => {
-    const raw = req.params.broker!;
-    if (!/^\d{1,9}$/.test(raw)) throw new MqError('INVALID_REQUEST', `"${raw}" is not a broker id`);
-    const body = (await req.json().catch(() => ({}))) ?? {};
-    const cancel = isObject(body) && body.cancel === true;
-    const r = await backend.request(backend.brokerId, 'decommissionBroker', { brokerId: Number(raw), cancel, timeoutMs: 30_000 });
-    return { status: 200, body: { broker: Number(raw), cancelled: cancel, remaining_replicas: r.remainingReplicas ?? 0, moves: results(r.moves) } };
-  });
+  router.add(
+    'POST',
+    '/brokers/{broker}/decommission',
+    {
+      operationId: 'decommissionBroker',
+      summary: 'Move every replica off a broker (then it can be stopped); {cancel: true} undoes the mark',
+      description: "Refused (400 INVALID_REPLICATION_FACTOR, nothing changed) when the other live brokers cannot hold a partition's replication factor. Call again until remaining_replicas is 0.",
+      params: { broker: { schema: brokerId } },
+      body: { required: false, schema: { type: 'object', additionalProperties: false, properties: { cancel: { type: 'boolean', default: false } } } },
+      responses: {
+        200: {
+          description: 'Moves started',
+          schema: {
+            type: 'object',
+            required: ['broker', 'cancelled', 'remaining_replicas', 'moves'],
+            properties: { broker: { type: 'integer' }, cancelled: { type: 'boolean' }, remaining_replicas: { type: 'integer' }, moves: partitionResults },
+          },
+        },
+      },
+      errors: [503],
+    },
+    async (req) => {
+      const broker = req.input.params.broker as number;
+      const cancel = (req.input.body as { cancel: boolean }).cancel;
+      const r = await backend.request(backend.brokerId, 'decommissionBroker', { brokerId: broker, cancel, timeoutMs: 30_000 });
+      return { status: 200, body: { broker, cancelled: cancel, remaining_replicas: r.remainingReplicas ?? 0, moves: results(r.moves) } };
+    },
+  );
 }

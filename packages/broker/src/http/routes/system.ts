@@ -34,13 +34,47 @@ export interface SystemStats {
 
 export function registerSystemRoutes(router: Router, ctx: BrokerContext, stats: SystemStats): void {
   const view = stats.view;
-  router.add('GET', '/health', async () => ({
-    status: 200,
-    body: { status: 'ok', broker_id: ctx.brokerId, cluster_id: ctx.clusterId, topics: view.topicCount() },
-  }));
+  router.add(
+    'GET',
+    '/health',
+    {
+      operationId: 'health',
+      summary: '200 once the broker serves requests (503 while it starts or stops)',
+      auth: 'open',
+      responses: {
+        200: {
+          description: 'Serving',
+          schema: {
+            type: 'object',
+            required: ['status', 'broker_id', 'cluster_id', 'topics'],
+            properties: { status: { const: 'ok' }, broker_id: { type: 'integer' }, cluster_id: { type: 'string' }, topics: { type: 'integer' } },
+          },
+        },
+      },
+    },
+    async () => ({ status: 200, body: { status: 'ok', broker_id: ctx.brokerId, cluster_id: ctx.clusterId, topics: view.topicCount() } }),
+  );
 
-  router.add('GET', '/openapi.json', async () => ({ status: 200, body: openApiDocument(router) }));
+  router.add(
+    'GET',
+    '/openapi.json',
+    {
+      operationId: 'openapi',
+      summary: 'This document, built from the route table: the schemas here are the ones that validate requests',
+      responses: { 200: { description: 'OpenAPI 3.1', schema: { type: 'object', required: ['openapi', 'paths'], properties: { openapi: { const: '3.1.0' }, paths: { type: 'object' } } } } },
+    },
+    async () => ({ status: 200, body: openApiDocument(router.list(), { version: ctx.softwareVersion }) }),
+  );
 
   // Prometheus text exposition of the broker's registry (metrics/broker-metrics.ts, metrics/node-metrics.ts).
-  router.add('GET', '/metrics', async () => ({ status: 200, text: await ctx.metrics.render(), contentType: ctx.metrics.contentType }));
+  router.add(
+    'GET',
+    '/metrics',
+    {
+      operationId: 'metrics',
+      summary: 'Prometheus metrics',
+      responses: { 200: { description: 'Prometheus text format', contentType: 'text/plain', schema: { type: 'string' } } },
+    },
+    async () => ({ status: 200, text: await ctx.metrics.render(), contentType: ctx.metrics.contentType }),
+  );
 }

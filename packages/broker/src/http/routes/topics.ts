@@ -1,25 +1,10 @@
-/** HTTP topic routes: create, list, describe, delete, watermarks, over a TopicBackend. */
-import { MqError } from '@mq/protocol/errors';
+/** HTTP topic routes: create, list, describe, delete, watermarks, over a TopicBackend; each declares its schemas (route-spec.ts). */
 import type { BrokerContext } from '../../context.js';
+import { ERROR_CODE } from '../route-spec.js';
 import type { Router } from '../router.js';
+import { partitionParam, TopicDetail, TopicName, topicParam, TopicSummary } from '../schemas.js';
 import type { TopicBackend, TopicSummaryView, TopicView } from '../backends/types.js';
 import { refuseInternal } from '@mq/protocol/topic-name';
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/**
- * A count that may be left out (the broker's default); when given, at least 1 (0 is not "the default" here):
- * a non-integer is INVALID_REQUEST, one below 1 is `tooSmall` (INVALID_PARTITIONS, INVALID_REPLICATION_FACTOR).
- */
-function optionalCount(body: Record<string, unknown>, key: string, tooSmall: 'INVALID_PARTITIONS' | 'INVALID_REPLICATION_FACTOR'): number | undefined {
-  const v = body[key];
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'number' || !Number.isInteger(v)) throw new MqError('INVALID_REQUEST', `"${key}" must be an integer`);
-  if (v < 1) throw new MqError(tooSmall, `"${key}" must be at least 1 (leave it out for the broker's default), got ${v}`);
-  return v;
-}
 
 export function topicSummary(t: TopicSummaryView) {
   return { name: t.name, partition_count: t.partitionCount, replication_factor: t.replicationFactor };
@@ -46,46 +31,106 @@ export function topicDetail(t: TopicView) {
   };
 }
 
-/** Parses the `{partition}` path parameter. */
-export function partitionParam(raw: string | undefined): number {
-  if (raw === undefined || !/^\d{1,9}$/.test(raw)) {
-    throw new MqError('UNKNOWN_TOPIC_OR_PARTITION', `partition "${raw}" is not a partition number`, { retriable: false });
-  }
-  return Number(raw);
-}
+const createTopicBody = {
+  type: 'object',
+  required: ['name'],
+  additionalProperties: false,
+  properties: {
+    name: TopicName,
+    partition_count: { type: 'integer', minimum: 1, description: "Default: the broker's num.partitions", [ERROR_CODE]: 'INVALID_PARTITIONS' },
+    replication_factor: { type: 'integer', minimum: 1, description: 'Default: default.replication.factor; at most the number of brokers', [ERROR_CODE]: 'INVALID_REPLICATION_FACTOR' },
+    configs: {
+      type: 'object',
+      additionalProperties: { type: 'string' },
+      description:
+        'retention.ms, retention.bytes, segment.bytes, segment.ms, index.interval.bytes, cleanup.policy, max.message.bytes, ' +
+        'flush.policy (always|interval|os), flush.interval.ms, flush.interval.bytes, min.insync.replicas, message.timestamp.type',
+    },
+  },
+};
 
 export function registerTopicRoutes(router: Router, _ctx: BrokerContext, backend: TopicBackend): void {
-  router.add('POST', '/topics', async (req) => {
-    const body = await req.json();
-    if (!isObject(body)) throw new MqError('INVALID_REQUEST', 'the body must be an object {name, partition_count, replication_factor, configs}');
-    if (typeof body.name !== 'string') throw new MqError('INVALID_TOPIC', '"name" must be a string');
-    refuseInternal(body.name, 'create');
-    const configs = body.configs ?? {};
-    if (!isObject(configs)) throw new MqError('INVALID_CONFIG', '"configs" must be an object of string values');
-    const r = await backend.createTopic({
-      name: body.name,
-      numPartitions: optionalCount(body, 'partition_count', 'INVALID_PARTITIONS'),
-      replicationFactor: optionalCount(body, 'replication_factor', 'INVALID_REPLICATION_FACTOR'),
-      configs,
-    });
-    return { status: 201, body: { ...topicDetail(r.topic), ...(r.warning ? { warning: r.warning } : {}) } };
-  });
+  router.add(
+    'POST',
+    '/topics',
+    {
+      operationId: 'createTopic',
+      summary: 'Create a topic',
+      body: { required: true, schema: createTopicBody },
+      responses: { 201: { description: 'The topic was created', schema: TopicDetail } },
+      errors: [409, 503],
+    },
+    async (req) => {
+      const body = req.input.body as { name: string; partition_count?: number; replication_factor?: number; configs?: Record<string, string> };
+      refuseInternal(body.name, 'create');
+      const r = await backend.createTopic({ name: body.name, numPartitions: body.partition_count, replicationFactor: body.replication_factor, configs: body.configs ?? {} });
+      return { status: 201, body: { ...topicDetail(r.topic), ...(r.warning ? { warning: r.warning } : {}) } };
+    },
+  );
 
-  router.add('GET', '/topics', async (req) => {
-    const all = req.query.get('include_internal') === 'true';
-    return { status: 200, body: (await backend.listTopics()).filter((t) => all || !t.internal).map(topicSummary) };
-  });
+  router.add(
+    'GET',
+    '/topics',
+    {
+      operationId: 'listTopics',
+      summary: 'List topics (internal ones such as __consumer_offsets only with include_internal=true)',
+      query: { include_internal: { schema: { type: 'boolean', default: false } } },
+      responses: { 200: { description: 'Every topic', schema: { type: 'array', items: TopicSummary } } },
+    },
+    async (req) => {
+      const all = req.input.query.include_internal === true;
+      return { status: 200, body: (await backend.listTopics()).filter((t) => all || !t.internal).map(topicSummary) };
+    },
+  );
 
-  router.add('GET', '/topics/{topic}', async (req) => ({ status: 200, body: topicDetail(await backend.describeTopic(req.params.topic!)) }));
+  router.add(
+    'GET',
+    '/topics/{topic}',
+    {
+      operationId: 'describeTopic',
+      summary: 'Describe a topic: configs, partitions, leaders, replicas, ISR, watermarks',
+      params: { topic: topicParam },
+      responses: { 200: { description: 'The topic', schema: TopicDetail } },
+      errors: [404, 503],
+    },
+    async (req) => ({ status: 200, body: topicDetail(await backend.describeTopic(req.params.topic!)) }),
+  );
 
-  router.add('DELETE', '/topics/{topic}', async (req) => {
-    refuseInternal(req.params.topic!, 'delete');
-    const r = await backend.deleteTopic(req.params.topic!);
-    return { status: 200, body: { name: r.name, deleted: true, partition_count: r.partitionCount } };
-  });
+  router.add(
+    'DELETE',
+    '/topics/{topic}',
+    {
+      operationId: 'deleteTopic',
+      summary: 'Delete a topic and its data (not an internal topic: 400 INVALID_TOPIC)',
+      params: { topic: topicParam },
+      responses: {
+        200: {
+          description: 'The topic was deleted',
+          schema: { type: 'object', required: ['name', 'deleted', 'partition_count'], properties: { name: { type: 'string' }, deleted: { const: true }, partition_count: { type: 'integer' } } },
+        },
+      },
+      errors: [404, 503],
+    },
+    async (req) => {
+      refuseInternal(req.params.topic!, 'delete');
+      const r = await backend.deleteTopic(req.params.topic!);
+      return { status: 200, body: { name: r.name, deleted: true, partition_count: r.partitionCount } };
+    },
+  );
 
-  router.add('GET', '/topics/{topic}/partitions/{partition}/watermarks', async (req) => {
-    const w = await backend.watermarks(req.params.topic!, partitionParam(req.params.partition), req.signal);
-    return { status: 200, body: { low: w.low, high: w.high } };
-  });
+  router.add(
+    'GET',
+    '/topics/{topic}/partitions/{partition}/watermarks',
+    {
+      operationId: 'watermarks',
+      summary: 'Low (log start) and high (high watermark) offsets of a partition',
+      params: { topic: topicParam, partition: partitionParam },
+      responses: { 200: { description: 'Watermarks', schema: { type: 'object', required: ['low', 'high'], properties: { low: { type: 'integer' }, high: { type: 'integer' } } } } },
+      errors: [404, 503],
+    },
+    async (req) => {
+      const w = await backend.watermarks(req.params.topic!, req.input.params.partition as number, req.signal);
+      return { status: 200, body: { low: w.low, high: w.high } };
+    },
+  );
 }

@@ -7,18 +7,24 @@
  * connection.max.buffered.bytes. An unknown API or version is answered
  * UNSUPPORTED_VERSION (ApiVersions in its v0 form, as Kafka does); a frame
  * that does not decode closes this connection with one log line.
+ *
+ * With authentication.enabled, a connection without a principal (no login,
+ * no verified client certificate) may send only ApiVersions, SaslHandshake
+ * and SaslAuthenticate, one at a time; any other request closes it with one
+ * log line, as Kafka does, and so does a failed login once its answer is out.
  */
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { ApiVersionsApi, FetchApi, decodeRequest, encodeResponse, FrameSplitter, kafkaErrorCode, type RequestHeader } from '@mq/kafka-protocol';
+import { SaslAuthenticateApi, SaslHandshakeApi } from '@mq/kafka-protocol/messages';
 import { MqError } from '@mq/protocol/errors';
 import type { BrokerContext, ConnectionInfo, RequestContext } from '../context.js';
 import { toMqError } from '../errors.js';
 import { NO_RESPONSE, type HandlerMap } from '../handlers/types.js';
 import { newSession } from '../security/session.js';
-import { tlsPrincipal } from '../server/tls.js';
+import { isTlsSocket, tlsPrincipal } from '../server/tls.js';
 import { clientIdProblem } from '../request-limits.js';
-import type { AnyKafkaApi, KafkaCall, KafkaDoorView } from './types.js';
+import type { AnyKafkaApi, KafkaCall, KafkaDoorView, KafkaSaslState } from './types.js';
 import { kafkaCodeOf } from './errors.js';
 
 export interface KafkaConnectionLimits {
@@ -45,6 +51,8 @@ interface Slot {
 }
 
 const UNSUPPORTED_VERSION = kafkaErrorCode('UNSUPPORTED_VERSION');
+/** What a connection that must authenticate may send before it has. */
+const BEFORE_LOGIN: ReadonlySet<number> = new Set([ApiVersionsApi.key, SaslHandshakeApi.key, SaslAuthenticateApi.key]);
 
 /** Whether a request frame is a Fetch (its API key, the frame's first two bytes). */
 function isFetch(frame: Buffer): boolean {
@@ -63,6 +71,7 @@ export class KafkaConnection {
   private waitingForDrain = false;
   private idleWaiters: Array<() => void> = [];
   private readonly groupProtocols = new Map<string, string>();
+  private readonly sasl: KafkaSaslState = { mechanism: undefined };
   lastActivity: number;
   /** When the connection was accepted or its last complete frame arrived (for the stalled sweep). */
   private lastFrameAt: number;
@@ -73,13 +82,18 @@ export class KafkaConnection {
     private readonly socket: Socket,
     private readonly deps: KafkaConnectionDeps,
   ) {
-    this.info = { id, remote: `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`, clientId: '', signal: this.abort.signal, session: newSession(socket.remoteAddress, tlsPrincipal(socket)) };
+    this.info = { id, remote: `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`, clientId: '', signal: this.abort.signal, session: newSession(socket.remoteAddress, tlsPrincipal(socket), isTlsSocket(socket)) };
     this.splitter = new FrameSplitter(deps.limits.maxFrameBytes);
     this.lastActivity = this.lastFrameAt = Date.now();
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('error', (err: Error & { code?: string }) => deps.logger.debug({ conn: id, remote: this.info.remote, code: err.code, err: err.message }, 'kafka connection error'));
     socket.once('close', () => this.onClose());
+  }
+
+  /** Authentication is required and this connection has no principal yet. */
+  private get mustLogIn(): boolean {
+    return this.deps.door.sasl.required && this.info.session?.principal === undefined;
   }
 
   get requestsInFlight(): number {
@@ -108,6 +122,8 @@ export class KafkaConnection {
   private pump(): void {
     while (!this.closed && this.queue.length > 0 && this.inFlight < this.deps.limits.maxInFlight) {
       if (isFetch(this.queue[0]!) && this.fetchesInFlight >= this.deps.limits.maxFetchesInFlight) break;
+      // Before the login, one request at a time: one pipelined behind SaslAuthenticate is judged once the login is done.
+      if (this.inFlight > 0 && this.mustLogIn) break;
       this.start(this.queue.shift()!);
     }
     this.updateReading();
@@ -125,6 +141,10 @@ export class KafkaConnection {
   }
 
   private start(frame: Buffer): void {
+    if (this.mustLogIn && frame.length >= 2 && !BEFORE_LOGIN.has(frame.readInt16BE(0))) {
+      this.beforeLogin(frame.readInt16BE(0));
+      return;
+    }
     let header: RequestHeader | undefined;
     let unsupported = false;
     let decoded;
@@ -163,7 +183,8 @@ export class KafkaConnection {
       apiVersion: 0,
       logger: this.deps.logger,
     };
-    const call: KafkaCall = { version: h.apiVersion, ctx, core: this.deps.core, door: this.deps.door, groupProtocols: this.groupProtocols, afterWrite: (fn) => slot.after.push(fn) };
+    const call: KafkaCall = { version: h.apiVersion, ctx, core: this.deps.core, door: this.deps.door, groupProtocols: this.groupProtocols, sasl: this.sasl, afterWrite: (fn) => slot.after.push(fn) };
+    if (h.apiKey === SaslAuthenticateApi.key) slot.after.push(() => this.closeIfLoginFailed());
     this.deps.broker.metrics.request(`kafka.${api.name}`);
     let result: Promise<unknown>;
     try {
@@ -254,6 +275,22 @@ export class KafkaConnection {
         this.pump();
       });
     }
+  }
+
+  /** A request other than ApiVersions/SaslHandshake/SaslAuthenticate before the login: closed, as Kafka does. */
+  private beforeLogin(apiKey: number): void {
+    this.deps.broker.metrics.refusal('SASL_AUTHENTICATION_FAILED');
+    this.deps.logger.warn(
+      { conn: this.id, remote: this.info.remote, apiKey, code: 'SASL_AUTHENTICATION_FAILED' },
+      'kafka request before authentication: connection closed (authentication.enabled=true: log in with SaslHandshake and SaslAuthenticate first)',
+    );
+    this.close();
+  }
+
+  /** After a failed SaslAuthenticate (its answer written): Kafka closes the connection; the client logs in anew on another. */
+  private closeIfLoginFailed(): void {
+    const s = this.info.session;
+    if (s && s.saslEnded && s.principal === undefined) this.close();
   }
 
   private badFrame(err: unknown): void {

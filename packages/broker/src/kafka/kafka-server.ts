@@ -13,7 +13,7 @@ import { guard, guardedInterval } from '../guard.js';
 import type { HandlerMap } from '../handlers/types.js';
 import { servedKafkaApis } from './apis/index.js';
 import { KafkaConnection, type KafkaConnectionLimits } from './kafka-connection.js';
-import type { AnyKafkaApi, KafkaEndpoint } from './types.js';
+import type { AnyKafkaApi, KafkaEndpoint, KafkaSaslView } from './types.js';
 
 export interface KafkaServerOptions {
   host: string;
@@ -24,6 +24,8 @@ export interface KafkaServerOptions {
   limits: KafkaConnectionLimits;
   /** Serve Kafka over TLS (tls.cert.file, ...): Kafka's SSL security protocol; a verified client certificate names the principal. */
   tls?: TlsSettings | undefined;
+  /** SASL (SaslHandshake/SaslAuthenticate): the mechanisms offered and whether a connection must log in first. */
+  sasl: KafkaSaslView;
 }
 
 export class KafkaServer {
@@ -76,7 +78,7 @@ export class KafkaServer {
       broker: ctx,
       core: this.core,
       apis: this.apis,
-      door: { endpoint: this.endpoint, apiVersions: this.apiVersions },
+      door: { endpoint: this.endpoint, apiVersions: this.apiVersions, sasl: this.options.sasl },
       limits: this.options.limits,
       logger: this.logger,
     });

@@ -11,6 +11,7 @@ import type { BrokerConfig } from '../config/broker-config.js';
 import type { BrokerRegistration } from '../controller/types.js';
 import type { HandlerMap } from '../handlers/types.js';
 import type { TlsSettings } from '../server/tls.js';
+import type { Security } from '../security/security.js';
 import type { ParsedBrokerOptions } from '../options.js';
 import { KafkaServer } from './kafka-server.js';
 import type { KafkaEndpoint } from './types.js';
@@ -38,6 +39,7 @@ export async function startKafkaListener(
   advertisedHost: string,
   oneNode: boolean,
   logger: Logger,
+  security: Pick<Security, 'options' | 'mechanismsFor'>,
   tls?: TlsSettings,
 ): Promise<KafkaListener | undefined> {
   const configured = config.int('kafka.listener.port');
@@ -54,6 +56,7 @@ export async function startKafkaListener(
       idleMs: config.int('connections.max.idle.ms'),
       frameTimeoutMs: config.int('connection.frame.timeout.ms'),
       ...(tls ? { tls } : {}),
+      sasl: { required: security.options.authentication, mechanisms: (encrypted) => security.mechanismsFor(encrypted) },
       limits: {
         maxFrameBytes: config.int('max.frame.bytes'),
         maxInFlight: config.int('max.in.flight.requests.per.connection'),

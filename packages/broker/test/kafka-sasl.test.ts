@@ -5,8 +5,8 @@
  * the user the connection's principal, a request pipelined behind the last
  * step served as that principal, the order rules (SaslAuthenticate before
  * SaslHandshake, a second handshake), a failed login answered and then the
- * connection closed, PLAIN not offered on plaintext, and a raw (v0) token
- * refused by closing. Real clients (kafkajs, kcat) are in e2e/kafka-sasl.test.ts.
+ * connection closed, PLAIN not offered on plaintext, and the pre-KIP-152
+ * framing (bare tokens after a SaslHandshake v0). Real clients (kafkajs, kcat) are in e2e/kafka-sasl.test.ts.
  */
 import { encodeBatchSync } from '@mq/protocol/batch';
 import { ApiVersionsApi, CreateTopicsApi, MetadataApi, decodeResponse, encodeRequest } from '@mq/kafka-protocol';
@@ -23,6 +23,14 @@ const TOPIC = 'ksasl-wire';
 function upsert(user: string, password: string, mechanism: ScramMechanism) {
   const c = scramCredential(mechanism, password, { iterations: 4096 });
   return { alterUserScramCredentials: { upsertions: [{ user, mechanism, iterations: c.iterations, salt: c.salt, storedKey: c.storedKey, serverKey: c.serverKey }] } };
+}
+
+/** `bytes` with its 4-byte size before it (a bare SASL token frame). */
+function sized(bytes: Buffer): Buffer {
+  const out = Buffer.alloc(4 + bytes.length);
+  out.writeInt32BE(bytes.length, 0);
+  bytes.copy(out, 4);
+  return out;
 }
 
 /** SaslHandshake v1 for `mechanism`, then the two SCRAM steps; returns the last answer. */
@@ -135,18 +143,35 @@ describe('SASL on the Kafka listener, at the wire level', () => {
     expect(lines(/^authentication failed$/).slice(before).map((l) => l.user)).toEqual(['bob', 'nobody']);
   });
 
-  it('before the login, any other request (or a raw v0 token) closes the connection with one log line; nothing is created', async () => {
+  it('SaslHandshake v0 then bare tokens (the pre-KIP-152 framing): a SCRAM login, then requests as that principal; a wrong password closes without an answer', async () => {
+    const k = await connect();
+    expect(await k.request(SaslHandshakeApi, 0, { mechanism: 'SCRAM-SHA-256' })).toEqual({ errorCode: 0, mechanisms: ['SCRAM-SHA-256', 'SCRAM-SHA-512'] });
+    const scram = new ScramClient('SCRAM-SHA-256', 'admin', 'admin-pw');
+    k.sendRaw(sized(Buffer.from(scram.first())));
+    const serverFirst = (await k.nextFrame())!;
+    k.sendRaw(sized(Buffer.from(scram.final(serverFirst))));
+    const serverFinal = (await k.nextFrame())!;
+    expect(() => scram.verify(serverFinal)).not.toThrow();
+    expect((await k.request(MetadataApi, 1, { topics: [{ name: TOPIC }] })).topics[0]!.errorCode).toBe(0);
+
+    const before = lines(/^authentication failed$/).length;
+    const bad = await connect();
+    await bad.request(SaslHandshakeApi, 0, { mechanism: 'SCRAM-SHA-256' });
+    const guess = new ScramClient('SCRAM-SHA-256', 'admin', 'guess');
+    bad.sendRaw(sized(Buffer.from(guess.first())));
+    bad.sendRaw(sized(Buffer.from(guess.final((await bad.nextFrame())!))));
+    expect(await bad.nextFrame()).toBeUndefined();
+    expect(lines(/^authentication failed$/).length).toBe(before + 1);
+  });
+
+  it('before the login, any other request (or a bare token after a v1 handshake) closes the connection with one log line; nothing is created', async () => {
     const before = lines(/^kafka request before authentication/).length;
     const k = await connect();
     await expect(k.request(CreateTopicsApi, 4, { topics: [{ name: 'ksasl-never', numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 5000, validateOnly: false })).rejects.toThrow(/connection closed/);
-    // After a v0 SaslHandshake a pre-KIP-152 client sends its token without a Kafka header: not served, closed.
+    // A bare SASL token after a v1 handshake (it is no Kafka request): closed.
     const raw = await connect();
-    expect((await raw.request(SaslHandshakeApi, 0, { mechanism: 'SCRAM-SHA-256' })).errorCode).toBe(0);
-    const token = Buffer.from('n,,n=bob,r=abc');
-    const framed = Buffer.alloc(4 + token.length);
-    framed.writeInt32BE(token.length, 0);
-    token.copy(framed, 4);
-    raw.sendRaw(framed);
+    expect((await raw.request(SaslHandshakeApi, 1, { mechanism: 'SCRAM-SHA-256' })).errorCode).toBe(0);
+    raw.sendRaw(sized(Buffer.from('n,,n=bob,r=abc')));
     await raw.closed;
     await waitFor(() => lines(/^kafka request before authentication/).length === before + 2 || undefined);
     const admin = await connect();

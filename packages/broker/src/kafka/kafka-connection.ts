@@ -71,7 +71,7 @@ export class KafkaConnection {
   private waitingForDrain = false;
   private idleWaiters: Array<() => void> = [];
   private readonly groupProtocols = new Map<string, string>();
-  private readonly sasl: KafkaSaslState = { mechanism: undefined };
+  private readonly sasl: KafkaSaslState = { mechanism: undefined, rawTokens: false };
   lastActivity: number;
   /** When the connection was accepted or its last complete frame arrived (for the stalled sweep). */
   private lastFrameAt: number;
@@ -140,7 +140,21 @@ export class KafkaConnection {
     else if (!pause && this.socket.isPaused()) this.socket.resume();
   }
 
+  private requestContext(): RequestContext {
+    return {
+      broker: this.deps.broker,
+      connection: this.info,
+      // The core's version semantics are mq's: a Kafka answer carries what an mq v0 answer does (one base offset per partition).
+      apiVersion: 0,
+      logger: this.deps.logger,
+    };
+  }
+
   private start(frame: Buffer): void {
+    if (this.sasl.rawTokens) {
+      this.rawToken(frame);
+      return;
+    }
     if (this.mustLogIn && frame.length >= 2 && !BEFORE_LOGIN.has(frame.readInt16BE(0))) {
       this.beforeLogin(frame.readInt16BE(0));
       return;
@@ -176,13 +190,7 @@ export class KafkaConnection {
     this.inFlight++;
     const fetch = h.apiKey === FetchApi.key;
     if (fetch) this.fetchesInFlight++;
-    const ctx: RequestContext = {
-      broker: this.deps.broker,
-      connection: this.info,
-      // The core's version semantics are mq's: a Kafka answer carries what an mq v0 answer does (one base offset per partition).
-      apiVersion: 0,
-      logger: this.deps.logger,
-    };
+    const ctx = this.requestContext();
     const call: KafkaCall = { version: h.apiVersion, ctx, core: this.deps.core, door: this.deps.door, groupProtocols: this.groupProtocols, sasl: this.sasl, afterWrite: (fn) => slot.after.push(fn) };
     if (h.apiKey === SaslAuthenticateApi.key) slot.after.push(() => this.closeIfLoginFailed());
     this.deps.broker.metrics.request(`kafka.${api.name}`);
@@ -275,6 +283,44 @@ export class KafkaConnection {
         this.pump();
       });
     }
+  }
+
+  /**
+   * A SASL token in the pre-KIP-152 framing (after a SaslHandshake v0): the
+   * frame is the token itself, no Kafka header, and so is the answer. It runs
+   * the same core step as SaslAuthenticate; a failure (its audit line written
+   * by the core) closes the connection without an answer, as Kafka does.
+   */
+  private rawToken(frame: Buffer): void {
+    const slot: Slot = { parts: undefined, after: [] };
+    this.slots.push(slot);
+    this.inFlight++;
+    const login = this.deps.core.saslAuthenticate;
+    Promise.resolve()
+      .then(() => {
+        if (!login) throw new MqError('UNSUPPORTED_SASL_MECHANISM', 'this listener does not authenticate');
+        return login({ mechanism: this.sasl.mechanism ?? '', authBytes: frame }, this.requestContext());
+      })
+      .then(
+        (r) => {
+          const token = r === NO_RESPONSE || !r.authBytes ? Buffer.alloc(0) : Buffer.from(r.authBytes.buffer, r.authBytes.byteOffset, r.authBytes.byteLength);
+          const size = Buffer.alloc(4);
+          size.writeInt32BE(token.length, 0);
+          slot.parts = [size, token];
+          if (this.info.session?.principal !== undefined) this.sasl.rawTokens = false;
+        },
+        (err: unknown) => {
+          const e = toMqError(err);
+          if (!e.audited) this.deps.logger.warn({ conn: this.id, remote: this.info.remote, code: e.code, err: e.message }, 'kafka SASL token refused: connection closed');
+          slot.parts = null;
+          this.close();
+        },
+      )
+      .finally(() => {
+        this.inFlight--;
+        this.flush();
+        this.pump();
+      });
   }
 
   /** A request other than ApiVersions/SaslHandshake/SaslAuthenticate before the login: closed, as Kafka does. */

@@ -27,6 +27,8 @@ export interface KafkaSaslView {
 /** The SASL exchange of one Kafka connection: SaslHandshake picks the mechanism its SaslAuthenticate steps use. */
 export interface KafkaSaslState {
   mechanism: string | undefined;
+  /** After a SaslHandshake v0: the next frames are bare SASL tokens (the pre-KIP-152 framing) until the login is done. */
+  rawTokens: boolean;
 }
 
 /** What an adapter may use besides the core handlers. */

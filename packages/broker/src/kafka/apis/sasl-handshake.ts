@@ -3,7 +3,8 @@
  * connection may use (the enabled SCRAM ones, and PLAIN only over TLS, as
  * Kafka's sasl.enabled.mechanisms per listener). An unknown or refused one is
  * UNSUPPORTED_SASL_MECHANISM with one log line saying why (the answer has no
- * message field). The chosen mechanism is what SaslAuthenticate then runs.
+ * message field). The chosen mechanism is what SaslAuthenticate then runs
+ * (v1), or the bare tokens that follow a v0 handshake (kafka-connection.ts).
  */
 import { MqError } from '@mq/protocol/errors';
 import { SaslHandshakeApi, type SaslHandshakeRequest, type SaslHandshakeResponse } from '@mq/kafka-protocol/messages';
@@ -35,6 +36,8 @@ export const saslHandshake: KafkaApi<SaslHandshakeRequest, SaslHandshakeResponse
       return { errorCode: UNSUPPORTED_SASL_MECHANISM, mechanisms: enabled };
     }
     call.sasl.mechanism = mechanism;
+    // v0: the client sends its tokens bare next (no SaslAuthenticate), as before KIP-152.
+    if (call.version === 0) call.sasl.rawTokens = true;
     return { errorCode: 0, mechanisms: enabled };
   },
   refused: (_req, code) => ({ errorCode: code, mechanisms: [] }),

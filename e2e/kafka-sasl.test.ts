@@ -207,7 +207,7 @@ describe('SASL on the Kafka listener (plaintext)', () => {
     const err = await rejection(kafkaClient(s, { mechanism: 'plain', ...ALICE }).admin().connect());
     expect(err.name).toBe('KafkaJSProtocolError');
     expect(err.type).toBe('UNSUPPORTED_SASL_MECHANISM');
-    const line = await waitFor(() => logLines(s.broker).find((l) => typeof l.msg === 'string' && l.msg.startsWith('kafka SaslHandshake refused')), { message: 'the refusal line' });
+    const line = (await waitFor(() => logLines(s.broker).find((l) => typeof l.msg === 'string' && l.msg.startsWith('kafka SaslHandshake refused')), { message: 'the refusal line' }))!;
     expect(line.msg).toMatch(/PLAIN sends the password itself: accepted only over TLS/);
     expect(line.enabled).toEqual(['SCRAM-SHA-256', 'SCRAM-SHA-512']);
   });

@@ -32,7 +32,7 @@ import {
   Writer,
   encodeRequest,
 } from '@mq/kafka-protocol';
-import { writeConsumerProtocolSubscription } from '@mq/kafka-protocol/messages';
+import { SaslAuthenticateApi, SaslHandshakeApi, writeConsumerProtocolSubscription } from '@mq/kafka-protocol/messages';
 import { encodeBatchSync } from '@mq/protocol/batch';
 
 function subscription(topics) {
@@ -73,6 +73,9 @@ function bodies() {
     [DeleteRecordsApi, { topics: [{ name: 'fzk-t2', partitions: [{ partitionIndex: 0, offset: 1 }] }], timeoutMs: 5000 }],
     [InitProducerIdApi, { transactionalId: null, transactionTimeoutMs: 1000 }],
     [DescribeClusterApi, {}],
+    // SASL: a handshake (v0 turns the connection to bare tokens) and a SCRAM client-first.
+    [SaslHandshakeApi, { mechanism: 'SCRAM-SHA-256' }],
+    [SaslAuthenticateApi, { authBytes: Buffer.from('n,,n=fzk-user,r=fuzznonce') }],
   ];
 }
 

@@ -10,7 +10,8 @@
  * - a client that does not log in: its first request past ApiVersions closes
  *   the connection, with one log line; nothing was created;
  * - PLAIN over plaintext refused (UNSUPPORTED_SASL_MECHANISM, one log line
- *   saying why); PLAIN over TLS works (a second broker with a certificate);
+ *   saying why); PLAIN over TLS works (a second broker with a certificate),
+ *   from kafkajs and from kcat (SASL_SSL);
  * - kcat with SCRAM-SHA-256 produces and reads back, and fails on a wrong
  *   password.
  */
@@ -286,5 +287,22 @@ describe('SASL PLAIN on the Kafka listener over TLS', () => {
     expect(wrong.name).toBe('KafkaJSSASLAuthenticationError');
     await waitFor(() => failures().length === before + 1, { message: 'one audit line' });
     expect(failures()[before]!.mechanism).toBe('PLAIN');
+  }, 60_000);
+
+  it('kcat (librdkafka) over SASL_SSL with PLAIN reads what kafkajs wrote', async () => {
+    const topic = uniqueName('ksasl-kcat-plain');
+    await asAdmin(s, async (c) => {
+      await c.admin().createTopic(topic, { numPartitions: 1 });
+      await c.admin().createAcls([allow('User:alice', 'topic', topic, 'write'), allow('User:alice', 'topic', topic, 'read')]);
+    });
+    const producer = kafkaClient(s, { mechanism: 'plain', ...ALICE }, { ssl: { ca: [ca.toString('utf8')], servername: 'localhost' } }).producer();
+    await producer.connect();
+    await producer.send({ topic, messages: [{ key: 'x', value: 'from kafkajs' }] });
+    await producer.disconnect();
+    const args = ['-b', `localhost:${s.kafkaPort}`, '-X', 'security.protocol=SASL_SSL', '-X', `ssl.ca.location=${path.join(dir, 'ca.pem')}`, '-X', 'sasl.mechanisms=PLAIN', '-X', `sasl.username=${ALICE.username}`];
+    const read = await kcat([...args, '-X', `sasl.password=${ALICE.password}`, '-C', '-t', topic, '-o', 'beginning', '-e', '-f', '%k=%s\\n']);
+    expect(read.stdout.trim()).toBe('x=from kafkajs');
+    const wrong = await kcat([...args, '-X', 'sasl.password=guess', '-L', '-m', '3'], undefined, 15_000);
+    expect(wrong.code).not.toBe(0);
   }, 60_000);
 });

@@ -296,6 +296,7 @@ export class KafkaConnection {
     this.slots.push(slot);
     this.inFlight++;
     const login = this.deps.core.saslAuthenticate;
+    this.deps.broker.metrics.request('kafka.SaslAuthenticate');
     Promise.resolve()
       .then(() => {
         if (!login) throw new MqError('UNSUPPORTED_SASL_MECHANISM', 'this listener does not authenticate');

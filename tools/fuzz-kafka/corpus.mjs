@@ -32,7 +32,7 @@ import {
   Writer,
   encodeRequest,
 } from '@mq/kafka-protocol';
-import { DescribeClientQuotasApi, writeConsumerProtocolSubscription } from '@mq/kafka-protocol/messages';
+import { DescribeClientQuotasApi, SaslAuthenticateApi, SaslHandshakeApi, writeConsumerProtocolSubscription } from '@mq/kafka-protocol/messages';
 import { encodeBatchSync } from '@mq/protocol/batch';
 
 function subscription(topics) {
@@ -75,6 +75,9 @@ function bodies() {
     [DescribeClusterApi, {}],
     // ---- quotas: read-only (a mutated AlterClientQuotas could set a <default> quota that throttles the steady client)
     [DescribeClientQuotasApi, { components: [{ entityType: 'client-id', matchType: 0, match: 'fzk-c1' }, { entityType: 'user', matchType: 1, match: null }], strict: false }],
+    // SASL: a handshake (v0 turns the connection to bare tokens) and a SCRAM client-first.
+    [SaslHandshakeApi, { mechanism: 'SCRAM-SHA-256' }],
+    [SaslAuthenticateApi, { authBytes: Buffer.from('n,,n=fzk-user,r=fuzznonce') }],
   ];
 }
 

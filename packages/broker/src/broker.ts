@@ -219,7 +219,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     const interBrokerPort = await interBroker?.listen();
     if (interBroker) cleanups.push(() => interBroker.close(0));
     // The Kafka-protocol listener: the client listener's handlers behind Kafka's wire format (kafka/).
-    const kafka = cluster.roles.broker ? await startKafkaListener(opts, config, clientHandlers, cluster.controller.metadata, advertised, cluster.oneNode, log, tls, connectionQuotas) : undefined;
+    const kafka = cluster.roles.broker ? await startKafkaListener(opts, config, clientHandlers, cluster.controller.metadata, advertised, cluster.oneNode, log, security, tls, connectionQuotas) : undefined;
     if (kafka) cleanups.push(() => kafka.server.close(0));
     const router = new Router();
     const http = new HttpServer(

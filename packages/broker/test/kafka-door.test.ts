@@ -24,6 +24,7 @@ const ADVERTISED = [
   [14, 0, 3], // SyncGroup
   [15, 0, 5], // DescribeGroups
   [16, 0, 3], // ListGroups
+  [17, 0, 1], // SaslHandshake
   [18, 0, 3], // ApiVersions
   [19, 0, 4], // CreateTopics
   [20, 0, 4], // DeleteTopics
@@ -36,6 +37,7 @@ const ADVERTISED = [
   [28, 0, 3], // TxnOffsetCommit
   [32, 0, 2], // DescribeConfigs
   [33, 0, 1], // AlterConfigs
+  [36, 0, 2], // SaslAuthenticate
   [37, 0, 2], // CreatePartitions
   [42, 0, 2], // DeleteGroups
   [44, 0, 1], // IncrementalAlterConfigs

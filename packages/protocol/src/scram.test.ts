@@ -1,3 +1,4 @@
+import { createHash, createHmac, pbkdf2Sync } from 'node:crypto';
 import { MqError } from './errors.js';
 import { SCRAM_SHA1_FOR_TESTS, ScramClient, ScramServer, decodeSaslName, encodeSaslName, scramCredential, unknownUserCredentials, type ScramCredential } from './scram.js';
 
@@ -71,6 +72,29 @@ describe('SCRAM', () => {
     const first = new ScramServer('SCRAM-SHA-256', lookup, { unknownUser });
     const clientFinal = client.final(first.first(clientFirst));
     first.final(clientFinal);
+    const again = new ScramServer('SCRAM-SHA-256', lookup, { unknownUser });
+    again.first(clientFirst);
+    expect(captureError(() => again.final(clientFinal)).message).toMatch(/nonce mismatch/);
+  });
+
+  it("librdkafka's client-final (its client nonce again before the whole nonce, as kcat sends it) logs in; a replay of it does not", () => {
+    const cred = scramCredential('SCRAM-SHA-256', 'pw', { iterations: 4096 });
+    const lookup = () => cred;
+    const unknownUser = unknownUserCredentials('SCRAM-SHA-256');
+    const cnonce = 'librdkafkaNonce';
+    const clientFirst = `n,,n=alice,r=${cnonce}`;
+    /** The client-final librdkafka 2.x builds: c=biws,r=<cnonce><server's r>, with the proof over that message. */
+    const rdkafkaFinal = (serverFirst: string) => {
+      const withoutProof = `c=biws,r=${cnonce}${/^r=([^,]+)/.exec(serverFirst)![1]}`;
+      const sp = pbkdf2Sync('pw', cred.salt, 4096, 32, 'sha256');
+      const clientKey = createHmac('sha256', sp).update('Client Key').digest();
+      const storedKey = createHash('sha256').update(clientKey).digest();
+      const signature = createHmac('sha256', storedKey).update(`n=alice,r=${cnonce},${serverFirst},${withoutProof}`).digest();
+      return `${withoutProof},p=${Buffer.from(clientKey.map((b, i) => b ^ signature[i]!)).toString('base64')}`;
+    };
+    const server = new ScramServer('SCRAM-SHA-256', lookup, { unknownUser });
+    const clientFinal = rdkafkaFinal(server.first(clientFirst));
+    expect(server.final(clientFinal).user).toBe('alice');
     const again = new ScramServer('SCRAM-SHA-256', lookup, { unknownUser });
     again.first(clientFirst);
     expect(captureError(() => again.final(clientFinal)).message).toMatch(/nonce mismatch/);

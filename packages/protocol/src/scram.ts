@@ -178,6 +178,7 @@ export class ScramServer {
   private known = false;
   private authMessagePrefix = '';
   private nonce = '';
+  private clientNonce = '';
 
   constructor(
     readonly mechanism: ScramMechanism,
@@ -212,6 +213,7 @@ export class ScramServer {
     const cred = found !== undefined && found.mechanism === this.mechanism ? found : standIn;
     this.known = cred === found;
     this.credential = cred;
+    this.clientNonce = r[1];
     this.nonce = r[1] + (this.options.nonce ?? newNonce());
     const serverFirst = `r=${this.nonce},s=${cred.salt.toString('base64')},i=${cred.iterations}`;
     this.authMessagePrefix = `${bare},${serverFirst}`;
@@ -231,7 +233,9 @@ export class ScramServer {
     // Only "n,," / "y,," gs2 headers (no channel binding); an authzid was checked to be the user.
     const gs2 = Buffer.from(c[1], 'base64').toString('utf8');
     if (!/^[ny],(a=[^,]*)?,$/.test(gs2)) throw fail('SCRAM channel binding is not supported');
-    if (r[1] !== this.nonce) throw fail('SCRAM nonce mismatch (a replayed or foreign message)');
+    // librdkafka's builtin SCRAM (kcat, confluent-kafka-*) sends its client nonce again before the whole
+    // nonce; Apache Kafka accepts it, and so does this: the proof covers the message as sent either way.
+    if (r[1] !== this.nonce && r[1] !== this.clientNonce + this.nonce) throw fail('SCRAM nonce mismatch (a replayed or foreign message)');
     const cred = this.credential!;
     const withoutProof = clientFinal.slice(0, clientFinal.lastIndexOf(',p='));
     const authMessage = `${this.authMessagePrefix},${withoutProof}`;

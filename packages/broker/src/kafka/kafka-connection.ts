@@ -7,18 +7,24 @@
  * connection.max.buffered.bytes. An unknown API or version is answered
  * UNSUPPORTED_VERSION (ApiVersions in its v0 form, as Kafka does); a frame
  * that does not decode closes this connection with one log line.
+ *
+ * With authentication.enabled, a connection without a principal (no login,
+ * no verified client certificate) may send only ApiVersions, SaslHandshake
+ * and SaslAuthenticate, one at a time; any other request closes it with one
+ * log line, as Kafka does, and so does a failed login once its answer is out.
  */
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { ApiVersionsApi, FetchApi, decodeRequest, encodeResponse, FrameSplitter, kafkaErrorCode, type RequestHeader } from '@mq/kafka-protocol';
+import { SaslAuthenticateApi, SaslHandshakeApi } from '@mq/kafka-protocol/messages';
 import { MqError } from '@mq/protocol/errors';
 import type { BrokerContext, ConnectionInfo, RequestContext } from '../context.js';
 import { toMqError } from '../errors.js';
 import { NO_RESPONSE, type HandlerMap } from '../handlers/types.js';
 import { newSession } from '../security/session.js';
-import { tlsPrincipal } from '../server/tls.js';
+import { isTlsSocket, tlsPrincipal } from '../server/tls.js';
 import { clientIdProblem } from '../request-limits.js';
-import type { AnyKafkaApi, KafkaCall, KafkaDoorView } from './types.js';
+import type { AnyKafkaApi, KafkaCall, KafkaDoorView, KafkaSaslState } from './types.js';
 import { kafkaCodeOf } from './errors.js';
 import type { ConnectionQuotas } from '../quota/connection-limits.js';
 
@@ -48,6 +54,8 @@ interface Slot {
 }
 
 const UNSUPPORTED_VERSION = kafkaErrorCode('UNSUPPORTED_VERSION');
+/** What a connection that must authenticate may send before it has. */
+const BEFORE_LOGIN: ReadonlySet<number> = new Set([ApiVersionsApi.key, SaslHandshakeApi.key, SaslAuthenticateApi.key]);
 
 /** Whether a request frame is a Fetch (its API key, the frame's first two bytes). */
 function isFetch(frame: Buffer): boolean {
@@ -66,6 +74,7 @@ export class KafkaConnection {
   private waitingForDrain = false;
   private idleWaiters: Array<() => void> = [];
   private readonly groupProtocols = new Map<string, string>();
+  private readonly sasl: KafkaSaslState = { mechanism: undefined, rawTokens: false };
   lastActivity: number;
   /** When the connection was accepted or its last complete frame arrived (for the stalled sweep). */
   private lastFrameAt: number;
@@ -81,13 +90,18 @@ export class KafkaConnection {
     private readonly socket: Socket,
     private readonly deps: KafkaConnectionDeps,
   ) {
-    this.info = { id, remote: `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`, clientId: '', signal: this.abort.signal, session: newSession(socket.remoteAddress, tlsPrincipal(socket)) };
+    this.info = { id, remote: `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`, clientId: '', signal: this.abort.signal, session: newSession(socket.remoteAddress, tlsPrincipal(socket), isTlsSocket(socket)) };
     this.splitter = new FrameSplitter(deps.limits.maxFrameBytes);
     this.lastActivity = this.lastFrameAt = Date.now();
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('error', (err: Error & { code?: string }) => deps.logger.debug({ conn: id, remote: this.info.remote, code: err.code, err: err.message }, 'kafka connection error'));
     socket.once('close', () => this.onClose());
+  }
+
+  /** Authentication is required and this connection has no principal yet. */
+  private get mustLogIn(): boolean {
+    return this.deps.door.sasl.required && this.info.session?.principal === undefined;
   }
 
   get requestsInFlight(): number {
@@ -116,6 +130,8 @@ export class KafkaConnection {
   private pump(): void {
     while (!this.closed && !this.pausedForThrottle && this.queue.length > 0 && this.inFlight < this.deps.limits.maxInFlight) {
       if (isFetch(this.queue[0]!) && this.fetchesInFlight >= this.deps.limits.maxFetchesInFlight) break;
+      // Before the login, one request at a time: one pipelined behind SaslAuthenticate is judged once the login is done.
+      if (this.inFlight > 0 && this.mustLogIn) break;
       this.start(this.queue.shift()!);
     }
     this.updateReading();
@@ -132,7 +148,25 @@ export class KafkaConnection {
     else if (!pause && this.socket.isPaused()) this.socket.resume();
   }
 
+  private requestContext(): RequestContext {
+    return {
+      broker: this.deps.broker,
+      connection: this.info,
+      // The core's version semantics are mq's: a Kafka answer carries what an mq v0 answer does (one base offset per partition).
+      apiVersion: 0,
+      logger: this.deps.logger,
+    };
+  }
+
   private start(frame: Buffer): void {
+    if (this.sasl.rawTokens) {
+      this.rawToken(frame);
+      return;
+    }
+    if (this.mustLogIn && frame.length >= 2 && !BEFORE_LOGIN.has(frame.readInt16BE(0))) {
+      this.beforeLogin(frame.readInt16BE(0));
+      return;
+    }
     let header: RequestHeader | undefined;
     let unsupported = false;
     let decoded;
@@ -164,14 +198,9 @@ export class KafkaConnection {
     this.inFlight++;
     const fetch = h.apiKey === FetchApi.key;
     if (fetch) this.fetchesInFlight++;
-    const ctx: RequestContext = {
-      broker: this.deps.broker,
-      connection: this.info,
-      // The core's version semantics are mq's: a Kafka answer carries what an mq v0 answer does (one base offset per partition).
-      apiVersion: 0,
-      logger: this.deps.logger,
-    };
-    const call: KafkaCall = { version: h.apiVersion, ctx, core: this.deps.core, door: this.deps.door, groupProtocols: this.groupProtocols, afterWrite: (fn) => slot.after.push(fn) };
+    const ctx = this.requestContext();
+    const call: KafkaCall = { version: h.apiVersion, ctx, core: this.deps.core, door: this.deps.door, groupProtocols: this.groupProtocols, sasl: this.sasl, afterWrite: (fn) => slot.after.push(fn) };
+    if (h.apiKey === SaslAuthenticateApi.key) slot.after.push(() => this.closeIfLoginFailed());
     this.deps.broker.metrics.request(`kafka.${api.name}`);
     let result: Promise<unknown>;
     try {
@@ -301,6 +330,61 @@ export class KafkaConnection {
         this.pump();
       });
     }
+  }
+
+  /**
+   * A SASL token in the pre-KIP-152 framing (after a SaslHandshake v0): the
+   * frame is the token itself, no Kafka header, and so is the answer. It runs
+   * the same core step as SaslAuthenticate; a failure (its audit line written
+   * by the core) closes the connection without an answer, as Kafka does.
+   */
+  private rawToken(frame: Buffer): void {
+    const slot: Slot = { parts: undefined, after: [] };
+    this.slots.push(slot);
+    this.inFlight++;
+    const login = this.deps.core.saslAuthenticate;
+    this.deps.broker.metrics.request('kafka.SaslAuthenticate');
+    Promise.resolve()
+      .then(() => {
+        if (!login) throw new MqError('UNSUPPORTED_SASL_MECHANISM', 'this listener does not authenticate');
+        return login({ mechanism: this.sasl.mechanism ?? '', authBytes: frame }, this.requestContext());
+      })
+      .then(
+        (r) => {
+          const token = r === NO_RESPONSE || !r.authBytes ? Buffer.alloc(0) : Buffer.from(r.authBytes.buffer, r.authBytes.byteOffset, r.authBytes.byteLength);
+          const size = Buffer.alloc(4);
+          size.writeInt32BE(token.length, 0);
+          slot.parts = [size, token];
+          if (this.info.session?.principal !== undefined) this.sasl.rawTokens = false;
+        },
+        (err: unknown) => {
+          const e = toMqError(err);
+          if (!e.audited) this.deps.logger.warn({ conn: this.id, remote: this.info.remote, code: e.code, err: e.message }, 'kafka SASL token refused: connection closed');
+          slot.parts = null;
+          this.close();
+        },
+      )
+      .finally(() => {
+        this.inFlight--;
+        this.flush();
+        this.pump();
+      });
+  }
+
+  /** A request other than ApiVersions/SaslHandshake/SaslAuthenticate before the login: closed, as Kafka does. */
+  private beforeLogin(apiKey: number): void {
+    this.deps.broker.metrics.refusal('SASL_AUTHENTICATION_FAILED');
+    this.deps.logger.warn(
+      { conn: this.id, remote: this.info.remote, apiKey, code: 'SASL_AUTHENTICATION_FAILED' },
+      'kafka request before authentication: connection closed (authentication.enabled=true: log in with SaslHandshake and SaslAuthenticate first)',
+    );
+    this.close();
+  }
+
+  /** After a failed SaslAuthenticate (its answer written): Kafka closes the connection; the client logs in anew on another. */
+  private closeIfLoginFailed(): void {
+    const s = this.info.session;
+    if (s && s.saslEnded && s.principal === undefined) this.close();
   }
 
   private badFrame(err: unknown): void {

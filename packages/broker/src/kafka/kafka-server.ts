@@ -13,7 +13,7 @@ import { guard, guardedInterval } from '../guard.js';
 import type { HandlerMap } from '../handlers/types.js';
 import { servedKafkaApis } from './apis/index.js';
 import { KafkaConnection, type KafkaConnectionLimits } from './kafka-connection.js';
-import type { AnyKafkaApi, KafkaEndpoint } from './types.js';
+import type { AnyKafkaApi, KafkaEndpoint, KafkaSaslView } from './types.js';
 import type { ConnectionQuotas } from '../quota/connection-limits.js';
 
 export interface KafkaServerOptions {
@@ -27,6 +27,8 @@ export interface KafkaServerOptions {
   tls?: TlsSettings | undefined;
   /** ---- quotas: connection counts per IP and principal, shared with the WebSocket port (max.connections.per.ip, ...). */
   connectionQuotas?: ConnectionQuotas;
+  /** SASL (SaslHandshake/SaslAuthenticate): the mechanisms offered and whether a connection must log in first. */
+  sasl: KafkaSaslView;
 }
 
 export class KafkaServer {
@@ -90,7 +92,7 @@ export class KafkaServer {
       broker: ctx,
       core: this.core,
       apis: this.apis,
-      door: { endpoint: this.endpoint, apiVersions: this.apiVersions },
+      door: { endpoint: this.endpoint, apiVersions: this.apiVersions, sasl: this.options.sasl },
       limits: this.options.limits,
       logger: this.logger,
       ...(quotas ? { connectionQuotas: quotas } : {}),

@@ -12,6 +12,7 @@ import type { BrokerRegistration } from '../controller/types.js';
 import type { HandlerMap } from '../handlers/types.js';
 import type { ConnectionQuotas } from '../quota/connection-limits.js';
 import type { TlsSettings } from '../server/tls.js';
+import type { Security } from '../security/security.js';
 import type { ParsedBrokerOptions } from '../options.js';
 import { KafkaServer } from './kafka-server.js';
 import type { KafkaEndpoint } from './types.js';
@@ -39,6 +40,7 @@ export async function startKafkaListener(
   advertisedHost: string,
   oneNode: boolean,
   logger: Logger,
+  security: Pick<Security, 'options' | 'mechanismsFor'>,
   tls?: TlsSettings,
   connectionQuotas?: ConnectionQuotas,
 ): Promise<KafkaListener | undefined> {
@@ -57,6 +59,7 @@ export async function startKafkaListener(
       frameTimeoutMs: config.int('connection.frame.timeout.ms'),
       ...(tls ? { tls } : {}),
       ...(connectionQuotas ? { connectionQuotas } : {}),
+      sasl: { required: security.options.authentication, mechanisms: (encrypted) => security.mechanismsFor(encrypted) },
       limits: {
         maxFrameBytes: config.int('max.frame.bytes'),
         maxInFlight: config.int('max.in.flight.requests.per.connection'),

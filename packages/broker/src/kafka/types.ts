@@ -16,12 +16,28 @@ export interface KafkaEndpoint {
   port: number;
 }
 
+/** SASL on the Kafka listener (from the broker's Security): what a connection may log in with, and whether it must. */
+export interface KafkaSaslView {
+  /** authentication.enabled: a connection without a principal may send only ApiVersions, SaslHandshake and SaslAuthenticate. */
+  readonly required: boolean;
+  /** The mechanisms SaslHandshake accepts on a plaintext or a TLS connection (PLAIN only on TLS). */
+  mechanisms(encrypted: boolean): readonly string[];
+}
+
+/** The SASL exchange of one Kafka connection: SaslHandshake picks the mechanism its SaslAuthenticate steps use. */
+export interface KafkaSaslState {
+  mechanism: string | undefined;
+  /** After a SaslHandshake v0: the next frames are bare SASL tokens (the pre-KIP-152 framing) until the login is done. */
+  rawTokens: boolean;
+}
+
 /** What an adapter may use besides the core handlers. */
 export interface KafkaDoorView {
   /** The Kafka listener of broker `id` (undefined: that broker has none). */
   endpoint(id: number): KafkaEndpoint | undefined;
   /** The APIs and versions this listener serves (ApiVersions). */
   readonly apiVersions: ReadonlyArray<{ apiKey: number; minVersion: number; maxVersion: number }>;
+  readonly sasl: KafkaSaslView;
 }
 
 /** One request as an adapter sees it. */
@@ -33,6 +49,8 @@ export interface KafkaCall {
   readonly door: KafkaDoorView;
   /** The protocol type of each group this connection joined (JoinGroup), for SyncGroup, whose request does not say. */
   readonly groupProtocols: Map<string, string>;
+  /** This connection's SASL exchange (the mechanism SaslHandshake chose). */
+  readonly sasl: KafkaSaslState;
   /** Runs `fn` once the response has been written (or dropped): gives pooled buffers back. */
   afterWrite(fn: () => void): void;
 }

@@ -14,9 +14,15 @@ import type { MetadataState } from '../controller/metadata-state.js';
 import type { RequestContext } from '../context.js';
 import { ANONYMOUS, CLUSTER_RESOURCE, aclsAllow, authorizationError, type Operation, type ResourceType } from './acl.js';
 
+/** The SASL PLAIN mechanism (RFC 4616): user and password in clear, so only over TLS. */
+export const PLAIN = 'PLAIN';
+
 export interface SecurityOptions {
   readonly authentication: boolean;
+  /** The SCRAM mechanisms enabled (sasl.enabled.mechanisms). */
   readonly mechanisms: readonly ScramMechanism[];
+  /** PLAIN is in sasl.enabled.mechanisms: a password checked against the user's SCRAM credential, accepted only over TLS. */
+  readonly plain: boolean;
   readonly authorization: boolean;
   readonly superUsers: ReadonlySet<string>;
 }
@@ -28,10 +34,14 @@ export function parseSecurityOptions(config: BrokerConfig): SecurityOptions {
     .map((m) => m.trim())
     .filter((m) => m.length > 0);
   for (const m of mechanisms) {
-    if (!isScramMechanism(m)) throw new MqError('INVALID_CONFIG', `sasl.enabled.mechanisms: "${m}" is not supported (use SCRAM-SHA-256 and/or SCRAM-SHA-512)`);
+    if (!isScramMechanism(m) && m !== PLAIN) throw new MqError('INVALID_CONFIG', `sasl.enabled.mechanisms: "${m}" is not supported (use SCRAM-SHA-256, SCRAM-SHA-512 and/or PLAIN)`);
   }
+  const scram = mechanisms.filter(isScramMechanism);
+  const plain = mechanisms.includes(PLAIN);
   const authentication = config.bool('authentication.enabled');
   if (authentication && mechanisms.length === 0) throw new MqError('INVALID_CONFIG', 'authentication.enabled=true needs at least one mechanism in sasl.enabled.mechanisms');
+  // Users are stored as SCRAM credentials: PLAIN checks a password against the enabled SCRAM mechanisms' ones.
+  if (plain && scram.length === 0) throw new MqError('INVALID_CONFIG', 'sasl.enabled.mechanisms: PLAIN checks passwords against the users\' SCRAM credentials: enable SCRAM-SHA-256 and/or SCRAM-SHA-512 with it');
   const superUsers = new Set(
     config
       .get('super.users')
@@ -40,7 +50,7 @@ export function parseSecurityOptions(config: BrokerConfig): SecurityOptions {
       .filter((p) => p.length > 0),
   );
   for (const p of superUsers) if (!/^User:[^\s]+$/.test(p)) throw new MqError('INVALID_CONFIG', `super.users: "${p}" is not User:<name>`);
-  return { authentication, mechanisms: mechanisms as ScramMechanism[], authorization: config.bool('authorization.enabled'), superUsers };
+  return { authentication, mechanisms: scram, plain, authorization: config.bool('authorization.enabled'), superUsers };
 }
 
 /** How long a checked HTTP Basic password is remembered (so each request does not pay the key derivation). */
@@ -113,6 +123,11 @@ export class Security {
     const user = t.principal.slice('User:'.length);
     if (!this.options.mechanisms.some((m) => this.metadata.scramCredential(user, m))) return undefined;
     return t.principal;
+  }
+
+  /** The SASL mechanisms a connection may use: the enabled SCRAM ones, and PLAIN when enabled and the connection is TLS. */
+  mechanismsFor(encrypted: boolean): string[] {
+    return [...this.options.mechanisms, ...(this.options.plain && encrypted ? [PLAIN] : [])];
   }
 
   /** The stored credential ScramServer looks a user up in. */

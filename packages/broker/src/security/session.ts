@@ -16,8 +16,10 @@ export interface Session {
   saslEnded: boolean;
   /** The peer is on this machine (a loopback address): the first user may be created from here. */
   readonly loopback: boolean;
+  /** The connection is TLS: a mechanism that sends the password itself (PLAIN) may be used. */
+  readonly encrypted: boolean;
 }
 
-export function newSession(remoteAddress: string | undefined, principal?: string): Session {
-  return { principal, sasl: undefined, saslEnded: principal !== undefined, loopback: remoteAddress !== undefined && isLoopbackHost(remoteAddress) };
+export function newSession(remoteAddress: string | undefined, principal?: string, encrypted = false): Session {
+  return { principal, sasl: undefined, saslEnded: principal !== undefined, loopback: remoteAddress !== undefined && isLoopbackHost(remoteAddress), encrypted };
 }

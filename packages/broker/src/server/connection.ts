@@ -13,7 +13,7 @@ import { BODY_API, decodeRequest, encodeResponse, type mq, type RequestBody, typ
 import type { BrokerContext, ConnectionInfo, RequestContext } from '../context.js';
 import { toMqError } from '../errors.js';
 import { newSession } from '../security/session.js';
-import { tlsPrincipal } from './tls.js';
+import { isTlsSocket, tlsPrincipal } from './tls.js';
 import { guard } from '../guard.js';
 import { clientIdProblem } from '../request-limits.js';
 import { limitRequestEntries } from './request-entries.js';
@@ -89,7 +89,7 @@ export class Connection {
     private readonly connectionQuotas?: ConnectionQuotas,
   ) {
     const remote = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`;
-    this.info = { id, remote, clientId: '', signal: this.abort.signal, session: newSession(socket.remoteAddress, tlsPrincipal(socket)) };
+    this.info = { id, remote, clientId: '', signal: this.abort.signal, session: newSession(socket.remoteAddress, tlsPrincipal(socket), isTlsSocket(socket)) };
     this.lastActivity = Date.now();
     this.versions = new Map();
     const byApi = new Map(broker.apiVersions.map((r) => [r.api, r]));

@@ -115,6 +115,11 @@ export function tlsPrincipal(socket: Socket): string | undefined {
   return name ? `User:${name}` : undefined;
 }
 
+/** Whether a socket is TLS. */
+export function isTlsSocket(socket: Socket): boolean {
+  return (socket as TLSSocket).encrypted === true;
+}
+
 /** Whether a request arrived over TLS. */
 export function isEncrypted(req: IncomingMessage): boolean {
   return (req.socket as TLSSocket).encrypted === true;

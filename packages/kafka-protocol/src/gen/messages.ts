@@ -3625,6 +3625,114 @@ export const ProduceApi: ApiDef<ProduceRequest, ProduceResponse> = {
   writeResponse: writeProduceResponse,
 };
 
+// SaslAuthenticate (key 36), versions 0-2, flexible 2+: schema/sasl-authenticate.json
+
+export interface SaslAuthenticateRequest {
+  authBytes: Buffer;
+}
+
+export interface SaslAuthenticateResponse {
+  errorCode: number;
+  errorMessage: string | null;
+  authBytes: Buffer;
+  sessionLifetimeMs: number;
+}
+
+export function readSaslAuthenticateRequest(r: Reader, v: number): SaslAuthenticateRequest {
+  const flex = v >= 2;
+  const o: SaslAuthenticateRequest = { authBytes: EMPTY };
+  o.authBytes = r.bytes(flex);
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeSaslAuthenticateRequest(w: Writer, v: number, o: Input<SaslAuthenticateRequest>): void {
+  const flex = v >= 2;
+  w.bytes(o.authBytes ?? EMPTY, flex);
+  if (flex) w.uvarint(0);
+}
+
+export function readSaslAuthenticateResponse(r: Reader, v: number): SaslAuthenticateResponse {
+  const flex = v >= 2;
+  const o: SaslAuthenticateResponse = { errorCode: 0, errorMessage: null, authBytes: EMPTY, sessionLifetimeMs: 0 };
+  o.errorCode = r.int16();
+  o.errorMessage = r.nullableString(flex);
+  o.authBytes = r.bytes(flex);
+  if (v >= 1) o.sessionLifetimeMs = r.int64();
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeSaslAuthenticateResponse(w: Writer, v: number, o: Input<SaslAuthenticateResponse>): void {
+  const flex = v >= 2;
+  w.int16(o.errorCode ?? 0);
+  w.nullableString(o.errorMessage, flex);
+  w.bytes(o.authBytes ?? EMPTY, flex);
+  if (v >= 1) w.int64(o.sessionLifetimeMs ?? 0);
+  if (flex) w.uvarint(0);
+}
+
+export const SaslAuthenticateApi: ApiDef<SaslAuthenticateRequest, SaslAuthenticateResponse> = {
+  key: 36,
+  name: 'SaslAuthenticate',
+  minVersion: 0,
+  maxVersion: 2,
+  flexibleFrom: 2,
+  readRequest: readSaslAuthenticateRequest,
+  writeRequest: writeSaslAuthenticateRequest,
+  readResponse: readSaslAuthenticateResponse,
+  writeResponse: writeSaslAuthenticateResponse,
+};
+
+// SaslHandshake (key 17), versions 0-1, flexible none: schema/sasl-handshake.json
+
+export interface SaslHandshakeRequest {
+  mechanism: string;
+}
+
+export interface SaslHandshakeResponse {
+  errorCode: number;
+  mechanisms: string[];
+}
+
+export function readSaslHandshakeRequest(r: Reader, _v: number): SaslHandshakeRequest {
+  const flex = false;
+  const o: SaslHandshakeRequest = { mechanism: '' };
+  o.mechanism = r.string(flex);
+  return o;
+}
+
+export function writeSaslHandshakeRequest(w: Writer, _v: number, o: Input<SaslHandshakeRequest>): void {
+  const flex = false;
+  w.string(o.mechanism ?? '', flex);
+}
+
+export function readSaslHandshakeResponse(r: Reader, _v: number): SaslHandshakeResponse {
+  const flex = false;
+  const o: SaslHandshakeResponse = { errorCode: 0, mechanisms: [] };
+  o.errorCode = r.int16();
+  o.mechanisms = readArray(r, flex, (r) => r.string(flex)) ?? [];
+  return o;
+}
+
+export function writeSaslHandshakeResponse(w: Writer, _v: number, o: Input<SaslHandshakeResponse>): void {
+  const flex = false;
+  w.int16(o.errorCode ?? 0);
+  writeArray(w, flex, o.mechanisms, false, (w, x) => w.string(x, flex));
+}
+
+export const SaslHandshakeApi: ApiDef<SaslHandshakeRequest, SaslHandshakeResponse> = {
+  key: 17,
+  name: 'SaslHandshake',
+  minVersion: 0,
+  maxVersion: 1,
+  flexibleFrom: Infinity,
+  readRequest: readSaslHandshakeRequest,
+  writeRequest: writeSaslHandshakeRequest,
+  readResponse: readSaslHandshakeResponse,
+  writeResponse: writeSaslHandshakeResponse,
+};
+
 // SyncGroup (key 14), versions 0-3, flexible 4+: schema/sync-group.json
 
 export interface SyncGroupRequestAssignment {
@@ -3873,4 +3981,4 @@ export const TxnOffsetCommitApi: ApiDef<TxnOffsetCommitRequest, TxnOffsetCommitR
 };
 
 /** Every API mq serves, by key. */
-export const APIS: ReadonlyArray<ApiDef<unknown, unknown>> = [AddOffsetsToTxnApi, AddPartitionsToTxnApi, AlterClientQuotasApi, AlterConfigsApi, ApiVersionsApi, CreatePartitionsApi, CreateTopicsApi, DeleteGroupsApi, DeleteRecordsApi, DeleteTopicsApi, DescribeClientQuotasApi, DescribeClusterApi, DescribeConfigsApi, DescribeGroupsApi, EndTxnApi, FetchApi, FindCoordinatorApi, HeartbeatApi, IncrementalAlterConfigsApi, InitProducerIdApi, JoinGroupApi, LeaveGroupApi, ListGroupsApi, ListOffsetsApi, MetadataApi, OffsetCommitApi, OffsetFetchApi, OffsetForLeaderEpochApi, ProduceApi, SyncGroupApi, TxnOffsetCommitApi] as unknown as ReadonlyArray<ApiDef<unknown, unknown>>;
+export const APIS: ReadonlyArray<ApiDef<unknown, unknown>> = [AddOffsetsToTxnApi, AddPartitionsToTxnApi, AlterClientQuotasApi, AlterConfigsApi, ApiVersionsApi, CreatePartitionsApi, CreateTopicsApi, DeleteGroupsApi, DeleteRecordsApi, DeleteTopicsApi, DescribeClientQuotasApi, DescribeClusterApi, DescribeConfigsApi, DescribeGroupsApi, EndTxnApi, FetchApi, FindCoordinatorApi, HeartbeatApi, IncrementalAlterConfigsApi, InitProducerIdApi, JoinGroupApi, LeaveGroupApi, ListGroupsApi, ListOffsetsApi, MetadataApi, OffsetCommitApi, OffsetFetchApi, OffsetForLeaderEpochApi, ProduceApi, SaslAuthenticateApi, SaslHandshakeApi, SyncGroupApi, TxnOffsetCommitApi] as unknown as ReadonlyArray<ApiDef<unknown, unknown>>;

@@ -35,6 +35,8 @@ import { offsetCommit } from './offset-commit.js';
 import { offsetFetch } from './offset-fetch.js';
 import { offsetForLeaderEpoch } from './offset-for-leader-epoch.js';
 import { produce } from './produce.js';
+import { saslAuthenticate } from './sasl-authenticate.js';
+import { saslHandshake } from './sasl-handshake.js';
 import { syncGroup } from './sync-group.js';
 
 export const KAFKA_APIS: readonly AnyKafkaApi[] = [
@@ -70,6 +72,8 @@ export const KAFKA_APIS: readonly AnyKafkaApi[] = [
   // ---- quotas
   describeClientQuotas,
   alterClientQuotas,
+  saslHandshake,
+  saslAuthenticate,
 ];
 
 /** The adapters whose core handlers `core` has, by API key. */

@@ -130,6 +130,22 @@ describe('cluster: HTTP API, compaction and retention', () => {
     }
     expect(acked.size).toBe(3 * 3 + 3 * 5);
 
+    // GET /log-dirs on any broker asks every live broker (DescribeLogDirs): each hosts a replica of each partition,
+    // one of them the leader, with bytes on its disk once the followers have the records.
+    await waitFor(
+      async () => {
+        const r = await call(api(3), 'GET', `/log-dirs?topic=${topic}`);
+        expect(r.status).toBe(200);
+        const brokers = r.body.brokers as Array<{ broker: number; replicas: Array<{ topic: string; partition: number; size_bytes: number; leader: boolean }> }>;
+        expect(brokers.map((b) => b.broker).sort()).toEqual([1, 2, 3]);
+        for (const b of brokers) expect(b.replicas.map((x) => x.partition).sort()).toEqual([0, 1, 2]);
+        for (const p of [0, 1, 2]) expect(brokers.filter((b) => b.replicas.some((x) => x.partition === p && x.leader))).toHaveLength(1);
+        return brokers.every((b) => b.replicas.every((x) => x.topic === topic && x.size_bytes > 0));
+      },
+      { timeout: 10_000, message: 'every replica has bytes on disk in /log-dirs' },
+    );
+    expect((await call(api(1), 'GET', '/log-dirs?topic=bad%20name')).status).toBe(400);
+
     // Read back over HTTP from every broker: each sees every acknowledged record at its offset (the acks=1 ones
     // once the followers have them: reads stop at the high watermark), and the leader's watermarks.
     for (const id of c.ids) {

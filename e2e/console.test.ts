@@ -70,6 +70,9 @@ describe('the web console at /console (headless Chromium, real broker)', () => {
     await producer.send(topic, { key: 'before', value: JSON.stringify({ n: 0 }), partition: 0 });
     await show(`/topics/${topic}`, 'tr[data-partition="1"]');
     await waitFor(async () => (await text('tr[data-partition="0"] [data-field="high"]')) === '1', { timeout: 10_000 });
+    // the leader's replica size, from GET /log-dirs (every broker's replicas: here the one broker)
+    await waitFor(async () => /^\d+(\.\d+)? (B|KiB)$/.test(await text('tr[data-partition="0"] [data-field="size"]')), { timeout: 10_000 });
+    expect(await text('tr[data-partition="0"] [data-field="replica-sizes"]')).toMatch(/^1: \d/);
     // the tail starts a few records back: the record produced before the page opened is there
     await browser.page.waitForSelector('tr.record[data-partition="0"][data-offset="0"]', { timeout: 15_000 });
     // records produced while the page is open arrive through the browser client

@@ -108,6 +108,9 @@ describe('the OpenAPI document against a live broker', () => {
     expect((await call('GET', '/openapi.json', '/openapi.json')).status).toBe(200);
     expect((await call('GET', '/metrics', '/metrics')).status).toBe(200);
     expect((await call('GET', '/cluster', '/cluster')).status).toBe(200);
+    expect((await call('GET', '/log-dirs', '/log-dirs')).status).toBe(200);
+    expect((await call('GET', '/log-dirs', `/log-dirs?topic=${topic}`)).status).toBe(200);
+    expect((await call('GET', '/log-dirs', '/log-dirs?topic=bad%20name')).status).toBe(400);
     // Security is off on this broker: no credentials to make a token for (broker test/security.test.ts covers the 200).
     expect((await call('POST', '/tokens', '/tokens')).status).toBe(401);
 

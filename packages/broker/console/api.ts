@@ -130,8 +130,19 @@ async function call<T>(method: string, path: string, body?: unknown): Promise<T>
 
 const enc = encodeURIComponent;
 
+/** GET /log-dirs: each live broker's replicas and their size on its disk. */
+export interface LogDirsView {
+  brokers: Array<{
+    broker: number;
+    log_dir?: string;
+    replicas?: Array<{ topic: string; partition: number; size_bytes: number; offset_lag: number; leader: boolean }>;
+    error?: { code: string; message: string };
+  }>;
+}
+
 export const api = {
   cluster: () => call<ClusterView>('GET', '/cluster'),
+  logDirs: (topic: string) => call<LogDirsView>('GET', `/log-dirs?topic=${enc(topic)}`),
   topics: () => call<TopicSummary[]>('GET', '/topics'),
   topic: (name: string) => call<TopicDetail>('GET', `/topics/${enc(name)}`),
   createTopic: (name: string, partitions: number, replicationFactor: number) =>

@@ -1,7 +1,7 @@
 /**
  * The mq web console, served by every broker's HTTP port at /console: the cluster (brokers, controller,
- * partitions under-replicated and offline), topics (partitions, leaders, replicas, ISR, watermarks, size on
- * this broker, produce rate), groups (state, members, assignment, lag per partition and over time), a live
+ * partitions under-replicated and offline), topics (partitions, leaders, replicas, ISR, watermarks, the size
+ * of each replica on its broker's disk from GET /log-dirs, produce rate), groups (state, members, assignment, lag per partition and over time), a live
  * tail of a topic through the browser client, a produce form, and two admin actions (create a topic, reset
  * a group's offsets) through the same HTTP API as every other client.
  */
@@ -221,9 +221,10 @@ function TopicsPage() {
 function TopicPage({ name }: { name: string }) {
   const samples = useRef(new Map<number, { at: number; high: number }>());
   const [rates, setRates] = useState<Record<number, number | null>>({});
-  const [sizes, setSizes] = useState<Record<number, number | undefined>>({});
+  // Per partition: the size of each broker's replica (from every live broker's DescribeLogDirs), the leader's first.
+  const [sizes, setSizes] = useState<Record<number, Array<{ broker: number; bytes: number; leader: boolean }>>>({});
   const load = useCallback(async () => {
-    const [t, c] = await Promise.all([api.topic(name), api.cluster().catch(() => null)]);
+    const [t, dirs] = await Promise.all([api.topic(name), api.logDirs(name).catch(() => null)]);
     const now = Date.now();
     const next: Record<number, number | null> = {};
     for (const p of t.partitions) {
@@ -233,10 +234,13 @@ function TopicPage({ name }: { name: string }) {
       samples.current.set(p.partition, cur);
     }
     setRates(next);
-    const s: Record<number, number | undefined> = {};
-    for (const h of c?.hosted ?? []) if (h.topic === name) s[h.partition] = h.sizeBytes;
+    const s: Record<number, Array<{ broker: number; bytes: number; leader: boolean }>> = {};
+    for (const b of dirs?.brokers ?? []) {
+      for (const r of b.replicas ?? []) if (r.topic === name) (s[r.partition] ??= []).push({ broker: b.broker, bytes: r.size_bytes, leader: r.leader });
+    }
+    for (const list of Object.values(s)) list.sort((x, y) => Number(y.leader) - Number(x.leader) || x.broker - y.broker);
     setSizes(s);
-    return { topic: t, cluster: c };
+    return { topic: t };
   }, [name]);
   const { data, error } = usePoll(load, [name]);
   const t: TopicDetail | undefined = data?.topic;
@@ -262,7 +266,8 @@ function TopicPage({ name }: { name: string }) {
                 <th>ISR</th>
                 <th>low</th>
                 <th>high</th>
-                <th>size here</th>
+                <th>size (leader)</th>
+                <th>replica sizes</th>
                 <th>records/s</th>
               </tr>
             </thead>
@@ -280,7 +285,8 @@ function TopicPage({ name }: { name: string }) {
                   </td>
                   <td data-field="low">{count(p.low)}</td>
                   <td data-field="high">{count(p.high)}</td>
-                  <td>{bytes(sizes[p.partition])}</td>
+                  <td data-field="size">{bytes(sizes[p.partition]?.find((r) => r.leader)?.bytes)}</td>
+                  <td data-field="replica-sizes">{(sizes[p.partition] ?? []).map((r) => `${r.broker}: ${bytes(r.bytes)}`).join(' · ') || '–'}</td>
                   <td>{rates[p.partition] == null ? '–' : rates[p.partition]!.toFixed(1)}</td>
                 </tr>
               ))}

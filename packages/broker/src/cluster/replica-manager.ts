@@ -631,6 +631,11 @@ export class ReplicaManager {
   }
 
   /** Every hosted partition (for status and describe). */
+  /** The directory the partition logs live in (one per broker). */
+  get logDirectory(): string {
+    return this.logDir;
+  }
+
   list(): HostedPartition[] {
     return [...this.hosted.values()];
   }

@@ -82,6 +82,8 @@ export const API_RULES: Rules = {
   // ---- quotas (Kafka's rules): quotas are cluster configs.
   alterClientQuotas: () => cluster('alter-configs'),
   describeClientQuotas: () => cluster('describe-configs'),
+  // ---- log dirs (Kafka's rule: DESCRIBE on the cluster)
+  describeLogDirs: () => cluster('describe'),
 };
 
 /**

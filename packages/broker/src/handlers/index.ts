@@ -29,6 +29,7 @@ import type { HandlerMap } from './types.js';
 import { alterUserScramCredentials, describeUserScramCredentials } from './alter-user-scram-credentials.js';
 import { createAcls, deleteAcls, describeAcls } from './acls.js';
 import { alterClientQuotas, describeClientQuotas } from './client-quotas.js';
+import { describeLogDirs } from './describe-log-dirs.js';
 
 /** The handlers that need nothing but the broker context; the groups add theirs (group/broker-groups.ts). */
 export const DEFAULT_HANDLERS: HandlerMap = {
@@ -75,6 +76,8 @@ export function partitionHandlers(d: HandlerDeps): HandlerMap {
     // ---- quotas: client quotas in the metadata log (enforced by quota/)
     alterClientQuotas: alterClientQuotas(d),
     describeClientQuotas: describeClientQuotas(d),
+    // ---- log dirs
+    describeLogDirs: describeLogDirs(d),
   };
 }
 

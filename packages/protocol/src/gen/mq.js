@@ -165,6 +165,7 @@ export const mq = $root.mq = (() => {
         values[valuesById[55] = "DESCRIBE_ACLS"] = 55;
         values[valuesById[56] = "ALTER_CLIENT_QUOTAS"] = 56;
         values[valuesById[57] = "DESCRIBE_CLIENT_QUOTAS"] = 57;
+        values[valuesById[58] = "DESCRIBE_LOG_DIRS"] = 58;
         return values;
     })();
 
@@ -222,11 +223,12 @@ export const mq = $root.mq = (() => {
         RequestFrame.prototype.describeAcls = null;
         RequestFrame.prototype.alterClientQuotas = null;
         RequestFrame.prototype.describeClientQuotas = null;
+        RequestFrame.prototype.describeLogDirs = null;
 
         let $oneOfFields;
 
         $Object.defineProperty(RequestFrame.prototype, "body", {
-            get: $util.oneOfGetter($oneOfFields = ["handshake", "metadata", "createTopics", "deleteTopics", "createPartitions", "describeConfigs", "incrementalAlterConfigs", "produce", "fetch", "listOffsets", "offsetForLeaderEpoch", "deleteRecords", "findCoordinator", "joinGroup", "syncGroup", "heartbeat", "leaveGroup", "offsetCommit", "offsetFetch", "listGroups", "describeGroups", "deleteGroups", "initProducerId", "addPartitionsToTxn", "addOffsetsToTxn", "endTxn", "writeTxnMarkers", "txnOffsetCommit", "controllerForward", "alterPartitionReassignments", "listPartitionReassignments", "electLeaders", "decommissionBroker", "alterReplicationThrottle", "saslAuthenticate", "alterUserScramCredentials", "describeUserScramCredentials", "createAcls", "deleteAcls", "describeAcls", "alterClientQuotas", "describeClientQuotas"]),
+            get: $util.oneOfGetter($oneOfFields = ["handshake", "metadata", "createTopics", "deleteTopics", "createPartitions", "describeConfigs", "incrementalAlterConfigs", "produce", "fetch", "listOffsets", "offsetForLeaderEpoch", "deleteRecords", "findCoordinator", "joinGroup", "syncGroup", "heartbeat", "leaveGroup", "offsetCommit", "offsetFetch", "listGroups", "describeGroups", "deleteGroups", "initProducerId", "addPartitionsToTxn", "addOffsetsToTxn", "endTxn", "writeTxnMarkers", "txnOffsetCommit", "controllerForward", "alterPartitionReassignments", "listPartitionReassignments", "electLeaders", "decommissionBroker", "alterReplicationThrottle", "saslAuthenticate", "alterUserScramCredentials", "describeUserScramCredentials", "createAcls", "deleteAcls", "describeAcls", "alterClientQuotas", "describeClientQuotas", "describeLogDirs"]),
             set: $util.oneOfSetter($oneOfFields)
         });
 
@@ -321,6 +323,8 @@ export const mq = $root.mq = (() => {
                 $root.mq.AlterClientQuotasRequest.encode(m.alterClientQuotas, w.uint32(530).fork(), q + 1).ldelim();
             if (m.describeClientQuotas != null && $Object.hasOwnProperty.call(m, "describeClientQuotas"))
                 $root.mq.DescribeClientQuotasRequest.encode(m.describeClientQuotas, w.uint32(538).fork(), q + 1).ldelim();
+            if (m.describeLogDirs != null && $Object.hasOwnProperty.call(m, "describeLogDirs"))
+                $root.mq.DescribeLogDirsRequest.encode(m.describeLogDirs, w.uint32(546).fork(), q + 1).ldelim();
             if (m.alterPartitionReassignments != null && $Object.hasOwnProperty.call(m, "alterPartitionReassignments"))
                 $root.mq.AlterPartitionReassignmentsRequest.encode(m.alterPartitionReassignments, w.uint32(562).fork(), q + 1).ldelim();
             if (m.listPartitionReassignments != null && $Object.hasOwnProperty.call(m, "listPartitionReassignments"))
@@ -685,6 +689,13 @@ export const mq = $root.mq = (() => {
                         m.body = "describeClientQuotas";
                         continue;
                     }
+                case 68: {
+                        if (u !== 2)
+                            break;
+                        m.describeLogDirs = $root.mq.DescribeLogDirsRequest.decode(r, r.size(), $undefined, q + 1, m.describeLogDirs);
+                        m.body = "describeLogDirs";
+                        continue;
+                    }
                 }
                 r.skipType(u, q, t);
                 if (!r.discardUnknown) {
@@ -766,11 +777,12 @@ export const mq = $root.mq = (() => {
         ResponseFrame.prototype.describeAcls = null;
         ResponseFrame.prototype.alterClientQuotas = null;
         ResponseFrame.prototype.describeClientQuotas = null;
+        ResponseFrame.prototype.describeLogDirs = null;
 
         let $oneOfFields;
 
         $Object.defineProperty(ResponseFrame.prototype, "body", {
-            get: $util.oneOfGetter($oneOfFields = ["handshake", "metadata", "createTopics", "deleteTopics", "createPartitions", "describeConfigs", "incrementalAlterConfigs", "produce", "fetch", "listOffsets", "offsetForLeaderEpoch", "deleteRecords", "findCoordinator", "joinGroup", "syncGroup", "heartbeat", "leaveGroup", "offsetCommit", "offsetFetch", "listGroups", "describeGroups", "deleteGroups", "initProducerId", "addPartitionsToTxn", "addOffsetsToTxn", "endTxn", "writeTxnMarkers", "txnOffsetCommit", "controllerForward", "alterPartitionReassignments", "listPartitionReassignments", "electLeaders", "decommissionBroker", "alterReplicationThrottle", "saslAuthenticate", "alterUserScramCredentials", "describeUserScramCredentials", "createAcls", "deleteAcls", "describeAcls", "alterClientQuotas", "describeClientQuotas"]),
+            get: $util.oneOfGetter($oneOfFields = ["handshake", "metadata", "createTopics", "deleteTopics", "createPartitions", "describeConfigs", "incrementalAlterConfigs", "produce", "fetch", "listOffsets", "offsetForLeaderEpoch", "deleteRecords", "findCoordinator", "joinGroup", "syncGroup", "heartbeat", "leaveGroup", "offsetCommit", "offsetFetch", "listGroups", "describeGroups", "deleteGroups", "initProducerId", "addPartitionsToTxn", "addOffsetsToTxn", "endTxn", "writeTxnMarkers", "txnOffsetCommit", "controllerForward", "alterPartitionReassignments", "listPartitionReassignments", "electLeaders", "decommissionBroker", "alterReplicationThrottle", "saslAuthenticate", "alterUserScramCredentials", "describeUserScramCredentials", "createAcls", "deleteAcls", "describeAcls", "alterClientQuotas", "describeClientQuotas", "describeLogDirs"]),
             set: $util.oneOfSetter($oneOfFields)
         });
 
@@ -867,6 +879,8 @@ export const mq = $root.mq = (() => {
                 $root.mq.AlterClientQuotasResponse.encode(m.alterClientQuotas, w.uint32(530).fork(), q + 1).ldelim();
             if (m.describeClientQuotas != null && $Object.hasOwnProperty.call(m, "describeClientQuotas"))
                 $root.mq.DescribeClientQuotasResponse.encode(m.describeClientQuotas, w.uint32(538).fork(), q + 1).ldelim();
+            if (m.describeLogDirs != null && $Object.hasOwnProperty.call(m, "describeLogDirs"))
+                $root.mq.DescribeLogDirsResponse.encode(m.describeLogDirs, w.uint32(546).fork(), q + 1).ldelim();
             if (m.alterPartitionReassignments != null && $Object.hasOwnProperty.call(m, "alterPartitionReassignments"))
                 $root.mq.AlterPartitionReassignmentsResponse.encode(m.alterPartitionReassignments, w.uint32(562).fork(), q + 1).ldelim();
             if (m.listPartitionReassignments != null && $Object.hasOwnProperty.call(m, "listPartitionReassignments"))
@@ -1238,6 +1252,13 @@ export const mq = $root.mq = (() => {
                             break;
                         m.describeClientQuotas = $root.mq.DescribeClientQuotasResponse.decode(r, r.size(), $undefined, q + 1, m.describeClientQuotas);
                         m.body = "describeClientQuotas";
+                        continue;
+                    }
+                case 68: {
+                        if (u !== 2)
+                            break;
+                        m.describeLogDirs = $root.mq.DescribeLogDirsResponse.decode(r, r.size(), $undefined, q + 1, m.describeLogDirs);
+                        m.body = "describeLogDirs";
                         continue;
                     }
                 }
@@ -20378,6 +20399,382 @@ export const mq = $root.mq = (() => {
         };
 
         return AlterReplicationThrottleResponse;
+    })();
+
+    mq.DescribeLogDirsRequest = (function() {
+
+        const DescribeLogDirsRequest = function (p) {
+            this.topics = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        DescribeLogDirsRequest.prototype.topics = $util.emptyArray;
+
+        DescribeLogDirsRequest.create = function(properties) {
+            return new DescribeLogDirsRequest(properties);
+        };
+
+        DescribeLogDirsRequest.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.topics != null && m.topics.length) {
+                for (var i = 0; i < m.topics.length; ++i)
+                    w.uint32(10).string(m.topics[i]);
+            }
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        DescribeLogDirsRequest.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.DescribeLogDirsRequest();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if (!(m.topics && m.topics.length))
+                            m.topics = [];
+                        m.topics.push(r.stringVerify());
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        DescribeLogDirsRequest.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.DescribeLogDirsRequest";
+        };
+
+        return DescribeLogDirsRequest;
+    })();
+
+    mq.LogDirReplica = (function() {
+
+        const LogDirReplica = function (p) {
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        LogDirReplica.prototype.topic = "";
+        LogDirReplica.prototype.partition = 0;
+        LogDirReplica.prototype.sizeBytes = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+        LogDirReplica.prototype.offsetLag = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+        LogDirReplica.prototype.leader = false;
+
+        LogDirReplica.create = function(properties) {
+            return new LogDirReplica(properties);
+        };
+
+        LogDirReplica.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.topic != null && $Object.hasOwnProperty.call(m, "topic") && m.topic !== "")
+                w.uint32(10).string(m.topic);
+            if (m.partition != null && $Object.hasOwnProperty.call(m, "partition") && m.partition !== 0)
+                w.uint32(16).int32(m.partition);
+            if (m.sizeBytes != null && $Object.hasOwnProperty.call(m, "sizeBytes") && (typeof m.sizeBytes === "object" ? m.sizeBytes.low || m.sizeBytes.high : m.sizeBytes !== 0))
+                w.uint32(24).int64(m.sizeBytes);
+            if (m.offsetLag != null && $Object.hasOwnProperty.call(m, "offsetLag") && (typeof m.offsetLag === "object" ? m.offsetLag.low || m.offsetLag.high : m.offsetLag !== 0))
+                w.uint32(32).int64(m.offsetLag);
+            if (m.leader != null && $Object.hasOwnProperty.call(m, "leader") && m.leader !== false)
+                w.uint32(40).bool(m.leader);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        LogDirReplica.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.LogDirReplica();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.topic = v;
+                        else
+                            delete m.topic;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.int32())
+                            m.partition = v;
+                        else
+                            delete m.partition;
+                        continue;
+                    }
+                case 3: {
+                        if (u !== 0)
+                            break;
+                        if (typeof (v = r.int64()) === "object" ? v.low || v.high : v !== 0)
+                            m.sizeBytes = v;
+                        else
+                            delete m.sizeBytes;
+                        continue;
+                    }
+                case 4: {
+                        if (u !== 0)
+                            break;
+                        if (typeof (v = r.int64()) === "object" ? v.low || v.high : v !== 0)
+                            m.offsetLag = v;
+                        else
+                            delete m.offsetLag;
+                        continue;
+                    }
+                case 5: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.bool())
+                            m.leader = v;
+                        else
+                            delete m.leader;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        LogDirReplica.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.LogDirReplica";
+        };
+
+        return LogDirReplica;
+    })();
+
+    mq.DescribeLogDirsResponse = (function() {
+
+        const DescribeLogDirsResponse = function (p) {
+            this.replicas = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        DescribeLogDirsResponse.prototype.errorCode = 0;
+        DescribeLogDirsResponse.prototype.errorMessage = "";
+        DescribeLogDirsResponse.prototype.brokerId = 0;
+        DescribeLogDirsResponse.prototype.logDir = "";
+        DescribeLogDirsResponse.prototype.replicas = $util.emptyArray;
+
+        DescribeLogDirsResponse.create = function(properties) {
+            return new DescribeLogDirsResponse(properties);
+        };
+
+        DescribeLogDirsResponse.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.errorCode != null && $Object.hasOwnProperty.call(m, "errorCode") && m.errorCode !== 0)
+                w.uint32(8).int32(m.errorCode);
+            if (m.errorMessage != null && $Object.hasOwnProperty.call(m, "errorMessage") && m.errorMessage !== "")
+                w.uint32(18).string(m.errorMessage);
+            if (m.brokerId != null && $Object.hasOwnProperty.call(m, "brokerId") && m.brokerId !== 0)
+                w.uint32(24).int32(m.brokerId);
+            if (m.logDir != null && $Object.hasOwnProperty.call(m, "logDir") && m.logDir !== "")
+                w.uint32(34).string(m.logDir);
+            if (m.replicas != null && m.replicas.length) {
+                for (var i = 0; i < m.replicas.length; ++i)
+                    $root.mq.LogDirReplica.encode(m.replicas[i], w.uint32(42).fork(), q + 1).ldelim();
+            }
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        DescribeLogDirsResponse.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.DescribeLogDirsResponse();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.int32())
+                            m.errorCode = v;
+                        else
+                            delete m.errorCode;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.errorMessage = v;
+                        else
+                            delete m.errorMessage;
+                        continue;
+                    }
+                case 3: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.int32())
+                            m.brokerId = v;
+                        else
+                            delete m.brokerId;
+                        continue;
+                    }
+                case 4: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.logDir = v;
+                        else
+                            delete m.logDir;
+                        continue;
+                    }
+                case 5: {
+                        if (u !== 2)
+                            break;
+                        if (!(m.replicas && m.replicas.length))
+                            m.replicas = [];
+                        m.replicas.push($root.mq.LogDirReplica.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        DescribeLogDirsResponse.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.DescribeLogDirsResponse";
+        };
+
+        return DescribeLogDirsResponse;
     })();
 
     return mq;

@@ -54,6 +54,7 @@ export const SUPPORTED_API_VERSIONS: readonly ApiVersionRange[] = [
   // ---- quotas
   { api: mq.ApiKey.ALTER_CLIENT_QUOTAS, minVersion: 0, maxVersion: 0 },
   { api: mq.ApiKey.DESCRIBE_CLIENT_QUOTAS, minVersion: 0, maxVersion: 0 },
+  { api: mq.ApiKey.DESCRIBE_LOG_DIRS, minVersion: 0, maxVersion: 0 },
   // ---- scaleout
   { api: mq.ApiKey.ALTER_PARTITION_REASSIGNMENTS, minVersion: 0, maxVersion: 0 },
   { api: mq.ApiKey.LIST_PARTITION_REASSIGNMENTS, minVersion: 0, maxVersion: 0 },

@@ -1,0 +1,27 @@
+/**
+ * DescribeLogDirs: the partition replicas this broker hosts and their size on
+ * its disk (Kafka's DescribeLogDirs, one log directory per broker). Each
+ * broker answers for itself; the HTTP API's /log-dirs asks every live broker.
+ * Read from the replica manager's open logs: no disk walk.
+ */
+import type { Handler } from './types.js';
+import type { HandlerDeps } from './deps.js';
+
+export function describeLogDirs(d: HandlerDeps): Handler<'describeLogDirs'> {
+  return async (req) => {
+    const only = new Set(req.topics ?? []);
+    const replicas = [];
+    for (const h of d.replicas.list()) {
+      if (only.size > 0 && !only.has(h.topic)) continue;
+      const hw = d.replicas.highWatermarkOf(h.topic, h.partition) ?? h.log.logEndOffset;
+      replicas.push({
+        topic: h.topic,
+        partition: h.partition,
+        sizeBytes: h.log.size,
+        offsetLag: h.leader ? 0 : Math.max(0, hw - h.log.logEndOffset),
+        leader: h.leader !== undefined,
+      });
+    }
+    return { errorCode: 0, brokerId: d.controller.options.brokerId, logDir: d.replicas.logDirectory, replicas };
+  };
+}

@@ -1,0 +1,71 @@
+/**
+ * GET /log-dirs: the partition replicas every live broker hosts and their
+ * size on its disk, asked of each broker with DescribeLogDirs (the one
+ * request path; the caller is authorized once, here, before any broker is
+ * asked). A broker that does not answer in time is listed with its error,
+ * not left out.
+ */
+import { errorCodeFromNumber, isMqError } from '@mq/protocol/errors';
+import type { TopicBackend } from '../backends/types.js';
+import type { Router } from '../router.js';
+import { TopicName } from '../schemas.js';
+
+const replica = {
+  type: 'object',
+  required: ['topic', 'partition', 'size_bytes', 'offset_lag', 'leader'],
+  properties: {
+    topic: { type: 'string' },
+    partition: { type: 'integer' },
+    size_bytes: { type: 'integer', description: "Bytes of the replica's log on this broker's disk" },
+    offset_lag: { type: 'integer', description: "Records between the replica's log end and the high watermark this broker knows (0 on the leader)" },
+    leader: { type: 'boolean' },
+  },
+};
+
+const brokerLogDir = {
+  type: 'object',
+  required: ['broker'],
+  properties: {
+    broker: { type: 'integer' },
+    log_dir: { type: 'string' },
+    replicas: { type: 'array', items: replica },
+    error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } },
+  },
+};
+
+export function registerLogDirRoutes(router: Router, backend: TopicBackend, liveBrokers: () => number[]): void {
+  router.add(
+    'GET',
+    '/log-dirs',
+    {
+      operationId: 'describeLogDirs',
+      summary: "The partition replicas each live broker hosts and their size on its disk (Kafka's DescribeLogDirs, asked of every live broker)",
+      query: { topic: { schema: TopicName, description: 'Only this topic (default: every topic)' } },
+      responses: { 200: { description: 'One entry per live broker', schema: { type: 'object', required: ['brokers'], properties: { brokers: { type: 'array', items: brokerLogDir } } } } },
+      errors: [503],
+    },
+    async (req) => {
+      const topic = req.input.query.topic as string | undefined;
+      const topics = topic ? [topic] : [];
+      const brokers = await Promise.all(
+        liveBrokers().map(async (id) => {
+          try {
+            const r = await backend.request(id, 'describeLogDirs', { topics });
+            const code = errorCodeFromNumber(r.errorCode ?? 0);
+            if (code !== 'NONE') return { broker: id, error: { code, message: r.errorMessage ?? '' } };
+            return {
+              broker: id,
+              log_dir: r.logDir ?? '',
+              replicas: (r.replicas ?? []).map((x) => ({ topic: x.topic ?? '', partition: x.partition ?? 0, size_bytes: Number(x.sizeBytes ?? 0), offset_lag: Number(x.offsetLag ?? 0), leader: x.leader === true })),
+            };
+          } catch (err) {
+            // The caller's own refusal (authentication, authorization) is the answer; a broker that cannot be asked is listed with why.
+            if (isMqError(err) && /AUTHORIZATION_FAILED|AUTHENTICATION_FAILED/.test(err.code)) throw err;
+            return { broker: id, error: { code: isMqError(err) ? err.code : 'UNKNOWN', message: (err as Error).message } };
+          }
+        }),
+      );
+      return { status: 200, body: { brokers } };
+    },
+  );
+}

@@ -198,6 +198,16 @@ export interface AddingReplicaProgress {
   inIsr: boolean;
 }
 
+/** One broker's log directory (describeLogDirs). */
+export interface BrokerLogDir {
+  brokerId: number;
+  logDir: string;
+  /** The file system holding it: size and bytes still free (-1: unknown). */
+  totalBytes: number;
+  usableBytes: number;
+  replicas: Array<{ topic: string; partition: number; sizeBytes: number; offsetLag: number; leader: boolean }>;
+}
+
 export interface OngoingReassignment {
   topic: string;
   partition: number;
@@ -714,6 +724,27 @@ export class Admin {
     if (bytesPerSec !== undefined && (!Number.isSafeInteger(bytesPerSec) || bytesPerSec < 0)) throw invalidArgument(`the replication throttle is a number of bytes per second >= 0 (0: none), got ${bytesPerSec}`);
     const resp = await this.cluster.send(CONTROLLER, 'alterReplicationThrottle', { bytesPerSec: bytesPerSec ?? -1, timeoutMs: timeoutField(options, this.cluster) }, requestOptions(options));
     return { bytesPerSec: Number(resp.bytesPerSec ?? 0), previous: Number(resp.previousBytesPerSec ?? 0) };
+  }
+
+  // ---- log dirs
+
+  /**
+   * The partition replicas one broker hosts, their size on its disk, and its
+   * file system's size and free room (Kafka's DescribeLogDirs, one log
+   * directory per broker); `topics` narrows the replicas listed.
+   */
+  async describeLogDirs(brokerId: number, topics: readonly string[] = [], options: AdminCallOptions = {}): Promise<BrokerLogDir> {
+    if (!Number.isInteger(brokerId) || brokerId < 0) throw invalidArgument(`a broker id is an integer >= 0, got ${brokerId}`);
+    const r = await this.cluster.send({ kind: 'broker', id: brokerId }, 'describeLogDirs', { topics: [...topics] }, requestOptions(options));
+    const err = errorOf(r.errorCode, r.errorMessage);
+    if (err) throw err;
+    return {
+      brokerId: r.brokerId ?? brokerId,
+      logDir: r.logDir ?? '',
+      totalBytes: Number(r.totalBytes ?? -1),
+      usableBytes: Number(r.usableBytes ?? -1),
+      replicas: (r.replicas ?? []).map((x) => ({ topic: x.topic ?? '', partition: x.partition ?? 0, sizeBytes: Number(x.sizeBytes ?? 0), offsetLag: Number(x.offsetLag ?? 0), leader: x.leader === true })),
+    };
   }
 
   // ---- quotas

@@ -54,4 +54,19 @@ describe('planRebalance', () => {
     for (const m of plan.moves) all.set(`${m.partition}`, m.to);
     for (const r of all.values()) expect(r).not.toContain(3);
   });
+
+  it('is disk-aware: no replica moves to a broker without room for it, and the room taken counts for later moves', () => {
+    // Partitions of 100 MB; the new broker has room for 2.5 of them (3 with no reserve, 2 with 50 MB kept free).
+    const parts = threeBrokerTopic().map((p) => ({ ...p, sizeBytes: 100e6 }));
+    const brokers = [{ id: 1 }, { id: 2 }, { id: 3 }, { id: 4, freeBytes: 300e6 }];
+    const roomy = planRebalance(brokers, parts);
+    expect(roomy.after[4]!.replicas).toBe(3);
+    expect(roomy.noRoom).toEqual([4]);
+    const reserved = planRebalance(brokers, parts, { reserveBytes: 50e6 });
+    expect(reserved.after[4]!.replicas).toBe(2);
+    expect(reserved.noRoom).toEqual([4]);
+    // Room for all of it (or no sizes known): the plain plan.
+    expect(planRebalance([{ id: 1 }, { id: 2 }, { id: 3 }, { id: 4, freeBytes: 10e9 }], parts).after[4]!.replicas).toBe(6);
+    expect(planRebalance(brokers, threeBrokerTopic()).noRoom).toEqual([]);
+  });
 });

@@ -5,12 +5,18 @@
  * as possible: a replica moves only from a broker above the mean to one below
  * it, and keeps its position in the list. With racks declared, a move never
  * puts two replicas of a partition on one rack when it could avoid it.
- * Partitions being reassigned are left alone.
+ * Partitions being reassigned are left alone. Disk-aware when the brokers'
+ * free bytes and the partitions' sizes are given: a replica never moves to a
+ * broker without room for it (less `reserveBytes`); the room a move takes is
+ * counted for the moves after it, and the room it frees is not (both copies
+ * exist until the move completes).
  */
 
 export interface PlanBroker {
   id: number;
   rack?: string;
+  /** Bytes still free on the broker's log directory (DescribeLogDirs usableBytes); absent or negative: not limited. */
+  freeBytes?: number;
 }
 
 export interface PlanPartition {
@@ -19,6 +25,8 @@ export interface PlanPartition {
   replicas: readonly number[];
   /** Being reassigned now: not touched. */
   moving?: boolean;
+  /** Bytes a new replica needs (the leader's replica size); absent: 0. */
+  sizeBytes?: number;
 }
 
 export interface PlannedReassignment {
@@ -35,6 +43,8 @@ export interface RebalancePlan {
   /** Replicas and preferred leaders per broker before and after the plan. */
   before: Record<number, { replicas: number; leaders: number }>;
   after: Record<number, { replicas: number; leaders: number }>;
+  /** Brokers a replica would have moved to but that had no room for it (the plan is less even than it could be). */
+  noRoom: number[];
 }
 
 function counts(brokers: readonly PlanBroker[], parts: readonly { replicas: readonly number[] }[]): Record<number, { replicas: number; leaders: number }> {
@@ -51,8 +61,12 @@ function counts(brokers: readonly PlanBroker[], parts: readonly { replicas: read
 }
 
 /** `maxMoves`: the most replica moves in the plan (leader-order changes are not counted: they copy nothing). */
-export function planRebalance(brokers: readonly PlanBroker[], partitions: readonly PlanPartition[], options: { maxMoves?: number } = {}): RebalancePlan {
+export function planRebalance(brokers: readonly PlanBroker[], partitions: readonly PlanPartition[], options: { maxMoves?: number; reserveBytes?: number } = {}): RebalancePlan {
   const maxMoves = options.maxMoves ?? Number.MAX_SAFE_INTEGER;
+  const reserve = options.reserveBytes ?? 0;
+  // Room left per broker with a known free space (Infinity: not limited).
+  const room = new Map(brokers.map((b) => [b.id, b.freeBytes !== undefined && b.freeBytes >= 0 ? b.freeBytes - reserve : Infinity]));
+  const noRoom = new Set<number>();
   const ids = brokers.map((b) => b.id).sort((a, b) => a - b);
   const rackOf = new Map(brokers.map((b) => [b.id, b.rack ?? '']));
   const racks = new Set(brokers.map((b) => b.rack ?? '')).size > 1;
@@ -70,7 +84,9 @@ export function planRebalance(brokers: readonly PlanBroker[], partitions: readon
     const targets = [...ids].filter((id) => id !== from && (foreign !== undefined || load.get(id)! < load.get(from)! - 1)).sort((a, b) => load.get(a)! - load.get(b)! || a - b);
     let moved = false;
     for (const low of targets) {
-      const candidates = movable.filter((p) => p.replicas.includes(from) && !p.replicas.includes(low));
+      const all = movable.filter((p) => p.replicas.includes(from) && !p.replicas.includes(low));
+      const candidates = all.filter((p) => (p.sizeBytes ?? 0) <= room.get(low)!);
+      if (candidates.length < all.length) noRoom.add(low);
       const rackClean = (p: (typeof parts)[number]) => {
         if (!racks) return true;
         const others = p.replicas.filter((id) => id !== from).map((id) => rackOf.get(id));
@@ -81,6 +97,7 @@ export function planRebalance(brokers: readonly PlanBroker[], partitions: readon
         candidates.find((p) => rackClean(p) && p.replicas[0] !== from) ?? candidates.find((p) => rackClean(p)) ?? candidates.find((p) => p.replicas[0] !== from) ?? candidates[0];
       if (!pick) continue;
       pick.replicas = pick.replicas.map((id) => (id === from ? low : id));
+      room.set(low, room.get(low)! - (pick.sizeBytes ?? 0));
       load.set(from, load.get(from)! - 1);
       load.set(low, load.get(low)! + 1);
       replicaMoves++;
@@ -118,5 +135,5 @@ export function planRebalance(brokers: readonly PlanBroker[], partitions: readon
     const sameSet = p.replicas.length === p.original.length && p.replicas.every((id) => p.original.includes(id));
     moves.push({ topic: p.topic, partition: p.partition, from: p.original, to: p.replicas, kind: sameSet ? 'leader' : 'replica' });
   }
-  return { moves, before, after: counts(brokers, parts) };
+  return { moves, before, after: counts(brokers, parts), noRoom: [...noRoom].sort((a, b) => a - b) };
 }

@@ -33,6 +33,7 @@ export type {
   AddingReplicaProgress,
   DecommissionResult,
   OngoingReassignment,
+  BrokerLogDir,
   PartitionOutcome,
   PartitionReassignment,
   // ---- quotas

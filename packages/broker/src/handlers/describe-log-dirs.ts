@@ -4,6 +4,7 @@
  * broker answers for itself; the HTTP API's /log-dirs asks every live broker.
  * Read from the replica manager's open logs: no disk walk.
  */
+import { statfs } from 'node:fs/promises';
 import type { Handler } from './types.js';
 import type { HandlerDeps } from './deps.js';
 
@@ -22,6 +23,10 @@ export function describeLogDirs(d: HandlerDeps): Handler<'describeLogDirs'> {
         leader: h.leader !== undefined,
       });
     }
-    return { errorCode: 0, brokerId: d.controller.options.brokerId, logDir: d.replicas.logDirectory, replicas };
+    // The file system's size and room (Kafka's DescribeLogDirs v4 TotalBytes/UsableBytes): what a disk-aware rebalance plan needs.
+    const fs = await statfs(d.replicas.logDirectory).catch(() => undefined);
+    const totalBytes = fs ? fs.blocks * fs.bsize : -1;
+    const usableBytes = fs ? fs.bavail * fs.bsize : -1;
+    return { errorCode: 0, brokerId: d.controller.options.brokerId, logDir: d.replicas.logDirectory, replicas, totalBytes, usableBytes };
   };
 }

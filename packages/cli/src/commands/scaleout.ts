@@ -168,7 +168,7 @@ export function decommissionCommand(ctx: CliContext): CommandModule {
  * again plans from what is there.
  */
 export function rebalanceCommand(ctx: CliContext): CommandModule {
-  type A = Args & { 'dry-run': boolean; 'max-moves'?: number; concurrency: number; throttle?: number; 'wait-timeout-ms': number };
+  type A = Args & { 'dry-run': boolean; 'max-moves'?: number; concurrency: number; throttle?: number; 'wait-timeout-ms': number; 'reserve-bytes': number };
   const cmd: CommandModule<object, A> = {
     command: 'rebalance',
     describe: 'even out replicas and leaders per broker (moving as few replicas as possible)',
@@ -178,18 +178,32 @@ export function rebalanceCommand(ctx: CliContext): CommandModule {
         .option('max-moves', { ...intOption('--max-moves', 1, 'the most replica moves to plan (run again for the rest)') })
         .option('concurrency', { ...intOption('--concurrency', 1, 'replica moves in flight at once', 2) })
         .option('throttle', { ...intOption('--throttle', 0, 'replication throttle of the moves, bytes/s per broker (0: none); the previous one is restored afterwards') })
-        .option('wait-timeout-ms', { ...intOption('--wait-timeout-ms', 1, 'how long each step may take', 600_000) }) as unknown as Argv<A>,
+        .option('wait-timeout-ms', { ...intOption('--wait-timeout-ms', 1, 'how long each step may take', 600_000) })
+        .option('reserve-bytes', { ...intOption('--reserve-bytes', 0, 'disk bytes to keep free on each broker: no replica moves to a broker with less room than its size plus this', 0) }) as unknown as Argv<A>,
     handler: async (args) => {
       const started = Date.now();
       const result = await withClient(args, async (c) => {
         const admin = c.admin();
         const cluster = await admin.describeCluster();
-        const brokers = cluster.brokers.filter((b) => !b.fenced).map((b) => ({ id: b.id, rack: b.rack }));
+        const live = cluster.brokers.filter((b) => !b.fenced);
+        // Disk-aware: each broker's free bytes and its replicas' sizes (DescribeLogDirs); a broker that does not answer is not limited.
+        const dirs = await Promise.all(live.map((b) => admin.describeLogDirs(b.id).catch(() => undefined)));
+        const brokers = live.map((b, i) => ({ id: b.id, rack: b.rack, ...(dirs[i] && dirs[i].usableBytes >= 0 ? { freeBytes: dirs[i].usableBytes } : {}) }));
+        const sizes = new Map<string, number>();
+        for (const d of dirs) for (const r of d?.replicas ?? []) if (r.leader) sizes.set(`${r.topic}\u0000${r.partition}`, r.sizeBytes);
         const moving = new Set((await admin.listPartitionReassignments()).map((r) => `${r.topic}\u0000${r.partition}`));
         const names = await admin.listTopics();
         const topics = names.length ? await admin.describeTopics(names) : [];
-        const partitions = topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partition, replicas: p.replicas, moving: moving.has(`${t.name}\u0000${p.partition}`) })));
-        const plan = planRebalance(brokers, partitions, args['max-moves'] !== undefined ? { maxMoves: args['max-moves'] } : {});
+        const partitions = topics.flatMap((t) =>
+          t.partitions.map((p) => {
+            const k = `${t.name}\u0000${p.partition}`;
+            return { topic: t.name, partition: p.partition, replicas: p.replicas, moving: moving.has(k), ...(sizes.has(k) ? { sizeBytes: sizes.get(k)! } : {}) };
+          }),
+        );
+        const plan = planRebalance(brokers, partitions, { ...(args['max-moves'] !== undefined ? { maxMoves: args['max-moves'] } : {}), reserveBytes: args['reserve-bytes'] });
+        if (plan.noRoom.length > 0 && args.format !== 'json') {
+          await writeLine(ctx.stderr, `broker(s) ${plan.noRoom.join(', ')} lack the disk room for some of the replicas the plan would move there (free bytes less --reserve-bytes ${args['reserve-bytes']}): the plan leaves them less loaded`);
+        }
         if (args.format !== 'json') {
           await writeLine(ctx.stdout, plan.moves.length === 0 ? 'the cluster is balanced: nothing to move' : table(['TOPIC', 'PARTITION', 'FROM', 'TO', 'KIND'], plan.moves.map((m) => [m.topic, String(m.partition), list(m.from), list(m.to), m.kind])));
         }
@@ -213,7 +227,7 @@ export function rebalanceCommand(ctx: CliContext): CommandModule {
         return { plan, executed: true, elected: moved };
       });
       const ms = Date.now() - started;
-      await out(ctx, args, { dryRun: args['dry-run'], moves: result.plan.moves, before: result.plan.before, after: result.plan.after, executed: result.executed, leadersElected: result.elected, ms }, () =>
+      await out(ctx, args, { dryRun: args['dry-run'], moves: result.plan.moves, before: result.plan.before, after: result.plan.after, noRoom: result.plan.noRoom, executed: result.executed, leadersElected: result.elected, ms }, () =>
         result.executed
           ? `rebalanced in ${ms} ms: ${result.plan.moves.filter((m) => m.kind === 'replica').length} replica move(s), ${result.plan.moves.filter((m) => m.kind === 'leader').length} leader-order change(s), ${result.elected} leader(s) elected\n` +
             table(['BROKER', 'REPLICAS', 'LEADERS'], Object.entries(result.plan.after).map(([id, v]) => [id, String(v.replicas), String(v.leaders)]))

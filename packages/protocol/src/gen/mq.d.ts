@@ -4729,6 +4729,8 @@ export namespace mq {
         brokerId: number;
         logDir: string;
         replicas: mq.LogDirReplica.$Properties[];
+        totalBytes: number;
+        usableBytes: number;
         static create(properties: mq.DescribeLogDirsResponse.$Shape): mq.DescribeLogDirsResponse & mq.DescribeLogDirsResponse.$Shape;
         static create(properties?: mq.DescribeLogDirsResponse.$Properties): mq.DescribeLogDirsResponse;
         static encode(message: mq.DescribeLogDirsResponse.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
@@ -4743,6 +4745,8 @@ export namespace mq {
             brokerId?: (number|null);
             logDir?: (string|null);
             replicas?: (mq.LogDirReplica.$Properties[]|null);
+            totalBytes?: (number|null);
+            usableBytes?: (number|null);
             $unknowns?: Uint8Array[];
         }
         type $Shape = mq.DescribeLogDirsResponse.$Properties;

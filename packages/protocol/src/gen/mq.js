@@ -20650,6 +20650,8 @@ export const mq = $root.mq = (() => {
         DescribeLogDirsResponse.prototype.brokerId = 0;
         DescribeLogDirsResponse.prototype.logDir = "";
         DescribeLogDirsResponse.prototype.replicas = $util.emptyArray;
+        DescribeLogDirsResponse.prototype.totalBytes = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+        DescribeLogDirsResponse.prototype.usableBytes = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
 
         DescribeLogDirsResponse.create = function(properties) {
             return new DescribeLogDirsResponse(properties);
@@ -20674,6 +20676,10 @@ export const mq = $root.mq = (() => {
                 for (var i = 0; i < m.replicas.length; ++i)
                     $root.mq.LogDirReplica.encode(m.replicas[i], w.uint32(42).fork(), q + 1).ldelim();
             }
+            if (m.totalBytes != null && $Object.hasOwnProperty.call(m, "totalBytes") && (typeof m.totalBytes === "object" ? m.totalBytes.low || m.totalBytes.high : m.totalBytes !== 0))
+                w.uint32(48).int64(m.totalBytes);
+            if (m.usableBytes != null && $Object.hasOwnProperty.call(m, "usableBytes") && (typeof m.usableBytes === "object" ? m.usableBytes.low || m.usableBytes.high : m.usableBytes !== 0))
+                w.uint32(56).int64(m.usableBytes);
             if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
                 for (var i = 0; i < m.$unknowns.length; ++i)
                     w.raw(m.$unknowns[i]);
@@ -20749,6 +20755,24 @@ export const mq = $root.mq = (() => {
                         if (!(m.replicas && m.replicas.length))
                             m.replicas = [];
                         m.replicas.push($root.mq.LogDirReplica.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                case 6: {
+                        if (u !== 0)
+                            break;
+                        if (typeof (v = r.int64()) === "object" ? v.low || v.high : v !== 0)
+                            m.totalBytes = v;
+                        else
+                            delete m.totalBytes;
+                        continue;
+                    }
+                case 7: {
+                        if (u !== 0)
+                            break;
+                        if (typeof (v = r.int64()) === "object" ? v.low || v.high : v !== 0)
+                            m.usableBytes = v;
+                        else
+                            delete m.usableBytes;
                         continue;
                     }
                 }

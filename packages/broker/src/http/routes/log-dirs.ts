@@ -28,6 +28,8 @@ const brokerLogDir = {
   properties: {
     broker: { type: 'integer' },
     log_dir: { type: 'string' },
+    total_bytes: { type: 'integer', description: 'Size of the file system holding the log directory (-1: unknown)' },
+    usable_bytes: { type: 'integer', description: 'Bytes still free there for the broker (-1: unknown)' },
     replicas: { type: 'array', items: replica },
     error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } },
   },
@@ -56,6 +58,8 @@ export function registerLogDirRoutes(router: Router, backend: TopicBackend, live
             return {
               broker: id,
               log_dir: r.logDir ?? '',
+              total_bytes: Number(r.totalBytes ?? -1),
+              usable_bytes: Number(r.usableBytes ?? -1),
               replicas: (r.replicas ?? []).map((x) => ({ topic: x.topic ?? '', partition: x.partition ?? 0, size_bytes: Number(x.sizeBytes ?? 0), offset_lag: Number(x.offsetLag ?? 0), leader: x.leader === true })),
             };
           } catch (err) {

@@ -48,6 +48,24 @@ test('an open transaction bounds the first unstable offset; its marker releases 
   expect(log.firstUnstableOffset).toBe(6);
 });
 
+test('the first unstable offset follows transactions that end out of order', async () => {
+  const log = await open();
+  await log.append(txn(7, 0, 1), { transactional: true }); // 0
+  await log.append(txn(8, 0, 1), { transactional: true }); // 1
+  await log.append(txn(9, 0, 1), { transactional: true }); // 2
+  expect(log.firstUnstableOffset).toBe(0);
+  await log.append(marker(8, true), { coordinator: true }); // 3: a later one ends first
+  expect(log.firstUnstableOffset).toBe(0);
+  await log.append(marker(7, false), { coordinator: true }); // 4
+  expect(log.firstUnstableOffset).toBe(2);
+  await log.append(txn(8, 1, 1), { transactional: true }); // 5
+  expect(log.firstUnstableOffset).toBe(2);
+  await log.append(marker(9, true), { coordinator: true }); // 6
+  expect(log.firstUnstableOffset).toBe(5);
+  await log.append(marker(8, true), { coordinator: true }); // 7
+  expect(log.firstUnstableOffset).toBeUndefined();
+});
+
 test('producers may not append markers; a marker with an old epoch is refused', async () => {
   const log = await open();
   await log.append(txn(7, 0, 1, 3), { transactional: true });

@@ -77,6 +77,8 @@ export class ProducerState {
   private readonly entries = new Map<number, ProducerEntry>();
   /** Open transactions: producer id → first offset (what bounds the last stable offset). */
   private readonly ongoing = new Map<number, number>();
+  /** The lowest value in `ongoing` (asked on every fetch for the LSO); null: to be recomputed. */
+  private firstOngoing: number | undefined | null = undefined;
   /** Aborted transactions, by marker offset (ascending): the log's aborted-transactions index. */
   private aborted: AbortedTxn[] = [];
 
@@ -184,7 +186,8 @@ export class ProducerState {
       if (timestamp > e.lastTimestamp) e.lastTimestamp = timestamp;
       const first = e.txnFirstOffset;
       e.txnFirstOffset = -1;
-      this.ongoing.delete(h.producerId);
+      const open = this.ongoing.get(h.producerId);
+      if (this.ongoing.delete(h.producerId) && open === this.firstOngoing) this.firstOngoing = null;
       if (first < 0) return undefined;
       const committed = control !== 'abort';
       if (!committed) this.aborted.push({ producerId: h.producerId, firstOffset: first, lastOffset: firstOffset });
@@ -196,6 +199,7 @@ export class ProducerState {
       if (e.txnFirstOffset < 0) {
         e.txnFirstOffset = firstOffset;
         this.ongoing.set(h.producerId, firstOffset);
+        if (this.firstOngoing !== null && (this.firstOngoing === undefined || firstOffset < this.firstOngoing)) this.firstOngoing = firstOffset;
       }
     }
     return undefined;
@@ -203,8 +207,10 @@ export class ProducerState {
 
   /** The first offset of the oldest open transaction, or undefined when none is open (the last stable offset is then the high watermark). */
   firstUnstableOffset(): number | undefined {
+    if (this.firstOngoing !== null) return this.firstOngoing;
     let min: number | undefined;
     for (const v of this.ongoing.values()) if (min === undefined || v < min) min = v;
+    this.firstOngoing = min;
     return min;
   }
 
@@ -289,6 +295,7 @@ export class ProducerState {
   clear(): void {
     this.entries.clear();
     this.ongoing.clear();
+    this.firstOngoing = undefined;
     this.aborted = [];
   }
 
@@ -334,7 +341,10 @@ export class ProducerState {
       // Version 2: a producer known only from a marker (epoch bumped, nothing written since) has none.
       if ((s.version === 1 && batches.length === 0) || batches.length > PRODUCER_BATCHES_KEPT) throw bad(`producer ${producerId} has ${batches.length} batches`);
       state.entries.set(producerId, { producerId, epoch, batches, lastTimestamp, txnFirstOffset: txnFirstOffset as number });
-      if ((txnFirstOffset as number) >= 0) state.ongoing.set(producerId, txnFirstOffset as number);
+      if ((txnFirstOffset as number) >= 0) {
+        state.ongoing.set(producerId, txnFirstOffset as number);
+        state.firstOngoing = null;
+      }
     }
     if (s.aborted !== undefined) {
       if (!Array.isArray(s.aborted)) throw bad('aborted transactions');

@@ -162,7 +162,8 @@ export class Sender {
         const pending = idem.ensure();
         identity = pending instanceof Promise ? await pending : pending;
         // A transaction's partitions join it before their first batch is written.
-        if (idem.txn) await idem.txn.addPartitions(entries.map(({ q }) => ({ topic: q.topic, partition: q.partition })));
+        const adding = idem.txn?.addPartitions(entries.map(({ q }) => ({ topic: q.topic, partition: q.partition })));
+        if (adding) await adding;
       }
       for (const { q, batches } of entries) {
         const parts: Buffer[] = [];

@@ -42,8 +42,8 @@ export class TransactionManager {
   private stateValue: TransactionState = 'uninitialized';
   private identity: ProducerIdentity | undefined;
   private readonly coordinator: CoordinatorClient;
-  /** Partitions added to the open transaction (and being added). */
-  private readonly added = new Map<string, Promise<void>>();
+  /** Partitions added to the open transaction (true) and being added (the AddPartitionsToTxn answer). */
+  private readonly added = new Map<string, Promise<void> | true>();
   private offsetsAdded = false;
   /** A batch of the open transaction failed: it can only be aborted. */
   private failure: unknown;
@@ -101,18 +101,23 @@ export class TransactionManager {
     throw this.badState('a send', 'a transactional producer sends inside a transaction only: beginTransaction() first');
   }
 
-  /** Adds partitions to the open transaction before their first batch is sent (once each). */
-  async addPartitions(partitions: ReadonlyArray<{ topic: string; partition: number }>, signal?: AbortSignal): Promise<void> {
+  /**
+   * Adds partitions to the open transaction before their first batch is sent
+   * (once each). Undefined when every partition is in already: a send to
+   * partitions the transaction has adds no promise.
+   */
+  addPartitions(partitions: ReadonlyArray<{ topic: string; partition: number }>, signal?: AbortSignal): Promise<void> | undefined {
     this.ensureNotFenced();
-    const waits: Promise<void>[] = [];
-    const fresh: Array<{ topic: string; partition: number }> = [];
+    let waits: Promise<void>[] | undefined;
+    let fresh: Array<{ topic: string; partition: number }> | undefined;
     for (const tp of partitions) {
       const k = `${tp.topic}\u0000${tp.partition}`;
       const known = this.added.get(k);
-      if (known) waits.push(known);
-      else fresh.push(tp);
+      if (known === true) continue;
+      if (known) (waits ??= []).push(known);
+      else (fresh ??= []).push(tp);
     }
-    if (fresh.length > 0) {
+    if (fresh) {
       const identity = this.requireIdentity();
       const topics = new Map<string, number[]>();
       for (const tp of fresh) {
@@ -130,17 +135,25 @@ export class TransactionManager {
         },
         signal,
       ).then(() => undefined);
-      for (const tp of fresh) {
-        const k = `${tp.topic}\u0000${tp.partition}`;
-        this.added.set(k, adding);
-        // A refusal: not added (a later batch of the same partition asks again).
-        adding.catch(() => {
-          if (this.added.get(k) === adding) this.added.delete(k);
-        });
-      }
-      waits.push(adding);
+      for (const tp of fresh) this.added.set(`${tp.topic}\u0000${tp.partition}`, adding);
+      // Added: later sends need not wait; a refusal: not added (a later batch of the same partition asks again).
+      adding.then(
+        () => this.settleAdded(fresh, adding, true),
+        () => this.settleAdded(fresh, adding, false),
+      );
+      (waits ??= []).push(adding);
     }
-    await Promise.all(waits);
+    if (!waits) return undefined;
+    return waits.length === 1 ? waits[0] : Promise.all(waits).then(() => undefined);
+  }
+
+  private settleAdded(partitions: ReadonlyArray<{ topic: string; partition: number }>, adding: Promise<void>, ok: boolean): void {
+    for (const tp of partitions) {
+      const k = `${tp.topic}\u0000${tp.partition}`;
+      if (this.added.get(k) !== adding) continue;
+      if (ok) this.added.set(k, true);
+      else this.added.delete(k);
+    }
   }
 
   /** A batch of the open transaction failed for good: the transaction can only abort now. */

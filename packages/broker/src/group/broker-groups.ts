@@ -15,6 +15,7 @@ import { component } from '../http/route-spec.js';
 import type { Router } from '../http/router.js';
 import { groupParam, TopicName } from '../http/schemas.js';
 import type { ClusterNode } from '../cluster/cluster-node.js';
+import { internalTopicClusterOf } from '../cluster/internal-topic.js';
 import { ClusterGroups, type FindCoordinatorAnswer, type GroupsCluster } from './cluster-groups.js';
 import type { GroupCoordinator } from './group-coordinator.js';
 import { groupOptionsFromConfig, parseGroupCoordinatorOptions } from './options.js';
@@ -76,14 +77,9 @@ function offsetsTopicConfigs(config: BrokerConfig): Record<string, string> {
 export function groupsClusterOf(node: Pick<ClusterNode, 'controller' | 'replicas' | 'topicView'>): GroupsCluster {
   const md = node.controller.metadata;
   return {
-    brokerId: node.controller.options.brokerId,
+    ...internalTopicClusterOf(node),
     topic: (name) => md.topic(name),
     broker: (id) => md.broker(id),
-    liveBrokers: () => md.brokers().filter((b) => !b.fenced).length,
-    cutOff: () => node.replicas.cutOff,
-    createTopic: async (t) => {
-      await node.controller.submit({ type: 'createTopic', ...t });
-    },
     onMetadataChange: (fn) => md.onChange(() => fn()),
     leaderOf: (topic, partition) => node.replicas.leaderOf(topic, partition),
     localLog: (topic, partition) => node.replicas.hostedPartition(topic, partition)?.log,

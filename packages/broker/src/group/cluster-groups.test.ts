@@ -10,7 +10,8 @@ import { MqError, errorCodeFromNumber, errorNumber } from '@mq/protocol/errors';
 import { createPartitionLeader, type PartitionLeader } from '@mq/replication';
 import { ManualTimers, MemoryCheckpoint, MemoryLog } from '@mq/replication/testing';
 import { mq as wire } from '@mq/protocol/wire';
-import { ClusterGroups, offsetsTopicReplication, type GroupsCluster } from './cluster-groups.js';
+import { ClusterGroups, type GroupsCluster } from './cluster-groups.js';
+import { internalTopicReplication } from '../cluster/internal-topic.js';
 import { partitionForGroup } from './offsets-schema.js';
 import { OFFSETS_TOPIC } from './options.js';
 import { groupErrorOf } from './replicated-offsets-log.js';
@@ -220,9 +221,9 @@ describe('consumer groups over a replicated __consumer_offsets', () => {
   });
 
   it('replication factor: offsets.topic.replication.factor capped at the live brokers; min.insync.replicas 2 from RF 3', () => {
-    expect(offsetsTopicReplication(3, 5)).toEqual({ replicationFactor: 3, minInsyncReplicas: 2 });
-    expect(offsetsTopicReplication(3, 2)).toEqual({ replicationFactor: 2, minInsyncReplicas: 1 });
-    expect(offsetsTopicReplication(1, 3)).toEqual({ replicationFactor: 1, minInsyncReplicas: 1 });
+    expect(internalTopicReplication(3, 5)).toEqual({ replicationFactor: 3, minInsyncReplicas: 2 });
+    expect(internalTopicReplication(3, 2)).toEqual({ replicationFactor: 2, minInsyncReplicas: 1 });
+    expect(internalTopicReplication(1, 3)).toEqual({ replicationFactor: 1, minInsyncReplicas: 1 });
   });
 
   it('answers a commit only once the in-sync replicas have it (acks=all); too few replicas is a retriable coordinator error', async () => {

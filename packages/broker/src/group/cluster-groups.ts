@@ -8,8 +8,6 @@
  * find the new coordinator). Writes go through the PartitionLeader with
  * acks=all (see replicated-offsets-log.ts).
  */
-import { randomBytes } from 'node:crypto';
-import { MqError, errorNumber, isMqError } from '@mq/protocol/errors';
 import { guard } from '../guard.js';
 import { createGroupCoordinator, type GroupCoordinator } from './group-coordinator.js';
 import { partitionForGroup } from './offsets-schema.js';
@@ -17,20 +15,16 @@ import { OFFSETS_TOPIC, type GroupCoordinatorOptions } from './options.js';
 import { replicatedOffsetsLog, type OffsetsPartitionLeader, type OffsetsReplicaLog } from './replicated-offsets-log.js';
 import type { Logger } from '@mq/protocol/components';
 import type { TopicView } from './types.js';
+import { InternalTopic, type FindCoordinatorAnswer, type InternalTopicCluster } from '../cluster/internal-topic.js';
+
+export type { FindCoordinatorAnswer } from '../cluster/internal-topic.js';
 
 /** What the cluster offers the groups (built from the broker's ClusterNode by `groupsClusterOf`). */
-export interface GroupsCluster {
-  readonly brokerId: number;
+export interface GroupsCluster extends InternalTopicCluster {
   /** A topic of the cluster metadata: each partition's leader (-1: none). */
   topic(name: string): { partitions: ReadonlyArray<{ leader: number; replicas: readonly number[] }> } | undefined;
   /** A registered broker's endpoint. */
   broker(id: number): { host: string; port: number; httpPort?: number; fenced: boolean } | undefined;
-  /** Registered, unfenced brokers. */
-  liveBrokers(): number;
-  /** This broker has lost the controller for longer than its session (its metadata may be stale). */
-  cutOff(): boolean;
-  /** Proposes a topic to the controller; a refusal (e.g. TOPIC_ALREADY_EXISTS) throws its MqError. */
-  createTopic(topic: { name: string; topicId: string; numPartitions: number; replicationFactor: number; configs: Record<string, string> }): Promise<void>;
   onMetadataChange(fn: () => void): () => void;
   leaderOf(topic: string, partition: number): OffsetsPartitionLeader | undefined;
   localLog(topic: string, partition: number): OffsetsReplicaLog | undefined;
@@ -53,23 +47,10 @@ export interface ClusterGroupsOptions {
   loadRetryMs?: number;
 }
 
-export interface FindCoordinatorAnswer {
-  errorCode: number;
-  errorMessage?: string;
-  nodeId?: number;
-  host?: string;
-  port?: number;
-}
-
-/** The replication factor and min.insync.replicas `__consumer_offsets` is created with. */
-export function offsetsTopicReplication(configuredRf: number, liveBrokers: number): { replicationFactor: number; minInsyncReplicas: number } {
-  const replicationFactor = Math.max(1, Math.min(configuredRf, liveBrokers));
-  return { replicationFactor, minInsyncReplicas: replicationFactor >= 3 ? 2 : 1 };
-}
 
 export class ClusterGroups {
   private coordinatorValue: GroupCoordinator | undefined;
-  private creating: Promise<void> | undefined;
+  private readonly offsetsTopic: InternalTopic;
   private readonly unsubscribe: Array<() => void> = [];
   private readonly retryTimers = new Set<NodeJS.Timeout>();
   private closed = false;
@@ -79,6 +60,11 @@ export class ClusterGroups {
     private readonly options: ClusterGroupsOptions,
     private readonly deps: { clock: () => number; logger: Logger; newMemberId?: (clientId: string) => string },
   ) {
+    this.offsetsTopic = new InternalTopic(
+      cluster,
+      { name: OFFSETS_TOPIC, partitions: options.offsetsTopicPartitions, replicationFactor: options.offsetsTopicReplicationFactor, configs: options.offsetsTopicConfigs },
+      deps.logger,
+    );
     this.unsubscribe.push(cluster.onMetadataChange(guard(deps.logger, 'starting the group coordinator', () => this.maybeStart())));
     this.unsubscribe.push(
       cluster.onLeadershipChange(
@@ -148,27 +134,9 @@ export class ClusterGroups {
     );
   }
 
-  /**
-   * FindCoordinator: the leader of the group's offsets partition, from the
-   * metadata (the same answer on every broker). COORDINATOR_NOT_AVAILABLE
-   * while the partition has no leader, while `__consumer_offsets` does not
-   * exist yet (the first request creates it), and from a broker cut off from
-   * the controller (its metadata may be stale).
-   */
+  /** FindCoordinator: the leader of the group's offsets partition (see InternalTopic.coordinator). */
   findCoordinator(groupId: string): FindCoordinatorAnswer {
-    // A broker cut off from the controller would answer from stale metadata (perhaps itself, fenced by now).
-    if (this.cluster.cutOff()) return unavailable(`broker ${this.cluster.brokerId} has lost the active controller; ask another broker`);
-    const topic = this.cluster.topic(OFFSETS_TOPIC);
-    if (!topic) {
-      void this.ensureOffsetsTopic();
-      return unavailable(`${OFFSETS_TOPIC} is being created; retry`);
-    }
-    const p = partitionForGroup(groupId, topic.partitions.length);
-    const leader = topic.partitions[p]?.leader ?? -1;
-    if (leader < 0) return unavailable(`${OFFSETS_TOPIC}-${p} has no leader right now; retry`);
-    const b = this.cluster.broker(leader);
-    if (!b || b.fenced) return unavailable(`broker ${leader}, the leader of ${OFFSETS_TOPIC}-${p}, is not available; retry`);
-    return { errorCode: 0, nodeId: leader, host: b.host, port: b.port };
+    return this.offsetsTopic.coordinator((count) => partitionForGroup(groupId, count));
   }
 
   /** Where to ask about a group instead (for the HTTP API of a broker that does not coordinate it). */
@@ -179,42 +147,9 @@ export class ClusterGroups {
     return `broker ${a.nodeId} coordinates it${b?.httpPort ? `: ask http://${b.host}:${b.httpPort}` : ''}`;
   }
 
-  /**
-   * Creates `__consumer_offsets` through the controller (once at a time on
-   * this broker; a creation by another broker first is fine). Replication
-   * factor: offsets.topic.replication.factor, capped at the live brokers.
-   */
+  /** Creates `__consumer_offsets` unless it exists (replication factor: offsets.topic.replication.factor, capped at the live brokers). */
   ensureOffsetsTopic(): Promise<void> {
-    if (this.closed || this.cluster.topic(OFFSETS_TOPIC)) return Promise.resolve();
-    return (this.creating ??= (async () => {
-      const live = this.cluster.liveBrokers();
-      if (live === 0) throw new MqError('COORDINATOR_NOT_AVAILABLE', `no live broker to host ${OFFSETS_TOPIC} yet`);
-      const { replicationFactor, minInsyncReplicas } = offsetsTopicReplication(this.options.offsetsTopicReplicationFactor, live);
-      if (replicationFactor < this.options.offsetsTopicReplicationFactor) {
-        this.deps.logger.warn(
-          { configured: this.options.offsetsTopicReplicationFactor, replicationFactor, liveBrokers: live },
-          `creating ${OFFSETS_TOPIC} with fewer replicas than offsets.topic.replication.factor: only ${live} broker(s) are live`,
-        );
-      }
-      try {
-        await this.cluster.createTopic({
-          name: OFFSETS_TOPIC,
-          topicId: randomBytes(16).toString('base64url'),
-          numPartitions: this.options.offsetsTopicPartitions,
-          replicationFactor,
-          configs: { ...this.options.offsetsTopicConfigs, 'min.insync.replicas': String(minInsyncReplicas) },
-        });
-        this.deps.logger.info({ partitions: this.options.offsetsTopicPartitions, replicationFactor, minInsyncReplicas }, `created ${OFFSETS_TOPIC}`);
-      } catch (err) {
-        if (!isMqError(err, 'TOPIC_ALREADY_EXISTS')) throw err;
-      }
-    })()
-      .catch((err: unknown) => {
-        if (!this.closed) this.deps.logger.warn({ err }, `creating ${OFFSETS_TOPIC} failed; the next FindCoordinator retries`);
-      })
-      .finally(() => {
-        this.creating = undefined;
-      }));
+    return this.offsetsTopic.ensure();
   }
 
   /**
@@ -243,6 +178,7 @@ export class ClusterGroups {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.offsetsTopic.close();
     for (const off of this.unsubscribe.splice(0)) off();
     for (const t of this.retryTimers) clearTimeout(t);
     this.retryTimers.clear();
@@ -250,6 +186,3 @@ export class ClusterGroups {
   }
 }
 
-function unavailable(message: string): FindCoordinatorAnswer {
-  return { errorCode: errorNumber('COORDINATOR_NOT_AVAILABLE'), errorMessage: message };
-}

@@ -10,14 +10,13 @@
  * own through the WriteTxnMarkers code directly, the others' as a
  * WriteTxnMarkers request on the inter-broker connection.
  */
-import { randomBytes } from 'node:crypto';
-import { errorCodeFromNumber, errorNumber, isMqError, MqError } from '@mq/protocol/errors';
+import { errorCodeFromNumber, MqError } from '@mq/protocol/errors';
 import type { Logger, Timers } from '@mq/protocol/components';
 import { guard } from '../guard.js';
 import type { ClusterNode } from '../cluster/cluster-node.js';
 import type { BrokerConfig } from '../config/broker-config.js';
 import { validateTopicConfigs } from '../config/topic-config.js';
-import { offsetsTopicReplication, type FindCoordinatorAnswer } from '../group/cluster-groups.js';
+import { InternalTopic, internalTopicClusterOf, type FindCoordinatorAnswer } from '../cluster/internal-topic.js';
 import { OFFSETS_TOPIC } from '../group/options.js';
 import { replicatedOffsetsLog } from '../group/replicated-offsets-log.js';
 import type { HandlerDeps } from '../handlers/deps.js';
@@ -39,7 +38,7 @@ export interface ClusterTransactionsDeps {
 
 export class ClusterTransactions {
   private coordinatorValue: TxnCoordinator | undefined;
-  private creating: Promise<void> | undefined;
+  private readonly stateTopic: InternalTopic;
   private readonly unsubscribe: Array<() => void> = [];
   private closed = false;
   private readonly d: HandlerDeps;
@@ -48,6 +47,20 @@ export class ClusterTransactions {
     private readonly node: Pick<ClusterNode, 'controller' | 'replicas' | 'peers'>,
     private readonly deps: ClusterTransactionsDeps,
   ) {
+    const cfg = deps.config;
+    this.stateTopic = new InternalTopic(
+      internalTopicClusterOf(node),
+      {
+        name: TXN_STATE_TOPIC,
+        partitions: cfg.int('transaction.state.log.num.partitions'),
+        replicationFactor: cfg.int('transaction.state.log.replication.factor'),
+        configs: validateTopicConfigs(
+          { 'cleanup.policy': 'compact', 'retention.ms': '-1', 'retention.bytes': '-1', 'segment.bytes': cfg.get('transaction.state.log.segment.bytes') },
+          cfg.int('max.frame.bytes'),
+        ),
+      },
+      deps.logger,
+    );
     this.d = { controller: node.controller, replicas: node.replicas, config: deps.config, timers: deps.timers, ...(deps.onTxnMarker ? { onTxnMarker: deps.onTxnMarker } : {}) };
     this.unsubscribe.push(node.controller.metadata.onChange(guard(deps.logger, 'starting the transaction coordinator', () => this.maybeStart())));
     this.unsubscribe.push(
@@ -170,69 +183,19 @@ export class ClusterTransactions {
     return retry;
   }
 
-  /**
-   * FindCoordinator with key type 1: the leader of the id's `__transaction_state`
-   * partition (the first request creates the topic).
-   */
+  /** FindCoordinator with key type 1: the leader of the id's `__transaction_state` partition (see InternalTopic.coordinator). */
   findCoordinator(transactionalId: string): FindCoordinatorAnswer {
-    if (this.node.replicas.cutOff) return unavailable(`broker ${this.node.controller.options.brokerId} has lost the active controller; ask another broker`);
-    const md = this.node.controller.metadata;
-    const topic = md.topic(TXN_STATE_TOPIC);
-    if (!topic) {
-      void this.ensureTopic();
-      return unavailable(`${TXN_STATE_TOPIC} is being created; retry`);
-    }
-    const p = partitionForTransactionalId(transactionalId, topic.partitions.length);
-    const leader = topic.partitions[p]?.leader ?? -1;
-    if (leader < 0) return unavailable(`${TXN_STATE_TOPIC}-${p} has no leader right now; retry`);
-    const b = md.broker(leader);
-    if (!b || b.fenced) return unavailable(`broker ${leader}, the leader of ${TXN_STATE_TOPIC}-${p}, is not available; retry`);
-    return { errorCode: 0, nodeId: leader, host: b.host, port: b.port };
+    return this.stateTopic.coordinator((count) => partitionForTransactionalId(transactionalId, count));
   }
 
   ensureTopic(): Promise<void> {
-    const md = this.node.controller.metadata;
-    if (this.closed || md.topic(TXN_STATE_TOPIC)) return Promise.resolve();
-    return (this.creating ??= (async () => {
-      const live = md.brokers().filter((b) => !b.fenced).length;
-      if (live === 0) throw new MqError('COORDINATOR_NOT_AVAILABLE', `no live broker to host ${TXN_STATE_TOPIC} yet`);
-      const cfg = this.deps.config;
-      const { replicationFactor, minInsyncReplicas } = offsetsTopicReplication(cfg.int('transaction.state.log.replication.factor'), live);
-      const configs = validateTopicConfigs(
-        {
-          'cleanup.policy': 'compact',
-          'retention.ms': '-1',
-          'retention.bytes': '-1',
-          'segment.bytes': cfg.get('transaction.state.log.segment.bytes'),
-          'min.insync.replicas': String(minInsyncReplicas),
-        },
-        cfg.int('max.frame.bytes'),
-      );
-      try {
-        await this.node.controller.submit({
-          type: 'createTopic',
-          name: TXN_STATE_TOPIC,
-          topicId: randomBytes(16).toString('base64url'),
-          numPartitions: cfg.int('transaction.state.log.num.partitions'),
-          replicationFactor,
-          configs,
-        });
-        this.deps.logger.info({ replicationFactor, minInsyncReplicas }, `created ${TXN_STATE_TOPIC}`);
-      } catch (err) {
-        if (!isMqError(err, 'TOPIC_ALREADY_EXISTS')) throw err;
-      }
-    })()
-      .catch((err: unknown) => {
-        if (!this.closed) this.deps.logger.warn({ err: (err as Error).message }, `creating ${TXN_STATE_TOPIC} failed; the next FindCoordinator retries`);
-      })
-      .finally(() => {
-        this.creating = undefined;
-      }));
+    return this.stateTopic.ensure();
   }
 
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.stateTopic.close();
     for (const off of this.unsubscribe.splice(0)) off();
     this.coordinatorValue?.close();
   }
@@ -248,6 +211,3 @@ function groupTopics(tps: readonly TopicPartition[]): Array<{ name: string; part
   return [...m].map(([name, partitions]) => ({ name, partitions }));
 }
 
-function unavailable(message: string): FindCoordinatorAnswer {
-  return { errorCode: errorNumber('COORDINATOR_NOT_AVAILABLE'), errorMessage: message };
-}

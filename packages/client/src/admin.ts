@@ -165,9 +165,10 @@ function aclOf(w: { resourceType?: string | null; resourceName?: string | null; 
   };
 }
 
-function errorOf(code: number | null | undefined, message: string | null | undefined): MqError | undefined {
+/** The MqError of an answer's error code (undefined for NONE), with `context` (topic, partition, ...) on it. */
+function errorOf(code: number | null | undefined, message: string | null | undefined, context: Record<string, unknown> = {}): MqError | undefined {
   const c = errorCodeFromNumber(code ?? 0);
-  return c === 'NONE' ? undefined : new MqError(c, message || c);
+  return c === 'NONE' ? undefined : new MqError(c, message || c, context);
 }
 
 interface WireTopicResult {
@@ -244,9 +245,9 @@ interface WirePartitionResult {
 }
 
 function outcome(r: WirePartitionResult): PartitionOutcome {
-  const code = errorCodeFromNumber(r.errorCode ?? 0);
   const out: PartitionOutcome = { topic: r.topic ?? '', partition: r.partition ?? 0 };
-  if (code !== 'NONE') out.error = new MqError(code, r.errorMessage || code, { topic: out.topic, partition: out.partition });
+  const error = errorOf(r.errorCode, r.errorMessage, { topic: out.topic, partition: out.partition });
+  if (error) out.error = error;
   return out;
 }
 

@@ -192,3 +192,41 @@ describe('read-process-write under SIGKILL', () => {
     }
   }, 180_000);
 });
+
+describe('a read_committed group member and offsets committed in an open transaction (KIP-447)', () => {
+  it('waits for the transaction to end and starts at the offset it committed, not the one before', async () => {
+    const broker = await startBroker({ args: ['--config-set', 'transaction.state.log.num.partitions=2', '--config-set', 'group.initial.rebalance.delay.ms=0'] });
+    const client = new MqClient({ bootstrap: broker.bootstrap, clientId: 'txn-stable' });
+    const topic = uniqueName('txn-stable');
+    const group = uniqueName('g-stable');
+    try {
+      await client.admin().createTopic(topic, { numPartitions: 1 });
+      const plain = client.producer({ lingerMs: 0 });
+      for (let i = 0; i < 10; i++) await plain.send(topic, { value: `r${i}`, partition: 0 });
+      // A copier's transaction has consumed records 0..6 and commits offset 7 with its output; it is still open.
+      const copier = client.producer({ transactionalId: uniqueName('stable-copier'), lingerMs: 0 });
+      await copier.beginTransaction();
+      await copier.sendOffsetsToTransaction([{ topic, partition: 0, offset: 7 }], { groupId: group });
+      const consumer = client.consumer({ groupId: group, autoOffsetReset: 'earliest', isolationLevel: 'read_committed', sessionTimeoutMs: 6000, heartbeatIntervalMs: 500 });
+      let assigned = false;
+      consumer.subscribe([topic], { onPartitionsAssigned: () => void (assigned = true) });
+      const seen: string[] = [];
+      const polling = (async () => {
+        const until = Date.now() + 30_000;
+        while (Date.now() < until && seen.length < 3) for (const r of await consumer.poll(200)) seen.push(r.value!.toString());
+      })();
+      // Assigned, but the committed offset is unstable: nothing is read from the offset before it (none: earliest).
+      await waitFor(() => assigned, { timeout: 20_000, message: 'the consumer was not assigned the partition' });
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      expect(seen).toEqual([]);
+      await copier.commitTransaction();
+      await polling;
+      expect(seen).toEqual(['r7', 'r8', 'r9']);
+      await consumer.close();
+      await copier.close();
+    } finally {
+      await client.close().catch(() => undefined);
+      await broker.kill();
+    }
+  });
+});

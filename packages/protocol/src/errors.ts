@@ -84,6 +84,8 @@ export const ERROR_CODES = {
   GROUP_CREATE_THROTTLED: { code: 97, retriable: true },
   /** The coordinator holds as many groups as it creates (its reserve is for existing groups); retry once groups expire. */
   GROUP_LIMIT_REACHED: { code: 98, retriable: true },
+  /** OffsetFetch with require_stable: an offset of the partition was committed in a transaction still open; retry once it ends (KIP-447). */
+  UNSTABLE_OFFSET_COMMIT: { code: 99, retriable: true },
   // Idempotent producer
   OUT_OF_ORDER_SEQUENCE_NUMBER: { code: 100, retriable: false },
   DUPLICATE_SEQUENCE_NUMBER: { code: 101, retriable: false },

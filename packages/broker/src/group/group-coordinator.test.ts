@@ -3,6 +3,7 @@ import { mq } from '@mq/protocol/wire';
 import { createGroupCoordinator, type GroupCoordinator } from './group-coordinator.js';
 import { MemoryOffsetsLog } from './offsets-log.js';
 import { groupErrorOf } from './replicated-offsets-log.js';
+import { partitionForGroup } from './offsets-schema.js';
 import { ManualTime } from '@mq/protocol/components';
 import type { GroupCoordinatorOptions } from './options.js';
 import type { JoinGroupResponse, TopicView } from './types.js';
@@ -687,5 +688,42 @@ describe('group coordinator: group exhaustion (issue 22)', () => {
     w.time.advance(500);
     expect(code(await w.coordinator.joinGroup(w.joinRequest('spam-5'), conn1))).toBe('MEMBER_ID_REQUIRED');
     expect(code(await w.coordinator.joinGroup(w.joinRequest('spam-6'), conn1))).toBe('GROUP_CREATE_THROTTLED');
+  });
+});
+
+describe('group coordinator: offsets committed in open transactions (KIP-447 require_stable)', () => {
+  let w: World;
+  beforeEach(async () => {
+    w = new World();
+    await w.start();
+  });
+  afterEach(() => w.coordinator.close());
+
+  const commit = (partition: number, offset: number, txn?: { producerId: number; producerEpoch: number }) =>
+    w.coordinator.offsetCommit({ groupId: 'g', generationId: -1, memberId: '', topics: [{ name: 'orders', partitions: [{ partition, committedOffset: offset }] }] }, undefined, txn);
+  const fetched = async (requireStable: boolean, all = false) => {
+    const r = await w.coordinator.offsetFetch({ groupId: 'g', topics: all ? [] : [{ name: 'orders', partitions: [0, 1] }], requireStable });
+    return Object.fromEntries(r.topics![0]!.partitions!.map((p) => [p.partition!, code(p) === 'NONE' ? Number(p.committedOffset) : code(p)]));
+  };
+
+  it('answers UNSTABLE_OFFSET_COMMIT for a partition with a pending transactional commit only when asked to', async () => {
+    expect(code((await commit(0, 5)).topics![0]!.partitions![0]!)).toBe('NONE');
+    expect(code((await commit(1, 7)).topics![0]!.partitions![0]!)).toBe('NONE');
+    expect(code((await commit(0, 9, { producerId: 4000, producerEpoch: 0 })).topics![0]!.partitions![0]!)).toBe('NONE');
+    // Without require_stable: the offset before the open transaction (Kafka's behaviour too).
+    expect(await fetched(false)).toEqual({ 0: 5, 1: 7 });
+    expect(await fetched(true)).toEqual({ 0: 'UNSTABLE_OFFSET_COMMIT', 1: 7 });
+    expect(await fetched(true, true)).toEqual({ 0: 'UNSTABLE_OFFSET_COMMIT', 1: 7 });
+    const partition = partitionForGroup('g', 4);
+    // Another producer's transaction ending changes nothing.
+    w.coordinator.completeTxn(partition, 4001, true);
+    expect(await fetched(true)).toEqual({ 0: 'UNSTABLE_OFFSET_COMMIT', 1: 7 });
+    w.coordinator.completeTxn(partition, 4000, true);
+    expect(await fetched(true)).toEqual({ 0: 9, 1: 7 });
+    // An aborted transaction leaves the offset before it, stable again.
+    await commit(1, 11, { producerId: 4000, producerEpoch: 1 });
+    expect(await fetched(true)).toEqual({ 0: 9, 1: 'UNSTABLE_OFFSET_COMMIT' });
+    w.coordinator.completeTxn(partition, 4000, false);
+    expect(await fetched(true)).toEqual({ 0: 9, 1: 7 });
   });
 });

@@ -1037,14 +1037,21 @@ class Coordinator implements GroupCoordinator {
     if (owner) return err(owner.code, owner.message);
     const group = this.groups.get(groupId);
     const none = { committedOffset: -1, committedLeaderEpoch: -1, metadata: '', errorCode: NONE };
+    // KIP-447: with require_stable, a partition with an offset committed in a still-open transaction is unstable.
+    const unstable = req.requireStable && group ? this.pendingTxnKeys(group) : undefined;
+    const answer = (key: string, partition: number, c: CommittedOffset | undefined): mq.OffsetFetchPartitionResponse.$Properties => {
+      if (unstable?.has(key)) return { partition, ...none, errorCode: errorNumber('UNSTABLE_OFFSET_COMMIT') };
+      return c ? { partition, committedOffset: c.offset, committedLeaderEpoch: c.leaderEpoch, metadata: c.metadata, errorCode: NONE } : { partition, ...none };
+    };
     const wanted = req.topics ?? [];
     if (wanted.length === 0) {
       const byTopic = new Map<string, mq.OffsetFetchPartitionResponse.$Properties[]>();
-      for (const [key, c] of group?.offsets ?? []) {
+      const keys = new Set([...(group?.offsets.keys() ?? []), ...(unstable ?? [])]);
+      for (const key of keys) {
         const { topic, partition } = splitOffsetKey(key);
         let list = byTopic.get(topic);
         if (!list) byTopic.set(topic, (list = []));
-        list.push({ partition, committedOffset: c.offset, committedLeaderEpoch: c.leaderEpoch, metadata: c.metadata, errorCode: NONE });
+        list.push(answer(key, partition, group?.offsets.get(key)));
       }
       return {
         errorCode: NONE,
@@ -1056,13 +1063,20 @@ class Coordinator implements GroupCoordinator {
       topics: wanted.map((t) => ({
         name: t.name ?? '',
         partitions: (t.partitions ?? []).map((partition) => {
-          const c = group?.offsets.get(offsetKey(t.name ?? '', partition));
-          return c
-            ? { partition, committedOffset: c.offset, committedLeaderEpoch: c.leaderEpoch, metadata: c.metadata, errorCode: NONE }
-            : { partition, ...none };
+          const key = offsetKey(t.name ?? '', partition);
+          return answer(key, partition, group?.offsets.get(key));
         }),
       })),
     };
+  }
+
+  /** The offset keys of `group` committed inside transactions that have not ended yet. */
+  private pendingTxnKeys(group: Group): Set<string> {
+    const keys = new Set<string>();
+    for (const list of this.pendingTxn.get(group.partition)?.values() ?? []) {
+      for (const p of list) if (p.groupId === group.groupId) keys.add(p.key);
+    }
+    return keys;
   }
 
   // --------------------------------------------------------------- admin

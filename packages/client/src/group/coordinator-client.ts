@@ -275,8 +275,12 @@ export class CoordinatorClient implements GroupRpc {
     );
   }
 
-  /** Committed offsets of the group (every committed partition when `partitions` is omitted). */
-  async committed(partitions?: readonly TopicPartition[], signal?: AbortSignal): Promise<CommittedOffset[]> {
+  /**
+   * Committed offsets of the group (every committed partition when `partitions` is omitted).
+   * `requireStable` (KIP-447; a read_committed consumer asks it): a partition whose offset was committed in a
+   * transaction still open is retried until the transaction ends, instead of answering the offset before it.
+   */
+  async committed(partitions?: readonly TopicPartition[], signal?: AbortSignal, options: { requireStable?: boolean } = {}): Promise<CommittedOffset[]> {
     const byTopic = new Map<string, number[]>();
     for (const tp of partitions ?? []) {
       let list = byTopic.get(tp.topic);
@@ -285,13 +289,19 @@ export class CoordinatorClient implements GroupRpc {
     }
     const r = await this.retrier.run(
       async ({ bail }) => {
-        const r = await this.call('offsetFetch', { groupId: this.groupId, topics: [...byTopic].map(([name, ps]) => ({ name, partitions: ps })) }, signal);
+        const r = await this.call(
+          'offsetFetch',
+          { groupId: this.groupId, topics: [...byTopic].map(([name, ps]) => ({ name, partitions: ps })), requireStable: options.requireStable ?? false },
+          signal,
+        );
         const code = codeOf(r);
         if (code !== 'NONE') {
           const err = new MqError(code, `fetching committed offsets of group "${this.groupId}": ${r.errorMessage || code}`);
           if (!err.retriable && !COORDINATOR_GONE.has(code)) bail(err);
           throw new MqError(code, err.message, { retriable: true });
         }
+        const unstable = (r.topics ?? []).flatMap((t) => (t.partitions ?? []).filter((p) => codeOf(p) === 'UNSTABLE_OFFSET_COMMIT').map((p) => `${t.name}-${p.partition}`));
+        if (unstable.length > 0) throw new MqError('UNSTABLE_OFFSET_COMMIT', `group "${this.groupId}" has offsets of ${unstable.join(', ')} committed in a transaction still open`);
         return r;
       },
       { signal },

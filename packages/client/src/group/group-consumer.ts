@@ -415,7 +415,8 @@ export class GroupConsumer extends Consumer {
   /** Adds partitions to the fetcher at the group's committed offsets (autoOffsetReset where there is none). */
   private async startPartitions(tps: readonly TopicPartition[]): Promise<void> {
     if (tps.length > 0) {
-      const committed = await this.coordinator.committed(tps);
+      // read_committed: not from an offset a still-open transaction is about to replace (KIP-447).
+      const committed = await this.coordinator.committed(tps, undefined, { requireStable: this.options.isolationLevel === 'read_committed' });
       const at = new Map(committed.map((c) => [tpKey(c), c.offset]));
       const current: TopicPartitionOffset[] = this.assignment();
       const added: TopicPartitionOffset[] = tps.map((tp) => {

@@ -68,6 +68,7 @@ export namespace mq {
         OFFSET_METADATA_TOO_LARGE = 96,
         GROUP_CREATE_THROTTLED = 97,
         GROUP_LIMIT_REACHED = 98,
+        UNSTABLE_OFFSET_COMMIT = 99,
         OUT_OF_ORDER_SEQUENCE_NUMBER = 100,
         DUPLICATE_SEQUENCE_NUMBER = 101,
         INVALID_PRODUCER_EPOCH = 102,
@@ -2510,6 +2511,7 @@ export namespace mq {
         $unknowns?: Uint8Array[];
         groupId: string;
         topics: mq.OffsetFetchTopic.$Properties[];
+        requireStable: boolean;
         static create(properties: mq.OffsetFetchRequest.$Shape): mq.OffsetFetchRequest & mq.OffsetFetchRequest.$Shape;
         static create(properties?: mq.OffsetFetchRequest.$Properties): mq.OffsetFetchRequest;
         static encode(message: mq.OffsetFetchRequest.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
@@ -2521,6 +2523,7 @@ export namespace mq {
         interface $Properties {
             groupId?: (string|null);
             topics?: (mq.OffsetFetchTopic.$Properties[]|null);
+            requireStable?: (boolean|null);
             $unknowns?: Uint8Array[];
         }
         type $Shape = mq.OffsetFetchRequest.$Properties;

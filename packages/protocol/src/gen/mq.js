@@ -89,6 +89,7 @@ export const mq = $root.mq = (() => {
         values[valuesById[96] = "OFFSET_METADATA_TOO_LARGE"] = 96;
         values[valuesById[97] = "GROUP_CREATE_THROTTLED"] = 97;
         values[valuesById[98] = "GROUP_LIMIT_REACHED"] = 98;
+        values[valuesById[99] = "UNSTABLE_OFFSET_COMMIT"] = 99;
         values[valuesById[100] = "OUT_OF_ORDER_SEQUENCE_NUMBER"] = 100;
         values[valuesById[101] = "DUPLICATE_SEQUENCE_NUMBER"] = 101;
         values[valuesById[102] = "INVALID_PRODUCER_EPOCH"] = 102;
@@ -10652,6 +10653,7 @@ export const mq = $root.mq = (() => {
 
         OffsetFetchRequest.prototype.groupId = "";
         OffsetFetchRequest.prototype.topics = $util.emptyArray;
+        OffsetFetchRequest.prototype.requireStable = false;
 
         OffsetFetchRequest.create = function(properties) {
             return new OffsetFetchRequest(properties);
@@ -10670,6 +10672,8 @@ export const mq = $root.mq = (() => {
                 for (var i = 0; i < m.topics.length; ++i)
                     $root.mq.OffsetFetchTopic.encode(m.topics[i], w.uint32(18).fork(), q + 1).ldelim();
             }
+            if (m.requireStable != null && $Object.hasOwnProperty.call(m, "requireStable") && m.requireStable !== false)
+                w.uint32(24).bool(m.requireStable);
             if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
                 for (var i = 0; i < m.$unknowns.length; ++i)
                     w.raw(m.$unknowns[i]);
@@ -10718,6 +10722,15 @@ export const mq = $root.mq = (() => {
                         if (!(m.topics && m.topics.length))
                             m.topics = [];
                         m.topics.push($root.mq.OffsetFetchTopic.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                case 3: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.bool())
+                            m.requireStable = v;
+                        else
+                            delete m.requireStable;
                         continue;
                     }
                 }

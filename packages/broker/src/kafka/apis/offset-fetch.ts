@@ -1,4 +1,4 @@
-/** OffsetFetch: the core's coordinator; a null topic list (v2+) asks for every committed offset of the group. */
+/** OffsetFetch: the core's coordinator; a null topic list (v2+) asks for every committed offset of the group; v7's require_stable is KIP-447's. */
 import { OffsetFetchApi, type OffsetFetchRequest, type OffsetFetchResponse } from '@mq/kafka-protocol/messages';
 import type { KafkaApi } from '../types.js';
 import { kafkaCode } from '../errors.js';
@@ -11,6 +11,7 @@ export const offsetFetch: KafkaApi<OffsetFetchRequest, OffsetFetchResponse> = {
     const r = await askCore(call, 'offsetFetch', {
       groupId: req.groupId,
       topics: (req.topics ?? []).map((t) => ({ name: t.name, partitions: t.partitionIndexes })),
+      requireStable: req.requireStable ?? false,
     });
     const errorCode = kafkaCode(r.errorCode);
     // v1 has no top-level error code: each partition carries it.

@@ -4,6 +4,7 @@
  * also against a three-broker cluster, where the change must reach every replica (a new leader after a
  * failover keeps the trimmed log start and the altered configs).
  */
+import { MqClient } from '@mq/client';
 import { FAST_FAILOVER_CONFIG, leaderFor, startCluster, type TestCluster } from './src/cluster-harness.js';
 import { cleanup, runCli, startBroker, uniqueName, waitFor, type BrokerProcess, type CliResult } from './src/harness.js';
 
@@ -36,6 +37,38 @@ describe('single broker', () => {
   beforeAll(async () => {
     broker = await startBroker();
   });
+
+  it('topic describe shows each partition\'s produce rate from its leader (a hot partition is visible)', async () => {
+    const topic = uniqueName('rate');
+    ok(await runCli(['topic', 'create', topic, '--partitions', '2', ...b()]));
+    const client = new MqClient({ bootstrap: broker.bootstrap, clientId: 'rate' });
+    const producer = client.producer({ lingerMs: 5 });
+    const value = 'x'.repeat(1000);
+    let stop = false;
+    // Only partition 1 is written: bounded to 40 s and 40,000 records.
+    const load = (async () => {
+      for (let i = 0; i < 40_000 && !stop; i++) await producer.send(topic, { value, partition: 1 });
+    })();
+    const until = Date.now() + 40_000;
+    try {
+      let parts: Array<{ partition: number; bytesInPerSec?: number }> = [];
+      await waitFor(
+        async () => {
+          parts = json(await runCli(['topic', 'describe', topic, '--format', 'json', ...b()])).partitions as typeof parts;
+          return (parts[1]?.bytesInPerSec ?? 0) > 0 || Date.now() > until;
+        },
+        { timeout: 45_000, interval: 1000, message: 'no produce rate shown for the written partition' },
+      );
+      expect(parts[1]!.bytesInPerSec).toBeGreaterThan(1000);
+      expect(parts[0]!.bytesInPerSec).toBe(0);
+      const table = ok(await runCli(['topic', 'describe', topic, ...b()])).stdout;
+      expect(table).toMatch(/IN B\/S/);
+    } finally {
+      stop = true;
+      await load;
+      await client.close();
+    }
+  }, 90_000);
 
   it('topic alter-config sets and deletes configs, takes effect at once, survives a restart, and refuses bad input', async () => {
     const topic = uniqueName('alter');

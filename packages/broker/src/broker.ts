@@ -257,7 +257,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
       softwareVersion: BROKER_VERSION,
       shutdownSignal: shutdown.signal,
       clock,
-      metrics: new BrokerMetrics(),
+      metrics: new BrokerMetrics({ clock }),
       readBuffers: new ReadBufferPool(),
       producerIds,
     };

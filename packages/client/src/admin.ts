@@ -206,7 +206,8 @@ export interface BrokerLogDir {
   /** The file system holding it: size and bytes still free (-1: unknown). */
   totalBytes: number;
   usableBytes: number;
-  replicas: Array<{ topic: string; partition: number; sizeBytes: number; offsetLag: number; leader: boolean }>;
+  /** `bytesInPerSec`: on the leader, record batch bytes produced per second over the last complete 10 s window (0 elsewhere). */
+  replicas: Array<{ topic: string; partition: number; sizeBytes: number; offsetLag: number; leader: boolean; bytesInPerSec: number }>;
 }
 
 export interface OngoingReassignment {
@@ -744,7 +745,7 @@ export class Admin {
       logDir: r.logDir ?? '',
       totalBytes: Number(r.totalBytes ?? -1),
       usableBytes: Number(r.usableBytes ?? -1),
-      replicas: (r.replicas ?? []).map((x) => ({ topic: x.topic ?? '', partition: x.partition ?? 0, sizeBytes: Number(x.sizeBytes ?? 0), offsetLag: Number(x.offsetLag ?? 0), leader: x.leader === true })),
+      replicas: (r.replicas ?? []).map((x) => ({ topic: x.topic ?? '', partition: x.partition ?? 0, sizeBytes: Number(x.sizeBytes ?? 0), offsetLag: Number(x.offsetLag ?? 0), leader: x.leader === true, bytesInPerSec: x.bytesInPerSec ?? 0 })),
     };
   }
 

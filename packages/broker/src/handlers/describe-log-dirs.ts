@@ -9,7 +9,8 @@ import type { Handler } from './types.js';
 import type { HandlerDeps } from './deps.js';
 
 export function describeLogDirs(d: HandlerDeps): Handler<'describeLogDirs'> {
-  return async (req) => {
+  return async (req, ctx) => {
+    const rates = ctx.broker.metrics.partitionBytesInRate;
     const only = new Set(req.topics ?? []);
     const replicas = [];
     for (const h of d.replicas.list()) {
@@ -21,6 +22,7 @@ export function describeLogDirs(d: HandlerDeps): Handler<'describeLogDirs'> {
         sizeBytes: h.log.size,
         offsetLag: h.leader ? 0 : Math.max(0, hw - h.log.logEndOffset),
         leader: h.leader !== undefined,
+        bytesInPerSec: h.leader !== undefined ? rates.rate(`${h.topic}\0${h.partition}`) : 0,
       });
     }
     // The file system's size and room (Kafka's DescribeLogDirs v4 TotalBytes/UsableBytes): what a disk-aware rebalance plan needs.

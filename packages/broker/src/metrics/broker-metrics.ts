@@ -6,6 +6,7 @@
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { ParkedFetches } from '@mq/replication';
+import { WindowRate } from './window-rate.js';
 
 /** Request latency buckets, in seconds: 100 µs (a produce to the page cache) to 30 s (a long fetch wait). */
 export const REQUEST_DURATION_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -49,6 +50,8 @@ export class BrokerMetrics {
   readonly topicBytesOut = new Map<string, number>();
   /** ---- scaleout: record bytes appended by produce requests per partition ("topic\0partition"), to see a hot partition. */
   readonly partitionBytesIn = new Map<string, number>();
+  /** The same bytes per second over the last complete 10 s window (DescribeLogDirs answers it for partitions led here). */
+  readonly partitionBytesInRate: WindowRate;
   /** Fetch requests parked waiting for data (the fetch purgatory), counted by the fetch handler. */
   readonly parkedFetches = new ParkedFetches();
   badFrames = 0;
@@ -58,7 +61,8 @@ export class BrokerMetrics {
   private readonly latency: Histogram<'api'>;
   private readonly latencyByApi = new Map<string, { observe(v: number): void }>();
 
-  constructor(options: { processMetrics?: boolean } = {}) {
+  constructor(options: { processMetrics?: boolean; clock?: () => number } = {}) {
+    this.partitionBytesInRate = new WindowRate(options.clock);
     const r = this.registry;
     if (options.processMetrics !== false) collectDefaultMetrics({ register: r });
     labelledCounterOf(r, 'mq_requests_total', 'Requests started, by API.', ['api'], () => [...this.requests].map(([api, n]) => [[api], n]));
@@ -137,6 +141,7 @@ export class BrokerMetrics {
     if (partition !== undefined) {
       const k = `${topic}\0${partition}`;
       this.partitionBytesIn.set(k, (this.partitionBytesIn.get(k) ?? 0) + bytes);
+      this.partitionBytesInRate.add(k, bytes);
     }
   }
 
@@ -149,6 +154,7 @@ export class BrokerMetrics {
     this.topicBytesIn.delete(topic);
     this.topicBytesOut.delete(topic);
     for (const k of [...this.partitionBytesIn.keys()]) if (k.startsWith(`${topic}\0`)) this.partitionBytesIn.delete(k);
+    this.partitionBytesInRate.delete((k) => k.startsWith(`${topic}\0`));
   }
 
   /** The Prometheus text exposition of every metric registered here. */

@@ -4702,6 +4702,7 @@ export namespace mq {
         sizeBytes: number;
         offsetLag: number;
         leader: boolean;
+        bytesInPerSec: number;
         static create(properties: mq.LogDirReplica.$Shape): mq.LogDirReplica & mq.LogDirReplica.$Shape;
         static create(properties?: mq.LogDirReplica.$Properties): mq.LogDirReplica;
         static encode(message: mq.LogDirReplica.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
@@ -4716,6 +4717,7 @@ export namespace mq {
             sizeBytes?: (number|null);
             offsetLag?: (number|null);
             leader?: (boolean|null);
+            bytesInPerSec?: (number|null);
             $unknowns?: Uint8Array[];
         }
         type $Shape = mq.LogDirReplica.$Properties;

@@ -20522,6 +20522,7 @@ export const mq = $root.mq = (() => {
         LogDirReplica.prototype.sizeBytes = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
         LogDirReplica.prototype.offsetLag = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
         LogDirReplica.prototype.leader = false;
+        LogDirReplica.prototype.bytesInPerSec = 0;
 
         LogDirReplica.create = function(properties) {
             return new LogDirReplica(properties);
@@ -20544,6 +20545,8 @@ export const mq = $root.mq = (() => {
                 w.uint32(32).int64(m.offsetLag);
             if (m.leader != null && $Object.hasOwnProperty.call(m, "leader") && m.leader !== false)
                 w.uint32(40).bool(m.leader);
+            if (m.bytesInPerSec != null && $Object.hasOwnProperty.call(m, "bytesInPerSec") && !$Object.is(m.bytesInPerSec, 0))
+                w.uint32(49).double(m.bytesInPerSec);
             if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
                 for (var i = 0; i < m.$unknowns.length; ++i)
                     w.raw(m.$unknowns[i]);
@@ -20620,6 +20623,15 @@ export const mq = $root.mq = (() => {
                             m.leader = v;
                         else
                             delete m.leader;
+                        continue;
+                    }
+                case 6: {
+                        if (u !== 1)
+                            break;
+                        if (!$Object.is(v = r.double(), 0))
+                            m.bytesInPerSec = v;
+                        else
+                            delete m.bytesInPerSec;
                         continue;
                     }
                 }

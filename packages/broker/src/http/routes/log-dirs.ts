@@ -19,6 +19,7 @@ const replica = {
     size_bytes: { type: 'integer', description: "Bytes of the replica's log on this broker's disk" },
     offset_lag: { type: 'integer', description: "Records between the replica's log end and the high watermark this broker knows (0 on the leader)" },
     leader: { type: 'boolean' },
+    bytes_in_per_sec: { type: 'number', description: 'On the leader: record batch bytes produced per second over the last complete 10 s window (0 elsewhere)' },
   },
 };
 
@@ -60,7 +61,7 @@ export function registerLogDirRoutes(router: Router, backend: TopicBackend, live
               log_dir: r.logDir ?? '',
               total_bytes: Number(r.totalBytes ?? -1),
               usable_bytes: Number(r.usableBytes ?? -1),
-              replicas: (r.replicas ?? []).map((x) => ({ topic: x.topic ?? '', partition: x.partition ?? 0, size_bytes: Number(x.sizeBytes ?? 0), offset_lag: Number(x.offsetLag ?? 0), leader: x.leader === true })),
+              replicas: (r.replicas ?? []).map((x) => ({ topic: x.topic ?? '', partition: x.partition ?? 0, size_bytes: Number(x.sizeBytes ?? 0), offset_lag: Number(x.offsetLag ?? 0), leader: x.leader === true, bytes_in_per_sec: x.bytesInPerSec ?? 0 })),
             };
           } catch (err) {
             // The caller's own refusal (authentication, authorization) is the answer; a broker that cannot be asked is listed with why.

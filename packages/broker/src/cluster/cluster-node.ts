@@ -8,6 +8,7 @@
  * `controller.quorum.bootstrap.servers` configured, the broker is a one-node
  * cluster (a lone KRaft node in combined mode: broker and the only voter).
  */
+import type { AutoBalanceMode } from '../controller/auto-balancer.js';
 import type { Logger } from 'pino';
 import { errorCodeFromNumber, isMqError, MqError } from '@mq/protocol/errors';
 import type { FetchFn, OffsetForLeaderEpochFn } from '@mq/replication';
@@ -181,6 +182,12 @@ export async function startClusterNode(o: ClusterNodeOptions, components: Cluste
         uncleanRecoveryWaitMs: cfg.int('unclean.recovery.wait.ms'),
         verifyPeerAddress: cfg.bool('controller.quorum.verify.peer.address'),
         limits: commandLimitsOf(cfg),
+        autoBalance: {
+          mode: cfg.get('partition.autobalancing.mode') as AutoBalanceMode,
+          maxConcurrentMoves: cfg.int('partition.autobalancing.max.concurrent.moves'),
+          nodeAvailabilityTimeoutMs: cfg.int('partition.autobalancing.node.availability.timeout.ms'),
+          checkIntervalMs: cfg.int('partition.autobalancing.tick.interval.ms'),
+        },
       },
       {
         logger,

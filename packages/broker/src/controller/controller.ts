@@ -23,6 +23,7 @@ import { MetadataFeed, type FeedRead } from './metadata-feed.js';
 import { MetadataState } from './metadata-state.js';
 import { parseControllerOptions, quorumClusterId, type ControllerOptions, type ParsedControllerOptions } from './options.js';
 import { RecoveryWaits } from './recovery-waits.js';
+import { AutoBalancer } from './auto-balancer.js';
 import { electable, preferredElections } from './preferred-leaders.js';
 import { submitWithRetry } from './submit.js';
 import type { BrokerRegistration } from './types.js';
@@ -162,6 +163,7 @@ export class RaftController implements Controller {
   private ready = false;
   private busy = false;
   private lastImbalanceCheck = 0;
+  private autoBalancer: AutoBalancer | undefined;
   private livenessTimer: TimerHandle | undefined;
   private closed = false;
   private lastLeaderSeen: number;
@@ -170,6 +172,7 @@ export class RaftController implements Controller {
   constructor(options: ControllerOptions, components: ControllerComponents) {
     this.options = parseControllerOptions(options);
     this.logger = components.logger.child({ component: 'controller' });
+    if (this.options.autoBalance.mode !== 'off') this.autoBalancer = new AutoBalancer(this.options.autoBalance, this.logger);
     this.clock = components.clock ?? systemClock;
     this.timers = components.timers ?? systemTimers;
     this.forward = components.forward;
@@ -524,6 +527,7 @@ export class RaftController implements Controller {
         this.lastImbalanceCheck = now;
         await this.raft.readIndex({ timeoutMs: this.options.sessionTimeoutMs });
         this.ready = true;
+        this.autoBalancer?.activate(this.metadata, now);
       }
       if (!this.ready) return;
       // A voter is heard from through any Raft message it sends (precise to the message, not to the
@@ -554,6 +558,7 @@ export class RaftController implements Controller {
         this.lastImbalanceCheck = now;
         await this.rebalanceLeaders();
       }
+      await this.autoBalance(now);
     } catch (err) {
       if (!this.closed) this.logger.warn({ err: (err as Error).message }, 'controller round failed');
     } finally {
@@ -598,6 +603,13 @@ export class RaftController implements Controller {
     if (moves.length === 0) return;
     this.logger.info({ partitions: moves.length }, 'moving leadership back to preferred replicas');
     await this.submitQuietly({ type: 'electPreferred', partitions: moves });
+  }
+
+  /** The controller's own partition balancer (auto-balancer.ts): its moves are ordinary reassignments. */
+  private async autoBalance(now: number): Promise<void> {
+    if (!this.autoBalancer) return;
+    const moves = this.autoBalancer.check(this.metadata, now, (id) => now - (this.lastSeen.get(id) ?? now));
+    if (moves.length > 0) await this.submitQuietly({ type: 'alterReassignments', partitions: moves.map((m) => ({ topic: m.topic, partition: m.partition, replicas: m.to })) });
   }
 
   private async submitQuietly(command: MetadataCommand): Promise<void> {

@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto';
 import { MqError } from '@mq/protocol/errors';
 import { DEFAULT_COMMAND_LIMITS, type CommandLimits } from './command-limits.js';
+import { AUTO_BALANCE_MODES, DEFAULT_AUTO_BALANCE, type AutoBalanceOptions } from './auto-balancer.js';
 
 export interface ControllerOptions {
   /** This broker's id (also its Raft node id). */
@@ -31,6 +32,8 @@ export interface ControllerOptions {
   verifyPeerAddress?: boolean;
   /** Partition limits and budgets checked before a command is proposed (command-limits.ts). */
   limits?: Partial<CommandLimits>;
+  /** The controller's own partition balancer (auto-balancer.ts; off by default). */
+  autoBalance?: Partial<AutoBalanceOptions>;
 }
 
 export const DEFAULT_CONTROLLER_TICK_MS = 100;
@@ -46,7 +49,11 @@ export interface Voter {
   port: number;
 }
 
-export type ParsedControllerOptions = Readonly<Required<Omit<ControllerOptions, 'voters' | 'limits'>>> & { readonly voters: readonly Voter[]; readonly limits: CommandLimits };
+export type ParsedControllerOptions = Readonly<Required<Omit<ControllerOptions, 'voters' | 'limits' | 'autoBalance'>>> & {
+  readonly voters: readonly Voter[];
+  readonly limits: CommandLimits;
+  readonly autoBalance: Readonly<AutoBalanceOptions>;
+};
 
 /** Parses `1@127.0.0.1:19091,2@127.0.0.1:19092`. */
 export function parseVoters(text: string, what = 'controller.quorum.voters'): Voter[] {
@@ -107,6 +114,23 @@ export function parseControllerOptions(o: ControllerOptions): ParsedControllerOp
     uncleanRecoveryWaitMs: nonNeg('unclean.recovery.wait.ms', o.uncleanRecoveryWaitMs ?? DEFAULT_UNCLEAN_RECOVERY_WAIT_MS),
     verifyPeerAddress: o.verifyPeerAddress ?? true,
     limits: parseLimits(o.limits ?? {}),
+    autoBalance: parseAutoBalance(o.autoBalance ?? {}),
+  });
+}
+
+function parseAutoBalance(a: Partial<AutoBalanceOptions>): AutoBalanceOptions {
+  const d = DEFAULT_AUTO_BALANCE;
+  const mode = a.mode ?? d.mode;
+  if (!AUTO_BALANCE_MODES.includes(mode)) throw new MqError('INVALID_CONFIG', `partition.autobalancing.mode must be one of ${AUTO_BALANCE_MODES.join(', ')}, got "${String(mode)}"`);
+  const positive = (name: string, v: number) => {
+    if (!Number.isSafeInteger(v) || v < 1) throw new MqError('INVALID_CONFIG', `${name} must be a positive integer, got ${v}`);
+    return v;
+  };
+  return Object.freeze({
+    mode,
+    maxConcurrentMoves: positive('partition.autobalancing.max.concurrent.moves', a.maxConcurrentMoves ?? d.maxConcurrentMoves),
+    nodeAvailabilityTimeoutMs: positive('partition.autobalancing.node.availability.timeout.ms', a.nodeAvailabilityTimeoutMs ?? d.nodeAvailabilityTimeoutMs),
+    checkIntervalMs: positive('partition.autobalancing.tick.interval.ms', a.checkIntervalMs ?? d.checkIntervalMs),
   });
 }
 

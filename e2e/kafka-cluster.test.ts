@@ -26,10 +26,44 @@ function kafkaPortOf(c: TestCluster, id: number): number {
   throw new Error(`broker ${id} logged no Kafka port`);
 }
 
+async function ensureCluster(): Promise<TestCluster> {
+  cluster ??= await startCluster({ brokers: 3, config: { ...FAST_FAILOVER_CONFIG, 'kafka.listener.port': '0', 'group.initial.rebalance.delay.ms': '0' } });
+  await cluster.waitHealthy();
+  return cluster;
+}
+
+it("kafkajs' partition reassignment admin calls move a replica (AlterPartitionReassignments, ListPartitionReassignments)", async () => {
+  const c = await ensureCluster();
+  const topic = uniqueName('kafka-reassign');
+  const mq = new MqClient({ bootstrap: c.bootstrap });
+  try {
+    await mq.admin().createTopic(topic, { numPartitions: 2, replicationFactor: 2 });
+    await c.waitHealthy(30_000, [topic]);
+    const before = (await mq.admin().describeTopic(topic)).partitions[0]!.replicas;
+    const outsider = [1, 2, 3].find((id) => !before.includes(id))!;
+    const target = [before[0]!, outsider];
+    const kafka = new Kafka({ clientId: 'kafka-reassign', brokers: c.brokerIds.map((id) => `127.0.0.1:${kafkaPortOf(c, id)}`), logLevel: logLevel.NOTHING });
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      await admin.alterPartitionReassignments({ topics: [{ topic, partitionAssignment: [{ partition: 0, replicas: target }] }] });
+      await waitFor(async () => (await admin.listPartitionReassignments({})).topics.length === 0, { timeout: 30_000, message: 'the reassignment completed' });
+      await waitFor(async () => {
+        const p = (await mq.admin().describeTopic(topic)).partitions[0]!;
+        return p.replicas.join() === target.join() && p.isr.length === 2;
+      }, { timeout: 30_000, message: `partition 0 on ${target.join(',')}` });
+      // Bad input gets Kafka's error codes: an unknown partition.
+      await expect(admin.alterPartitionReassignments({ topics: [{ topic, partitionAssignment: [{ partition: 9, replicas: target }] }] })).rejects.toThrow();
+    } finally {
+      await admin.disconnect();
+    }
+  } finally {
+    await mq.close();
+  }
+}, 120_000);
+
 it('a kafkajs producer and consumer keep working through a leader SIGKILL; every acknowledged record is read back at its offset', async () => {
-  cluster = await startCluster({ brokers: 3, config: { ...FAST_FAILOVER_CONFIG, 'kafka.listener.port': '0', 'group.initial.rebalance.delay.ms': '0' } });
-  const c = cluster;
-  await c.waitHealthy();
+  const c = await ensureCluster();
   const topic = uniqueName('kafka-failover');
   const mq = new MqClient({ bootstrap: c.bootstrap });
   await mq.admin().createTopic(topic, { numPartitions: 1, replicationFactor: 3, configs: { 'min.insync.replicas': '2' } });

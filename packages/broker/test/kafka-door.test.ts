@@ -5,7 +5,8 @@
  * only their own connection with one log line.
  */
 import fc from 'fast-check';
-import { ApiVersionsApi, MetadataApi, ProduceApi, encodeRequest } from '@mq/kafka-protocol';
+import { ApiVersionsApi, CreateTopicsApi, MetadataApi, ProduceApi, encodeRequest } from '@mq/kafka-protocol';
+import { AlterPartitionReassignmentsApi, DescribeLogDirsApi, ElectLeadersApi, ListPartitionReassignmentsApi } from '@mq/kafka-protocol/messages';
 import { startTestBroker, waitFor, type TestBroker } from './helpers.js';
 import { KafkaWire } from './kafka-wire.js';
 
@@ -37,10 +38,14 @@ const ADVERTISED = [
   [28, 0, 3], // TxnOffsetCommit
   [32, 0, 2], // DescribeConfigs
   [33, 0, 1], // AlterConfigs
+  [35, 0, 4], // DescribeLogDirs
   [36, 0, 2], // SaslAuthenticate
   [37, 0, 2], // CreatePartitions
   [42, 0, 2], // DeleteGroups
+  [43, 0, 2], // ElectLeaders
   [44, 0, 1], // IncrementalAlterConfigs
+  [45, 0, 0], // AlterPartitionReassignments
+  [46, 0, 0], // ListPartitionReassignments
   [48, 0, 1], // DescribeClientQuotas
   [49, 0, 1], // AlterClientQuotas
   [60, 0, 0], // DescribeCluster
@@ -141,5 +146,48 @@ describe('Kafka listener: versions and bad input', () => {
       { numRuns: 150 },
     );
     watcher.close();
+  });
+});
+
+describe('Kafka listener: the scale-out APIs (a one-broker cluster)', () => {
+  let t: TestBroker;
+  let port: number;
+  beforeAll(async () => {
+    t = await startTestBroker({ 'kafka.listener.port': '0' });
+    port = t.broker.kafkaPort!;
+  });
+  afterAll(() => t.cleanup());
+
+  it('DescribeLogDirs, ElectLeaders, AlterPartitionReassignments and ListPartitionReassignments answer through the core', async () => {
+    const c = await KafkaWire.connect(port);
+    const created = await c.request(CreateTopicsApi, 4, { topics: [{ name: 'scale-k', numPartitions: 2, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 5000, validateOnly: false });
+    expect(created.topics[0]!.errorCode).toBe(0);
+    await waitFor(async () => (await c.request(MetadataApi, 9, { topics: [{ name: 'scale-k' }], allowAutoTopicCreation: false })).topics[0]?.partitions.every((p) => p.leaderId >= 0));
+    for (const v of [0, 4]) {
+      const dirs = await c.request(DescribeLogDirsApi, v, { topics: [{ topic: 'scale-k', partitions: [1] }] });
+      expect(dirs.results).toHaveLength(1);
+      expect(dirs.results[0]!.logDir).toMatch(/\S/);
+      expect(dirs.results[0]!.topics).toEqual([{ name: 'scale-k', partitions: [{ partitionIndex: 1, partitionSize: 0, offsetLag: 0, isFutureKey: false }] }]);
+      if (v >= 4) expect(dirs.results[0]!.usableBytes).toBeGreaterThan(0);
+    }
+    const all = await c.request(DescribeLogDirsApi, 2, { topics: null });
+    expect(all.results[0]!.topics.find((x) => x.name === 'scale-k')!.partitions.map((p) => p.partitionIndex).sort()).toEqual([0, 1]);
+
+    const preferred = await c.request(ElectLeadersApi, 2, { electionType: 0, topicPartitions: [{ topic: 'scale-k', partitions: [0] }], timeoutMs: 5000 });
+    expect(preferred.errorCode).toBe(0);
+    expect(preferred.replicaElectionResults).toEqual([{ topic: 'scale-k', partitionResult: [{ partitionId: 0, errorCode: 84, errorMessage: expect.any(String) }] }]); // ELECTION_NOT_NEEDED
+    const unclean = await c.request(ElectLeadersApi, 1, { electionType: 1, topicPartitions: [{ topic: 'scale-k', partitions: [0] }], timeoutMs: 5000 });
+    expect(unclean.errorCode).toBe(42); // INVALID_REQUEST
+    expect(unclean.replicaElectionResults[0]!.partitionResult[0]!.errorCode).toBe(42);
+
+    const bad = await c.request(AlterPartitionReassignmentsApi, 0, { timeoutMs: 5000, topics: [{ name: 'scale-k', partitions: [{ partitionIndex: 0, replicas: [1, 77] }, { partitionIndex: 9, replicas: [1] }] }] });
+    expect(bad.errorCode).toBe(0);
+    const codes = Object.fromEntries(bad.responses[0]!.partitions.map((p) => [p.partitionIndex, p.errorCode]));
+    expect(codes).toEqual({ 0: 39, 9: 3 }); // INVALID_REPLICA_ASSIGNMENT, UNKNOWN_TOPIC_OR_PARTITION
+    const cancel = await c.request(AlterPartitionReassignmentsApi, 0, { timeoutMs: 5000, topics: [{ name: 'scale-k', partitions: [{ partitionIndex: 0, replicas: null }] }] });
+    expect(cancel.responses[0]!.partitions[0]!.errorCode).toBe(85); // NO_REASSIGNMENT_IN_PROGRESS
+    const listed = await c.request(ListPartitionReassignmentsApi, 0, { timeoutMs: 5000, topics: null });
+    expect(listed).toMatchObject({ errorCode: 0, topics: [] });
+    c.close();
   });
 });

@@ -511,6 +511,155 @@ export const AlterConfigsApi: ApiDef<AlterConfigsRequest, AlterConfigsResponse> 
   writeResponse: writeAlterConfigsResponse,
 };
 
+// AlterPartitionReassignments (key 45), versions 0-0, flexible 0+: schema/alter-partition-reassignments.json
+
+export interface ReassignablePartition {
+  partitionIndex: number;
+  replicas: number[] | null;
+}
+
+export interface ReassignableTopic {
+  name: string;
+  partitions: ReassignablePartition[];
+}
+
+export interface AlterPartitionReassignmentsRequest {
+  timeoutMs: number;
+  topics: ReassignableTopic[];
+}
+
+export interface ReassignablePartitionResponse {
+  partitionIndex: number;
+  errorCode: number;
+  errorMessage: string | null;
+}
+
+export interface ReassignableTopicResponse {
+  name: string;
+  partitions: ReassignablePartitionResponse[];
+}
+
+export interface AlterPartitionReassignmentsResponse {
+  throttleTimeMs: number;
+  errorCode: number;
+  errorMessage: string | null;
+  responses: ReassignableTopicResponse[];
+}
+
+export function readReassignablePartition(r: Reader, _v: number): ReassignablePartition {
+  const flex = true;
+  const o: ReassignablePartition = { partitionIndex: 0, replicas: null };
+  o.partitionIndex = r.int32();
+  o.replicas = readArray(r, flex, (r) => r.int32());
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeReassignablePartition(w: Writer, _v: number, o: Input<ReassignablePartition>): void {
+  const flex = true;
+  w.int32(o.partitionIndex ?? 0);
+  writeArray(w, flex, o.replicas, true, (w, x) => w.int32(x));
+  if (flex) w.uvarint(0);
+}
+
+export function readReassignableTopic(r: Reader, v: number): ReassignableTopic {
+  const flex = true;
+  const o: ReassignableTopic = { name: '', partitions: [] };
+  o.name = r.string(flex);
+  o.partitions = readArray(r, flex, (r) => readReassignablePartition(r, v)) ?? [];
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeReassignableTopic(w: Writer, v: number, o: Input<ReassignableTopic>): void {
+  const flex = true;
+  w.string(o.name ?? '', flex);
+  writeArray(w, flex, o.partitions, false, (w, x) => writeReassignablePartition(w, v, x));
+  if (flex) w.uvarint(0);
+}
+
+export function readAlterPartitionReassignmentsRequest(r: Reader, v: number): AlterPartitionReassignmentsRequest {
+  const flex = true;
+  const o: AlterPartitionReassignmentsRequest = { timeoutMs: 60000, topics: [] };
+  o.timeoutMs = r.int32();
+  o.topics = readArray(r, flex, (r) => readReassignableTopic(r, v)) ?? [];
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeAlterPartitionReassignmentsRequest(w: Writer, v: number, o: Input<AlterPartitionReassignmentsRequest>): void {
+  const flex = true;
+  w.int32(o.timeoutMs ?? 60000);
+  writeArray(w, flex, o.topics, false, (w, x) => writeReassignableTopic(w, v, x));
+  if (flex) w.uvarint(0);
+}
+
+export function readReassignablePartitionResponse(r: Reader, _v: number): ReassignablePartitionResponse {
+  const flex = true;
+  const o: ReassignablePartitionResponse = { partitionIndex: 0, errorCode: 0, errorMessage: null };
+  o.partitionIndex = r.int32();
+  o.errorCode = r.int16();
+  o.errorMessage = r.nullableString(flex);
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeReassignablePartitionResponse(w: Writer, _v: number, o: Input<ReassignablePartitionResponse>): void {
+  const flex = true;
+  w.int32(o.partitionIndex ?? 0);
+  w.int16(o.errorCode ?? 0);
+  w.nullableString(o.errorMessage, flex);
+  if (flex) w.uvarint(0);
+}
+
+export function readReassignableTopicResponse(r: Reader, v: number): ReassignableTopicResponse {
+  const flex = true;
+  const o: ReassignableTopicResponse = { name: '', partitions: [] };
+  o.name = r.string(flex);
+  o.partitions = readArray(r, flex, (r) => readReassignablePartitionResponse(r, v)) ?? [];
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeReassignableTopicResponse(w: Writer, v: number, o: Input<ReassignableTopicResponse>): void {
+  const flex = true;
+  w.string(o.name ?? '', flex);
+  writeArray(w, flex, o.partitions, false, (w, x) => writeReassignablePartitionResponse(w, v, x));
+  if (flex) w.uvarint(0);
+}
+
+export function readAlterPartitionReassignmentsResponse(r: Reader, v: number): AlterPartitionReassignmentsResponse {
+  const flex = true;
+  const o: AlterPartitionReassignmentsResponse = { throttleTimeMs: 0, errorCode: 0, errorMessage: null, responses: [] };
+  o.throttleTimeMs = r.int32();
+  o.errorCode = r.int16();
+  o.errorMessage = r.nullableString(flex);
+  o.responses = readArray(r, flex, (r) => readReassignableTopicResponse(r, v)) ?? [];
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeAlterPartitionReassignmentsResponse(w: Writer, v: number, o: Input<AlterPartitionReassignmentsResponse>): void {
+  const flex = true;
+  w.int32(o.throttleTimeMs ?? 0);
+  w.int16(o.errorCode ?? 0);
+  w.nullableString(o.errorMessage, flex);
+  writeArray(w, flex, o.responses, false, (w, x) => writeReassignableTopicResponse(w, v, x));
+  if (flex) w.uvarint(0);
+}
+
+export const AlterPartitionReassignmentsApi: ApiDef<AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse> = {
+  key: 45,
+  name: 'AlterPartitionReassignments',
+  minVersion: 0,
+  maxVersion: 0,
+  flexibleFrom: 0,
+  readRequest: readAlterPartitionReassignmentsRequest,
+  writeRequest: writeAlterPartitionReassignmentsRequest,
+  readResponse: readAlterPartitionReassignmentsResponse,
+  writeResponse: writeAlterPartitionReassignmentsResponse,
+};
+
 // ApiVersions (key 18), versions 0-3, flexible 3+: schema/api-versions.json
 
 export interface ApiVersionsRequest {
@@ -1772,6 +1921,289 @@ export const DescribeGroupsApi: ApiDef<DescribeGroupsRequest, DescribeGroupsResp
   writeResponse: writeDescribeGroupsResponse,
 };
 
+// DescribeLogDirs (key 35), versions 0-4, flexible 2+: schema/describe-log-dirs.json
+
+export interface DescribableLogDirTopic {
+  topic: string;
+  partitions: number[];
+}
+
+export interface DescribeLogDirsRequest {
+  topics: DescribableLogDirTopic[] | null;
+}
+
+export interface DescribeLogDirsPartition {
+  partitionIndex: number;
+  partitionSize: number;
+  offsetLag: number;
+  isFutureKey: boolean;
+}
+
+export interface DescribeLogDirsTopic {
+  name: string;
+  partitions: DescribeLogDirsPartition[];
+}
+
+export interface DescribeLogDirsResult {
+  errorCode: number;
+  logDir: string;
+  topics: DescribeLogDirsTopic[];
+  totalBytes: number;
+  usableBytes: number;
+}
+
+export interface DescribeLogDirsResponse {
+  throttleTimeMs: number;
+  errorCode: number;
+  results: DescribeLogDirsResult[];
+}
+
+export function readDescribableLogDirTopic(r: Reader, v: number): DescribableLogDirTopic {
+  const flex = v >= 2;
+  const o: DescribableLogDirTopic = { topic: '', partitions: [] };
+  o.topic = r.string(flex);
+  o.partitions = readArray(r, flex, (r) => r.int32()) ?? [];
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeDescribableLogDirTopic(w: Writer, v: number, o: Input<DescribableLogDirTopic>): void {
+  const flex = v >= 2;
+  w.string(o.topic ?? '', flex);
+  writeArray(w, flex, o.partitions, false, (w, x) => w.int32(x));
+  if (flex) w.uvarint(0);
+}
+
+export function readDescribeLogDirsRequest(r: Reader, v: number): DescribeLogDirsRequest {
+  const flex = v >= 2;
+  const o: DescribeLogDirsRequest = { topics: null };
+  o.topics = readArray(r, flex, (r) => readDescribableLogDirTopic(r, v));
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeDescribeLogDirsRequest(w: Writer, v: number, o: Input<DescribeLogDirsRequest>): void {
+  const flex = v >= 2;
+  writeArray(w, flex, o.topics, true, (w, x) => writeDescribableLogDirTopic(w, v, x));
+  if (flex) w.uvarint(0);
+}
+
+export function readDescribeLogDirsPartition(r: Reader, v: number): DescribeLogDirsPartition {
+  const flex = v >= 2;
+  const o: DescribeLogDirsPartition = { partitionIndex: 0, partitionSize: 0, offsetLag: 0, isFutureKey: false };
+  o.partitionIndex = r.int32();
+  o.partitionSize = r.int64();
+  o.offsetLag = r.int64();
+  o.isFutureKey = r.bool();
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeDescribeLogDirsPartition(w: Writer, v: number, o: Input<DescribeLogDirsPartition>): void {
+  const flex = v >= 2;
+  w.int32(o.partitionIndex ?? 0);
+  w.int64(o.partitionSize ?? 0);
+  w.int64(o.offsetLag ?? 0);
+  w.bool(o.isFutureKey ?? false);
+  if (flex) w.uvarint(0);
+}
+
+export function readDescribeLogDirsTopic(r: Reader, v: number): DescribeLogDirsTopic {
+  const flex = v >= 2;
+  const o: DescribeLogDirsTopic = { name: '', partitions: [] };
+  o.name = r.string(flex);
+  o.partitions = readArray(r, flex, (r) => readDescribeLogDirsPartition(r, v)) ?? [];
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeDescribeLogDirsTopic(w: Writer, v: number, o: Input<DescribeLogDirsTopic>): void {
+  const flex = v >= 2;
+  w.string(o.name ?? '', flex);
+  writeArray(w, flex, o.partitions, false, (w, x) => writeDescribeLogDirsPartition(w, v, x));
+  if (flex) w.uvarint(0);
+}
+
+export function readDescribeLogDirsResult(r: Reader, v: number): DescribeLogDirsResult {
+  const flex = v >= 2;
+  const o: DescribeLogDirsResult = { errorCode: 0, logDir: '', topics: [], totalBytes: -1, usableBytes: -1 };
+  o.errorCode = r.int16();
+  o.logDir = r.string(flex);
+  o.topics = readArray(r, flex, (r) => readDescribeLogDirsTopic(r, v)) ?? [];
+  if (v >= 4) o.totalBytes = r.int64();
+  if (v >= 4) o.usableBytes = r.int64();
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeDescribeLogDirsResult(w: Writer, v: number, o: Input<DescribeLogDirsResult>): void {
+  const flex = v >= 2;
+  w.int16(o.errorCode ?? 0);
+  w.string(o.logDir ?? '', flex);
+  writeArray(w, flex, o.topics, false, (w, x) => writeDescribeLogDirsTopic(w, v, x));
+  if (v >= 4) w.int64(o.totalBytes ?? -1);
+  if (v >= 4) w.int64(o.usableBytes ?? -1);
+  if (flex) w.uvarint(0);
+}
+
+export function readDescribeLogDirsResponse(r: Reader, v: number): DescribeLogDirsResponse {
+  const flex = v >= 2;
+  const o: DescribeLogDirsResponse = { throttleTimeMs: 0, errorCode: 0, results: [] };
+  o.throttleTimeMs = r.int32();
+  if (v >= 3) o.errorCode = r.int16();
+  o.results = readArray(r, flex, (r) => readDescribeLogDirsResult(r, v)) ?? [];
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeDescribeLogDirsResponse(w: Writer, v: number, o: Input<DescribeLogDirsResponse>): void {
+  const flex = v >= 2;
+  w.int32(o.throttleTimeMs ?? 0);
+  if (v >= 3) w.int16(o.errorCode ?? 0);
+  writeArray(w, flex, o.results, false, (w, x) => writeDescribeLogDirsResult(w, v, x));
+  if (flex) w.uvarint(0);
+}
+
+export const DescribeLogDirsApi: ApiDef<DescribeLogDirsRequest, DescribeLogDirsResponse> = {
+  key: 35,
+  name: 'DescribeLogDirs',
+  minVersion: 0,
+  maxVersion: 4,
+  flexibleFrom: 2,
+  readRequest: readDescribeLogDirsRequest,
+  writeRequest: writeDescribeLogDirsRequest,
+  readResponse: readDescribeLogDirsResponse,
+  writeResponse: writeDescribeLogDirsResponse,
+};
+
+// ElectLeaders (key 43), versions 0-2, flexible 2+: schema/elect-leaders.json
+
+export interface TopicPartitions {
+  topic: string;
+  partitions: number[];
+}
+
+export interface ElectLeadersRequest {
+  electionType: number;
+  topicPartitions: TopicPartitions[] | null;
+  timeoutMs: number;
+}
+
+export interface PartitionResult {
+  partitionId: number;
+  errorCode: number;
+  errorMessage: string | null;
+}
+
+export interface ReplicaElectionResult {
+  topic: string;
+  partitionResult: PartitionResult[];
+}
+
+export interface ElectLeadersResponse {
+  throttleTimeMs: number;
+  errorCode: number;
+  replicaElectionResults: ReplicaElectionResult[];
+}
+
+export function readTopicPartitions(r: Reader, v: number): TopicPartitions {
+  const flex = v >= 2;
+  const o: TopicPartitions = { topic: '', partitions: [] };
+  o.topic = r.string(flex);
+  o.partitions = readArray(r, flex, (r) => r.int32()) ?? [];
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeTopicPartitions(w: Writer, v: number, o: Input<TopicPartitions>): void {
+  const flex = v >= 2;
+  w.string(o.topic ?? '', flex);
+  writeArray(w, flex, o.partitions, false, (w, x) => w.int32(x));
+  if (flex) w.uvarint(0);
+}
+
+export function readElectLeadersRequest(r: Reader, v: number): ElectLeadersRequest {
+  const flex = v >= 2;
+  const o: ElectLeadersRequest = { electionType: 0, topicPartitions: null, timeoutMs: 60000 };
+  if (v >= 1) o.electionType = r.int8();
+  o.topicPartitions = readArray(r, flex, (r) => readTopicPartitions(r, v));
+  o.timeoutMs = r.int32();
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeElectLeadersRequest(w: Writer, v: number, o: Input<ElectLeadersRequest>): void {
+  const flex = v >= 2;
+  if (v >= 1) w.int8(o.electionType ?? 0);
+  writeArray(w, flex, o.topicPartitions, true, (w, x) => writeTopicPartitions(w, v, x));
+  w.int32(o.timeoutMs ?? 60000);
+  if (flex) w.uvarint(0);
+}
+
+export function readPartitionResult(r: Reader, v: number): PartitionResult {
+  const flex = v >= 2;
+  const o: PartitionResult = { partitionId: 0, errorCode: 0, errorMessage: null };
+  o.partitionId = r.int32();
+  o.errorCode = r.int16();
+  o.errorMessage = r.nullableString(flex);
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writePartitionResult(w: Writer, v: number, o: Input<PartitionResult>): void {
+  const flex = v >= 2;
+  w.int32(o.partitionId ?? 0);
+  w.int16(o.errorCode ?? 0);
+  w.nullableString(o.errorMessage, flex);
+  if (flex) w.uvarint(0);
+}
+
+export function readReplicaElectionResult(r: Reader, v: number): ReplicaElectionResult {
+  const flex = v >= 2;
+  const o: ReplicaElectionResult = { topic: '', partitionResult: [] };
+  o.topic = r.string(flex);
+  o.partitionResult = readArray(r, flex, (r) => readPartitionResult(r, v)) ?? [];
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeReplicaElectionResult(w: Writer, v: number, o: Input<ReplicaElectionResult>): void {
+  const flex = v >= 2;
+  w.string(o.topic ?? '', flex);
+  writeArray(w, flex, o.partitionResult, false, (w, x) => writePartitionResult(w, v, x));
+  if (flex) w.uvarint(0);
+}
+
+export function readElectLeadersResponse(r: Reader, v: number): ElectLeadersResponse {
+  const flex = v >= 2;
+  const o: ElectLeadersResponse = { throttleTimeMs: 0, errorCode: 0, replicaElectionResults: [] };
+  o.throttleTimeMs = r.int32();
+  if (v >= 1) o.errorCode = r.int16();
+  o.replicaElectionResults = readArray(r, flex, (r) => readReplicaElectionResult(r, v)) ?? [];
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeElectLeadersResponse(w: Writer, v: number, o: Input<ElectLeadersResponse>): void {
+  const flex = v >= 2;
+  w.int32(o.throttleTimeMs ?? 0);
+  if (v >= 1) w.int16(o.errorCode ?? 0);
+  writeArray(w, flex, o.replicaElectionResults, false, (w, x) => writeReplicaElectionResult(w, v, x));
+  if (flex) w.uvarint(0);
+}
+
+export const ElectLeadersApi: ApiDef<ElectLeadersRequest, ElectLeadersResponse> = {
+  key: 43,
+  name: 'ElectLeaders',
+  minVersion: 0,
+  maxVersion: 2,
+  flexibleFrom: 2,
+  readRequest: readElectLeadersRequest,
+  writeRequest: writeElectLeadersRequest,
+  readResponse: readElectLeadersResponse,
+  writeResponse: writeElectLeadersResponse,
+};
+
 // EndTxn (key 26), versions 0-3, flexible 3+: schema/end-txn.json
 
 export interface EndTxnRequest {
@@ -2826,6 +3258,137 @@ export const ListOffsetsApi: ApiDef<ListOffsetsRequest, ListOffsetsResponse> = {
   writeRequest: writeListOffsetsRequest,
   readResponse: readListOffsetsResponse,
   writeResponse: writeListOffsetsResponse,
+};
+
+// ListPartitionReassignments (key 46), versions 0-0, flexible 0+: schema/list-partition-reassignments.json
+
+export interface ListPartitionReassignmentsTopics {
+  name: string;
+  partitionIndexes: number[];
+}
+
+export interface ListPartitionReassignmentsRequest {
+  timeoutMs: number;
+  topics: ListPartitionReassignmentsTopics[] | null;
+}
+
+export interface OngoingPartitionReassignment {
+  partitionIndex: number;
+  replicas: number[];
+  addingReplicas: number[];
+  removingReplicas: number[];
+}
+
+export interface OngoingTopicReassignment {
+  name: string;
+  partitions: OngoingPartitionReassignment[];
+}
+
+export interface ListPartitionReassignmentsResponse {
+  throttleTimeMs: number;
+  errorCode: number;
+  errorMessage: string | null;
+  topics: OngoingTopicReassignment[];
+}
+
+export function readListPartitionReassignmentsTopics(r: Reader, _v: number): ListPartitionReassignmentsTopics {
+  const flex = true;
+  const o: ListPartitionReassignmentsTopics = { name: '', partitionIndexes: [] };
+  o.name = r.string(flex);
+  o.partitionIndexes = readArray(r, flex, (r) => r.int32()) ?? [];
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeListPartitionReassignmentsTopics(w: Writer, _v: number, o: Input<ListPartitionReassignmentsTopics>): void {
+  const flex = true;
+  w.string(o.name ?? '', flex);
+  writeArray(w, flex, o.partitionIndexes, false, (w, x) => w.int32(x));
+  if (flex) w.uvarint(0);
+}
+
+export function readListPartitionReassignmentsRequest(r: Reader, v: number): ListPartitionReassignmentsRequest {
+  const flex = true;
+  const o: ListPartitionReassignmentsRequest = { timeoutMs: 60000, topics: null };
+  o.timeoutMs = r.int32();
+  o.topics = readArray(r, flex, (r) => readListPartitionReassignmentsTopics(r, v));
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeListPartitionReassignmentsRequest(w: Writer, v: number, o: Input<ListPartitionReassignmentsRequest>): void {
+  const flex = true;
+  w.int32(o.timeoutMs ?? 60000);
+  writeArray(w, flex, o.topics, true, (w, x) => writeListPartitionReassignmentsTopics(w, v, x));
+  if (flex) w.uvarint(0);
+}
+
+export function readOngoingPartitionReassignment(r: Reader, _v: number): OngoingPartitionReassignment {
+  const flex = true;
+  const o: OngoingPartitionReassignment = { partitionIndex: 0, replicas: [], addingReplicas: [], removingReplicas: [] };
+  o.partitionIndex = r.int32();
+  o.replicas = readArray(r, flex, (r) => r.int32()) ?? [];
+  o.addingReplicas = readArray(r, flex, (r) => r.int32()) ?? [];
+  o.removingReplicas = readArray(r, flex, (r) => r.int32()) ?? [];
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeOngoingPartitionReassignment(w: Writer, _v: number, o: Input<OngoingPartitionReassignment>): void {
+  const flex = true;
+  w.int32(o.partitionIndex ?? 0);
+  writeArray(w, flex, o.replicas, false, (w, x) => w.int32(x));
+  writeArray(w, flex, o.addingReplicas, false, (w, x) => w.int32(x));
+  writeArray(w, flex, o.removingReplicas, false, (w, x) => w.int32(x));
+  if (flex) w.uvarint(0);
+}
+
+export function readOngoingTopicReassignment(r: Reader, v: number): OngoingTopicReassignment {
+  const flex = true;
+  const o: OngoingTopicReassignment = { name: '', partitions: [] };
+  o.name = r.string(flex);
+  o.partitions = readArray(r, flex, (r) => readOngoingPartitionReassignment(r, v)) ?? [];
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeOngoingTopicReassignment(w: Writer, v: number, o: Input<OngoingTopicReassignment>): void {
+  const flex = true;
+  w.string(o.name ?? '', flex);
+  writeArray(w, flex, o.partitions, false, (w, x) => writeOngoingPartitionReassignment(w, v, x));
+  if (flex) w.uvarint(0);
+}
+
+export function readListPartitionReassignmentsResponse(r: Reader, v: number): ListPartitionReassignmentsResponse {
+  const flex = true;
+  const o: ListPartitionReassignmentsResponse = { throttleTimeMs: 0, errorCode: 0, errorMessage: null, topics: [] };
+  o.throttleTimeMs = r.int32();
+  o.errorCode = r.int16();
+  o.errorMessage = r.nullableString(flex);
+  o.topics = readArray(r, flex, (r) => readOngoingTopicReassignment(r, v)) ?? [];
+  if (flex) r.taggedFields(() => false);
+  return o;
+}
+
+export function writeListPartitionReassignmentsResponse(w: Writer, v: number, o: Input<ListPartitionReassignmentsResponse>): void {
+  const flex = true;
+  w.int32(o.throttleTimeMs ?? 0);
+  w.int16(o.errorCode ?? 0);
+  w.nullableString(o.errorMessage, flex);
+  writeArray(w, flex, o.topics, false, (w, x) => writeOngoingTopicReassignment(w, v, x));
+  if (flex) w.uvarint(0);
+}
+
+export const ListPartitionReassignmentsApi: ApiDef<ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse> = {
+  key: 46,
+  name: 'ListPartitionReassignments',
+  minVersion: 0,
+  maxVersion: 0,
+  flexibleFrom: 0,
+  readRequest: readListPartitionReassignmentsRequest,
+  writeRequest: writeListPartitionReassignmentsRequest,
+  readResponse: readListPartitionReassignmentsResponse,
+  writeResponse: writeListPartitionReassignmentsResponse,
 };
 
 // Metadata (key 3), versions 0-9, flexible 9+: schema/metadata.json
@@ -3981,4 +4544,4 @@ export const TxnOffsetCommitApi: ApiDef<TxnOffsetCommitRequest, TxnOffsetCommitR
 };
 
 /** Every API mq serves, by key. */
-export const APIS: ReadonlyArray<ApiDef<unknown, unknown>> = [AddOffsetsToTxnApi, AddPartitionsToTxnApi, AlterClientQuotasApi, AlterConfigsApi, ApiVersionsApi, CreatePartitionsApi, CreateTopicsApi, DeleteGroupsApi, DeleteRecordsApi, DeleteTopicsApi, DescribeClientQuotasApi, DescribeClusterApi, DescribeConfigsApi, DescribeGroupsApi, EndTxnApi, FetchApi, FindCoordinatorApi, HeartbeatApi, IncrementalAlterConfigsApi, InitProducerIdApi, JoinGroupApi, LeaveGroupApi, ListGroupsApi, ListOffsetsApi, MetadataApi, OffsetCommitApi, OffsetFetchApi, OffsetForLeaderEpochApi, ProduceApi, SaslAuthenticateApi, SaslHandshakeApi, SyncGroupApi, TxnOffsetCommitApi] as unknown as ReadonlyArray<ApiDef<unknown, unknown>>;
+export const APIS: ReadonlyArray<ApiDef<unknown, unknown>> = [AddOffsetsToTxnApi, AddPartitionsToTxnApi, AlterClientQuotasApi, AlterConfigsApi, AlterPartitionReassignmentsApi, ApiVersionsApi, CreatePartitionsApi, CreateTopicsApi, DeleteGroupsApi, DeleteRecordsApi, DeleteTopicsApi, DescribeClientQuotasApi, DescribeClusterApi, DescribeConfigsApi, DescribeGroupsApi, DescribeLogDirsApi, ElectLeadersApi, EndTxnApi, FetchApi, FindCoordinatorApi, HeartbeatApi, IncrementalAlterConfigsApi, InitProducerIdApi, JoinGroupApi, LeaveGroupApi, ListGroupsApi, ListOffsetsApi, ListPartitionReassignmentsApi, MetadataApi, OffsetCommitApi, OffsetFetchApi, OffsetForLeaderEpochApi, ProduceApi, SaslAuthenticateApi, SaslHandshakeApi, SyncGroupApi, TxnOffsetCommitApi] as unknown as ReadonlyArray<ApiDef<unknown, unknown>>;

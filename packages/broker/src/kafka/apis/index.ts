@@ -38,6 +38,7 @@ import { produce } from './produce.js';
 import { saslAuthenticate } from './sasl-authenticate.js';
 import { saslHandshake } from './sasl-handshake.js';
 import { syncGroup } from './sync-group.js';
+import { alterPartitionReassignments, describeLogDirs, electLeaders, listPartitionReassignments } from './scale-out.js';
 
 export const KAFKA_APIS: readonly AnyKafkaApi[] = [
   apiVersions,
@@ -69,6 +70,11 @@ export const KAFKA_APIS: readonly AnyKafkaApi[] = [
   endTxn,
   txnOffsetCommit,
   describeCluster,
+  // ---- scaleout
+  alterPartitionReassignments,
+  listPartitionReassignments,
+  electLeaders,
+  describeLogDirs,
   // ---- quotas
   describeClientQuotas,
   alterClientQuotas,

@@ -10,7 +10,7 @@
  * decommissioned under load (refused when the others cannot hold the RF).
  */
 import { MqClient, type MqError, type TopicDescription } from '@mq/client';
-import { cleanup, runCli, uniqueName, waitFor } from './src/harness.js';
+import { cleanup, makeTempDir, runCli, uniqueName, waitFor } from './src/harness.js';
 import { FAST_FAILOVER_CONFIG, startCluster, type TestCluster } from './src/cluster-harness.js';
 
 let cluster: TestCluster | undefined;
@@ -287,6 +287,9 @@ describe('cluster scale-out: reassignment, rebalance, decommission', () => {
     expect(d.partitions.flatMap((x) => x.replicas)).not.toContain(4);
     // Broker 4 drops its replicas once it has applied the moves' completion (it follows the metadata log).
     await waitFor(async () => (await c.status(4)).hosted.filter((h) => h.topic === topic).length === 0, { timeout: 15_000, message: 'broker 4 dropped its replicas' });
+    // mq cluster status marks it.
+    const status = JSON.parse((await runCli(['cluster', 'status', '--format', 'json', '-b', boot(), '--data-dir', await makeTempDir('mq-status-')])).stdout) as { brokers: Array<{ id: number; state: string }> };
+    expect(status.brokers.find((b) => b.id === 4)?.state).toBe('alive,decommissioned');
     // Three brokers left, one decommissioned: a second decommission would leave 2 for an RF 3 topic.
     const refused = await runCli(['broker', 'decommission', '3', '-b', boot()]);
     expect(refused.code).not.toBe(0);

@@ -59,6 +59,8 @@ export function clusterStatus(node: Pick<ClusterNode, 'controller' | 'replicas' 
       rack: b.rack,
       brokerEpoch: b.brokerEpoch,
       fenced: b.fenced,
+      // Decommissioned (mq broker decommission): no replica is placed or moved on it; it may be stopped once it holds none.
+      decommissioned: b.decommissioned === true,
       lastSeenMsAgo: st.brokers.find((x) => x.id === b.id)?.lastSeenMsAgo ?? -1,
     })),
     topics: md.topics().length,
@@ -106,6 +108,7 @@ const clusterView = {
           rack: { type: ['string', 'null'] },
           brokerEpoch: { type: 'integer' },
           fenced: { type: 'boolean' },
+          decommissioned: { type: 'boolean', description: 'Marked by mq broker decommission: no replica is placed or moved on it' },
           lastSeenMsAgo: { type: 'integer', description: '-1: not known' },
         },
       },

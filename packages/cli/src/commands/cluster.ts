@@ -108,7 +108,7 @@ interface ClusterView {
   controllerId: number;
   activeController: boolean;
   /** Absent from brokers older than the Kafka listener's address in GET /cluster. */
-  brokers?: Array<{ id: number; kafka?: string | null }>;
+  brokers?: Array<{ id: number; kafka?: string | null; decommissioned?: boolean }>;
 }
 
 async function clusterView(httpPort: number, host = '127.0.0.1'): Promise<ClusterView | undefined> {
@@ -359,18 +359,20 @@ export function clusterCommand(ctx: CliContext): CommandModule {
         // The client is told a broker as "controller" (admin requests go there); the real active controller is in GET /cluster.
         let controllerId = cluster.controllerId;
         let kafka = new Map<number, string | null>();
+        let decommissioned = new Set<number>();
         for (const b of cluster.brokers) {
           const view = await clusterView(b.httpPort, b.host);
           if (view) {
             controllerId = view.controllerId;
             kafka = new Map((view.brokers ?? []).map((x) => [x.id, x.kafka ?? null]));
+            decommissioned = new Set((view.brokers ?? []).filter((x) => x.decommissioned).map((x) => x.id));
             break;
           }
         }
         const brokers = cluster.brokers.map((b) => {
           const mine = started(b.id, b.port);
           const role: Role = mine?.role ?? (b.id === controllerId || (mine && !mine.role) ? 'broker,controller' : 'broker');
-          return { id: b.id, role, endpoint: `${b.host}:${b.port}`, httpPort: b.httpPort, kafka: kafka.get(b.id) ?? null, rack: b.rack, pid: mine?.pid ?? null, state: b.fenced ? 'fenced' : 'alive', controller: b.id === controllerId };
+          return { id: b.id, role, endpoint: `${b.host}:${b.port}`, httpPort: b.httpPort, kafka: kafka.get(b.id) ?? null, rack: b.rack, pid: mine?.pid ?? null, state: `${b.fenced ? 'fenced' : 'alive'}${decommissioned.has(b.id) ? ',decommissioned' : ''}`, controller: b.id === controllerId };
         });
         // Dedicated controllers are not brokers: they are known from the processes started here.
         const controllers = await Promise.all(

@@ -1,11 +1,13 @@
 // What security costs: produce and consume throughput and one-at-a-time
-// produce latency through @mq/client against two in-process brokers started
-// side by side, one without security and one with SCRAM authentication +
-// ACL authorization (the client logs in as a user holding only the ACLs it
-// needs), rounds interleaved, medians printed; then the cost of one ACL
+// produce latency through @mq/client against three in-process brokers started
+// side by side: one without security, one with SCRAM authentication + ACL
+// authorization (the client logs in as a user holding only the ACLs it
+// needs), and one with TLS (a certificate made at run time with openssl) +
+// SCRAM + ACLs; rounds interleaved, medians printed; then the cost of one ACL
 // decision (aclsAllow) among N ACLs.
 // Usage (after npm run build): node bench/security-bench.mjs [--rounds 3] [--records 20000] [--latency 500] [--acls 100]
-import { mkdtemp, rm } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
@@ -26,30 +28,44 @@ async function start(config) {
   return { broker, dir };
 }
 
-const plain = await start({});
-const secure = await start({ 'authentication.enabled': 'true', 'authorization.enabled': 'true', 'super.users': 'User:admin' });
-// The first user from loopback (the bootstrap), then a bench user with exactly its ACLs.
-const boot = new MqClient({ bootstrap: `127.0.0.1:${secure.broker.port}` });
-await boot.admin().createUser('admin', 'admin-pw');
-await boot.close();
-const admin = new MqClient({ bootstrap: `127.0.0.1:${secure.broker.port}`, sasl: { username: 'admin', password: 'admin-pw' } });
-await admin.admin().createUser('bench', 'bench-pw');
-await admin.admin().createAcls([
-  { resourceType: 'topic', resourceName: 'sec-bench-', patternType: 'prefixed', principal: 'User:bench', operation: 'all', permission: 'allow' },
-  { resourceType: 'cluster', resourceName: 'mq-cluster', principal: 'User:bench', operation: 'idempotent-write', permission: 'allow' },
-]);
-await admin.close();
+// A self-signed certificate for 127.0.0.1 (openssl from Debian), trusted by the TLS side's client.
+const pki = await mkdtemp(path.join(tmpdir(), 'mq-sec-bench-pki-'));
+execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'key.pem', '-out', 'cert.pem', '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { cwd: pki, stdio: 'pipe' });
+const tlsConfig = { 'tls.cert.file': path.join(pki, 'cert.pem'), 'tls.key.file': path.join(pki, 'key.pem') };
+const tlsCa = await readFile(path.join(pki, 'cert.pem'), 'utf8');
 
+const securityConfig = { 'authentication.enabled': 'true', 'authorization.enabled': 'true', 'super.users': 'User:admin' };
+const plain = await start({});
+const secure = await start(securityConfig);
+const secureTls = await start({ ...securityConfig, ...tlsConfig });
+// On each secured broker: the first user from loopback (the bootstrap), then a bench user with exactly its ACLs.
+for (const [b, tls] of [[secure, undefined], [secureTls, { ca: tlsCa }]]) {
+  const at = { bootstrap: `127.0.0.1:${b.broker.port}`, ...(tls ? { tls } : {}) };
+  const boot = new MqClient(at);
+  await boot.admin().createUser('admin', 'admin-pw');
+  await boot.close();
+  const admin = new MqClient({ ...at, sasl: { username: 'admin', password: 'admin-pw' } });
+  await admin.admin().createUser('bench', 'bench-pw');
+  await admin.admin().createAcls([
+    { resourceType: 'topic', resourceName: 'sec-bench-', patternType: 'prefixed', principal: 'User:bench', operation: 'all', permission: 'allow' },
+    { resourceType: 'cluster', resourceName: 'mq-cluster', principal: 'User:bench', operation: 'idempotent-write', permission: 'allow' },
+  ]);
+  await admin.close();
+}
+
+const bench = { mechanism: 'SCRAM-SHA-256', username: 'bench', password: 'bench-pw' };
 const sides = {
   plain: () => new MqClient({ bootstrap: `127.0.0.1:${plain.broker.port}` }),
-  'scram+acl': () => new MqClient({ bootstrap: `127.0.0.1:${secure.broker.port}`, sasl: { mechanism: 'SCRAM-SHA-256', username: 'bench', password: 'bench-pw' } }),
+  'scram+acl': () => new MqClient({ bootstrap: `127.0.0.1:${secure.broker.port}`, sasl: bench }),
+  'tls+scram+acl': () => new MqClient({ bootstrap: `127.0.0.1:${secureTls.broker.port}`, tls: { ca: tlsCa }, sasl: bench }),
 };
-const results = { plain: { produce: [], consume: [], p50: [], p99: [], connect: [] }, 'scram+acl': { produce: [], consume: [], p50: [], p99: [], connect: [] } };
+const results = Object.fromEntries(Object.keys(sides).map((k) => [k, { produce: [], consume: [], p50: [], p99: [], connect: [] }]));
 
 // Round 0 warms both up and is not counted; the order alternates between rounds.
 for (let round = 0; round <= rounds; round++) {
-  const order = Object.entries(sides);
-  if (round % 2) order.reverse();
+  // Each side goes first in turn (a load that changes during the run falls on every side alike).
+  const all = Object.entries(sides);
+  const order = all.map((_, i) => all[(i + round) % all.length]);
   for (const [name, make] of order) {
     const topic = `sec-bench-${round}`;
     const t0 = performance.now();
@@ -89,12 +105,14 @@ for (let round = 0; round <= rounds; round++) {
 
 const f = (x, d = 0) => x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 console.log(`rounds ${rounds} (after a warm-up round), ${records} records of 100 B, acks 1, one partition; medians`);
-console.log('side        produce rec/s  consume rec/s  one-at-a-time p50 ms  p99 ms  first request ms (connect + login + CreateTopics)');
+console.log('side          produce rec/s  consume rec/s  one-at-a-time p50 ms  p99 ms  first request ms (connect + login + CreateTopics)');
 for (const [name, r] of Object.entries(results)) {
-  console.log(`${name.padEnd(11)} ${f(median(r.produce)).padStart(13)}  ${f(median(r.consume)).padStart(13)}  ${f(median(r.p50), 3).padStart(20)}  ${f(median(r.p99), 3).padStart(6)}  ${f(median(r.connect), 1).padStart(8)}`);
+  console.log(`${name.padEnd(13)} ${f(median(r.produce)).padStart(13)}  ${f(median(r.consume)).padStart(13)}  ${f(median(r.p50), 3).padStart(20)}  ${f(median(r.p99), 3).padStart(6)}  ${f(median(r.connect), 1).padStart(8)}`);
 }
-const ratio = (k) => median(results['scram+acl'][k]) / median(results.plain[k]);
-console.log(`scram+acl / plain: produce ${f(ratio('produce'), 3)}, consume ${f(ratio('consume'), 3)}, p50 ${f(ratio('p50'), 3)}, p99 ${f(ratio('p99'), 3)}`);
+for (const side of ['scram+acl', 'tls+scram+acl']) {
+  const ratio = (k) => median(results[side][k]) / median(results.plain[k]);
+  console.log(`${side} / plain: produce ${f(ratio('produce'), 3)}, consume ${f(ratio('consume'), 3)}, p50 ${f(ratio('p50'), 3)}, p99 ${f(ratio('p99'), 3)}`);
+}
 
 // One ACL decision among aclCount ACLs (the last one matching), as the authorizer makes per resource of a request.
 const acls = Array.from({ length: aclCount }, (_, i) =>
@@ -107,7 +125,8 @@ for (let i = 0; i < checks; i++) if (aclsAllow(acls, 'User:u9', 'read', 'topic',
 const ns = Number(process.hrtime.bigint() - c0) / checks;
 console.log(`one ACL decision among ${aclCount} ACLs: ${f(ns, 0)} ns (${allowed === checks ? 'allowed' : 'refused'})`);
 
-await plain.broker.close();
-await secure.broker.close();
-await rm(plain.dir, { recursive: true, force: true });
-await rm(secure.dir, { recursive: true, force: true });
+for (const b of [plain, secure, secureTls]) {
+  await b.broker.close();
+  await rm(b.dir, { recursive: true, force: true });
+}
+await rm(pki, { recursive: true, force: true });

@@ -73,6 +73,8 @@ describe('the web console at /console (headless Chromium, real broker)', () => {
     // the leader's replica size, from GET /log-dirs (every broker's replicas: here the one broker)
     await waitFor(async () => /^\d+(\.\d+)? (B|KiB)$/.test(await text('tr[data-partition="0"] [data-field="size"]')), { timeout: 10_000 });
     expect(await text('tr[data-partition="0"] [data-field="replica-sizes"]')).toMatch(/^1: \d/);
+    // the leader's produce bytes/s over the last complete 10 s window (0 until one has passed)
+    expect(await text('tr[data-partition="0"] [data-field="bytes-in"]')).toMatch(/^\d+(\.\d+)? (B|KiB)$/);
     // the tail starts a few records back: the record produced before the page opened is there
     await browser.page.waitForSelector('tr.record[data-partition="0"][data-offset="0"]', { timeout: 15_000 });
     // records produced while the page is open arrive through the browser client

@@ -135,7 +135,7 @@ export interface LogDirsView {
   brokers: Array<{
     broker: number;
     log_dir?: string;
-    replicas?: Array<{ topic: string; partition: number; size_bytes: number; offset_lag: number; leader: boolean }>;
+    replicas?: Array<{ topic: string; partition: number; size_bytes: number; offset_lag: number; leader: boolean; bytes_in_per_sec?: number }>;
     error?: { code: string; message: string };
   }>;
 }

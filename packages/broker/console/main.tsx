@@ -222,7 +222,7 @@ function TopicPage({ name }: { name: string }) {
   const samples = useRef(new Map<number, { at: number; high: number }>());
   const [rates, setRates] = useState<Record<number, number | null>>({});
   // Per partition: the size of each broker's replica (from every live broker's DescribeLogDirs), the leader's first.
-  const [sizes, setSizes] = useState<Record<number, Array<{ broker: number; bytes: number; leader: boolean }>>>({});
+  const [sizes, setSizes] = useState<Record<number, Array<{ broker: number; bytes: number; leader: boolean; bytesIn: number }>>>({});
   const load = useCallback(async () => {
     const [t, dirs] = await Promise.all([api.topic(name), api.logDirs(name).catch(() => null)]);
     const now = Date.now();
@@ -234,9 +234,9 @@ function TopicPage({ name }: { name: string }) {
       samples.current.set(p.partition, cur);
     }
     setRates(next);
-    const s: Record<number, Array<{ broker: number; bytes: number; leader: boolean }>> = {};
+    const s: Record<number, Array<{ broker: number; bytes: number; leader: boolean; bytesIn: number }>> = {};
     for (const b of dirs?.brokers ?? []) {
-      for (const r of b.replicas ?? []) if (r.topic === name) (s[r.partition] ??= []).push({ broker: b.broker, bytes: r.size_bytes, leader: r.leader });
+      for (const r of b.replicas ?? []) if (r.topic === name) (s[r.partition] ??= []).push({ broker: b.broker, bytes: r.size_bytes, leader: r.leader, bytesIn: r.bytes_in_per_sec ?? 0 });
     }
     for (const list of Object.values(s)) list.sort((x, y) => Number(y.leader) - Number(x.leader) || x.broker - y.broker);
     setSizes(s);
@@ -269,6 +269,7 @@ function TopicPage({ name }: { name: string }) {
                 <th>size (leader)</th>
                 <th>replica sizes</th>
                 <th>records/s</th>
+                <th>bytes/s (leader, 10 s)</th>
               </tr>
             </thead>
             <tbody>
@@ -288,6 +289,7 @@ function TopicPage({ name }: { name: string }) {
                   <td data-field="size">{bytes(sizes[p.partition]?.find((r) => r.leader)?.bytes)}</td>
                   <td data-field="replica-sizes">{(sizes[p.partition] ?? []).map((r) => `${r.broker}: ${bytes(r.bytes)}`).join(' · ') || '–'}</td>
                   <td>{rates[p.partition] == null ? '–' : rates[p.partition]!.toFixed(1)}</td>
+                  <td data-field="bytes-in">{bytes(sizes[p.partition]?.find((r) => r.leader)?.bytesIn)}</td>
                 </tr>
               ))}
             </tbody>

@@ -40,6 +40,13 @@ export interface ClusterNodeOptions {
    * voter and has no peers, so nothing listens for Raft or for other brokers.
    */
   oneNode?: boolean;
+  /**
+   * The cluster secret (cluster.secret.file): every inter-broker, controller
+   * channel and Raft connection this process opens proves it, and the Raft
+   * listener requires it. Absent (the simulator, a cluster without one): no
+   * peer authentication.
+   */
+  clusterSecret?: Uint8Array;
 }
 
 /** What the broker hands its cluster membership: the same logger, clock, timers and log factory as the rest of it. */
@@ -144,9 +151,10 @@ export async function startClusterNode(o: ClusterNodeOptions, components: Cluste
   log.info({ roles: formatRoles(roles) }, `process.roles=${formatRoles(roles)}`);
   const incarnation = newIncarnation();
   const bootstrap = parseBootstrapServers(cfg.get('controller.quorum.bootstrap.servers'));
+  const clusterAuth = o.clusterSecret ? { secret: o.clusterSecret, brokerId: o.brokerId } : undefined;
   const channel =
     bootstrap.length > 0
-      ? new ControllerChannel({ brokerId: o.brokerId, servers: bootstrap, connectTimeoutMs: 3000, maxResponseBytes: cfg.int('max.frame.bytes') * 2 })
+      ? new ControllerChannel({ brokerId: o.brokerId, servers: bootstrap, connectTimeoutMs: 3000, maxResponseBytes: cfg.int('max.frame.bytes') * 2, clusterAuth })
       : undefined;
   const overrides = parsePeerAddresses(cfg.get('cluster.peer.addresses'));
   let brokerEpoch = -1;
@@ -159,6 +167,7 @@ export async function startClusterNode(o: ClusterNodeOptions, components: Cluste
       requestTimeoutMs: cfg.int('replica.fetch.max.wait.ms') + 10_000,
       maxResponseBytes: cfg.int('max.frame.bytes') * 2,
       ...(components.connect ? { connect: components.connect } : {}),
+      clusterAuth,
     },
     (id) => {
       const b = controller.metadata.broker(id);
@@ -180,6 +189,7 @@ export async function startClusterNode(o: ClusterNodeOptions, components: Cluste
         fsync: cfg.bool('controller.fsync'),
         uncleanRecoveryWaitMs: cfg.int('unclean.recovery.wait.ms'),
         verifyPeerAddress: cfg.bool('controller.quorum.verify.peer.address'),
+        ...(o.clusterSecret ? { clusterSecret: o.clusterSecret } : {}),
         limits: commandLimitsOf(cfg),
       },
       {

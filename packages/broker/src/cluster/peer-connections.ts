@@ -9,6 +9,7 @@
 import type { RequestBody } from '@mq/protocol/wire';
 import { MqError } from '@mq/protocol/errors';
 import { Connection, type ConnectFn, type RequestPayload, type ResponseOf } from '@mq/client/internal';
+import { clusterAuthConnect, type ClusterAuthDial } from './cluster-auth.js';
 
 export interface PeerConnectionsOptions {
   brokerId: number;
@@ -19,6 +20,8 @@ export interface PeerConnectionsOptions {
   maxResponseBytes: number;
   /** Opens a connection's socket (default: a WebSocket to the peer). */
   connect?: ConnectFn;
+  /** Prove the cluster secret on every connection, and check that the broker dialled proves it too (cluster.secret.file). */
+  clusterAuth?: ClusterAuthDial | undefined;
 }
 
 /** Parses `2@127.0.0.1:7002,3@127.0.0.1:7003`. */
@@ -56,7 +59,7 @@ export class PeerConnections {
         maxResponseBytes: this.options.maxResponseBytes,
       },
       signal,
-      this.options.connect,
+      this.options.clusterAuth ? clusterAuthConnect(this.options.clusterAuth, this.options.connect, id) : this.options.connect,
     ).then(
       (conn) => {
         if (this.closed) {

@@ -9,6 +9,7 @@
 import { MqError, errorCodeFromNumber } from '@mq/protocol/errors';
 import type { mq } from '@mq/protocol/wire';
 import { Connection } from '@mq/client/internal';
+import { clusterAuthConnect, type ClusterAuthDial } from '../cluster/cluster-auth.js';
 
 export interface ControllerChannelOptions {
   brokerId: number;
@@ -16,6 +17,8 @@ export interface ControllerChannelOptions {
   servers: readonly string[];
   connectTimeoutMs: number;
   maxResponseBytes: number;
+  /** Prove the cluster secret on every connection and check the controller's proof (cluster.secret.file). */
+  clusterAuth?: ClusterAuthDial | undefined;
 }
 
 /** Opens a connection to `address` (injected in tests). */
@@ -33,6 +36,7 @@ export function wsConnect(o: ControllerChannelOptions): ConnectFn {
     const conn = await Connection.open(
       { address, clientId: `broker-${o.brokerId}`, connectTimeoutMs: o.connectTimeoutMs, requestTimeoutMs: 30_000, maxResponseBytes: o.maxResponseBytes },
       signal,
+      o.clusterAuth ? clusterAuthConnect(o.clusterAuth) : undefined,
     );
     return {
       get brokerId() {
@@ -120,7 +124,9 @@ export class ControllerChannel {
       }
     } catch (err) {
       this.drop(address);
-      throw new MqError('CONNECTION_ERROR', `cannot reach controller at ${address}: ${(err as Error).message}`, { cause: err });
+      // A controller that does not prove the cluster secret (or refuses this one's) keeps its code: it is a configuration error, not a network one.
+      const code = (err as MqError).code === 'CLUSTER_AUTHENTICATION_FAILED' ? 'CLUSTER_AUTHENTICATION_FAILED' : 'CONNECTION_ERROR';
+      throw new MqError(code, `cannot reach controller at ${address}: ${(err as Error).message}`, { cause: err });
     }
     let r: mq.IControllerForwardResponse;
     try {

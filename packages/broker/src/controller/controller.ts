@@ -218,7 +218,7 @@ export class RaftController implements Controller {
     const transport: RaftTransport = this.soleVoter
       ? new MemoryNetwork().transport(o.brokerId)
       : await createWsTransport(
-          { id: o.brokerId, host: self.host, port: self.port, peers, clusterId: quorumClusterId(o.voters), verifyPeerAddress: o.verifyPeerAddress },
+          { id: o.brokerId, host: self.host, port: self.port, peers, clusterId: quorumClusterId(o.voters), verifyPeerAddress: o.verifyPeerAddress, ...(o.clusterSecret ? { secret: o.clusterSecret } : {}) },
           { logger: this.logger },
         );
     try {

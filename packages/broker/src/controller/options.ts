@@ -29,6 +29,8 @@ export interface ControllerOptions {
   uncleanRecoveryWaitMs?: number;
   /** Refuse a Raft connection claiming to be a voter unless it comes from that voter's configured address. */
   verifyPeerAddress?: boolean;
+  /** The cluster secret every Raft peer proves in its hello (cluster.secret.file); absent: none. */
+  clusterSecret?: Uint8Array;
   /** Partition limits and budgets checked before a command is proposed (command-limits.ts). */
   limits?: Partial<CommandLimits>;
 }
@@ -46,7 +48,11 @@ export interface Voter {
   port: number;
 }
 
-export type ParsedControllerOptions = Readonly<Required<Omit<ControllerOptions, 'voters' | 'limits'>>> & { readonly voters: readonly Voter[]; readonly limits: CommandLimits };
+export type ParsedControllerOptions = Readonly<Required<Omit<ControllerOptions, 'voters' | 'limits' | 'clusterSecret'>>> & {
+  readonly voters: readonly Voter[];
+  readonly limits: CommandLimits;
+  readonly clusterSecret: Uint8Array | undefined;
+};
 
 /** Parses `1@127.0.0.1:19091,2@127.0.0.1:19092`. */
 export function parseVoters(text: string, what = 'controller.quorum.voters'): Voter[] {
@@ -106,6 +112,7 @@ export function parseControllerOptions(o: ControllerOptions): ParsedControllerOp
     fsync: o.fsync ?? true,
     uncleanRecoveryWaitMs: nonNeg('unclean.recovery.wait.ms', o.uncleanRecoveryWaitMs ?? DEFAULT_UNCLEAN_RECOVERY_WAIT_MS),
     verifyPeerAddress: o.verifyPeerAddress ?? true,
+    clusterSecret: o.clusterSecret,
     limits: parseLimits(o.limits ?? {}),
   });
 }

@@ -1,4 +1,5 @@
 import { MqError } from '@mq/protocol/errors';
+import { ClusterAuthDialer, ClusterAuthListener } from '@mq/protocol/cluster-auth';
 import { lookup } from 'node:dns/promises';
 import { isIP, type AddressInfo } from 'node:net';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
@@ -35,6 +36,14 @@ export interface WsTransportOptions {
    * interfaces).
    */
   verifyPeerAddress?: boolean;
+  /**
+   * The cluster secret (@mq/protocol/cluster-auth). With it, every
+   * connection proves it in both directions before any Raft message: the
+   * dialer's Hello carries a nonce, the listener answers with a Challenge
+   * (its nonce and proof), the dialer sends its proof. A connection that
+   * skips or fails a step is closed with a reason. Absent: no proof.
+   */
+  secret?: Uint8Array;
 }
 
 export const DEFAULT_MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
@@ -60,7 +69,10 @@ export interface WsTransport extends RaftTransport {
   stats(): { sent: number; received: number; dropped: number; refused: number };
 }
 
-export type ParsedWsTransportOptions = Required<Omit<WsTransportOptions, 'peers'>> & { peers: Map<number, string> };
+export type ParsedWsTransportOptions = Required<Omit<WsTransportOptions, 'peers' | 'secret'>> & { peers: Map<number, string>; secret: Uint8Array | undefined };
+
+/** How long a dialer waits for the listener's Challenge before it gives the connection up. */
+const AUTH_TIMEOUT_MS = 5000;
 
 export function parseWsTransportOptions(o: WsTransportOptions): ParsedWsTransportOptions {
   if (!Number.isSafeInteger(o.id) || o.id <= 0) throw new MqError('INVALID_ARGUMENT', `transport id must be a positive integer, got ${o.id}`);
@@ -81,6 +93,7 @@ export function parseWsTransportOptions(o: WsTransportOptions): ParsedWsTranspor
     maxFrameBytes: o.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
     reconnectMs: o.reconnectMs ?? DEFAULT_RECONNECT_MS,
     verifyPeerAddress: o.verifyPeerAddress ?? true,
+    secret: o.secret,
   };
 }
 
@@ -113,6 +126,8 @@ interface Peer {
   unreachable: boolean;
   /** When a lost connection was last redialled without waiting. */
   redialedAt: number;
+  /** With a secret: the connection's exchange until the listener proved the secret (frames wait in `pending`). */
+  auth: ClusterAuthDialer | undefined;
 }
 
 /** While a connection is being (re)established, up to this many bytes of frames wait for it. */
@@ -170,6 +185,9 @@ export async function createWsTransport(options: WsTransportOptions, components:
     const remote = normalizeAddress(req.socket.remoteAddress ?? '');
     let from = 0;
     let refused = false;
+    /** With a secret: the exchange after the Hello, until the dialer's proof arrives. */
+    let auth: ClusterAuthListener | undefined;
+    let claimedFrom = 0;
     // Frames are handled in order; the Hello's address check may wait for a name lookup.
     let chain: Promise<void> = Promise.resolve();
     ws.on('close', () => incoming.delete(ws));
@@ -198,7 +216,31 @@ export async function createWsTransport(options: WsTransportOptions, components:
           return;
         }
       }
+      if (o.secret) {
+        auth = new ClusterAuthListener(o.secret, 'raft', o.id);
+        try {
+          const c = auth.challenge(claimed, h.nonce);
+          ws.send(pb.Envelope.encode({ challenge: { nonce: c.nonce, proof: c.proof } }).finish());
+        } catch (err) {
+          refuse(4004, `CLUSTER_AUTHENTICATION_FAILED: ${(err as Error).message}`, { from: claimed });
+          return;
+        }
+        claimedFrom = claimed;
+        return;
+      }
       from = claimed;
+    };
+    /** The dialer's proof, the frame after the Challenge. */
+    const proof = (env: pb.Envelope, a: ClusterAuthListener): void => {
+      try {
+        if (env.proof.length === 0) throw new Error(`a frame ${env.messages.length > 0 ? 'of Raft messages ' : ''}before the proof of the cluster secret`);
+        a.verify(env.proof);
+      } catch (err) {
+        refuse(4004, `CLUSTER_AUTHENTICATION_FAILED: ${(err as Error).message}`, { from: claimedFrom, messages: env.messages.length });
+        return;
+      }
+      auth = undefined;
+      from = claimedFrom;
     };
     const handle = async (data: Buffer): Promise<void> => {
       if (refused) return;
@@ -210,8 +252,9 @@ export async function createWsTransport(options: WsTransportOptions, components:
         return;
       }
       if (from === 0) {
-        await hello(env.hello);
-        if (from === 0) return;
+        if (auth) proof(env, auth);
+        else await hello(env.hello);
+        if (from === 0 || refused) return;
       }
       for (const w of env.messages) {
         const m = fromWire(w);
@@ -248,16 +291,54 @@ export async function createWsTransport(options: WsTransportOptions, components:
     }
     const ws = new WebSocket(p.url, { maxPayload: o.maxFrameBytes, perMessageDeflate: false });
     p.ws = ws;
-    ws.on('open', () => {
-      if (p.ws !== ws) return;
+    const ready = () => {
       p.open = true;
-      report(p, true);
-      ws.send(pb.Envelope.encode({ hello: { clusterId: o.clusterId, from: o.id, to: p.id } }).finish());
       for (const f of p.pending.splice(0)) ws.send(f);
       p.pendingBytes = 0;
+    };
+    let authTimer: NodeJS.Timeout | undefined;
+    const authFailed = (reason: string) => {
+      clearTimeout(authTimer);
+      logger.warn({ peer: p.id, url: p.url }, `raft transport: connection to peer given up: CLUSTER_AUTHENTICATION_FAILED: ${reason}`);
+      ws.close(4004, `CLUSTER_AUTHENTICATION_FAILED: ${reason}`.slice(0, 120));
+    };
+    ws.on('open', () => {
+      if (p.ws !== ws) return;
+      report(p, true);
+      if (!o.secret) {
+        ws.send(pb.Envelope.encode({ hello: { clusterId: o.clusterId, from: o.id, to: p.id } }).finish());
+        ready();
+        return;
+      }
+      const dialer = new ClusterAuthDialer(o.secret, 'raft', o.id);
+      p.auth = dialer;
+      ws.send(pb.Envelope.encode({ hello: { clusterId: o.clusterId, from: o.id, to: p.id, nonce: dialer.nonce } }).finish());
+      authTimer = setTimeout(() => {
+        if (p.ws === ws && p.auth === dialer) authFailed(`node ${p.id} sent no challenge within ${AUTH_TIMEOUT_MS} ms (does it have cluster.secret.file?)`);
+      }, AUTH_TIMEOUT_MS);
+      authTimer.unref?.();
+    });
+    // The listener speaks on this connection only to answer the Hello with its Challenge.
+    ws.on('message', (data: RawData) => {
+      const dialer = p.auth;
+      if (p.ws !== ws || !dialer) return;
+      try {
+        const env = pb.Envelope.decode(toBuffer(data));
+        if (!env.challenge) throw new Error('the first frame from the listener is not a challenge');
+        const own = dialer.answer({ id: p.id, nonce: env.challenge.nonce, proof: env.challenge.proof }, p.id);
+        clearTimeout(authTimer);
+        p.auth = undefined;
+        ws.send(pb.Envelope.encode({ proof: own }).finish());
+        ready();
+      } catch (err) {
+        p.auth = undefined;
+        authFailed((err as Error).message);
+      }
     });
     const down = (why: string, refused: boolean) => {
       if (p.ws !== ws) return;
+      clearTimeout(authTimer);
+      p.auth = undefined;
       const wasOpen = p.open;
       if (wasOpen) logger.info({ peer: p.id, why }, 'raft transport: connection to peer lost');
       if (refused) report(p, false);
@@ -360,7 +441,7 @@ export async function createWsTransport(options: WsTransportOptions, components:
 }
 
 function newPeer(id: number, url: string): Peer {
-  return { id, url, ws: undefined, open: false, retryAt: 0, pending: [], pendingBytes: 0, timer: undefined, unreachable: false, redialedAt: 0 };
+  return { id, url, ws: undefined, open: false, retryAt: 0, pending: [], pendingBytes: 0, timer: undefined, unreachable: false, redialedAt: 0, auth: undefined };
 }
 
 function toBuffer(data: RawData): Buffer {

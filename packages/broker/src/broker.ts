@@ -41,7 +41,7 @@ import { parseBrokerOptions, type BrokerOptions } from './options.js';
 import { WsServer } from './server/ws-server.js';
 import { checkExposure } from './server/exposure.js';
 import { readClusterSecret } from './cluster/cluster-auth.js';
-import { parseTlsSettings, type TlsSettings } from './server/tls.js';
+import { parseInterBrokerTls, parseTlsSettings, type TlsSettings } from './server/tls.js';
 import { isLoopbackHost, parseOriginList, type OriginList } from './server/origins.js';
 import { parseVoters } from './controller/options.js';
 import { ConnectionQuotas, QuotaManager, parseQuotaOptions, quotaHandlers } from './quota/index.js';
@@ -136,16 +136,18 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     const tls = parseTlsSettings(config);
     // Brokers and controllers prove the cluster secret to each other on the inter-broker and Raft links (cluster/cluster-auth.ts).
     const clusterSecret = oneNode ? undefined : readClusterSecret(config.get('cluster.secret.file'));
+    // TLS both ways on the inter-broker and Raft links (inter.broker.tls.enabled; server/tls.ts).
+    const interBrokerTls = oneNode ? undefined : parseInterBrokerTls(config);
     checkExposure(
       [
         { what: 'client and HTTP API listeners', host: opts.host, authenticated: securityOptions.authentication, encrypted: tls !== undefined },
-        ...(oneNode ? [] : [{ what: 'inter-broker listener', host: opts.host, authenticated: clusterSecret !== undefined }]),
-        ...(ownVoter ? [{ what: 'Raft listener', host: ownVoter.host, authenticated: clusterSecret !== undefined }] : []),
+        ...(oneNode ? [] : [{ what: 'inter-broker listener', host: opts.host, authenticated: clusterSecret !== undefined || interBrokerTls !== undefined, encrypted: interBrokerTls !== undefined }]),
+        ...(ownVoter ? [{ what: 'Raft listener', host: ownVoter.host, authenticated: clusterSecret !== undefined || interBrokerTls !== undefined, encrypted: interBrokerTls !== undefined }] : []),
       ],
       config.bool('allow.insecure'),
       log,
     );
-    if (!oneNode && !clusterSecret && !isLoopbackHost(opts.host)) {
+    if (!oneNode && !clusterSecret && !interBrokerTls && !isLoopbackHost(opts.host)) {
       log.warn({ host: opts.host }, 'brokers and controllers do not authenticate each other (no cluster.secret.file): whoever reaches the inter-broker or Raft port is trusted as a cluster member');
     }
     const wsOrigins = parseOriginList('ws.allowed.origins', config.get('ws.allowed.origins'));
@@ -163,7 +165,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
       if (topic === OFFSETS_TOPIC) groups.coordinator?.completeTxn(partition, producerId, committed);
     };
     const cluster = await startClusterNode(
-      { brokerId: meta.brokerId, dataDir: opts.dataDir, config, cleanShutdown: clean, oneNode, ...(clusterSecret ? { clusterSecret } : {}) },
+      { brokerId: meta.brokerId, dataDir: opts.dataDir, config, cleanShutdown: clean, oneNode, ...(clusterSecret ? { clusterSecret } : {}), ...(interBrokerTls ? { interBrokerTls } : {}) },
       { logger: log, clock, timers, openLog, onTxnMarker },
     );
     cleanups.push(() => cluster.close());
@@ -222,7 +224,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
       );
     // Clients never get what only a broker may ask (cluster/listeners.ts); brokers reach each other on the inter-broker listener (a one-node cluster has no one to reach it).
     const ws = listener(opts.port, clientHandlers, wsOrigins, tls, connectionQuotas);
-    const interBroker = cluster.oneNode ? undefined : listener(config.int('inter.broker.port'), handlers, undefined, undefined, undefined, clusterSecret);
+    const interBroker = cluster.oneNode ? undefined : listener(config.int('inter.broker.port'), handlers, undefined, interBrokerTls, undefined, clusterSecret);
     const port = await ws.listen();
     cleanups.push(() => ws.close(0));
     const interBrokerPort = await interBroker?.listen();

@@ -9,6 +9,7 @@
 import { MqError, errorCodeFromNumber } from '@mq/protocol/errors';
 import type { mq } from '@mq/protocol/wire';
 import { Connection } from '@mq/client/internal';
+import type { TlsOptions } from '@mq/client';
 import { clusterAuthConnect, type ClusterAuthDial } from '../cluster/cluster-auth.js';
 
 export interface ControllerChannelOptions {
@@ -19,6 +20,8 @@ export interface ControllerChannelOptions {
   maxResponseBytes: number;
   /** Prove the cluster secret on every connection and check the controller's proof (cluster.secret.file). */
   clusterAuth?: ClusterAuthDial | undefined;
+  /** TLS of each new connection (inter.broker.tls.enabled). */
+  dialTls?: (() => TlsOptions) | undefined;
 }
 
 /** Opens a connection to `address` (injected in tests). */
@@ -34,7 +37,7 @@ export interface ChannelConnection {
 export function wsConnect(o: ControllerChannelOptions): ConnectFn {
   return async (address, signal) => {
     const conn = await Connection.open(
-      { address, clientId: `broker-${o.brokerId}`, connectTimeoutMs: o.connectTimeoutMs, requestTimeoutMs: 30_000, maxResponseBytes: o.maxResponseBytes },
+      { address, clientId: `broker-${o.brokerId}`, connectTimeoutMs: o.connectTimeoutMs, requestTimeoutMs: 30_000, maxResponseBytes: o.maxResponseBytes, ...(o.dialTls ? { tls: o.dialTls() } : {}) },
       signal,
       o.clusterAuth ? clusterAuthConnect(o.clusterAuth) : undefined,
     );

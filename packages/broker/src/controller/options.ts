@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto';
 import { MqError } from '@mq/protocol/errors';
 import { DEFAULT_COMMAND_LIMITS, type CommandLimits } from './command-limits.js';
+import type { TlsSettings } from '../server/tls.js';
 
 export interface ControllerOptions {
   /** This broker's id (also its Raft node id). */
@@ -31,6 +32,8 @@ export interface ControllerOptions {
   verifyPeerAddress?: boolean;
   /** The cluster secret every Raft peer proves in its hello (cluster.secret.file); absent: none. */
   clusterSecret?: Uint8Array;
+  /** TLS both ways on the Raft links (inter.broker.tls.enabled): wss://, this voter's certificate, peers verified against the CA. */
+  tls?: TlsSettings;
   /** Partition limits and budgets checked before a command is proposed (command-limits.ts). */
   limits?: Partial<CommandLimits>;
 }
@@ -48,7 +51,8 @@ export interface Voter {
   port: number;
 }
 
-export type ParsedControllerOptions = Readonly<Required<Omit<ControllerOptions, 'voters' | 'limits' | 'clusterSecret'>>> & {
+export type ParsedControllerOptions = Readonly<Required<Omit<ControllerOptions, 'voters' | 'limits' | 'clusterSecret' | 'tls'>>> & {
+  readonly tls: TlsSettings | undefined;
   readonly voters: readonly Voter[];
   readonly limits: CommandLimits;
   readonly clusterSecret: Uint8Array | undefined;
@@ -113,6 +117,7 @@ export function parseControllerOptions(o: ControllerOptions): ParsedControllerOp
     uncleanRecoveryWaitMs: nonNeg('unclean.recovery.wait.ms', o.uncleanRecoveryWaitMs ?? DEFAULT_UNCLEAN_RECOVERY_WAIT_MS),
     verifyPeerAddress: o.verifyPeerAddress ?? true,
     clusterSecret: o.clusterSecret,
+    tls: o.tls,
     limits: parseLimits(o.limits ?? {}),
   });
 }

@@ -1,7 +1,9 @@
 import { MqError } from '@mq/protocol/errors';
 import { ClusterAuthDialer, ClusterAuthListener } from '@mq/protocol/cluster-auth';
 import { lookup } from 'node:dns/promises';
+import { createServer as createHttpsServer } from 'node:https';
 import { isIP, type AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { raft as pb } from '../gen/raft.js';
 import type { Message } from '../core/types.js';
@@ -44,6 +46,20 @@ export interface WsTransportOptions {
    * skips or fails a step is closed with a reason. Absent: no proof.
    */
   secret?: Uint8Array;
+  /**
+   * TLS both ways (wss://): the listener presents `cert` and requires a
+   * peer certificate signed by `ca`; dials verify the peer's certificate
+   * against `ca` (and the host name of its URL) and present `cert`. A
+   * handshake that fails is one log line. Peer URLs must then be wss://.
+   */
+  tls?: WsTransportTls;
+}
+
+/** PEM certificate (chain), its key, and the CA(s) that sign every peer's certificate. */
+export interface WsTransportTls {
+  cert: Buffer | string;
+  key: Buffer | string;
+  ca: Buffer | string;
 }
 
 export const DEFAULT_MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
@@ -65,11 +81,13 @@ export interface WsTransport extends RaftTransport {
    * Returns the unsubscribe function.
    */
   onPeerReachability(fn: (id: number, reachable: boolean) => void): () => void;
+  /** New TLS material (a reloaded certificate): new connections, both ways, use it; open ones keep theirs. */
+  setSecureContext(tls: WsTransportTls): void;
   /** Counters: messages sent, received, dropped (no connection or buffer full), refused connections. */
   stats(): { sent: number; received: number; dropped: number; refused: number };
 }
 
-export type ParsedWsTransportOptions = Required<Omit<WsTransportOptions, 'peers' | 'secret'>> & { peers: Map<number, string>; secret: Uint8Array | undefined };
+export type ParsedWsTransportOptions = Required<Omit<WsTransportOptions, 'peers' | 'secret' | 'tls'>> & { peers: Map<number, string>; secret: Uint8Array | undefined; tls: WsTransportTls | undefined };
 
 /** How long a dialer waits for the listener's Challenge before it gives the connection up. */
 const AUTH_TIMEOUT_MS = 5000;
@@ -80,7 +98,7 @@ export function parseWsTransportOptions(o: WsTransportOptions): ParsedWsTranspor
   for (const [k, v] of Object.entries(o.peers ?? {})) {
     const id = Number(k);
     if (!Number.isSafeInteger(id) || id <= 0) throw new MqError('INVALID_ARGUMENT', `peer id ${k} must be a positive integer`);
-    if (!/^wss?:\/\//.test(v)) throw new MqError('INVALID_ARGUMENT', `peer ${k} address "${v}" must be a ws:// URL`);
+    if (!(o.tls ? /^wss:\/\// : /^ws:\/\//).test(v)) throw new MqError('INVALID_ARGUMENT', `peer ${k} address "${v}" must be a ${o.tls ? 'wss' : 'ws'}:// URL`);
     if (id !== o.id) peers.set(id, v);
   }
   return {
@@ -94,6 +112,7 @@ export function parseWsTransportOptions(o: WsTransportOptions): ParsedWsTranspor
     reconnectMs: o.reconnectMs ?? DEFAULT_RECONNECT_MS,
     verifyPeerAddress: o.verifyPeerAddress ?? true,
     secret: o.secret,
+    tls: o.tls,
   };
 }
 
@@ -162,9 +181,15 @@ export async function createWsTransport(options: WsTransportOptions, components:
     }
   };
 
+  let dialTls = o.tls;
+  // With TLS the WebSocket server runs on an HTTPS server that requires a peer certificate signed by the CA.
+  const https = o.tls ? createHttpsServer({ ...o.tls, requestCert: true, rejectUnauthorized: true, minVersion: 'TLSv1.2' }) : undefined;
+  https?.on('tlsClientError', (err: NodeJS.ErrnoException, socket: TLSSocket) => {
+    counters.refused++;
+    logger.warn({ remote: normalizeAddress(socket.remoteAddress ?? ''), code: err.code, err: err.message }, 'raft transport: TLS handshake failed: connection closed');
+  });
   const server = new WebSocketServer({
-    host: o.host,
-    port: o.port,
+    ...(https ? { server: https } : { host: o.host, port: o.port }),
     maxPayload: o.maxFrameBytes,
     // Peers never send an Origin header; a browser always does: no web page gets to open a Raft connection.
     verifyClient: (info, done) => {
@@ -175,10 +200,12 @@ export async function createWsTransport(options: WsTransportOptions, components:
     },
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('listening', resolve);
-    server.once('error', reject);
+    const listening = https ?? server;
+    listening.once('listening', resolve);
+    listening.once('error', reject);
+    https?.listen(o.port, o.host);
   });
-  const port = (server.address() as AddressInfo).port;
+  const port = ((https ?? server).address() as AddressInfo).port;
 
   server.on('connection', (ws, req) => {
     incoming.add(ws);
@@ -289,7 +316,11 @@ export async function createWsTransport(options: WsTransportOptions, components:
       }, wait);
       return;
     }
-    const ws = new WebSocket(p.url, { maxPayload: o.maxFrameBytes, perMessageDeflate: false });
+    const ws = new WebSocket(p.url, {
+      maxPayload: o.maxFrameBytes,
+      perMessageDeflate: false,
+      ...(dialTls ? { cert: dialTls.cert, key: dialTls.key, ca: dialTls.ca, rejectUnauthorized: true } : {}),
+    });
     p.ws = ws;
     const ready = () => {
       p.open = true;
@@ -425,6 +456,10 @@ export async function createWsTransport(options: WsTransportOptions, components:
       reachability.add(fn);
       return () => reachability.delete(fn);
     },
+    setSecureContext(tls) {
+      dialTls = tls;
+      https?.setSecureContext({ ...tls, minVersion: 'TLSv1.2' });
+    },
     stats: () => ({ ...counters }),
     async close() {
       if (closed) return;
@@ -436,6 +471,10 @@ export async function createWsTransport(options: WsTransportOptions, components:
       }
       for (const ws of incoming) ws.terminate();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      if (https) {
+        https.closeAllConnections();
+        await new Promise<void>((resolve) => https.close(() => resolve()));
+      }
     },
   };
 }

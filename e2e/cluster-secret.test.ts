@@ -78,6 +78,8 @@ describe('cluster: brokers and controllers authenticate each other (cluster.secr
     const bad = await secretFile(dir, 'other.secret', 'another-secret-that-is-long-enough-0123456');
     cluster = await startCluster({
       brokers: 3,
+      // A broker-only process (id 4) that follows the metadata log through the controller channel, with the secret too.
+      observers: 1,
       proxies: false,
       // Slow failure detection: the paused follower stays in the ISR while the forged fetch is tried.
       config: { ...FAST_FAILOVER_CONFIG, 'broker.session.timeout.ms': '20000', 'replica.lag.time.max.ms': '20000', 'cluster.secret.file': good },
@@ -89,6 +91,10 @@ describe('cluster: brokers and controllers authenticate each other (cluster.secr
       // 1. The cluster works over authenticated links: acks=all produce to RF 3, consume.
       const topic = uniqueName('secret');
       await client.admin().createTopic(topic, { numPartitions: 1, replicationFactor: 3, configs: { 'min.insync.replicas': '3' } });
+      // And one whose replicas include the broker-only process (its fetches and the controller channel authenticate too).
+      const wide = uniqueName('secret-wide');
+      await client.admin().createTopic(wide, { numPartitions: 4, replicationFactor: 4 });
+      await c.waitHealthy(30_000, [wide]);
       await c.waitHealthy(30_000, [topic]);
       const producer = client.producer({ acks: 'all' });
       const first = await producer.send(topic, { value: 'over-authenticated-links', partition: 0 });
@@ -118,7 +124,8 @@ describe('cluster: brokers and controllers authenticate each other (cluster.secr
       // 3. A forged replica fetch on the leader's inter-broker port: with one follower SIGSTOPped an acks=all write
       // waits; the fetch naming that follower at the log end must not move the high watermark and release it.
       const leader = await leaderFor(c, topic, 0);
-      const follower = c.brokerIds.find((id) => id !== leader)!;
+      const replicas = (await client.admin().describeTopic(topic)).partitions[0]!.replicas;
+      const follower = replicas.find((id) => id !== leader)!;
       c.pause(follower);
       const leaderConn = await Connection.open({ address: c.broker(leader).process.bootstrap, clientId: 'producer', connectTimeoutMs: 5000, requestTimeoutMs: 30_000, maxResponseBytes: 64 << 20 });
       let settled = false;
@@ -195,7 +202,7 @@ describe('cluster: brokers and controllers authenticate each other (cluster.secr
       const m = await producer.send(topic, { value: 'still-serving', partition: 0 });
       expect(m.offset).toBeGreaterThan(first.offset);
       const meta = await client.admin().describeCluster();
-      expect(meta.brokers.map((b) => b.id).sort()).toEqual([1, 2, 3]);
+      expect(meta.brokers.map((b) => b.id).sort()).toEqual([1, 2, 3, 4]);
       expect(await client.admin().listTopics()).not.toContain('fz-no-proof');
       outsider.kill('SIGKILL');
     } finally {

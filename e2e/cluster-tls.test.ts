@@ -57,6 +57,8 @@ describe('cluster: TLS with peer verification on the inter-broker and Raft links
     const pki = await makePki();
     cluster = await startCluster({
       brokers: 3,
+      // A broker-only process (id 4): its controller channel and fetches are TLS too.
+      observers: 1,
       proxies: false,
       config: {
         ...FAST_FAILOVER_CONFIG,
@@ -73,6 +75,9 @@ describe('cluster: TLS with peer verification on the inter-broker and Raft links
       // The cluster forms (Raft over wss://) and replicates (peer fetches over wss://): acks=all to RF 3, then consume.
       const topic = uniqueName('ibtls');
       await client.admin().createTopic(topic, { numPartitions: 1, replicationFactor: 3, configs: { 'min.insync.replicas': '3' } });
+      const wide = uniqueName('ibtls-wide');
+      await client.admin().createTopic(wide, { numPartitions: 4, replicationFactor: 4 });
+      await c.waitHealthy(30_000, [wide]);
       await c.waitHealthy(30_000, [topic]);
       const producer = client.producer({ acks: 'all' });
       const m = await producer.send(topic, { value: 'over-tls', partition: 0 });

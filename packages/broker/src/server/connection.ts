@@ -84,6 +84,8 @@ export class Connection {
    * or when none is required.
    */
   private clusterAuth: ClusterAuthListener | undefined;
+  /** The exchange failed (or timed out): its one log line is written, the connection is closing. */
+  private refusedAuth = false;
   private readonly acceptedAt: number;
 
   constructor(
@@ -222,8 +224,6 @@ export class Connection {
     }
   }
 
-  private refusedAuth = false;
-
   /**
    * One step of the cluster authentication exchange (cluster-auth.ts): a
    * hello is answered with this broker's nonce and proof, a proof ends the
@@ -245,7 +245,6 @@ export class Connection {
       if (req.step !== 2) throw new MqError('CLUSTER_AUTHENTICATION_FAILED', `cluster authentication step ${req.step} is not 1 (hello) or 2 (proof)`);
       auth.verify(req.proof);
       this.clusterAuth = undefined;
-      (this.info.session as { principal: string | undefined }).principal = `Broker:${auth.dialerId}`;
       this.logger.debug({ conn: this.id, remote: this.info.remote, broker: auth.dialerId }, 'inter-broker connection authenticated');
       this.send({ correlationId, clusterAuth: {} });
     } catch (err) {

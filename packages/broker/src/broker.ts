@@ -40,8 +40,9 @@ import { registerConsumerRoutes } from './http/routes/consumers.js';
 import { parseBrokerOptions, type BrokerOptions } from './options.js';
 import { WsServer } from './server/ws-server.js';
 import { checkExposure } from './server/exposure.js';
-import { parseTlsSettings, type TlsSettings } from './server/tls.js';
-import { parseOriginList, type OriginList } from './server/origins.js';
+import { readClusterSecret } from './cluster/cluster-auth.js';
+import { parseInterBrokerTls, parseTlsSettings, type TlsSettings } from './server/tls.js';
+import { isLoopbackHost, parseOriginList, type OriginList } from './server/origins.js';
 import { parseVoters } from './controller/options.js';
 import { ConnectionQuotas, QuotaManager, parseQuotaOptions, quotaHandlers } from './quota/index.js';
 import { clientListenerHandlers } from './cluster/listeners.js';
@@ -133,14 +134,22 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     const ownVoter = parseVoters(config.get('controller.quorum.voters')).find((v) => v.id === meta.brokerId);
     const securityOptions = parseSecurityOptions(config);
     const tls = parseTlsSettings(config);
+    // Brokers and controllers prove the cluster secret to each other on the inter-broker and Raft links (cluster/cluster-auth.ts).
+    const clusterSecret = oneNode ? undefined : readClusterSecret(config.get('cluster.secret.file'));
+    // TLS both ways on the inter-broker and Raft links (inter.broker.tls.enabled; server/tls.ts).
+    const interBrokerTls = oneNode ? undefined : parseInterBrokerTls(config);
     checkExposure(
       [
-        { what: oneNode ? 'client and HTTP API listeners' : 'client, HTTP API and inter-broker listeners', host: opts.host, authenticated: oneNode && securityOptions.authentication, encrypted: tls !== undefined },
-        ...(ownVoter ? [{ what: 'Raft listener', host: ownVoter.host, authenticated: false }] : []),
+        { what: 'client and HTTP API listeners', host: opts.host, authenticated: securityOptions.authentication, encrypted: tls !== undefined },
+        ...(oneNode ? [] : [{ what: 'inter-broker listener', host: opts.host, authenticated: clusterSecret !== undefined || interBrokerTls !== undefined, encrypted: interBrokerTls !== undefined }]),
+        ...(ownVoter ? [{ what: 'Raft listener', host: ownVoter.host, authenticated: clusterSecret !== undefined || interBrokerTls !== undefined, encrypted: interBrokerTls !== undefined }] : []),
       ],
       config.bool('allow.insecure'),
       log,
     );
+    if (!oneNode && !clusterSecret && !interBrokerTls && !isLoopbackHost(opts.host)) {
+      log.warn({ host: opts.host }, 'brokers and controllers do not authenticate each other (no cluster.secret.file): whoever reaches the inter-broker or Raft port is trusted as a cluster member');
+    }
     const wsOrigins = parseOriginList('ws.allowed.origins', config.get('ws.allowed.origins'));
     const corsOrigins = parseOriginList('http.cors.allowed.origins', config.get('http.cors.allowed.origins'));
     const advertised = config.get('advertised.host') || (opts.host === '0.0.0.0' || opts.host === '::' ? 'localhost' : opts.host);
@@ -156,7 +165,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
       if (topic === OFFSETS_TOPIC) groups.coordinator?.completeTxn(partition, producerId, committed);
     };
     const cluster = await startClusterNode(
-      { brokerId: meta.brokerId, dataDir: opts.dataDir, config, cleanShutdown: clean, oneNode },
+      { brokerId: meta.brokerId, dataDir: opts.dataDir, config, cleanShutdown: clean, oneNode, ...(clusterSecret ? { clusterSecret } : {}), ...(interBrokerTls ? { interBrokerTls } : {}) },
       { logger: log, clock, timers, openLog, onTxnMarker },
     );
     cleanups.push(() => cluster.close());
@@ -188,7 +197,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     const maxFrameBytes = config.int('max.frame.bytes');
     const maxHeaderBytes = config.int('http.max.header.bytes');
     const maxHeaders = config.int('http.max.headers');
-    const listener = (port: number, served: HandlerMap, origins?: OriginList, withTls?: TlsSettings, counted?: ConnectionQuotas) =>
+    const listener = (port: number, served: HandlerMap, origins?: OriginList, withTls?: TlsSettings, counted?: ConnectionQuotas, secret?: Uint8Array) =>
       new WsServer(
         {
           host: opts.host,
@@ -202,6 +211,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
           ...(origins ? { origins } : {}),
           ...(withTls ? { tls: withTls } : {}),
           ...(counted ? { connectionQuotas: counted } : {}),
+          ...(secret ? { clusterSecret: secret } : {}),
           limits: {
             maxInFlight: config.int('max.in.flight.requests.per.connection'),
             maxFetchesInFlight: config.int('max.in.flight.fetches.per.connection'),
@@ -214,7 +224,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
       );
     // Clients never get what only a broker may ask (cluster/listeners.ts); brokers reach each other on the inter-broker listener (a one-node cluster has no one to reach it).
     const ws = listener(opts.port, clientHandlers, wsOrigins, tls, connectionQuotas);
-    const interBroker = cluster.oneNode ? undefined : listener(config.int('inter.broker.port'), handlers);
+    const interBroker = cluster.oneNode ? undefined : listener(config.int('inter.broker.port'), handlers, undefined, interBrokerTls, undefined, clusterSecret);
     const port = await ws.listen();
     cleanups.push(() => ws.close(0));
     const interBrokerPort = await interBroker?.listen();

@@ -24,7 +24,7 @@ export type { RaftOptions } from './core/options.js';
 export type { Entry, HardState, ConfState, ConfChange, Snapshot, SnapshotMeta, Message, Ready, ReadState, SoftState } from './core/types.js';
 export type { RaftStorage } from './storage/types.js';
 export type { FileStorageOptions } from './storage/file-storage.js';
-export type { WsTransport, WsTransportOptions } from './transport/ws-transport.js';
+export type { WsTransport, WsTransportOptions, WsTransportTls } from './transport/ws-transport.js';
 export type { RaftNode, RaftNodeComponents, RaftStatus, ProgressStatus, ProposeResult, RequestOptions } from './node/raft-node.js';
 export type { RaftNodeOptions } from './node/options.js';
 export type { RaftTransport, StateMachine } from './node/types.js';

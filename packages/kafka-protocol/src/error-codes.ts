@@ -191,6 +191,8 @@ export const MQ_TO_KAFKA_ERRORS: { readonly [C in ErrorCode]: KafkaErrorName } =
   CLUSTER_AUTHORIZATION_FAILED: 'CLUSTER_AUTHORIZATION_FAILED',
   TRANSACTIONAL_ID_AUTHORIZATION_FAILED: 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED',
   RESOURCE_NOT_FOUND: 'RESOURCE_NOT_FOUND',
+  // Inter-broker and Raft links only; never answered on the Kafka listener.
+  CLUSTER_AUTHENTICATION_FAILED: 'SASL_AUTHENTICATION_FAILED',
 };
 
 const BACK = new Map<number, ErrorCode>();

@@ -126,6 +126,8 @@ export const ERROR_CODES = {
   TRANSACTIONAL_ID_AUTHORIZATION_FAILED: { code: 156, retriable: false },
   /** A named user (or other security resource) does not exist. */
   RESOURCE_NOT_FOUND: { code: 157, retriable: false },
+  /** A broker or controller did not prove the cluster secret (cluster.secret.file) on an inter-broker or Raft connection. */
+  CLUSTER_AUTHENTICATION_FAILED: { code: 160, retriable: false },
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

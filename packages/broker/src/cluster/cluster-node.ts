@@ -26,6 +26,7 @@ import { formatRoles, parseBootstrapServers, parseProcessRoles, type ProcessRole
 import { partitionHandlers, type HandlerDeps } from '../handlers/index.js';
 import type { HandlerMap } from '../handlers/types.js';
 import type { LogOpener } from '../log-factory.js';
+import { readMaterial, type TlsSettings } from '../server/tls.js';
 import { dialRefused } from './refused-probe.js';
 import { parsePeerAddresses, PeerConnections } from './peer-connections.js';
 import { ReplicaManager, type ReplicaManagerComponents } from './replica-manager.js';
@@ -41,6 +42,15 @@ export interface ClusterNodeOptions {
    * voter and has no peers, so nothing listens for Raft or for other brokers.
    */
   oneNode?: boolean;
+  /**
+   * The cluster secret (cluster.secret.file): every inter-broker, controller
+   * channel and Raft connection this process opens proves it, and the Raft
+   * listener requires it. Absent (the simulator, a cluster without one): no
+   * peer authentication.
+   */
+  clusterSecret?: Uint8Array;
+  /** TLS both ways on the inter-broker and Raft links (inter.broker.tls.enabled): dials present this broker's certificate and verify the peer's. */
+  interBrokerTls?: TlsSettings;
 }
 
 /** What the broker hands its cluster membership: the same logger, clock, timers and log factory as the rest of it. */
@@ -145,9 +155,13 @@ export async function startClusterNode(o: ClusterNodeOptions, components: Cluste
   log.info({ roles: formatRoles(roles) }, `process.roles=${formatRoles(roles)}`);
   const incarnation = newIncarnation();
   const bootstrap = parseBootstrapServers(cfg.get('controller.quorum.bootstrap.servers'));
+  const clusterAuth = o.clusterSecret ? { secret: o.clusterSecret, brokerId: o.brokerId } : undefined;
+  // Read at each dial: a renewed certificate is used by the next connection.
+  const tlsSettings = o.interBrokerTls;
+  const dialTls = tlsSettings ? () => ({ ...readMaterial(tlsSettings), rejectUnauthorized: true }) : undefined;
   const channel =
     bootstrap.length > 0
-      ? new ControllerChannel({ brokerId: o.brokerId, servers: bootstrap, connectTimeoutMs: 3000, maxResponseBytes: cfg.int('max.frame.bytes') * 2 })
+      ? new ControllerChannel({ brokerId: o.brokerId, servers: bootstrap, connectTimeoutMs: 3000, maxResponseBytes: cfg.int('max.frame.bytes') * 2, clusterAuth, dialTls })
       : undefined;
   const overrides = parsePeerAddresses(cfg.get('cluster.peer.addresses'));
   let brokerEpoch = -1;
@@ -160,6 +174,8 @@ export async function startClusterNode(o: ClusterNodeOptions, components: Cluste
       requestTimeoutMs: cfg.int('replica.fetch.max.wait.ms') + 10_000,
       maxResponseBytes: cfg.int('max.frame.bytes') * 2,
       ...(components.connect ? { connect: components.connect } : {}),
+      clusterAuth,
+      dialTls,
     },
     (id) => {
       const b = controller.metadata.broker(id);
@@ -181,6 +197,8 @@ export async function startClusterNode(o: ClusterNodeOptions, components: Cluste
         fsync: cfg.bool('controller.fsync'),
         uncleanRecoveryWaitMs: cfg.int('unclean.recovery.wait.ms'),
         verifyPeerAddress: cfg.bool('controller.quorum.verify.peer.address'),
+        ...(o.clusterSecret ? { clusterSecret: o.clusterSecret } : {}),
+        ...(o.interBrokerTls ? { tls: o.interBrokerTls } : {}),
         limits: commandLimitsOf(cfg),
         autoBalance: {
           mode: cfg.get('partition.autobalancing.mode') as AutoBalanceMode,

@@ -9,6 +9,8 @@
 import type { RequestBody } from '@mq/protocol/wire';
 import { MqError } from '@mq/protocol/errors';
 import { Connection, type ConnectFn, type RequestPayload, type ResponseOf } from '@mq/client/internal';
+import type { TlsOptions } from '@mq/client';
+import { clusterAuthConnect, type ClusterAuthDial } from './cluster-auth.js';
 
 export interface PeerConnectionsOptions {
   brokerId: number;
@@ -19,6 +21,10 @@ export interface PeerConnectionsOptions {
   maxResponseBytes: number;
   /** Opens a connection's socket (default: a WebSocket to the peer). */
   connect?: ConnectFn;
+  /** Prove the cluster secret on every connection, and check that the broker dialled proves it too (cluster.secret.file). */
+  clusterAuth?: ClusterAuthDial | undefined;
+  /** TLS of each new connection (inter.broker.tls.enabled): this broker's certificate, the CA that signs the peers'. */
+  dialTls?: (() => TlsOptions) | undefined;
 }
 
 /** Parses `2@127.0.0.1:7002,3@127.0.0.1:7003`. */
@@ -54,9 +60,10 @@ export class PeerConnections {
         connectTimeoutMs: this.options.connectTimeoutMs,
         requestTimeoutMs: this.options.requestTimeoutMs,
         maxResponseBytes: this.options.maxResponseBytes,
+        ...(this.options.dialTls ? { tls: this.options.dialTls() } : {}),
       },
       signal,
-      this.options.connect,
+      this.options.clusterAuth ? clusterAuthConnect(this.options.clusterAuth, this.options.connect, id) : this.options.connect,
     ).then(
       (conn) => {
         if (this.closed) {

@@ -9,6 +9,8 @@
 import { MqError, errorCodeFromNumber } from '@mq/protocol/errors';
 import type { mq } from '@mq/protocol/wire';
 import { Connection } from '@mq/client/internal';
+import type { TlsOptions } from '@mq/client';
+import { clusterAuthConnect, type ClusterAuthDial } from '../cluster/cluster-auth.js';
 
 export interface ControllerChannelOptions {
   brokerId: number;
@@ -16,6 +18,10 @@ export interface ControllerChannelOptions {
   servers: readonly string[];
   connectTimeoutMs: number;
   maxResponseBytes: number;
+  /** Prove the cluster secret on every connection and check the controller's proof (cluster.secret.file). */
+  clusterAuth?: ClusterAuthDial | undefined;
+  /** TLS of each new connection (inter.broker.tls.enabled). */
+  dialTls?: (() => TlsOptions) | undefined;
 }
 
 /** Opens a connection to `address` (injected in tests). */
@@ -31,8 +37,9 @@ export interface ChannelConnection {
 export function wsConnect(o: ControllerChannelOptions): ConnectFn {
   return async (address, signal) => {
     const conn = await Connection.open(
-      { address, clientId: `broker-${o.brokerId}`, connectTimeoutMs: o.connectTimeoutMs, requestTimeoutMs: 30_000, maxResponseBytes: o.maxResponseBytes },
+      { address, clientId: `broker-${o.brokerId}`, connectTimeoutMs: o.connectTimeoutMs, requestTimeoutMs: 30_000, maxResponseBytes: o.maxResponseBytes, ...(o.dialTls ? { tls: o.dialTls() } : {}) },
       signal,
+      o.clusterAuth ? clusterAuthConnect(o.clusterAuth) : undefined,
     );
     return {
       get brokerId() {
@@ -120,7 +127,9 @@ export class ControllerChannel {
       }
     } catch (err) {
       this.drop(address);
-      throw new MqError('CONNECTION_ERROR', `cannot reach controller at ${address}: ${(err as Error).message}`, { cause: err });
+      // A controller that does not prove the cluster secret (or refuses this one's) keeps its code: it is a configuration error, not a network one.
+      const code = (err as MqError).code === 'CLUSTER_AUTHENTICATION_FAILED' ? 'CLUSTER_AUTHENTICATION_FAILED' : 'CONNECTION_ERROR';
+      throw new MqError(code, `cannot reach controller at ${address}: ${(err as Error).message}`, { cause: err });
     }
     let r: mq.IControllerForwardResponse;
     try {

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { isMqError, MqError } from '@mq/protocol/errors';
-import { createRaftNode, createWsTransport, FileStorage, MemoryNetwork, StateRole, type RaftNode, type RaftStorage, type RaftTransport, type WsTransport } from '@mq/consensus';
+import { createRaftNode, createWsTransport, FileStorage, MemoryNetwork, StateRole, type RaftNode, type RaftStorage, type RaftTransport, type WsTransport, type WsTransportTls } from '@mq/consensus';
 import { sleep, systemClock, systemTimers, type Clock, type TimerHandle, type Timers } from '@mq/protocol/components';
 import { addsPartitions, checkCommandLimits } from './command-limits.js';
 import { decodeCommand, encodeCommand, type CommandResult, type MetadataCommand, type RegisterBrokerCommand } from './commands.js';
@@ -28,6 +28,7 @@ import { electable, preferredElections } from './preferred-leaders.js';
 import { submitWithRetry } from './submit.js';
 import type { BrokerRegistration } from './types.js';
 import { checkVoterMetadata, writeVoterMarker } from './voter-marker.js';
+import { readMaterial, watchCertificates, type TlsSettings } from '../server/tls.js';
 
 /** Sends a command to the active controller on another broker. */
 export type ForwardFn = (controllerId: number, command: MetadataCommand, timeoutMs: number) => Promise<CommandResult>;
@@ -166,6 +167,8 @@ export class RaftController implements Controller {
   private autoBalancer: AutoBalancer | undefined;
   private livenessTimer: TimerHandle | undefined;
   private closed = false;
+  /** Stops the Raft transport's certificate reload (inter.broker.tls.enabled). */
+  private stopTlsReload: () => void = () => undefined;
   private lastLeaderSeen: number;
   private readonly leaderWatchers = new Set<(leader: number) => void>();
 
@@ -216,14 +219,19 @@ export class RaftController implements Controller {
     const o = this.options;
     await checkVoterMetadata(dataDir, METADATA_DIR, o.brokerId);
     const self = o.voters.find((v) => v.id === o.brokerId)!;
-    const peers = Object.fromEntries(o.voters.map((v) => [v.id, `ws://${v.host}:${v.port}`]));
+    const peers = Object.fromEntries(o.voters.map((v) => [v.id, `${o.tls ? 'wss' : 'ws'}://${v.host}:${v.port}`]));
     // The only voter has no one to talk to: no Raft listener, no socket (its own messages never leave the node).
     const transport: RaftTransport = this.soleVoter
       ? new MemoryNetwork().transport(o.brokerId)
       : await createWsTransport(
-          { id: o.brokerId, host: self.host, port: self.port, peers, clusterId: quorumClusterId(o.voters), verifyPeerAddress: o.verifyPeerAddress },
+          { id: o.brokerId, host: self.host, port: self.port, peers, clusterId: quorumClusterId(o.voters), verifyPeerAddress: o.verifyPeerAddress, ...(o.clusterSecret ? { secret: o.clusterSecret } : {}), ...(o.tls ? { tls: raftTls(o.tls) } : {}) },
           { logger: this.logger },
         );
+    // A renewed certificate is used by the Raft links' next connections, both ways.
+    if (o.tls && !this.soleVoter) {
+      const ws = transport as WsTransport;
+      this.stopTlsReload = watchCertificates({ setSecureContext: (m) => ws.setSecureContext({ cert: m.cert, key: m.key, ca: m.ca! }) }, o.tls, this.logger, 'Raft');
+    }
     try {
       return { transport, storage: await FileStorage.open(path.join(dataDir, METADATA_DIR), { sync: o.fsync }) };
     } catch (err) {
@@ -625,8 +633,15 @@ export class RaftController implements Controller {
     if (this.closed) return;
     this.closed = true;
     if (this.livenessTimer) this.timers.clearTimeout(this.livenessTimer);
+    this.stopTlsReload();
     await this.raft?.close();
   }
+}
+
+/** The Raft transport's TLS material from the broker's files (inter.broker.tls.enabled makes tls.ca.file required). */
+function raftTls(s: TlsSettings): WsTransportTls {
+  const m = readMaterial(s);
+  return { cert: m.cert, key: m.key, ca: m.ca! };
 }
 
 /** A refusal for a command that breaks a rule (an MqError's code, else INVALID_REQUEST). */

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { MqError } from '@mq/protocol/errors';
 import { DEFAULT_COMMAND_LIMITS, type CommandLimits } from './command-limits.js';
 import { AUTO_BALANCE_MODES, DEFAULT_AUTO_BALANCE, type AutoBalanceOptions } from './auto-balancer.js';
+import type { TlsSettings } from '../server/tls.js';
 
 export interface ControllerOptions {
   /** This broker's id (also its Raft node id). */
@@ -30,6 +31,10 @@ export interface ControllerOptions {
   uncleanRecoveryWaitMs?: number;
   /** Refuse a Raft connection claiming to be a voter unless it comes from that voter's configured address. */
   verifyPeerAddress?: boolean;
+  /** The cluster secret every Raft peer proves in its hello (cluster.secret.file); absent: none. */
+  clusterSecret?: Uint8Array;
+  /** TLS both ways on the Raft links (inter.broker.tls.enabled): wss://, this voter's certificate, peers verified against the CA. */
+  tls?: TlsSettings;
   /** Partition limits and budgets checked before a command is proposed (command-limits.ts). */
   limits?: Partial<CommandLimits>;
   /** The controller's own partition balancer (auto-balancer.ts; off by default). */
@@ -49,10 +54,12 @@ export interface Voter {
   port: number;
 }
 
-export type ParsedControllerOptions = Readonly<Required<Omit<ControllerOptions, 'voters' | 'limits' | 'autoBalance'>>> & {
+export type ParsedControllerOptions = Readonly<Required<Omit<ControllerOptions, 'voters' | 'limits' | 'autoBalance' | 'clusterSecret' | 'tls'>>> & {
+  readonly tls: TlsSettings | undefined;
   readonly voters: readonly Voter[];
   readonly limits: CommandLimits;
   readonly autoBalance: Readonly<AutoBalanceOptions>;
+  readonly clusterSecret: Uint8Array | undefined;
 };
 
 /** Parses `1@127.0.0.1:19091,2@127.0.0.1:19092`. */
@@ -113,6 +120,8 @@ export function parseControllerOptions(o: ControllerOptions): ParsedControllerOp
     fsync: o.fsync ?? true,
     uncleanRecoveryWaitMs: nonNeg('unclean.recovery.wait.ms', o.uncleanRecoveryWaitMs ?? DEFAULT_UNCLEAN_RECOVERY_WAIT_MS),
     verifyPeerAddress: o.verifyPeerAddress ?? true,
+    clusterSecret: o.clusterSecret,
+    tls: o.tls,
     limits: parseLimits(o.limits ?? {}),
     autoBalance: parseAutoBalance(o.autoBalance ?? {}),
   });

@@ -62,6 +62,8 @@ export const API_RULES: Rules = {
   // Idempotent producers: idempotent-write on the cluster (Kafka's rule); transactional ones: write on their id.
   initProducerId: (r) => (r.transactionalId ? [['write', 'transactional-id', r.transactionalId]] : cluster('idempotent-write')),
   controllerForward: () => cluster('cluster-action'),
+  // Served only on the inter-broker listener, as its first frames (server/connection.ts), never through this map.
+  clusterAuth: () => cluster('cluster-action'),
   // Transactions (Kafka's rules): write on the transactional id, and on what the transaction touches.
   addPartitionsToTxn: (r) => [['write', 'transactional-id', r.transactionalId ?? ''], ...topics('write', names(r.topics))],
   addOffsetsToTxn: (r) => [['write', 'transactional-id', r.transactionalId ?? ''], ['read', 'group', r.groupId ?? '']],

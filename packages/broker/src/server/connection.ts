@@ -21,6 +21,7 @@ import { NO_RESPONSE, type Handler, type HandlerMap } from '../handlers/types.js
 import { releaseFetchRecords } from '../handlers/fetch.js';
 import { encodeFetchResponseFrame, wsBinaryFrameHeader } from './fetch-frame.js';
 import type { ConnectionQuotas } from '../quota/connection-limits.js';
+import { ClusterAuthListener } from '@mq/protocol/cluster-auth';
 
 /** The parts of ws's Sender that tell whether it holds frames back (compression or Blob reads in progress). */
 interface WsSenderState {
@@ -77,6 +78,15 @@ export class Connection {
   private throttleTimer: NodeJS.Timeout | undefined;
   private throttledUntil = 0;
   private countedPrincipal: string | undefined;
+  /**
+   * The inter-broker listener with a cluster secret: the exchange that must
+   * come before any other frame (cluster-auth); undefined once it succeeded,
+   * or when none is required.
+   */
+  private clusterAuth: ClusterAuthListener | undefined;
+  /** The exchange failed (or timed out): its one log line is written, the connection is closing. */
+  private refusedAuth = false;
+  private readonly acceptedAt: number;
 
   constructor(
     readonly id: number,
@@ -87,10 +97,14 @@ export class Connection {
     private readonly limits: ConnectionLimits,
     private readonly logger: Logger,
     private readonly connectionQuotas?: ConnectionQuotas,
+    /** The cluster secret every peer must prove first (the inter-broker listener with cluster.secret.file). */
+    clusterSecret?: Uint8Array,
   ) {
     const remote = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`;
     this.info = { id, remote, clientId: '', signal: this.abort.signal, session: newSession(socket.remoteAddress, tlsPrincipal(socket), isTlsSocket(socket)) };
     this.lastActivity = Date.now();
+    this.acceptedAt = this.lastActivity;
+    if (clusterSecret) this.clusterAuth = new ClusterAuthListener(clusterSecret, 'broker', broker.brokerId);
     this.versions = new Map();
     const byApi = new Map(broker.apiVersions.map((r) => [r.api, r]));
     for (const body of Object.keys(handlers)) {
@@ -119,6 +133,13 @@ export class Connection {
       if (this.countedPrincipal !== undefined) this.connectionQuotas?.releasePrincipal(this.countedPrincipal);
       this.abort.abort(new MqError('CONNECTION_CLOSED', `the client connection closed (${code}) before the answer`));
       this.queue.length = 0;
+      // A peer that stops after the challenge: its own check of this broker's proof failed (another secret), or it is not a broker.
+      if (this.clusterAuth && !this.refusedAuth && this.framesReceived > 0) {
+        this.logger.warn(
+          { conn: id, remote, code, reason: reason.toString(), claimedBroker: this.clusterAuth.dialerId || undefined },
+          'inter-broker connection closed before it proved the cluster secret (a peer with another cluster.secret.file, or not a broker)',
+        );
+      }
       this.logger.debug({ conn: id, remote, code, reason: reason.toString() }, 'connection closed');
     });
   }
@@ -181,6 +202,10 @@ export class Connection {
       else this.badInput(CLOSE_INVALID_PAYLOAD, (err as Error).message);
       return;
     }
+    if (this.clusterAuth) {
+      this.authenticatePeer(frame, this.clusterAuth);
+      return;
+    }
     this.queue.push(frame);
     this.pump();
   }
@@ -196,6 +221,40 @@ export class Connection {
       const waiters = this.idleWaiters;
       this.idleWaiters = [];
       for (const w of waiters) w();
+    }
+  }
+
+  /**
+   * One step of the cluster authentication exchange (cluster-auth.ts): a
+   * hello is answered with this broker's nonce and proof, a proof ends the
+   * exchange. Anything else, or a wrong proof, closes the connection with
+   * the reason and one log line; nothing it sent is applied.
+   */
+  private authenticatePeer(frame: mq.RequestFrame, auth: ClusterAuthListener): void {
+    const correlationId = frame.correlationId;
+    const req = frame.clusterAuth;
+    try {
+      if (frame.body !== 'clusterAuth' || !req) {
+        throw new MqError('CLUSTER_AUTHENTICATION_FAILED', `${frame.body ?? 'a frame without a body'} before cluster authentication: this listener serves only brokers and controllers that prove the cluster secret (cluster.secret.file)`);
+      }
+      if (req.step === 1) {
+        const c = auth.challenge(req.brokerId ?? 0, req.nonce);
+        this.send({ correlationId, clusterAuth: { brokerId: c.id, nonce: c.nonce, proof: c.proof } });
+        return;
+      }
+      if (req.step !== 2) throw new MqError('CLUSTER_AUTHENTICATION_FAILED', `cluster authentication step ${req.step} is not 1 (hello) or 2 (proof)`);
+      auth.verify(req.proof);
+      this.clusterAuth = undefined;
+      this.logger.debug({ conn: this.id, remote: this.info.remote, broker: auth.dialerId }, 'inter-broker connection authenticated');
+      this.send({ correlationId, clusterAuth: {} });
+    } catch (err) {
+      const e = toMqError(err);
+      this.refusedAuth = true;
+      this.broker.metrics.refusal(e.code, frame.body ?? undefined);
+      this.logger.warn({ conn: this.id, remote: this.info.remote, api: frame.body, claimedBroker: req?.brokerId, code: e.code }, `inter-broker connection refused: ${e.message}`);
+      this.send({ correlationId, errorCode: errorNumber(e.code), errorMessage: e.message });
+      this.queue.length = 0;
+      this.ws.close(CLOSE_POLICY_VIOLATION, `${e.code}: ${e.message}`.replace(/[^\x20-\x7e]/g, '?').slice(0, 120));
     }
   }
 
@@ -408,6 +467,13 @@ export class Connection {
    * such a client may not read the close either.
    */
   closeIfStalled(now: number, frameTimeoutMs: number): boolean {
+    if (this.clusterAuth && !this.refusedAuth && now - this.acceptedAt >= frameTimeoutMs && this.ws.readyState === this.ws.OPEN) {
+      this.refusedAuth = true;
+      this.logger.warn({ conn: this.id, remote: this.info.remote, frameTimeoutMs }, `inter-broker connection refused: cluster authentication not completed within ${frameTimeoutMs} ms of connecting`);
+      this.ws.close(CLOSE_POLICY_VIOLATION, 'CLUSTER_AUTHENTICATION_FAILED: not completed in time');
+      setTimeout(() => this.ws.terminate(), STALLED_CLOSE_GRACE_MS).unref();
+      return true;
+    }
     if (this.inFlight > 0 || this.ws.isPaused || now - this.lastActivity < frameTimeoutMs) return false;
     if (this.framesReceived > 0 && !this.frameInProgress) return false;
     const reason = this.framesReceived === 0 ? `no frame within ${frameTimeoutMs} ms of connecting` : `a frame not completed within ${frameTimeoutMs} ms`;

@@ -42,7 +42,26 @@ export function parseTlsSettings(config: BrokerConfig): TlsSettings | undefined 
   return s;
 }
 
-function readMaterial(s: TlsSettings): { cert: Buffer; key: Buffer; ca?: Buffer } {
+/**
+ * The TLS of the inter-broker and Raft links (inter.broker.tls.enabled): this
+ * broker's certificate and key, and peers verified both ways against the
+ * CA: inter.broker.tls.{cert,key,ca}.file, each defaulting to its tls.*
+ * counterpart. Undefined when off.
+ */
+export function parseInterBrokerTls(config: BrokerConfig): TlsSettings | undefined {
+  if (!config.bool('inter.broker.tls.enabled')) return undefined;
+  const file = (what: 'cert' | 'key' | 'ca') => config.get(`inter.broker.tls.${what}.file`) || config.get(`tls.${what}.file`);
+  const missing = (['cert', 'key', 'ca'] as const).filter((w) => !file(w)).map((w) => `inter.broker.tls.${w}.file (or tls.${w}.file)`);
+  if (missing.length > 0) {
+    throw new MqError('INVALID_CONFIG', `inter.broker.tls.enabled=true needs ${missing.join(', ')}: every broker and controller presents its certificate and verifies its peers' against the CA`);
+  }
+  const s: TlsSettings = { certFile: file('cert'), keyFile: file('key'), caFile: file('ca'), clientAuth: 'required', reloadMs: config.int('tls.reload.interval.ms') };
+  readMaterial(s); // fail at start, not at the first connection
+  return s;
+}
+
+/** The PEM files of `s`, read now (a dial reads them each time, so a renewed certificate is used without a restart). */
+export function readMaterial(s: TlsSettings): { cert: Buffer; key: Buffer; ca?: Buffer } {
   const read = (what: string, file: string) => {
     try {
       return readFileSync(file);
@@ -86,8 +105,8 @@ export function createSocketServer(tls: TlsSettings | undefined, onSocket: (sock
   return server;
 }
 
-/** Checks the certificate files every reloadMs and gives `server` the new ones; returns the stop function. */
-export function watchCertificates(server: Server | NetServer, tls: TlsSettings | undefined, logger: Logger, what: string): () => void {
+/** Checks the certificate files every reloadMs and gives `server` (or the Raft transport) the new ones; returns the stop function. */
+export function watchCertificates(server: Server | NetServer | { setSecureContext(o: { cert: Buffer; key: Buffer; ca?: Buffer }): void }, tls: TlsSettings | undefined, logger: Logger, what: string): () => void {
   if (!tls) return () => undefined;
   const stamp = () => [tls.certFile, tls.keyFile, tls.caFile].map((f) => (f ? statSync(f, { throwIfNoEntry: false })?.mtimeMs ?? 0 : 0)).join(':');
   let last = stamp();

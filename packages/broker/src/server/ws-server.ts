@@ -40,6 +40,8 @@ export interface WsServerOptions {
   tls?: TlsSettings | undefined;
   /** ---- quotas: connection counts per IP and principal (max.connections.per.ip, max.connections.per.principal); absent: no limit (the inter-broker listener). */
   connectionQuotas?: ConnectionQuotas;
+  /** The inter-broker listener with cluster.secret.file: every connection proves this secret before any other frame (cluster/cluster-auth.ts). */
+  clusterSecret?: Uint8Array | undefined;
 }
 
 export class WsServer {
@@ -127,7 +129,7 @@ export class WsServer {
         }
         ws.once('close', () => quotas.releaseIp(ip));
       }
-      const conn = new Connection(this.nextId++, ws, socket, ctx, this.handlers, this.options.limits, this.logger, quotas);
+      const conn = new Connection(this.nextId++, ws, socket, ctx, this.handlers, this.options.limits, this.logger, quotas, this.options.clusterSecret);
       this.connections.add(conn);
       ws.once('close', () => this.connections.delete(conn));
       conn.checkPrincipalLimit();

@@ -13,6 +13,7 @@
  */
 import { electLeadersCommand, rebalanceCommand, throttleCommand } from './scaleout.js';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
@@ -35,6 +36,7 @@ interface StartArgs {
   'raft-port': number;
   'inter-broker-port': number;
   'config-set'?: string[];
+  'cluster-secret-file'?: string;
 }
 
 type Role = 'broker,controller' | 'controller' | 'broker';
@@ -206,6 +208,10 @@ export function clusterCommand(ctx: CliContext): CommandModule {
         .option('kafka-port', { type: 'number', describe: 'Kafka-protocol port of broker 1 (broker n: kafka-port + n - 1); default: each broker\'s Kafka listener on a free port (see its Metadata)' })
         .option('raft-port', { type: 'number', default: 19091, describe: 'controller (Raft) port of broker 1 (broker n: raft-port + n - 1)' })
         .option('inter-broker-port', { type: 'number', default: 29092, describe: 'inter-broker port of broker 1 (broker n: inter-broker-port + n - 1): replica fetches and controller requests between brokers' })
+        .option('cluster-secret-file', {
+          type: 'string',
+          describe: 'the secret the brokers and controllers prove to each other (cluster.secret.file); a file that does not exist is created with 32 random bytes (base64, mode 0600)',
+        })
         .option('config-set', { type: 'string', array: true, describe: 'broker config key=value for every broker (repeatable)' }) as unknown as Argv<StartArgs>,
     handler: async (args) => {
       const n = args.brokers;
@@ -215,6 +221,18 @@ export function clusterCommand(ctx: CliContext): CommandModule {
       if (m > 0 && m % 2 === 0) await writeLine(ctx.stderr, `mq: ${m} controllers tolerate no more failures than ${m - 1}; an odd number is usual`);
       const root = path.resolve(args['data-dir']);
       await mkdir(root, { recursive: true });
+      const secretFile = args['cluster-secret-file'] !== undefined ? path.resolve(args['cluster-secret-file']) : undefined;
+      if (secretFile) {
+        // wx: never overwrite an existing secret (the other members of the cluster share it).
+        const created = await writeFile(secretFile, `${randomBytes(32).toString('base64')}\n`, { mode: 0o600, flag: 'wx' }).then(
+          () => true,
+          (err: NodeJS.ErrnoException) => {
+            if (err.code === 'EEXIST') return false;
+            throw new CommandError(`cannot create the cluster secret file ${secretFile}: ${err.message}`);
+          },
+        );
+        if (created) await writeLine(ctx.stderr, `mq: created the cluster secret ${secretFile} (mode 0600); give the same file to every member of this cluster`);
+      }
       // Brokers 1..n (broker 1 on the default ports); dedicated controllers n+1..n+m.
       const ids = Array.from({ length: n + m }, (_, i) => i + 1);
       const roleOf = (id: number): Role => (m === 0 ? 'broker,controller' : id <= n ? 'broker' : 'controller');
@@ -276,6 +294,7 @@ export function clusterCommand(ctx: CliContext): CommandModule {
                 ...(role === 'broker' ? [] : ['--controller-voters', voters]),
                 // Dedicated controllers get them too: a non-active one forwards commands through them.
                 ...(m > 0 ? ['--controller-bootstrap-servers', controllerBootstrap] : []),
+                ...(secretFile ? ['--config-set', `cluster.secret.file=${secretFile}`] : []),
                 ...(args['config-set'] ?? []).flatMap((kv) => ['--config-set', kv]),
               ],
               { stdio: ['ignore', 'pipe', 'pipe'], env: ctx.env },

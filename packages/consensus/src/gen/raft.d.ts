@@ -199,6 +199,7 @@ export namespace raft {
         clusterId: string;
         from: number;
         to: number;
+        nonce: Uint8Array;
         static create(properties: raft.Hello.$Shape): raft.Hello & raft.Hello.$Shape;
         static create(properties?: raft.Hello.$Properties): raft.Hello;
         static encode(message: raft.Hello.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
@@ -211,9 +212,34 @@ export namespace raft {
             clusterId?: (string|null);
             from?: (number|null);
             to?: (number|null);
+            nonce?: (Uint8Array|null);
             $unknowns?: Uint8Array[];
         }
         type $Shape = raft.Hello.$Properties;
+    }
+
+    interface IChallenge extends raft.Challenge.$Properties {
+    }
+
+    class Challenge {
+        constructor(properties?: raft.Challenge.$Properties);
+        $unknowns?: Uint8Array[];
+        nonce: Uint8Array;
+        proof: Uint8Array;
+        static create(properties: raft.Challenge.$Shape): raft.Challenge & raft.Challenge.$Shape;
+        static create(properties?: raft.Challenge.$Properties): raft.Challenge;
+        static encode(message: raft.Challenge.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): raft.Challenge & raft.Challenge.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace Challenge {
+        interface $Properties {
+            nonce?: (Uint8Array|null);
+            proof?: (Uint8Array|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = raft.Challenge.$Properties;
     }
 
     interface IEnvelope extends raft.Envelope.$Properties {
@@ -224,6 +250,8 @@ export namespace raft {
         $unknowns?: Uint8Array[];
         hello?: (raft.Hello.$Properties|null);
         messages: raft.Message.$Properties[];
+        challenge?: (raft.Challenge.$Properties|null);
+        proof: Uint8Array;
         static create(properties: raft.Envelope.$Shape): raft.Envelope & raft.Envelope.$Shape;
         static create(properties?: raft.Envelope.$Properties): raft.Envelope;
         static encode(message: raft.Envelope.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
@@ -235,6 +263,8 @@ export namespace raft {
         interface $Properties {
             hello?: (raft.Hello.$Properties|null);
             messages?: (raft.Message.$Properties[]|null);
+            challenge?: (raft.Challenge.$Properties|null);
+            proof?: (Uint8Array|null);
             $unknowns?: Uint8Array[];
         }
         type $Shape = raft.Envelope.$Properties;

@@ -904,6 +904,7 @@ export const raft = $root.raft = (() => {
         Hello.prototype.clusterId = "";
         Hello.prototype.from = $util.Long ? $util.Long.fromBits(0,0,true) : 0;
         Hello.prototype.to = $util.Long ? $util.Long.fromBits(0,0,true) : 0;
+        Hello.prototype.nonce = $util.newBuffer([]);
 
         Hello.create = function(properties) {
             return new Hello(properties);
@@ -922,6 +923,8 @@ export const raft = $root.raft = (() => {
                 w.uint32(16).uint64(m.from);
             if (m.to != null && $Object.hasOwnProperty.call(m, "to") && (typeof m.to === "object" ? m.to.low || m.to.high : m.to !== 0))
                 w.uint32(24).uint64(m.to);
+            if (m.nonce != null && $Object.hasOwnProperty.call(m, "nonce") && m.nonce.length)
+                w.uint32(34).bytes(m.nonce);
             if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
                 for (var i = 0; i < m.$unknowns.length; ++i)
                     w.raw(m.$unknowns[i]);
@@ -982,6 +985,15 @@ export const raft = $root.raft = (() => {
                             delete m.to;
                         continue;
                     }
+                case 4: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.bytes()).length)
+                            m.nonce = v;
+                        else
+                            delete m.nonce;
+                        continue;
+                    }
                 }
                 r.skipType(u, q, t);
                 if (!r.discardUnknown) {
@@ -1008,6 +1020,110 @@ export const raft = $root.raft = (() => {
         return Hello;
     })();
 
+    raft.Challenge = (function() {
+
+        const Challenge = function (p) {
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        Challenge.prototype.nonce = $util.newBuffer([]);
+        Challenge.prototype.proof = $util.newBuffer([]);
+
+        Challenge.create = function(properties) {
+            return new Challenge(properties);
+        };
+
+        Challenge.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.nonce != null && $Object.hasOwnProperty.call(m, "nonce") && m.nonce.length)
+                w.uint32(10).bytes(m.nonce);
+            if (m.proof != null && $Object.hasOwnProperty.call(m, "proof") && m.proof.length)
+                w.uint32(18).bytes(m.proof);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        Challenge.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.raft.Challenge();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.bytes()).length)
+                            m.nonce = v;
+                        else
+                            delete m.nonce;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.bytes()).length)
+                            m.proof = v;
+                        else
+                            delete m.proof;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        Challenge.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/raft.Challenge";
+        };
+
+        return Challenge;
+    })();
+
     raft.Envelope = (function() {
 
         const Envelope = function (p) {
@@ -1020,6 +1136,8 @@ export const raft = $root.raft = (() => {
 
         Envelope.prototype.hello = null;
         Envelope.prototype.messages = $util.emptyArray;
+        Envelope.prototype.challenge = null;
+        Envelope.prototype.proof = $util.newBuffer([]);
 
         Envelope.create = function(properties) {
             return new Envelope(properties);
@@ -1038,6 +1156,10 @@ export const raft = $root.raft = (() => {
                 for (var i = 0; i < m.messages.length; ++i)
                     $root.raft.Message.encode(m.messages[i], w.uint32(18).fork(), q + 1).ldelim();
             }
+            if (m.challenge != null && $Object.hasOwnProperty.call(m, "challenge"))
+                $root.raft.Challenge.encode(m.challenge, w.uint32(26).fork(), q + 1).ldelim();
+            if (m.proof != null && $Object.hasOwnProperty.call(m, "proof") && m.proof.length)
+                w.uint32(34).bytes(m.proof);
             if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
                 for (var i = 0; i < m.$unknowns.length; ++i)
                     w.raw(m.$unknowns[i]);
@@ -1083,6 +1205,21 @@ export const raft = $root.raft = (() => {
                         if (!(m.messages && m.messages.length))
                             m.messages = [];
                         m.messages.push($root.raft.Message.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                case 3: {
+                        if (u !== 2)
+                            break;
+                        m.challenge = $root.raft.Challenge.decode(r, r.size(), $undefined, q + 1, m.challenge);
+                        continue;
+                    }
+                case 4: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.bytes()).length)
+                            m.proof = v;
+                        else
+                            delete m.proof;
                         continue;
                     }
                 }

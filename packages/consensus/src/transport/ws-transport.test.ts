@@ -229,4 +229,54 @@ describe('WebSocket transport', () => {
     await waitFor(() => got.length === 1);
     ws.close();
   });
+
+  it('with a cluster secret: peers that share it exchange messages; a forged Hello without the proof, or a wrong secret, delivers nothing', async () => {
+    const secret = Buffer.from('shared cluster secret, 32 bytes.');
+    const a = await createWsTransport({ id: 1, clusterId: 'c1', secret });
+    const b = await createWsTransport({ id: 2, clusterId: 'c1', secret });
+    const wrong = await createWsTransport({ id: 3, clusterId: 'c1', secret: Buffer.from('some other secret of 32 bytes...') });
+    open.push(a, b, wrong);
+    a.addPeer(2, `ws://127.0.0.1:${b.port}`);
+    wrong.addPeer(2, `ws://127.0.0.1:${b.port}`);
+    b.addPeer(1, `ws://127.0.0.1:${a.port}`);
+    b.addPeer(3, `ws://127.0.0.1:${wrong.port}`);
+    const got: Message[] = [];
+    b.listen((m) => got.push(m));
+    a.listen(() => undefined);
+    wrong.listen(() => undefined);
+    // Sent before the connection is authenticated: it waits for the exchange, then arrives.
+    a.send([message({ type: MessageType.Heartbeat, from: 1, to: 2, term: 1 })]);
+    await waitFor(() => got.length === 1);
+    expect(got[0]!.from).toBe(1);
+
+    // A forger that knows the cluster id and a voter's id, from that voter's address, but not the secret.
+    const forged = pb.Envelope.encode({
+      hello: { clusterId: 'c1', from: 1, to: 2 },
+      messages: [toWire(message({ type: MessageType.Heartbeat, from: 1, to: 2, term: 99 }))],
+    }).finish();
+    const refusedBefore = b.stats().refused;
+    const closed = await new Promise<{ code: number; reason: string }>((resolve) => {
+      const ws = new WebSocket(`ws://127.0.0.1:${b.port}`);
+      ws.on('open', () => ws.send(forged));
+      ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() }));
+    });
+    expect(closed).toEqual({ code: 4004, reason: expect.stringContaining('CLUSTER_AUTHENTICATION_FAILED') });
+    // A Hello with a nonce gets a challenge; Raft messages instead of the proof close the connection.
+    const skipped = await new Promise<{ code: number; challenged: boolean }>((resolve) => {
+      const ws = new WebSocket(`ws://127.0.0.1:${b.port}`);
+      let challenged = false;
+      ws.on('open', () => ws.send(pb.Envelope.encode({ hello: { clusterId: 'c1', from: 1, to: 2, nonce: Buffer.alloc(32, 7) } }).finish()));
+      ws.on('message', (data: Buffer) => {
+        challenged = pb.Envelope.decode(data).challenge !== null;
+        ws.send(pb.Envelope.encode({ messages: [toWire(message({ type: MessageType.Heartbeat, from: 1, to: 2, term: 99 }))] }).finish());
+      });
+      ws.on('close', (code) => resolve({ code, challenged }));
+    });
+    expect(skipped).toEqual({ code: 4004, challenged: true });
+    // The node with the wrong secret refuses b's challenge itself; nothing of it reaches b.
+    wrong.send([message({ type: MessageType.Heartbeat, from: 3, to: 2, term: 98 })]);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(got.map((m) => m.term)).toEqual([1]);
+    expect(b.stats().refused).toBeGreaterThanOrEqual(refusedBefore + 2);
+  });
 });

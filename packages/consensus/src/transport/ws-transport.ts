@@ -1,6 +1,9 @@
 import { MqError } from '@mq/protocol/errors';
+import { ClusterAuthDialer, ClusterAuthListener } from '@mq/protocol/cluster-auth';
 import { lookup } from 'node:dns/promises';
+import { createServer as createHttpsServer } from 'node:https';
 import { isIP, type AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { raft as pb } from '../gen/raft.js';
 import type { Message } from '../core/types.js';
@@ -35,6 +38,28 @@ export interface WsTransportOptions {
    * interfaces).
    */
   verifyPeerAddress?: boolean;
+  /**
+   * The cluster secret (@mq/protocol/cluster-auth). With it, every
+   * connection proves it in both directions before any Raft message: the
+   * dialer's Hello carries a nonce, the listener answers with a Challenge
+   * (its nonce and proof), the dialer sends its proof. A connection that
+   * skips or fails a step is closed with a reason. Absent: no proof.
+   */
+  secret?: Uint8Array;
+  /**
+   * TLS both ways (wss://): the listener presents `cert` and requires a
+   * peer certificate signed by `ca`; dials verify the peer's certificate
+   * against `ca` (and the host name of its URL) and present `cert`. A
+   * handshake that fails is one log line. Peer URLs must then be wss://.
+   */
+  tls?: WsTransportTls;
+}
+
+/** PEM certificate (chain), its key, and the CA(s) that sign every peer's certificate. */
+export interface WsTransportTls {
+  cert: Buffer | string;
+  key: Buffer | string;
+  ca: Buffer | string;
 }
 
 export const DEFAULT_MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
@@ -56,11 +81,16 @@ export interface WsTransport extends RaftTransport {
    * Returns the unsubscribe function.
    */
   onPeerReachability(fn: (id: number, reachable: boolean) => void): () => void;
+  /** New TLS material (a reloaded certificate): new connections, both ways, use it; open ones keep theirs. */
+  setSecureContext(tls: WsTransportTls): void;
   /** Counters: messages sent, received, dropped (no connection or buffer full), refused connections. */
   stats(): { sent: number; received: number; dropped: number; refused: number };
 }
 
-export type ParsedWsTransportOptions = Required<Omit<WsTransportOptions, 'peers'>> & { peers: Map<number, string> };
+export type ParsedWsTransportOptions = Required<Omit<WsTransportOptions, 'peers' | 'secret' | 'tls'>> & { peers: Map<number, string>; secret: Uint8Array | undefined; tls: WsTransportTls | undefined };
+
+/** How long a dialer waits for the listener's Challenge before it gives the connection up. */
+const AUTH_TIMEOUT_MS = 5000;
 
 export function parseWsTransportOptions(o: WsTransportOptions): ParsedWsTransportOptions {
   if (!Number.isSafeInteger(o.id) || o.id <= 0) throw new MqError('INVALID_ARGUMENT', `transport id must be a positive integer, got ${o.id}`);
@@ -68,7 +98,7 @@ export function parseWsTransportOptions(o: WsTransportOptions): ParsedWsTranspor
   for (const [k, v] of Object.entries(o.peers ?? {})) {
     const id = Number(k);
     if (!Number.isSafeInteger(id) || id <= 0) throw new MqError('INVALID_ARGUMENT', `peer id ${k} must be a positive integer`);
-    if (!/^wss?:\/\//.test(v)) throw new MqError('INVALID_ARGUMENT', `peer ${k} address "${v}" must be a ws:// URL`);
+    if (!(o.tls ? /^wss:\/\// : /^ws:\/\//).test(v)) throw new MqError('INVALID_ARGUMENT', `peer ${k} address "${v}" must be a ${o.tls ? 'wss' : 'ws'}:// URL`);
     if (id !== o.id) peers.set(id, v);
   }
   return {
@@ -81,6 +111,8 @@ export function parseWsTransportOptions(o: WsTransportOptions): ParsedWsTranspor
     maxFrameBytes: o.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
     reconnectMs: o.reconnectMs ?? DEFAULT_RECONNECT_MS,
     verifyPeerAddress: o.verifyPeerAddress ?? true,
+    secret: o.secret,
+    tls: o.tls,
   };
 }
 
@@ -113,6 +145,8 @@ interface Peer {
   unreachable: boolean;
   /** When a lost connection was last redialled without waiting. */
   redialedAt: number;
+  /** With a secret: the connection's exchange until the listener proved the secret (frames wait in `pending`). */
+  auth: ClusterAuthDialer | undefined;
 }
 
 /** While a connection is being (re)established, up to this many bytes of frames wait for it. */
@@ -147,9 +181,15 @@ export async function createWsTransport(options: WsTransportOptions, components:
     }
   };
 
+  let dialTls = o.tls;
+  // With TLS the WebSocket server runs on an HTTPS server that requires a peer certificate signed by the CA.
+  const https = o.tls ? createHttpsServer({ ...o.tls, requestCert: true, rejectUnauthorized: true, minVersion: 'TLSv1.2' }) : undefined;
+  https?.on('tlsClientError', (err: NodeJS.ErrnoException, socket: TLSSocket) => {
+    counters.refused++;
+    logger.warn({ remote: normalizeAddress(socket.remoteAddress ?? ''), code: err.code, err: err.message }, 'raft transport: TLS handshake failed: connection closed');
+  });
   const server = new WebSocketServer({
-    host: o.host,
-    port: o.port,
+    ...(https ? { server: https } : { host: o.host, port: o.port }),
     maxPayload: o.maxFrameBytes,
     // Peers never send an Origin header; a browser always does: no web page gets to open a Raft connection.
     verifyClient: (info, done) => {
@@ -160,16 +200,21 @@ export async function createWsTransport(options: WsTransportOptions, components:
     },
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('listening', resolve);
-    server.once('error', reject);
+    const listening = https ?? server;
+    listening.once('listening', resolve);
+    listening.once('error', reject);
+    https?.listen(o.port, o.host);
   });
-  const port = (server.address() as AddressInfo).port;
+  const port = ((https ?? server).address() as AddressInfo).port;
 
   server.on('connection', (ws, req) => {
     incoming.add(ws);
     const remote = normalizeAddress(req.socket.remoteAddress ?? '');
     let from = 0;
     let refused = false;
+    /** With a secret: the exchange after the Hello, until the dialer's proof arrives. */
+    let auth: ClusterAuthListener | undefined;
+    let claimedFrom = 0;
     // Frames are handled in order; the Hello's address check may wait for a name lookup.
     let chain: Promise<void> = Promise.resolve();
     ws.on('close', () => incoming.delete(ws));
@@ -198,7 +243,31 @@ export async function createWsTransport(options: WsTransportOptions, components:
           return;
         }
       }
+      if (o.secret) {
+        auth = new ClusterAuthListener(o.secret, 'raft', o.id);
+        try {
+          const c = auth.challenge(claimed, h.nonce);
+          ws.send(pb.Envelope.encode({ challenge: { nonce: c.nonce, proof: c.proof } }).finish());
+        } catch (err) {
+          refuse(4004, `CLUSTER_AUTHENTICATION_FAILED: ${(err as Error).message}`, { from: claimed });
+          return;
+        }
+        claimedFrom = claimed;
+        return;
+      }
       from = claimed;
+    };
+    /** The dialer's proof, the frame after the Challenge. */
+    const proof = (env: pb.Envelope, a: ClusterAuthListener): void => {
+      try {
+        if (env.proof.length === 0) throw new Error(`a frame ${env.messages.length > 0 ? 'of Raft messages ' : ''}before the proof of the cluster secret`);
+        a.verify(env.proof);
+      } catch (err) {
+        refuse(4004, `CLUSTER_AUTHENTICATION_FAILED: ${(err as Error).message}`, { from: claimedFrom, messages: env.messages.length });
+        return;
+      }
+      auth = undefined;
+      from = claimedFrom;
     };
     const handle = async (data: Buffer): Promise<void> => {
       if (refused) return;
@@ -210,8 +279,9 @@ export async function createWsTransport(options: WsTransportOptions, components:
         return;
       }
       if (from === 0) {
-        await hello(env.hello);
-        if (from === 0) return;
+        if (auth) proof(env, auth);
+        else await hello(env.hello);
+        if (from === 0 || refused) return;
       }
       for (const w of env.messages) {
         const m = fromWire(w);
@@ -246,18 +316,60 @@ export async function createWsTransport(options: WsTransportOptions, components:
       }, wait);
       return;
     }
-    const ws = new WebSocket(p.url, { maxPayload: o.maxFrameBytes, perMessageDeflate: false });
+    const ws = new WebSocket(p.url, {
+      maxPayload: o.maxFrameBytes,
+      perMessageDeflate: false,
+      ...(dialTls ? { cert: dialTls.cert, key: dialTls.key, ca: dialTls.ca, rejectUnauthorized: true } : {}),
+    });
     p.ws = ws;
-    ws.on('open', () => {
-      if (p.ws !== ws) return;
+    const ready = () => {
       p.open = true;
-      report(p, true);
-      ws.send(pb.Envelope.encode({ hello: { clusterId: o.clusterId, from: o.id, to: p.id } }).finish());
       for (const f of p.pending.splice(0)) ws.send(f);
       p.pendingBytes = 0;
+    };
+    let authTimer: NodeJS.Timeout | undefined;
+    const authFailed = (reason: string) => {
+      clearTimeout(authTimer);
+      logger.warn({ peer: p.id, url: p.url }, `raft transport: connection to peer given up: CLUSTER_AUTHENTICATION_FAILED: ${reason}`);
+      ws.close(4004, `CLUSTER_AUTHENTICATION_FAILED: ${reason}`.slice(0, 120));
+    };
+    ws.on('open', () => {
+      if (p.ws !== ws) return;
+      report(p, true);
+      if (!o.secret) {
+        ws.send(pb.Envelope.encode({ hello: { clusterId: o.clusterId, from: o.id, to: p.id } }).finish());
+        ready();
+        return;
+      }
+      const dialer = new ClusterAuthDialer(o.secret, 'raft', o.id);
+      p.auth = dialer;
+      ws.send(pb.Envelope.encode({ hello: { clusterId: o.clusterId, from: o.id, to: p.id, nonce: dialer.nonce } }).finish());
+      authTimer = setTimeout(() => {
+        if (p.ws === ws && p.auth === dialer) authFailed(`node ${p.id} sent no challenge within ${AUTH_TIMEOUT_MS} ms (does it have cluster.secret.file?)`);
+      }, AUTH_TIMEOUT_MS);
+      authTimer.unref?.();
+    });
+    // The listener speaks on this connection only to answer the Hello with its Challenge.
+    ws.on('message', (data: RawData) => {
+      const dialer = p.auth;
+      if (p.ws !== ws || !dialer) return;
+      try {
+        const env = pb.Envelope.decode(toBuffer(data));
+        if (!env.challenge) throw new Error('the first frame from the listener is not a challenge');
+        const own = dialer.answer({ id: p.id, nonce: env.challenge.nonce, proof: env.challenge.proof }, p.id);
+        clearTimeout(authTimer);
+        p.auth = undefined;
+        ws.send(pb.Envelope.encode({ proof: own }).finish());
+        ready();
+      } catch (err) {
+        p.auth = undefined;
+        authFailed((err as Error).message);
+      }
     });
     const down = (why: string, refused: boolean) => {
       if (p.ws !== ws) return;
+      clearTimeout(authTimer);
+      p.auth = undefined;
       const wasOpen = p.open;
       if (wasOpen) logger.info({ peer: p.id, why }, 'raft transport: connection to peer lost');
       if (refused) report(p, false);
@@ -344,6 +456,10 @@ export async function createWsTransport(options: WsTransportOptions, components:
       reachability.add(fn);
       return () => reachability.delete(fn);
     },
+    setSecureContext(tls) {
+      dialTls = tls;
+      https?.setSecureContext({ ...tls, minVersion: 'TLSv1.2' });
+    },
     stats: () => ({ ...counters }),
     async close() {
       if (closed) return;
@@ -355,12 +471,16 @@ export async function createWsTransport(options: WsTransportOptions, components:
       }
       for (const ws of incoming) ws.terminate();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      if (https) {
+        https.closeAllConnections();
+        await new Promise<void>((resolve) => https.close(() => resolve()));
+      }
     },
   };
 }
 
 function newPeer(id: number, url: string): Peer {
-  return { id, url, ws: undefined, open: false, retryAt: 0, pending: [], pendingBytes: 0, timer: undefined, unreachable: false, redialedAt: 0 };
+  return { id, url, ws: undefined, open: false, retryAt: 0, pending: [], pendingBytes: 0, timer: undefined, unreachable: false, redialedAt: 0, auth: undefined };
 }
 
 function toBuffer(data: RawData): Buffer {

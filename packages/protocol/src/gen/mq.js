@@ -118,6 +118,7 @@ export const mq = $root.mq = (() => {
         values[valuesById[155] = "CLUSTER_AUTHORIZATION_FAILED"] = 155;
         values[valuesById[156] = "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"] = 156;
         values[valuesById[157] = "RESOURCE_NOT_FOUND"] = 157;
+        values[valuesById[160] = "CLUSTER_AUTHENTICATION_FAILED"] = 160;
         return values;
     })();
 
@@ -167,6 +168,7 @@ export const mq = $root.mq = (() => {
         values[valuesById[56] = "ALTER_CLIENT_QUOTAS"] = 56;
         values[valuesById[57] = "DESCRIBE_CLIENT_QUOTAS"] = 57;
         values[valuesById[58] = "DESCRIBE_LOG_DIRS"] = 58;
+        values[valuesById[59] = "CLUSTER_AUTH"] = 59;
         return values;
     })();
 
@@ -225,11 +227,12 @@ export const mq = $root.mq = (() => {
         RequestFrame.prototype.alterClientQuotas = null;
         RequestFrame.prototype.describeClientQuotas = null;
         RequestFrame.prototype.describeLogDirs = null;
+        RequestFrame.prototype.clusterAuth = null;
 
         let $oneOfFields;
 
         $Object.defineProperty(RequestFrame.prototype, "body", {
-            get: $util.oneOfGetter($oneOfFields = ["handshake", "metadata", "createTopics", "deleteTopics", "createPartitions", "describeConfigs", "incrementalAlterConfigs", "produce", "fetch", "listOffsets", "offsetForLeaderEpoch", "deleteRecords", "findCoordinator", "joinGroup", "syncGroup", "heartbeat", "leaveGroup", "offsetCommit", "offsetFetch", "listGroups", "describeGroups", "deleteGroups", "initProducerId", "addPartitionsToTxn", "addOffsetsToTxn", "endTxn", "writeTxnMarkers", "txnOffsetCommit", "controllerForward", "alterPartitionReassignments", "listPartitionReassignments", "electLeaders", "decommissionBroker", "alterReplicationThrottle", "saslAuthenticate", "alterUserScramCredentials", "describeUserScramCredentials", "createAcls", "deleteAcls", "describeAcls", "alterClientQuotas", "describeClientQuotas", "describeLogDirs"]),
+            get: $util.oneOfGetter($oneOfFields = ["handshake", "metadata", "createTopics", "deleteTopics", "createPartitions", "describeConfigs", "incrementalAlterConfigs", "produce", "fetch", "listOffsets", "offsetForLeaderEpoch", "deleteRecords", "findCoordinator", "joinGroup", "syncGroup", "heartbeat", "leaveGroup", "offsetCommit", "offsetFetch", "listGroups", "describeGroups", "deleteGroups", "initProducerId", "addPartitionsToTxn", "addOffsetsToTxn", "endTxn", "writeTxnMarkers", "txnOffsetCommit", "controllerForward", "alterPartitionReassignments", "listPartitionReassignments", "electLeaders", "decommissionBroker", "alterReplicationThrottle", "saslAuthenticate", "alterUserScramCredentials", "describeUserScramCredentials", "createAcls", "deleteAcls", "describeAcls", "alterClientQuotas", "describeClientQuotas", "describeLogDirs", "clusterAuth"]),
             set: $util.oneOfSetter($oneOfFields)
         });
 
@@ -326,6 +329,8 @@ export const mq = $root.mq = (() => {
                 $root.mq.DescribeClientQuotasRequest.encode(m.describeClientQuotas, w.uint32(538).fork(), q + 1).ldelim();
             if (m.describeLogDirs != null && $Object.hasOwnProperty.call(m, "describeLogDirs"))
                 $root.mq.DescribeLogDirsRequest.encode(m.describeLogDirs, w.uint32(546).fork(), q + 1).ldelim();
+            if (m.clusterAuth != null && $Object.hasOwnProperty.call(m, "clusterAuth"))
+                $root.mq.ClusterAuthRequest.encode(m.clusterAuth, w.uint32(554).fork(), q + 1).ldelim();
             if (m.alterPartitionReassignments != null && $Object.hasOwnProperty.call(m, "alterPartitionReassignments"))
                 $root.mq.AlterPartitionReassignmentsRequest.encode(m.alterPartitionReassignments, w.uint32(562).fork(), q + 1).ldelim();
             if (m.listPartitionReassignments != null && $Object.hasOwnProperty.call(m, "listPartitionReassignments"))
@@ -697,6 +702,13 @@ export const mq = $root.mq = (() => {
                         m.body = "describeLogDirs";
                         continue;
                     }
+                case 69: {
+                        if (u !== 2)
+                            break;
+                        m.clusterAuth = $root.mq.ClusterAuthRequest.decode(r, r.size(), $undefined, q + 1, m.clusterAuth);
+                        m.body = "clusterAuth";
+                        continue;
+                    }
                 }
                 r.skipType(u, q, t);
                 if (!r.discardUnknown) {
@@ -779,11 +791,12 @@ export const mq = $root.mq = (() => {
         ResponseFrame.prototype.alterClientQuotas = null;
         ResponseFrame.prototype.describeClientQuotas = null;
         ResponseFrame.prototype.describeLogDirs = null;
+        ResponseFrame.prototype.clusterAuth = null;
 
         let $oneOfFields;
 
         $Object.defineProperty(ResponseFrame.prototype, "body", {
-            get: $util.oneOfGetter($oneOfFields = ["handshake", "metadata", "createTopics", "deleteTopics", "createPartitions", "describeConfigs", "incrementalAlterConfigs", "produce", "fetch", "listOffsets", "offsetForLeaderEpoch", "deleteRecords", "findCoordinator", "joinGroup", "syncGroup", "heartbeat", "leaveGroup", "offsetCommit", "offsetFetch", "listGroups", "describeGroups", "deleteGroups", "initProducerId", "addPartitionsToTxn", "addOffsetsToTxn", "endTxn", "writeTxnMarkers", "txnOffsetCommit", "controllerForward", "alterPartitionReassignments", "listPartitionReassignments", "electLeaders", "decommissionBroker", "alterReplicationThrottle", "saslAuthenticate", "alterUserScramCredentials", "describeUserScramCredentials", "createAcls", "deleteAcls", "describeAcls", "alterClientQuotas", "describeClientQuotas", "describeLogDirs"]),
+            get: $util.oneOfGetter($oneOfFields = ["handshake", "metadata", "createTopics", "deleteTopics", "createPartitions", "describeConfigs", "incrementalAlterConfigs", "produce", "fetch", "listOffsets", "offsetForLeaderEpoch", "deleteRecords", "findCoordinator", "joinGroup", "syncGroup", "heartbeat", "leaveGroup", "offsetCommit", "offsetFetch", "listGroups", "describeGroups", "deleteGroups", "initProducerId", "addPartitionsToTxn", "addOffsetsToTxn", "endTxn", "writeTxnMarkers", "txnOffsetCommit", "controllerForward", "alterPartitionReassignments", "listPartitionReassignments", "electLeaders", "decommissionBroker", "alterReplicationThrottle", "saslAuthenticate", "alterUserScramCredentials", "describeUserScramCredentials", "createAcls", "deleteAcls", "describeAcls", "alterClientQuotas", "describeClientQuotas", "describeLogDirs", "clusterAuth"]),
             set: $util.oneOfSetter($oneOfFields)
         });
 
@@ -882,6 +895,8 @@ export const mq = $root.mq = (() => {
                 $root.mq.DescribeClientQuotasResponse.encode(m.describeClientQuotas, w.uint32(538).fork(), q + 1).ldelim();
             if (m.describeLogDirs != null && $Object.hasOwnProperty.call(m, "describeLogDirs"))
                 $root.mq.DescribeLogDirsResponse.encode(m.describeLogDirs, w.uint32(546).fork(), q + 1).ldelim();
+            if (m.clusterAuth != null && $Object.hasOwnProperty.call(m, "clusterAuth"))
+                $root.mq.ClusterAuthResponse.encode(m.clusterAuth, w.uint32(554).fork(), q + 1).ldelim();
             if (m.alterPartitionReassignments != null && $Object.hasOwnProperty.call(m, "alterPartitionReassignments"))
                 $root.mq.AlterPartitionReassignmentsResponse.encode(m.alterPartitionReassignments, w.uint32(562).fork(), q + 1).ldelim();
             if (m.listPartitionReassignments != null && $Object.hasOwnProperty.call(m, "listPartitionReassignments"))
@@ -1260,6 +1275,13 @@ export const mq = $root.mq = (() => {
                             break;
                         m.describeLogDirs = $root.mq.DescribeLogDirsResponse.decode(r, r.size(), $undefined, q + 1, m.describeLogDirs);
                         m.body = "describeLogDirs";
+                        continue;
+                    }
+                case 69: {
+                        if (u !== 2)
+                            break;
+                        m.clusterAuth = $root.mq.ClusterAuthResponse.decode(r, r.size(), $undefined, q + 1, m.clusterAuth);
+                        m.body = "clusterAuth";
                         continue;
                     }
                 }
@@ -12888,6 +12910,274 @@ export const mq = $root.mq = (() => {
         };
 
         return InitProducerIdResponse;
+    })();
+
+    mq.ClusterAuthRequest = (function() {
+
+        const ClusterAuthRequest = function (p) {
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        ClusterAuthRequest.prototype.step = 0;
+        ClusterAuthRequest.prototype.brokerId = 0;
+        ClusterAuthRequest.prototype.nonce = $util.newBuffer([]);
+        ClusterAuthRequest.prototype.proof = $util.newBuffer([]);
+
+        ClusterAuthRequest.create = function(properties) {
+            return new ClusterAuthRequest(properties);
+        };
+
+        ClusterAuthRequest.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.step != null && $Object.hasOwnProperty.call(m, "step") && m.step !== 0)
+                w.uint32(8).uint32(m.step);
+            if (m.brokerId != null && $Object.hasOwnProperty.call(m, "brokerId") && m.brokerId !== 0)
+                w.uint32(16).int32(m.brokerId);
+            if (m.nonce != null && $Object.hasOwnProperty.call(m, "nonce") && m.nonce.length)
+                w.uint32(26).bytes(m.nonce);
+            if (m.proof != null && $Object.hasOwnProperty.call(m, "proof") && m.proof.length)
+                w.uint32(34).bytes(m.proof);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        ClusterAuthRequest.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.ClusterAuthRequest();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.uint32())
+                            m.step = v;
+                        else
+                            delete m.step;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.int32())
+                            m.brokerId = v;
+                        else
+                            delete m.brokerId;
+                        continue;
+                    }
+                case 3: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.bytes()).length)
+                            m.nonce = v;
+                        else
+                            delete m.nonce;
+                        continue;
+                    }
+                case 4: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.bytes()).length)
+                            m.proof = v;
+                        else
+                            delete m.proof;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        ClusterAuthRequest.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.ClusterAuthRequest";
+        };
+
+        return ClusterAuthRequest;
+    })();
+
+    mq.ClusterAuthResponse = (function() {
+
+        const ClusterAuthResponse = function (p) {
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        ClusterAuthResponse.prototype.errorCode = 0;
+        ClusterAuthResponse.prototype.errorMessage = "";
+        ClusterAuthResponse.prototype.brokerId = 0;
+        ClusterAuthResponse.prototype.nonce = $util.newBuffer([]);
+        ClusterAuthResponse.prototype.proof = $util.newBuffer([]);
+
+        ClusterAuthResponse.create = function(properties) {
+            return new ClusterAuthResponse(properties);
+        };
+
+        ClusterAuthResponse.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.errorCode != null && $Object.hasOwnProperty.call(m, "errorCode") && m.errorCode !== 0)
+                w.uint32(8).int32(m.errorCode);
+            if (m.errorMessage != null && $Object.hasOwnProperty.call(m, "errorMessage") && m.errorMessage !== "")
+                w.uint32(18).string(m.errorMessage);
+            if (m.brokerId != null && $Object.hasOwnProperty.call(m, "brokerId") && m.brokerId !== 0)
+                w.uint32(24).int32(m.brokerId);
+            if (m.nonce != null && $Object.hasOwnProperty.call(m, "nonce") && m.nonce.length)
+                w.uint32(34).bytes(m.nonce);
+            if (m.proof != null && $Object.hasOwnProperty.call(m, "proof") && m.proof.length)
+                w.uint32(42).bytes(m.proof);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        ClusterAuthResponse.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.ClusterAuthResponse();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.int32())
+                            m.errorCode = v;
+                        else
+                            delete m.errorCode;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.errorMessage = v;
+                        else
+                            delete m.errorMessage;
+                        continue;
+                    }
+                case 3: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.int32())
+                            m.brokerId = v;
+                        else
+                            delete m.brokerId;
+                        continue;
+                    }
+                case 4: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.bytes()).length)
+                            m.nonce = v;
+                        else
+                            delete m.nonce;
+                        continue;
+                    }
+                case 5: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.bytes()).length)
+                            m.proof = v;
+                        else
+                            delete m.proof;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        ClusterAuthResponse.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.ClusterAuthResponse";
+        };
+
+        return ClusterAuthResponse;
     })();
 
     mq.ControllerForwardRequest = (function() {

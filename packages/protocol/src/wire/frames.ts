@@ -52,6 +52,7 @@ export const BODY_API: Readonly<Record<RequestBody, mq.ApiKey>> = {
   alterClientQuotas: mq.ApiKey.ALTER_CLIENT_QUOTAS,
   describeClientQuotas: mq.ApiKey.DESCRIBE_CLIENT_QUOTAS,
   describeLogDirs: mq.ApiKey.DESCRIBE_LOG_DIRS,
+  clusterAuth: mq.ApiKey.CLUSTER_AUTH,
   // ---- scaleout
   alterPartitionReassignments: mq.ApiKey.ALTER_PARTITION_REASSIGNMENTS,
   listPartitionReassignments: mq.ApiKey.LIST_PARTITION_REASSIGNMENTS,

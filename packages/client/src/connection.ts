@@ -90,6 +90,8 @@ interface Pending {
   timeoutMs: number;
   signal: AbortSignal | undefined;
   onAbort: (() => void) | undefined;
+  /** On the socket (false while held by the broker's throttle). */
+  written: boolean;
 }
 
 const SOCKET_CONNECTING = 0;
@@ -264,6 +266,7 @@ export class Connection {
         timeoutMs,
         signal,
         onAbort: undefined,
+        written: false,
       };
       if (p.deadline < this.deadlineAt) this.armDeadline(p.deadline);
       if (signal) {
@@ -274,14 +277,21 @@ export class Connection {
         signal.addEventListener('abort', p.onAbort, { once: true });
       }
       this.pending.set(correlationId, p);
-      this.sendWhenAllowed(() =>
+      this.sendWhenAllowed(() => {
+        // Held while the broker throttled this connection: a request its caller gave up on meanwhile (aborted,
+        // timed out, connection failed) is never written, so nothing the caller was told failed happens later.
+        if (!this.pending.has(correlationId)) {
+          onWritten?.();
+          return;
+        }
+        p.written = true;
         this.ws.send(bytes, { binary: true }, (err) => {
           onWritten?.();
           if (err && this.settle(correlationId)) {
             reject(new MqError('CONNECTION_ERROR', `write to broker ${this.address} failed: ${err.message}`, { cause: err }));
           }
-        }),
-      );
+        });
+      });
     });
   }
 
@@ -397,6 +407,11 @@ export class Connection {
         continue;
       }
       this.settle(id);
+      if (!p.written) {
+        // Still held by the broker's throttle, never sent: the broker is not at fault, the connection stays.
+        p.reject(new MqError('REQUEST_TIMED_OUT', `${p.body} request to broker ${this.address} was still held by the broker's throttle after ${p.timeoutMs} ms (not sent)`, { broker: this.address }));
+        continue;
+      }
       p.reject(
         new MqError('REQUEST_TIMED_OUT', `${p.body} request to broker ${this.address} got no answer within ${p.timeoutMs} ms`, {
           broker: this.address,

@@ -56,6 +56,27 @@ describe('throttle_ms', () => {
     }
   });
 
+  it('a held request its caller aborted, or that timed out, is never written once the throttle time has passed', async () => {
+    const b = await throttlingBroker(800);
+    const conn = await Connection.open(opts(b.address));
+    try {
+      await conn.request('metadata', { topics: [] });
+      const abort = new AbortController();
+      const aborted = conn.request('metadata', { topics: [] }, { signal: abort.signal });
+      const timedOut = conn.request('metadata', { topics: [] }, { timeoutMs: 200 });
+      const kept = conn.request('metadata', { topics: [] });
+      abort.abort();
+      await expect(aborted).rejects.toMatchObject({ code: 'ABORTED' });
+      await expect(timedOut).rejects.toMatchObject({ code: 'REQUEST_TIMED_OUT' });
+      await kept;
+      // The first request and the one still wanted: the two given up on never reached the broker.
+      expect(b.arrivals).toHaveLength(2);
+    } finally {
+      conn.close();
+      await b.close();
+    }
+  });
+
   it('a held request fails with the connection when it closes', async () => {
     const b = await throttlingBroker(10_000);
     const conn = await Connection.open(opts(b.address));

@@ -126,6 +126,11 @@ export const ERROR_CODES = {
   TRANSACTIONAL_ID_AUTHORIZATION_FAILED: { code: 156, retriable: false },
   /** A named user (or other security resource) does not exist. */
   RESOURCE_NOT_FOUND: { code: 157, retriable: false },
+  // ---- controller quorum membership
+  /** Another voter change is not yet committed (one single-server change at a time): retry once it is. */
+  VOTER_CHANGE_IN_PROGRESS: { code: 163, retriable: true },
+  /** The node to add is already a voter of the metadata quorum. */
+  DUPLICATE_VOTER: { code: 164, retriable: false },
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -783,7 +783,9 @@ export class Admin {
   }
 
   private async alterRaftVoters(req: { voterId: number; address: string; remove: boolean }, options: AdminCallOptions): Promise<QuorumMembership> {
-    const r = await this.cluster.send({ kind: 'any' }, 'alterRaftVoters', { ...req, timeoutMs: timeoutField(options, this.cluster) }, requestOptions(options));
+    const timeoutMs = timeoutField(options, this.cluster);
+    // The controller answers within timeoutMs (an add that did not catch up is undone in it); the answer gets a margin to travel.
+    const r = await this.cluster.send({ kind: 'any' }, 'alterRaftVoters', { ...req, timeoutMs }, { signal: options.signal, timeoutMs: timeoutMs + 5000 });
     return { voters: [...(r.voters ?? [])], learners: [...(r.learners ?? [])] };
   }
 

@@ -72,6 +72,8 @@ export interface ControllerStatus {
   raftElections: number;
   /** Times this process learned of a new active controller. */
   controllerChanges: number;
+  /** The metadata quorum's voters as this process last applied them (absent on a broker-only process). */
+  quorumVoters?: number[];
   brokers: BrokerLiveness[];
 }
 
@@ -569,6 +571,8 @@ export class RaftController implements Controller {
   private async addVoter(cmd: AddVoterCommand, timeoutMs: number): Promise<ConfState> {
     const deadline = this.clock() + timeoutMs;
     const left = () => Math.max(1, deadline - this.clock());
+    // Catching up may take most of the time; undoing or promoting gets the rest.
+    const catchUpBy = deadline - Math.min(2000, Math.floor(timeoutMs / 4));
     const cs = this.raft.status().confState;
     if (cs.voters.includes(cmd.id)) {
       throw new MqError('DUPLICATE_VOTER', `controller ${cmd.id} is already a voter of the metadata quorum (voters: ${cs.voters.join(', ')})`);
@@ -582,12 +586,13 @@ export class RaftController implements Controller {
       if (st.role !== StateRole.Leader) throw new MqError('NOT_CONTROLLER', `controller ${this.options.brokerId} lost leadership while adding ${cmd.id} (it stays a learner); retry on the new active controller`);
       const match = st.progress[cmd.id]?.match ?? 0;
       if (match >= st.commit) break;
-      if (this.clock() >= deadline) {
+      if (this.clock() >= catchUpBy) {
         this.logger.warn({ id: cmd.id, address, match, commit: st.commit }, `controller ${cmd.id} did not catch up; removing the learner again`);
-        await this.raft.removeNode(cmd.id, { timeoutMs: this.options.sessionTimeoutMs }).catch(() => undefined);
+        await this.raft.removeNode(cmd.id, { timeoutMs: left() }).catch((err: unknown) => this.logger.warn({ id: cmd.id, err: (err as Error).message }, `removing learner ${cmd.id} failed`));
+        // Not retriable: a retry would add it again for as long, to the same end.
         throw new MqError(
-          'REQUEST_TIMED_OUT',
-          `controller ${cmd.id} at ${address} did not catch up with the metadata log within ${timeoutMs} ms (it holds ${match} of ${st.commit} entries): is it running with controller.raft.address=${address}? It was removed again`,
+          'ABORTED',
+          `controller ${cmd.id} at ${address} did not catch up with the metadata log within ${timeoutMs} ms (it holds ${match} of ${st.commit} entries): is it running with controller.raft.address=${address}? It was removed again; give it more time with --timeout-ms`,
         );
       }
       await this.sleep(Math.min(50, left()));
@@ -624,6 +629,7 @@ export class RaftController implements Controller {
       applied: st.applied,
       raftElections: st.electionsStarted,
       controllerChanges: st.leaderChangesSeen,
+      quorumVoters: [...st.confState.voters],
       brokers: this.metadata.brokers().map((b) => ({
         id: b.id,
         fenced: b.fenced,

@@ -7,7 +7,7 @@ import type { Argv, CommandModule } from 'yargs';
 import type { QuorumDescription, QuorumMembership } from '@mq/client';
 import type { CliContext } from '../context.js';
 import { UsageError } from '../errors.js';
-import { list, table } from '../output.js';
+import { table } from '../output.js';
 import { intOption, withClient, withClientOptions, withFormat, out, type ClientArgs, type FormatArgs } from '../options.js';
 
 type Args = ClientArgs & FormatArgs;
@@ -22,7 +22,7 @@ export function parseRaftAddress(raw: unknown): string {
 }
 
 function membershipText(verb: string, id: number, m: QuorumMembership): string {
-  return `${verb} controller ${id}: voters ${list(m.voters)}${m.learners.length ? `, learners ${list(m.learners)}` : ''}`;
+  return `${verb} controller ${id}: voters ${m.voters.join(', ')}${m.learners.length ? `, learners ${m.learners.join(', ')}` : ''}`;
 }
 
 function describeText(q: QuorumDescription): string {

@@ -120,14 +120,14 @@ describe('cluster: controller voters added and removed (KIP-853)', () => {
     await c.kill(1);
     await c.kill(2);
     step('controller 1 removed and stopped, controller 2 killed');
-    const q3 = await waitFor(
+    const q3 = await waitFor<Quorum | undefined>(
       async () => {
         const q = await describeQuorum();
         return [3, 6].includes(q.leaderId) ? q : undefined;
       },
       { timeout: 30_000, interval: 300, message: 'controller 3 or 6 active' },
     );
-    expect(voters(q3)).toEqual([2, 3, 6]);
+    expect(voters(q3!)).toEqual([2, 3, 6]);
 
     // The quorum of {2, 3, 6} commits: a topic is created, records go through it.
     const client = new MqClient({ bootstrap: c.bootstrap, requestTimeoutMs: 5000, retry: { initialDelayMs: 50, maxDelayMs: 500, retries: 200 } });
@@ -154,7 +154,7 @@ describe('cluster: controller voters added and removed (KIP-853)', () => {
       for (const id of [3, 6]) {
         const proc = id === 6 ? c6 : c.broker(id).process;
         await proc.restart();
-        const seen = await waitFor(
+        const seen = await waitFor<{ voters: number[]; controllerId: number } | undefined>(
           async () => {
             const res = await fetch(`${proc.httpUrl}/cluster`, { signal: AbortSignal.timeout(3000) });
             const s = (await res.json()) as { voters: number[]; controllerId: number };
@@ -162,8 +162,8 @@ describe('cluster: controller voters added and removed (KIP-853)', () => {
           },
           { timeout: 30_000, interval: 200, message: `controller ${id} back with an active controller` },
         );
-        expect(seen.voters).toEqual([2, 3, 6]);
-        step(`controller ${id} restarted with voters ${seen.voters.join(', ')}`);
+        expect(seen!.voters).toEqual([2, 3, 6]);
+        step(`controller ${id} restarted with voters ${seen!.voters.join(', ')}`);
       }
       await roundTrip('after-restarts');
 

@@ -15,7 +15,9 @@
  *     afterwards and records go through it;
  *   - controller 3 and then 6 (the added one) restart: each comes back with
  *     the membership of the log (2, 3, 6), not the static one (1, 2, 3);
- *   - removing down to one voter, then the last voter is refused.
+ *   - removing down to one voter, then the last voter is refused;
+ *   - a controller joins while the active controller (6) is not a founding
+ *     voter: it learns 6's address from it (DescribeQuorum) and is added.
  */
 import { MqClient } from '@mq/client';
 import { cleanup, makeTempDir, runCli, startBroker, uniqueName, waitFor, type BrokerProcess } from './src/harness.js';
@@ -179,6 +181,21 @@ describe('cluster: controller voters added and removed (KIP-853)', () => {
       await waitFor(async () => (await describeQuorum()).leaderId === 6, { timeout: 20_000, interval: 200, message: 'controller 6 alone is active' });
       await roundTrip('one-voter');
       step('one voter left, still committing');
+
+      // A controller joins while the active one (6) is not a founding voter: it learns 6's address from it.
+      const raft7 = await freePort();
+      const config7: Record<string, string> = { ...config6, 'controller.raft.address': `127.0.0.1:${raft7}`, 'inter.broker.port': String(await freePort()) };
+      const c7 = await startBroker({
+        dataDir: await makeTempDir('mq-cluster-7-'),
+        args: ['--broker-id', '7', ...Object.entries(config7).flatMap(([k, v]) => ['--config-set', `${k}=${v}`])],
+        startTimeoutMs: 30_000,
+      });
+      await waitFor(() => c7.output.some((l) => l.includes('learned the Raft address of controller 6')), { timeout: 15_000, message: 'controller 7 learned where 6 is' });
+      const added7 = await cli(['add-voter', '--id', '7', '--address', `127.0.0.1:${raft7}`]);
+      expect(added7.stderr).toBe('');
+      expect(added7.stdout).toBe('added controller 7: voters 6, 7\n');
+      await roundTrip('two-voters');
+      step('controller 7 added by the non-founding active controller 6');
     } finally {
       await client.close();
     }

@@ -25,7 +25,7 @@ import { parseControllerOptions, quorumClusterId, type ControllerOptions, type P
 import { RecoveryWaits } from './recovery-waits.js';
 import { electable, preferredElections } from './preferred-leaders.js';
 import { submitWithRetry } from './submit.js';
-import { encodeVoterContext, memberAddress, membersOf, quorumView } from './quorum.js';
+import { encodeVoterContext, memberAddress, membersOf, parseVoterAddress, quorumView, type QuorumView } from './quorum.js';
 import type { BrokerRegistration } from './types.js';
 import { checkVoterMetadata, writeVoterMarker } from './voter-marker.js';
 
@@ -78,6 +78,8 @@ export interface ControllerStatus {
 }
 
 export const METADATA_DIR = '__cluster_metadata';
+/** How often a controller outside the quorum asks the active controller for the members' addresses. */
+const DISCOVERY_INTERVAL_MS = 1000;
 /** Dials of a broker-only process whose fetch connection closed, while its listener still accepts (its exit may be closing its sockets). */
 const OBSERVER_PROBE_ATTEMPTS = 5;
 const OBSERVER_PROBE_INTERVAL_MS = 200;
@@ -214,6 +216,7 @@ export class RaftController implements Controller {
     this.syncMembers(this.raft.status().confState);
     if (!o.founding && this.members.voters.length === 0) {
       this.logger.info({ raftAddress: `${o.self.host}:${o.self.port}` }, `controller ${o.brokerId} is not in the quorum yet: add it with mq controller add-voter --id ${o.brokerId} --address ${o.self.host}:${o.self.port}`);
+      void this.discoverMembers();
     }
     // The WebSocket transport reports a peer whose port refuses a redial (its process is gone); an injected one may not.
     (transport as Partial<Pick<WsTransport, 'onPeerReachability'>>).onPeerReachability?.((id, reachable) => this.onPeerReachability(id, reachable));
@@ -315,6 +318,35 @@ export class RaftController implements Controller {
       if (ids.has(id)) continue;
       t.removePeer(id);
       this.peerIds.delete(id);
+    }
+  }
+
+  /**
+   * A controller outside the quorum learns the members' Raft addresses from
+   * the active controller (DescribeQuorum, through its bootstrap servers)
+   * until its own log holds the membership: the active controller that adds
+   * it may be a voter added after the founding ones, which it must dial to
+   * answer. Addresses only: what it votes on comes from the log.
+   */
+  private async discoverMembers(): Promise<void> {
+    const t = this.transport as Partial<Pick<WsTransport, 'addPeer'>> | undefined;
+    while (!this.closed && this.members.voters.length === 0 && t?.addPeer) {
+      try {
+        const r = await this.forward(-1, { type: 'describeQuorum' }, DISCOVERY_INTERVAL_MS * 3);
+        if (r.ok && this.members.voters.length === 0) {
+          for (const m of (r.value as QuorumView).members) {
+            const a = m.address ? parseVoterAddress(m.address) : undefined;
+            if (a && m.id !== this.options.brokerId && !this.peerIds.has(m.id)) {
+              t.addPeer(m.id, `ws://${a.host}:${a.port}`);
+              this.peerIds.add(m.id);
+              this.logger.info({ member: m.id, address: m.address }, `learned the Raft address of controller ${m.id} from the active controller`);
+            }
+          }
+        }
+      } catch (err) {
+        this.logger.debug({ err: (err as Error).message }, 'asking the active controller for the quorum failed; retrying');
+      }
+      await this.sleep(DISCOVERY_INTERVAL_MS);
     }
   }
 

@@ -239,7 +239,7 @@ export class RaftController implements Controller {
     await checkVoterMetadata(dataDir, METADATA_DIR, o.brokerId);
     const self = o.self;
     // The founding voters; members added later are learned from the log (syncMembers).
-    const peers = Object.fromEntries(o.voters.filter((v) => v.id !== o.brokerId).map((v) => [v.id, `ws://${v.host}:${v.port}`]));
+    const peers = Object.fromEntries(o.voters.filter((v) => v.id !== o.brokerId).map((v) => [v.id, raftUrl(v)]));
     // The only voter has no one to talk to: no Raft listener, no socket (its own messages never leave the node).
     const transport: RaftTransport = this.soleVoter
       ? new MemoryNetwork().transport(o.brokerId)
@@ -311,7 +311,7 @@ export class RaftController implements Controller {
         this.logger.warn({ member: id }, `the address of controller ${id} is unknown (not in controller.quorum.voters, none recorded in the log)`);
         continue;
       }
-      t.addPeer(id, `ws://${a.host}:${a.port}`);
+      t.addPeer(id, raftUrl(a));
       this.peerIds.add(id);
     }
     for (const id of [...this.peerIds]) {
@@ -337,7 +337,7 @@ export class RaftController implements Controller {
           for (const m of (r.value as QuorumView).members) {
             const a = m.address ? parseVoterAddress(m.address) : undefined;
             if (a && m.id !== this.options.brokerId && !this.peerIds.has(m.id)) {
-              t.addPeer(m.id, `ws://${a.host}:${a.port}`);
+              t.addPeer(m.id, raftUrl(a));
               this.peerIds.add(m.id);
               this.logger.info({ member: m.id, address: m.address }, `learned the Raft address of controller ${m.id} from the active controller`);
             }
@@ -796,6 +796,11 @@ export class RaftController implements Controller {
     if (this.livenessTimer) this.timers.clearTimeout(this.livenessTimer);
     await this.raft?.close();
   }
+}
+
+/** The URL the Raft transport dials a member's listener at (the one place for every member, founding or added). */
+function raftUrl(a: { host: string; port: number }): string {
+  return `ws://${a.host}:${a.port}`;
 }
 
 /** A refusal for a command that breaks a rule (an MqError's code, else INVALID_REQUEST). */

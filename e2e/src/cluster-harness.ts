@@ -92,6 +92,12 @@ export interface ClusterOptions {
   observers?: number;
   /** Broker config for every broker (key → value). */
   config?: Record<string, string>;
+  /**
+   * Dedicated controllers only: more controller.quorum.bootstrap.servers
+   * entries (host:inter-broker port) beside the controllers started, e.g. a
+   * controller the test adds to the quorum later.
+   */
+  extraBootstrap?: string[];
   /** Route broker-to-broker links through proxies (for isolate/cut). Default true. */
   proxies?: boolean;
   env?: NodeJS.ProcessEnv;
@@ -216,7 +222,7 @@ export class TestCluster {
     const ports = new Map<number, { raft: number; client: number; http: number; interBroker: number }>();
     for (const id of [...cids, ...bids]) ports.set(id, { raft: cids.includes(id) ? await freePort() : 0, client: await freePort(), http: await freePort(), interBroker: await freePort() });
     const voters = cids.map((id) => `${id}@127.0.0.1:${ports.get(id)!.raft}`).join(',');
-    const bootstrap = cids.map((id) => `127.0.0.1:${ports.get(id)!.interBroker}`).join(',');
+    const bootstrap = [...cids.map((id) => `127.0.0.1:${ports.get(id)!.interBroker}`), ...(this.options.extraBootstrap ?? [])].join(',');
     await Promise.all(
       [...cids, ...bids].map(async (id) => {
         const p = ports.get(id)!;

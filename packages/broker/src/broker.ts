@@ -131,7 +131,8 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     }
 
     // Safe by default: nothing beyond loopback without allow.insecure=true (no authentication or TLS yet).
-    const ownVoter = parseVoters(config.get('controller.quorum.voters')).find((v) => v.id === meta.brokerId);
+    const joiningAt = config.get('controller.raft.address').trim();
+    const ownVoter = parseVoters(config.get('controller.quorum.voters')).find((v) => v.id === meta.brokerId) ?? (joiningAt ? parseVoters(`${meta.brokerId}@${joiningAt}`, 'controller.raft.address')[0] : undefined);
     const securityOptions = parseSecurityOptions(config);
     const tls = parseTlsSettings(config);
     // Brokers and controllers prove the cluster secret to each other on the inter-broker and Raft links (cluster/cluster-auth.ts).

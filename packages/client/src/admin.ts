@@ -252,6 +252,35 @@ function outcome(r: WirePartitionResult): PartitionOutcome {
   return out;
 }
 
+/** The metadata quorum's membership after a change. */
+export interface QuorumMembership {
+  voters: number[];
+  learners: number[];
+}
+
+/** One member of the metadata quorum, as the active controller sees it. */
+export interface QuorumMember {
+  id: number;
+  /** host:port of its Raft listener ('' when unknown). */
+  address: string;
+  /** A voter (else a learner still catching up). */
+  voter: boolean;
+  /** The last metadata log index the active controller knows it holds. */
+  logEnd: number;
+  /** Entries behind the active controller's log end. */
+  lag: number;
+  recentlyActive: boolean;
+}
+
+export interface QuorumDescription {
+  leaderId: number;
+  /** The Raft term of the active controller. */
+  leaderEpoch: number;
+  /** The metadata log's commit index. */
+  highWatermark: number;
+  members: QuorumMember[];
+}
+
 export class Admin {
   constructor(private readonly cluster: Cluster) {}
 
@@ -726,6 +755,57 @@ export class Admin {
     if (bytesPerSec !== undefined && (!Number.isSafeInteger(bytesPerSec) || bytesPerSec < 0)) throw invalidArgument(`the replication throttle is a number of bytes per second >= 0 (0: none), got ${bytesPerSec}`);
     const resp = await this.cluster.send(CONTROLLER, 'alterReplicationThrottle', { bytesPerSec: bytesPerSec ?? -1, timeoutMs: timeoutField(options, this.cluster) }, requestOptions(options));
     return { bytesPerSec: Number(resp.bytesPerSec ?? 0), previous: Number(resp.previousBytesPerSec ?? 0) };
+  }
+
+  // ---- controller quorum membership (Kafka's KIP-853)
+
+  /**
+   * Adds controller `id`, whose Raft listener is `address` (host:port), to
+   * the metadata quorum: it joins as a learner, catches up with the log,
+   * then becomes a voter. The process must already run with
+   * controller.raft.address set to `address`. Refused with DUPLICATE_VOTER
+   * when it is a voter, VOTER_CHANGE_IN_PROGRESS (retriable) while another
+   * change is not done.
+   */
+  async addRaftVoter(id: number, address: string, options: AdminCallOptions = {}): Promise<QuorumMembership> {
+    if (!Number.isSafeInteger(id) || id < 1) throw invalidArgument(`a controller id is an integer >= 1, got ${id}`);
+    if (typeof address !== 'string' || !/^.+:\d{1,5}$/.test(address)) throw invalidArgument(`the address is host:port of the controller's Raft listener, got ${JSON.stringify(address)}`);
+    return this.alterRaftVoters({ voterId: id, address, remove: false }, options);
+  }
+
+  /**
+   * Removes controller `id` (a voter or a learner) from the metadata quorum.
+   * Refused for a non-member (UNKNOWN_NODE) and for the last voter. The
+   * active controller removing itself steps down once the change commits.
+   */
+  async removeRaftVoter(id: number, options: AdminCallOptions = {}): Promise<QuorumMembership> {
+    if (!Number.isSafeInteger(id) || id < 1) throw invalidArgument(`a controller id is an integer >= 1, got ${id}`);
+    return this.alterRaftVoters({ voterId: id, address: '', remove: true }, options);
+  }
+
+  private async alterRaftVoters(req: { voterId: number; address: string; remove: boolean }, options: AdminCallOptions): Promise<QuorumMembership> {
+    const timeoutMs = timeoutField(options, this.cluster);
+    // The controller answers within timeoutMs (an add that did not catch up is undone in it); the answer gets a margin to travel.
+    const r = await this.cluster.send({ kind: 'any' }, 'alterRaftVoters', { ...req, timeoutMs }, { signal: options.signal, timeoutMs: timeoutMs + 5000 });
+    return { voters: [...(r.voters ?? [])], learners: [...(r.learners ?? [])] };
+  }
+
+  /** The metadata quorum: the active controller, and each voter's and learner's address, log end and lag. */
+  async describeQuorum(options: AdminCallOptions = {}): Promise<QuorumDescription> {
+    const r = await this.cluster.send({ kind: 'any' }, 'describeQuorum', {}, requestOptions(options));
+    return {
+      leaderId: r.leaderId ?? -1,
+      leaderEpoch: Number(r.leaderEpoch ?? 0),
+      highWatermark: Number(r.highWatermark ?? 0),
+      members: (r.members ?? []).map((m) => ({
+        id: m.id ?? 0,
+        address: m.address ?? '',
+        voter: m.voter ?? false,
+        logEnd: Number(m.logEnd ?? 0),
+        lag: Number(m.lag ?? 0),
+        recentlyActive: m.recentlyActive ?? false,
+      })),
+    };
   }
 
   // ---- log dirs

@@ -41,6 +41,10 @@ export type {
   ClientQuotaAlteration,
   ClientQuotaEntity,
   ClientQuotaKey,
+  // ---- controller quorum membership
+  QuorumDescription,
+  QuorumMember,
+  QuorumMembership,
 } from './admin.js';
 export type { BrokerDescription, ClientComponents, PartitionDescription, TopicDescription } from './cluster.js';
 export type { ClientSocket, ConnectFn, ConnectionOptions } from './connection.js';

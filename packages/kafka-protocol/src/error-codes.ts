@@ -87,6 +87,7 @@ export const KAFKA_ERROR_CODES = {
   TRANSACTIONAL_ID_AUTHORIZATION_FAILED: 53,
   SASL_AUTHENTICATION_FAILED: 58,
   RESOURCE_NOT_FOUND: 91,
+  DUPLICATE_VOTER: 123,
 } as const;
 
 export type KafkaErrorName = keyof typeof KAFKA_ERROR_CODES;
@@ -193,6 +194,9 @@ export const MQ_TO_KAFKA_ERRORS: { readonly [C in ErrorCode]: KafkaErrorName } =
   RESOURCE_NOT_FOUND: 'RESOURCE_NOT_FOUND',
   // Inter-broker and Raft links only; never answered on the Kafka listener.
   CLUSTER_AUTHENTICATION_FAILED: 'SASL_AUTHENTICATION_FAILED',
+  // KIP-853 answers REQUEST_TIMED_OUT while a voter change is uncommitted.
+  VOTER_CHANGE_IN_PROGRESS: 'REQUEST_TIMED_OUT',
+  DUPLICATE_VOTER: 'DUPLICATE_VOTER',
 };
 
 const BACK = new Map<number, ErrorCode>();

@@ -128,6 +128,11 @@ export const ERROR_CODES = {
   RESOURCE_NOT_FOUND: { code: 157, retriable: false },
   /** A broker or controller did not prove the cluster secret (cluster.secret.file) on an inter-broker or Raft connection. */
   CLUSTER_AUTHENTICATION_FAILED: { code: 160, retriable: false },
+  // ---- controller quorum membership
+  /** Another voter change is not yet committed (one single-server change at a time): retry once it is. */
+  VOTER_CHANGE_IN_PROGRESS: { code: 163, retriable: true },
+  /** The node to add is already a voter of the metadata quorum. */
+  DUPLICATE_VOTER: { code: 164, retriable: false },
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -132,8 +132,8 @@ export function oneNodeVoters(brokerId: number): string {
   return `${brokerId}@localhost:1`;
 }
 
-/** The handlers a controller-only process serves (no partitions, no groups): who is the controller, the metadata, forwarding and metadata fetches. */
-export const CONTROLLER_ONLY_APIS = ['metadata', 'describeConfigs', 'controllerForward'] as const;
+/** The handlers a controller-only process serves (no partitions, no groups): who is the controller, the metadata, forwarding and metadata fetches, the quorum's membership. */
+export const CONTROLLER_ONLY_APIS = ['metadata', 'describeConfigs', 'controllerForward', 'alterRaftVoters', 'describeQuorum'] as const;
 
 export async function startClusterNode(o: ClusterNodeOptions, components: ClusterNodeComponents): Promise<ClusterNode> {
   const { logger, clock, timers, openLog } = components;
@@ -150,6 +150,7 @@ export async function startClusterNode(o: ClusterNodeOptions, components: Cluste
     roles: o.oneNode ? 'broker,controller' : cfg.get('process.roles'),
     voters,
     bootstrapServers: cfg.get('controller.quorum.bootstrap.servers'),
+    raftAddress: cfg.get('controller.raft.address'),
   });
   const log = logger.child({ component: 'cluster' });
   log.info({ roles: formatRoles(roles) }, `process.roles=${formatRoles(roles)}`);
@@ -190,6 +191,7 @@ export async function startClusterNode(o: ClusterNodeOptions, components: Cluste
       {
         brokerId: o.brokerId,
         voters,
+        raftAddress: cfg.get('controller.raft.address'),
         tickMs: cfg.int('controller.tick.ms'),
         sessionTimeoutMs,
         autoLeaderRebalance: cfg.bool('auto.leader.rebalance.enable'),

@@ -47,7 +47,8 @@ export function clusterStatus(node: Pick<ClusterNode, 'controller' | 'replicas' 
     brokerId: node.controller.options.brokerId,
     controllerId: st.controllerId,
     activeController: st.active,
-    voters: node.voterIds,
+    // The quorum's voters as this controller applied them (membership changes included); a broker-only process: the configured ones.
+    voters: st.quorumVoters ?? node.voterIds,
     raft: { term: st.raftTerm, commit: st.raftCommit, applied: st.applied },
     brokers: md.brokers().map((b) => ({
       id: b.id,

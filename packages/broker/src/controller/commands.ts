@@ -212,6 +212,34 @@ export interface AlterClientQuotasCommand {
   alterations: QuotaAlteration[];
 }
 
+// ---- controller quorum membership: requests for the active controller, never entries of the log (quorum.ts)
+
+/** Adds a controller to the metadata quorum: as a learner, then, once caught up, as a voter (KIP-853 AddRaftVoter). */
+export interface AddVoterCommand {
+  type: 'addVoter';
+  id: number;
+  /** Its Raft listener. */
+  host: string;
+  port: number;
+}
+
+/** Removes a voter (or a learner) from the metadata quorum (KIP-853 RemoveRaftVoter). */
+export interface RemoveVoterCommand {
+  type: 'removeVoter';
+  id: number;
+}
+
+/** The quorum as the active controller sees it: members, addresses, log ends (KIP-595 DescribeQuorum). */
+export interface DescribeQuorumCommand {
+  type: 'describeQuorum';
+}
+
+export type QuorumCommand = AddVoterCommand | RemoveVoterCommand | DescribeQuorumCommand;
+
+export function isQuorumCommand(c: MetadataCommand): c is QuorumCommand {
+  return c.type === 'addVoter' || c.type === 'removeVoter' || c.type === 'describeQuorum';
+}
+
 export type MetadataCommand =
   | RegisterBrokerCommand
   | FenceBrokerCommand
@@ -235,7 +263,9 @@ export type MetadataCommand =
   | DecommissionBrokerCommand
   | SetReplicationThrottleCommand
   // ---- quotas
-  | AlterClientQuotasCommand;
+  | AlterClientQuotasCommand
+  // ---- controller quorum membership
+  | QuorumCommand;
 
 /** What applying a command answered: the caller's result, or a refusal with an error code. */
 export type CommandResult = { ok: true; value?: unknown } | { ok: false; code: string; message: string };
@@ -493,6 +523,13 @@ export function decodeCommand(data: Uint8Array): MetadataCommand {
     // ---- quotas
     case 'alterClientQuotas':
       return { type: o.type, alterations: parseQuotaAlterations(o.alterations) };
+    // ---- controller quorum membership
+    case 'addVoter':
+      return { type: o.type, id: int(o, 'id', 1), host: matching(o, 'host', HOST, 'a host name or address'), port: upTo(o, 'port', 1, 65535) };
+    case 'removeVoter':
+      return { type: o.type, id: int(o, 'id', 1) };
+    case 'describeQuorum':
+      return { type: o.type };
     default:
       throw bad(`unknown type ${JSON.stringify(o.type)}`);
   }

@@ -15,10 +15,10 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { isMqError, MqError } from '@mq/protocol/errors';
-import { createRaftNode, createWsTransport, FileStorage, MemoryNetwork, StateRole, type RaftNode, type RaftStorage, type RaftTransport, type WsTransport, type WsTransportTls } from '@mq/consensus';
+import { createRaftNode, createWsTransport, FileStorage, MemoryNetwork, StateRole, type ConfState, type RaftNode, type RaftStorage, type RaftTransport, type WsTransport, type WsTransportTls } from '@mq/consensus';
 import { sleep, systemClock, systemTimers, type Clock, type TimerHandle, type Timers } from '@mq/protocol/components';
 import { addsPartitions, checkCommandLimits } from './command-limits.js';
-import { decodeCommand, encodeCommand, type CommandResult, type MetadataCommand, type RegisterBrokerCommand } from './commands.js';
+import { decodeCommand, encodeCommand, isQuorumCommand, type AddVoterCommand, type CommandResult, type MetadataCommand, type QuorumCommand, type RegisterBrokerCommand } from './commands.js';
 import { MetadataFeed, type FeedRead } from './metadata-feed.js';
 import { MetadataState } from './metadata-state.js';
 import { parseControllerOptions, quorumClusterId, type ControllerOptions, type ParsedControllerOptions } from './options.js';
@@ -26,6 +26,7 @@ import { RecoveryWaits } from './recovery-waits.js';
 import { AutoBalancer } from './auto-balancer.js';
 import { electable, preferredElections } from './preferred-leaders.js';
 import { submitWithRetry } from './submit.js';
+import { encodeVoterContext, memberAddress, membersOf, parseVoterAddress, quorumView, type QuorumView } from './quorum.js';
 import type { BrokerRegistration } from './types.js';
 import { checkVoterMetadata, writeVoterMarker } from './voter-marker.js';
 import { readMaterial, watchCertificates, type TlsSettings } from '../server/tls.js';
@@ -73,10 +74,14 @@ export interface ControllerStatus {
   raftElections: number;
   /** Times this process learned of a new active controller. */
   controllerChanges: number;
+  /** The metadata quorum's voters as this process last applied them (absent on a broker-only process). */
+  quorumVoters?: number[];
   brokers: BrokerLiveness[];
 }
 
 export const METADATA_DIR = '__cluster_metadata';
+/** How often a controller outside the quorum asks the active controller for the members' addresses. */
+const DISCOVERY_INTERVAL_MS = 1000;
 /** Dials of a broker-only process whose fetch connection closed, while its listener still accepts (its exit may be closing its sockets). */
 const OBSERVER_PROBE_ATTEMPTS = 5;
 const OBSERVER_PROBE_INTERVAL_MS = 200;
@@ -171,6 +176,14 @@ export class RaftController implements Controller {
   private stopTlsReload: () => void = () => undefined;
   private lastLeaderSeen: number;
   private readonly leaderWatchers = new Set<(leader: number) => void>();
+  /** The Raft transport (its address book follows the membership: syncMembers). */
+  private transport: RaftTransport | undefined;
+  /** The quorum's membership as this controller last applied it (the founding voters until the log says otherwise). */
+  private members: ConfState;
+  /** Members the transport has an address for (beside this controller). */
+  private readonly peerIds = new Set<number>();
+  /** The voter change in progress on this active controller (one at a time), or undefined. */
+  private quorumChanging: string | undefined;
 
   constructor(options: ControllerOptions, components: ControllerComponents) {
     this.options = parseControllerOptions(options);
@@ -183,14 +196,21 @@ export class RaftController implements Controller {
     this.injectedRaft = components.raft;
     this.recoveryWaits = new RecoveryWaits(this.options.uncleanRecoveryWaitMs);
     this.lastLeaderSeen = this.clock();
+    const o = this.options;
+    this.members = { voters: o.founding ? o.voters.map((v) => v.id) : [], learners: [] };
+    for (const v of o.voters) if (v.id !== o.brokerId) this.peerIds.add(v.id);
   }
 
   async start(dataDir: string): Promise<void> {
     const o = this.options;
     const { transport, storage } = this.injectedRaft ?? (await this.openRaft(dataDir));
+    this.transport = transport;
+    // Every committed membership change (and a restored snapshot) updates the transport's address book.
+    this.feed.onMembershipChange((cs) => this.syncMembers(cs ?? this.raft?.status().confState));
     try {
       this.raft = await createRaftNode(
-        { id: o.brokerId, peers: o.voters.map((v) => v.id), tickMs: o.tickMs, snapshotEntries: o.snapshotEntries },
+        // A controller joining a running quorum writes no founding membership: it has no vote until it is added.
+        { id: o.brokerId, peers: o.founding ? o.voters.map((v) => v.id) : [], tickMs: o.tickMs, snapshotEntries: o.snapshotEntries },
         { storage, transport, stateMachine: this.feed, clock: this.clock, timers: this.timers, logger: this.logger },
       );
     } catch (err) {
@@ -199,6 +219,11 @@ export class RaftController implements Controller {
       throw err;
     }
     if (!this.injectedRaft) await writeVoterMarker(dataDir, o.brokerId, this.clock());
+    this.syncMembers(this.raft.status().confState);
+    if (!o.founding && this.members.voters.length === 0) {
+      this.logger.info({ raftAddress: `${o.self.host}:${o.self.port}` }, `controller ${o.brokerId} is not in the quorum yet: add it with mq controller add-voter --id ${o.brokerId} --address ${o.self.host}:${o.self.port}`);
+      void this.discoverMembers();
+    }
     // The WebSocket transport reports a peer whose port refuses a redial (its process is gone); an injected one may not.
     (transport as Partial<Pick<WsTransport, 'onPeerReachability'>>).onPeerReachability?.((id, reachable) => this.onPeerReachability(id, reachable));
     this.raft.onLeaderChange((leader, role, term) => {
@@ -218,8 +243,9 @@ export class RaftController implements Controller {
   private async openRaft(dataDir: string): Promise<{ transport: RaftTransport; storage: RaftStorage }> {
     const o = this.options;
     await checkVoterMetadata(dataDir, METADATA_DIR, o.brokerId);
-    const self = o.voters.find((v) => v.id === o.brokerId)!;
-    const peers = Object.fromEntries(o.voters.map((v) => [v.id, `${o.tls ? 'wss' : 'ws'}://${v.host}:${v.port}`]));
+    const self = o.self;
+    // The founding voters; members added later are learned from the log (syncMembers).
+    const peers = Object.fromEntries(o.voters.filter((v) => v.id !== o.brokerId).map((v) => [v.id, raftUrl(v, o.tls !== undefined)]));
     // The only voter has no one to talk to: no Raft listener, no socket (its own messages never leave the node).
     const transport: RaftTransport = this.soleVoter
       ? new MemoryNetwork().transport(o.brokerId)
@@ -272,7 +298,73 @@ export class RaftController implements Controller {
 
   /** True when this process is the quorum's only voter (a one-node cluster, like a lone KRaft node in combined mode). */
   get soleVoter(): boolean {
-    return this.options.voters.length === 1;
+    return this.options.founding && this.options.voters.length === 1;
+  }
+
+  /**
+   * The membership `cs` was committed (or restored): the transport gets the
+   * address of every member (recorded by the change that added it, or its
+   * place in the static voters) and forgets removed ones, so their Raft
+   * connections are refused from now on. A controller that is not in the
+   * quorum yet (no voters known) keeps the founding voters: the active
+   * controller is among them when it is added.
+   */
+  private syncMembers(cs: ConfState | undefined): void {
+    if (!cs) return;
+    this.members = { voters: [...cs.voters], learners: [...cs.learners] };
+    const t = this.transport as Partial<Pick<WsTransport, 'addPeer' | 'removePeer'>> | undefined;
+    if (!t?.addPeer || !t.removePeer || cs.voters.length === 0) return;
+    const ids = new Set(membersOf(cs));
+    for (const id of ids) {
+      if (id === this.options.brokerId) continue;
+      const a = memberAddress(id, this.metadata.quorumAddress(id), this.options.voters);
+      if (!a) {
+        this.logger.warn({ member: id }, `the address of controller ${id} is unknown (not in controller.quorum.voters, none recorded in the log)`);
+        continue;
+      }
+      t.addPeer(id, raftUrl(a, this.options.tls !== undefined));
+      this.peerIds.add(id);
+    }
+    for (const id of [...this.peerIds]) {
+      if (ids.has(id)) continue;
+      t.removePeer(id);
+      this.peerIds.delete(id);
+    }
+  }
+
+  /**
+   * A controller outside the quorum learns the members' Raft addresses from
+   * the active controller (DescribeQuorum, through its bootstrap servers)
+   * until its own log holds the membership: the active controller that adds
+   * it may be a voter added after the founding ones, which it must dial to
+   * answer. Addresses only: what it votes on comes from the log.
+   */
+  private async discoverMembers(): Promise<void> {
+    const t = this.transport as Partial<Pick<WsTransport, 'addPeer'>> | undefined;
+    while (!this.closed && this.members.voters.length === 0 && t?.addPeer) {
+      try {
+        const r = await this.forward(-1, { type: 'describeQuorum' }, DISCOVERY_INTERVAL_MS * 3);
+        if (r.ok && this.members.voters.length === 0) {
+          for (const m of (r.value as QuorumView).members) {
+            const a = m.address ? parseVoterAddress(m.address) : undefined;
+            if (a && m.id !== this.options.brokerId && !this.peerIds.has(m.id)) {
+              t.addPeer(m.id, raftUrl(a, this.options.tls !== undefined));
+              this.peerIds.add(m.id);
+              this.logger.info({ member: m.id, address: m.address }, `learned the Raft address of controller ${m.id} from the active controller`);
+            }
+          }
+        }
+      } catch (err) {
+        this.logger.debug({ err: (err as Error).message }, 'asking the active controller for the quorum failed; retrying');
+      }
+      await this.sleep(DISCOVERY_INTERVAL_MS);
+    }
+  }
+
+  /** host:port of a member's Raft listener, '' when unknown. */
+  private memberAddressText(id: number): string {
+    const a = id === this.options.brokerId ? this.options.self : memberAddress(id, this.metadata.quorumAddress(id), this.options.voters);
+    return a ? `${a.host}:${a.port}` : '';
   }
 
   /** The active controller's id, -1 when unknown. */
@@ -410,8 +502,9 @@ export class RaftController implements Controller {
     probe(1);
   }
 
+  /** Whether `id` is a member of the metadata quorum (a voter, or a learner catching up to become one). */
   private isVoter(id: number): boolean {
-    return this.options.voters.some((v) => v.id === id);
+    return this.members.voters.includes(id) || this.members.learners.includes(id);
   }
 
   /**
@@ -455,6 +548,7 @@ export class RaftController implements Controller {
     } catch (err) {
       return refusalOf(err);
     }
+    if (isQuorumCommand(checked)) return this.quorumRequest(checked, timeoutMs);
     if (checked.type === 'registerBroker') {
       const refusal = this.duplicateRegistration(checked);
       if (refusal) return refusal;
@@ -480,6 +574,92 @@ export class RaftController implements Controller {
     return run;
   }
 
+  // ---- controller quorum membership (quorum.ts) ------------------------------------
+
+  /**
+   * AddRaftVoter, RemoveRaftVoter and DescribeQuorum on the active
+   * controller. Changes are single-server and one at a time (the Raft
+   * core also refuses a second uncommitted one): a second request while one
+   * runs is refused with VOTER_CHANGE_IN_PROGRESS (retriable).
+   */
+  private async quorumRequest(cmd: QuorumCommand, timeoutMs: number): Promise<CommandResult> {
+    try {
+      if (cmd.type === 'describeQuorum') return { ok: true, value: quorumView(this.raft.status(), (id) => this.memberAddressText(id)) };
+      if (this.soleVoter) {
+        throw new MqError('INVALID_REQUEST', `this quorum was started with one voter, which has no Raft listener: a quorum that is to grow starts with controller.quorum.voters naming its Raft address`);
+      }
+      if (this.quorumChanging) throw new MqError('VOTER_CHANGE_IN_PROGRESS', `a change of the controller quorum is in progress (${this.quorumChanging}); retry once it is done`);
+      const what = cmd.type === 'addVoter' ? `adding controller ${cmd.id}` : `removing controller ${cmd.id}`;
+      this.quorumChanging = what;
+      try {
+        const cs = cmd.type === 'addVoter' ? await this.addVoter(cmd, timeoutMs) : await this.removeVoter(cmd.id, timeoutMs);
+        return { ok: true, value: cs };
+      } finally {
+        this.quorumChanging = undefined;
+      }
+    } catch (err) {
+      if (isMqError(err) && err.code === 'PROPOSAL_DROPPED' && /membership change is still pending/.test(err.message)) {
+        return { ok: false, code: 'VOTER_CHANGE_IN_PROGRESS', message: err.message };
+      }
+      return refusalOf(err);
+    }
+  }
+
+  /**
+   * Adds a controller: first as a learner (it copies the log without
+   * counting for commits), then, once it holds everything committed, as a
+   * voter. A learner that does not catch up within the request's time is
+   * removed again, so no half-added member stays.
+   */
+  private async addVoter(cmd: AddVoterCommand, timeoutMs: number): Promise<ConfState> {
+    const deadline = this.clock() + timeoutMs;
+    const left = () => Math.max(1, deadline - this.clock());
+    // Catching up may take most of the time; undoing or promoting gets the rest.
+    const catchUpBy = deadline - Math.min(2000, Math.floor(timeoutMs / 4));
+    const cs = this.raft.status().confState;
+    if (cs.voters.includes(cmd.id)) {
+      throw new MqError('DUPLICATE_VOTER', `controller ${cmd.id} is already a voter of the metadata quorum (voters: ${cs.voters.join(', ')})`);
+    }
+    const context = encodeVoterContext(cmd);
+    const address = `${cmd.host}:${cmd.port}`;
+    this.logger.info({ id: cmd.id, address }, `adding controller ${cmd.id} (${address}) to the metadata quorum as a learner`);
+    await this.raft.addLearner(cmd.id, { context, timeoutMs: left() });
+    for (;;) {
+      const st = this.raft.status();
+      if (st.role !== StateRole.Leader) throw new MqError('NOT_CONTROLLER', `controller ${this.options.brokerId} lost leadership while adding ${cmd.id} (it stays a learner); retry on the new active controller`);
+      const match = st.progress[cmd.id]?.match ?? 0;
+      if (match >= st.commit) break;
+      if (this.clock() >= catchUpBy) {
+        this.logger.warn({ id: cmd.id, address, match, commit: st.commit }, `controller ${cmd.id} did not catch up; removing the learner again`);
+        await this.raft.removeNode(cmd.id, { timeoutMs: left() }).catch((err: unknown) => this.logger.warn({ id: cmd.id, err: (err as Error).message }, `removing learner ${cmd.id} failed`));
+        // Not retriable: a retry would add it again for as long, to the same end.
+        throw new MqError(
+          'ABORTED',
+          `controller ${cmd.id} at ${address} did not catch up with the metadata log within ${timeoutMs} ms (it holds ${match} of ${st.commit} entries): is it running with controller.raft.address=${address}? It was removed again; give it more time with --timeout-ms`,
+        );
+      }
+      await this.sleep(Math.min(50, left()));
+    }
+    const after = await this.raft.addVoter(cmd.id, { context, timeoutMs: left() });
+    this.logger.info({ id: cmd.id, voters: after.voters }, `controller ${cmd.id} is a voter of the metadata quorum`);
+    return after;
+  }
+
+  /** Removes a voter or learner; the active controller removing itself steps down once the change is committed. */
+  private async removeVoter(id: number, timeoutMs: number): Promise<ConfState> {
+    const cs = this.raft.status().confState;
+    if (!cs.voters.includes(id) && !cs.learners.includes(id)) {
+      throw new MqError('UNKNOWN_NODE', `controller ${id} is not in the metadata quorum (voters: ${cs.voters.join(', ')}${cs.learners.length ? `; learners: ${cs.learners.join(', ')}` : ''})`);
+    }
+    if (cs.voters.length === 1 && cs.voters[0] === id) {
+      throw new MqError('INVALID_REQUEST', `refusing to remove controller ${id}, the last voter: the metadata log would have no quorum (add another voter first)`);
+    }
+    this.logger.info({ id }, `removing controller ${id} from the metadata quorum`);
+    const after = await this.raft.removeNode(id, { timeoutMs });
+    this.logger.info({ id, voters: after.voters }, `controller ${id} is no longer in the metadata quorum${id === this.options.brokerId ? ': this controller steps down' : ''}`);
+    return after;
+  }
+
   status(): ControllerStatus {
     const st = this.raft.status();
     const now = this.clock();
@@ -492,6 +672,7 @@ export class RaftController implements Controller {
       applied: st.applied,
       raftElections: st.electionsStarted,
       controllerChanges: st.leaderChangesSeen,
+      quorumVoters: [...st.confState.voters],
       brokers: this.metadata.brokers().map((b) => ({
         id: b.id,
         fenced: b.fenced,
@@ -540,9 +721,9 @@ export class RaftController implements Controller {
       if (!this.ready) return;
       // A voter is heard from through any Raft message it sends (precise to the message, not to the
       // check-quorum period of recentActive).
-      for (const v of this.options.voters) {
-        const heard = this.raft.lastHeardFrom(v.id);
-        if (heard > (this.lastSeen.get(v.id) ?? -1)) this.lastSeen.set(v.id, Math.min(now, heard));
+      for (const id of membersOf(this.members)) {
+        const heard = this.raft.lastHeardFrom(id);
+        if (heard > (this.lastSeen.get(id) ?? -1)) this.lastSeen.set(id, Math.min(now, heard));
       }
       this.lastSeen.set(this.options.brokerId, now);
       for (const b of this.metadata.brokers()) {
@@ -642,6 +823,11 @@ export class RaftController implements Controller {
 function raftTls(s: TlsSettings): WsTransportTls {
   const m = readMaterial(s);
   return { cert: m.cert, key: m.key, ca: m.ca! };
+}
+
+/** The URL the Raft transport dials a member's listener at (the one place for every member, founding or added). */
+function raftUrl(a: { host: string; port: number }, tls: boolean): string {
+  return `${tls ? 'wss' : 'ws'}://${a.host}:${a.port}`;
 }
 
 /** A refusal for a command that breaks a rule (an MqError's code, else INVALID_REQUEST). */

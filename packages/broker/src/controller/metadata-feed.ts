@@ -7,8 +7,9 @@
  * window (a new or long-gone observer). Only applied (so committed) entries
  * are ever served. `waitBeyond` is the long poll of an observer's fetch.
  */
-import type { Entry, StateMachine } from '@mq/consensus';
+import { ConfChangeOp, type ConfChange, type ConfState, type Entry, type StateMachine } from '@mq/consensus';
 import type { MetadataState } from './metadata-state.js';
+import { decodeVoterContext } from './quorum.js';
 
 export const DEFAULT_FEED_ENTRIES = 5000;
 
@@ -32,6 +33,7 @@ export class MetadataFeed implements StateMachine {
   private base = 0;
   private readonly maxEntries: number;
   private readonly waiters = new Set<() => void>();
+  private readonly membershipWatchers = new Set<(cs: ConfState | undefined) => void>();
 
   constructor(
     readonly state: MetadataState,
@@ -56,6 +58,21 @@ export class MetadataFeed implements StateMachine {
     return result;
   }
 
+  /** A committed membership change of the quorum: the address it carries goes into the state (quorum.ts). */
+  applyConfChange(cc: ConfChange, cs: ConfState): void {
+    this.state.applyQuorumChange(cc.nodeId, cc.op === ConfChangeOp.RemoveNode, decodeVoterContext(cc.nodeId, cc.context));
+    for (const w of [...this.membershipWatchers]) w(cs);
+  }
+
+  /**
+   * Calls `fn` after each committed membership change (with the membership
+   * after it) and after a snapshot was restored (undefined: ask Raft).
+   */
+  onMembershipChange(fn: (cs: ConfState | undefined) => void): () => void {
+    this.membershipWatchers.add(fn);
+    return () => this.membershipWatchers.delete(fn);
+  }
+
   snapshot(): Uint8Array {
     return this.state.snapshot();
   }
@@ -65,6 +82,7 @@ export class MetadataFeed implements StateMachine {
     this.entries = [];
     this.base = index;
     this.wake();
+    for (const w of [...this.membershipWatchers]) w(undefined);
   }
 
   /** What an observer that has applied up to `after` needs next (at most `maxEntries` entries). */

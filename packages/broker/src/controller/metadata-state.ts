@@ -24,7 +24,7 @@ import { assignReplicas } from './placement.js';
 import type { ScramCredential, ScramMechanism } from '@mq/protocol/scram';
 import { matchesFilter, sameAcl, type AclEntry } from '../security/acl.js';
 import { entityKey, type ClientQuota, type QuotaValues } from '../quota/entity.js';
-import type { BrokerRegistration, MetadataDelta, PartitionRecord, RecoveryElection, ReplicaLogEnd, TopicRecord } from './types.js';
+import type { BrokerRegistration, MetadataDelta, PartitionRecord, QuorumAddress, RecoveryElection, ReplicaLogEnd, TopicRecord } from './types.js';
 
 export const PRODUCER_ID_BLOCK = 1000;
 /** The fence reason a broker gives for its own controlled shutdown. */
@@ -43,6 +43,8 @@ interface Snapshot {
   replicationThrottle?: number;
   // ---- quotas (absent in older snapshots: none)
   quotas?: ClientQuota[];
+  // ---- controller quorum membership: Raft listeners learned from membership changes (absent: none)
+  quorumAddresses?: QuorumAddress[];
 }
 
 type MutablePartition = { -readonly [K in keyof PartitionRecord]: PartitionRecord[K] };
@@ -100,6 +102,10 @@ export class MetadataState implements StateMachine {
   // ---- quotas: by entity key (quota/entity.ts); the version changes with every change (the brokers' resolution caches key on it)
   private quotaMap = new Map<string, ClientQuota>();
   private quotaVersion = 0;
+  // ---- controller quorum membership: the Raft listener of each controller added by a membership change
+  // (quorum.ts; the founding voters' come from controller.quorum.voters). In the snapshot, so a voter
+  // restarting from one, or a controller joining through one, knows every member's address.
+  private quorumAddressMap = new Map<number, QuorumAddress>();
 
   get lastApplied(): number {
     return this.appliedIndex;
@@ -196,6 +202,21 @@ export class MetadataState implements StateMachine {
   }
 
   /** Applies one command at log index `index` (also used directly by tests). */
+  /** The Raft listener a membership change recorded for controller `id` (undefined: none recorded). */
+  quorumAddress(id: number): QuorumAddress | undefined {
+    return this.quorumAddressMap.get(id);
+  }
+
+  /**
+   * A committed membership change of the metadata quorum (MetadataFeed's
+   * applyConfChange): an addition with an address records it, a removal
+   * forgets it.
+   */
+  applyQuorumChange(id: number, removed: boolean, address: QuorumAddress | undefined): void {
+    if (removed) this.quorumAddressMap.delete(id);
+    else if (address) this.quorumAddressMap.set(id, { id, host: address.host, port: address.port });
+  }
+
   applyCommand(cmd: MetadataCommand, index: number): CommandResult {
     this.appliedIndex = Math.max(this.appliedIndex, index);
     const d = new Delta();
@@ -461,6 +482,11 @@ export class MetadataState implements StateMachine {
         }
         return { ok: true, value: { deleted } };
       }
+      // ---- controller quorum membership: Raft membership changes, never metadata commands (quorum.ts)
+      case 'addVoter':
+      case 'removeVoter':
+      case 'describeQuorum':
+        return refuse('INVALID_REQUEST', `${cmd.type} is a request for the active controller, not a metadata log entry`);
       // ---- quotas: each alteration applies to its entity; the command was checked whole (commands.ts)
       case 'alterClientQuotas': {
         for (const a of cmd.alterations) {
@@ -819,6 +845,7 @@ export class MetadataState implements StateMachine {
       acls: [...this.aclList],
       ...(this.throttle > 0 ? { replicationThrottle: this.throttle } : {}),
       ...(this.quotaMap.size > 0 ? { quotas: this.clientQuotas() } : {}),
+      ...(this.quorumAddressMap.size > 0 ? { quorumAddresses: [...this.quorumAddressMap.values()] } : {}),
     };
     return Buffer.from(JSON.stringify(s), 'utf8');
   }
@@ -840,6 +867,7 @@ export class MetadataState implements StateMachine {
     this.throttle = s.replicationThrottle ?? 0;
     this.quotaMap = new Map((s.quotas ?? []).map((q) => [entityKey(q.entity), q]));
     this.quotaVersion++;
+    this.quorumAddressMap = new Map((s.quorumAddresses ?? []).map((a) => [a.id, a]));
     this.appliedIndex = index;
     const delta: MetadataDelta = { index, brokers: true, topics: s.topics.map((t) => t.name), deletedTopics: [], uncleanElections: [], recoveryElections: [], security: true };
     for (const l of [...this.listeners]) l(delta);

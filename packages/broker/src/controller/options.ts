@@ -8,8 +8,14 @@ import type { TlsSettings } from '../server/tls.js';
 export interface ControllerOptions {
   /** This broker's id (also its Raft node id). */
   brokerId: number;
-  /** `id@host:port` of every controller voter (the Raft transport's address), comma separated. */
+  /** `id@host:port` of every founding controller voter (the Raft transport's address), comma separated. */
   voters: string;
+  /**
+   * `host:port` of this controller's Raft listener when it is not a founding
+   * voter (`controller.raft.address`): it starts with an empty log and no
+   * vote, and waits to be added (mq controller add-voter).
+   */
+  raftAddress?: string;
   /** Raft tick. */
   tickMs?: number;
   /** A broker not heard from for this long is fenced. */
@@ -54,12 +60,16 @@ export interface Voter {
   port: number;
 }
 
-export type ParsedControllerOptions = Readonly<Required<Omit<ControllerOptions, 'voters' | 'limits' | 'autoBalance' | 'clusterSecret' | 'tls'>>> & {
+export type ParsedControllerOptions = Readonly<Required<Omit<ControllerOptions, 'voters' | 'limits' | 'autoBalance' | 'clusterSecret' | 'tls' | 'raftAddress'>>> & {
   readonly tls: TlsSettings | undefined;
   readonly voters: readonly Voter[];
   readonly limits: CommandLimits;
   readonly autoBalance: Readonly<AutoBalanceOptions>;
   readonly clusterSecret: Uint8Array | undefined;
+  /** This controller's Raft listener (its place in the voters, or controller.raft.address). */
+  readonly self: Voter;
+  /** Whether it is one of the founding voters (controller.quorum.voters), else one that joins a running quorum. */
+  readonly founding: boolean;
 };
 
 /** Parses `1@127.0.0.1:19091,2@127.0.0.1:19092`. */
@@ -97,10 +107,18 @@ function nonNeg(name: string, v: number): number {
 export function parseControllerOptions(o: ControllerOptions): ParsedControllerOptions {
   const voters = parseVoters(o.voters);
   if (voters.length === 0) throw new MqError('INVALID_CONFIG', 'controller.quorum.voters is empty');
-  if (!voters.some((v) => v.id === o.brokerId)) {
+  const listed = voters.find((v) => v.id === o.brokerId);
+  const raftAddress = (o.raftAddress ?? '').trim();
+  if (listed && raftAddress !== '' && raftAddress !== `${listed.host}:${listed.port}`) {
+    throw new MqError('INVALID_CONFIG', `controller.raft.address ${raftAddress} contradicts broker ${o.brokerId}'s place in controller.quorum.voters (${listed.host}:${listed.port}); leave it empty for a founding voter`);
+  }
+  let self: Voter;
+  if (listed) self = listed;
+  else if (raftAddress !== '') self = parseVoters(`${o.brokerId}@${raftAddress}`, 'controller.raft.address')[0]!;
+  else {
     throw new MqError(
       'INVALID_CONFIG',
-      `broker ${o.brokerId} is not in controller.quorum.voters (${voters.map((v) => v.id).join(', ')}); every broker of a small cluster is a voter`,
+      `broker ${o.brokerId} is not in controller.quorum.voters (${voters.map((v) => v.id).join(', ')}): list it there, or, to add a controller to a running quorum, set controller.raft.address=host:port and run mq controller add-voter`,
     );
   }
   const tickMs = nonNeg('controller.tick.ms', o.tickMs ?? DEFAULT_CONTROLLER_TICK_MS) || DEFAULT_CONTROLLER_TICK_MS;
@@ -111,6 +129,8 @@ export function parseControllerOptions(o: ControllerOptions): ParsedControllerOp
   return Object.freeze({
     brokerId: o.brokerId,
     voters: Object.freeze(voters.map((v) => Object.freeze({ ...v }))),
+    self: Object.freeze({ ...self }),
+    founding: listed !== undefined,
     tickMs,
     sessionTimeoutMs,
     livenessCheckMs: nonNeg('livenessCheckMs', o.livenessCheckMs ?? DEFAULT_LIVENESS_CHECK_MS) || DEFAULT_LIVENESS_CHECK_MS,

@@ -10,6 +10,13 @@ describe('process.roles', () => {
     expect(parseProcessRoles({ brokerId: 4, roles: '', voters, bootstrapServers: bootstrap })).toEqual({ broker: true, controller: false });
   });
 
+  it('lets a controller outside the voters join a running quorum with controller.raft.address', () => {
+    expect(parseProcessRoles({ brokerId: 4, roles: 'controller', voters, bootstrapServers: bootstrap, raftAddress: '127.0.0.1:19094' })).toEqual({ broker: false, controller: true });
+    expect(parseProcessRoles({ brokerId: 4, roles: '', voters, bootstrapServers: '', raftAddress: '127.0.0.1:19094' })).toEqual({ broker: true, controller: true });
+    expect(() => parseProcessRoles({ brokerId: 4, roles: 'broker', voters, bootstrapServers: bootstrap, raftAddress: '127.0.0.1:19094' })).toThrow(/controller.raft.address is set but process.roles=broker has no controller role/);
+    expect(() => parseProcessRoles({ brokerId: 4, roles: 'controller', voters: '', bootstrapServers: bootstrap, raftAddress: '127.0.0.1:19094' })).toThrow(/needs controller.quorum.voters/);
+  });
+
   it('accepts each role in either order', () => {
     expect(parseProcessRoles({ brokerId: 1, roles: 'controller', voters, bootstrapServers: '' })).toEqual({ broker: false, controller: true });
     expect(parseProcessRoles({ brokerId: 1, roles: 'controller, broker', voters, bootstrapServers: '' })).toEqual({ broker: true, controller: true });

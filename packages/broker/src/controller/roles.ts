@@ -22,6 +22,8 @@ export interface RolesInput {
   voters: string;
   /** `controller.quorum.bootstrap.servers`. */
   bootstrapServers: string;
+  /** `controller.raft.address`: set on a controller that joins a running quorum (not in the voters). */
+  raftAddress?: string;
 }
 
 /** `host:port` entries of `controller.quorum.bootstrap.servers`. */
@@ -47,11 +49,12 @@ export function parseProcessRoles(input: RolesInput): ProcessRoles {
   const voters = input.voters.trim() ? parseVoters(input.voters) : [];
   const bootstrap = parseBootstrapServers(input.bootstrapServers);
   const isVoter = voters.some((v) => v.id === input.brokerId);
+  const joining = !isVoter && (input.raftAddress ?? '').trim() !== '';
   const listed = voters.map((v) => v.id).join(', ');
   let roles: ProcessRoles;
   const text = input.roles.trim();
   if (text === '') {
-    if (isVoter) roles = { broker: true, controller: true };
+    if (isVoter || joining) roles = { broker: true, controller: true };
     else if (bootstrap.length > 0) roles = { broker: true, controller: false };
     else {
       throw new MqError(
@@ -67,11 +70,17 @@ export function parseProcessRoles(input: RolesInput): ProcessRoles {
     }
     roles = { broker: parts.includes('broker'), controller: parts.includes('controller') };
   }
-  if (roles.controller && !isVoter) {
+  if (roles.controller && !isVoter && !joining) {
     throw new MqError(
       'INVALID_CONFIG',
-      `process.roles=${formatRoles(roles)} but broker ${input.brokerId} is not in controller.quorum.voters (${listed || 'empty'}): a controller is a Raft voter; add ${input.brokerId}@host:raftPort to the voters or use process.roles=broker`,
+      `process.roles=${formatRoles(roles)} but broker ${input.brokerId} is not in controller.quorum.voters (${listed || 'empty'}): a controller is a Raft voter; add ${input.brokerId}@host:raftPort to the voters, set controller.raft.address=host:raftPort to join a running quorum (then mq controller add-voter), or use process.roles=broker`,
     );
+  }
+  if (roles.controller && joining && voters.length === 0) {
+    throw new MqError('INVALID_CONFIG', `a controller joining a running quorum (controller.raft.address) needs controller.quorum.voters: the quorum's founding voters, as every member lists them`);
+  }
+  if (!roles.controller && joining) {
+    throw new MqError('INVALID_CONFIG', `controller.raft.address is set but process.roles=${formatRoles(roles)} has no controller role: drop it, or use process.roles=controller`);
   }
   if (!roles.controller && isVoter) {
     throw new MqError(

@@ -135,3 +135,10 @@ export interface RecoveryElection {
    */
   readonly missing: readonly number[];
 }
+
+/** A controller's Raft listener, as a membership change of the metadata quorum recorded it. */
+export interface QuorumAddress {
+  readonly id: number;
+  readonly host: string;
+  readonly port: number;
+}

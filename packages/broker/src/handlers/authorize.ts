@@ -86,6 +86,9 @@ export const API_RULES: Rules = {
   describeClientQuotas: () => cluster('describe-configs'),
   // ---- log dirs (Kafka's rule: DESCRIBE on the cluster)
   describeLogDirs: () => cluster('describe'),
+  // ---- controller quorum membership (Kafka's rules: ALTER on the cluster to change it, DESCRIBE to read it)
+  alterRaftVoters: () => cluster('alter'),
+  describeQuorum: () => cluster('describe'),
 };
 
 /**

@@ -30,6 +30,8 @@ import { alterUserScramCredentials, describeUserScramCredentials } from './alter
 import { createAcls, deleteAcls, describeAcls } from './acls.js';
 import { alterClientQuotas, describeClientQuotas } from './client-quotas.js';
 import { describeLogDirs } from './describe-log-dirs.js';
+import { alterRaftVoters } from './alter-raft-voters.js';
+import { describeQuorum } from './describe-quorum.js';
 
 /** The handlers that need nothing but the broker context; the groups add theirs (group/broker-groups.ts). */
 export const DEFAULT_HANDLERS: HandlerMap = {
@@ -78,6 +80,9 @@ export function partitionHandlers(d: HandlerDeps): HandlerMap {
     describeClientQuotas: describeClientQuotas(d),
     // ---- log dirs
     describeLogDirs: describeLogDirs(d),
+    // ---- controller quorum membership (forwarded to the active controller)
+    alterRaftVoters: alterRaftVoters(d),
+    describeQuorum: describeQuorum(d),
   };
 }
 

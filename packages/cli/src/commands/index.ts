@@ -18,6 +18,7 @@ import { topCommand } from './top.js';
 import { userCommand } from './user.js';
 import { aclCommand } from './acl.js';
 import { quotaCommand } from './quota.js';
+import { controllerCommand } from './controller.js';
 
 export type CommandFactory = (ctx: CliContext) => CommandModule;
 
@@ -46,6 +47,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   userCommand,
   aclCommand,
   quotaCommand,
+  controllerCommand,
   lazy('bench <workload>', 'measure produce, consume or end-to-end throughput and latency (a local broker unless --bootstrap)', () =>
     import('./bench.js').then((m) => m.benchCommand),
   ),

@@ -119,6 +119,8 @@ export const mq = $root.mq = (() => {
         values[valuesById[156] = "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"] = 156;
         values[valuesById[157] = "RESOURCE_NOT_FOUND"] = 157;
         values[valuesById[160] = "CLUSTER_AUTHENTICATION_FAILED"] = 160;
+        values[valuesById[163] = "VOTER_CHANGE_IN_PROGRESS"] = 163;
+        values[valuesById[164] = "DUPLICATE_VOTER"] = 164;
         return values;
     })();
 
@@ -169,6 +171,8 @@ export const mq = $root.mq = (() => {
         values[valuesById[57] = "DESCRIBE_CLIENT_QUOTAS"] = 57;
         values[valuesById[58] = "DESCRIBE_LOG_DIRS"] = 58;
         values[valuesById[59] = "CLUSTER_AUTH"] = 59;
+        values[valuesById[60] = "ALTER_RAFT_VOTERS"] = 60;
+        values[valuesById[61] = "DESCRIBE_QUORUM"] = 61;
         return values;
     })();
 
@@ -228,11 +232,13 @@ export const mq = $root.mq = (() => {
         RequestFrame.prototype.describeClientQuotas = null;
         RequestFrame.prototype.describeLogDirs = null;
         RequestFrame.prototype.clusterAuth = null;
+        RequestFrame.prototype.alterRaftVoters = null;
+        RequestFrame.prototype.describeQuorum = null;
 
         let $oneOfFields;
 
         $Object.defineProperty(RequestFrame.prototype, "body", {
-            get: $util.oneOfGetter($oneOfFields = ["handshake", "metadata", "createTopics", "deleteTopics", "createPartitions", "describeConfigs", "incrementalAlterConfigs", "produce", "fetch", "listOffsets", "offsetForLeaderEpoch", "deleteRecords", "findCoordinator", "joinGroup", "syncGroup", "heartbeat", "leaveGroup", "offsetCommit", "offsetFetch", "listGroups", "describeGroups", "deleteGroups", "initProducerId", "addPartitionsToTxn", "addOffsetsToTxn", "endTxn", "writeTxnMarkers", "txnOffsetCommit", "controllerForward", "alterPartitionReassignments", "listPartitionReassignments", "electLeaders", "decommissionBroker", "alterReplicationThrottle", "saslAuthenticate", "alterUserScramCredentials", "describeUserScramCredentials", "createAcls", "deleteAcls", "describeAcls", "alterClientQuotas", "describeClientQuotas", "describeLogDirs", "clusterAuth"]),
+            get: $util.oneOfGetter($oneOfFields = ["handshake", "metadata", "createTopics", "deleteTopics", "createPartitions", "describeConfigs", "incrementalAlterConfigs", "produce", "fetch", "listOffsets", "offsetForLeaderEpoch", "deleteRecords", "findCoordinator", "joinGroup", "syncGroup", "heartbeat", "leaveGroup", "offsetCommit", "offsetFetch", "listGroups", "describeGroups", "deleteGroups", "initProducerId", "addPartitionsToTxn", "addOffsetsToTxn", "endTxn", "writeTxnMarkers", "txnOffsetCommit", "controllerForward", "alterPartitionReassignments", "listPartitionReassignments", "electLeaders", "decommissionBroker", "alterReplicationThrottle", "saslAuthenticate", "alterUserScramCredentials", "describeUserScramCredentials", "createAcls", "deleteAcls", "describeAcls", "alterClientQuotas", "describeClientQuotas", "describeLogDirs", "clusterAuth", "alterRaftVoters", "describeQuorum"]),
             set: $util.oneOfSetter($oneOfFields)
         });
 
@@ -341,6 +347,10 @@ export const mq = $root.mq = (() => {
                 $root.mq.DecommissionBrokerRequest.encode(m.decommissionBroker, w.uint32(586).fork(), q + 1).ldelim();
             if (m.alterReplicationThrottle != null && $Object.hasOwnProperty.call(m, "alterReplicationThrottle"))
                 $root.mq.AlterReplicationThrottleRequest.encode(m.alterReplicationThrottle, w.uint32(594).fork(), q + 1).ldelim();
+            if (m.alterRaftVoters != null && $Object.hasOwnProperty.call(m, "alterRaftVoters"))
+                $root.mq.AlterRaftVotersRequest.encode(m.alterRaftVoters, w.uint32(602).fork(), q + 1).ldelim();
+            if (m.describeQuorum != null && $Object.hasOwnProperty.call(m, "describeQuorum"))
+                $root.mq.DescribeQuorumRequest.encode(m.describeQuorum, w.uint32(610).fork(), q + 1).ldelim();
             if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
                 for (var i = 0; i < m.$unknowns.length; ++i)
                     w.raw(m.$unknowns[i]);
@@ -709,6 +719,20 @@ export const mq = $root.mq = (() => {
                         m.body = "clusterAuth";
                         continue;
                     }
+                case 75: {
+                        if (u !== 2)
+                            break;
+                        m.alterRaftVoters = $root.mq.AlterRaftVotersRequest.decode(r, r.size(), $undefined, q + 1, m.alterRaftVoters);
+                        m.body = "alterRaftVoters";
+                        continue;
+                    }
+                case 76: {
+                        if (u !== 2)
+                            break;
+                        m.describeQuorum = $root.mq.DescribeQuorumRequest.decode(r, r.size(), $undefined, q + 1, m.describeQuorum);
+                        m.body = "describeQuorum";
+                        continue;
+                    }
                 }
                 r.skipType(u, q, t);
                 if (!r.discardUnknown) {
@@ -792,11 +816,13 @@ export const mq = $root.mq = (() => {
         ResponseFrame.prototype.describeClientQuotas = null;
         ResponseFrame.prototype.describeLogDirs = null;
         ResponseFrame.prototype.clusterAuth = null;
+        ResponseFrame.prototype.alterRaftVoters = null;
+        ResponseFrame.prototype.describeQuorum = null;
 
         let $oneOfFields;
 
         $Object.defineProperty(ResponseFrame.prototype, "body", {
-            get: $util.oneOfGetter($oneOfFields = ["handshake", "metadata", "createTopics", "deleteTopics", "createPartitions", "describeConfigs", "incrementalAlterConfigs", "produce", "fetch", "listOffsets", "offsetForLeaderEpoch", "deleteRecords", "findCoordinator", "joinGroup", "syncGroup", "heartbeat", "leaveGroup", "offsetCommit", "offsetFetch", "listGroups", "describeGroups", "deleteGroups", "initProducerId", "addPartitionsToTxn", "addOffsetsToTxn", "endTxn", "writeTxnMarkers", "txnOffsetCommit", "controllerForward", "alterPartitionReassignments", "listPartitionReassignments", "electLeaders", "decommissionBroker", "alterReplicationThrottle", "saslAuthenticate", "alterUserScramCredentials", "describeUserScramCredentials", "createAcls", "deleteAcls", "describeAcls", "alterClientQuotas", "describeClientQuotas", "describeLogDirs", "clusterAuth"]),
+            get: $util.oneOfGetter($oneOfFields = ["handshake", "metadata", "createTopics", "deleteTopics", "createPartitions", "describeConfigs", "incrementalAlterConfigs", "produce", "fetch", "listOffsets", "offsetForLeaderEpoch", "deleteRecords", "findCoordinator", "joinGroup", "syncGroup", "heartbeat", "leaveGroup", "offsetCommit", "offsetFetch", "listGroups", "describeGroups", "deleteGroups", "initProducerId", "addPartitionsToTxn", "addOffsetsToTxn", "endTxn", "writeTxnMarkers", "txnOffsetCommit", "controllerForward", "alterPartitionReassignments", "listPartitionReassignments", "electLeaders", "decommissionBroker", "alterReplicationThrottle", "saslAuthenticate", "alterUserScramCredentials", "describeUserScramCredentials", "createAcls", "deleteAcls", "describeAcls", "alterClientQuotas", "describeClientQuotas", "describeLogDirs", "clusterAuth", "alterRaftVoters", "describeQuorum"]),
             set: $util.oneOfSetter($oneOfFields)
         });
 
@@ -907,6 +933,10 @@ export const mq = $root.mq = (() => {
                 $root.mq.DecommissionBrokerResponse.encode(m.decommissionBroker, w.uint32(586).fork(), q + 1).ldelim();
             if (m.alterReplicationThrottle != null && $Object.hasOwnProperty.call(m, "alterReplicationThrottle"))
                 $root.mq.AlterReplicationThrottleResponse.encode(m.alterReplicationThrottle, w.uint32(594).fork(), q + 1).ldelim();
+            if (m.alterRaftVoters != null && $Object.hasOwnProperty.call(m, "alterRaftVoters"))
+                $root.mq.AlterRaftVotersResponse.encode(m.alterRaftVoters, w.uint32(602).fork(), q + 1).ldelim();
+            if (m.describeQuorum != null && $Object.hasOwnProperty.call(m, "describeQuorum"))
+                $root.mq.DescribeQuorumResponse.encode(m.describeQuorum, w.uint32(610).fork(), q + 1).ldelim();
             if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
                 for (var i = 0; i < m.$unknowns.length; ++i)
                     w.raw(m.$unknowns[i]);
@@ -1282,6 +1312,20 @@ export const mq = $root.mq = (() => {
                             break;
                         m.clusterAuth = $root.mq.ClusterAuthResponse.decode(r, r.size(), $undefined, q + 1, m.clusterAuth);
                         m.body = "clusterAuth";
+                        continue;
+                    }
+                case 75: {
+                        if (u !== 2)
+                            break;
+                        m.alterRaftVoters = $root.mq.AlterRaftVotersResponse.decode(r, r.size(), $undefined, q + 1, m.alterRaftVoters);
+                        m.body = "alterRaftVoters";
+                        continue;
+                    }
+                case 76: {
+                        if (u !== 2)
+                            break;
+                        m.describeQuorum = $root.mq.DescribeQuorumResponse.decode(r, r.size(), $undefined, q + 1, m.describeQuorum);
+                        m.body = "describeQuorum";
                         continue;
                     }
                 }
@@ -20702,6 +20746,610 @@ export const mq = $root.mq = (() => {
         };
 
         return AlterReplicationThrottleResponse;
+    })();
+
+    mq.AlterRaftVotersRequest = (function() {
+
+        const AlterRaftVotersRequest = function (p) {
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        AlterRaftVotersRequest.prototype.voterId = 0;
+        AlterRaftVotersRequest.prototype.address = "";
+        AlterRaftVotersRequest.prototype.remove = false;
+        AlterRaftVotersRequest.prototype.timeoutMs = 0;
+
+        AlterRaftVotersRequest.create = function(properties) {
+            return new AlterRaftVotersRequest(properties);
+        };
+
+        AlterRaftVotersRequest.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.voterId != null && $Object.hasOwnProperty.call(m, "voterId") && m.voterId !== 0)
+                w.uint32(8).int32(m.voterId);
+            if (m.address != null && $Object.hasOwnProperty.call(m, "address") && m.address !== "")
+                w.uint32(18).string(m.address);
+            if (m.remove != null && $Object.hasOwnProperty.call(m, "remove") && m.remove !== false)
+                w.uint32(24).bool(m.remove);
+            if (m.timeoutMs != null && $Object.hasOwnProperty.call(m, "timeoutMs") && m.timeoutMs !== 0)
+                w.uint32(32).uint32(m.timeoutMs);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        AlterRaftVotersRequest.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.AlterRaftVotersRequest();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.int32())
+                            m.voterId = v;
+                        else
+                            delete m.voterId;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.address = v;
+                        else
+                            delete m.address;
+                        continue;
+                    }
+                case 3: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.bool())
+                            m.remove = v;
+                        else
+                            delete m.remove;
+                        continue;
+                    }
+                case 4: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.uint32())
+                            m.timeoutMs = v;
+                        else
+                            delete m.timeoutMs;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        AlterRaftVotersRequest.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.AlterRaftVotersRequest";
+        };
+
+        return AlterRaftVotersRequest;
+    })();
+
+    mq.AlterRaftVotersResponse = (function() {
+
+        const AlterRaftVotersResponse = function (p) {
+            this.voters = [];
+            this.learners = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        AlterRaftVotersResponse.prototype.voters = $util.emptyArray;
+        AlterRaftVotersResponse.prototype.learners = $util.emptyArray;
+
+        AlterRaftVotersResponse.create = function(properties) {
+            return new AlterRaftVotersResponse(properties);
+        };
+
+        AlterRaftVotersResponse.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.voters != null && m.voters.length) {
+                w.uint32(10).int32s(m.voters);
+            }
+            if (m.learners != null && m.learners.length) {
+                w.uint32(18).int32s(m.learners);
+            }
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        AlterRaftVotersResponse.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.AlterRaftVotersResponse();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u === 2) {
+                            if (!(m.voters && m.voters.length))
+                                m.voters = [];
+                            r.int32s(m.voters);
+                            continue;
+                        }
+                        if (u !== 0)
+                            break;
+                        if (!(m.voters && m.voters.length))
+                            m.voters = [];
+                        m.voters.push(r.int32());
+                        continue;
+                    }
+                case 2: {
+                        if (u === 2) {
+                            if (!(m.learners && m.learners.length))
+                                m.learners = [];
+                            r.int32s(m.learners);
+                            continue;
+                        }
+                        if (u !== 0)
+                            break;
+                        if (!(m.learners && m.learners.length))
+                            m.learners = [];
+                        m.learners.push(r.int32());
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        AlterRaftVotersResponse.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.AlterRaftVotersResponse";
+        };
+
+        return AlterRaftVotersResponse;
+    })();
+
+    mq.DescribeQuorumRequest = (function() {
+
+        const DescribeQuorumRequest = function (p) {
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        DescribeQuorumRequest.create = function(properties) {
+            return new DescribeQuorumRequest(properties);
+        };
+
+        DescribeQuorumRequest.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        DescribeQuorumRequest.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.DescribeQuorumRequest();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                r.skipType(t & 7, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        DescribeQuorumRequest.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.DescribeQuorumRequest";
+        };
+
+        return DescribeQuorumRequest;
+    })();
+
+    mq.QuorumMember = (function() {
+
+        const QuorumMember = function (p) {
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        QuorumMember.prototype.id = 0;
+        QuorumMember.prototype.address = "";
+        QuorumMember.prototype.voter = false;
+        QuorumMember.prototype.logEnd = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+        QuorumMember.prototype.lag = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+        QuorumMember.prototype.recentlyActive = false;
+
+        QuorumMember.create = function(properties) {
+            return new QuorumMember(properties);
+        };
+
+        QuorumMember.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.id != null && $Object.hasOwnProperty.call(m, "id") && m.id !== 0)
+                w.uint32(8).int32(m.id);
+            if (m.address != null && $Object.hasOwnProperty.call(m, "address") && m.address !== "")
+                w.uint32(18).string(m.address);
+            if (m.voter != null && $Object.hasOwnProperty.call(m, "voter") && m.voter !== false)
+                w.uint32(24).bool(m.voter);
+            if (m.logEnd != null && $Object.hasOwnProperty.call(m, "logEnd") && (typeof m.logEnd === "object" ? m.logEnd.low || m.logEnd.high : m.logEnd !== 0))
+                w.uint32(32).int64(m.logEnd);
+            if (m.lag != null && $Object.hasOwnProperty.call(m, "lag") && (typeof m.lag === "object" ? m.lag.low || m.lag.high : m.lag !== 0))
+                w.uint32(40).int64(m.lag);
+            if (m.recentlyActive != null && $Object.hasOwnProperty.call(m, "recentlyActive") && m.recentlyActive !== false)
+                w.uint32(48).bool(m.recentlyActive);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        QuorumMember.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.QuorumMember();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.int32())
+                            m.id = v;
+                        else
+                            delete m.id;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.address = v;
+                        else
+                            delete m.address;
+                        continue;
+                    }
+                case 3: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.bool())
+                            m.voter = v;
+                        else
+                            delete m.voter;
+                        continue;
+                    }
+                case 4: {
+                        if (u !== 0)
+                            break;
+                        if (typeof (v = r.int64()) === "object" ? v.low || v.high : v !== 0)
+                            m.logEnd = v;
+                        else
+                            delete m.logEnd;
+                        continue;
+                    }
+                case 5: {
+                        if (u !== 0)
+                            break;
+                        if (typeof (v = r.int64()) === "object" ? v.low || v.high : v !== 0)
+                            m.lag = v;
+                        else
+                            delete m.lag;
+                        continue;
+                    }
+                case 6: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.bool())
+                            m.recentlyActive = v;
+                        else
+                            delete m.recentlyActive;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        QuorumMember.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.QuorumMember";
+        };
+
+        return QuorumMember;
+    })();
+
+    mq.DescribeQuorumResponse = (function() {
+
+        const DescribeQuorumResponse = function (p) {
+            this.members = [];
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        DescribeQuorumResponse.prototype.leaderId = 0;
+        DescribeQuorumResponse.prototype.leaderEpoch = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+        DescribeQuorumResponse.prototype.highWatermark = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+        DescribeQuorumResponse.prototype.members = $util.emptyArray;
+
+        DescribeQuorumResponse.create = function(properties) {
+            return new DescribeQuorumResponse(properties);
+        };
+
+        DescribeQuorumResponse.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.leaderId != null && $Object.hasOwnProperty.call(m, "leaderId") && m.leaderId !== 0)
+                w.uint32(8).int32(m.leaderId);
+            if (m.leaderEpoch != null && $Object.hasOwnProperty.call(m, "leaderEpoch") && (typeof m.leaderEpoch === "object" ? m.leaderEpoch.low || m.leaderEpoch.high : m.leaderEpoch !== 0))
+                w.uint32(16).int64(m.leaderEpoch);
+            if (m.highWatermark != null && $Object.hasOwnProperty.call(m, "highWatermark") && (typeof m.highWatermark === "object" ? m.highWatermark.low || m.highWatermark.high : m.highWatermark !== 0))
+                w.uint32(24).int64(m.highWatermark);
+            if (m.members != null && m.members.length) {
+                for (var i = 0; i < m.members.length; ++i)
+                    $root.mq.QuorumMember.encode(m.members[i], w.uint32(34).fork(), q + 1).ldelim();
+            }
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        DescribeQuorumResponse.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.DescribeQuorumResponse();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.int32())
+                            m.leaderId = v;
+                        else
+                            delete m.leaderId;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 0)
+                            break;
+                        if (typeof (v = r.int64()) === "object" ? v.low || v.high : v !== 0)
+                            m.leaderEpoch = v;
+                        else
+                            delete m.leaderEpoch;
+                        continue;
+                    }
+                case 3: {
+                        if (u !== 0)
+                            break;
+                        if (typeof (v = r.int64()) === "object" ? v.low || v.high : v !== 0)
+                            m.highWatermark = v;
+                        else
+                            delete m.highWatermark;
+                        continue;
+                    }
+                case 4: {
+                        if (u !== 2)
+                            break;
+                        if (!(m.members && m.members.length))
+                            m.members = [];
+                        m.members.push($root.mq.QuorumMember.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        DescribeQuorumResponse.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.DescribeQuorumResponse";
+        };
+
+        return DescribeQuorumResponse;
     })();
 
     mq.DescribeLogDirsRequest = (function() {

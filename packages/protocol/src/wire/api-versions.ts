@@ -61,6 +61,8 @@ export const SUPPORTED_API_VERSIONS: readonly ApiVersionRange[] = [
   { api: mq.ApiKey.ELECT_LEADERS, minVersion: 0, maxVersion: 0 },
   { api: mq.ApiKey.DECOMMISSION_BROKER, minVersion: 0, maxVersion: 0 },
   { api: mq.ApiKey.ALTER_REPLICATION_THROTTLE, minVersion: 0, maxVersion: 0 },
+  { api: mq.ApiKey.ALTER_RAFT_VOTERS, minVersion: 0, maxVersion: 0 },
+  { api: mq.ApiKey.DESCRIBE_QUORUM, minVersion: 0, maxVersion: 0 },
 ];
 
 /** The highest version both lists support, or undefined when they share none. */

@@ -59,6 +59,9 @@ export const BODY_API: Readonly<Record<RequestBody, mq.ApiKey>> = {
   electLeaders: mq.ApiKey.ELECT_LEADERS,
   decommissionBroker: mq.ApiKey.DECOMMISSION_BROKER,
   alterReplicationThrottle: mq.ApiKey.ALTER_REPLICATION_THROTTLE,
+  // ---- controller quorum membership
+  alterRaftVoters: mq.ApiKey.ALTER_RAFT_VOTERS,
+  describeQuorum: mq.ApiKey.DESCRIBE_QUORUM,
 };
 
 export function encodeRequest(frame: RequestFrame): Uint8Array {

@@ -30,6 +30,10 @@ let consumed = 0;
 let groupReads = 0;
 let groupCommits = 0;
 let groupSessions = 0;
+let txnCommitted = 0;
+let txnAborted = 0;
+let txnUnknown = 0;
+let txnConsumed = 0;
 let crashes = 0;
 let leaderChanges = 0;
 let simulatedMs = 0;
@@ -42,6 +46,10 @@ for (let seed = first; seed < first + count; seed++) {
   groupReads += r.groupReads;
   groupCommits += r.groupCommits;
   groupSessions += r.groupSessions;
+  txnCommitted += r.txnCommitted;
+  txnAborted += r.txnAborted;
+  txnUnknown += r.txnUnknown;
+  txnConsumed += r.txnConsumed;
   crashes += r.crashes;
   leaderChanges += r.leaderChanges;
   simulatedMs += r.simulatedMs;
@@ -56,5 +64,5 @@ for (let seed = first; seed < first + count; seed++) {
 }
 const wallS = (performance.now() - started) / 1000;
 // The figures below are wall-clock measurements: they go to stderr, so --trace output on stdout stays byte-identical.
-console.log(`${clean}/${count} seeds ran clean (${brokers} brokers, ${acked} acknowledged writes, ${consumed} records consumed, ${groupReads} read by ${groupSessions} group members with ${groupCommits} partition commits, ${crashes} crashes, ${leaderChanges} leader changes, ${(simulatedMs / 1000).toFixed(0)} simulated s)`);
+console.log(`${clean}/${count} seeds ran clean (${brokers} brokers, ${acked} acknowledged writes, ${consumed} records consumed, ${groupReads} read by ${groupSessions} group members with ${groupCommits} partition commits, ${txnCommitted} transactions committed, ${txnAborted} aborted and ${txnUnknown} unanswered with ${txnConsumed} records read_committed, ${crashes} crashes, ${leaderChanges} leader changes, ${(simulatedMs / 1000).toFixed(0)} simulated s)`);
 console.error(`${wallS.toFixed(1)} s wall: ${(simulatedMs / 1000 / wallS).toFixed(2)} simulated s per wall s, ${((count / wallS) * 60).toFixed(1)} seeds/minute`);

@@ -339,6 +339,11 @@ export async function runClusterSimulation(o: ClusterSimOptions): Promise<Cluste
 
     // Faults.
     let down = 0;
+    /** Mostly a live broker that believes it leads a partition of the topic; now and then (or when none does) any broker. */
+    const leaderOfSomething = (): SimBroker | undefined => {
+      const leading = brokers.filter((b) => b.alive && Array.from({ length: partitions }, (_, p) => b.node?.replicas.hostedPartition(TOPIC, p)?.role).includes('leader'));
+      return leading.length > 0 && faultRng.chance(0.8) ? faultRng.pick(leading) : undefined;
+    };
     // Usually at most a minority down at once (the quorum and every partition's ISR survive); now and then more,
     // up to all but one broker (a rack's power loss): under flush.policy=always even that loses no acknowledged write.
     const maxDown = (): number => (faultRng.chance(0.3) ? n - 1 : Math.floor((n - 1) / 2));
@@ -346,7 +351,7 @@ export async function runClusterSimulation(o: ClusterSimOptions): Promise<Cluste
     const faultsUntil = time.elapsed() + durationMs;
     while (faults && time.elapsed() < faultsUntil) {
       await time.sleep(faultRng.int(300, 2500));
-      const kind = faultRng.int(0, 9);
+      const kind = faultRng.int(0, 12);
       if (kind <= 3 && down < maxDown()) {
         const b = faultRng.pick(brokers.filter((x) => x.alive));
         const r = b.crash(0.5);
@@ -376,6 +381,40 @@ export async function runClusterSimulation(o: ClusterSimOptions): Promise<Cluste
         net.cutLink(brokerHost(a), brokerHost(c));
         note(`CUT one way ${a} -> ${c}`);
         await time.sleep(faultRng.int(200, 4000));
+        net.heal();
+        note('HEAL');
+      } else if (kind === 10) {
+        // A deposed leader that keeps running: the Raft messages to (and usually from) a broker leading a partition
+        // are cut, so its metadata freezes and the controller fences it and moves its partitions, while its
+        // connections still work: clients and followers that have not moved on still reach it.
+        const b = leaderOfSomething() ?? faultRng.pick(brokers);
+        const both = faultRng.chance(0.7);
+        for (const x of ids.map(brokerHost)) {
+          if (x === b.proc.name) continue;
+          net.cutRaft(x, b.proc.name);
+          if (both) net.cutRaft(b.proc.name, x);
+        }
+        note(`DEPOSE broker ${b.id}: Raft cut ${both ? 'both ways' : 'to it'}, connections kept`);
+        await time.sleep(faultRng.int(1000, 6000));
+        net.heal();
+        note('HEAL');
+      } else if (kind === 11) {
+        // Metadata lag: Raft messages to a broker arrive 0.5-4 s late (it stays a live voter now and then, so it is
+        // fenced and unfenced, elected and deposed, and learns each epoch late) while its connections keep up.
+        const b = leaderOfSomething() ?? faultRng.pick(brokers);
+        for (const x of ids.map(brokerHost)) if (x !== b.proc.name) net.slowLink(x, b.proc.name, 500, 4000, true);
+        note(`LAG metadata to broker ${b.id}`);
+        await time.sleep(faultRng.int(2000, 8000));
+        net.heal();
+        note('HEAL');
+      } else if (kind === 12) {
+        // A congested link: every frame (fetch answers of an old epoch too) and Raft message from one broker to
+        // another arrives 0.1-1.5 s late.
+        const a = faultRng.pick(ids);
+        const c = faultRng.pick(ids.filter((x) => x !== a));
+        net.slowLink(brokerHost(a), brokerHost(c), 100, 1500);
+        note(`SLOW link ${a} -> ${c}`);
+        await time.sleep(faultRng.int(1000, 5000));
         net.heal();
         note('HEAL');
       } else {

@@ -139,9 +139,9 @@ export async function runClusterSimulation(o: ClusterSimOptions): Promise<Cluste
       } catch {
         return; // the violation is recorded; the run stops
       }
-      time.schedule(checkEvery, tick, null);
+      time.schedule(checkEvery, tick, undefined);
     };
-    time.schedule(checkEvery, tick, null);
+    time.schedule(checkEvery, tick, undefined);
 
     // Workload: an idempotent and a plain producer, acks=all; one consumer of every partition from offset 0.
     let producing = true;
@@ -350,7 +350,7 @@ export async function runClusterSimulation(o: ClusterSimOptions): Promise<Cluste
     if (faults) net.faults = { raftDrop: 0.03, raftDuplicate: 0.02, slow: 0.03 };
     const faultsUntil = time.elapsed() + durationMs;
     while (faults && time.elapsed() < faultsUntil) {
-      await time.harnessSleep(faultRng.int(300, 2500));
+      await time.sleep(faultRng.int(300, 2500));
       const kind = faultRng.int(0, 12);
       if (kind <= 3 && down < maxDown()) {
         const b = faultRng.pick(brokers.filter((x) => x.alive));
@@ -362,7 +362,7 @@ export async function runClusterSimulation(o: ClusterSimOptions): Promise<Cluste
         time.schedule(after, () => {
           down--;
           startBroker(b);
-        }, null);
+        }, undefined);
       } else if (kind <= 6) {
         const b = faultRng.pick(brokers);
         for (const x of [...ids.map(brokerHost), ...clients.map((c) => c.proc.name)]) {
@@ -372,7 +372,7 @@ export async function runClusterSimulation(o: ClusterSimOptions): Promise<Cluste
         }
         net.resetCutConnections();
         note(`PARTITION broker ${b.id} isolated`);
-        await time.harnessSleep(faultRng.int(200, 5000));
+        await time.sleep(faultRng.int(200, 5000));
         net.heal();
         note('HEAL');
       } else if (kind <= 8) {
@@ -380,7 +380,7 @@ export async function runClusterSimulation(o: ClusterSimOptions): Promise<Cluste
         const c = faultRng.pick(ids.filter((x) => x !== a));
         net.cutLink(brokerHost(a), brokerHost(c));
         note(`CUT one way ${a} -> ${c}`);
-        await time.harnessSleep(faultRng.int(200, 4000));
+        await time.sleep(faultRng.int(200, 4000));
         net.heal();
         note('HEAL');
       } else if (kind === 10) {
@@ -395,7 +395,7 @@ export async function runClusterSimulation(o: ClusterSimOptions): Promise<Cluste
           if (both) net.cutRaft(b.proc.name, x);
         }
         note(`DEPOSE broker ${b.id}: Raft cut ${both ? 'both ways' : 'to it'}, connections kept`);
-        await time.harnessSleep(faultRng.int(1000, 6000));
+        await time.sleep(faultRng.int(1000, 6000));
         net.heal();
         note('HEAL');
       } else if (kind === 11) {
@@ -404,7 +404,7 @@ export async function runClusterSimulation(o: ClusterSimOptions): Promise<Cluste
         const b = leaderOfSomething() ?? faultRng.pick(brokers);
         for (const x of ids.map(brokerHost)) if (x !== b.proc.name) net.slowLink(x, b.proc.name, 500, 4000, true);
         note(`LAG metadata to broker ${b.id}`);
-        await time.harnessSleep(faultRng.int(2000, 8000));
+        await time.sleep(faultRng.int(2000, 8000));
         net.heal();
         note('HEAL');
       } else if (kind === 12) {
@@ -414,7 +414,7 @@ export async function runClusterSimulation(o: ClusterSimOptions): Promise<Cluste
         const c = faultRng.pick(ids.filter((x) => x !== a));
         net.slowLink(brokerHost(a), brokerHost(c), 100, 1500);
         note(`SLOW link ${a} -> ${c}`);
-        await time.harnessSleep(faultRng.int(1000, 5000));
+        await time.sleep(faultRng.int(1000, 5000));
         net.heal();
         note('HEAL');
       } else {
@@ -423,7 +423,7 @@ export async function runClusterSimulation(o: ClusterSimOptions): Promise<Cluste
         net.cutLink(c.proc.name, brokerHost(b));
         net.cutLink(brokerHost(b), c.proc.name);
         note(`PARTITION client ${c.proc.name} from broker ${b}`);
-        await time.harnessSleep(faultRng.int(200, 3000));
+        await time.sleep(faultRng.int(200, 3000));
         net.heal();
         note('HEAL');
       }
@@ -437,7 +437,7 @@ export async function runClusterSimulation(o: ClusterSimOptions): Promise<Cluste
     producing = false;
     stage = 'waiting for the producers to stop';
     await Promise.all(producerLoops);
-    const txnStuck = time.schedule(settleMs, () => (stage = `waiting for the transactional producer to stop: its ${txnStep} has not returned for ${settleMs} ms`), null);
+    const txnStuck = time.schedule(settleMs, () => (stage = `waiting for the transactional producer to stop: its ${txnStep} has not returned for ${settleMs} ms`), undefined);
     await txnLoop;
     time.clearTimeout(txnStuck);
     stage = 'waiting for every send to be answered';
@@ -453,7 +453,7 @@ export async function runClusterSimulation(o: ClusterSimOptions): Promise<Cluste
     await consumerLoop;
     await txnConsumerLoop;
     stage = 'waiting for the group member to stop';
-    const groupStuck = time.schedule(settleMs, () => (stage = `waiting for the group member to stop: its ${groupStep} has not returned for ${settleMs} ms`), null);
+    const groupStuck = time.schedule(settleMs, () => (stage = `waiting for the group member to stop: its ${groupStep} has not returned for ${settleMs} ms`), undefined);
     await groupLoop;
     time.clearTimeout(groupStuck);
     stage = 'final check';
@@ -488,7 +488,7 @@ export async function runClusterSimulation(o: ClusterSimOptions): Promise<Cluste
     const deadline = time.elapsed() + withinMs;
     while (!cond()) {
       if (time.elapsed() > deadline) throw new SimViolation(what);
-      await time.harnessSleep(50);
+      await time.sleep(50);
     }
   }
 

@@ -5,19 +5,10 @@
  * real macrotask between events, and nothing else is in the real event loop:
  * no socket, no file, no native thread-pool work).
  *
- * Each simulated process (a broker, a client) owns the events it schedules:
- * a timer, a disk write completing or a message arriving belongs to the
- * process that started it, and when the process crashes, none of its pending
- * events runs again. The owner is the one of the event being run: the driver
- * runs one event per macrotask, and every promise continuation it starts
- * runs in that macrotask's microtask drain, so a continuation belongs to the
- * process whose event started it (processes share no objects: what crosses
- * between them is a network delivery or a disk completion scheduled with its
- * receiver as owner). `within(process, fn)` runs `fn` as another process.
- * Code that awaits another process's work and goes on as the harness (the
- * scenario, the nemesis) says so: `schedule(ms, fn, null)`, `harnessSleep`.
- * (This replaced an AsyncLocalStorage, whose promise hooks on every promise
- * cost 6-8% of a run.)
+ * Each simulated process (a broker, a client) runs in its own context
+ * (AsyncLocalStorage): a timer, a disk write completing or a message arriving
+ * belongs to the process that started it, and when the process crashes, none
+ * of its pending events runs again.
  *
  * The injected Clock and Timers components point here. Code on the request
  * path that still reads the wall clock or the global timers (the client, the
@@ -26,6 +17,7 @@
  * setImmediate, AbortSignal.timeout and Math.random for the run, and
  * restores them after.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { EventQueue, type Rng, type SimEvent } from '@mq/consensus/sim';
 import type { Clock, TimerHandle, Timers } from '@mq/protocol/components';
 
@@ -67,8 +59,7 @@ export class SimTime implements Timers {
   private nowMs = SIM_EPOCH_MS;
   private seq = 0;
   private readonly queue = new EventQueue<Ev>();
-  /** The process whose event (or `within`) runs now; undefined: the harness. */
-  private cur: SimProcess | undefined;
+  private readonly als = new AsyncLocalStorage<SimProcess>();
   events = 0;
 
   constructor(private readonly rng: Rng) {}
@@ -86,23 +77,17 @@ export class SimTime implements Timers {
 
   /** The process the calling code runs in (undefined: the harness). */
   current(): SimProcess | undefined {
-    return this.cur;
+    return this.als.getStore();
   }
 
-  /** Runs `fn` (and everything it schedules, and the continuations of what that schedules) as `process`. */
+  /** Runs `fn` (and everything it schedules) as `process`. */
   within<T>(process: SimProcess, fn: () => T): T {
-    const prev = this.cur;
-    this.cur = process;
-    try {
-      return fn();
-    } finally {
-      this.cur = prev;
-    }
+    return this.als.run(process, fn);
   }
 
-  /** Schedules `fn` in `ms` simulated ms, owned by `owner` (default: the calling process; null: the harness). */
-  schedule(ms: number, fn: () => void, owner: SimProcess | null | undefined = this.cur): SimTimer {
-    const ev: Ev = { at: this.nowMs + Math.max(0, Number.isFinite(ms) ? ms : 0), seq: this.seq++, fn, owner: owner ?? undefined, cancelled: false };
+  /** Schedules `fn` in `ms` simulated ms, owned by `owner` (default: the calling process). */
+  schedule(ms: number, fn: () => void, owner: SimProcess | undefined = this.als.getStore()): SimTimer {
+    const ev: Ev = { at: this.nowMs + Math.max(0, Number.isFinite(ms) ? ms : 0), seq: this.seq++, fn, owner, cancelled: false };
     this.queue.push(ev);
     return new SimTimer(ev);
   }
@@ -118,11 +103,6 @@ export class SimTime implements Timers {
   /** Resolves after `ms` (never, when the calling process crashes first). */
   sleep(ms: number): Promise<void> {
     return new Promise((resolve) => this.schedule(ms, resolve));
-  }
-
-  /** Resolves after `ms` as the harness (whichever process's work the caller awaited last). */
-  harnessSleep(ms: number): Promise<void> {
-    return new Promise((resolve) => this.schedule(ms, resolve, null));
   }
 
   /** Moves the clock by `ms` without running anything (a clock jump); never backwards past an event already due. */
@@ -153,9 +133,8 @@ export class SimTime implements Timers {
         ev.seq = this.seq++;
         this.queue.push(ev);
       }
-      // The owner stays current through the microtasks the event starts (they run before the next macrotask).
-      this.cur = ev.owner;
-      ev.fn();
+      if (ev.owner) this.als.run(ev.owner, ev.fn);
+      else ev.fn();
     }
   }
 

@@ -13,11 +13,10 @@
  *   (LSO = HW) the read_committed consumer has seen every record of every
  *   committed transaction and none of any aborted one;
  * - the LSO never passes an open transaction: every LSO a leader reported
- *   (sampled every check) lies at or below the first offset of each
- *   transaction still open there, that is, no LSO falls strictly inside a
- *   transaction's span (first record, marker) of the final log (an LSO at
- *   the marker itself, before the marker is replicated, is counted: see
- *   finalCheck);
+ *   below its HW (sampled every check) lies at or below the first offset of
+ *   each transaction still open there, that is, outside every transaction's
+ *   span (first record, marker] of the final log (an LSO equal to the HW
+ *   inside a span, a marker not yet replicated, is counted: see finalCheck);
  * - the read_committed consumer reads each partition in increasing offsets,
  *   each record holding the log's value there; no offset is acknowledged
  *   twice with different values.
@@ -72,15 +71,18 @@ export class TxnChecker {
   private readonly lastConsumed: number[];
   /** The read_committed consumer's position per partition (the next offset it would return). */
   readonly positions: number[];
-  /** Every distinct LSO a leader reported, per partition. */
-  private readonly lsoSeen: Set<number>[];
+  /** Every distinct LSO a leader reported below its HW (an open transaction held it back), per partition. */
+  private readonly lsoBelowHw: Set<number>[];
+  /** Every distinct LSO a leader reported at its HW (it saw no open transaction below its HW), per partition. */
+  private readonly lsoAtHw: Set<number>[];
 
   constructor(private readonly o: TxnCheckerOptions) {
     this.ackedAt = Array.from({ length: o.partitions }, () => new Map());
     this.consumedAt = Array.from({ length: o.partitions }, () => new Map());
     this.lastConsumed = Array.from({ length: o.partitions }, () => -1);
     this.positions = Array.from({ length: o.partitions }, () => 0);
-    this.lsoSeen = Array.from({ length: o.partitions }, () => new Set());
+    this.lsoBelowHw = Array.from({ length: o.partitions }, () => new Set());
+    this.lsoAtHw = Array.from({ length: o.partitions }, () => new Set());
   }
 
   private txn(k: number): Txn {
@@ -144,7 +146,7 @@ export class TxnChecker {
         if (h?.role !== 'leader' || !h.leader) continue;
         const lso = h.leader.lastStableOffset;
         if (lso > h.leader.highWatermark) this.o.flag(`${this.o.topic}-${p}: leader ${b.id} has LSO ${lso} above its HW ${h.leader.highWatermark}`);
-        this.lsoSeen[p]!.add(lso);
+        (lso < h.leader.highWatermark ? this.lsoBelowHw : this.lsoAtHw)[p]!.add(lso);
       }
     }
   }
@@ -234,15 +236,18 @@ export class TxnChecker {
         offset = r.nextOffset;
       }
       for (const pid of [...open.keys()]) close(pid, Number.POSITIVE_INFINITY, 'open');
-      // The LSO never passed an open transaction: no sampled LSO inside a span (first, marker). An LSO at the marker
-      // itself means the marker was in the leader's log but not yet below its HW (LSO = HW = marker): the records
-      // were visible before the marker was replicated. Kafka holds the LSO back until the HW passes the marker
-      // (ProducerStateManager's unreplicated transactions); mq does not. Counted, not failed (see README: findings).
-      for (const lso of this.lsoSeen[p]!) {
-        const straddled = spans.find((x) => x.first < lso && lso < x.end);
-        if (straddled) this.o.flag(`${topic}-${p}: a leader reported LSO ${lso} while the transaction from offset ${straddled.first} was still open (its marker is at ${straddled.end})`);
-        if (spans.some((x) => x.first < lso && lso === x.end)) this.lsoAtUnreplicatedMarker++;
+      // The LSO never passed an open transaction: no sampled LSO inside a span (first, marker]. A leader whose LSO
+      // was held back below its HW must have held it at or below the first offset of every open span. An LSO equal
+      // to the leader's HW inside a span is what mq does when a marker is in the leader's log but not yet below its
+      // HW (LSO = HW): the records are visible before their marker is replicated, and if that marker is then lost
+      // with the leader, it is written again later, so the final log shows the span open past that LSO. Kafka holds
+      // the LSO back until the HW passes the marker (ProducerStateManager's unreplicated transactions); mq does not.
+      // Counted, not failed (README: findings); read_committed's own checks above and below still apply.
+      for (const lso of this.lsoBelowHw[p]!) {
+        const straddled = spans.find((x) => x.first < lso && lso <= x.end);
+        if (straddled) this.o.flag(`${topic}-${p}: a leader reported LSO ${lso} (below its HW) while the transaction from offset ${straddled.first} was still open (its marker is at ${straddled.end})`);
       }
+      for (const lso of this.lsoAtHw[p]!) if (spans.some((x) => x.first < lso && lso <= x.end)) this.lsoAtUnreplicatedMarker++;
       for (const [off, v] of this.ackedAt[p]!) {
         if (records.get(off) !== v) this.o.flag(`acknowledged transactional write ${topic}-${p} offset ${off} ("${v}") holds ${records.has(off) ? `"${records.get(off)}"` : 'nothing'} at the end`);
       }

@@ -6,7 +6,7 @@
  * invariants checked every 100 simulated ms and at the end.
  */
 import { Rng } from '@mq/consensus/sim';
-import { MqClient, type Producer, type Consumer } from '@mq/client';
+import { MqClient, type Producer, type Consumer, type ConsumerRecord } from '@mq/client';
 import { decodeBatchSync, iterateBatches } from '@mq/protocol/batch';
 import { ClusterChecker, SimViolation, type Acked } from './checker.js';
 import { brokerHost, CLIENT_PORT, SimBroker } from './sim-broker.js';
@@ -175,23 +175,27 @@ export async function runClusterSimulation(o: ClusterSimOptions): Promise<Cluste
     const consumerProc = clients.at(-1)!.proc;
     let consuming = true;
     const consumer: Consumer = time.within(consumerProc, () => consumerClient.consumer({}));
+    /** One poll(300) of a workload consumer: its records (after an empty answer given at once, a pause so the loop yields); undefined when it failed (noted, after a pause). */
+    const pollOnce = async (c: Consumer, name: string): Promise<ConsumerRecord[] | undefined> => {
+      const polledAt = time.elapsed();
+      let records;
+      try {
+        records = await c.poll(300);
+      } catch (err) {
+        note(`${name} poll failed: ${(err as Error).message}`);
+        await time.sleep(100);
+        return undefined;
+      }
+      if (records.length === 0 && time.elapsed() === polledAt) {
+        checker.emptyPollAtOnce();
+        await time.sleep(50);
+      }
+      return records;
+    };
     const consumerLoop = harnessLoop('consumer', time.within(consumerProc, async () => {
       consumer.assign(Array.from({ length: partitions }, (_, p) => ({ topic: TOPIC, partition: p, offset: 0 })));
       while (consuming) {
-        let records;
-        const polledAt = time.elapsed();
-        try {
-          records = await consumer.poll(300);
-        } catch (err) {
-          note(`consumer poll failed: ${(err as Error).message}`);
-          await time.sleep(100);
-          continue;
-        }
-        if (records.length === 0 && time.elapsed() === polledAt) {
-          checker.emptyPollAtOnce();
-          await time.sleep(50);
-        }
-        for (const r of records) checker.consumed(r.partition, r.offset, r.value?.toString('utf8') ?? '');
+        for (const r of (await pollOnce(consumer, 'consumer')) ?? []) checker.consumed(r.partition, r.offset, r.value?.toString('utf8') ?? '');
       }
     }));
 
@@ -319,19 +323,8 @@ export async function runClusterSimulation(o: ClusterSimOptions): Promise<Cluste
     const txnConsumerLoop = harnessLoop('c-txn', time.within(txnConsumerProc, async () => {
       txnConsumer.assign(Array.from({ length: partitions }, (_, p) => ({ topic: TXN_TOPIC, partition: p, offset: 0 })));
       while (consuming) {
-        let records;
-        const polledAt = time.elapsed();
-        try {
-          records = await txnConsumer.poll(300);
-        } catch (err) {
-          note(`c-txn poll failed: ${(err as Error).message}`);
-          await time.sleep(100);
-          continue;
-        }
-        if (records.length === 0 && time.elapsed() === polledAt) {
-          checker.emptyPollAtOnce();
-          await time.sleep(50);
-        }
+        const records = await pollOnce(txnConsumer, 'c-txn');
+        if (!records) continue;
         for (const r of records) txnChecker.consumed(r.partition, r.offset, r.value?.toString('utf8') ?? '');
         for (let p = 0; p < partitions; p++) txnChecker.positions[p] = await txnConsumer.position({ topic: TXN_TOPIC, partition: p });
       }

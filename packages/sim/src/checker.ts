@@ -193,6 +193,13 @@ export class ClusterChecker {
         }
       }
       if (!node.controller.isActive) continue;
+      // Every topic's leader is in its ISR (the transactional and the internal topics' too).
+      for (const other of node.controller.metadata.topics()) {
+        if (other.name === topic) continue;
+        other.partitions.forEach((rec, p) => {
+          if (rec.leader > 0 && !rec.isr.includes(rec.leader)) this.fail(`controller ${b.id}: ${other.name}-${p} leader ${rec.leader} (epoch ${rec.leaderEpoch}) is not in its ISR [${rec.isr.join(',')}]`);
+        });
+      }
       const t = node.controller.metadata.topic(topic);
       if (!t) continue;
       t.partitions.forEach((rec, p) => {

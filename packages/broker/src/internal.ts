@@ -15,6 +15,8 @@ export type { LogOpener } from './log-factory.js';
 // The cluster node's parts, for the simulator (@mq/sim), which assembles brokers from them with injected components.
 export { startClusterNode } from './cluster/cluster-node.js';
 export { startGroups } from './group/broker-groups.js';
+export { startTransactions } from './txn/broker-transactions.js';
+export { OFFSETS_TOPIC } from './group/options.js';
 export { clientListenerHandlers } from './cluster/listeners.js';
 export { BrokerConfig } from './config/broker-config.js';
 export { BrokerMetrics } from './metrics/broker-metrics.js';

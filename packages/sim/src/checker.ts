@@ -93,6 +93,11 @@ export class ClusterChecker {
     if (this.emptyPollsAtOnce++ === 0) this.o.note('a poll() answered empty without waiting its timeout');
   }
 
+  /** A violation found by another checker (the transactional one): recorded here, where the run looks. */
+  flagFrom(message: string): void {
+    this.flag(message);
+  }
+
   harnessError(message: string): void {
     this.flag(`harness error: ${message}`);
   }
@@ -188,6 +193,13 @@ export class ClusterChecker {
         }
       }
       if (!node.controller.isActive) continue;
+      // Every topic's leader is in its ISR (the transactional and the internal topics' too).
+      for (const other of node.controller.metadata.topics()) {
+        if (other.name === topic) continue;
+        other.partitions.forEach((rec, p) => {
+          if (rec.leader > 0 && !rec.isr.includes(rec.leader)) this.fail(`controller ${b.id}: ${other.name}-${p} leader ${rec.leader} (epoch ${rec.leaderEpoch}) is not in its ISR [${rec.isr.join(',')}]`);
+        });
+      }
       const t = node.controller.metadata.topic(topic);
       if (!t) continue;
       t.partitions.forEach((rec, p) => {
@@ -226,22 +238,22 @@ export class ClusterChecker {
     else if (prior !== leader) this.fail(`two leaders of ${this.o.topic}-${partition} in epoch ${epoch}: ${prior} and ${leader} (${who})`);
   }
 
-  private activeTopic() {
+  private activeTopic(topicName: string = this.o.topic) {
     const active = this.o.brokers.find((b) => b.alive && b.node?.controller.isActive);
-    return active ? { active, topic: active.node!.controller.metadata.topic(this.o.topic) } : undefined;
+    return active ? { active, topic: active.node!.controller.metadata.topic(topicName) } : undefined;
   }
 
   /** Every partition led, with its whole replica set in the ISR, and every replica at the leader's HW and log end. */
-  converged(): boolean {
-    const a = this.activeTopic();
+  converged(topicName: string = this.o.topic): boolean {
+    const a = this.activeTopic(topicName);
     if (!a?.topic) return false;
     return a.topic.partitions.every((rec, p) => {
       if (rec.leader <= 0 || rec.isr.length !== rec.replicas.length) return false;
       const leader = this.o.brokers.find((b) => b.id === rec.leader)?.node?.replicas;
-      const hw = leader?.highWatermarkOf(this.o.topic, p);
-      const leo = leader?.hostedPartition(this.o.topic, p)?.log.logEndOffset;
+      const hw = leader?.highWatermarkOf(topicName, p);
+      const leo = leader?.hostedPartition(topicName, p)?.log.logEndOffset;
       if (hw === undefined || leo !== hw) return false;
-      return rec.replicas.every((r) => this.o.brokers.find((b) => b.id === r)?.node?.replicas.highWatermarkOf(this.o.topic, p) === hw);
+      return rec.replicas.every((r) => this.o.brokers.find((b) => b.id === r)?.node?.replicas.highWatermarkOf(topicName, p) === hw);
     });
   }
 

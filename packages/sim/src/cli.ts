@@ -1,60 +1,105 @@
 #!/usr/bin/env node
-// npm run sim:cluster -- --seeds N [--brokers 3|5] [--seed S] [--duration MS] [--trace]
+// npm run sim:cluster -- --seeds N [--brokers 3|5] [--seed S] [--first S] [--duration MS] [--jobs J] [--trace]
+import { fork } from 'node:child_process';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { runClusterSimulation } from './cluster-sim.js';
+import { runClusterSimulation, type ClusterSimResult } from './cluster-sim.js';
 
 const { values } = parseArgs({
   options: {
     seeds: { type: 'string', default: '20' },
     seed: { type: 'string' },
+    first: { type: 'string', default: '1' },
     brokers: { type: 'string', default: '3' },
     duration: { type: 'string', default: '20000' },
+    jobs: { type: 'string', default: '1' },
     trace: { type: 'boolean', default: false },
+    /** Internal: run as worker `i` of `n` (seeds first+i, first+i+n, ...), reporting each result to the parent. */
+    worker: { type: 'string' },
   },
 });
-const brokers = Number(values.brokers);
+const brokers = Number(values.brokers) as 3 | 5;
 if (brokers !== 3 && brokers !== 5) {
   console.error(`--brokers must be 3 or 5, got ${values.brokers}`);
   process.exit(2);
 }
-const first = values.seed !== undefined ? Number(values.seed) : 1;
+const first = values.seed !== undefined ? Number(values.seed) : Number(values.first);
 const count = values.seed !== undefined ? 1 : Number(values.seeds);
 const durationMs = Number(values.duration);
-if (!Number.isSafeInteger(first) || !Number.isSafeInteger(count) || count < 1 || !Number.isSafeInteger(durationMs) || durationMs < 0) {
-  console.error('--seeds, --seed and --duration take non-negative integers');
+const jobs = values.jobs === 'auto' ? availableParallelism() : Number(values.jobs);
+if (![first, count, durationMs, jobs].every(Number.isSafeInteger) || count < 1 || durationMs < 0 || first < 0 || jobs < 1) {
+  console.error('--seeds, --seed, --first, --duration and --jobs take non-negative integers (--seeds and --jobs at least 1; --jobs auto: one per core)');
   process.exit(2);
 }
-let clean = 0;
-let acked = 0;
-let consumed = 0;
-let groupReads = 0;
-let groupCommits = 0;
-let groupSessions = 0;
-let crashes = 0;
-let leaderChanges = 0;
-let simulatedMs = 0;
-const started = performance.now();
-for (let seed = first; seed < first + count; seed++) {
-  const r = await runClusterSimulation({ seed, brokers, durationMs, trace: values.trace });
-  if (values.trace) console.log(r.trace.join('\n'));
-  acked += r.acked;
-  consumed += r.consumed;
-  groupReads += r.groupReads;
-  groupCommits += r.groupCommits;
-  groupSessions += r.groupSessions;
-  crashes += r.crashes;
-  leaderChanges += r.leaderChanges;
-  simulatedMs += r.simulatedMs;
-  if (!r.ok) {
-    if (!values.trace) console.log(r.trace.slice(-60).join('\n'));
-    console.log(`${clean}/${count} seeds ran clean (${brokers} brokers)`);
-    console.error(`FAILED seed ${seed}: ${r.violation}`);
-    console.error(`reproduce: npm run sim:cluster -w @mq/sim -- --seed ${seed} --brokers ${brokers} --duration ${durationMs} --trace`);
+
+/** One seed's figures, as a worker reports them (the trace only when it failed). */
+type SeedReport = Omit<ClusterSimResult, 'trace'> & { trace?: string[] };
+
+async function runSeed(seed: number): Promise<ClusterSimResult> {
+  return runClusterSimulation({ seed, brokers, durationMs, trace: values.trace });
+}
+
+if (values.worker !== undefined) {
+  const [i, n] = values.worker.split('/').map(Number) as [number, number];
+  for (let seed = first + i; seed < first + count; seed += n) {
+    const r = await runSeed(seed);
+    const { trace, ...figures } = r;
+    const report: SeedReport = r.ok ? figures : { ...figures, trace: trace.slice(-60) };
+    await new Promise<void>((resolve) => process.send!(report, () => resolve()));
+    if (!r.ok) break;
+  }
+  process.disconnect();
+} else {
+  const totals = { clean: 0, acked: 0, consumed: 0, groupReads: 0, groupCommits: 0, groupSessions: 0, txnCommitted: 0, txnAborted: 0, txnUnknown: 0, txnConsumed: 0, crashes: 0, leaderChanges: 0, simulatedMs: 0 };
+  const started = performance.now();
+  let failed: SeedReport | undefined;
+  const add = (r: SeedReport): void => {
+    for (const k of Object.keys(totals) as (keyof typeof totals)[]) if (k !== 'clean') totals[k] += r[k];
+    if (r.ok) totals.clean++;
+    else if (!failed || r.seed < failed.seed) failed = r;
+  };
+  if (jobs === 1 || count === 1 || values.trace) {
+    for (let seed = first; seed < first + count && !failed; seed++) {
+      const r = await runSeed(seed);
+      if (values.trace) console.log(r.trace.join('\n'));
+      add(r.ok ? r : { ...r, trace: values.trace ? [] : r.trace.slice(-60) });
+    }
+  } else {
+    // One process per job, each running every jobs-th seed; the first failure stops the others.
+    const self = fileURLToPath(import.meta.url);
+    const args = ['--first', String(first), '--seeds', String(count), '--brokers', String(brokers), '--duration', String(durationMs)];
+    const n = Math.min(jobs, count);
+    const children = Array.from({ length: n }, (_, i) => fork(self, [...args, '--worker', `${i}/${n}`], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+    await Promise.all(
+      children.map(
+        (child) =>
+          new Promise<void>((resolve) => {
+            child.on('message', (r: SeedReport) => {
+              add(r);
+              if (!r.ok) for (const other of children) if (other !== child && other.exitCode === null) other.kill();
+            });
+            child.on('exit', (code, signal) => {
+              if (code !== 0 && signal === null && !failed) failed = { seed: -1, ok: false, violation: `a worker process exited with code ${code}` } as SeedReport;
+              resolve();
+            });
+          }),
+      ),
+    );
+  }
+  if (failed) {
+    if (failed.trace?.length) console.log(failed.trace.join('\n'));
+    console.log(`${totals.clean}/${count} seeds ran clean (${brokers} brokers)`);
+    console.error(`FAILED seed ${failed.seed}: ${failed.violation}`);
+    console.error(`reproduce: npm run sim:cluster -w @mq/sim -- --seed ${failed.seed} --brokers ${brokers} --duration ${durationMs} --trace`);
     process.exit(1);
   }
-  clean++;
+  const wallS = (performance.now() - started) / 1000;
+  const t = totals;
+  console.log(
+    `${t.clean}/${count} seeds ran clean (${brokers} brokers, ${t.acked} acknowledged writes, ${t.consumed} records consumed, ${t.groupReads} read by ${t.groupSessions} group members with ${t.groupCommits} partition commits, ` +
+      `${t.txnCommitted} transactions committed, ${t.txnAborted} aborted and ${t.txnUnknown} unanswered with ${t.txnConsumed} records read_committed, ${t.crashes} crashes, ${t.leaderChanges} leader changes, ${(t.simulatedMs / 1000).toFixed(0)} simulated s)`,
+  );
+  // Wall-clock figures go to stderr, so --trace output on stdout stays byte-identical.
+  console.error(`${wallS.toFixed(1)} s wall, ${jobs} job(s): ${(t.simulatedMs / 1000 / wallS).toFixed(2)} simulated s per wall s, ${((count / wallS) * 60).toFixed(1)} seeds/minute`);
 }
-const wallS = (performance.now() - started) / 1000;
-// The figures below are wall-clock measurements: they go to stderr, so --trace output on stdout stays byte-identical.
-console.log(`${clean}/${count} seeds ran clean (${brokers} brokers, ${acked} acknowledged writes, ${consumed} records consumed, ${groupReads} read by ${groupSessions} group members with ${groupCommits} partition commits, ${crashes} crashes, ${leaderChanges} leader changes, ${(simulatedMs / 1000).toFixed(0)} simulated s)`);
-console.error(`${wallS.toFixed(1)} s wall: ${(simulatedMs / 1000 / wallS).toFixed(2)} simulated s per wall s, ${((count / wallS) * 60).toFixed(1)} seeds/minute`);

@@ -6,12 +6,13 @@
  * invariants checked every 100 simulated ms and at the end.
  */
 import { Rng } from '@mq/consensus/sim';
-import { MqClient, type Producer, type Consumer } from '@mq/client';
+import { MqClient, type Producer, type Consumer, type ConsumerRecord } from '@mq/client';
 import { decodeBatchSync, iterateBatches } from '@mq/protocol/batch';
 import { ClusterChecker, SimViolation, type Acked } from './checker.js';
 import { brokerHost, CLIENT_PORT, SimBroker } from './sim-broker.js';
 import { SimNetwork } from './sim-network.js';
 import { SimTime, type SimProcess } from './sim-time.js';
+import { TxnChecker, txnValue } from './txn-checker.js';
 
 export interface ClusterSimOptions {
   seed: number;
@@ -39,6 +40,11 @@ export interface ClusterSimResult {
   groupReads: number;
   groupCommits: number;
   groupSessions: number;
+  /** Transactions the transactional producer was answered committed / aborted, or neither; records read_committed. */
+  txnCommitted: number;
+  txnAborted: number;
+  txnUnknown: number;
+  txnConsumed: number;
   crashes: number;
   partitions: number;
   leaderChanges: number;
@@ -48,6 +54,10 @@ export interface ClusterSimResult {
 export const TOPIC = 'sim';
 export const GROUP = 'sim-group';
 const TOPIC_ID = 'c2ltLXRvcGljLWlkLTAwMQ';
+/** The transactional pipeline's topic: only the transactional producer writes it. */
+export const TXN_TOPIC = 'sim-txn';
+const TXN_TOPIC_ID = 'c2ltLXR4bi10b3BpYy0wMDE';
+export const TRANSACTIONAL_ID = 'sim-txn-producer';
 
 interface ProducerRun {
   name: string;
@@ -75,7 +85,11 @@ export async function runClusterSimulation(o: ClusterSimOptions): Promise<Cluste
   const ids = Array.from({ length: n }, (_, i) => i + 1);
   const brokers = ids.map((id) => new SimBroker(id, ids, { time, net, rng: rng.fork(), logLine: (l) => note(`log ${l}`) }));
   const checker = new ClusterChecker({ topic: TOPIC, partitions, brokers, note });
-  const result: ClusterSimResult = { seed: o.seed, ok: true, simulatedMs: 0, events: 0, acked: 0, consumed: 0, groupReads: 0, groupCommits: 0, groupSessions: 0, crashes: 0, partitions, leaderChanges: 0, trace };
+  const txnChecker = new TxnChecker({ topic: TXN_TOPIC, partitions, brokers, time, note, flag: (m) => checker.flagFrom(m) });
+  const result: ClusterSimResult = {
+    seed: o.seed, ok: true, simulatedMs: 0, events: 0, acked: 0, consumed: 0, groupReads: 0, groupCommits: 0, groupSessions: 0,
+    txnCommitted: 0, txnAborted: 0, txnUnknown: 0, txnConsumed: 0, crashes: 0, partitions, leaderChanges: 0, trace,
+  };
   const uninstall = time.install();
   let done = false;
   const bootstrap = ids.map((id) => `${brokerHost(id)}:${CLIENT_PORT}`);
@@ -107,11 +121,13 @@ export async function runClusterSimulation(o: ClusterSimOptions): Promise<Cluste
     const active = () => brokers.find((b) => b.node?.controller.isActive);
     await until(() => active() !== undefined, 10_000, 'no active controller');
     const leader = active()!;
-    await time.within(leader.proc, () =>
-      leader.node!.controller.submit({ type: 'createTopic', name: TOPIC, topicId: TOPIC_ID, numPartitions: partitions, replicationFactor: Math.min(3, n), configs: {} }, 10_000),
-    );
-    await until(() => brokers.every((b) => b.node?.controller.metadata.topic(TOPIC)?.partitions.every((p) => p.leader > 0)), 10_000, 'the topic got no leaders');
-    note(`topic ${TOPIC} created: ${partitions} partitions`);
+    for (const [name, topicId] of [[TOPIC, TOPIC_ID], [TXN_TOPIC, TXN_TOPIC_ID]] as const) {
+      await time.within(leader.proc, () =>
+        leader.node!.controller.submit({ type: 'createTopic', name, topicId, numPartitions: partitions, replicationFactor: Math.min(3, n), configs: {} }, 10_000),
+      );
+      await until(() => brokers.every((b) => b.node?.controller.metadata.topic(name)?.partitions.every((p) => p.leader > 0)), 10_000, `topic ${name} got no leaders`);
+      note(`topic ${name} created: ${partitions} partitions`);
+    }
 
     // Continuous checks.
     const checkEvery = 100;
@@ -119,6 +135,7 @@ export async function runClusterSimulation(o: ClusterSimOptions): Promise<Cluste
       if (done) return;
       try {
         checker.check();
+        txnChecker.check();
       } catch {
         return; // the violation is recorded; the run stops
       }
@@ -158,23 +175,27 @@ export async function runClusterSimulation(o: ClusterSimOptions): Promise<Cluste
     const consumerProc = clients.at(-1)!.proc;
     let consuming = true;
     const consumer: Consumer = time.within(consumerProc, () => consumerClient.consumer({}));
+    /** One poll(300) of a workload consumer: its records (after an empty answer given at once, a pause so the loop yields); undefined when it failed (noted, after a pause). */
+    const pollOnce = async (c: Consumer, name: string): Promise<ConsumerRecord[] | undefined> => {
+      const polledAt = time.elapsed();
+      let records;
+      try {
+        records = await c.poll(300);
+      } catch (err) {
+        note(`${name} poll failed: ${(err as Error).message}`);
+        await time.sleep(100);
+        return undefined;
+      }
+      if (records.length === 0 && time.elapsed() === polledAt) {
+        checker.emptyPollAtOnce();
+        await time.sleep(50);
+      }
+      return records;
+    };
     const consumerLoop = harnessLoop('consumer', time.within(consumerProc, async () => {
       consumer.assign(Array.from({ length: partitions }, (_, p) => ({ topic: TOPIC, partition: p, offset: 0 })));
       while (consuming) {
-        let records;
-        const polledAt = time.elapsed();
-        try {
-          records = await consumer.poll(300);
-        } catch (err) {
-          note(`consumer poll failed: ${(err as Error).message}`);
-          await time.sleep(100);
-          continue;
-        }
-        if (records.length === 0 && time.elapsed() === polledAt) {
-          checker.emptyPollAtOnce();
-          await time.sleep(50);
-        }
-        for (const r of records) checker.consumed(r.partition, r.offset, r.value?.toString('utf8') ?? '');
+        for (const r of (await pollOnce(consumer, 'consumer')) ?? []) checker.consumed(r.partition, r.offset, r.value?.toString('utf8') ?? '');
       }
     }));
 
@@ -227,8 +248,95 @@ export async function runClusterSimulation(o: ClusterSimOptions): Promise<Cluste
       }
     }));
 
+    // The transactional pipeline: a transactional producer commits (70%) or aborts transactions of 1-6 records across
+    // the partitions of TXN_TOPIC, one at a time; a read_committed consumer reads every partition from offset 0. A
+    // fenced or stuck producer is closed and a new instance of the same transactional id takes over (InitProducerId
+    // fences the old one and settles its open transaction).
+    const txnClient = clientOf('p-txn');
+    const txnProc = clients.at(-1)!.proc;
+    let txnStep = '';
+    const txnLoop = harnessLoop('p-txn', time.within(txnProc, async () => {
+      const newProducer = () => txnClient.producer({ acks: 'all', transactionalId: TRANSACTIONAL_ID, transactionTimeoutMs: 10_000, lingerMs: 2 });
+      let producer = newProducer();
+      let k = 0;
+      const replace = async (why: string) => {
+        note(`p-txn: a new producer instance (${why})`);
+        await producer.close().catch(() => undefined);
+        producer = newProducer();
+      };
+      while (producing) {
+        await time.sleep(workRng.int(5, 60));
+        try {
+          txnStep = 'beginTransaction()';
+          await producer.beginTransaction();
+        } catch (err) {
+          note(`p-txn begin failed: ${(err as Error).message}`);
+          if (producer.transactionState !== 'ready') await replace('begin failed');
+          await time.sleep(100);
+          continue;
+        }
+        const txn = ++k;
+        txnChecker.begun(txn);
+        const count = workRng.int(1, 6);
+        for (let i = 0; i < count; i++) {
+          const partition = workRng.int(0, partitions - 1);
+          const value = txnValue(txn, i);
+          txnChecker.sent(txn, partition, value);
+          producer.send(TXN_TOPIC, { value, partition }).then(
+            (md) => txnChecker.acked(partition, md.offset, value),
+            (err: unknown) => note(`p-txn send ${value} p${partition} failed: ${(err as Error).message}`),
+          );
+          if (workRng.chance(0.5)) await time.sleep(workRng.int(1, 20));
+        }
+        const commit = workRng.chance(0.7);
+        txnChecker.ending(txn, commit);
+        try {
+          txnStep = `${commit ? 'commit' : 'abort'}Transaction() of txn ${txn}`;
+          if (commit) await producer.commitTransaction();
+          else await producer.abortTransaction();
+          txnChecker.ended(txn, commit ? 'committed' : 'aborted');
+          continue;
+        } catch (err) {
+          note(`p-txn ${commit ? 'commit' : 'abort'} of txn ${txn} failed: ${(err as Error).message}`);
+        }
+        // Not answered: abort when the producer still may (a commit that failed on a send), else a new instance.
+        const state = producer.transactionState;
+        if (state === 'in-transaction' || state === 'abortable') {
+          try {
+            txnStep = `abortTransaction() of txn ${txn} after a failed end`;
+            await producer.abortTransaction();
+            txnChecker.ended(txn, 'aborted');
+            continue;
+          } catch (err) {
+            note(`p-txn abort of txn ${txn} failed: ${(err as Error).message}`);
+          }
+        }
+        txnChecker.ended(txn, 'unknown');
+        if (producer.transactionState !== 'ready') await replace(`state ${producer.transactionState}`);
+      }
+      txnStep = 'close()';
+      await producer.close();
+    }));
+    const txnConsumerClient = clientOf('c-txn');
+    const txnConsumerProc = clients.at(-1)!.proc;
+    const txnConsumer: Consumer = time.within(txnConsumerProc, () => txnConsumerClient.consumer({ isolationLevel: 'read_committed' }));
+    const txnConsumerLoop = harnessLoop('c-txn', time.within(txnConsumerProc, async () => {
+      txnConsumer.assign(Array.from({ length: partitions }, (_, p) => ({ topic: TXN_TOPIC, partition: p, offset: 0 })));
+      while (consuming) {
+        const records = await pollOnce(txnConsumer, 'c-txn');
+        if (!records) continue;
+        for (const r of records) txnChecker.consumed(r.partition, r.offset, r.value?.toString('utf8') ?? '');
+        for (let p = 0; p < partitions; p++) txnChecker.positions[p] = await txnConsumer.position({ topic: TXN_TOPIC, partition: p });
+      }
+    }));
+
     // Faults.
     let down = 0;
+    /** Mostly a live broker that believes it leads a partition of the topic; now and then (or when none does) any broker. */
+    const leaderOfSomething = (): SimBroker | undefined => {
+      const leading = brokers.filter((b) => b.alive && Array.from({ length: partitions }, (_, p) => b.node?.replicas.hostedPartition(TOPIC, p)?.role).includes('leader'));
+      return leading.length > 0 && faultRng.chance(0.8) ? faultRng.pick(leading) : undefined;
+    };
     // Usually at most a minority down at once (the quorum and every partition's ISR survive); now and then more,
     // up to all but one broker (a rack's power loss): under flush.policy=always even that loses no acknowledged write.
     const maxDown = (): number => (faultRng.chance(0.3) ? n - 1 : Math.floor((n - 1) / 2));
@@ -236,7 +344,7 @@ export async function runClusterSimulation(o: ClusterSimOptions): Promise<Cluste
     const faultsUntil = time.elapsed() + durationMs;
     while (faults && time.elapsed() < faultsUntil) {
       await time.sleep(faultRng.int(300, 2500));
-      const kind = faultRng.int(0, 9);
+      const kind = faultRng.int(0, 12);
       if (kind <= 3 && down < maxDown()) {
         const b = faultRng.pick(brokers.filter((x) => x.alive));
         const r = b.crash(0.5);
@@ -268,6 +376,40 @@ export async function runClusterSimulation(o: ClusterSimOptions): Promise<Cluste
         await time.sleep(faultRng.int(200, 4000));
         net.heal();
         note('HEAL');
+      } else if (kind === 10) {
+        // A deposed leader that keeps running: the Raft messages to (and usually from) a broker leading a partition
+        // are cut, so its metadata freezes and the controller fences it and moves its partitions, while its
+        // connections still work: clients and followers that have not moved on still reach it.
+        const b = leaderOfSomething() ?? faultRng.pick(brokers);
+        const both = faultRng.chance(0.7);
+        for (const x of ids.map(brokerHost)) {
+          if (x === b.proc.name) continue;
+          net.cutRaft(x, b.proc.name);
+          if (both) net.cutRaft(b.proc.name, x);
+        }
+        note(`DEPOSE broker ${b.id}: Raft cut ${both ? 'both ways' : 'to it'}, connections kept`);
+        await time.sleep(faultRng.int(1000, 6000));
+        net.heal();
+        note('HEAL');
+      } else if (kind === 11) {
+        // Metadata lag: Raft messages to a broker arrive 0.5-4 s late (it stays a live voter now and then, so it is
+        // fenced and unfenced, elected and deposed, and learns each epoch late) while its connections keep up.
+        const b = leaderOfSomething() ?? faultRng.pick(brokers);
+        for (const x of ids.map(brokerHost)) if (x !== b.proc.name) net.slowLink(x, b.proc.name, 500, 4000, true);
+        note(`LAG metadata to broker ${b.id}`);
+        await time.sleep(faultRng.int(2000, 8000));
+        net.heal();
+        note('HEAL');
+      } else if (kind === 12) {
+        // A congested link: every frame (fetch answers of an old epoch too) and Raft message from one broker to
+        // another arrives 0.1-1.5 s late.
+        const a = faultRng.pick(ids);
+        const c = faultRng.pick(ids.filter((x) => x !== a));
+        net.slowLink(brokerHost(a), brokerHost(c), 100, 1500);
+        note(`SLOW link ${a} -> ${c}`);
+        await time.sleep(faultRng.int(1000, 5000));
+        net.heal();
+        note('HEAL');
       } else {
         const c = faultRng.pick(clients);
         const b = faultRng.pick(ids);
@@ -288,21 +430,29 @@ export async function runClusterSimulation(o: ClusterSimOptions): Promise<Cluste
     producing = false;
     stage = 'waiting for the producers to stop';
     await Promise.all(producerLoops);
+    const txnStuck = time.schedule(settleMs, () => (stage = `waiting for the transactional producer to stop: its ${txnStep} has not returned for ${settleMs} ms`), undefined);
+    await txnLoop;
+    time.clearTimeout(txnStuck);
     stage = 'waiting for every send to be answered';
     await until(() => runs.every((r) => r.outstanding === 0), settleMs, 'sends still unanswered after the heal (liveness)');
     stage = 'waiting for every partition to converge';
     await until(() => checker.converged(), settleMs, `partitions without a leader or a full ISR after the heal (liveness): ${checker.describe()}`);
     await until(() => checker.consumerCaughtUp(), settleMs, 'the consumer did not reach the high watermark after the heal (liveness)');
+    stage = 'waiting for the transactions to settle';
+    await until(() => checker.converged(TXN_TOPIC) && txnChecker.settled(), settleMs, `transactions still open or the read_committed consumer behind after the heal (liveness): ${txnChecker.describe()}`);
     consuming = false;
     grouping = false;
     stage = 'waiting for the consumer to stop';
     await consumerLoop;
+    await txnConsumerLoop;
     stage = 'waiting for the group member to stop';
     const groupStuck = time.schedule(settleMs, () => (stage = `waiting for the group member to stop: its ${groupStep} has not returned for ${settleMs} ms`), undefined);
     await groupLoop;
     time.clearTimeout(groupStuck);
     stage = 'final check';
     await checker.finalCheck(readReplica);
+    await txnChecker.finalCheck();
+    if (checker.violation !== undefined) throw new SimViolation(checker.violation);
   };
 
   /** Decoded records of one replica's log, below its high watermark: offset -> value. */
@@ -371,6 +521,10 @@ export async function runClusterSimulation(o: ClusterSimOptions): Promise<Cluste
   result.groupReads = checker.groupReads;
   result.groupCommits = checker.groupCommits;
   result.groupSessions = checker.groupSessions;
+  result.txnCommitted = txnChecker.committed;
+  result.txnAborted = txnChecker.aborted;
+  result.txnUnknown = txnChecker.unknown;
+  result.txnConsumed = txnChecker.consumedCount;
   result.leaderChanges = checker.leaderChanges;
   if (!result.ok && result.violation) note(`VIOLATION: ${result.violation}`);
   return result;

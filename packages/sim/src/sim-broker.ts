@@ -22,6 +22,8 @@ import {
   ServerConnection,
   startClusterNode,
   startGroups,
+  startTransactions,
+  OFFSETS_TOPIC,
   type BrokerContext,
   type ClusterNode,
   type HandlerMap,
@@ -54,6 +56,8 @@ export function simBrokerConfig(ids: readonly number[], extra: Record<string, st
     'offsets.topic.num.partitions': '3',
     'group.initial.rebalance.delay.ms': '500',
     'group.min.session.timeout.ms': '1000',
+    'transaction.state.log.num.partitions': '3',
+    'transaction.abort.timed.out.transaction.cleanup.interval.ms': '1000',
     ...extra,
   });
 }
@@ -118,6 +122,11 @@ export class SimBroker {
     const dataDir = `/data/${brokerHost(id)}`;
     await this.fs.mkdir(dataDir);
     const fs = this.fs.view();
+    // As startBroker wires them: a marker written to a __consumer_offsets partition led here settles its transactional offset commits.
+    const started: { groups?: Awaited<ReturnType<typeof startGroups>> } = {};
+    const onTxnMarker = (topic: string, partition: number, producerId: number, committed: boolean) => {
+      if (topic === OFFSETS_TOPIC) started.groups?.coordinator?.completeTxn(partition, producerId, committed);
+    };
     const node = await startClusterNode(
       { brokerId: id, dataDir, config, cleanShutdown: false },
       {
@@ -128,6 +137,7 @@ export class SimBroker {
         connect: net.connector(proc),
         raft: { transport: net.raftTransport(id, proc), storage: this.raftDisk.reopen() },
         replicaStorage: { checkpointFor: (file) => this.fs.checkpoint(file), dirs: this.fs.dirView() },
+        onTxnMarker,
       },
     );
     if (!proc.alive) return;
@@ -135,8 +145,12 @@ export class SimBroker {
     // Member ids from the run's seeded random numbers (Math.random is the seeded RNG while a run is installed), so a seed replays them.
     const seededId = () => Math.floor(Math.random() * 2 ** 48).toString(16).padStart(12, '0');
     const groups = await startGroups({ config, logger, clock: time.clock, newMemberId: (clientId) => `${clientId || 'member'}-${seededId()}${seededId()}` });
+    started.groups = groups;
     groups.useCluster(node);
-    const handlers: HandlerMap = { ...DEFAULT_HANDLERS, ...groups.handlers, ...node.handlers };
+    const producerIds = new ProducerIdManager(controllerBlockSource((c) => node.controller.submit(c), id));
+    const transactions = startTransactions({ config, logger, clock: time.clock, timers: time, onTxnMarker });
+    transactions.useCluster(node, producerIds);
+    const handlers: HandlerMap = { ...DEFAULT_HANDLERS, ...groups.handlers, ...transactions.handlers(groups.handlers.findCoordinator), ...node.handlers };
     const ctx: BrokerContext = {
       brokerId: id,
       clusterId: 'sim',
@@ -152,7 +166,7 @@ export class SimBroker {
       clock: time.clock,
       metrics: new BrokerMetrics({ processMetrics: false }),
       readBuffers: new ReadBufferPool(),
-      producerIds: new ProducerIdManager(controllerBlockSource((c) => node.controller.submit(c), id)),
+      producerIds,
     };
     const limits = {
       maxInFlight: config.int('max.in.flight.requests.per.connection'),

@@ -53,9 +53,10 @@ class Pipe {
 
   /** Sends from one end (0: client to server, 1: server to client). */
   carry(dir: 0 | 1, data: Buffer): void {
+    const from = dir === 0 ? this.clientProc : this.serverProc;
     const to = dir === 0 ? this.serverProc : this.clientProc;
     const time = this.net.time;
-    const at = Math.max(this.lastArrival[dir]!, time.now() + this.net.linkDelay());
+    const at = Math.max(this.lastArrival[dir]!, time.now() + this.net.linkDelay(from.name, to.name));
     this.lastArrival[dir] = at;
     const copy = Buffer.from(data);
     time.schedule(at - time.now(), () => this.arrive(dir, copy), to);
@@ -187,6 +188,10 @@ export class SimNetwork {
   private readonly listeners = new Map<string, { proc: SimProcess; accept: Accept }>();
   private readonly raftHandlers = new Map<number, { proc: SimProcess; handler: (m: Message) => void }>();
   private readonly cut = new Set<string>();
+  /** One-way cuts of Raft messages only (connections still carry frames): a voter's metadata freezes. */
+  private readonly raftCut = new Set<string>();
+  /** Congested links: extra delay of every frame and Raft message from `a` to `b` (`a>b`), a [min, max] range in ms. */
+  private readonly slow = new Map<string, { min: number; max: number; raftOnly: boolean }>();
   private readonly pipes = new Set<Pipe>();
   private nextPort = 40000;
   faults: NetworkFaults = NO_NETWORK_FAULTS;
@@ -198,8 +203,11 @@ export class SimNetwork {
     private readonly rng: Rng,
   ) {}
 
-  linkDelay(): number {
-    return this.rng.chance(this.faults.slow) ? this.rng.int(10, 150) : this.rng.int(0, 3);
+  /** A message's or frame's delay from `from` to `to` (a congested link's extra delay on top; `raft`: a Raft message). */
+  linkDelay(from?: string, to?: string, raft = false): number {
+    const base = this.rng.chance(this.faults.slow) ? this.rng.int(10, 150) : this.rng.int(0, 3);
+    const extra = from !== undefined && this.slow.size > 0 ? this.slow.get(`${from}>${to}`) : undefined;
+    return extra && (raft || !extra.raftOnly) ? base + this.rng.int(extra.min, extra.max) : base;
   }
 
   isCut(from: string, to: string): boolean {
@@ -211,8 +219,23 @@ export class SimNetwork {
     this.cut.add(`${a}>${b}`);
   }
 
+  /** Drops Raft messages from `a` to `b` (one way); connections between them still work. */
+  cutRaft(a: string, b: string): void {
+    this.raftCut.add(`${a}>${b}`);
+  }
+
+  /**
+   * Congests the link from `a` to `b`: every frame and Raft message (only Raft messages with `raftOnly`: the
+   * metadata reaches `b` late while its connections keep up) takes `minMs`-`maxMs` more (frames stay in order).
+   */
+  slowLink(a: string, b: string, minMs: number, maxMs: number, raftOnly = false): void {
+    this.slow.set(`${a}>${b}`, { min: minMs, max: maxMs, raftOnly });
+  }
+
   heal(): void {
     this.cut.clear();
+    this.raftCut.clear();
+    this.slow.clear();
     for (const p of this.pipes) p.release();
   }
 
@@ -287,13 +310,13 @@ export class SimNetwork {
         for (const m of messages) {
           const to = this.raftHandlers.get(m.to);
           const bytes = encodeEnvelope([m]);
-          if (!to || this.isCut(proc.name, to.proc.name) || this.rng.chance(this.faults.raftDrop)) {
+          if (!to || this.isCut(proc.name, to.proc.name) || this.raftCut.has(`${proc.name}>${to.proc.name}`) || this.rng.chance(this.faults.raftDrop)) {
             this.dropped++;
             continue;
           }
           const copies = this.rng.chance(this.faults.raftDuplicate) ? 2 : 1;
           for (let i = 0; i < copies; i++) {
-            this.time.schedule(this.linkDelay(), () => {
+            this.time.schedule(this.linkDelay(proc.name, to.proc.name, true), () => {
               const h = this.raftHandlers.get(m.to);
               if (h !== to || this.isCut(proc.name, to.proc.name)) return;
               this.delivered++;

@@ -14,7 +14,8 @@
  * path that still reads the wall clock or the global timers (the client, the
  * broker's connection and WebSocket layers) runs on this clock too, because
  * `install()` virtualizes Date.now, performance.now, setTimeout, setInterval,
- * setImmediate and Math.random for the run, and restores them after.
+ * setImmediate, AbortSignal.timeout and Math.random for the run, and
+ * restores them after.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { EventQueue, type Rng, type SimEvent } from '@mq/consensus/sim';
@@ -154,6 +155,7 @@ export class SimTime implements Timers {
       dateNow: Date.now,
       perfNow: Object.getOwnPropertyDescriptor(performance, 'now'),
       random: Math.random,
+      abortTimeout: AbortSignal.timeout,
     };
     const clear = (h: unknown): void => {
       if (h instanceof SimTimer) h.ev.cancelled = true;
@@ -171,6 +173,13 @@ export class SimTime implements Timers {
     Date.now = () => this.nowMs;
     Object.defineProperty(performance, 'now', { value: () => this.nowMs - SIM_EPOCH_MS, configurable: true, writable: true });
     Math.random = () => this.rng.next();
+    // AbortSignal.timeout runs on Node's internal timers, not the global setTimeout: left alone, it fires in real
+    // time, so how far the simulated clock got by then depends on the machine's speed (a seed would not replay).
+    AbortSignal.timeout = (ms: number): AbortSignal => {
+      const ac = new AbortController();
+      this.schedule(ms, () => ac.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')));
+      return ac.signal;
+    };
     return () => {
       g.setTimeout = saved.setTimeout;
       g.clearTimeout = saved.clearTimeout;
@@ -182,6 +191,7 @@ export class SimTime implements Timers {
       if (saved.perfNow) Object.defineProperty(performance, 'now', saved.perfNow);
       else delete (performance as unknown as Record<string, unknown>).now;
       Math.random = saved.random;
+      AbortSignal.timeout = saved.abortTimeout;
     };
   }
 }

@@ -44,7 +44,7 @@ import { readClusterSecret } from './cluster/cluster-auth.js';
 import { parseInterBrokerTls, parseTlsSettings, type TlsSettings } from './server/tls.js';
 import { isLoopbackHost, parseOriginList, type OriginList } from './server/origins.js';
 import { parseVoters } from './controller/options.js';
-import { ConnectionQuotas, QuotaManager, parseQuotaOptions, quotaHandlers } from './quota/index.js';
+import { ConnectionQuotas, QuotaManager, parseQuotaOptions, quotaHandlers, quotaRecorder } from './quota/index.js';
 import { clientListenerHandlers } from './cluster/listeners.js';
 import { startKafkaListener } from './kafka/start.js';
 import { adoptSingleBrokerTopics, moveSingleBrokerLogs, readSingleBrokerLayout, SINGLE_BROKER_TOPICS_FILE } from './storage/migrate-single-broker.js';
@@ -275,8 +275,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     quotas.registerMetrics(ctx.metrics.registry);
     const topicBackend = clusterHttpBackend(
       cluster,
-      // ---- quotas: the HTTP API's own calls are recorded too (client id "http-api", the HTTP caller's user).
-      quotaHandlers(handlers, quotas),
+      handlers,
       ctx,
       security.enabled
         ? {
@@ -287,6 +286,8 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
             },
           }
         : undefined,
+      // ---- quotas: the HTTP API's own calls are recorded too (client id "http-api", the HTTP caller's user), whichever broker answers.
+      quotaRecorder(quotas),
     );
     registerTokenRoutes(router, () => httpGuard.issue(httpSessions.getStore() ?? newSession(undefined)));
     registerTopicRoutes(router, ctx, topicBackend);

@@ -3,6 +3,7 @@
  * partitions it hosts, under-replicated and offline partitions), and the topic backend the
  * topic and record routes use in cluster mode (http/backends/cluster.ts).
  */
+import type { QuotaRecorder } from '../quota/quota-handlers.js';
 import type { BrokerContext, RequestContext } from '../context.js';
 import type { RequestAuthorizer } from '../http/backends/cluster.js';
 import type { HandlerMap } from '../handlers/types.js';
@@ -14,7 +15,13 @@ import type { PartitionView } from '../http/routes/system.js';
 import type { ClusterNode } from './cluster-node.js';
 
 /** The cluster topic backend of this node: `handlers` is the broker's full handler map (what its WebSocket clients get). */
-export function clusterHttpBackend(node: ClusterNode, handlers: HandlerMap, ctx: BrokerContext, security?: { authorize: RequestAuthorizer; mayDescribe: (topic: string, ctx: RequestContext) => boolean }): TopicBackend {
+export function clusterHttpBackend(
+  node: ClusterNode,
+  handlers: HandlerMap,
+  ctx: BrokerContext,
+  security?: { authorize: RequestAuthorizer; mayDescribe: (topic: string, ctx: RequestContext) => boolean },
+  quotas?: QuotaRecorder,
+): TopicBackend {
   return clusterBackend(
     { brokerId: ctx.brokerId, config: ctx.config },
     {
@@ -25,6 +32,7 @@ export function clusterHttpBackend(node: ClusterNode, handlers: HandlerMap, ctx:
       localLeader: (topic, partition) => node.replicas.leaderOf(topic, partition),
       localOffline: (topic, partition) => node.replicas.offlineError(topic, partition),
       ...(security ? { authorize: security.authorize, mayDescribe: security.mayDescribe } : {}),
+      ...(quotas ? { quotas } : {}),
     },
   );
 }

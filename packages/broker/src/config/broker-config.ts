@@ -11,6 +11,8 @@ import {
   DEFAULT_MAX_GROUPS,
 } from '../group/options.js';
 import { DEFAULT_MAX_CONNECTIONS, DEFAULT_QUOTA_WINDOW_NUM, DEFAULT_QUOTA_WINDOW_SIZE_SECONDS } from '../quota/options.js';
+import { AUTO_BALANCE_MODES, DEFAULT_AUTO_BALANCE } from '../controller/auto-balancer.js';
+import { DEFAULT_TRANSACTIONAL_ID_EXPIRATION_MS } from '../txn/txn-coordinator.js';
 import { defsByName, validateConfigs, type ConfigDef, type ConfigMap } from './config-def.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -103,7 +105,7 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   { name: 'transaction.state.log.segment.bytes', type: 'int', default: String(100 * 1024 * 1024), min: 1024, doc: 'segment.bytes of __transaction_state when it is created (closed segments get compacted).' },
   { name: 'transaction.max.timeout.ms', type: 'int', default: '900000', min: 1, doc: 'The largest transaction timeout a producer may ask for (InitProducerId); a larger one is refused with INVALID_TRANSACTION_TIMEOUT.' },
   { name: 'transaction.abort.timed.out.transaction.cleanup.interval.ms', type: 'int', default: '10000', min: 10, doc: 'How often the coordinator looks for transactions open longer than their timeout and aborts them (fencing the producer: its epoch is bumped).' },
-  { name: 'transactional.id.expiration.ms', type: 'int', default: String(7 * 24 * 3600_000), min: 1, doc: 'A transactional id with no transaction open and no request for this long is forgotten by its coordinator (a tombstone in __transaction_state); its next InitProducerId gets a new producer id.' },
+  { name: 'transactional.id.expiration.ms', type: 'int', default: String(DEFAULT_TRANSACTIONAL_ID_EXPIRATION_MS), min: 1, doc: 'A transactional id with no transaction open and no request for this long is forgotten by its coordinator (a tombstone in __transaction_state); its next InitProducerId gets a new producer id.' },
   { name: 'transaction.marker.timeout.ms', type: 'int', default: '5000', min: 1, doc: 'How long a transaction marker write waits for the in-sync replicas of its partition (the coordinator retries until every marker is written).' },
   // Cluster (see src/controller and src/cluster); empty controller.quorum.voters and bootstrap servers = a one-node cluster.
   { name: 'controller.quorum.voters', type: 'string', default: '', doc: 'Raft voters of the metadata log, id@host:port of each one\'s Raft listener, comma separated (every broker of a small cluster is a voter). Empty (and no bootstrap servers): a one-node cluster, this broker its only voter, with no Raft listener.' },
@@ -123,10 +125,10 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   { name: 'replica.fetch.max.wait.ms', type: 'int', default: '500', min: 0, doc: 'Long-poll time of follower fetches.' },
   { name: 'unclean.leader.election.enable', type: 'boolean', default: 'false', doc: 'Default of the topic key: elect a replica outside the ISR when no ISR member is alive (may lose acknowledged records).' },
   { name: 'auto.leader.rebalance.enable', type: 'boolean', default: 'true', doc: 'Move leadership back to each partition\'s preferred replica when it is in sync again.' },
-  { name: 'partition.autobalancing.mode', type: 'enum', default: 'off', values: ['off', 'node_add', 'continuous'], doc: "The active controller's own partition balancer (as Redpanda's): off = only mq cluster rebalance and decommission move replicas; node_add = when a broker joins, even out replicas per broker onto it; continuous = that, whenever replicas per broker are uneven, and move the replicas of a broker unavailable for longer than partition.autobalancing.node.availability.timeout.ms. Counts replicas (mq cluster rebalance is the disk-aware one)." },
-  { name: 'partition.autobalancing.max.concurrent.moves', type: 'int', default: '4', min: 1, doc: 'The most partitions moving at once while the controller balances (moves started by anyone count).' },
-  { name: 'partition.autobalancing.node.availability.timeout.ms', type: 'long', default: '900000', min: 1000, doc: 'continuous balancing: a broker fenced for longer than this has its replicas moved to the live brokers (while they can hold the replication factor).' },
-  { name: 'partition.autobalancing.tick.interval.ms', type: 'long', default: '10000', min: 100, doc: 'How often the active controller checks whether partitions need balancing.' },
+  { name: 'partition.autobalancing.mode', type: 'enum', default: DEFAULT_AUTO_BALANCE.mode, values: [...AUTO_BALANCE_MODES], doc: "The active controller's own partition balancer (as Redpanda's): off = only mq cluster rebalance and decommission move replicas; node_add = when a broker joins, even out replicas per broker onto it; continuous = that, whenever replicas per broker are uneven, and move the replicas of a broker unavailable for longer than partition.autobalancing.node.availability.timeout.ms. Counts replicas (mq cluster rebalance is the disk-aware one)." },
+  { name: 'partition.autobalancing.max.concurrent.moves', type: 'int', default: String(DEFAULT_AUTO_BALANCE.maxConcurrentMoves), min: 1, doc: 'The most partitions moving at once while the controller balances (moves started by anyone count).' },
+  { name: 'partition.autobalancing.node.availability.timeout.ms', type: 'long', default: String(DEFAULT_AUTO_BALANCE.nodeAvailabilityTimeoutMs), min: 1000, doc: 'continuous balancing: a broker fenced for longer than this has its replicas moved to the live brokers (while they can hold the replication factor).' },
+  { name: 'partition.autobalancing.tick.interval.ms', type: 'long', default: String(DEFAULT_AUTO_BALANCE.checkIntervalMs), min: 100, doc: 'How often the active controller checks whether partitions need balancing.' },
   { name: 'leader.imbalance.check.interval.ms', type: 'long', default: '30000', min: 100, doc: 'How often the active controller checks for leaders away from their preferred replica.' },
   // ---- quotas (src/quota; packages/broker/README.md "Quotas"): the quotas themselves are in the metadata log (mq quota set).
   { name: 'quota.window.num', type: 'int', default: String(DEFAULT_QUOTA_WINDOW_NUM), min: 2, max: 1000, doc: 'Samples a client quota\'s rate is measured over (Kafka\'s name and default).' },

@@ -84,3 +84,13 @@ test('continuous: refused with one warning while the live brokers cannot hold th
   expect(b.check(c.s, 20, () => 6000)).toEqual([]);
   expect(lines.filter((l) => l.startsWith('warn')).length).toBe(1);
 });
+
+test('node_add: a broker that stays empty because there is nothing to give it starts one episode, not one per check', () => {
+  const c = cluster([1, 2, 3], 1, 3);
+  c.add(4);
+  lines.length = 0;
+  const b = new AutoBalancer(opts({ mode: 'node_add' }), logger);
+  b.activate(c.s, 0);
+  for (let now = 10; now <= 50; now += 10) expect(b.check(c.s, now, () => 0)).toEqual([]);
+  expect(lines.filter((l) => /joined/.test(l))).toHaveLength(1);
+});

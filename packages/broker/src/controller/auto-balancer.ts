@@ -14,9 +14,11 @@
  * @mq/client: fewest moves, rack-aware); it is executed in bounded steps:
  * never more than `partition.autobalancing.max.concurrent.moves` partitions
  * moving at once (moves started by anyone count). The moves are ordinary
- * reassignments in the metadata log, so a controller failover loses nothing
- * but the episode flag of `node_add`. Unlike the CLI's plan it counts
- * replicas, not bytes: it is not disk-aware.
+ * reassignments in the metadata log, so a controller failover loses no
+ * move; it restarts the unavailability clock of `continuous` (a new active
+ * controller counts a broker's silence from its own start) and ends a
+ * `node_add` episode (an empty broker starts a new one). Unlike the CLI's
+ * plan it counts replicas, not bytes: it is not disk-aware.
  */
 import { planRebalance, type PlannedReassignment } from '@mq/client';
 import type { Logger } from '@mq/protocol/components';
@@ -78,6 +80,8 @@ export function planAutoBalance(md: MetadataState, options: AutoBalanceOptions, 
 /** The balancer's state across checks of one active controller. */
 export class AutoBalancer {
   #known = new Set<number>();
+  /** Live brokers holding no replica at the last check. */
+  #empty = new Set<number>();
   #episode = false;
   #lastCheck = -Infinity;
   #lastRefusal = '';
@@ -90,6 +94,7 @@ export class AutoBalancer {
   /** This voter became the active controller: the brokers it knows now are not new. */
   activate(md: MetadataState, now: number): void {
     this.#known = new Set(md.brokers().map((b) => b.id));
+    this.#empty = new Set();
     this.#episode = false;
     this.#lastCheck = now;
   }
@@ -102,15 +107,19 @@ export class AutoBalancer {
     // (one that came back with an empty disk, or was down when the topics were created).
     const holding = new Set<number>();
     for (const t of md.topics()) for (const p of t.partitions) for (const id of p.targetReplicas ?? p.replicas) holding.add(id);
+    const emptyNow = new Set<number>();
     for (const b of md.brokers()) {
       const fresh = !this.#known.has(b.id);
       this.#known.add(b.id);
       const empty = holding.size > 0 && !b.fenced && !b.decommissioned && !holding.has(b.id);
-      if ((fresh || empty) && !this.#episode) {
+      if (empty) emptyNow.add(b.id);
+      // An empty broker starts an episode once when it becomes empty (not at every check while the plan cannot give it anything).
+      if ((fresh || (empty && !this.#empty.has(b.id))) && !this.#episode) {
         this.#episode = true;
         this.logger.info({ broker: b.id, mode: this.options.mode }, `broker ${b.id} joined${empty ? ' (it holds no replica)' : ''}: balancing partitions onto it`);
       }
     }
+    this.#empty = emptyNow;
     if (this.options.mode === 'node_add' && !this.#episode) return [];
     let step: AutoBalanceStep;
     try {

@@ -1,6 +1,6 @@
 export { QuotaManager, type QuotaSource, type QuotaManagerComponents } from './quota-manager.js';
 export { ConnectionQuotas } from './connection-limits.js';
-export { quotaHandlers, quotaUser } from './quota-handlers.js';
+export { quotaHandlers, quotaRecorder, quotaUser, type QuotaRecorder } from './quota-handlers.js';
 export { parseQuotaOptions, DEFAULT_MAX_CONNECTIONS, DEFAULT_QUOTA_WINDOW_NUM, DEFAULT_QUOTA_WINDOW_SIZE_SECONDS, type QuotaOptions } from './options.js';
 export { QuotaBucket } from './token-bucket.js';
 export {

@@ -39,8 +39,33 @@ function setThrottle(ctx: RequestContext, ms: number): void {
   if (ms > (ctx.throttleMs ?? 0)) ctx.throttleMs = ms;
 }
 
+/** What a request costs against its quotas, recorded before it runs and (fetch) once it is answered. */
+export interface QuotaRecorder {
+  /** request_rate, and producer_byte_rate for a produce; the throttle time goes to `ctx.throttleMs`. */
+  before(body: RequestBody, req: unknown, ctx: RequestContext): void;
+  /** consumer_byte_rate for a fetch's answer. */
+  after(body: RequestBody, res: unknown, ctx: RequestContext): void;
+}
+
+export function quotaRecorder(quotas: QuotaManager): QuotaRecorder {
+  return {
+    before(body, req, ctx) {
+      if (!quotas.active || EXEMPT.has(body)) return;
+      const user = quotaUser(ctx);
+      const clientId = ctx.connection.clientId;
+      setThrottle(ctx, quotas.record(user, clientId, 'request_rate', 1));
+      if (body === 'produce') setThrottle(ctx, quotas.record(user, clientId, 'producer_byte_rate', produceBytes(req as RequestOf<'produce'>)));
+    },
+    after(body, res, ctx) {
+      if (!quotas.active || body !== 'fetch' || typeof res !== 'object' || res === null) return;
+      setThrottle(ctx, quotas.record(quotaUser(ctx), ctx.connection.clientId, 'consumer_byte_rate', fetchBytes(res as ResponseOf<'fetch'>)));
+    },
+  };
+}
+
 /** `handlers` with quotas recorded (the same map's entries, wrapped). */
 export function quotaHandlers(handlers: HandlerMap, quotas: QuotaManager): HandlerMap {
+  const recorder = quotaRecorder(quotas);
   const out: { -readonly [K in RequestBody]?: Handler<K> } = {};
   for (const body of Object.keys(handlers) as RequestBody[]) {
     const inner = handlers[body] as Handler<RequestBody>;
@@ -48,17 +73,13 @@ export function quotaHandlers(handlers: HandlerMap, quotas: QuotaManager): Handl
       (out as Record<string, Handler<RequestBody>>)[body] = inner;
       continue;
     }
-    const isProduce = body === 'produce';
     const isFetch = body === 'fetch';
     const wrapped: Handler<RequestBody> = (req, ctx) => {
       if (!quotas.active) return inner(req, ctx);
-      const user = quotaUser(ctx);
-      const clientId = ctx.connection.clientId;
-      setThrottle(ctx, quotas.record(user, clientId, 'request_rate', 1));
-      if (isProduce) setThrottle(ctx, quotas.record(user, clientId, 'producer_byte_rate', produceBytes(req as RequestOf<'produce'>)));
+      recorder.before(body, req, ctx);
       if (!isFetch) return inner(req, ctx);
       return inner(req, ctx).then((res) => {
-        if (typeof res === 'object' && res !== null) setThrottle(ctx, quotas.record(user, clientId, 'consumer_byte_rate', fetchBytes(res as ResponseOf<'fetch'>)));
+        recorder.after(body, res, ctx);
         return res;
       });
     };

@@ -11,6 +11,8 @@
  * LEADER_NOT_AVAILABLE) the call waits for the metadata to change and tries
  * the new leader, up to `leaderWaitMs`.
  */
+import { sleep, systemTimers } from '@mq/protocol/components';
+import type { QuotaRecorder } from '../../quota/quota-handlers.js';
 import type { RequestBody } from '@mq/protocol/wire';
 import { LATEST_TIMESTAMP } from '@mq/protocol/wire';
 import { errorCodeFromNumber, isMqError, MqError, type ErrorCode } from '@mq/protocol/errors';
@@ -46,6 +48,8 @@ export type RequestAuthorizer = <K extends RequestBody>(body: K, payload: Reques
 export interface ClusterBackendComponents {
   /** Checked before every request, local or sent to a peer (the inter-broker listener does not check again). */
   authorize?: RequestAuthorizer;
+  /** Quotas of every request, local or sent to a peer (the inter-broker listener records nothing). */
+  quotas?: QuotaRecorder;
   /** Whether the caller may see a topic (GET /topics lists only those). */
   mayDescribe?: (topic: string, ctx: RequestContext) => boolean;
   metadata: MetadataState;
@@ -83,19 +87,6 @@ function wireFailure(code: number | null | undefined, message: string | null | u
   return new MqError(c, message || `${what} failed with ${c}`, c === 'UNKNOWN_TOPIC_OR_PARTITION' ? { retriable: false } : {});
 }
 
-/** Waits `ms` (a quota's throttle time), or until `signal` aborts. */
-function throttled(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
-}
-
 export function clusterBackend(options: ClusterBackendOptions, c: ClusterBackendComponents): TopicBackend {
   let requestIds = 0;
   const me = options.brokerId;
@@ -115,19 +106,25 @@ export function clusterBackend(options: ClusterBackendOptions, c: ClusterBackend
 
   /** One wire request to broker `id`: this broker's own handler, or a peer over the inter-broker connection. */
   async function call<K extends RequestBody>(id: number, body: K, payload: RequestOf<K>, o: { timeoutMs: number; signal: AbortSignal }): Promise<ResponseOf<K>> {
-    c.authorize?.(body, payload, requestContext(o.signal));
+    const rctx = requestContext(o.signal);
+    c.authorize?.(body, payload, rctx);
+    // ---- quotas: recorded here, whichever broker answers (a peer's inter-broker listener records nothing).
+    c.quotas?.before(body, payload, rctx);
+    let r: ResponseOf<K>;
     if (id === me) {
       const h = c.handlers[body] as Handler<K> | undefined;
       // A controller-only process (process.roles=controller) hosts no partitions and serves no topic admin.
       if (!h) throw new MqError('INVALID_REQUEST', `this process does not serve ${body} (it is not a broker); use a broker's HTTP port`);
-      const rctx = requestContext(o.signal);
-      const r = await h(payload, rctx);
-      if (r === NO_RESPONSE) throw new MqError('UNKNOWN', `the ${body} handler did not answer`);
-      // ---- quotas: an HTTP caller over its quota (quota/) gets its answer that much later (no connection to mute).
-      if (rctx.throttleMs) await throttled(rctx.throttleMs, o.signal);
-      return r;
+      const answer = await h(payload, rctx);
+      if (answer === NO_RESPONSE) throw new MqError('UNKNOWN', `the ${body} handler did not answer`);
+      r = answer;
+    } else {
+      r = (await c.peers.request(id, body, payload, o)) as ResponseOf<K>;
     }
-    return (await c.peers.request(id, body, payload, o)) as ResponseOf<K>;
+    c.quotas?.after(body, r, rctx);
+    // An HTTP caller over its quota gets its answer that much later (no connection to mute).
+    if (rctx.throttleMs) await sleep(systemTimers, rctx.throttleMs, o.signal).catch(() => undefined);
+    return r;
   }
 
   function topicRecord(name: string): TopicRecord {

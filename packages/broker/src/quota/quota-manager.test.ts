@@ -103,6 +103,19 @@ describe('QuotaManager with a fake clock', () => {
     expect(q.record('bob', 'a', 'producer_byte_rate', 900)).toBeGreaterThan(0);
   });
 
+  it('keeps its rates bounded however many client ids a <default> quota covers, without a scan per request', () => {
+    const now = { t: 0 };
+    const q = new QuotaManager({ samples: 2, sampleMs: 1000, maxConnectionsPerIp: 1, maxConnectionsPerPrincipal: 1 }, { clock: () => now.t, source: source([[{ clientId: '<default>' }, { request_rate: 1000 }]]), logger });
+    const rates = (q as unknown as { rates: Map<string, unknown> }).rates;
+    for (let i = 0; i < 25_000; i++) {
+      q.record(undefined, `client-${i}`, 'request_rate', 1);
+      if (i % 1000 === 0) now.t += 1; // all within one window: none is idle
+    }
+    expect(rates.size).toBeLessThanOrEqual(10_000);
+    // The newest clients keep their rates.
+    expect([...rates.keys()].some((k) => k.endsWith('client-24999'))).toBe(true);
+  });
+
   it('records nothing while no quota exists', () => {
     const q = new QuotaManager({ samples: 2, sampleMs: 1000, maxConnectionsPerIp: 1, maxConnectionsPerPrincipal: 1 }, { clock: () => 0, source: source([]), logger });
     expect(q.active).toBe(false);

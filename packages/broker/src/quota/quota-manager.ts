@@ -43,6 +43,8 @@ export interface QuotaManagerComponents {
 export class QuotaManager {
   private readonly resolved = new Map<string, Resolved>();
   private readonly rates = new Map<string, QuotaBucket>();
+  /** When idle rates were last looked for (once per quota window at most). */
+  private lastForgetMs = -Infinity;
   /** Throttle time given, in ms, and responses throttled, by quota key. */
   readonly throttleMsTotal: Record<QuotaKey, number> = { producer_byte_rate: 0, consumer_byte_rate: 0, request_rate: 0 };
   readonly throttledTotal: Record<QuotaKey, number> = { producer_byte_rate: 0, consumer_byte_rate: 0, request_rate: 0 };
@@ -110,7 +112,16 @@ export class QuotaManager {
     const id = `${key}\u0000${quota.bucket}`;
     let rate = this.rates.get(id);
     if (!rate) {
-      if (this.rates.size >= MAX_CACHED) this.forgetIdle(now);
+      if (this.rates.size >= MAX_CACHED) {
+        // At most one scan for idle rates per window (not one per new rate); then, if none was idle, the oldest goes:
+        // the rates stay bounded whatever the number of client ids.
+        const window = this.options.samples * this.options.sampleMs;
+        if (now - this.lastForgetMs >= window) {
+          this.lastForgetMs = now;
+          this.forgetIdle(now);
+        }
+        if (this.rates.size >= MAX_CACHED) this.rates.delete(this.rates.keys().next().value!);
+      }
       rate = new QuotaBucket(now);
       this.rates.set(id, rate);
     }

@@ -166,7 +166,8 @@ export class Connection {
   /** Reads nothing more from this connection for `ms` (a quota's throttle time; a later, longer one extends it). */
   private throttle(ms: number): void {
     const until = Date.now() + ms;
-    if (until <= this.throttledUntil) return;
+    // A closed connection (an answer finishing after its close) arms nothing that would hold it.
+    if (until <= this.throttledUntil || this.abort.signal.aborted) return;
     this.throttledUntil = until;
     this.pausedForThrottle = true;
     this.updateReading();

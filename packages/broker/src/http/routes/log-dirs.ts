@@ -1,8 +1,8 @@
 /**
  * GET /log-dirs: the partition replicas every live broker hosts and their
  * size on its disk, asked of each broker with DescribeLogDirs (the one
- * request path; the caller is authorized once, here, before any broker is
- * asked). A broker that does not answer in time is listed with its error,
+ * request path: the backend authorizes the caller for each broker asked,
+ * the same cluster DESCRIBE check each time). A broker that does not answer in time is listed with its error,
  * not left out.
  */
 import { errorCodeFromNumber, isMqError } from '@mq/protocol/errors';

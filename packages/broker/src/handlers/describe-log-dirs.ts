@@ -10,7 +10,7 @@ import type { HandlerDeps } from './deps.js';
 
 export function describeLogDirs(d: HandlerDeps): Handler<'describeLogDirs'> {
   return async (req, ctx) => {
-    const rates = ctx.broker.metrics.partitionBytesInRate;
+    const rates = ctx.broker.metrics.partitionBytesIn;
     const only = new Set(req.topics ?? []);
     const replicas = [];
     for (const h of d.replicas.list()) {

@@ -49,9 +49,8 @@ export class BrokerMetrics {
   readonly topicBytesIn = new Map<string, number>();
   readonly topicBytesOut = new Map<string, number>();
   /** ---- scaleout: record bytes appended by produce requests per partition ("topic\0partition"), to see a hot partition. */
-  readonly partitionBytesIn = new Map<string, number>();
-  /** The same bytes per second over the last complete 10 s window (DescribeLogDirs answers it for partitions led here). */
-  readonly partitionBytesInRate: WindowRate;
+  /** With the bytes per second over the last complete 10 s window (DescribeLogDirs answers it for partitions led here). */
+  readonly partitionBytesIn: WindowRate;
   /** Fetch requests parked waiting for data (the fetch purgatory), counted by the fetch handler. */
   readonly parkedFetches = new ParkedFetches();
   badFrames = 0;
@@ -62,7 +61,7 @@ export class BrokerMetrics {
   private readonly latencyByApi = new Map<string, { observe(v: number): void }>();
 
   constructor(options: { processMetrics?: boolean; clock?: () => number } = {}) {
-    this.partitionBytesInRate = new WindowRate(options.clock);
+    this.partitionBytesIn = new WindowRate(options.clock);
     const r = this.registry;
     if (options.processMetrics !== false) collectDefaultMetrics({ register: r });
     labelledCounterOf(r, 'mq_requests_total', 'Requests started, by API.', ['api'], () => [...this.requests].map(([api, n]) => [[api], n]));
@@ -106,7 +105,7 @@ export class BrokerMetrics {
       [...this.topicBytesIn].map(([t, n]) => [[t], n]),
     );
     labelledCounterOf(r, 'mq_partition_bytes_in_total', 'Record batch bytes appended by produce requests, per partition this broker led (rate() of it shows a hot partition).', ['topic', 'partition'], () =>
-      [...this.partitionBytesIn].map(([k, n]) => [k.split('\0'), n]),
+      [...this.partitionBytesIn.totals()].map(([k, n]) => [k.split('\0'), n]),
     );
     labelledCounterOf(r, 'mq_topic_bytes_out_total', 'Record batch bytes returned by fetch requests (consumers and followers), per topic.', ['topic'], () =>
       [...this.topicBytesOut].map(([t, n]) => [[t], n]),
@@ -140,8 +139,7 @@ export class BrokerMetrics {
     this.topicBytesIn.set(topic, (this.topicBytesIn.get(topic) ?? 0) + bytes);
     if (partition !== undefined) {
       const k = `${topic}\0${partition}`;
-      this.partitionBytesIn.set(k, (this.partitionBytesIn.get(k) ?? 0) + bytes);
-      this.partitionBytesInRate.add(k, bytes);
+      this.partitionBytesIn.add(k, bytes);
     }
   }
 
@@ -153,8 +151,7 @@ export class BrokerMetrics {
   dropTopic(topic: string): void {
     this.topicBytesIn.delete(topic);
     this.topicBytesOut.delete(topic);
-    for (const k of [...this.partitionBytesIn.keys()]) if (k.startsWith(`${topic}\0`)) this.partitionBytesIn.delete(k);
-    this.partitionBytesInRate.delete((k) => k.startsWith(`${topic}\0`));
+    this.partitionBytesIn.delete((k) => k.startsWith(`${topic}\0`));
   }
 
   /** The Prometheus text exposition of every metric registered here. */

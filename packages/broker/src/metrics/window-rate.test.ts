@@ -19,3 +19,13 @@ test('the rate is the last complete window per second; an idle window brings it 
   r.delete((k) => k === 'b');
   expect(r.rate('b')).toBe(0);
 });
+
+test('totals count everything added, across windows', () => {
+  let now = 0;
+  const r = new WindowRate(() => now, 1000);
+  r.add('a', 5);
+  now += 5000;
+  r.add('a', 7);
+  r.add('b', 1);
+  expect(Object.fromEntries(r.totals())).toEqual({ a: 12, b: 1 });
+});

@@ -6,7 +6,7 @@
  * INVALID_REQUEST, and nothing changes.
  */
 import type { mq } from '@mq/protocol/wire';
-import { parseQuotaAlterations, type ClientQuota, type QuotaEntity } from '../quota/entity.js';
+import { entityKey, parseQuotaAlterations, type ClientQuota, type QuotaEntity, type QuotaKey } from '../quota/entity.js';
 import { applied, type HandlerDeps } from './deps.js';
 import type { Handler } from './types.js';
 
@@ -26,10 +26,14 @@ export function alterClientQuotas(d: HandlerDeps): Handler<'alterClientQuotas'> 
     });
     const alterations = parseQuotaAlterations(raw);
     if (!req.validateOnly) {
-      const before = md.quotasVersion;
       await d.controller.submit({ type: 'alterClientQuotas', alterations });
-      // Every applied alterClientQuotas command moves the version on.
-      await applied(d, () => md.quotasVersion > before);
+      // Answered once this broker holds what was asked (another alteration applied first is not this one).
+      const done = () =>
+        alterations.every((a) => {
+          const values = md.quotaValues(entityKey(a.entity)) ?? {};
+          return Object.entries(a.set).every(([k, v]) => values[k as QuotaKey] === v) && a.remove.every((k) => values[k] === undefined);
+        });
+      await applied(d, done);
       ctx.logger.info({ audit: true, alterations, principal: ctx.connection.session?.principal }, 'client quotas altered');
     }
     return { results: alterations.map((a) => ({ entity: wireEntity(a.entity), errorCode: 0 })) };

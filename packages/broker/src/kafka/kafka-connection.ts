@@ -13,6 +13,7 @@
  * and SaslAuthenticate, one at a time; any other request closes it with one
  * log line, as Kafka does, and so does a failed login once its answer is out.
  */
+import { ReadThrottle } from '../quota/read-throttle.js';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { ApiVersionsApi, FetchApi, decodeRequest, encodeResponse, FrameSplitter, kafkaErrorCode, type RequestHeader } from '@mq/kafka-protocol';
@@ -80,9 +81,7 @@ export class KafkaConnection {
   private lastFrameAt: number;
   private framesReceived = 0;
   // ---- quotas: reading paused while a throttle time given in an answer runs (KIP-219); the principal counted against its limit
-  private pausedForThrottle = false;
-  private throttleTimer: NodeJS.Timeout | undefined;
-  private throttledUntil = 0;
+  private readonly readThrottle = new ReadThrottle({ pause: () => this.updateReading(), resume: () => this.pump() });
   private countedPrincipal: string | undefined;
 
   constructor(
@@ -128,7 +127,7 @@ export class KafkaConnection {
   }
 
   private pump(): void {
-    while (!this.closed && !this.pausedForThrottle && this.queue.length > 0 && this.inFlight < this.deps.limits.maxInFlight) {
+    while (!this.closed && !this.readThrottle.paused && this.queue.length > 0 && this.inFlight < this.deps.limits.maxInFlight) {
       if (isFetch(this.queue[0]!) && this.fetchesInFlight >= this.deps.limits.maxFetchesInFlight) break;
       // Before the login, one request at a time: one pipelined behind SaslAuthenticate is judged once the login is done.
       if (this.inFlight > 0 && this.mustLogIn) break;
@@ -143,7 +142,7 @@ export class KafkaConnection {
   }
 
   private updateReading(): void {
-    const pause = this.closed || this.pausedForThrottle || this.queue.length > 0 || this.waitingForDrain || this.inFlight >= this.deps.limits.maxInFlight;
+    const pause = this.closed || this.readThrottle.paused || this.queue.length > 0 || this.waitingForDrain || this.inFlight >= this.deps.limits.maxInFlight;
     if (pause && !this.socket.isPaused()) this.socket.pause();
     else if (!pause && this.socket.isPaused()) this.socket.resume();
   }
@@ -238,25 +237,10 @@ export class KafkaConnection {
         this.inFlight--;
         if (fetch) this.fetchesInFlight--;
         this.flush();
-        if (ctx.throttleMs) this.throttle(ctx.throttleMs);
+        if (ctx.throttleMs) this.readThrottle.throttle(ctx.throttleMs);
         if (this.countedPrincipal === undefined && this.info.session?.principal !== undefined) this.checkPrincipalLimit();
         this.pump();
       });
-  }
-
-  /** Reads nothing more from this connection for `ms` (a quota's throttle time; a later, longer one extends it). */
-  private throttle(ms: number): void {
-    const until = Date.now() + ms;
-    if (until <= this.throttledUntil || this.closed) return;
-    this.throttledUntil = until;
-    this.pausedForThrottle = true;
-    this.updateReading();
-    clearTimeout(this.throttleTimer);
-    this.throttleTimer = setTimeout(() => {
-      this.throttleTimer = undefined;
-      this.pausedForThrottle = false;
-      this.pump();
-    }, ms);
   }
 
   /**
@@ -402,7 +386,7 @@ export class KafkaConnection {
 
   private onClose(): void {
     this.closed = true;
-    clearTimeout(this.throttleTimer);
+    this.readThrottle.close();
     if (this.countedPrincipal !== undefined) this.deps.connectionQuotas?.releasePrincipal(this.countedPrincipal);
     this.countedPrincipal = undefined;
     this.queue.length = 0;

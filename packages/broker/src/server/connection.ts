@@ -5,6 +5,7 @@
  * when the unsent response bytes exceed `maxBufferedBytes` the broker stops
  * reading from the socket until it drains. Nothing here grows without bound.
  */
+import { ReadThrottle } from '../quota/read-throttle.js';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type WebSocket from 'ws';
@@ -74,9 +75,7 @@ export class Connection {
   lastActivity: number;
   private framesReceived = 0;
   // ---- quotas: reading paused until a throttle time given in an answer has passed (KIP-219), and the principal counted against its connection limit
-  private pausedForThrottle = false;
-  private throttleTimer: NodeJS.Timeout | undefined;
-  private throttledUntil = 0;
+  private readonly readThrottle = new ReadThrottle({ pause: () => this.updateReading(), resume: () => this.pump() });
   private countedPrincipal: string | undefined;
   /**
    * The inter-broker listener with a cluster secret: the exchange that must
@@ -129,7 +128,7 @@ export class Connection {
       this.logger.warn({ conn: id, remote, code: err.code, err: err.message }, 'bad frame: connection closed');
     });
     ws.once('close', (code: number, reason: Buffer) => {
-      clearTimeout(this.throttleTimer);
+      this.readThrottle.close();
       if (this.countedPrincipal !== undefined) this.connectionQuotas?.releasePrincipal(this.countedPrincipal);
       this.abort.abort(new MqError('CONNECTION_CLOSED', `the client connection closed (${code}) before the answer`));
       this.queue.length = 0;
@@ -161,22 +160,6 @@ export class Connection {
     this.queue.length = 0;
     this.ws.close(CLOSE_POLICY_VIOLATION, refused.replace(/[^\x20-\x7e]/g, '?').slice(0, 120));
     return false;
-  }
-
-  /** Reads nothing more from this connection for `ms` (a quota's throttle time; a later, longer one extends it). */
-  private throttle(ms: number): void {
-    const until = Date.now() + ms;
-    // A closed connection (an answer finishing after its close) arms nothing that would hold it.
-    if (until <= this.throttledUntil || this.abort.signal.aborted) return;
-    this.throttledUntil = until;
-    this.pausedForThrottle = true;
-    this.updateReading();
-    clearTimeout(this.throttleTimer);
-    this.throttleTimer = setTimeout(() => {
-      this.throttleTimer = undefined;
-      this.pausedForThrottle = false;
-      this.pump();
-    }, ms);
   }
 
   get requestsInFlight(): number {
@@ -213,7 +196,7 @@ export class Connection {
 
   /** Starts queued requests while the limits allow; pauses reading while any wait. */
   private pump(): void {
-    while (this.queue.length > 0 && !this.draining && !this.pausedForBuffer && !this.pausedForThrottle && this.inFlight < this.limits.maxInFlight) {
+    while (this.queue.length > 0 && !this.draining && !this.pausedForBuffer && !this.readThrottle.paused && this.inFlight < this.limits.maxInFlight) {
       if (this.queue[0]!.body === 'fetch' && this.fetchesInFlight >= this.limits.maxFetchesInFlight) break;
       this.process(this.queue.shift()!);
     }
@@ -325,7 +308,7 @@ export class Connection {
         try {
           const throttleMs = ctx.throttleMs ?? 0;
           if (response !== NO_RESPONSE) this.send(throttleMs > 0 ? ({ correlationId, throttleMs, [body]: response } as ResponseFrame) : ({ correlationId, [body]: response } as ResponseFrame));
-          if (throttleMs > 0) this.throttle(throttleMs);
+          if (throttleMs > 0) this.readThrottle.throttle(throttleMs);
           if (body === 'saslAuthenticate') this.checkPrincipalLimit();
         } finally {
           this.broker.metrics.requestDone(body, startedAt);
@@ -342,7 +325,7 @@ export class Connection {
           this.broker.metrics.refusal(e.code, body);
           const throttleMs = ctx.throttleMs ?? 0;
           this.send({ correlationId, errorCode: errorNumber(e.code), errorMessage: e.message, ...(throttleMs > 0 ? { throttleMs } : {}) });
-          if (throttleMs > 0) this.throttle(throttleMs);
+          if (throttleMs > 0) this.readThrottle.throttle(throttleMs);
         } finally {
           this.broker.metrics.requestDone(body, startedAt);
           this.finished(isFetch);
@@ -442,7 +425,7 @@ export class Connection {
   }
 
   private updateReading(): void {
-    const pause = this.draining || this.pausedForBuffer || this.pausedForThrottle || this.queue.length > 0;
+    const pause = this.draining || this.pausedForBuffer || this.readThrottle.paused || this.queue.length > 0;
     if (pause && !this.ws.isPaused) this.ws.pause();
     else if (!pause && this.ws.isPaused) this.ws.resume();
   }

@@ -188,6 +188,21 @@ describe('WebSocket transport', () => {
     expect(b.stats().refused).toBe(3);
   });
 
+  it('closes an incoming connection that does not introduce itself in time (silent, or a Hello then nothing with a secret)', async () => {
+    const b = await createWsTransport({ id: 2, clusterId: 'c1', peers: { 1: 'ws://127.0.0.1:1' }, introductionTimeoutMs: 300 });
+    const s = await createWsTransport({ id: 3, clusterId: 'c1', peers: { 1: 'ws://127.0.0.1:1' }, introductionTimeoutMs: 300, secret: Buffer.alloc(32, 7), verifyPeerAddress: false });
+    open.push(b, s);
+    const closed = (port: number, frame?: Uint8Array) =>
+      new Promise<{ code: number; reason: string }>((resolve) => {
+        const ws = new WebSocket(`ws://127.0.0.1:${port}`);
+        ws.on('open', () => frame && ws.send(frame));
+        ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() }));
+      });
+    expect(await closed(b.port)).toEqual({ code: 4005, reason: expect.stringContaining('no hello within 300 ms') });
+    const halfway = await closed(s.port, pb.Envelope.encode({ hello: { clusterId: 'c1', from: 1, to: 3, nonce: Buffer.alloc(32, 1) } }).finish());
+    expect(halfway).toEqual({ code: 4005, reason: expect.stringContaining('no proof of the cluster secret') });
+  });
+
   it('refuses a browser (a WebSocket upgrade with an Origin header) with 403 before any frame', async () => {
     const b = await createWsTransport({ id: 2, clusterId: 'c1', peers: { 1: 'ws://127.0.0.1:1' } });
     open.push(b);

@@ -30,6 +30,11 @@ export interface WsTransportOptions {
   /** Delay before reconnecting to a peer after a failure. */
   reconnectMs?: number;
   /**
+   * An incoming connection that has not introduced itself (its Hello, and with a secret its proof) within this
+   * long is closed with one log line: a silent or half-finished connection holds nothing for long.
+   */
+  introductionTimeoutMs?: number;
+  /**
    * Refuse a connection whose Hello names a peer unless it comes from one of
    * that peer's addresses (its URL's host, resolved). Until peers
    * authenticate each other this is what stops another process from
@@ -65,6 +70,7 @@ export interface WsTransportTls {
 export const DEFAULT_MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
 export const DEFAULT_MAX_FRAME_BYTES = 64 * 1024 * 1024;
 export const DEFAULT_RECONNECT_MS = 200;
+export const DEFAULT_INTRODUCTION_TIMEOUT_MS = 10_000;
 /** Messages to one peer are packed into frames of about this size. */
 const FRAME_TARGET_BYTES = 1024 * 1024;
 
@@ -110,6 +116,7 @@ export function parseWsTransportOptions(o: WsTransportOptions): ParsedWsTranspor
     maxBufferedBytes: o.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES,
     maxFrameBytes: o.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
     reconnectMs: o.reconnectMs ?? DEFAULT_RECONNECT_MS,
+    introductionTimeoutMs: o.introductionTimeoutMs ?? DEFAULT_INTRODUCTION_TIMEOUT_MS,
     verifyPeerAddress: o.verifyPeerAddress ?? true,
     secret: o.secret,
     tls: o.tls,
@@ -217,14 +224,22 @@ export async function createWsTransport(options: WsTransportOptions, components:
     let claimedFrom = 0;
     // Frames are handled in order; the Hello's address check may wait for a name lookup.
     let chain: Promise<void> = Promise.resolve();
-    ws.on('close', () => incoming.delete(ws));
-    ws.on('error', () => undefined);
     const refuse = (code: number, reason: string, fields: Record<string, unknown>) => {
       refused = true;
       counters.refused++;
       logger.warn({ remote, ...fields }, `raft transport: connection refused: ${reason}`);
       ws.close(code, reason);
     };
+    // A connection that never finishes introducing itself (nothing sent, a Hello and then nothing) is closed.
+    const introduction = setTimeout(() => {
+      if (from === 0 && !refused) refuse(4005, `REQUEST_TIMED_OUT: no ${auth ? 'proof of the cluster secret' : 'hello'} within ${o.introductionTimeoutMs} ms`, { from: claimedFrom || undefined });
+    }, o.introductionTimeoutMs);
+    introduction.unref?.();
+    ws.on('close', () => {
+      clearTimeout(introduction);
+      incoming.delete(ws);
+    });
+    ws.on('error', () => undefined);
     const hello = async (h: pb.IHello | null | undefined): Promise<void> => {
       const claimed = Number(h?.from ?? 0);
       if (!h || h.clusterId !== o.clusterId || Number(h.to) !== o.id) {

@@ -31,8 +31,8 @@ test('node_add: a joining broker gets replicas, at most max.concurrent.moves par
   c.add(4);
   const moves = b.check(c.s, (now += 10), () => 0);
   expect(moves).toHaveLength(2);
-  for (const m of moves) expect(m.to).toContain(4);
-  c.run({ type: 'alterReassignments', partitions: moves.map((m) => ({ topic: m.topic, partition: m.partition, replicas: m.to })) });
+  for (const m of moves) expect(m.replicas).toContain(4);
+  c.run({ type: 'alterReassignments', partitions: moves });
   // The cap counts the moves in progress.
   expect(b.check(c.s, (now += 10), () => 0)).toEqual([]);
   expect(c.load(4)).toBe(2);
@@ -93,4 +93,24 @@ test('node_add: a broker that stays empty because there is nothing to give it st
   b.activate(c.s, 0);
   for (let now = 10; now <= 50; now += 10) expect(b.check(c.s, now, () => 0)).toEqual([]);
   expect(lines.filter((l) => /joined/.test(l))).toHaveLength(1);
+});
+
+test('continuous: a move onto a broker unavailable past the timeout is cancelled (it could never complete), then its replicas move off', () => {
+  const c = cluster([1, 2, 3], 6, 2);
+  c.add(4);
+  const o = opts({ mode: 'continuous', maxConcurrentMoves: 2, nodeAvailabilityTimeoutMs: 1000 });
+  const first = planAutoBalance(c.s, o, () => 0).moves;
+  expect(first.length).toBeGreaterThan(0);
+  c.run({ type: 'alterReassignments', partitions: first.map((m) => ({ topic: m.topic, partition: m.partition, replicas: m.to })) });
+  c.fence(4); // dies before its moves complete
+  expect(planAutoBalance(c.s, o, () => 500)).toMatchObject({ moves: [] }); // not past the timeout: nothing
+  const step = planAutoBalance(c.s, o, () => 2000);
+  expect(step.cancels).toEqual(first.map((m) => ({ topic: m.topic, partition: m.partition })));
+  const b = new AutoBalancer(o, logger);
+  b.activate(c.s, 0);
+  const changes = b.check(c.s, 10, () => 2000);
+  expect(changes.every((ch) => ch.replicas === null)).toBe(true);
+  c.run({ type: 'alterReassignments', partitions: changes });
+  expect(c.s.reassignments()).toEqual([]);
+  expect(c.load(4)).toBe(0);
 });

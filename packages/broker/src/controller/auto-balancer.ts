@@ -42,7 +42,16 @@ export const DEFAULT_AUTO_BALANCE: AutoBalanceOptions = Object.freeze({ mode: 'o
 
 export interface AutoBalanceStep {
   moves: PlannedMove[];
+  /** Moves in progress onto a broker unavailable past the timeout: they cannot complete, so they are cancelled. */
+  cancels?: Array<{ topic: string; partition: number }>;
   why: string;
+}
+
+/** One entry of the AlterReassignments command the controller submits (null replicas: cancel). */
+export interface AutoBalanceChange {
+  topic: string;
+  partition: number;
+  replicas: number[] | null;
 }
 
 /**
@@ -52,12 +61,18 @@ export interface AutoBalanceStep {
  */
 export function planAutoBalance(md: MetadataState, options: AutoBalanceOptions, unavailableForMs: (id: number) => number): AutoBalanceStep {
   const moving = md.reassignments();
-  const room = options.maxConcurrentMoves - moving.length;
-  if (options.mode === 'off' || room <= 0) return { moves: [], why: '' };
+  if (options.mode === 'off') return { moves: [], why: '' };
   const holds = (id: number) => md.topics().some((t) => t.partitions.some((p) => (p.targetReplicas ?? p.replicas).includes(id)));
   const down = md.brokers().filter((b) => b.fenced && !b.decommissioned && holds(b.id));
-  for (const b of down) {
-    if (options.mode !== 'continuous' || unavailableForMs(b.id) <= options.nodeAvailabilityTimeoutMs) continue;
+  const gone = down.filter((b) => options.mode === 'continuous' && unavailableForMs(b.id) > options.nodeAvailabilityTimeoutMs);
+  // A move adding a replica on a broker gone past the timeout never completes: cancelled first (whatever the cap).
+  const stuck = moving.filter((m) => gone.some((b) => m.record.adding?.includes(b.id)));
+  if (stuck.length > 0) {
+    return { moves: [], cancels: stuck.map((m) => ({ topic: m.topic, partition: m.partition })), why: `moves onto broker(s) ${gone.map((b) => b.id).join(', ')}, unavailable for more than ${options.nodeAvailabilityTimeoutMs} ms, cannot complete` };
+  }
+  const room = options.maxConcurrentMoves - moving.length;
+  if (room <= 0) return { moves: [], why: '' };
+  for (const b of gone) {
     // Throws INVALID_REPLICATION_FACTOR when the live brokers cannot hold the replicas: the caller warns.
     const { moves } = planDecommission(md, b.id);
     if (moves.length > 0) return { moves: moves.slice(0, room), why: `broker ${b.id} has been unavailable for more than ${options.nodeAvailabilityTimeoutMs} ms` };
@@ -100,7 +115,7 @@ export class AutoBalancer {
   }
 
   /** One look (when due): the moves to submit now, if any. */
-  check(md: MetadataState, now: number, unavailableForMs: (id: number) => number): PlannedMove[] {
+  check(md: MetadataState, now: number, unavailableForMs: (id: number) => number): AutoBalanceChange[] {
     if (this.options.mode === 'off' || now - this.#lastCheck < this.options.checkIntervalMs) return [];
     this.#lastCheck = now;
     // A broker joins: a registration not seen before, or a live broker holding no replica while others hold some
@@ -131,6 +146,10 @@ export class AutoBalancer {
       return [];
     }
     this.#lastRefusal = '';
+    if (step.cancels && step.cancels.length > 0) {
+      this.logger.warn({ partitions: step.cancels.map((c) => `${c.topic}-${c.partition}`) }, `partition autobalancing: cancelling ${step.why}`);
+      return step.cancels.map((c) => ({ ...c, replicas: null }));
+    }
     if (step.moves.length === 0) {
       if (this.#episode && md.reassignments().length === 0) {
         this.#episode = false;
@@ -139,6 +158,6 @@ export class AutoBalancer {
       return [];
     }
     this.logger.info({ moves: step.moves.length, partitions: step.moves.map((m) => `${m.topic}-${m.partition}`) }, `partition autobalancing: ${step.why}`);
-    return step.moves;
+    return step.moves.map((m) => ({ topic: m.topic, partition: m.partition, replicas: m.to }));
   }
 }

@@ -798,7 +798,7 @@ export class RaftController implements Controller {
   private async autoBalance(now: number): Promise<void> {
     if (!this.autoBalancer) return;
     const moves = this.autoBalancer.check(this.metadata, now, (id) => now - (this.lastSeen.get(id) ?? now));
-    if (moves.length > 0) await this.submitQuietly({ type: 'alterReassignments', partitions: moves.map((m) => ({ topic: m.topic, partition: m.partition, replicas: m.to })) });
+    if (moves.length > 0) await this.submitQuietly({ type: 'alterReassignments', partitions: moves });
   }
 
   private async submitQuietly(command: MetadataCommand): Promise<void> {

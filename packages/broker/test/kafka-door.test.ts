@@ -9,6 +9,7 @@ import { ApiVersionsApi, CreateTopicsApi, MetadataApi, ProduceApi, encodeRequest
 import { AlterPartitionReassignmentsApi, DescribeLogDirsApi, ElectLeadersApi, ListPartitionReassignmentsApi } from '@mq/kafka-protocol/messages';
 import { startTestBroker, waitFor, type TestBroker } from './helpers.js';
 import { KafkaWire } from './kafka-wire.js';
+import { TestClient } from './wire-client.js';
 
 /** Every API the listener serves and its versions (the README's table). */
 const ADVERTISED = [
@@ -172,6 +173,14 @@ describe('Kafka listener: the scale-out APIs (a one-broker cluster)', () => {
     }
     const all = await c.request(DescribeLogDirsApi, 2, { topics: null });
     expect(all.results[0]!.topics.find((x) => x.name === 'scale-k')!.partitions.map((p) => p.partitionIndex).sort()).toEqual([0, 1]);
+    // A list naming no partition: the log dir, no replicas.
+    const none = await c.request(DescribeLogDirsApi, 2, { topics: [] });
+    expect(none.results[0]!.topics).toEqual([]);
+    // The partition filter is the core's: the mq door answers the same replica.
+    const wire = await TestClient.connect(t.url);
+    const mqDoor = await wire.request({ describeLogDirs: { partitions: [{ topic: 'scale-k', partitions: [1] }] } });
+    await wire.close();
+    expect(mqDoor.describeLogDirs!.replicas.map((r) => `${r.topic}-${r.partition}`)).toEqual(['scale-k-1']);
 
     const preferred = await c.request(ElectLeadersApi, 2, { electionType: 0, topicPartitions: [{ topic: 'scale-k', partitions: [0] }], timeoutMs: 5000 });
     expect(preferred.errorCode).toBe(0);

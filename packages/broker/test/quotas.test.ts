@@ -176,6 +176,17 @@ describe('client quotas', () => {
         expect(JSON.parse(JSON.stringify(exact.entries))).toEqual([{ entity: [{ entityType: 'user', entityName: null }, { entityType: 'client-id', entityName: name }], values: [{ key: 'request_rate', value: 250 }] }]);
         // Strict: only entities with no part beyond a client id; this one has a user part too.
         expect((await c.request(DescribeClientQuotasApi, v, { components: [{ entityType: 'client-id', matchType: 0, match: name }], strict: true })).entries).toEqual([]);
+        // Default (1) and any specified (2) matches, and the same filter through the mq door (one filter, in the core).
+        const byDefaultUser = await c.request(DescribeClientQuotasApi, v, { components: [{ entityType: 'user', matchType: 1, match: null }, { entityType: 'client-id', matchType: 2, match: null }], strict: true });
+        expect(byDefaultUser.entries!.map((e) => e.entity.find((x) => x.entityType === 'client-id')?.entityName)).toContain(name);
+        expect((await c.request(DescribeClientQuotasApi, v, { components: [{ entityType: 'user', matchType: 2, match: null }], strict: false })).entries!.some((e) => e.entity.some((x) => x.entityName === name))).toBe(false);
+        const mqDoor = await admin.request({ describeClientQuotas: { components: [{ entityType: 'user', matchType: 1 }, { entityType: 'client-id', matchType: 0, match: name }], strict: true } });
+        expect(mqDoor.describeClientQuotas!.entries.map((e) => e.entity?.clientId)).toEqual([name]);
+        // A match type or entity type nobody knows is refused by the core, through either door.
+        expect((await c.request(DescribeClientQuotasApi, v, { components: [{ entityType: 'client-id', matchType: 7, match: null }], strict: false })).errorCode).toBe(42);
+        expect((await c.request(DescribeClientQuotasApi, v, { components: [{ entityType: 'ip', matchType: 0, match: 'x' }], strict: false })).errorCode).toBe(42);
+        const mqBad = await admin.request({ describeClientQuotas: { components: [{ entityType: 'client-id', matchType: 7 as mq.QuotaFilterComponent.MatchType }] } });
+        expect(errorCodeFromNumber(mqBad.errorCode ?? mqBad.describeClientQuotas?.errorCode ?? 0)).toBe('INVALID_REQUEST');
         const bad = await c.request(AlterClientQuotasApi, v, {
           entries: [
             { entity: [{ entityType: 'client-id', entityName: 'fine' }], ops: [{ key: 'request_rate', value: 10, remove: false }] },

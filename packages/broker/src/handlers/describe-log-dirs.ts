@@ -11,10 +11,12 @@ import type { HandlerDeps } from './deps.js';
 export function describeLogDirs(d: HandlerDeps): Handler<'describeLogDirs'> {
   return async (req, ctx) => {
     const rates = ctx.broker.metrics.partitionBytesIn;
-    const only = new Set(req.topics ?? []);
+    const topics = new Set(req.topics ?? []);
+    const partitions = new Map((req.partitions ?? []).map((t) => [t.topic ?? '', new Set(t.partitions ?? [])]));
+    const asked = (topic: string, partition: number) => (topics.size === 0 && partitions.size === 0) || topics.has(topic) || partitions.get(topic)?.has(partition) === true;
     const replicas = [];
     for (const h of d.replicas.list()) {
-      if (only.size > 0 && !only.has(h.topic)) continue;
+      if (!asked(h.topic, h.partition)) continue;
       const hw = d.replicas.highWatermarkOf(h.topic, h.partition) ?? h.log.logEndOffset;
       replicas.push({
         topic: h.topic,

@@ -4269,6 +4269,8 @@ export namespace mq {
         $unknowns?: Uint8Array[];
         user: string;
         clientId: string;
+        components: mq.QuotaFilterComponent.$Properties[];
+        strict: boolean;
         static create(properties: mq.DescribeClientQuotasRequest.$Shape): mq.DescribeClientQuotasRequest & mq.DescribeClientQuotasRequest.$Shape;
         static create(properties?: mq.DescribeClientQuotasRequest.$Properties): mq.DescribeClientQuotasRequest;
         static encode(message: mq.DescribeClientQuotasRequest.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
@@ -4280,9 +4282,43 @@ export namespace mq {
         interface $Properties {
             user?: (string|null);
             clientId?: (string|null);
+            components?: (mq.QuotaFilterComponent.$Properties[]|null);
+            strict?: (boolean|null);
             $unknowns?: Uint8Array[];
         }
         type $Shape = mq.DescribeClientQuotasRequest.$Properties;
+    }
+
+    interface IQuotaFilterComponent extends mq.QuotaFilterComponent.$Properties {
+    }
+
+    class QuotaFilterComponent {
+        constructor(properties?: mq.QuotaFilterComponent.$Properties);
+        $unknowns?: Uint8Array[];
+        entityType: string;
+        matchType: mq.QuotaFilterComponent.MatchType;
+        match: string;
+        static create(properties: mq.QuotaFilterComponent.$Shape): mq.QuotaFilterComponent & mq.QuotaFilterComponent.$Shape;
+        static create(properties?: mq.QuotaFilterComponent.$Properties): mq.QuotaFilterComponent;
+        static encode(message: mq.QuotaFilterComponent.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+        static decode(reader: ($protobuf.Reader|Uint8Array), length?: number): mq.QuotaFilterComponent & mq.QuotaFilterComponent.$Shape;
+        static getTypeUrl(prefix?: string): string;
+    }
+
+    namespace QuotaFilterComponent {
+        interface $Properties {
+            entityType?: (string|null);
+            matchType?: (mq.QuotaFilterComponent.MatchType|null);
+            match?: (string|null);
+            $unknowns?: Uint8Array[];
+        }
+        type $Shape = mq.QuotaFilterComponent.$Properties;
+
+        enum MatchType {
+            EXACT = 0,
+            DEFAULT = 1,
+            SPECIFIED = 2
+        }
     }
 
     interface IClientQuotaEntry extends mq.ClientQuotaEntry.$Properties {
@@ -4890,6 +4926,7 @@ export namespace mq {
         constructor(properties?: mq.DescribeLogDirsRequest.$Properties);
         $unknowns?: Uint8Array[];
         topics: string[];
+        partitions: mq.TopicPartitions.$Properties[];
         static create(properties: mq.DescribeLogDirsRequest.$Shape): mq.DescribeLogDirsRequest & mq.DescribeLogDirsRequest.$Shape;
         static create(properties?: mq.DescribeLogDirsRequest.$Properties): mq.DescribeLogDirsRequest;
         static encode(message: mq.DescribeLogDirsRequest.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
@@ -4900,6 +4937,7 @@ export namespace mq {
     namespace DescribeLogDirsRequest {
         interface $Properties {
             topics?: (string[]|null);
+            partitions?: (mq.TopicPartitions.$Properties[]|null);
             $unknowns?: Uint8Array[];
         }
         type $Shape = mq.DescribeLogDirsRequest.$Properties;

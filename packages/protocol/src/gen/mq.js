@@ -18503,6 +18503,7 @@ export const mq = $root.mq = (() => {
     mq.DescribeClientQuotasRequest = (function() {
 
         const DescribeClientQuotasRequest = function (p) {
+            this.components = [];
             if (p)
                 for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
                     if (p[ks[i]] != null && ks[i] !== "__proto__")
@@ -18511,6 +18512,8 @@ export const mq = $root.mq = (() => {
 
         DescribeClientQuotasRequest.prototype.user = "";
         DescribeClientQuotasRequest.prototype.clientId = "";
+        DescribeClientQuotasRequest.prototype.components = $util.emptyArray;
+        DescribeClientQuotasRequest.prototype.strict = false;
 
         DescribeClientQuotasRequest.create = function(properties) {
             return new DescribeClientQuotasRequest(properties);
@@ -18527,6 +18530,12 @@ export const mq = $root.mq = (() => {
                 w.uint32(10).string(m.user);
             if (m.clientId != null && $Object.hasOwnProperty.call(m, "clientId") && m.clientId !== "")
                 w.uint32(18).string(m.clientId);
+            if (m.components != null && m.components.length) {
+                for (var i = 0; i < m.components.length; ++i)
+                    $root.mq.QuotaFilterComponent.encode(m.components[i], w.uint32(26).fork(), q + 1).ldelim();
+            }
+            if (m.strict != null && $Object.hasOwnProperty.call(m, "strict") && m.strict !== false)
+                w.uint32(32).bool(m.strict);
             if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
                 for (var i = 0; i < m.$unknowns.length; ++i)
                     w.raw(m.$unknowns[i]);
@@ -18578,6 +18587,23 @@ export const mq = $root.mq = (() => {
                             delete m.clientId;
                         continue;
                     }
+                case 3: {
+                        if (u !== 2)
+                            break;
+                        if (!(m.components && m.components.length))
+                            m.components = [];
+                        m.components.push($root.mq.QuotaFilterComponent.decode(r, r.size(), $undefined, q + 1));
+                        continue;
+                    }
+                case 4: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.bool())
+                            m.strict = v;
+                        else
+                            delete m.strict;
+                        continue;
+                    }
                 }
                 r.skipType(u, q, t);
                 if (!r.discardUnknown) {
@@ -18602,6 +18628,130 @@ export const mq = $root.mq = (() => {
         };
 
         return DescribeClientQuotasRequest;
+    })();
+
+    mq.QuotaFilterComponent = (function() {
+
+        const QuotaFilterComponent = function (p) {
+            if (p)
+                for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                    if (p[ks[i]] != null && ks[i] !== "__proto__")
+                        this[ks[i]] = p[ks[i]];
+        };
+
+        QuotaFilterComponent.prototype.entityType = "";
+        QuotaFilterComponent.prototype.matchType = 0;
+        QuotaFilterComponent.prototype.match = "";
+
+        QuotaFilterComponent.create = function(properties) {
+            return new QuotaFilterComponent(properties);
+        };
+
+        QuotaFilterComponent.encode = function (m, w, q) {
+            if (!w)
+                w = $Writer.create();
+            if (q === $undefined)
+                q = 0;
+            if (q > $util.recursionLimit)
+                throw $Error("max depth exceeded");
+            if (m.entityType != null && $Object.hasOwnProperty.call(m, "entityType") && m.entityType !== "")
+                w.uint32(10).string(m.entityType);
+            if (m.matchType != null && $Object.hasOwnProperty.call(m, "matchType") && m.matchType !== 0)
+                w.uint32(16).int32(m.matchType);
+            if (m.match != null && $Object.hasOwnProperty.call(m, "match") && m.match !== "")
+                w.uint32(26).string(m.match);
+            if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                for (var i = 0; i < m.$unknowns.length; ++i)
+                    w.raw(m.$unknowns[i]);
+            return w;
+        };
+
+        QuotaFilterComponent.decode = function (r, l, z, q, g) {
+            if (!(r instanceof $Reader))
+                r = $Reader.create(r);
+            if (q === $undefined)
+                q = 0;
+            if (q > $Reader.recursionLimit)
+                throw $Error("max depth exceeded");
+            var c, m, v;
+            if (l === $undefined)
+                c = r.len;
+            else {
+                c = r.pos + l;
+                if (c > r.len)
+                    throw $RangeError("index out of range");
+                l = r.len;
+                r.len = c;
+            }
+            m = g || new $root.mq.QuotaFilterComponent();
+            while (r.pos < c) {
+                var s = r.pos;
+                var t = r.tag();
+                if (t === z) {
+                    z = $undefined;
+                    break;
+                }
+                var u = t & 7;
+                switch (t >>>= 3) {
+                case 1: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.entityType = v;
+                        else
+                            delete m.entityType;
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.int32())
+                            m.matchType = v;
+                        else
+                            delete m.matchType;
+                        continue;
+                    }
+                case 3: {
+                        if (u !== 2)
+                            break;
+                        if ((v = r.stringVerify()).length)
+                            m.match = v;
+                        else
+                            delete m.match;
+                        continue;
+                    }
+                }
+                r.skipType(u, q, t);
+                if (!r.discardUnknown) {
+                    $util.makeProp(m, "$unknowns", false);
+                    (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                }
+            }
+            if (l !== $undefined) {
+                if (r.pos !== c)
+                    throw $RangeError("index out of range");
+                r.len = l;
+            }
+            if (z !== $undefined)
+                throw $Error("missing end group");
+            return m;
+        };
+
+        QuotaFilterComponent.getTypeUrl = function(prefix) {
+            if (prefix === $undefined)
+                prefix = "type.googleapis.com";
+            return prefix + "/mq.QuotaFilterComponent";
+        };
+
+        QuotaFilterComponent.MatchType = (function() {
+            const valuesById = $Object.create(null), values = $Object.create(valuesById);
+            values[valuesById[0] = "EXACT"] = 0;
+            values[valuesById[1] = "DEFAULT"] = 1;
+            values[valuesById[2] = "SPECIFIED"] = 2;
+            return values;
+        })();
+
+        return QuotaFilterComponent;
     })();
 
     mq.ClientQuotaEntry = (function() {
@@ -21356,6 +21506,7 @@ export const mq = $root.mq = (() => {
 
         const DescribeLogDirsRequest = function (p) {
             this.topics = [];
+            this.partitions = [];
             if (p)
                 for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
                     if (p[ks[i]] != null && ks[i] !== "__proto__")
@@ -21363,6 +21514,7 @@ export const mq = $root.mq = (() => {
         };
 
         DescribeLogDirsRequest.prototype.topics = $util.emptyArray;
+        DescribeLogDirsRequest.prototype.partitions = $util.emptyArray;
 
         DescribeLogDirsRequest.create = function(properties) {
             return new DescribeLogDirsRequest(properties);
@@ -21378,6 +21530,10 @@ export const mq = $root.mq = (() => {
             if (m.topics != null && m.topics.length) {
                 for (var i = 0; i < m.topics.length; ++i)
                     w.uint32(10).string(m.topics[i]);
+            }
+            if (m.partitions != null && m.partitions.length) {
+                for (var i = 0; i < m.partitions.length; ++i)
+                    $root.mq.TopicPartitions.encode(m.partitions[i], w.uint32(18).fork(), q + 1).ldelim();
             }
             if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
                 for (var i = 0; i < m.$unknowns.length; ++i)
@@ -21418,6 +21574,14 @@ export const mq = $root.mq = (() => {
                         if (!(m.topics && m.topics.length))
                             m.topics = [];
                         m.topics.push(r.stringVerify());
+                        continue;
+                    }
+                case 2: {
+                        if (u !== 2)
+                            break;
+                        if (!(m.partitions && m.partitions.length))
+                            m.partitions = [];
+                        m.partitions.push($root.mq.TopicPartitions.decode(r, r.size(), $undefined, q + 1));
                         continue;
                     }
                 }

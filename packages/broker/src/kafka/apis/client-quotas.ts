@@ -15,12 +15,9 @@ import {
   type DescribeClientQuotasResponse,
 } from '@mq/kafka-protocol/messages';
 import type { KafkaApi } from '../types.js';
+import { DEFAULT_ENTITY } from '../../quota/entity.js';
 import { askCore } from './call-core.js';
 
-const DEFAULT = '<default>';
-const MATCH_EXACT = 0;
-const MATCH_DEFAULT = 1;
-const MATCH_SPECIFIED = 2;
 
 type KafkaEntity = ReadonlyArray<{ entityType: string; entityName: string | null }>;
 
@@ -29,7 +26,7 @@ function coreEntity(list: KafkaEntity): { user: string; clientId: string } {
   let user = '';
   let clientId = '';
   for (const e of list) {
-    const name = e.entityName ?? DEFAULT;
+    const name = e.entityName ?? DEFAULT_ENTITY;
     if (e.entityType === 'user' && user === '') user = name;
     else if (e.entityType === 'client-id' && clientId === '') clientId = name;
     else throw new MqError('INVALID_REQUEST', `quota entity type ${JSON.stringify(e.entityType.slice(0, 40))} is unknown or given twice (user and client-id, once each)`);
@@ -39,8 +36,8 @@ function coreEntity(list: KafkaEntity): { user: string; clientId: string } {
 
 function kafkaEntity(e: { user?: string | null; clientId?: string | null }): Array<{ entityType: string; entityName: string | null }> {
   const out: Array<{ entityType: string; entityName: string | null }> = [];
-  if (e.user) out.push({ entityType: 'user', entityName: e.user === DEFAULT ? null : e.user });
-  if (e.clientId) out.push({ entityType: 'client-id', entityName: e.clientId === DEFAULT ? null : e.clientId });
+  if (e.user) out.push({ entityType: 'user', entityName: e.user === DEFAULT_ENTITY ? null : e.user });
+  if (e.clientId) out.push({ entityType: 'client-id', entityName: e.clientId === DEFAULT_ENTITY ? null : e.clientId });
   return out;
 }
 
@@ -59,29 +56,13 @@ export const describeClientQuotas: KafkaApi<DescribeClientQuotasRequest, Describ
   api: DescribeClientQuotasApi,
   needs: ['describeClientQuotas'],
   async handle(req, call) {
-    for (const c of req.components) {
-      if (c.entityType !== 'user' && c.entityType !== 'client-id') throw new MqError('INVALID_REQUEST', `quota entity type ${JSON.stringify(c.entityType.slice(0, 40))} is unknown (user, client-id)`);
-      if (![MATCH_EXACT, MATCH_DEFAULT, MATCH_SPECIFIED].includes(c.matchType)) throw new MqError('INVALID_REQUEST', `quota match type ${c.matchType} is unknown (0 exact, 1 default, 2 any specified)`);
-    }
-    const r = await askCore(call, 'describeClientQuotas', { user: '', clientId: '' });
-    const matches = (e: { user?: string | null; clientId?: string | null }) => {
-      const parts: Record<string, string | undefined> = { user: e.user || undefined, 'client-id': e.clientId || undefined };
-      for (const c of req.components) {
-        const v = parts[c.entityType];
-        if (v === undefined) return false;
-        if (c.matchType === MATCH_EXACT && v !== (c.match ?? DEFAULT)) return false;
-        if (c.matchType === MATCH_DEFAULT && v !== DEFAULT) return false;
-        if (c.matchType === MATCH_SPECIFIED && v === DEFAULT) return false;
-      }
-      // Strict: the entity has no part beyond the components named.
-      return !req.strict || Object.entries(parts).every(([type, v]) => v === undefined || req.components.some((c) => c.entityType === type));
-    };
+    // Kafka's null match is the default entity (exact) or unused (default, specified); the core checks the filter.
+    const components = req.components.map((c) => ({ entityType: c.entityType, matchType: c.matchType, match: c.match ?? '' }));
+    const r = await askCore(call, 'describeClientQuotas', { components, strict: req.strict });
     return {
       errorCode: 0,
       errorMessage: null,
-      entries: (r.entries ?? [])
-        .filter((q) => matches(q.entity ?? {}))
-        .map((q) => ({ entity: kafkaEntity(q.entity ?? {}), values: (q.values ?? []).map((v) => ({ key: v.key ?? '', value: v.value ?? 0 })) })),
+      entries: (r.entries ?? []).map((q) => ({ entity: kafkaEntity(q.entity ?? {}), values: (q.values ?? []).map((v) => ({ key: v.key ?? '', value: v.value ?? 0 })) })),
     };
   },
   refused: (_req, code, message) => ({ errorCode: code, errorMessage: message, entries: null }),

@@ -118,9 +118,11 @@ export const describeLogDirs: KafkaApi<DescribeLogDirsRequest, DescribeLogDirsRe
   api: DescribeLogDirsApi,
   needs: ['describeLogDirs'],
   async handle(req, call) {
-    const r = await askCore(call, 'describeLogDirs', { topics: (req.topics ?? []).map((t) => t.topic) });
-    const asked = req.topics ? new Map(req.topics.map((t) => [t.topic, new Set(t.partitions)])) : undefined;
-    const replicas = (r.replicas ?? []).filter((x) => !asked || asked.get(x.topic ?? '')?.has(x.partition ?? -1));
+    // Kafka's null topics: every replica; a list naming no partition: the log dir without replicas (the core reads
+    // an empty filter as every replica).
+    const none = req.topics !== null && req.topics.every((t) => t.partitions.length === 0);
+    const r = await askCore(call, 'describeLogDirs', { partitions: (req.topics ?? []).map((t) => ({ topic: t.topic, partitions: t.partitions })) });
+    const replicas = none ? [] : (r.replicas ?? []);
     return {
       errorCode: kafkaCode(r.errorCode),
       results: [

@@ -58,6 +58,11 @@ export interface RequestContext {
    * broker's view): what it changes must be conditional on that still being true at the controller.
    */
   bootstrap?: boolean;
+  /**
+   * Set by a door that can answer a request in parts (the WebSocket door, for a produce with partial_answers):
+   * sends one part now; the handler's result is the last part. Absent: the whole answer comes at once.
+   */
+  answerPart?: (part: unknown) => void;
   /** ---- quotas: set by the quota wrapper (quota/quota-handlers.ts) when the client is over a quota: the door answers with it and reads nothing more from the connection for that long. */
   throttleMs?: number;
 }

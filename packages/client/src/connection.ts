@@ -79,6 +79,11 @@ export interface RequestOptions {
    * `encode` is not reached (a closed connection, an aborted signal).
    */
   onWritten?: () => void;
+  /**
+   * Takes the parts of an answer sent in parts (ResponseFrame.partial, a produce with partial_answers); the
+   * returned promise resolves with the last part. Each part's body is handed over as it arrives.
+   */
+  onPartial?: (part: unknown) => void;
 }
 
 interface Pending {
@@ -92,6 +97,7 @@ interface Pending {
   onAbort: (() => void) | undefined;
   /** On the socket (false while held by the broker's throttle). */
   written: boolean;
+  onPartial: ((part: unknown) => void) | undefined;
 }
 
 const SOCKET_CONNECTING = 0;
@@ -267,6 +273,7 @@ export class Connection {
         signal,
         onAbort: undefined,
         written: false,
+        onPartial: options.onPartial,
       };
       if (p.deadline < this.deadlineAt) this.armDeadline(p.deadline);
       if (signal) {
@@ -441,6 +448,15 @@ export class Connection {
     const id = frame.correlationId;
     const p = this.pending.get(id);
     if (!p) return; // timed out or aborted already, or an answer to a fire-and-forget request
+    if (frame.partial && !frame.errorCode) {
+      const part = (frame as unknown as Record<string, unknown>)[p.body];
+      if (!p.onPartial || part === undefined || part === null) {
+        this.protocolError(`a partial answer to a ${p.body} request that did not ask for one`);
+        return;
+      }
+      p.onPartial(part);
+      return;
+    }
     this.settle(id);
     if (frame.errorCode) {
       const code = errorCodeFromNumber(frame.errorCode);

@@ -9,7 +9,9 @@ import { ERROR_CODES } from '@mq/protocol/errors';
 import { SUPPORTED_API_VERSIONS, decodeRequest, encodeResponse, type mq } from '@mq/protocol/wire';
 import { MqClient, type ClientSocket, type ConnectFn } from '../src/index.js';
 
-type Answer = (frame: mq.RequestFrame) => Omit<mq.ResponseFrame.$Properties, 'correlationId'>;
+type Reply = Omit<mq.ResponseFrame.$Properties, 'correlationId'>;
+/** One answer frame, or several (an answer in parts: ResponseFrame.partial). */
+type Answer = (frame: mq.RequestFrame) => Reply | Reply[];
 
 /** The client's end of an in-memory socket; `answer` plays the broker. */
 class MemorySocket extends EventEmitter implements ClientSocket {
@@ -25,9 +27,12 @@ class MemorySocket extends EventEmitter implements ClientSocket {
     if (this.readyState !== 1) return cb(new Error('socket closed'));
     const frame = decodeRequest(data);
     this.sent.push(frame.body!);
-    const reply = encodeResponse({ correlationId: frame.correlationId, ...this.answer(frame) });
+    const answer = this.answer(frame);
+    const replies = (Array.isArray(answer) ? answer : [answer]).map((a) => encodeResponse({ correlationId: frame.correlationId, ...a }));
     cb();
-    queueMicrotask(() => this.emit('message', Buffer.from(reply), true));
+    queueMicrotask(() => {
+      for (const reply of replies) this.emit('message', Buffer.from(reply), true);
+    });
   }
 
   close(code = 1000): void {
@@ -51,7 +56,7 @@ const broker: Answer = (frame) => {
           clusterId: 'memory',
           controllerId: 7,
           brokers: [{ id: 7, host: 'memory', port: 1 }],
-          topics: [{ name: 'orders', partitions: [{ partition: 0, leader: 7, leaderEpoch: 0, replicas: [7], isr: [7] }] }],
+          topics: [{ name: 'orders', partitions: [0, 1].map((partition) => ({ partition, leader: 7, leaderEpoch: 0, replicas: [7], isr: [7] })) }],
         },
       };
     default:
@@ -74,12 +79,44 @@ describe('connect component (connection factory)', () => {
       await client.connect();
       expect(await client.admin().listTopics()).toEqual(['orders']);
       const [orders] = await client.admin().describeTopics(['orders']);
-      expect(orders).toMatchObject({ name: 'orders', partitions: [{ partition: 0, leader: 7 }] });
+      expect(orders).toMatchObject({ name: 'orders', partitions: [{ partition: 0, leader: 7 }, { partition: 1, leader: 7 }] });
     } finally {
       await client.close();
     }
     expect(dialed[0]).toBe('memory:1');
     expect(sockets[0]!.sent.slice(0, 2)).toEqual(['handshake', 'metadata']);
     expect(sockets.every((s) => s.readyState === 3)).toBe(true);
+  });
+
+  it('a produce of several partitions asks for its answer in parts and settles each partition from its own part', async () => {
+    const asked: boolean[] = [];
+    const parts: Answer = (frame) => {
+      if (frame.body !== 'produce') return broker(frame);
+      asked.push(frame.produce!.partialAnswers === true);
+      const entry = (partition: number, baseOffset: number) => ({ name: 'orders', partitions: [{ partition, errorCode: 0, baseOffset, logAppendTime: -1, logStartOffset: 0 }] });
+      // Partition 1 first, in a part; partition 0 in the last frame.
+      return [{ partial: true, produce: { topics: [entry(1, 40)] } }, { produce: { topics: [entry(0, 9)] } }];
+    };
+    const client = new MqClient({ bootstrap: 'memory:1' }, { connect: async () => new MemorySocket(parts) });
+    const producer = client.producer({ acks: 'all', lingerMs: 0 });
+    try {
+      const [a, b] = await Promise.all([producer.send('orders', { value: 'a', partition: 0 }), producer.send('orders', { value: 'b', partition: 1 })]);
+      expect([a.offset, b.offset]).toEqual([9, 40]);
+      expect(asked).toEqual([true]);
+    } finally {
+      await producer.close();
+      await client.close();
+    }
+  });
+
+  it('a part of an answer nobody asked for in parts is a protocol error: the connection fails, nothing is settled from it', async () => {
+    const unasked: Answer = (frame) => (frame.body === 'describeQuorum' ? [{ partial: true, describeQuorum: {} }] : broker(frame));
+    const client = new MqClient({ bootstrap: 'memory:1', retry: { retries: 0 } }, { connect: async () => new MemorySocket(unasked) });
+    try {
+      await client.connect();
+      await expect(client.admin().describeQuorum()).rejects.toMatchObject({ code: 'CORRUPT_MESSAGE' });
+    } finally {
+      await client.close();
+    }
   });
 });

@@ -96,7 +96,7 @@ export function produceHandler(
         },
       );
     }
-    const pending: Array<{ topic: string; partition: number; result: Promise<PartitionAppended>; bytes: number }> = [];
+    const pending: Pending[] = [];
     for (const t of reqTopics) {
       const name = t.name ?? '';
       for (const p of t.partitions ?? []) {
@@ -106,6 +106,7 @@ export function produceHandler(
         pending.push({ topic: name, partition: index, result, bytes: p.records?.length ?? 0 });
       }
     }
+    if (req.partialAnswers && ctx.answerPart && acks !== 0) return answerInParts(pending, ctx, ctx.answerPart, logRefusal);
     return answerAll(pending, acks, ctx, logRefusal);
   };
 }
@@ -146,12 +147,12 @@ function refusedEntry(partition: number, err: unknown): mq.PartitionProduceRespo
 
 /** Waits for every partition's append (all started already) and answers each, in request order. */
 async function answerAll(
-  pending: Array<{ topic: string; partition: number; result: Promise<PartitionAppended>; bytes: number }>,
+  pending: Pending[],
   acks: Acks | undefined,
   ctx: RequestContext,
   logRefusal: (ctx: RequestContext, topic: string, partition: number, err: unknown) => void,
 ): Promise<mq.ProduceResponse.$Properties | typeof NO_RESPONSE> {
-  const topics = new Map<string, mq.PartitionProduceResponse.$Properties[]>();
+  const answered: Array<{ topic: string; entry: mq.PartitionProduceResponse.$Properties }> = [];
   for (const item of pending) {
     let entry: mq.PartitionProduceResponse.$Properties;
     try {
@@ -162,12 +163,73 @@ async function answerAll(
       logRefusal(ctx, item.topic, item.partition, err);
       entry = refusedEntry(item.partition, err);
     }
-    let list = topics.get(item.topic);
-    if (!list) topics.set(item.topic, (list = []));
-    list.push(entry);
+    answered.push({ topic: item.topic, entry });
   }
   if (acks === 0) return NO_RESPONSE;
+  return produceAnswer(answered);
+}
+
+type Pending = { topic: string; partition: number; result: Promise<PartitionAppended>; bytes: number };
+
+/** The produce answer of these partitions' entries, grouped by topic. */
+function produceAnswer(items: ReadonlyArray<{ topic: string; entry: mq.PartitionProduceResponse.$Properties }>): mq.ProduceResponse.$Properties {
+  const topics = new Map<string, mq.PartitionProduceResponse.$Properties[]>();
+  for (const { topic, entry } of items) {
+    let list = topics.get(topic);
+    if (!list) topics.set(topic, (list = []));
+    list.push(entry);
+  }
   return { topics: [...topics].map(([name, partitions]) => ({ name, partitions })) };
+}
+
+/**
+ * Answers each partition as its append completes (a produce with
+ * partial_answers, on a door that can send parts): partitions completing in
+ * the same turn share one part; the last part, the handler's result, holds
+ * what completed after the last part was sent. So a partition waiting for a
+ * slow follower (acks=all) holds back only itself.
+ */
+function answerInParts(
+  pending: Pending[],
+  ctx: RequestContext,
+  answerPart: (part: unknown) => void,
+  logRefusal: (ctx: RequestContext, topic: string, partition: number, err: unknown) => void,
+): Promise<mq.ProduceResponse.$Properties> {
+  return new Promise((resolve) => {
+    let left = pending.length;
+    let ready: Array<{ topic: string; entry: mq.PartitionProduceResponse.$Properties }> = [];
+    let flushQueued = false;
+    const flush = () => {
+      flushQueued = false;
+      if (left === 0 || ready.length === 0) return; // the last part carries them
+      const part = produceAnswer(ready);
+      ready = [];
+      answerPart(part);
+    };
+    const done = (topic: string, entry: mq.PartitionProduceResponse.$Properties) => {
+      ready.push({ topic, entry });
+      if (--left === 0) {
+        resolve(produceAnswer(ready));
+        return;
+      }
+      if (!flushQueued) {
+        flushQueued = true;
+        queueMicrotask(flush);
+      }
+    };
+    for (const item of pending) {
+      item.result.then(
+        (appended) => {
+          ctx.broker.metrics.producedBytes(item.topic, item.bytes, item.partition);
+          done(item.topic, appendedEntry(ctx, item.topic, item.partition, appended, logRefusal));
+        },
+        (err: unknown) => {
+          logRefusal(ctx, item.topic, item.partition, err);
+          done(item.topic, refusedEntry(item.partition, err));
+        },
+      );
+    }
+  });
 }
 
 function logProduceError(ctx: RequestContext, topic: string, partition: number, err: unknown): void {

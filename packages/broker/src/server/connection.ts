@@ -292,6 +292,7 @@ export class Connection {
       apiVersion: version,
       logger: this.logger,
     };
+    if (body === 'produce' && frame.produce?.partialAnswers) ctx.answerPart = (part) => this.send({ correlationId, partial: true, produce: part } as ResponseFrame);
     const startedAt = this.broker.metrics.request(body);
     this.inFlight++;
     const isFetch = body === 'fetch';

@@ -48,4 +48,13 @@ describe('encodeProduceFrame', () => {
     expect(Buffer.from(ours).equals(Buffer.from(viaProtobufjs))).toBe(true);
     expect(decodeRequest(ours).produce!.transactionalId).toBe('payments-tx-ü');
   });
+
+  it('asks for partial answers, as protobufjs writes it', () => {
+    const b = encodeBatchSync([{ value: 'v' }]);
+    const topics = [{ name: 't', partitions: [{ partition: 1, records: b }, { partition: 2, records: b }] }];
+    const ours = encodeProduceFrame({ correlationId: 9, apiVersion: 1, clientId: 'c', acks: -1, timeoutMs: 1000, topics, transactionalId: 'x', partialAnswers: true });
+    const viaProtobufjs = encodeRequest({ correlationId: 9, apiVersion: 1, clientId: 'c', produce: { acks: -1, timeoutMs: 1000, topics, transactionalId: 'x', partialAnswers: true } });
+    expect(Buffer.from(ours).equals(Buffer.from(viaProtobufjs))).toBe(true);
+    expect(decodeRequest(ours).produce!.partialAnswers).toBe(true);
+  });
 });

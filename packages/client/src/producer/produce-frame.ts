@@ -29,6 +29,8 @@ export interface ProduceFrame {
   topics: readonly ProduceTopicData[];
   /** A transactional producer's id (the broker accepts transactional batches only with it); absent: none. */
   transactionalId?: string;
+  /** The answer may come in parts, each partition as it completes (ProduceRequest.partial_answers). */
+  partialAnswers?: boolean;
 }
 
 const lenField = (tagBytes: number, len: number) => tagBytes + uvarintSize(len) + len;
@@ -72,6 +74,7 @@ export function encodeProduceFrame(f: ProduceFrame, alloc?: (size: number) => Bu
   }
   const txnIdLen = f.transactionalId ? Buffer.byteLength(f.transactionalId, 'utf8') : 0;
   produceSize += stringField(txnIdLen);
+  if (f.partialAnswers) produceSize += 2;
   const total = scalarField(f.correlationId) + scalarField(f.apiVersion) + stringField(clientIdLen) + lenField(2, produceSize);
   const mem = alloc ? alloc(total) : Buffer.allocUnsafe(total);
   const buf = mem.length === total ? mem : mem.subarray(0, total);
@@ -119,6 +122,10 @@ export function encodeProduceFrame(f: ProduceFrame, alloc?: (size: number) => Bu
     });
   });
   string(0x22, f.transactionalId ?? '', txnIdLen); // transactional_id = 4
+  if (f.partialAnswers) {
+    buf[pos++] = 0x28; // partial_answers = 5 (varint)
+    buf[pos++] = 0x01;
+  }
   if (pos !== total) throw new Error(`produce frame size mismatch: wrote ${pos} of ${total}`);
   return buf;
 }

@@ -25,6 +25,8 @@ const SEQUENCE_ERRORS = new Set(['OUT_OF_ORDER_SEQUENCE_NUMBER', 'UNKNOWN_PRODUC
 interface Entry {
   q: PartitionQueue;
   batches: BatchBuilder[];
+  /** Settled by a part of the answer that came before the rest (ProduceRequest.partial_answers). */
+  answered?: boolean;
 }
 
 /** A produce request whose partitions' leaders are checked while it waits (ProducerOptions.leaderCheckMs). */
@@ -143,7 +145,7 @@ export class Sender {
       await this.produce(leader, entries);
     } catch (err) {
       // produce() settles every record itself; this is a last resort so that nothing is left pending.
-      for (const e of entries) this.failed(e, err);
+      for (const e of entries) if (!e.answered) this.failed(e, err);
     } finally {
       this.inFlight.set(leader, (this.inFlight.get(leader) ?? 1) - 1);
       this.requests--;
@@ -153,6 +155,9 @@ export class Sender {
 
   private async produce(leader: number, entries: Entry[]): Promise<void> {
     const acks = this.options.acks;
+    // Several partitions in one request: each is answered as it completes, so one waiting for a slow follower
+    // (acks=all) holds back only itself, and its neighbours' next batches go out meanwhile.
+    const partialAnswers = acks !== 0 && entries.length > 1;
     let resp: ResponseOf<'produce'> | undefined;
     try {
       const byTopic = new Map<string, ProducePartitionData[]>();
@@ -186,7 +191,7 @@ export class Sender {
         'produce',
         (correlationId, apiVersion, clientId) => {
           try {
-            return encodeProduceFrame({ correlationId, apiVersion, clientId, acks, timeoutMs: this.options.ackTimeoutMs, topics, transactionalId: idem?.txn?.transactionalId }, (size) => {
+            return encodeProduceFrame({ correlationId, apiVersion, clientId, acks, timeoutMs: this.options.ackTimeoutMs, topics, transactionalId: idem?.txn?.transactionalId, partialAnswers }, (size) => {
               frame = frames.acquire(size);
               return frame;
             });
@@ -204,24 +209,42 @@ export class Sender {
             if (frame) frames.release(frame);
             frame = undefined;
           },
+          ...(partialAnswers
+            ? {
+                onPartial: (part: unknown) => {
+                  this.settleAnswered(entries, part as ResponseOf<'produce'>, false);
+                  this.wake();
+                },
+              }
+            : {}),
         },
       );
       resp = acks !== 0 && this.options.leaderCheckMs > 0 ? await this.watched(leader, conn, entries, request) : await request;
     } catch (err) {
-      for (const e of entries) this.failed(e, err);
+      for (const e of entries) if (!e.answered) this.failed(e, err);
       return;
     }
     if (acks === 0) {
       for (const e of entries) this.succeeded(e, -1, undefined);
       return;
     }
+    this.settleAnswered(entries, resp!, true);
+  }
+
+  /**
+   * Settles the entries a produce answer (or one part of it) names; with
+   * `last`, an entry still unanswered fails (retriable).
+   */
+  private settleAnswered(entries: Entry[], resp: ResponseOf<'produce'>, last: boolean): void {
     for (const e of entries) {
-      const t = resp!.topics?.find((x) => x.name === e.q.topic);
+      if (e.answered) continue;
+      const t = resp.topics?.find((x) => x.name === e.q.topic);
       const p = t?.partitions?.find((x) => (x.partition ?? 0) === e.q.partition);
       if (!p) {
-        this.failed(e, new MqError('UNKNOWN', `the broker did not answer for ${e.q.topic}/${e.q.partition}`, { retriable: true }));
+        if (last) this.failed(e, new MqError('UNKNOWN', `the broker did not answer for ${e.q.topic}/${e.q.partition}`, { retriable: true }));
         continue;
       }
+      e.answered = true;
       const code = errorCodeFromNumber(p.errorCode ?? 0);
       if (code === 'NONE') {
         this.succeeded(e, Number(p.baseOffset ?? 0), p.batchBaseOffsets);
@@ -297,7 +320,8 @@ export class Sender {
     for (const w of list) {
       if (!this.watching.has(w)) continue;
       for (let i = 0; i < w.entries.length; i++) {
-        const { q } = w.entries[i]!;
+        const { q, answered } = w.entries[i]!;
+        if (answered) continue;
         const current = partitionOf(this.cluster.cachedTopic(q.topic), q.partition);
         const now = current?.leader ?? -1;
         // Only a later leader epoch moves the request: a broker with an older view must not send it back.

@@ -335,6 +335,7 @@ export namespace mq {
         errorCode: mq.ErrorCode;
         errorMessage: string;
         throttleMs: number;
+        partial: boolean;
         handshake?: (mq.HandshakeResponse.$Properties|null);
         metadata?: (mq.MetadataResponse.$Properties|null);
         createTopics?: (mq.CreateTopicsResponse.$Properties|null);
@@ -395,6 +396,7 @@ export namespace mq {
             errorCode?: (mq.ErrorCode|null);
             errorMessage?: (string|null);
             throttleMs?: (number|null);
+            partial?: (boolean|null);
             handshake?: (mq.HandshakeResponse.$Properties|null);
             metadata?: (mq.MetadataResponse.$Properties|null);
             createTopics?: (mq.CreateTopicsResponse.$Properties|null);
@@ -449,6 +451,7 @@ export namespace mq {
           errorCode?: mq.ErrorCode|null;
           errorMessage?: string|null;
           throttleMs?: number|null;
+          partial?: boolean|null;
           handshake?: mq.HandshakeResponse.$Shape|null;
           metadata?: mq.MetadataResponse.$Shape|null;
           createTopics?: mq.CreateTopicsResponse.$Shape|null;
@@ -1341,6 +1344,7 @@ export namespace mq {
         timeoutMs: number;
         topics: mq.TopicProduceData.$Properties[];
         transactionalId: string;
+        partialAnswers: boolean;
         static create(properties: mq.ProduceRequest.$Shape): mq.ProduceRequest & mq.ProduceRequest.$Shape;
         static create(properties?: mq.ProduceRequest.$Properties): mq.ProduceRequest;
         static encode(message: mq.ProduceRequest.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
@@ -1354,6 +1358,7 @@ export namespace mq {
             timeoutMs?: (number|null);
             topics?: (mq.TopicProduceData.$Properties[]|null);
             transactionalId?: (string|null);
+            partialAnswers?: (boolean|null);
             $unknowns?: Uint8Array[];
         }
         type $Shape = mq.ProduceRequest.$Properties;

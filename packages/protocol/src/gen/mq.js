@@ -772,6 +772,7 @@ export const mq = $root.mq = (() => {
         ResponseFrame.prototype.errorCode = 0;
         ResponseFrame.prototype.errorMessage = "";
         ResponseFrame.prototype.throttleMs = 0;
+        ResponseFrame.prototype.partial = false;
         ResponseFrame.prototype.handshake = null;
         ResponseFrame.prototype.metadata = null;
         ResponseFrame.prototype.createTopics = null;
@@ -845,6 +846,8 @@ export const mq = $root.mq = (() => {
                 w.uint32(26).string(m.errorMessage);
             if (m.throttleMs != null && $Object.hasOwnProperty.call(m, "throttleMs") && m.throttleMs !== 0)
                 w.uint32(32).uint32(m.throttleMs);
+            if (m.partial != null && $Object.hasOwnProperty.call(m, "partial") && m.partial !== false)
+                w.uint32(40).bool(m.partial);
             if (m.handshake != null && $Object.hasOwnProperty.call(m, "handshake"))
                 $root.mq.HandshakeResponse.encode(m.handshake, w.uint32(82).fork(), q + 1).ldelim();
             if (m.metadata != null && $Object.hasOwnProperty.call(m, "metadata"))
@@ -1004,6 +1007,15 @@ export const mq = $root.mq = (() => {
                             m.throttleMs = v;
                         else
                             delete m.throttleMs;
+                        continue;
+                    }
+                case 5: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.bool())
+                            m.partial = v;
+                        else
+                            delete m.partial;
                         continue;
                     }
                 case 10: {
@@ -5228,6 +5240,7 @@ export const mq = $root.mq = (() => {
         ProduceRequest.prototype.timeoutMs = 0;
         ProduceRequest.prototype.topics = $util.emptyArray;
         ProduceRequest.prototype.transactionalId = "";
+        ProduceRequest.prototype.partialAnswers = false;
 
         ProduceRequest.create = function(properties) {
             return new ProduceRequest(properties);
@@ -5250,6 +5263,8 @@ export const mq = $root.mq = (() => {
             }
             if (m.transactionalId != null && $Object.hasOwnProperty.call(m, "transactionalId") && m.transactionalId !== "")
                 w.uint32(34).string(m.transactionalId);
+            if (m.partialAnswers != null && $Object.hasOwnProperty.call(m, "partialAnswers") && m.partialAnswers !== false)
+                w.uint32(40).bool(m.partialAnswers);
             if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
                 for (var i = 0; i < m.$unknowns.length; ++i)
                     w.raw(m.$unknowns[i]);
@@ -5316,6 +5331,15 @@ export const mq = $root.mq = (() => {
                             m.transactionalId = v;
                         else
                             delete m.transactionalId;
+                        continue;
+                    }
+                case 5: {
+                        if (u !== 0)
+                            break;
+                        if (v = r.bool())
+                            m.partialAnswers = v;
+                        else
+                            delete m.partialAnswers;
                         continue;
                     }
                 }

@@ -488,6 +488,10 @@ class PartitionLog implements Log {
     return this.producers.firstUnstableOffset();
   }
 
+  onHighWatermarkUpdated(highWatermark: number): void {
+    this.producers.onHighWatermarkUpdated(highWatermark);
+  }
+
   abortedTransactions(from: number, to: number): Array<{ producerId: number; firstOffset: number; lastOffset: number }> {
     return this.producers.abortedIn(from, to);
   }

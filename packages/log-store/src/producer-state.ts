@@ -79,6 +79,16 @@ export class ProducerState {
   private readonly ongoing = new Map<number, number>();
   /** The lowest value in `ongoing` (asked on every fetch for the LSO); null: to be recomputed. */
   private firstOngoing: number | undefined | null = undefined;
+  /**
+   * Ended transactions whose marker the high watermark has not passed yet
+   * (Kafka's unreplicated transactions), by marker offset ascending from
+   * `unreplicatedHead`: they still bound the last stable offset, since a
+   * leader change may lose the marker and reopen them.
+   */
+  private unreplicated: CompletedTxn[] = [];
+  private unreplicatedHead = 0;
+  /** The lowest firstOffset among the unreplicated ones; null: to be recomputed. */
+  private firstUnreplicated: number | undefined | null = undefined;
   /** Aborted transactions, by marker offset (ascending): the log's aborted-transactions index. */
   private aborted: AbortedTxn[] = [];
 
@@ -191,7 +201,10 @@ export class ProducerState {
       if (first < 0) return undefined;
       const committed = control !== 'abort';
       if (!committed) this.aborted.push({ producerId: h.producerId, firstOffset: first, lastOffset: firstOffset });
-      return { producerId: h.producerId, firstOffset: first, lastOffset: firstOffset, committed };
+      const ended: CompletedTxn = { producerId: h.producerId, firstOffset: first, lastOffset: firstOffset, committed };
+      this.unreplicated.push(ended);
+      if (this.firstUnreplicated !== null && (this.firstUnreplicated === undefined || first < this.firstUnreplicated)) this.firstUnreplicated = first;
+      return ended;
     }
     this.updateData(h, firstOffset, lastOffset, timestamp);
     if (attrs & ATTR_TRANSACTIONAL) {
@@ -205,13 +218,58 @@ export class ProducerState {
     return undefined;
   }
 
-  /** The first offset of the oldest open transaction, or undefined when none is open (the last stable offset is then the high watermark). */
+  /**
+   * The first offset of the oldest transaction that is open or whose marker
+   * the high watermark has not passed (see onHighWatermarkUpdated), or
+   * undefined when there is none (the last stable offset is then the high
+   * watermark). O(1) but after a change of the oldest one.
+   */
   firstUnstableOffset(): number | undefined {
-    if (this.firstOngoing !== null) return this.firstOngoing;
-    let min: number | undefined;
-    for (const v of this.ongoing.values()) if (min === undefined || v < min) min = v;
-    this.firstOngoing = min;
-    return min;
+    if (this.firstOngoing === null) {
+      let min: number | undefined;
+      for (const v of this.ongoing.values()) if (min === undefined || v < min) min = v;
+      this.firstOngoing = min;
+    }
+    if (this.firstUnreplicated === null) {
+      let min: number | undefined;
+      for (let i = this.unreplicatedHead; i < this.unreplicated.length; i++) {
+        const v = this.unreplicated[i]!.firstOffset;
+        if (min === undefined || v < min) min = v;
+      }
+      this.firstUnreplicated = min;
+    }
+    const a = this.firstOngoing;
+    const b = this.firstUnreplicated;
+    return a === undefined ? b : b === undefined || a < b ? a : b;
+  }
+
+  /**
+   * The high watermark reached `highWatermark`: ended transactions whose
+   * marker lies below it stop bounding the last stable offset (Kafka's
+   * `onHighWatermarkUpdated`). Leader and follower alike, on every advance.
+   */
+  onHighWatermarkUpdated(highWatermark: number): void {
+    const q = this.unreplicated;
+    let i = this.unreplicatedHead;
+    if (i >= q.length || q[i]!.lastOffset >= highWatermark) return;
+    while (i < q.length && q[i]!.lastOffset < highWatermark) i++;
+    if (i === q.length) {
+      this.unreplicated = [];
+      this.unreplicatedHead = 0;
+      this.firstUnreplicated = undefined;
+      return;
+    }
+    if (i > 64 && i * 2 > q.length) {
+      this.unreplicated = q.slice(i);
+      i = 0;
+    }
+    this.unreplicatedHead = i;
+    this.firstUnreplicated = null;
+  }
+
+  /** Ended transactions whose marker the high watermark has not passed, oldest marker first. */
+  unreplicatedTransactions(): readonly CompletedTxn[] {
+    return this.unreplicated.slice(this.unreplicatedHead);
   }
 
   /** Open transactions: producer id → first offset. */
@@ -297,6 +355,9 @@ export class ProducerState {
     this.ongoing.clear();
     this.firstOngoing = undefined;
     this.aborted = [];
+    this.unreplicated = [];
+    this.unreplicatedHead = 0;
+    this.firstUnreplicated = undefined;
   }
 
   /** The snapshot file's content: the state after every batch below `offset`. */
@@ -309,7 +370,10 @@ export class ProducerState {
       e.txnFirstOffset,
     ]);
     const aborted = this.aborted.map((a) => [a.producerId, a.firstOffset, a.lastOffset]);
-    return Buffer.from(JSON.stringify({ version: SNAPSHOT_VERSION, offset, producers, aborted }) + '\n');
+    // Ended transactions the HW had not passed: a reopen below their marker's replication still holds the LSO.
+    // (An optional field: readers before it ignore it.)
+    const unreplicated = this.unreplicatedTransactions().map((t) => [t.producerId, t.firstOffset, t.lastOffset, t.committed ? 1 : 0]);
+    return Buffer.from(JSON.stringify({ version: SNAPSHOT_VERSION, offset, producers, aborted, unreplicated }) + '\n');
   }
 
   /** Parses a snapshot written by toSnapshot; throws CORRUPT_MESSAGE when it is not one. */
@@ -321,7 +385,7 @@ export class ProducerState {
       throw new MqError('CORRUPT_MESSAGE', `producer snapshot is not JSON: ${(err as Error).message}`);
     }
     const bad = (why: string) => new MqError('CORRUPT_MESSAGE', `producer snapshot is damaged: ${why}`);
-    const s = parsed as { version?: unknown; offset?: unknown; producers?: unknown; aborted?: unknown };
+    const s = parsed as { version?: unknown; offset?: unknown; producers?: unknown; aborted?: unknown; unreplicated?: unknown };
     // Version 1 (before transactions) has neither open transactions nor aborted ones.
     if (!s || (s.version !== SNAPSHOT_VERSION && s.version !== 1)) throw bad(`unknown version ${String(s?.version)}`);
     if (!Number.isSafeInteger(s.offset) || (s.offset as number) < 0) throw bad(`offset ${String(s.offset)}`);
@@ -352,6 +416,14 @@ export class ProducerState {
         if (!ints(a, 3)) throw bad('an aborted transaction');
         state.aborted.push({ producerId: a[0]!, firstOffset: a[1]!, lastOffset: a[2]! });
       }
+    }
+    if (s.unreplicated !== undefined) {
+      if (!Array.isArray(s.unreplicated)) throw bad('unreplicated transactions');
+      for (const t of s.unreplicated as unknown[]) {
+        if (!ints(t, 4)) throw bad('an unreplicated transaction');
+        state.unreplicated.push({ producerId: t[0]!, firstOffset: t[1]!, lastOffset: t[2]!, committed: t[3] === 1 });
+      }
+      if (state.unreplicated.length > 0) state.firstUnreplicated = null;
     }
     return { offset: s.offset as number, state };
   }

@@ -177,11 +177,20 @@ export interface Log {
   /** Producer ids the log currently tracks. */
   readonly producerCount: number;
   /**
-   * The first offset of the oldest transaction still open in this log
-   * (transactional batches appended, no marker yet), or undefined: the last
-   * stable offset of a partition is the lower of it and the high watermark.
+   * The first offset of the oldest transaction still unstable in this log:
+   * open (transactional batches appended, no marker yet), or ended by a
+   * marker the high watermark has not passed (a leader change could lose
+   * the marker and reopen it; see onHighWatermarkUpdated). Undefined: none.
+   * The last stable offset of a partition is the lower of it and the high
+   * watermark.
    */
   readonly firstUnstableOffset: number | undefined;
+  /**
+   * The replica's high watermark reached `highWatermark` (leader or
+   * follower, on every advance and when it starts): transactions whose
+   * marker lies below it stop counting as unstable.
+   */
+  onHighWatermarkUpdated(highWatermark: number): void;
   /**
    * The log's aborted-transactions index: transactions aborted whose records
    * may lie in [from, to) (abort marker at or after `from`, first offset

@@ -190,6 +190,79 @@ describe('FollowerFetcher', () => {
     await fetcher.close();
   });
 
+  it('regression: an answer to a fetch sent in an older epoch is dropped once the epoch moved on (no stale records, no stale fencing)', async () => {
+    // The scripted stale-epoch-follower scenario: the fetch of epoch 3 is in flight when the metadata moves the
+    // same leader to epoch 5 (the follower missed epoch 4, led by another broker); the old answer arrives after.
+    let answer!: (r: FetchPartitionResponse) => void;
+    const stale = (): Promise<FetchPartitionResponse> => new Promise((resolve) => (answer = resolve));
+    const requests: FetchRequest[] = [];
+    const epochRequests: OffsetForLeaderEpochRequest[] = [];
+    let pending: Promise<FetchPartitionResponse> | undefined;
+    const timers = new ManualTimers(0);
+    const errors: MqError[] = [];
+    const log = new MemoryLog();
+    const fetcher = createFollowerFetcher(
+      { brokerId: 1, leaderId: 2, backoffMs: 100, maxBackoffMs: 1_000, highWatermarkCheckpointIntervalMs: 0 },
+      {
+        fetch: (_l, req, signal) => {
+          requests.push(req);
+          if (requests.length === 1) {
+            pending = stale();
+            return pending.then((r) => ({ partitions: [r] }));
+          }
+          return new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
+        },
+        offsetForLeaderEpoch: async (_l, req) => {
+          epochRequests.push(req);
+          return { partitions: req.partitions.map((p) => ({ topic: p.topic, partition: p.partition, errorCode: 'NONE' as const, leaderEpoch: p.leaderEpoch, endOffset: 0 })) };
+        },
+        clock: timers.clock,
+        timers,
+        random: () => 0.5,
+        onPartitionError: (_t, _p, e) => errors.push(e),
+      },
+    );
+    await fetcher.addPartition({ topic: 't', partition: 0, log, leaderEpoch: 3, checkpoint: new MemoryCheckpoint() });
+    await settle();
+    expect(requests).toHaveLength(1);
+    expect(requests[0]!.partitions[0]).toMatchObject({ fetchOffset: 0, currentLeaderEpoch: 3 });
+    fetcher.updateLeaderEpoch('t', 0, 5);
+    // The leader, already in epoch 5 when the epoch-3 fetch reached it, refused it; that answer arrives now.
+    answer(ok({ errorCode: 'FENCED_LEADER_EPOCH', currentLeaderEpoch: 5 }));
+    await settle();
+    await timers.advance(1_000);
+    expect(errors.map((e) => e.code)).toEqual([]);
+    expect(fetcher.status('t', 0)?.state).not.toBe('fenced');
+    expect(requests.at(-1)!.partitions[0]).toMatchObject({ currentLeaderEpoch: 5 });
+    await fetcher.close();
+
+    // The same with records: an epoch-3 answer carrying the old leader's tail is not appended in epoch 5.
+    requests.length = 0;
+    const log2 = new MemoryLog();
+    const f2 = createFollowerFetcher(
+      { brokerId: 1, leaderId: 2, backoffMs: 100, maxBackoffMs: 1_000, highWatermarkCheckpointIntervalMs: 0 },
+      {
+        fetch: (_l, req, signal) => {
+          requests.push(req);
+          if (requests.length === 1) return stale().then((r) => ({ partitions: [r] }));
+          return new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
+        },
+        offsetForLeaderEpoch: async (_l, req) => ({ partitions: req.partitions.map((p) => ({ topic: p.topic, partition: p.partition, errorCode: 'NONE' as const, leaderEpoch: p.leaderEpoch, endOffset: 0 })) }),
+        clock: timers.clock,
+        timers,
+        random: () => 0.5,
+      },
+    );
+    await f2.addPartition({ topic: 't', partition: 0, log: log2, leaderEpoch: 3, checkpoint: new MemoryCheckpoint() });
+    await settle();
+    f2.updateLeaderEpoch('t', 0, 5);
+    answer(ok({ records: Buffer.concat([batchAt(0, 3, 'stale-0'), batchAt(1, 3, 'stale-1')]), highWatermark: 2, logEndOffset: 2 }));
+    await settle();
+    expect(log2.logEndOffset).toBe(0);
+    expect(f2.status('t', 0)?.highWatermark).toBe(0);
+    await f2.close();
+  });
+
   it('removePartition saves the high watermark; close aborts the fetch in flight', async () => {
     const { fetcher, leader, checkpoint } = await setup([() => ok({ records: batchAt(0, 3), highWatermark: 1 })]);
     expect(leader.requests).toHaveLength(2); // the second hangs

@@ -640,6 +640,8 @@ export class FollowerFetcher {
       e.highWatermark = hw;
       e.checkpointWriter.set(hw);
     }
+    // Every answer (O(1) when nothing ended below it): a truncation or restart rebuilds ended transactions the HW passed.
+    e.log.onHighWatermarkUpdated?.(e.highWatermark);
     // Follow the leader's log start (retention, DeleteRecords) once committed here too.
     if (r.logStartOffset > e.log.logStartOffset && r.logStartOffset <= e.highWatermark) {
       await e.log.deleteRecordsBefore(r.logStartOffset);

@@ -169,6 +169,7 @@ export class PartitionLeader {
     this.#replicas = options.replicas;
     this.#isr = options.isr;
     this.#highWatermark = highWatermark;
+    this.#log.onHighWatermarkUpdated?.(highWatermark);
     this.#recentStartOffset = this.#log.logEndOffset;
     this.#epochStartOffset = this.#log.logEndOffset;
     this.#checkpointWriter = new CheckpointWriter(
@@ -633,6 +634,7 @@ export class PartitionLeader {
     }
     if (min <= this.#highWatermark) return;
     this.#highWatermark = min;
+    this.#log.onHighWatermarkUpdated?.(min);
     const tooSmall = this.#isr.length < this.#options.minInsyncReplicas;
     this.#purgatory.complete(min, tooSmall ? () => this.#minIsrError('NOT_ENOUGH_REPLICAS_AFTER_APPEND') : undefined);
     this.#notify();

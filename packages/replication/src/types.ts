@@ -47,8 +47,14 @@ export interface ReplicaLog {
     batches: Buffer,
     options?: { assignOffsets?: boolean; leaderEpoch?: number; validate?: boolean; logAppendTime?: boolean; maxBatchBytes?: number; coordinator?: boolean; transactional?: boolean },
   ): Promise<ReplicaAppendResult>;
-  /** The first offset of the oldest open transaction (absent or undefined: none; the last stable offset is then the high watermark). */
+  /**
+   * The first offset of the oldest transaction open or ended by a marker the
+   * HW has not passed (absent or undefined: none; the last stable offset is
+   * then the high watermark).
+   */
   readonly firstUnstableOffset?: number | undefined;
+  /** The replica's HW reached `highWatermark`: transactions ended below it stop bounding the LSO. */
+  onHighWatermarkUpdated?(highWatermark: number): void;
   /** Aborted transactions whose records may lie in [from, to) (read_committed fetches). */
   abortedTransactions?(from: number, to: number): Array<{ producerId: number; firstOffset: number }>;
   read(fromOffset: number, maxBytes: number, options?: { maxOffset?: number; pool?: ReadPool }): Promise<{ records: Buffer; nextOffset: number }>;

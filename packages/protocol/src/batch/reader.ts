@@ -34,6 +34,19 @@ function skipBytes(pos: number, len: number, end: number): number {
   return pos + len;
 }
 
+/** The position after `hc` headers at `p` (out of the hot loop: most records have none). */
+function skipHeaders(buf: Buffer, p: number, recordEnd: number, hc: number, len: number): number {
+  if (hc < 0 || hc > len) throw corrupt(`invalid header count ${hc}`);
+  for (let j = 0; j < hc; j++) {
+    const hk = varintAt(buf, p, recordEnd);
+    if (hk < 0) throw corrupt('null header key');
+    p = skipBytes(varintEnd, hk, recordEnd);
+    const hv = varintAt(buf, p, recordEnd);
+    p = skipBytes(varintEnd, hv, recordEnd);
+  }
+  return p;
+}
+
 /**
  * Walks the record at `pos` of a records section that ends at `end`:
  * its length fits, every field lies inside it and it holds exactly its
@@ -52,17 +65,7 @@ export function scanRecord(buf: Buffer, pos: number, end: number): number {
   const valueLen = varintAt(buf, valuePos, recordEnd);
   let p = skipBytes(varintEnd, valueLen, recordEnd);
   const hc = varintAt(buf, p, recordEnd);
-  p = varintEnd;
-  if (hc !== 0) {
-    if (hc < 0 || hc > len) throw corrupt(`invalid header count ${hc}`);
-    for (let j = 0; j < hc; j++) {
-      const hk = varintAt(buf, p, recordEnd);
-      if (hk < 0) throw corrupt('null header key');
-      p = skipBytes(varintEnd, hk, recordEnd);
-      const hv = varintAt(buf, p, recordEnd);
-      p = skipBytes(varintEnd, hv, recordEnd);
-    }
-  }
+  p = hc === 0 ? varintEnd : skipHeaders(buf, varintEnd, recordEnd, hc, len);
   if (p !== recordEnd) throw corrupt('record length does not match its fields');
   scanned.start = start;
   scanned.offsetDelta = offsetDelta;

@@ -5,6 +5,7 @@
  * reads past the frame or allocates more than the frame could hold. Bytes
  * and records are views into the frame (no copy).
  */
+import { readInt64, uvarintAt, varintEnd } from '@mq/protocol/batch';
 import { MqError } from '@mq/protocol/errors';
 
 /** A frame that does not decode: the connection it came on is closed. */
@@ -15,8 +16,6 @@ export class MalformedKafkaError extends MqError {
     this.name = 'MalformedKafkaError';
   }
 }
-
-const TWO_32 = 2 ** 32;
 
 export class Reader {
   offset: number;
@@ -58,7 +57,7 @@ export class Reader {
 
   int64(): number {
     const at = this.need(8, 'int64');
-    const v = this.buf.readInt32BE(at) * TWO_32 + this.buf.readUInt32BE(at + 4);
+    const v = readInt64(this.buf, at);
     if (!Number.isSafeInteger(v)) throw new MalformedKafkaError(`int64 at byte ${at} is beyond what a JavaScript number holds exactly (+-(2^53-1))`);
     return v;
   }
@@ -73,16 +72,12 @@ export class Reader {
 
   /** An unsigned varint of at most 5 bytes (a 32-bit value). */
   uvarint(): number {
-    let v = 0;
-    for (let shift = 0; shift < 35; shift += 7) {
-      const b = this.buf[this.need(1, 'varint')]!;
-      v += (b & 0x7f) * 2 ** shift;
-      if ((b & 0x80) === 0) {
-        if (v > 0xffffffff) break;
-        return v;
-      }
-    }
-    throw new MalformedKafkaError(`unsigned varint at byte ${this.offset} is longer than 5 bytes`);
+    const at = this.offset;
+    const v = uvarintAt(this.buf, at, this.end, 5);
+    if (v === -1) throw new MalformedKafkaError(`varint at byte ${at} runs past the end, ${this.end - at} bytes left`);
+    if (v < 0 || v > 0xffffffff) throw new MalformedKafkaError(`unsigned varint at byte ${at} is longer than 5 bytes`);
+    this.offset = varintEnd;
+    return v;
   }
 
   /** A length: int16 (strings) or int32 (bytes, arrays), or a compact one (uvarint of length + 1); -1 is null. */

@@ -4,7 +4,7 @@
  * batches read from the log) are put in the list as they are, so a fetch
  * response is written to the socket without copying its records.
  */
-const TWO_32 = 2 ** 32;
+import { writeInt64, writeUvarint } from '@mq/protocol/batch';
 
 /** Bytes at least this long are referenced, not copied. */
 export const ZERO_COPY_MIN_BYTES = 1024;
@@ -63,10 +63,8 @@ export class Writer {
 
   int64(v: number): void {
     if (!Number.isSafeInteger(v)) throw new RangeError(`int64 value ${v} is not a safe integer`);
-    const hi = Math.floor(v / TWO_32);
     this.room(8);
-    this.buf.writeInt32BE(hi, this.pos);
-    this.buf.writeUInt32BE(v - hi * TWO_32, this.pos + 4);
+    writeInt64(this.buf, this.pos, v);
     this.pos += 8;
   }
 
@@ -81,11 +79,7 @@ export class Writer {
 
   uvarint(v: number): void {
     this.room(5);
-    while (v >= 0x80) {
-      this.buf[this.pos++] = (v & 0x7f) | 0x80;
-      v = Math.floor(v / 128);
-    }
-    this.buf[this.pos++] = v;
+    this.pos = writeUvarint(this.buf, this.pos, v);
   }
 
   private lengthPrefix(n: number, flexible: boolean, wide: boolean): void {

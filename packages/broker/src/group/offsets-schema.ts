@@ -10,6 +10,7 @@
  * Strings are int16 length + UTF-8 (-1 for null), bytes int32 length + data,
  * int64 are big-endian signed and stay below 2^53.
  */
+import { readInt64, writeInt64 } from '@mq/protocol/batch';
 import { MqError } from '@mq/protocol/errors';
 
 export const OFFSET_KEY_TYPE = 1;
@@ -65,7 +66,7 @@ class Writer {
   }
   int64(v: number) {
     const b = Buffer.allocUnsafe(8);
-    b.writeBigInt64BE(BigInt(v));
+    writeInt64(b, 0, v);
     this.parts.push(b);
     return this;
   }
@@ -109,7 +110,7 @@ class Reader {
   }
   int64() {
     this.need(8);
-    const v = Number(this.buf.readBigInt64BE(this.pos));
+    const v = readInt64(this.buf, this.pos);
     this.pos += 8;
     return v;
   }

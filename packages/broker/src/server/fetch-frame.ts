@@ -14,7 +14,7 @@
  * reads them into buffers of the broker's ReadBufferPool, and the connection
  * releases them only in the write callback of the frame's last part.
  */
-import { uvarintSize } from '@mq/protocol/batch';
+import { uvarintSize, writeUvarint } from '@mq/protocol/batch';
 import { mq } from '@mq/protocol/wire';
 
 type FetchResponse = mq.FetchResponse.$Properties;
@@ -25,19 +25,20 @@ const TAG_FETCH_TOPICS = (1 << 3) | 2;
 const TAG_TOPIC_PARTITIONS = (2 << 3) | 2;
 const TAG_PARTITION_RECORDS = (7 << 3) | 2;
 
+const MAX_VARINT_BYTES = 10;
+
 /** Collects small byte pieces and merges them between the large buffers it passes through. */
 class PartsWriter {
   readonly parts: Buffer[] = [];
   length = 0;
-  private glue: number[] = [];
+  /** Varints not yet flushed into glueBuffers: glue[0, gluePos). */
+  private readonly glue = Buffer.allocUnsafe(64);
+  private gluePos = 0;
   private glueBuffers: Uint8Array[] = [];
 
   varint(n: number): void {
-    while (n >= 0x80) {
-      this.glue.push((n % 128) | 0x80);
-      n = Math.floor(n / 128);
-    }
-    this.glue.push(n);
+    if (this.gluePos + MAX_VARINT_BYTES > this.glue.length) this.flushBytes();
+    this.gluePos = writeUvarint(this.glue, this.gluePos, n);
   }
 
   small(bytes: Uint8Array): void {
@@ -61,9 +62,9 @@ class PartsWriter {
   }
 
   private flushBytes(): void {
-    if (this.glue.length === 0) return;
-    this.glueBuffers.push(Uint8Array.from(this.glue));
-    this.glue = [];
+    if (this.gluePos === 0) return;
+    this.glueBuffers.push(new Uint8Array(this.glue.subarray(0, this.gluePos))); // a copy: glue is reused
+    this.gluePos = 0;
   }
 }
 

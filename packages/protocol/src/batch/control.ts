@@ -10,7 +10,7 @@ import { Buffer } from '@mq/protocol/platform';
 import { MqError } from '../errors.js';
 import { ATTR_COMPRESSION_MASK, HEADER_SIZE, isControl, readBatchHeader } from './header.js';
 import { encodeBatchSync } from './records.js';
-import { VarintReader } from './varint.js';
+import { RecordSection, RecordView, scanRecord, scanned } from './reader.js';
 
 export type ControlType = 'abort' | 'commit';
 
@@ -49,12 +49,13 @@ export function controlTypeOf(buf: Buffer, pos = 0): ControlType {
   if ((h.attributes & ATTR_COMPRESSION_MASK) !== 0) throw bad('it is compressed');
   if (h.recordCount !== 1) throw bad(`it holds ${h.recordCount} records`);
   const end = pos + h.batchLength + 12;
-  const r = new VarintReader(buf, pos + HEADER_SIZE, end);
-  r.varint(); // record length
-  r.pos++; // attributes
-  r.varint(); // timestamp delta
-  r.varint(); // offset delta
-  const key = r.bytes(r.varint());
+  let key: Buffer | null;
+  try {
+    scanRecord(buf, pos + HEADER_SIZE, end);
+    key = new RecordView(new RecordSection(buf, h), scanned.start, 0, scanned.valuePos).key;
+  } catch (err) {
+    throw bad((err as Error).message);
+  }
   if (!key || key.length < 4) throw bad('its key is shorter than 4 bytes');
   const type = markerKeyType(key);
   if (type === undefined) throw bad(`unknown control type ${key.readInt16BE(2)}`);

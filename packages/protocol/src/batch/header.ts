@@ -6,6 +6,7 @@
 import { crc32c } from '@mq/protocol/platform';
 import { MqError } from '../errors.js';
 import { codecFromId, type CompressionCodec } from './compression.js';
+import { readInt64, writeInt64 } from './varint.js';
 
 export const MAGIC = 2;
 export const HEADER_SIZE = 61;
@@ -75,20 +76,6 @@ export function isControl(h: Pick<BatchHeader, 'attributes'>): boolean {
   return (h.attributes & ATTR_CONTROL) !== 0;
 }
 
-function readInt64(buf: Buffer, pos: number): number {
-  const hi = buf.readInt32BE(pos);
-  const lo = buf.readUInt32BE(pos + 4);
-  return hi * 0x1_0000_0000 + lo;
-}
-
-function writeInt64(buf: Buffer, pos: number, value: number): void {
-  const hi = Math.floor(value / 0x1_0000_0000);
-  const lo = value - hi * 0x1_0000_0000;
-  buf.writeInt32BE(hi, pos);
-  buf.writeUInt32BE(lo, pos + 4);
-}
-
-export { readInt64, writeInt64 };
 
 /**
  * Reads the header at `pos` without checking the CRC. Throws CORRUPT_MESSAGE

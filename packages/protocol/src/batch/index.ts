@@ -26,12 +26,10 @@ export {
   iterateBatches,
   lastOffset,
   readBatchHeader,
-  readInt64,
   setBaseOffset,
   setPartitionLeaderEpoch,
   timestampTypeOf,
   validateBatch,
-  writeInt64,
 } from './header.js';
 export { decodeBatch, decodeBatchSync, encodeBatch, encodeBatchSync } from './records.js';
 export { controlTypeOf, encodeMarkerBatch, markerKeyType } from './control.js';
@@ -45,17 +43,12 @@ export {
   verifyCompressedRecords,
   verifyUncompressedRecords,
 } from './verify.js';
-export { VarintReader, uvarintSize, varintAt, varintEnd, varintSize, writeUvarint, writeVarint } from './varint.js';
+export { readInt64, uvarintAt, uvarintSize, varintAt, varintEnd, varintSize, writeInt64, writeUvarint, writeVarint } from './varint.js';
+export { RecordBatchBuilder, measureRecord, measuredSize } from './builder.js';
+export { RecordSection, RecordView, recordsSection, recordsSectionSync, scanRecord, scanned } from './reader.js';
 
 export type { BatchHeader, BatchSpan, TimestampType, ValidateOptions } from './header.js';
-export type {
-  Bytes,
-  DecodeOptions,
-  DecodedBatch,
-  DecodedRecord,
-  EncodeBatchOptions,
-  RecordHeader,
-  RecordHeaderInput,
-  RecordInput,
-} from './records.js';
+export type { DecodeOptions, DecodedBatch, DecodedRecord, EncodeBatchOptions, RecordInput } from './records.js';
+export type { Bytes, HeadersInput, RecordFields, RecordHeaderInput } from './builder.js';
+export type { RecordHeader } from './reader.js';
 export type { CompressionCodec } from './compression.js';

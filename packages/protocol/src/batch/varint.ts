@@ -1,7 +1,9 @@
 /**
- * Zig-zag varints as in protobuf and Kafka's record format. Numbers stay
- * JavaScript numbers: `varlong` covers the safe-integer range, which is all
- * a timestamp delta or a length needs.
+ * The one set of number encodings every mq package uses: zig-zag varints
+ * (Kafka's record fields), unsigned varints (protobuf tags and lengths,
+ * Kafka's compact lengths) and big-endian int64. Numbers stay JavaScript
+ * numbers: the safe-integer range is all an offset, a timestamp or a length
+ * needs.
  */
 import { MqError } from '../errors.js';
 
@@ -40,44 +42,13 @@ export function writeVarint(buf: Buffer, pos: number, value: number): number {
   return pos;
 }
 
-/** A cursor for reading varints; `pos` advances as values are read. */
-export class VarintReader {
-  pos: number;
-  constructor(
-    readonly buf: Buffer,
-    pos: number,
-    readonly end: number,
-  ) {
-    this.pos = pos;
-  }
-
-  varint(): number {
-    const v = varintAt(this.buf, this.pos, this.end);
-    this.pos = varintEnd;
-    return v;
-  }
-
-  /** Reads `len` bytes as a view (no copy); `-1` means null. */
-  bytes(len: number): Buffer | null {
-    if (len < 0) {
-      if (len === -1) return null;
-      throw new MqError('CORRUPT_MESSAGE', `negative length ${len}`);
-    }
-    const start = this.pos;
-    const end = start + len;
-    if (end > this.end) throw new MqError('CORRUPT_MESSAGE', `length ${len} runs past the end of the batch`);
-    this.pos = end;
-    return this.buf.subarray(start, end);
-  }
-}
-
 /** Where the last `varintAt()` stopped (a module cell, so the hot loops allocate nothing). */
 export let varintEnd = 0;
 
 /**
  * Reads the zig-zag varint at `pos`, which must end before `end`; the
  * position after it is left in `varintEnd`. The one varint reader of the
- * codec: the broker's record checks, the decoders and VarintReader use it.
+ * codec: the record scanner (broker checks and every decoder) uses it.
  * Record fields are mostly one or two bytes: those are inline.
  */
 export function varintAt(buf: Buffer, pos: number, end: number): number {
@@ -138,4 +109,38 @@ export function writeUvarint(buf: Uint8Array, pos: number, value: number): numbe
   }
   buf[pos++] = value;
   return pos;
+}
+
+/**
+ * Reads the unsigned varint at `pos` of at most `maxBytes` bytes (5: a
+ * 32-bit value), not past `end`; the position after it is left in
+ * `varintEnd`. Returns -1 when it runs past `end` and -2 when it is longer
+ * than `maxBytes` (callers name the field in their own error).
+ */
+export function uvarintAt(buf: Uint8Array, pos: number, end: number, maxBytes = 5): number {
+  let v = 0;
+  const stop = Math.min(end, pos + maxBytes);
+  for (let shift = 0; pos < stop; shift += 7) {
+    const b = buf[pos++]!;
+    v += (b & 0x7f) * 2 ** shift;
+    if (b < 0x80) {
+      varintEnd = pos;
+      return v;
+    }
+  }
+  return pos >= end ? -1 : -2;
+}
+
+const TWO_32 = 0x1_0000_0000;
+
+/** The big-endian int64 at `pos`, as a number (exact within the safe-integer range). */
+export function readInt64(buf: Buffer, pos: number): number {
+  return buf.readInt32BE(pos) * TWO_32 + buf.readUInt32BE(pos + 4);
+}
+
+/** Writes `value` (a safe integer) as a big-endian int64 at `pos`. */
+export function writeInt64(buf: Buffer, pos: number, value: number): void {
+  const hi = Math.floor(value / TWO_32);
+  buf.writeInt32BE(hi, pos);
+  buf.writeUInt32BE(value - hi * TWO_32, pos + 4);
 }

@@ -7,9 +7,8 @@
  * materialised.
  */
 import { MqError } from '../errors.js';
-import { decompress, decompressSync } from './compression.js';
-import { ATTR_COMPRESSION_MASK, ATTR_CONTROL, ATTR_LOG_APPEND_TIME, ATTR_TRANSACTIONAL, HEADER_SIZE, LOG_OVERHEAD, compressionOf, type BatchHeader } from './header.js';
-import { varintAt, varintEnd } from './varint.js';
+import { ATTR_COMPRESSION_MASK, ATTR_CONTROL, ATTR_LOG_APPEND_TIME, ATTR_TRANSACTIONAL, HEADER_SIZE, LOG_OVERHEAD, type BatchHeader } from './header.js';
+import { recordsSection, scanRecord, scanned } from './reader.js';
 
 /** The smallest record: length, attributes, timestamp delta, offset delta, key, value, header count (one byte each). */
 export const MIN_RECORD_BYTES = 7;
@@ -59,11 +58,6 @@ export function checkProducedHeader(h: BatchHeader, position: number, maxDecompr
   }
 }
 
-function skip(pos: number, len: number, end: number, position: number, i: number): number {
-  if (len < -1 || pos + len > end) throw invalid(position, `record ${i} has a field of length ${len} that does not fit`);
-  return len < 0 ? pos : pos + len;
-}
-
 /**
  * Walks the records of an uncompressed records section: exactly
  * `recordCount` records filling it, each record's fields inside its length,
@@ -73,29 +67,12 @@ export function checkRecordsFraming(section: Buffer, start: number, end: number,
   let pos = start;
   for (let i = 0; i < h.recordCount; i++) {
     if (pos >= end) throw invalid(position, `it holds ${i} records, its header says ${h.recordCount}`);
-    const len = varintAt(section, pos, end);
-    const recordStart = varintEnd;
-    const recordEnd = recordStart + len;
-    if (len < 1 || recordEnd > end) throw invalid(position, `record ${i} length ${len} does not fit`);
-    varintAt(section, recordStart + 1, recordEnd); // timestamp delta, after the attributes byte
-    const offsetDelta = varintAt(section, varintEnd, recordEnd);
-    if (offsetDelta !== i) throw invalid(position, `record ${i} has offset delta ${offsetDelta}`);
-    const keyLen = varintAt(section, varintEnd, recordEnd);
-    let p = skip(varintEnd, keyLen, recordEnd, position, i);
-    const valueLen = varintAt(section, p, recordEnd);
-    p = skip(varintEnd, valueLen, recordEnd, position, i);
-    const headers = varintAt(section, p, recordEnd);
-    p = varintEnd;
-    if (headers < 0 || headers > len) throw invalid(position, `record ${i} has ${headers} headers`);
-    for (let j = 0; j < headers; j++) {
-      const hk = varintAt(section, p, recordEnd);
-      if (hk < 0) throw invalid(position, `record ${i} has a null header key`);
-      p = skip(varintEnd, hk, recordEnd, position, i);
-      const hv = varintAt(section, p, recordEnd);
-      p = skip(varintEnd, hv, recordEnd, position, i);
+    try {
+      pos = scanRecord(section, pos, end);
+    } catch (err) {
+      throw invalid(position, `record ${i}: ${(err as Error).message}`);
     }
-    if (p !== recordEnd) throw invalid(position, `record ${i} length does not match its fields`);
-    pos = recordEnd;
+    if (scanned.offsetDelta !== i) throw invalid(position, `record ${i} has offset delta ${scanned.offsetDelta}`);
   }
   if (pos !== end) throw invalid(position, `${end - pos} bytes follow its last record`);
 }
@@ -126,10 +103,8 @@ export function verifyUncompressedRecords(buf: Buffer, position: number, h: Batc
  * RECORD_TOO_LARGE) and checks its records' framing. Throws INVALID_RECORD.
  */
 export async function verifyCompressedRecords(buf: Buffer, position: number, h: BatchHeader, maxDecompressedBytes: number): Promise<void> {
-  const body = buf.subarray(position + HEADER_SIZE, position + h.batchLength + LOG_OVERHEAD);
-  const codec = compressionOf(h);
   try {
-    const section = codec === 'zstd' ? await decompress(codec, body, maxDecompressedBytes) : decompressSync(codec, body, maxDecompressedBytes);
+    const section = await recordsSection(buf, position, h, maxDecompressedBytes);
     checkRecordsFraming(section, 0, section.length, h, position);
   } catch (err) {
     throw framingError(err, position);

@@ -5,7 +5,9 @@
  * (or UNKNOWN_TOPIC_ID) for another incarnation; the consumer refreshes
  * metadata and resets per autoOffsetReset (Kafka fetch v13+). Without the
  * topic id, the consumer below fetched from offset 10 of the new topic and
- * missed its first 10 records.
+ * missed its first 10 records. The offsets a group committed for a deleted
+ * topic are removed with it (a new member of the group used to start the
+ * re-created topic at the old committed offset).
  */
 import { MqClient, type ConsumerRecord } from '@mq/client';
 import { cleanup, startBroker, uniqueName, waitFor, type BrokerProcess } from './src/harness.js';
@@ -42,6 +44,29 @@ async function recreate(topic: string): Promise<void> {
   await waitFor(async () => !(await admin.listTopics()).includes(topic), { timeoutMs: 15_000 });
   await admin.createTopic(topic, { numPartitions: 1 });
 }
+
+describe('a consumer group across a topic deleted and re-created', () => {
+  it('the offsets it committed for the deleted topic are removed: a new member starts the new topic per autoOffsetReset', async () => {
+    const topic = uniqueName('recreate-group');
+    const groupId = uniqueName('recreate-group');
+    await client.admin().createTopic(topic, { numPartitions: 1 });
+    await produce(topic, 'old', 10);
+    const first = client.consumer({ groupId, autoOffsetReset: 'earliest' });
+    first.subscribe([topic]);
+    await first.waitForAssignment();
+    expect(await pollUntil(first, 10)).toHaveLength(10);
+    await first.commit();
+    await first.close();
+    await recreate(topic);
+    await produce(topic, 'new', 15);
+    const second = client.consumer({ groupId, autoOffsetReset: 'earliest' });
+    second.subscribe([topic]);
+    await second.waitForAssignment();
+    const got = await pollUntil(second, 15);
+    expect(got.map((r) => `${r.offset}:${r.value?.toString()}`)).toEqual(Array.from({ length: 15 }, (_, i) => `${i}:new-${i}`));
+    await second.close();
+  }, 90_000);
+});
 
 describe('a consumer across a topic deleted and re-created', () => {
   it('autoOffsetReset earliest: reads the new topic from its start, not from the old position', async () => {

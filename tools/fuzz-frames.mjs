@@ -13,7 +13,7 @@ import { runFuzz } from './fuzz-frames/run.mjs';
 // The first SIGINT/SIGTERM stops sending and ends the run as usual (drain, read back, report: a long run stopped by
 // hand still gives its figures); a second one, or the run not ending within STOP_GRACE_MS, exits at once. Either
 // way the 'exit' handlers kill the broker processes and remove their data directories.
-const STOP_GRACE_MS = 90_000;
+const STOP_GRACE_MS = 150_000;
 let stopRequested = false;
 const onSignal = (sig) => {
   if (stopRequested) process.exit(130);

@@ -41,7 +41,7 @@ async function pollUntil(consumer: ReturnType<MqClient['consumer']>, count: numb
 async function recreate(topic: string): Promise<void> {
   const admin = client.admin();
   await admin.deleteTopics([topic]);
-  await waitFor(async () => !(await admin.listTopics()).includes(topic), { timeoutMs: 15_000 });
+  await waitFor(async () => !(await admin.listTopics()).includes(topic), { timeout: 15_000 });
   await admin.createTopic(topic, { numPartitions: 1 });
 }
 

@@ -173,19 +173,26 @@ export async function startClusterProcess({ brokers = 3, startTimeoutMs = 60_000
 
 /** Samples RSS (MiB) and open file count of each of `pids` every `intervalMs`, keeping the maxima of any one process. */
 export function sampleProcess(pids, intervalMs = 250) {
-  const stats = { rssMaxMb: 0, fdsMax: 0, samples: 0 };
+  // Maxima over the run, and the latest sample (the largest of any one process), for progress lines.
+  const stats = { rssMaxMb: 0, fdsMax: 0, rssNowMb: 0, fdsNow: 0, samples: 0 };
   const sample = async () => {
+    let rssNow = 0;
+    let fdsNow = 0;
     for (const pid of [pids].flat()) {
       try {
         const status = await readFile(`/proc/${pid}/status`, 'utf8');
         const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
         const fds = (await readdir(`/proc/${pid}/fd`)).length;
-        stats.rssMaxMb = Math.max(stats.rssMaxMb, Math.round(kb / 1024));
-        stats.fdsMax = Math.max(stats.fdsMax, fds);
+        rssNow = Math.max(rssNow, Math.round(kb / 1024));
+        fdsNow = Math.max(fdsNow, fds);
       } catch {
         // the process is gone; the runner notices the exit
       }
     }
+    stats.rssNowMb = rssNow;
+    stats.fdsNow = fdsNow;
+    stats.rssMaxMb = Math.max(stats.rssMaxMb, rssNow);
+    stats.fdsMax = Math.max(stats.fdsMax, fdsNow);
     stats.samples++;
   };
   const timer = setInterval(() => void sample(), intervalMs);

@@ -18,13 +18,19 @@ import { decodeFrame } from './schema.mjs';
 import { startBrokerProcess, startClusterProcess, sampleProcess } from './broker-target.mjs';
 import { STEADY_PARTITIONS, startSteadyClient } from './steady-client.mjs';
 import { compareMetadata, snapshotMetadata } from './metadata-watch.mjs';
+import { syntheticFrames } from './synthetic-frames.mjs';
 
 const REQUEST_TIMED_OUT = errorNumber('REQUEST_TIMED_OUT');
 
-export async function loadCorpus() {
+/** The recorded frames, then frames no client session sends (ControllerForward, OffsetForLeaderEpoch) naming `steadyTopic`. */
+export async function loadCorpus(steadyTopic = 'fz-steady') {
   const list = JSON.parse(await readFile(CORPUS_FILE, 'utf8'));
-  return list.map((e) => ({ api: e.api, bytes: Buffer.from(e.frame, 'base64') }));
+  const recorded = list.map((e) => ({ api: e.api, bytes: Buffer.from(e.frame, 'base64') }));
+  return [...recorded, ...syntheticFrames(recorded, steadyTopic)];
 }
+
+/** The fuzzer's own loop yields to the event loop (answers, signals, the sampler) after this long. */
+const SLICE_MS = 20;
 
 function openConnection(url) {
   return new Promise((resolve, reject) => {
@@ -36,7 +42,8 @@ function openConnection(url) {
 
 export async function runFuzz(options) {
   const o = options;
-  const corpus = await loadCorpus();
+  const steadyTopic = `fz-steady-${o.seed}`;
+  const corpus = await loadCorpus(steadyTopic);
   const rng = createRng(o.seed);
   // --brokers N > 1: a real cluster; fuzzing connections go to every broker in turn.
   const broker = o.brokers > 1 ? await startClusterProcess({ brokers: o.brokers, config: o.brokerConfig }) : await startBrokerProcess({ config: o.brokerConfig });
@@ -50,7 +57,6 @@ export async function runFuzz(options) {
   const deleted = new Set();
   const refused = new Map();
   let brokerStopping = false;
-  const steadyTopic = `fz-steady-${o.seed}`;
   const started = Date.now();
   const violate = (what) => {
     // The first violation also names the last 40 frames sent (a window of answers may be pending behind it).
@@ -134,6 +140,7 @@ export async function runFuzz(options) {
   };
   for (let i = 0; i < o.connections; i++) await attach(i);
 
+  let windowFrom = 0;
   const hangTimer = setInterval(() => {
     const now = Date.now();
     for (const c of conns)
@@ -145,13 +152,20 @@ export async function runFuzz(options) {
     const s = sampler.stats;
     if (s.rssMaxMb > o.maxRssMb && !violations.some((v) => v.what.startsWith('RSS'))) violate(`RSS ${s.rssMaxMb} MiB over the ${o.maxRssMb} MiB bound`);
     if (s.fdsMax > o.maxFds && !violations.some((v) => v.what.startsWith('open files'))) violate(`open files ${s.fdsMax} over the ${o.maxFds} bound`);
-    if (!o.quiet) o.log(`[fuzz] ${((now - started) / 1000).toFixed(0)}s sent=${counts.sent} answered=${counts.answered} closed=${counts.closed} rss=${s.rssMaxMb}MiB fds=${s.fdsMax}`);
+    if (!o.quiet) {
+      // The steady client's acknowledgments since the last line: a p99 per window shows whether it held throughout.
+      const window = steady.latencies.slice(windowFrom).sort((a, b) => a - b);
+      windowFrom = steady.latencies.length;
+      const p99 = window.length ? window[Math.min(window.length - 1, Math.floor(0.99 * window.length))].toFixed(0) : '-';
+      o.log(`[fuzz] ${((now - started) / 1000).toFixed(0)}s sent=${counts.sent} answered=${counts.answered} closed=${counts.closed} rss=${s.rssMaxMb}MiB fds=${s.fdsMax} rssNow=${s.rssNowMb}MiB fdsNow=${s.fdsNow} acks=${window.length} p99=${p99}ms fuzzerRss=${Math.round(process.memoryUsage().rss / 2 ** 20)}MiB`);
+    }
   }, o.quiet ? 1000 : 10_000);
 
   const deadline = started + o.seconds * 1000;
   // --frames 0: a baseline, the well-behaved client alone for --seconds.
-  if (o.frames === 0) while (Date.now() < deadline && violations.length === 0) await new Promise((r) => setTimeout(r, 100));
-  while (frameIndex < o.frames && Date.now() < deadline && violations.length === 0) {
+  if (o.frames === 0) while (Date.now() < deadline && violations.length === 0 && !o.stopRequested?.()) await new Promise((r) => setTimeout(r, 100));
+  let sliceStart = performance.now();
+  while (frameIndex < o.frames && Date.now() < deadline && violations.length === 0 && !o.stopRequested?.()) {
     const conn = conns.find((c) => c?.open && c.ws.readyState === WebSocket.OPEN && c.pending.size < o.window);
     if (!conn) {
       await new Promise((r) => {
@@ -194,8 +208,12 @@ export async function runFuzz(options) {
     conn.pending.set(key, entry);
     counts.sent++;
     conn.ws.send(m.bytes);
-    if (counts.sent % 64 === 0) await new Promise((r) => setImmediate(r));
+    if (performance.now() - sliceStart > SLICE_MS) {
+      await new Promise((r) => setImmediate(r));
+      sliceStart = performance.now();
+    }
   }
+  const stoppedEarly = Boolean(o.stopRequested?.());
 
   // Drain: every frame sent gets its answer or close.
   const drainDeadline = Date.now() + o.answerTimeoutMs + 1000;
@@ -230,6 +248,7 @@ export async function runFuzz(options) {
   await broker.stop();
   return {
     seed: o.seed,
+    ...(stoppedEarly ? { stoppedBySignal: true } : {}),
     frames: counts.sent,
     seconds: Number(elapsedS.toFixed(1)),
     framesPerSecond: Math.round(counts.sent / elapsedS),

@@ -81,6 +81,10 @@ export function groupsClusterOf(node: Pick<ClusterNode, 'controller' | 'replicas
     topic: (name) => md.topic(name),
     broker: (id) => md.broker(id),
     onMetadataChange: (fn) => md.onChange(() => fn()),
+    onTopicsDeleted: (fn) =>
+      md.onChange((delta) => {
+        if (delta.deletedTopics.length > 0) fn(delta.deletedTopics.map((t) => t.name));
+      }),
     leaderOf: (topic, partition) => node.replicas.leaderOf(topic, partition),
     localLog: (topic, partition) => node.replicas.hostedPartition(topic, partition)?.log,
     onLeadershipChange: (fn) => node.replicas.onLeadershipChange(fn),

@@ -26,6 +26,8 @@ export interface GroupsCluster extends InternalTopicCluster {
   /** A registered broker's endpoint. */
   broker(id: number): { host: string; port: number; httpPort?: number; fenced: boolean } | undefined;
   onMetadataChange(fn: () => void): () => void;
+  /** Topics deleted by a metadata change, by name (absent: deletions are not watched). */
+  onTopicsDeleted?(fn: (names: readonly string[]) => void): () => void;
   leaderOf(topic: string, partition: number): OffsetsPartitionLeader | undefined;
   localLog(topic: string, partition: number): OffsetsReplicaLog | undefined;
   onLeadershipChange(fn: (change: { topic: string; partition: number; leader: boolean }) => void): () => void;
@@ -66,6 +68,15 @@ export class ClusterGroups {
       deps.logger,
     );
     this.unsubscribe.push(cluster.onMetadataChange(guard(deps.logger, 'starting the group coordinator', () => this.maybeStart())));
+    // Offsets committed for a deleted topic mean nothing in a topic re-created under its name: they go with it (as Kafka's).
+    const onDeleted = cluster.onTopicsDeleted?.(
+      guard(deps.logger, 'removing the offsets of deleted topics', (names: readonly string[]) => {
+        const coordinator = this.coordinatorValue;
+        if (!coordinator) return;
+        coordinator.removeTopicOffsets(new Set(names), deps.clock()).catch((err: unknown) => deps.logger.warn({ topics: names.slice(0, 10), err }, 'could not remove the offsets of deleted topics'));
+      }),
+    );
+    if (onDeleted) this.unsubscribe.push(onDeleted);
     this.unsubscribe.push(
       cluster.onLeadershipChange(
         guard(deps.logger, 'moving a __consumer_offsets partition', (ch: { topic: string; partition: number; leader: boolean }) => {

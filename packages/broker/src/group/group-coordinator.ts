@@ -124,6 +124,11 @@ export interface GroupCoordinator {
   summarize(groupId: string): GroupSummary;
   /** Expires the offsets of groups empty for longer than offsetsRetentionMs (also runs on a timer). */
   expireOffsets(): Promise<number>;
+  /**
+   * Tombstones the offsets of `topics` (deleted from the cluster) committed up to `deletedAt` in every group held
+   * here, so that a topic re-created under the same name does not inherit them; how many went.
+   */
+  removeTopicOffsets(topics: ReadonlySet<string>, deletedAt: number): Promise<number>;
   /** Removes groups empty, memberless and without offsets for groupEmptyRetentionMs (also runs on a timer); how many went. */
   expireEmptyGroups(): Promise<number>;
   /** Number of groups held (for metrics). */
@@ -1310,6 +1315,23 @@ class Coordinator implements GroupCoordinator {
           if (!this.closed) this.scheduleExpiry();
         });
     }, this.options.offsetsRetentionCheckIntervalMs);
+  }
+
+  async removeTopicOffsets(topics: ReadonlySet<string>, deletedAt: number): Promise<number> {
+    let removed = 0;
+    for (const g of [...this.groups.values()]) {
+      if (g.state === 'Dead') continue;
+      const keys = [...g.offsets].filter(([k, c]) => c.commitTimestamp <= deletedAt && topics.has(splitOffsetKey(k).topic)).map(([k]) => k);
+      if (keys.length === 0) continue;
+      try {
+        await this.removeGroup(g, keys);
+        removed += keys.length;
+        this.logger.info({ group: g.groupId, offsets: keys.length }, 'offsets of deleted topics removed');
+      } catch (e) {
+        this.logger.warn({ group: g.groupId, err: e }, 'could not remove the offsets of deleted topics');
+      }
+    }
+    return removed;
   }
 
   async expireOffsets(): Promise<number> {

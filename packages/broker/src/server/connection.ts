@@ -10,6 +10,7 @@ import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type WebSocket from 'ws';
 import { MqError, errorNumber, isMqError } from '@mq/protocol/errors';
+import { encodeSlicedResponse } from './sliced-response.js';
 import { BODY_API, decodeRequest, encodeResponse, type mq, type RequestBody, type ResponseFrame } from '@mq/protocol/wire';
 import type { BrokerContext, ConnectionInfo, RequestContext } from '../context.js';
 import { toMqError } from '../errors.js';
@@ -306,9 +307,26 @@ export class Connection {
     // One reaction per request (not then + finally: a promise less on every round trip).
     result.then(
       (response) => {
+        const throttleMs = ctx.throttleMs ?? 0;
+        const frame = response === NO_RESPONSE ? undefined : throttleMs > 0 ? ({ correlationId, throttleMs, [body]: response } as ResponseFrame) : ({ correlationId, [body]: response } as ResponseFrame);
+        // A large Metadata/DescribeConfigs/DescribeGroups answer is encoded in slices, yielding to other connections.
+        const sliced = frame && encodeSlicedResponse(frame, body);
+        if (sliced) {
+          sliced
+            .then(
+              ({ bytes }) => this.sendBytes(bytes),
+              (err: unknown) => this.sendEncodeFailure(correlationId, err),
+            )
+            .catch((err: unknown) => this.logger.error({ conn: this.id, api: body, err }, 'response not sent'))
+            .finally(() => {
+              if (throttleMs > 0) this.readThrottle.throttle(throttleMs);
+              this.broker.metrics.requestDone(body, startedAt);
+              this.finished(isFetch);
+            });
+          return;
+        }
         try {
-          const throttleMs = ctx.throttleMs ?? 0;
-          if (response !== NO_RESPONSE) this.send(throttleMs > 0 ? ({ correlationId, throttleMs, [body]: response } as ResponseFrame) : ({ correlationId, [body]: response } as ResponseFrame));
+          if (frame) this.send(frame);
           if (throttleMs > 0) this.readThrottle.throttle(throttleMs);
           if (body === 'saslAuthenticate') this.checkPrincipalLimit();
         } finally {
@@ -363,16 +381,30 @@ export class Connection {
       // The encoded frame holds a copy of the records.
       if (frame.fetch) releaseFetchRecords(frame.fetch, this.broker.readBuffers);
     } catch (err) {
-      this.logger.error({ conn: this.id, err }, 'response does not encode');
-      bytes = encodeResponse({
-        correlationId: frame.correlationId ?? 0,
-        errorCode: errorNumber('UNKNOWN'),
-        errorMessage: `internal error: response does not encode: ${(err as Error).message}`,
-      });
+      this.sendEncodeFailure(frame.correlationId ?? 0, err);
+      return;
     }
+    this.sendBytes(bytes);
+  }
+
+  /** An encoded response frame. */
+  private sendBytes(bytes: Uint8Array): void {
+    if (this.ws.readyState !== this.ws.OPEN) return;
     this.broker.metrics.bytesOut += bytes.length;
     this.ws.send(bytes, { binary: true });
     this.afterSend();
+  }
+
+  /** A response that does not encode: one log line, and the request answered with an internal error. */
+  private sendEncodeFailure(correlationId: number, err: unknown): void {
+    this.logger.error({ conn: this.id, err }, 'response does not encode');
+    this.sendBytes(
+      encodeResponse({
+        correlationId,
+        errorCode: errorNumber('UNKNOWN'),
+        errorMessage: `internal error: response does not encode: ${(err as Error).message}`,
+      }),
+    );
   }
 
   /**

@@ -51,6 +51,12 @@ interface PartitionState {
   highWatermark: number;
   logStartOffset: number;
   leaderEpoch: number;
+  /**
+   * The topic id (incarnation) the position belongs to, sent in every fetch ('' until known): a leader of
+   * another incarnation (the topic deleted and re-created) answers INCONSISTENT_TOPIC_ID or UNKNOWN_TOPIC_ID
+   * instead of serving the same offsets of the new topic (Kafka fetch v13+).
+   */
+  topicId: string;
 }
 
 const key = (topic: string, partition: number) => `${topic}\u0000${partition}`;
@@ -288,6 +294,15 @@ export class Fetcher {
         toReset.push(st); // resolves metadata first
         continue;
       }
+      if (st.topicId !== meta.topicId) {
+        // A position taken in another incarnation of the topic means nothing in this one.
+        if (st.topicId && meta.topicId) {
+          this.incarnationChanged(st, meta.topicId);
+          if (st.reset !== null) toReset.push(st);
+          continue;
+        }
+        st.topicId = meta.topicId;
+      }
       // One fetch per broker at a time, except for partitions seeked while theirs was out (no waiting out a long poll).
       const seekedInFlight = st.inFlightEpoch !== -1;
       if (!seekedInFlight && this.fetchingFrom.has(leader)) continue;
@@ -318,11 +333,12 @@ export class Fetcher {
     this.fetchingFrom.set(leader, (this.fetchingFrom.get(leader) ?? 0) + 1);
     for (const st of list) st.inFlightEpoch = st.epoch;
     const sent = list.map((st) => ({ st, epoch: st.epoch, offset: st.fetchOffset }));
-    const byTopic = new Map<string, Array<{ partition: number; fetchOffset: number; partitionMaxBytes: number; currentLeaderEpoch: number }>>();
+    const byTopic = new Map<string, { name: string; topicId: string; partitions: Array<{ partition: number; fetchOffset: number; partitionMaxBytes: number; currentLeaderEpoch: number }> }>();
     for (const { st, offset } of sent) {
-      let l = byTopic.get(st.topic);
-      if (!l) byTopic.set(st.topic, (l = []));
-      l.push({ partition: st.partition, fetchOffset: offset, partitionMaxBytes: this.options.partitionMaxBytes, currentLeaderEpoch: st.leaderEpoch });
+      const k = `${st.topic}\u0000${st.topicId}`;
+      let t = byTopic.get(k);
+      if (!t) byTopic.set(k, (t = { name: st.topic, topicId: st.topicId, partitions: [] }));
+      t.partitions.push({ partition: st.partition, fetchOffset: offset, partitionMaxBytes: this.options.partitionMaxBytes, currentLeaderEpoch: st.leaderEpoch });
     }
     const room = Math.max(this.options.partitionMaxBytes, this.options.maxBufferedBytes - this.bufferedBytes);
     let resp: ResponseOf<'fetch'>;
@@ -336,7 +352,7 @@ export class Fetcher {
           maxWaitMs: this.options.maxWaitMs,
           minBytes: this.options.minBytes,
           maxBytes: Math.min(this.options.fetchMaxBytes, room),
-          topics: [...byTopic].map(([name, partitions]) => ({ name, partitions })),
+          topics: [...byTopic.values()],
           isolationLevel: this.readCommitted ? 1 : 0,
         },
         { timeoutMs: this.cluster.options.requestTimeoutMs + this.options.maxWaitMs, signal: this.abort.signal },
@@ -409,6 +425,11 @@ export class Fetcher {
   }
 
   private partitionError(st: PartitionState, code: ErrorCode, message: string): void {
+    if (code === 'UNKNOWN_TOPIC_ID' || code === 'INCONSISTENT_TOPIC_ID') {
+      // The leader serves another incarnation of the topic, or none: fresh metadata says which (the next wake()
+      // resets the position if the topic id changed; a leader merely behind the metadata is asked again).
+      this.cluster.invalidate(st.topic);
+    }
     if (code === 'OFFSET_OUT_OF_RANGE') {
       const policy = this.options.autoOffsetReset;
       if (policy === 'none') {
@@ -531,7 +552,8 @@ export class Fetcher {
       }
       st.highWatermark = Number(p.highWatermark ?? -1);
       st.logStartOffset = Number(p.logStartOffset ?? -1);
-      this.setPosition(st, Number(p.offset ?? 0));
+      // The incarnation the metadata named when the reset was asked (a re-creation since shows at the first fetch).
+      this.setPosition(st, Number(p.offset ?? 0), this.cluster.cachedTopic(st.topic)?.topicId ?? '');
       st.failures = 0;
     }
   }
@@ -566,10 +588,13 @@ export class Fetcher {
       highWatermark: -1,
       logStartOffset: -1,
       leaderEpoch: -1,
+      topicId: '',
     };
   }
 
-  private setPosition(st: PartitionState, offset: number): void {
+  /** `topicId`: the incarnation the offset was found in ('': the one current at the next fetch, as after seek()). */
+  private setPosition(st: PartitionState, offset: number, topicId = ''): void {
+    st.topicId = topicId;
     this.dropBuffered(st);
     st.epoch++;
     st.position = offset;
@@ -577,6 +602,28 @@ export class Fetcher {
     st.reset = null;
     st.error = undefined;
     st.backoffUntil = 0;
+  }
+
+  /** The topic was deleted and re-created since `st`'s position was taken: reset per autoOffsetReset, as a new partition. */
+  private incarnationChanged(st: PartitionState, topicId: string): void {
+    const was = st.topicId;
+    const position = st.position;
+    st.topicId = topicId;
+    this.cluster.logger.warn({ topic: st.topic, partition: st.partition, position, topicId: was, newTopicId: topicId }, 'topic was re-created: position reset');
+    const policy = this.options.autoOffsetReset;
+    if (policy !== 'none') {
+      this.requestReset(st, policy);
+      return;
+    }
+    this.dropBuffered(st);
+    st.epoch++;
+    st.position = null;
+    st.error = new MqError(
+      'OFFSET_OUT_OF_RANGE',
+      `topic "${st.topic}" was deleted and re-created (topic id ${was} is now ${topicId}) since position ${position} of partition ${st.partition} was taken, and autoOffsetReset is none: seek() to an offset of the new topic`,
+      { topic: st.topic, partition: st.partition, offset: position },
+    );
+    this.notify();
   }
 
   private requestReset(st: PartitionState, to: ResetTo): void {

@@ -310,12 +310,12 @@ export class Connection {
    * credential cannot pass for the real one.
    */
   private async authenticate(sasl: NonNullable<ConnectionOptions['sasl']>, signal?: AbortSignal): Promise<void> {
-    // Loaded only when used: SCRAM needs node:crypto, which browser bundles do not have.
+    // Loaded only when used (WebCrypto, the same code in Node and browsers: @mq/protocol/scram-client).
     const { ScramClient } = await import('@mq/protocol/scram');
     const scram = new ScramClient(sasl.mechanism, sasl.username, sasl.password);
     const o = { signal, timeoutMs: this.options.connectTimeoutMs };
     const first = await this.request('saslAuthenticate', { mechanism: sasl.mechanism, authBytes: new TextEncoder().encode(scram.first()) }, o);
-    const final = await this.request('saslAuthenticate', { mechanism: sasl.mechanism, authBytes: new TextEncoder().encode(scram.final(first.authBytes ?? new Uint8Array(0))) }, o);
+    const final = await this.request('saslAuthenticate', { mechanism: sasl.mechanism, authBytes: new TextEncoder().encode(await scram.final(first.authBytes ?? new Uint8Array(0))) }, o);
     scram.verify(final.authBytes ?? new Uint8Array(0));
     this.principal = final.principal ?? '';
   }

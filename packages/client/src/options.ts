@@ -33,7 +33,8 @@ export interface ClientOptions {
   /**
    * Authenticate every connection with SASL SCRAM (brokers with
    * authentication.enabled=true require it). The password never crosses the
-   * wire. Node only (SCRAM uses node:crypto).
+   * wire. Node and browsers alike (WebCrypto; browsers offer it on https
+   * pages and pages from localhost).
    */
   sasl?: SaslOptions;
   /**

@@ -62,7 +62,7 @@ export function saslAuthenticate(sec: Security): Handler<'saslAuthenticate'> {
         const { user, password } = parsePlain(bytes);
         plainUser = user;
         // The password against the user's stored SCRAM credential (an unknown user costs the same derivation).
-        if (!sec.verifyPassword(user, password, ctx.broker.clock())) throw new MqError('SASL_AUTHENTICATION_FAILED', 'authentication failed: invalid user name or password');
+        if (!(await sec.verifyPassword(user, password, ctx.broker.clock()))) throw new MqError('SASL_AUTHENTICATION_FAILED', 'authentication failed: invalid user name or password');
         return { authBytes: Buffer.alloc(0), principal: loggedIn(ctx, session, user, mechanism) };
       }
       if (!isScramMechanism(mechanism) || !sec.options.mechanisms.includes(mechanism)) {

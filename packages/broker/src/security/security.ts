@@ -8,7 +8,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Logger } from 'pino';
 import { MqError } from '@mq/protocol/errors';
-import { isScramMechanism, scramCredential, unknownUserCredentials, type ScramCredential, type ScramMechanism } from '@mq/protocol/scram';
+import { isScramMechanism, scramKeys, unknownUserCredentials, type ScramCredential, type ScramMechanism } from '@mq/protocol/scram';
 import type { BrokerConfig } from '../config/broker-config.js';
 import type { MetadataState } from '../controller/metadata-state.js';
 import type { RequestContext } from '../context.js';
@@ -58,6 +58,29 @@ const PASSWORD_CACHE_MS = 60_000;
 const PASSWORD_CACHE_MAX = 1000;
 /** The most bearer tokens a broker holds at once. */
 const MAX_TOKENS = 10_000;
+/** Password derivations (PBKDF2) running at once: half of libuv's default thread pool of 4. */
+const PASSWORD_CHECKS_AT_ONCE = 2;
+
+/** At most `limit` tasks run at once; the others wait their turn in order. */
+class Concurrency {
+  private running = 0;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(private readonly limit: number) {}
+
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.running < this.limit) this.running++;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    try {
+      return await task();
+    } finally {
+      // The slot passes to the next waiter, or is freed.
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.running--;
+    }
+  }
+}
 
 export class Security {
   private readonly standIns: Map<ScramMechanism, (user: string) => ScramCredential>;
@@ -65,6 +88,7 @@ export class Security {
   private readonly goodPasswords = new Map<string, number>();
   /** Bearer tokens of the HTTP API: sha256(token) → principal and expiry (this broker's memory only). */
   private readonly tokens = new Map<string, { principal: string; expiresAt: number }>();
+  private readonly passwordChecks = new Concurrency(PASSWORD_CHECKS_AT_ONCE);
 
   constructor(
     readonly options: SecurityOptions,
@@ -81,9 +105,13 @@ export class Security {
   /**
    * Checks a password against the user's stored SCRAM credential (HTTP Basic):
    * derives the StoredKey as a SCRAM client would and compares. An unknown
-   * user costs the same derivation (the stand-in credential).
+   * user costs the same derivation (the stand-in credential). The derivation
+   * (PBKDF2) is asynchronous (WebCrypto: the libuv thread pool), never on the
+   * event loop, and at most PASSWORD_CHECKS_AT_ONCE run at once, so a flood
+   * of logins neither stalls other clients nor fills the thread pool the log
+   * store's file operations also use.
    */
-  verifyPassword(user: string, password: string, now: number): boolean {
+  async verifyPassword(user: string, password: string, now: number): Promise<boolean> {
     const mechanism = this.options.mechanisms.find((m) => this.metadata.scramCredential(user, m)) ?? this.options.mechanisms[0] ?? 'SCRAM-SHA-256';
     const found = this.metadata.scramCredential(user, mechanism);
     const cred = found ?? this.standIn(mechanism)(user);
@@ -91,7 +119,7 @@ export class Security {
     const until = this.goodPasswords.get(key);
     if (found && until !== undefined && until > now) return true;
     // The StoredKey this password gives, as a SCRAM client derives it (the one derivation, @mq/protocol/scram).
-    const { storedKey } = scramCredential(mechanism, password, { salt: cred.salt, iterations: cred.iterations });
+    const { storedKey } = await this.passwordChecks.run(() => scramKeys(mechanism, password, cred.salt, cred.iterations));
     const ok = storedKey.length === cred.storedKey.length && timingSafeEqual(storedKey, cred.storedKey) && found !== undefined;
     if (ok) {
       if (this.goodPasswords.size >= PASSWORD_CACHE_MAX) this.goodPasswords.delete(this.goodPasswords.keys().next().value!);

@@ -67,9 +67,6 @@ export class HttpGuard {
     const r = rule?.(params);
     if (r === 'open') return session;
     const ctx = { connection: { id: -1, remote: `${remote ?? '?'}:${req.socket.remotePort ?? '?'}`, clientId: 'http-api', signal: AbortSignal.abort(), session } };
-    if (pattern.startsWith('/consumers/') && this.sec.options.authentication) {
-      throw new MqError('INVALID_REQUEST', 'HTTP consumer instances are not available with authentication.enabled=true yet: consume with the client library or the record routes (GET /topics/{topic}/partitions/{partition}/records)');
-    }
     const principal = this.sec.requirePrincipal(ctx as never);
     if (key === 'POST /tokens' && !header?.startsWith('Basic ')) throw new MqError('SASL_AUTHENTICATION_FAILED', 'POST /tokens needs HTTP Basic credentials (a token cannot make another)');
     if (Array.isArray(r)) for (const [op, type, name] of r) this.sec.check(ctx, principal, op, type, name, key);

@@ -89,6 +89,8 @@ export class Security {
   /** Bearer tokens of the HTTP API: sha256(token) → principal and expiry (this broker's memory only). */
   private readonly tokens = new Map<string, { principal: string; expiresAt: number }>();
   private readonly passwordChecks = new Concurrency(PASSWORD_CHECKS_AT_ONCE);
+  /** Delegated logins of this broker's own clients (HTTP consumer instances): sha256(token) → principal. */
+  private readonly delegations = new Map<string, string>();
 
   constructor(
     readonly options: SecurityOptions,
@@ -136,6 +138,27 @@ export class Security {
     const expiresAt = now + lifetimeMs;
     this.tokens.set(createHash('sha256').update(token).digest('base64'), { principal, expiresAt });
     return { token, expiresAt };
+  }
+
+  /**
+   * A token with which this broker's own client (an HTTP consumer instance)
+   * logs in as `principal` (SASL OAUTHBEARER on its connection), so its
+   * requests are authorized and its quotas recorded as that principal's. The
+   * token never leaves this process and lives until revoked.
+   */
+  delegate(principal: string): string {
+    const token = randomBytes(32).toString('base64url');
+    this.delegations.set(createHash('sha256').update(token).digest('base64'), principal);
+    return token;
+  }
+
+  revokeDelegation(token: string): void {
+    this.delegations.delete(createHash('sha256').update(token).digest('base64'));
+  }
+
+  /** The principal a delegated token logs in as; undefined when unknown or revoked. */
+  delegatedPrincipal(token: string): string | undefined {
+    return this.delegations.get(createHash('sha256').update(token).digest('base64'));
   }
 
   /** The principal of a live bearer token; undefined when unknown or expired. */

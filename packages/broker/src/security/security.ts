@@ -58,8 +58,11 @@ const PASSWORD_CACHE_MS = 60_000;
 const PASSWORD_CACHE_MAX = 1000;
 /** The most bearer tokens a broker holds at once. */
 const MAX_TOKENS = 10_000;
-/** Password derivations (PBKDF2) running at once: half of libuv's default thread pool of 4. */
-const PASSWORD_CHECKS_AT_ONCE = 2;
+/**
+ * Password derivations (PBKDF2) running at once: one, so a login flood takes one core and one of libuv's four
+ * pool threads, leaving the event loop and file operations theirs (2 measured worse on a 2-core machine).
+ */
+const PASSWORD_CHECKS_AT_ONCE = 1;
 
 /** At most `limit` tasks run at once; the others wait their turn in order. */
 class Concurrency {
@@ -109,7 +112,7 @@ export class Security {
    * derives the StoredKey as a SCRAM client would and compares. An unknown
    * user costs the same derivation (the stand-in credential). The derivation
    * (PBKDF2) is asynchronous (WebCrypto: the libuv thread pool), never on the
-   * event loop, and at most PASSWORD_CHECKS_AT_ONCE run at once, so a flood
+   * event loop, and at most PASSWORD_CHECKS_AT_ONCE (one) runs at once, so a flood
    * of logins neither stalls other clients nor fills the thread pool the log
    * store's file operations also use.
    */

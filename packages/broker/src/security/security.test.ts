@@ -38,7 +38,7 @@ describe('delegated logins (SASL OAUTHBEARER with a token the broker gave its ow
     const session = newSession('127.0.0.1');
     const ctx = { connection: { id: 1, remote: '127.0.0.1:1', session }, logger, broker: { clock: () => 0 } };
     try {
-      const r = await saslAuthenticate(sec)({ mechanism: 'OAUTHBEARER', authBytes: Buffer.from(bytes) } as never, ctx as never);
+      const r = (await saslAuthenticate(sec)({ mechanism: 'OAUTHBEARER', authBytes: Buffer.from(bytes) } as never, ctx as never)) as { principal?: string };
       return { principal: r.principal, session: session.principal };
     } catch (err) {
       return { code: (err as { code: string }).code, ended: session.saslEnded };

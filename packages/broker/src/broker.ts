@@ -308,6 +308,8 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
         maxInstances: config.int('http.consumer.max.instances'),
         instanceTimeoutMs: config.int('http.consumer.instance.timeout.ms'),
         logger: log.child({ component: 'http-consumers' }),
+        // With authentication each instance's client logs in as its creator (a token delegated in this process).
+        ...(securityOptions.authentication ? { delegation: { delegate: (p: string) => security.delegate(p), revoke: (t: string) => security.revokeDelegation(t) } } : {}),
       });
       cleanups.push(() => consumers.close());
       registerConsumerRoutes(router, ctx, consumers);

@@ -20,8 +20,8 @@ const ILLEGAL_SASL_STATE = 34;
 const SASL_AUTHENTICATION_FAILED = 58;
 const TOPIC = 'ksasl-wire';
 
-function upsert(user: string, password: string, mechanism: ScramMechanism) {
-  const c = scramCredential(mechanism, password, { iterations: 4096 });
+async function upsert(user: string, password: string, mechanism: ScramMechanism) {
+  const c = await scramCredential(mechanism, password, { iterations: 4096 });
   return { alterUserScramCredentials: { upsertions: [{ user, mechanism, iterations: c.iterations, salt: c.salt, storedKey: c.storedKey, serverKey: c.serverKey }] } };
 }
 
@@ -40,7 +40,7 @@ async function scramLogin(k: KafkaWire, mechanism: ScramMechanism, user: string,
   const scram = new ScramClient(mechanism, user, password);
   const first = await k.request(SaslAuthenticateApi, version, { authBytes: Buffer.from(scram.first()) });
   if (first.errorCode) return { answer: first, scram };
-  const answer = await k.request(SaslAuthenticateApi, version, { authBytes: Buffer.from(scram.final(first.authBytes)) });
+  const answer = await k.request(SaslAuthenticateApi, version, { authBytes: Buffer.from(await scram.final(first.authBytes)) });
   return { answer, scram };
 }
 
@@ -66,11 +66,11 @@ describe('SASL on the Kafka listener, at the wire level', () => {
     port = t.broker.kafkaPort!;
     // Users and a topic through the WebSocket door (the first user from loopback, then as it).
     const ws = await TestClient.connect(t.url);
-    await ws.request(upsert('admin', 'admin-pw', 'SCRAM-SHA-256'));
+    await ws.request(await upsert('admin', 'admin-pw', 'SCRAM-SHA-256'));
     const scram = new ScramClient('SCRAM-SHA-256', 'admin', 'admin-pw');
     const first = await ws.request({ saslAuthenticate: { mechanism: 'SCRAM-SHA-256', authBytes: Buffer.from(scram.first()) } });
-    await ws.request({ saslAuthenticate: { mechanism: 'SCRAM-SHA-256', authBytes: Buffer.from(scram.final(first.saslAuthenticate!.authBytes)) } });
-    await ws.request(upsert('bob', 'bob-pw', 'SCRAM-SHA-512'));
+    await ws.request({ saslAuthenticate: { mechanism: 'SCRAM-SHA-256', authBytes: Buffer.from(await scram.final(first.saslAuthenticate!.authBytes)) } });
+    await ws.request(await upsert('bob', 'bob-pw', 'SCRAM-SHA-512'));
     await ws.request({ createTopics: { topics: [{ name: TOPIC, numPartitions: 1, replicationFactor: 1 }] } });
     await ws.request({ produce: { acks: 1, topics: [{ name: TOPIC, partitions: [{ partition: 0, records: encodeBatchSync([{ value: 'a' }]) }] }] } });
     await ws.close();
@@ -98,7 +98,7 @@ describe('SASL on the Kafka listener, at the wire level', () => {
     const first = await k.request(SaslAuthenticateApi, version, { authBytes: Buffer.from(scram.first()) });
     expect(first.errorCode).toBe(0);
     // The last step and a Metadata in one write, without waiting for the login's answer.
-    k.sendRaw(Buffer.concat([encodeRequest(SaslAuthenticateApi, version, 101, 'wire', { authBytes: Buffer.from(scram.final(first.authBytes)) }), encodeRequest(MetadataApi, 1, 102, 'wire', { topics: [{ name: TOPIC }] })]));
+    k.sendRaw(Buffer.concat([encodeRequest(SaslAuthenticateApi, version, 101, 'wire', { authBytes: Buffer.from(await scram.final(first.authBytes)) }), encodeRequest(MetadataApi, 1, 102, 'wire', { topics: [{ name: TOPIC }] })]));
     const done = decodeResponse(SaslAuthenticateApi, version, (await k.nextFrame())!);
     expect(done.correlationId).toBe(101);
     expect(done.body.errorCode).toBe(0);
@@ -149,7 +149,7 @@ describe('SASL on the Kafka listener, at the wire level', () => {
     const scram = new ScramClient('SCRAM-SHA-256', 'admin', 'admin-pw');
     k.sendRaw(sized(Buffer.from(scram.first())));
     const serverFirst = (await k.nextFrame())!;
-    k.sendRaw(sized(Buffer.from(scram.final(serverFirst))));
+    k.sendRaw(sized(Buffer.from(await scram.final(serverFirst))));
     const serverFinal = (await k.nextFrame())!;
     expect(() => scram.verify(serverFinal)).not.toThrow();
     expect((await k.request(MetadataApi, 1, { topics: [{ name: TOPIC }] })).topics[0]!.errorCode).toBe(0);
@@ -159,7 +159,7 @@ describe('SASL on the Kafka listener, at the wire level', () => {
     await bad.request(SaslHandshakeApi, 0, { mechanism: 'SCRAM-SHA-256' });
     const guess = new ScramClient('SCRAM-SHA-256', 'admin', 'guess');
     bad.sendRaw(sized(Buffer.from(guess.first())));
-    bad.sendRaw(sized(Buffer.from(guess.final((await bad.nextFrame())!))));
+    bad.sendRaw(sized(Buffer.from(await guess.final((await bad.nextFrame())!))));
     expect(await bad.nextFrame()).toBeUndefined();
     expect(lines(/^authentication failed$/).length).toBe(before + 1);
   });

@@ -284,8 +284,8 @@ describe('connection limits', () => {
 describe('connection limit per principal', () => {
   let t: TestBroker;
   const open: TestClient[] = [];
-  const upsert = (user: string, password: string) => {
-    const c = scramCredential('SCRAM-SHA-256', password, { iterations: 4096 });
+  const upsert = async (user: string, password: string) => {
+    const c = await scramCredential('SCRAM-SHA-256', password, { iterations: 4096 });
     return { alterUserScramCredentials: { upsertions: [{ user, mechanism: 'SCRAM-SHA-256', iterations: c.iterations, salt: c.salt, storedKey: c.storedKey, serverKey: c.serverKey }] } };
   };
   /** A connection logged in as `user` (the two SaslAuthenticate steps); returns it and the final answer's error code. */
@@ -294,7 +294,7 @@ describe('connection limit per principal', () => {
     open.push(c);
     const scram = new ScramClient('SCRAM-SHA-256', user, password);
     const first = await c.request({ saslAuthenticate: { mechanism: 'SCRAM-SHA-256', authBytes: Buffer.from(scram.first()) } });
-    const final = await c.request({ saslAuthenticate: { mechanism: 'SCRAM-SHA-256', authBytes: Buffer.from(scram.final(first.saslAuthenticate!.authBytes)) } });
+    const final = await c.request({ saslAuthenticate: { mechanism: 'SCRAM-SHA-256', authBytes: Buffer.from(await scram.final(first.saslAuthenticate!.authBytes)) } });
     return { c, code: final.errorCode };
   };
   beforeAll(async () => {
@@ -302,7 +302,7 @@ describe('connection limit per principal', () => {
     // The first user, from loopback before any user exists; then a second one as that user.
     const boot = await TestClient.connect(t.url);
     open.push(boot);
-    expect((await boot.request(upsert('admin', 'admin-pw'))).alterUserScramCredentials!.results[0]!.errorCode).toBe(0);
+    expect((await boot.request(await upsert('admin', 'admin-pw'))).alterUserScramCredentials!.results[0]!.errorCode).toBe(0);
   });
   afterAll(async () => {
     for (const c of open) await c.close().catch(() => undefined);
@@ -312,7 +312,7 @@ describe('connection limit per principal', () => {
   it('a second connection of a principal at its limit is closed once it logs in, with the reason and one log line; the first and other principals are unaffected', async () => {
     const first = await login('admin', 'admin-pw');
     expect(first.code).toBe(0);
-    expect((await first.c.request(upsert('alice', 'alice-pw'))).alterUserScramCredentials!.results[0]!.errorCode).toBe(0);
+    expect((await first.c.request(await upsert('alice', 'alice-pw'))).alterUserScramCredentials!.results[0]!.errorCode).toBe(0);
     const second = await login('admin', 'admin-pw');
     const closed = await second.c.closed;
     expect(closed.code).toBe(1008);

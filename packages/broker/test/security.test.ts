@@ -31,8 +31,8 @@ function codeOf(r: WireResponse): ErrorCode {
   return errorCodeFromNumber(first?.errorCode || nested?.errorCode || nested?.partitions?.[0]?.errorCode || 0);
 }
 
-function userUpsert(user: string, password: string, mechanism: ScramMechanism = 'SCRAM-SHA-256'): Body {
-  const c = scramCredential(mechanism, password, { iterations: 4096 });
+async function userUpsert(user: string, password: string, mechanism: ScramMechanism = 'SCRAM-SHA-256'): Promise<Body> {
+  const c = await scramCredential(mechanism, password, { iterations: 4096 });
   return { alterUserScramCredentials: { upsertions: [{ user, mechanism, iterations: c.iterations, salt: c.salt, storedKey: c.storedKey, serverKey: c.serverKey }] } };
 }
 
@@ -41,7 +41,7 @@ async function login(c: TestClient, user: string, password: string, mechanism: S
   const scram = new ScramClient(mechanism, user, password);
   const first = await c.request({ saslAuthenticate: { mechanism, authBytes: Buffer.from(scram.first()) } });
   if (first.errorCode) return first;
-  const final = await c.request({ saslAuthenticate: { mechanism, authBytes: Buffer.from(scram.final(first.saslAuthenticate!.authBytes)) } });
+  const final = await c.request({ saslAuthenticate: { mechanism, authBytes: Buffer.from(await scram.final(first.saslAuthenticate!.authBytes)) } });
   if (!final.errorCode) scram.verify(final.saslAuthenticate!.authBytes);
   return final;
 }
@@ -79,19 +79,19 @@ describe('security on the WebSocket door', () => {
     expect(md.metadata!.topics).toEqual([]);
     expect(md.metadata!.brokers.length).toBe(1);
     expect(codeOf(await anon.request({ createTopics: { topics: [{ name: 'early', numPartitions: 1, replicationFactor: 1 }] } }))).toBe('SASL_AUTHENTICATION_FAILED');
-    expect(codeOf(await anon.request(userUpsert(ADMIN, ADMIN_PW)))).toBe('NONE');
+    expect(codeOf(await anon.request(await userUpsert(ADMIN, ADMIN_PW)))).toBe('NONE');
     expect(codeOf(await anon.request({ metadata: {} }))).toBe('SASL_AUTHENTICATION_FAILED');
     expect(t.lines.some((l) => /bootstrap: creating the first user/.test(l.msg))).toBe(true);
     const again = await connect();
-    expect(codeOf(await again.request(userUpsert('mallory', 'x')))).toBe('SASL_AUTHENTICATION_FAILED');
+    expect(codeOf(await again.request(await userUpsert('mallory', 'x')))).toBe('SASL_AUTHENTICATION_FAILED');
     admin = await as(ADMIN, ADMIN_PW);
-    expect(codeOf(await admin.request(userUpsert(BOB, BOB_PW)))).toBe('NONE');
+    expect(codeOf(await admin.request(await userUpsert(BOB, BOB_PW)))).toBe('NONE');
     const users = (await admin.request({ describeUserScramCredentials: {} })).describeUserScramCredentials!.results.map((u) => u.user);
     expect(users).toEqual([ADMIN, BOB]);
   });
 
   it('SCRAM logins: right password, both mechanisms; wrong password and unknown user fail alike; one login per connection; replay refused', async () => {
-    expect(codeOf(await admin.request(userUpsert('carol', 'c-pw', 'SCRAM-SHA-512')))).toBe('NONE');
+    expect(codeOf(await admin.request(await userUpsert('carol', 'c-pw', 'SCRAM-SHA-512')))).toBe('NONE');
     const ok = await login(await connect(), 'carol', 'c-pw', 'SCRAM-SHA-512');
     expect(ok.saslAuthenticate!.principal).toBe('User:carol');
     // carol has no SCRAM-SHA-256 credential: fails as an unknown user does
@@ -119,7 +119,7 @@ describe('security on the WebSocket door', () => {
     const scram = new ScramClient('SCRAM-SHA-256', BOB, BOB_PW);
     const clientFirst = Buffer.from(scram.first());
     const sf = await victim.request({ saslAuthenticate: { mechanism: 'SCRAM-SHA-256', authBytes: clientFirst } });
-    const clientFinal = Buffer.from(scram.final(sf.saslAuthenticate!.authBytes));
+    const clientFinal = Buffer.from(await scram.final(sf.saslAuthenticate!.authBytes));
     expect((await victim.request({ saslAuthenticate: { mechanism: 'SCRAM-SHA-256', authBytes: clientFinal } })).saslAuthenticate!.principal).toBe('User:bob');
     const attacker = await connect();
     await attacker.request({ saslAuthenticate: { mechanism: 'SCRAM-SHA-256', authBytes: clientFirst } });
@@ -139,7 +139,7 @@ describe('security on the WebSocket door', () => {
       let start = process.hrtime.bigint();
       const first = await c.request({ saslAuthenticate: { mechanism: 'SCRAM-SHA-256', authBytes: Buffer.from(scram.first()) } });
       let ns = process.hrtime.bigint() - start;
-      const final = Buffer.from(scram.final(first.saslAuthenticate!.authBytes));
+      const final = Buffer.from(await scram.final(first.saslAuthenticate!.authBytes));
       start = process.hrtime.bigint();
       const r = await c.request({ saslAuthenticate: { mechanism: 'SCRAM-SHA-256', authBytes: final } });
       ns += process.hrtime.bigint() - start;
@@ -180,7 +180,7 @@ describe('security on the WebSocket door', () => {
       bob = await as(BOB, BOB_PW);
       // Cases needing an operation bob already got from an earlier case run as another user.
       for (const u of ['erin', 'frank', 'gina']) {
-        expect(codeOf(await admin.request(userUpsert(u, `${u}-pw`)))).toBe('NONE');
+        expect(codeOf(await admin.request(await userUpsert(u, `${u}-pw`)))).toBe('NONE');
         others.set(u, await as(u, `${u}-pw`));
       }
     });
@@ -199,7 +199,7 @@ describe('security on the WebSocket door', () => {
 
     interface Case {
       name: string;
-      request: () => Body;
+      request: () => Body | Promise<Body>;
       refusal: ErrorCode;
       acl: { resourceType: string; resourceName?: string; operation: string; patternType?: string };
       /** Who asks (default bob). */
@@ -252,16 +252,16 @@ describe('security on the WebSocket door', () => {
       // 1. No credentials: refused before anything is looked at.
       const before = await state();
       const anon = await connect();
-      expect(codeOf(await anon.request(c.request()))).toBe('SASL_AUTHENTICATION_FAILED');
+      expect(codeOf(await anon.request(await c.request()))).toBe('SASL_AUTHENTICATION_FAILED');
       // 2. Wrong credentials: the login fails, and so does the request on that connection.
       const wrong = await connect();
       expect(codeOf(await login(wrong, BOB, 'not-the-password'))).toBe('SASL_AUTHENTICATION_FAILED');
-      expect(codeOf(await wrong.request(c.request()))).toBe('SASL_AUTHENTICATION_FAILED');
+      expect(codeOf(await wrong.request(await c.request()))).toBe('SASL_AUTHENTICATION_FAILED');
       // 3. Authenticated, lacking the ACL: the typed error, one audit line.
       const user = c.user ?? BOB;
       const client = c.user ? others.get(c.user)! : bob;
       const audited = audits().length;
-      const refused = await client.request(c.request());
+      const refused = await client.request(await c.request());
       expect(codeOf(refused)).toBe(c.refusal);
       const lines = audits().slice(audited);
       expect(lines).toHaveLength(1);
@@ -270,7 +270,7 @@ describe('security on the WebSocket door', () => {
       // 4. With the ACL: served.
       const grant = await admin.request({ createAcls: { creations: [{ patternType: 'literal', resourceName: '', ...c.acl, principal: `User:${user}`, permission: 'allow' }] } });
       expect(codeOf(grant)).toBe('NONE');
-      const allowed = await client.request(c.request());
+      const allowed = await client.request(await c.request());
       expect(codeOf(allowed)).toBe('NONE');
       await c.then?.(allowed);
       counted += 4;
@@ -321,7 +321,7 @@ describe('security off (the default)', () => {
       expect(errorCodeFromNumber((await c.request({ createTopics: { topics: [{ name: 'open', numPartitions: 1, replicationFactor: 1 }] } })).createTopics!.results[0]!.errorCode)).toBe('NONE');
       expect((await c.request({ metadata: {} })).metadata!.topics.map((x) => x.name)).toContain('open');
       // SaslAuthenticate still works (and names the principal) for a user that exists
-      expect(errorCodeFromNumber((await c.request(userUpsert('u', 'p'))).alterUserScramCredentials!.results[0]!.errorCode)).toBe('NONE');
+      expect(errorCodeFromNumber((await c.request(await userUpsert('u', 'p'))).alterUserScramCredentials!.results[0]!.errorCode)).toBe('NONE');
       const d = await TestClient.connect(t.url);
       expect((await login(d, 'u', 'p')).saslAuthenticate!.principal).toBe('User:u');
       await d.close();
@@ -353,9 +353,9 @@ describe('security on the HTTP API (Basic from loopback, Bearer tokens; the same
   beforeAll(async () => {
     t = await startTestBroker({ 'authentication.enabled': 'true', 'authorization.enabled': 'true', 'super.users': `User:${ADMIN}` });
     ws = await TestClient.connect(t.url);
-    expect(codeOf(await ws.request(userUpsert(ADMIN, ADMIN_PW)))).toBe('NONE');
+    expect(codeOf(await ws.request(await userUpsert(ADMIN, ADMIN_PW)))).toBe('NONE');
     expect((await login(ws, ADMIN, ADMIN_PW)).saslAuthenticate!.principal).toBe('User:admin');
-    expect(codeOf(await ws.request(userUpsert(BOB, BOB_PW)))).toBe('NONE');
+    expect(codeOf(await ws.request(await userUpsert(BOB, BOB_PW)))).toBe('NONE');
     for (const name of ['h-topic', 'h-delete']) expect((await call('POST', '/topics', ADMIN_AUTH, { name, partition_count: 1 })).status).toBe(201);
     expect((await call('POST', '/topics/h-topic/records', ADMIN_AUTH, { value: 'first' })).status).toBeLessThan(300);
   });
@@ -465,7 +465,7 @@ describe('the Kafka listener with authentication on: a request before the login 
       expect(t.lines.filter((l) => /^kafka request before authentication/.test(l.msg))).toHaveLength(2);
       // The WebSocket door, once a user exists, shows no such topic.
       const ws = await TestClient.connect(t.url);
-      expect(codeOf(await ws.request(userUpsert(ADMIN, ADMIN_PW)))).toBe('NONE');
+      expect(codeOf(await ws.request(await userUpsert(ADMIN, ADMIN_PW)))).toBe('NONE');
       await login(ws, ADMIN, ADMIN_PW);
       expect((await ws.request({ metadata: {} })).metadata!.topics.map((x) => x.name)).not.toContain('via-kafka');
       await ws.close();

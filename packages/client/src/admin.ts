@@ -545,10 +545,12 @@ export class Admin {
     if (typeof user !== 'string' || user.length === 0) throw invalidArgument('createUser needs a user name');
     if (typeof password !== 'string' || password.length === 0) throw invalidArgument('createUser needs a non-empty password');
     const { scramCredential } = await import('@mq/protocol/scram');
-    const upsertions = (options.mechanisms ?? ['SCRAM-SHA-256', 'SCRAM-SHA-512']).map((mechanism) => {
-      const c = scramCredential(mechanism, password, options.iterations !== undefined ? { iterations: options.iterations } : {});
-      return { user, mechanism, iterations: c.iterations, salt: c.salt, storedKey: c.storedKey, serverKey: c.serverKey };
-    });
+    const upsertions = await Promise.all(
+      (options.mechanisms ?? ['SCRAM-SHA-256', 'SCRAM-SHA-512']).map(async (mechanism) => {
+        const c = await scramCredential(mechanism, password, options.iterations !== undefined ? { iterations: options.iterations } : {});
+        return { user, mechanism, iterations: c.iterations, salt: c.salt, storedKey: c.storedKey, serverKey: c.serverKey };
+      }),
+    );
     const resp = await this.cluster.send(CONTROLLER, 'alterUserScramCredentials', { upsertions }, requestOptions(options));
     this.userResults(resp.results ?? []);
   }

@@ -20,7 +20,7 @@ import {
 import { connectWebSocket } from '@mq/client/transport';
 import { channels, type RequestEndMessage, type RequestStartMessage } from './diagnostics.js';
 import { abortError } from './retrier.js';
-import type { TlsOptions } from './options.js';
+import type { ParsedSasl, TlsOptions } from './options.js';
 
 export type RequestPayload<B extends RequestBody> = NonNullable<mq.RequestFrame[B]>;
 type ResponseClassName<B extends RequestBody> = `${Capitalize<B>}Response`;
@@ -40,8 +40,8 @@ export interface ConnectionOptions {
   maskFrames?: boolean;
   /** Connect with TLS (wss://). */
   tls?: TlsOptions | undefined;
-  /** Authenticate with SASL SCRAM right after the handshake. */
-  sasl?: { mechanism: 'SCRAM-SHA-256' | 'SCRAM-SHA-512'; username: string; password: string } | undefined;
+  /** Authenticate with SASL (SCRAM, or a delegated bearer token) right after the handshake. */
+  sasl?: ParsedSasl | undefined;
 }
 
 /**
@@ -317,12 +317,18 @@ export class Connection {
    * credential cannot pass for the real one.
    */
   private async authenticate(sasl: NonNullable<ConnectionOptions['sasl']>, signal?: AbortSignal): Promise<void> {
-    // Loaded only when used: SCRAM needs node:crypto, which browser bundles do not have.
+    if (sasl.mechanism === 'OAUTHBEARER') {
+      // RFC 7628: gs2 header, then auth=Bearer <token>, \x01-separated; one round trip.
+      const resp = await this.request('saslAuthenticate', { mechanism: sasl.mechanism, authBytes: new TextEncoder().encode(`n,,\u0001auth=Bearer ${sasl.token}\u0001\u0001`) }, { signal, timeoutMs: this.options.connectTimeoutMs });
+      this.principal = resp.principal ?? '';
+      return;
+    }
+    // Loaded only when used (WebCrypto, the same code in Node and browsers: @mq/protocol/scram-client).
     const { ScramClient } = await import('@mq/protocol/scram');
     const scram = new ScramClient(sasl.mechanism, sasl.username, sasl.password);
     const o = { signal, timeoutMs: this.options.connectTimeoutMs };
     const first = await this.request('saslAuthenticate', { mechanism: sasl.mechanism, authBytes: new TextEncoder().encode(scram.first()) }, o);
-    const final = await this.request('saslAuthenticate', { mechanism: sasl.mechanism, authBytes: new TextEncoder().encode(scram.final(first.authBytes ?? new Uint8Array(0))) }, o);
+    const final = await this.request('saslAuthenticate', { mechanism: sasl.mechanism, authBytes: new TextEncoder().encode(await scram.final(first.authBytes ?? new Uint8Array(0))) }, o);
     scram.verify(final.authBytes ?? new Uint8Array(0));
     this.principal = final.principal ?? '';
   }

@@ -48,7 +48,7 @@ export type {
 } from './admin.js';
 export type { BrokerDescription, ClientComponents, PartitionDescription, TopicDescription } from './cluster.js';
 export type { ClientSocket, ConnectFn, ConnectionOptions } from './connection.js';
-export type { ClientOptions, SaslOptions, TlsOptions } from './options.js';
+export type { ClientOptions, OAuthBearerOptions, SaslOptions, TlsOptions } from './options.js';
 export type {
   FetchMessage,
   ProduceBatchMessage,

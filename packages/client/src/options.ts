@@ -33,9 +33,10 @@ export interface ClientOptions {
   /**
    * Authenticate every connection with SASL SCRAM (brokers with
    * authentication.enabled=true require it). The password never crosses the
-   * wire. Node only (SCRAM uses node:crypto).
+   * wire. Node and browsers alike (WebCrypto; browsers offer it on https
+   * pages and pages from localhost).
    */
-  sasl?: SaslOptions;
+  sasl?: SaslOptions | OAuthBearerOptions;
   /**
    * Connect with TLS (wss://) to every broker (brokers with tls.cert.file).
    * PEM strings or Buffers; `cert`/`key` for mutual TLS. Node only (a
@@ -63,6 +64,19 @@ export interface SaslOptions {
   password: string;
 }
 
+/**
+ * SASL OAUTHBEARER (RFC 7628 framing) with a token the broker delegated: how
+ * a broker's own HTTP consumer instances log in as their HTTP caller's
+ * principal. Brokers accept no other bearer tokens on this door yet.
+ */
+export interface OAuthBearerOptions {
+  mechanism: 'OAUTHBEARER';
+  token: string;
+}
+
+/** `sasl` once checked: a SCRAM login or a bearer token. */
+export type ParsedSasl = Required<SaslOptions> | OAuthBearerOptions;
+
 export const DEFAULT_BOOTSTRAP = 'localhost:9092';
 export const DEFAULT_PORT = 9092;
 export const DEFAULT_CLIENT_ID = 'mq-client';
@@ -81,7 +95,7 @@ export interface ParsedClientOptions {
   retry: ParsedRetryOptions;
   maskFrames: boolean;
   logger: Logger;
-  sasl: Required<SaslOptions> | undefined;
+  sasl: ParsedSasl | undefined;
   tls: TlsOptions | undefined;
 }
 
@@ -124,10 +138,14 @@ export function parseClientOptions(options: ClientOptions = {}): ParsedClientOpt
   };
 }
 
-function parseSasl(sasl: SaslOptions | undefined): Required<SaslOptions> | undefined {
+function parseSasl(sasl: SaslOptions | OAuthBearerOptions | undefined): ParsedSasl | undefined {
   if (sasl === undefined) return undefined;
+  if (sasl.mechanism === 'OAUTHBEARER') {
+    if (typeof sasl.token !== 'string' || sasl.token.length === 0) throw invalidArgument('sasl.token must be a non-empty string');
+    return { mechanism: 'OAUTHBEARER', token: sasl.token };
+  }
   const mechanism = sasl.mechanism ?? 'SCRAM-SHA-256';
-  if (mechanism !== 'SCRAM-SHA-256' && mechanism !== 'SCRAM-SHA-512') throw invalidArgument(`sasl.mechanism must be SCRAM-SHA-256 or SCRAM-SHA-512, got ${String(mechanism)}`);
+  if (mechanism !== 'SCRAM-SHA-256' && mechanism !== 'SCRAM-SHA-512') throw invalidArgument(`sasl.mechanism must be SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER, got ${String(mechanism)}`);
   if (typeof sasl.username !== 'string' || sasl.username.length === 0) throw invalidArgument('sasl.username must be a non-empty string');
   if (typeof sasl.password !== 'string') throw invalidArgument('sasl.password must be a string');
   return { mechanism, username: sasl.username, password: sasl.password };

@@ -1,23 +1,17 @@
 /**
  * `@mq/protocol/scram` under the `browser` export condition: the shared
- * constants and name escaping, and the exchange itself refused with a clear
- * error, because SCRAM here is built on node:crypto (synchronous PBKDF2 and
- * HMAC, which WebCrypto does not offer). A bundle that never authenticates
- * carries none of it; one that asks for `sasl` gets UNSUPPORTED_SASL_MECHANISM
- * instead of a build that breaks on node:crypto.
+ * constants and the client's side of SCRAM (./scram-client.ts, over
+ * WebCrypto: the same code the Node build runs). The broker's side
+ * (ScramServer, stand-in credentials of unknown users) is Node only and
+ * refused here with a clear error.
  */
 import { MqError } from './errors.js';
 
 export * from './scram-common.js';
+export * from './scram-client.js';
 
 function unavailable(): never {
-  throw new MqError('UNSUPPORTED_SASL_MECHANISM', 'SCRAM authentication is not available in browsers yet (it needs node:crypto): connect without sasl, from Node, or through a proxy that authenticates');
-}
-
-export class ScramClient {
-  constructor() {
-    unavailable();
-  }
+  throw new MqError('UNSUPPORTED_SASL_MECHANISM', 'the broker side of SCRAM (ScramServer) runs only in Node');
 }
 
 export class ScramServer {
@@ -26,6 +20,4 @@ export class ScramServer {
   }
 }
 
-export const scramCredential = unavailable;
 export const unknownUserCredentials = unavailable;
-export const decodeSaslName = unavailable;

@@ -1,8 +1,8 @@
 /**
  * What both builds of `@mq/protocol/scram` share (no node:* import): the
- * mechanisms, iteration bounds and SASL name escaping. The Node build
- * (./scram.ts) adds the exchange itself; the browser build (./scram-browser.ts)
- * refuses it with a clear error.
+ * mechanisms, iteration bounds and SASL name escaping. The client's side of
+ * the exchange (./scram-client.ts, WebCrypto) is in both builds; the Node
+ * build (./scram.ts) adds the broker's side.
  */
 import { MqError } from './errors.js';
 

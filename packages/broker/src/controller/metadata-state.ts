@@ -21,7 +21,7 @@ import { mergeTopicConfigs } from '../config/alter-topic-configs.js';
 import { collisionKey } from '@mq/protocol/topic-name';
 import { decodeCommand, type CommandResult, type MetadataCommand } from './commands.js';
 import { assignReplicas } from './placement.js';
-import type { ScramCredential, ScramMechanism } from '@mq/protocol/scram';
+import { toBase64, type ScramCredential, type ScramMechanism } from '@mq/protocol/scram';
 import { matchesFilter, sameAcl, type AclEntry } from '../security/acl.js';
 import { entityKey, type ClientQuota, type QuotaValues } from '../quota/entity.js';
 import type { BrokerRegistration, MetadataDelta, PartitionRecord, QuorumAddress, RecoveryElection, ReplicaLogEnd, TopicRecord } from './types.js';
@@ -837,9 +837,9 @@ export class MetadataState implements StateMachine {
           user,
           mechanism: c.mechanism,
           iterations: c.iterations,
-          salt: c.salt.toString('base64'),
-          storedKey: c.storedKey.toString('base64'),
-          serverKey: c.serverKey.toString('base64'),
+          salt: toBase64(c.salt),
+          storedKey: toBase64(c.storedKey),
+          serverKey: toBase64(c.serverKey),
         })),
       ),
       acls: [...this.aclList],

@@ -52,7 +52,7 @@ export function alterUserScramCredentials(d: HandlerDeps): Handler<'alterUserScr
           serverKey: b64(up.serverKey),
           ...(ctx.bootstrap ? { onlyIfNoUsers: true } : {}),
         },
-        () => md.scramCredential(user, up.mechanism as ScramMechanism)?.storedKey.toString('base64') === storedKey,
+        () => b64(md.scramCredential(user, up.mechanism as ScramMechanism)?.storedKey) === storedKey,
       );
     }
     return { results };

@@ -11,6 +11,11 @@
  *   itself, checked against the user's SCRAM credential; only on a TLS
  *   connection (on plaintext it is UNSUPPORTED_SASL_MECHANISM).
  *
+ * - OAUTHBEARER (RFC 7628 framing, one step): a token this broker delegated
+ *   to its own client (an HTTP consumer instance acting for its HTTP
+ *   caller's principal: Security.delegate); never advertised, no other token
+ *   is accepted.
+ *
  * The exchange state lives on the connection's session, so a connection
  * authenticates once; a failure ends SASL on the connection (the client
  * reconnects) with SASL_AUTHENTICATION_FAILED and one audit line.
@@ -23,6 +28,7 @@ import type { Session } from '../security/session.js';
 import type { Handler } from './types.js';
 
 const NO_BYTES = new Uint8Array(0);
+const OAUTHBEARER = 'OAUTHBEARER';
 
 /** The user and password of a PLAIN message: [authzid] NUL authcid NUL passwd (UTF-8). */
 function parsePlain(bytes: Uint8Array): { user: string; password: string } {
@@ -36,8 +42,19 @@ function parsePlain(bytes: Uint8Array): { user: string; password: string } {
   return { user, password };
 }
 
-function loggedIn(ctx: RequestContext, session: Session, user: string, mechanism: string): string {
-  session.principal = `User:${user}`;
+/** The token of an OAUTHBEARER client message: gs2 header, then \x01-separated key=value pairs with auth=Bearer <token>. */
+function parseBearer(bytes: Uint8Array): string {
+  const fail = () => new MqError('SASL_AUTHENTICATION_FAILED', 'malformed SASL OAUTHBEARER message');
+  if (bytes.length > SCRAM_MAX_MESSAGE_BYTES) throw fail();
+  const parts = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8').split('\u0001');
+  const auth = parts.slice(1).find((p) => p.startsWith('auth='));
+  const m = auth === undefined ? null : /^auth=Bearer ([A-Za-z0-9_-]{1,200})$/.exec(auth);
+  if (!/^[ny],(a=[^,]*)?,$/.test(parts[0] ?? '') || !m) throw fail();
+  return m[1]!;
+}
+
+function loggedIn(ctx: RequestContext, session: Session, user: string, mechanism: string, principal = `User:${user}`): string {
+  session.principal = principal;
   session.sasl = undefined;
   session.saslEnded = true;
   ctx.logger.info({ audit: true, conn: ctx.connection.id, remote: ctx.connection.remote, principal: session.principal, mechanism }, 'authenticated');
@@ -62,8 +79,14 @@ export function saslAuthenticate(sec: Security): Handler<'saslAuthenticate'> {
         const { user, password } = parsePlain(bytes);
         plainUser = user;
         // The password against the user's stored SCRAM credential (an unknown user costs the same derivation).
-        if (!sec.verifyPassword(user, password, ctx.broker.clock())) throw new MqError('SASL_AUTHENTICATION_FAILED', 'authentication failed: invalid user name or password');
+        if (!(await sec.verifyPassword(user, password, ctx.broker.clock()))) throw new MqError('SASL_AUTHENTICATION_FAILED', 'authentication failed: invalid user name or password');
         return { authBytes: Buffer.alloc(0), principal: loggedIn(ctx, session, user, mechanism) };
+      }
+      if (mechanism === OAUTHBEARER) {
+        const principal = sec.delegatedPrincipal(parseBearer(bytes));
+        if (!principal) throw new MqError('SASL_AUTHENTICATION_FAILED', 'authentication failed: unknown or revoked token');
+        plainUser = principal;
+        return { authBytes: Buffer.alloc(0), principal: loggedIn(ctx, session, principal, mechanism, principal) };
       }
       if (!isScramMechanism(mechanism) || !sec.options.mechanisms.includes(mechanism)) {
         const enabled = sec.mechanismsFor(session.encrypted);

@@ -41,7 +41,7 @@ export interface HttpServerOptions {
   /** Authenticates and authorizes each routed request (security/http-auth.ts); its session is kept for the request's handler. */
   /** Serve HTTPS (tls.cert.file, ...). */
   tls?: TlsSettings | undefined;
-  guard?: { check(req: IncomingMessage, method: string, pattern: string, params: Readonly<Record<string, string>>): Session | undefined };
+  guard?: { check(req: IncomingMessage, method: string, pattern: string, params: Readonly<Record<string, string>>): Promise<Session | undefined> };
 }
 
 /** Methods a cross-origin page may not use without an allowed origin (they change things). */
@@ -196,7 +196,7 @@ export class HttpServer {
           if (!res.writableFinished) gone.abort(new MqError('CONNECTION_CLOSED', 'the HTTP client went away'));
         });
         // Who may call it first, then the body (only for a route that declares one) and the one validation.
-        const session = this.options.guard?.check(req, method, route.pattern, params);
+        const session = await this.options.guard?.check(req, method, route.pattern, params);
         const body = isDocumented(route.spec) && route.spec.body && hasBody(req) ? await this.readJson(req) : undefined;
         const request: HttpRequest = {
           signal: AbortSignal.any([gone.signal, this.closing.signal]),

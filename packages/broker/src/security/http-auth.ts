@@ -53,7 +53,7 @@ export class HttpGuard {
    * The session of one request, or a refusal (SASL_AUTHENTICATION_FAILED: 401;
    * *_AUTHORIZATION_FAILED: 403, with its audit line).
    */
-  check(req: IncomingMessage, method: string, pattern: string, params: Readonly<Record<string, string>>): Session | undefined {
+  async check(req: IncomingMessage, method: string, pattern: string, params: Readonly<Record<string, string>>): Promise<Session | undefined> {
     const key = `${method} ${pattern}`;
     const rule = ROUTE_RULES[key];
     const remote = req.socket.remoteAddress;
@@ -62,14 +62,11 @@ export class HttpGuard {
     if (!this.sec.enabled) return session;
     const header = req.headers.authorization;
     // A verified client certificate (mutual TLS) names the principal unless credentials are given.
-    if (header !== undefined) session.principal = this.principalOf(header, session.loopback || isEncrypted(req));
+    if (header !== undefined) session.principal = await this.principalOf(header, session.loopback || isEncrypted(req));
     else session.principal = tlsPrincipal(req.socket);
     const r = rule?.(params);
     if (r === 'open') return session;
     const ctx = { connection: { id: -1, remote: `${remote ?? '?'}:${req.socket.remotePort ?? '?'}`, clientId: 'http-api', signal: AbortSignal.abort(), session } };
-    if (pattern.startsWith('/consumers/') && this.sec.options.authentication) {
-      throw new MqError('INVALID_REQUEST', 'HTTP consumer instances are not available with authentication.enabled=true yet: consume with the client library or the record routes (GET /topics/{topic}/partitions/{partition}/records)');
-    }
     const principal = this.sec.requirePrincipal(ctx as never);
     if (key === 'POST /tokens' && !header?.startsWith('Basic ')) throw new MqError('SASL_AUTHENTICATION_FAILED', 'POST /tokens needs HTTP Basic credentials (a token cannot make another)');
     if (Array.isArray(r)) for (const [op, type, name] of r) this.sec.check(ctx, principal, op, type, name, key);
@@ -77,7 +74,7 @@ export class HttpGuard {
     return session;
   }
 
-  private principalOf(header: string, safe: boolean): string {
+  private async principalOf(header: string, safe: boolean): Promise<string> {
     const now = this.options.clock();
     const fail = (why: string) => new MqError('SASL_AUTHENTICATION_FAILED', why);
     if (header.startsWith('Basic ')) {
@@ -86,7 +83,7 @@ export class HttpGuard {
       const i = decoded.indexOf(':');
       if (i <= 0) throw fail('malformed Basic credentials (base64 of user:password)');
       const user = decoded.slice(0, i);
-      if (!this.sec.verifyPassword(user, decoded.slice(i + 1), now)) throw fail('authentication failed: invalid user name or password');
+      if (!(await this.sec.verifyPassword(user, decoded.slice(i + 1), now))) throw fail('authentication failed: invalid user name or password');
       return `User:${user}`;
     }
     if (header.startsWith('Bearer ')) {

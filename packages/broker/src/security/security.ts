@@ -8,7 +8,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Logger } from 'pino';
 import { MqError } from '@mq/protocol/errors';
-import { isScramMechanism, scramCredential, unknownUserCredentials, type ScramCredential, type ScramMechanism } from '@mq/protocol/scram';
+import { isScramMechanism, scramKeys, unknownUserCredentials, type ScramCredential, type ScramMechanism } from '@mq/protocol/scram';
 import type { BrokerConfig } from '../config/broker-config.js';
 import type { MetadataState } from '../controller/metadata-state.js';
 import type { RequestContext } from '../context.js';
@@ -58,6 +58,32 @@ const PASSWORD_CACHE_MS = 60_000;
 const PASSWORD_CACHE_MAX = 1000;
 /** The most bearer tokens a broker holds at once. */
 const MAX_TOKENS = 10_000;
+/**
+ * Password derivations (PBKDF2) running at once: one, so a login flood takes one core and one of libuv's four
+ * pool threads, leaving the event loop and file operations theirs (2 measured worse on a 2-core machine).
+ */
+const PASSWORD_CHECKS_AT_ONCE = 1;
+
+/** At most `limit` tasks run at once; the others wait their turn in order. */
+class Concurrency {
+  private running = 0;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(private readonly limit: number) {}
+
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.running < this.limit) this.running++;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    try {
+      return await task();
+    } finally {
+      // The slot passes to the next waiter, or is freed.
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.running--;
+    }
+  }
+}
 
 export class Security {
   private readonly standIns: Map<ScramMechanism, (user: string) => ScramCredential>;
@@ -65,6 +91,9 @@ export class Security {
   private readonly goodPasswords = new Map<string, number>();
   /** Bearer tokens of the HTTP API: sha256(token) → principal and expiry (this broker's memory only). */
   private readonly tokens = new Map<string, { principal: string; expiresAt: number }>();
+  private readonly passwordChecks = new Concurrency(PASSWORD_CHECKS_AT_ONCE);
+  /** Delegated logins of this broker's own clients (HTTP consumer instances): sha256(token) → principal. */
+  private readonly delegations = new Map<string, string>();
 
   constructor(
     readonly options: SecurityOptions,
@@ -81,9 +110,13 @@ export class Security {
   /**
    * Checks a password against the user's stored SCRAM credential (HTTP Basic):
    * derives the StoredKey as a SCRAM client would and compares. An unknown
-   * user costs the same derivation (the stand-in credential).
+   * user costs the same derivation (the stand-in credential). The derivation
+   * (PBKDF2) is asynchronous (WebCrypto: the libuv thread pool), never on the
+   * event loop, and at most PASSWORD_CHECKS_AT_ONCE (one) runs at once, so a flood
+   * of logins neither stalls other clients nor fills the thread pool the log
+   * store's file operations also use.
    */
-  verifyPassword(user: string, password: string, now: number): boolean {
+  async verifyPassword(user: string, password: string, now: number): Promise<boolean> {
     const mechanism = this.options.mechanisms.find((m) => this.metadata.scramCredential(user, m)) ?? this.options.mechanisms[0] ?? 'SCRAM-SHA-256';
     const found = this.metadata.scramCredential(user, mechanism);
     const cred = found ?? this.standIn(mechanism)(user);
@@ -91,7 +124,7 @@ export class Security {
     const until = this.goodPasswords.get(key);
     if (found && until !== undefined && until > now) return true;
     // The StoredKey this password gives, as a SCRAM client derives it (the one derivation, @mq/protocol/scram).
-    const { storedKey } = scramCredential(mechanism, password, { salt: cred.salt, iterations: cred.iterations });
+    const { storedKey } = await this.passwordChecks.run(() => scramKeys(mechanism, password, cred.salt, cred.iterations));
     const ok = storedKey.length === cred.storedKey.length && timingSafeEqual(storedKey, cred.storedKey) && found !== undefined;
     if (ok) {
       if (this.goodPasswords.size >= PASSWORD_CACHE_MAX) this.goodPasswords.delete(this.goodPasswords.keys().next().value!);
@@ -108,6 +141,27 @@ export class Security {
     const expiresAt = now + lifetimeMs;
     this.tokens.set(createHash('sha256').update(token).digest('base64'), { principal, expiresAt });
     return { token, expiresAt };
+  }
+
+  /**
+   * A token with which this broker's own client (an HTTP consumer instance)
+   * logs in as `principal` (SASL OAUTHBEARER on its connection), so its
+   * requests are authorized and its quotas recorded as that principal's. The
+   * token never leaves this process and lives until revoked.
+   */
+  delegate(principal: string): string {
+    const token = randomBytes(32).toString('base64url');
+    this.delegations.set(createHash('sha256').update(token).digest('base64'), principal);
+    return token;
+  }
+
+  revokeDelegation(token: string): void {
+    this.delegations.delete(createHash('sha256').update(token).digest('base64'));
+  }
+
+  /** The principal a delegated token logs in as; undefined when unknown or revoked. */
+  delegatedPrincipal(token: string): string | undefined {
+    return this.delegations.get(createHash('sha256').update(token).digest('base64'));
   }
 
   /** The principal of a live bearer token; undefined when unknown or expired. */

@@ -4,6 +4,12 @@
  * real @mq/client group consumer running inside the broker, connected to this broker's own listener, so it joins
  * the group, rebalances and commits exactly as any other member. Instances are bounded in number and expire when
  * not polled for `instanceTimeoutMs` (they leave the group, committing nothing unless auto-commit is on).
+ *
+ * With authentication, an instance belongs to the principal that created it: another principal's calls get 404
+ * (as for an instance that does not exist, so names do not leak), and its client logs in as that principal
+ * (OAUTHBEARER with a token this broker delegated: one client, connection and token per principal), so its
+ * joins, fetches and commits are authorized with that principal's ACLs (TOPIC_/GROUP_AUTHORIZATION_FAILED) and
+ * its bytes and requests count against that principal's quotas, exactly as its own client's would.
  */
 import { randomUUID } from 'node:crypto';
 import { MqClient, type GroupConsumer } from '@mq/client';
@@ -16,6 +22,8 @@ export interface ConsumerInstanceOptions {
   maxInstances: number;
   instanceTimeoutMs: number;
   logger: Logger;
+  /** With authentication: a login for this broker's own client as a principal, and its end. */
+  delegation?: { delegate(principal: string): string; revoke(token: string): void };
 }
 
 export interface CreateInstance {
@@ -27,6 +35,8 @@ export interface CreateInstance {
 export interface ConsumerInstance {
   readonly group: string;
   readonly id: string;
+  /** Who created it ("" without authentication): only they may use it. */
+  readonly principal: string;
   readonly consumer: GroupConsumer;
   readonly autoCommit: boolean;
   lastUsed: number;
@@ -36,8 +46,15 @@ export interface ConsumerInstance {
 
 const INSTANCE_NAME = /^[a-zA-Z0-9._-]{1,128}$/;
 
+/** One client per principal ("" without authentication), with the delegated token it logs in with. */
+interface PrincipalClient {
+  client: MqClient;
+  token: string | undefined;
+  instances: number;
+}
+
 export class ConsumerInstances {
-  private client: MqClient | undefined;
+  private readonly clients = new Map<string, PrincipalClient>();
   private readonly instances = new Map<string, ConsumerInstance>();
   private readonly sweep: NodeJS.Timeout;
   private closed = false;
@@ -51,7 +68,7 @@ export class ConsumerInstances {
     return this.instances.size;
   }
 
-  create(group: string, req: CreateInstance): ConsumerInstance {
+  create(group: string, req: CreateInstance, principal = ''): ConsumerInstance {
     if (this.closed) throw new MqError('BROKER_NOT_AVAILABLE', 'the broker is shutting down');
     const id = req.name ?? randomUUID();
     if (!INSTANCE_NAME.test(id)) throw new MqError('INVALID_REQUEST', 'name must be 1 to 128 characters of [a-zA-Z0-9._-]');
@@ -60,17 +77,36 @@ export class ConsumerInstances {
     if (this.instances.size >= this.options.maxInstances) {
       throw new MqError('GROUP_LIMIT_REACHED', `this broker holds ${this.instances.size} HTTP consumer instances (http.consumer.max.instances); delete one or retry later`);
     }
-    this.client ??= new MqClient({ bootstrap: this.options.bootstrap(), clientId: 'mq-http-consumers', logger: this.options.logger });
-    const consumer = this.client.consumer({ groupId: group, autoOffsetReset: req.autoOffsetReset, autoCommit: req.autoCommit }) as GroupConsumer;
-    const instance: ConsumerInstance = { group, id, consumer, autoCommit: req.autoCommit, lastUsed: Date.now(), busy: Promise.resolve() };
+    const pc = this.clientOf(principal);
+    const consumer = pc.client.consumer({ groupId: group, autoOffsetReset: req.autoOffsetReset, autoCommit: req.autoCommit }) as GroupConsumer;
+    pc.instances++;
+    const instance: ConsumerInstance = { group, id, principal, consumer, autoCommit: req.autoCommit, lastUsed: Date.now(), busy: Promise.resolve() };
     this.instances.set(key, instance);
-    this.options.logger.info({ group, instance: id }, 'HTTP consumer instance created');
+    this.options.logger.info({ group, instance: id, ...(principal ? { principal } : {}) }, 'HTTP consumer instance created');
     return instance;
   }
 
-  get(group: string, id: string): ConsumerInstance {
+  private clientOf(principal: string): PrincipalClient {
+    let pc = this.clients.get(principal);
+    if (!pc) {
+      const d = this.options.delegation;
+      const token = principal && d ? d.delegate(principal) : undefined;
+      const client = new MqClient({
+        bootstrap: this.options.bootstrap(),
+        clientId: 'mq-http-consumers',
+        logger: this.options.logger,
+        ...(token !== undefined ? { sasl: { mechanism: 'OAUTHBEARER' as const, token } } : {}),
+      });
+      pc = { client, token, instances: 0 };
+      this.clients.set(principal, pc);
+    }
+    return pc;
+  }
+
+  /** The instance, for `principal` (its creator) only: to anyone else it does not exist (404). */
+  get(group: string, id: string, principal = ''): ConsumerInstance {
     const instance = this.instances.get(`${group}\0${id}`);
-    if (!instance) throw new MqError('UNKNOWN_MEMBER_ID', `group "${group}" has no HTTP consumer instance "${id}" (expired after ${this.options.instanceTimeoutMs} ms without a poll, or deleted)`);
+    if (!instance || instance.principal !== principal) throw new MqError('UNKNOWN_MEMBER_ID', `group "${group}" has no HTTP consumer instance "${id}" (expired after ${this.options.instanceTimeoutMs} ms without a poll, or deleted)`);
     instance.lastUsed = Date.now();
     return instance;
   }
@@ -82,26 +118,33 @@ export class ConsumerInstances {
     return run;
   }
 
-  async remove(group: string, id: string, reason = 'deleted'): Promise<void> {
-    const instance = this.get(group, id);
+  async remove(group: string, id: string, principal = '', reason = 'deleted'): Promise<void> {
+    const instance = this.get(group, id, principal);
     this.instances.delete(`${group}\0${id}`);
     await this.exclusive(instance, () => instance.consumer.close()).catch((err: unknown) =>
       this.options.logger.warn({ group, instance: id, err: (err as Error).message }, 'HTTP consumer instance did not leave its group cleanly'),
     );
+    // The principal's last instance gone: its client closes and its login is revoked.
+    const pc = this.clients.get(principal);
+    if (pc && --pc.instances === 0) {
+      this.clients.delete(principal);
+      await pc.client.close({ timeoutMs: 2000 }).catch(() => undefined);
+      if (pc.token !== undefined) this.options.delegation?.revoke(pc.token);
+    }
     this.options.logger.info({ group, instance: id, reason }, 'HTTP consumer instance closed');
   }
 
   private async expire(): Promise<void> {
     const now = Date.now();
     for (const i of [...this.instances.values()]) {
-      if (now - i.lastUsed > this.options.instanceTimeoutMs) await this.remove(i.group, i.id, 'expired').catch(() => undefined);
+      if (now - i.lastUsed > this.options.instanceTimeoutMs) await this.remove(i.group, i.id, i.principal, 'expired').catch(() => undefined);
     }
   }
 
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.sweep);
-    for (const i of [...this.instances.values()]) await this.remove(i.group, i.id, 'broker stopping').catch(() => undefined);
-    await this.client?.close({ timeoutMs: 2000 }).catch(() => undefined);
+    for (const i of [...this.instances.values()]) await this.remove(i.group, i.id, i.principal, 'broker stopping').catch(() => undefined);
+    for (const pc of this.clients.values()) await pc.client.close({ timeoutMs: 2000 }).catch(() => undefined);
   }
 }

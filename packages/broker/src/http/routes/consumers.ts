@@ -2,9 +2,11 @@
  * HTTP consumer groups, in the Confluent REST proxy's shape: create an instance in a group, subscribe it, poll
  * records (long-polled), commit, delete. For languages with no mq client; the instances are real group members
  * (http/consumers/consumer-instances.ts), so they share partitions with every other member of their group.
+ * With authentication an instance is its creator's: it acts with that principal's ACLs and quotas.
  */
 import { MqError } from '@mq/protocol/errors';
 import type { BrokerContext } from '../../context.js';
+import { httpSessions } from '../../security/http-auth.js';
 import type { ConsumerInstances } from '../consumers/consumer-instances.js';
 import { recordJson, type Encoding } from '../record-encoding.js';
 import { ERROR_CODE } from '../route-spec.js';
@@ -14,6 +16,9 @@ import { encodingQuery, groupParam, ReadRecord, TopicName } from '../schemas.js'
 /** An instance that cannot exist is as unknown as one that does not (404 UNKNOWN_MEMBER_ID). */
 const instanceParam = { schema: { type: 'string', pattern: '^[a-zA-Z0-9._-]{1,128}$', [ERROR_CODE]: 'UNKNOWN_MEMBER_ID' } };
 const instanceParams = { group: groupParam, instance: instanceParam };
+
+/** The authenticated caller of this request ("" without authentication): an instance is its creator's only. */
+const principalOf = (): string => httpSessions.getStore()?.principal ?? '';
 
 export function registerConsumerRoutes(router: Router, ctx: BrokerContext, instances: ConsumerInstances): void {
   const base = (group: string, id: string) => `/consumers/${encodeURIComponent(group)}/instances/${encodeURIComponent(id)}`;
@@ -44,7 +49,7 @@ export function registerConsumerRoutes(router: Router, ctx: BrokerContext, insta
     async (req) => {
       const group = req.params.group!;
       const b = req.input.body as { name?: string; auto_offset_reset: 'earliest' | 'latest'; auto_commit: boolean };
-      const instance = instances.create(group, { ...(b.name !== undefined ? { name: b.name } : {}), autoOffsetReset: b.auto_offset_reset, autoCommit: b.auto_commit });
+      const instance = instances.create(group, { ...(b.name !== undefined ? { name: b.name } : {}), autoOffsetReset: b.auto_offset_reset, autoCommit: b.auto_commit }, principalOf());
       return { status: 200, body: { instance_id: instance.id, base_uri: base(group, instance.id) } };
     },
   );
@@ -61,7 +66,7 @@ export function registerConsumerRoutes(router: Router, ctx: BrokerContext, insta
       errors: [404],
     },
     async (req) => {
-      const instance = instances.get(req.params.group!, req.params.instance!);
+      const instance = instances.get(req.params.group!, req.params.instance!, principalOf());
       instance.consumer.subscribe((req.input.body as { topics: string[] }).topics);
       return { status: 204 };
     },
@@ -87,7 +92,7 @@ export function registerConsumerRoutes(router: Router, ctx: BrokerContext, insta
       errors: [404],
     },
     async (req) => {
-      const instance = instances.get(req.params.group!, req.params.instance!);
+      const instance = instances.get(req.params.group!, req.params.instance!, principalOf());
       return { status: 200, body: { partitions: instance.consumer.assignment().map((tp) => ({ topic: tp.topic, partition: tp.partition })) } };
     },
   );
@@ -116,7 +121,7 @@ export function registerConsumerRoutes(router: Router, ctx: BrokerContext, insta
       errors: [404],
     },
     async (req) => {
-      const instance = instances.get(req.params.group!, req.params.instance!);
+      const instance = instances.get(req.params.group!, req.params.instance!, principalOf());
       const q = req.input.query as { timeout_ms: number; max_records: number; encoding: Encoding };
       const maxWait = ctx.config.int('fetch.max.wait.ms');
       if (q.timeout_ms > maxWait) throw new MqError('INVALID_REQUEST', `timeout_ms must be between 0 and ${maxWait} (fetch.max.wait.ms), got ${q.timeout_ms}`);
@@ -154,7 +159,7 @@ export function registerConsumerRoutes(router: Router, ctx: BrokerContext, insta
       errors: [404, 503],
     },
     async (req) => {
-      const instance = instances.get(req.params.group!, req.params.instance!);
+      const instance = instances.get(req.params.group!, req.params.instance!, principalOf());
       const offsets = (req.input.body as { offsets?: Array<{ topic: string; partition: number; offset: number }> }).offsets;
       // No offsets: everything the instance's polls returned so far.
       await instances.exclusive(instance, () => instance.consumer.commit(offsets, { signal: req.signal }));
@@ -173,7 +178,7 @@ export function registerConsumerRoutes(router: Router, ctx: BrokerContext, insta
       errors: [404],
     },
     async (req) => {
-      await instances.remove(req.params.group!, req.params.instance!);
+      await instances.remove(req.params.group!, req.params.instance!, principalOf());
       return { status: 204 };
     },
   );

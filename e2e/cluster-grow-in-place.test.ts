@@ -25,6 +25,10 @@ import { readTopic } from './src/txn-copier.js';
 const procs: BrokerProcess[] = [];
 const clients: MqClient[] = [];
 const CONFIG: Readonly<Record<string, string>> = { ...FAST_FAILOVER_CONFIG, 'broker.session.timeout.ms': '6000' };
+const t0 = Date.now();
+function step(what: string): void {
+  if (process.env.MQ_E2E_TRACE) process.stderr.write(`[${((Date.now() - t0) / 1000).toFixed(1)} s] ${what}\n`);
+}
 const sets = (config: Record<string, string>) => Object.entries(config).flatMap(([k, v]) => ['--config-set', `${k}=${v}`]);
 
 afterAll(async () => {
@@ -74,6 +78,7 @@ describe('cluster: a single broker grows into a cluster in place', () => {
     clients.push(client);
     const expected = [0, 1, 2].map((p) => Array.from({ length: 30 }, (_, i) => `v${i * 3 + p}`));
     expect(await readTopic(client, topic, 3, 'read_uncommitted', 90, 20_000)).toEqual(expected);
+    step('restarted in place as a one-voter quorum that listens; records intact');
 
     // Brokers 2 and 3 join as combined broker,controller processes.
     const cli = (args: string[], timeoutMs = 60_000) => runCli([...args, '-b', one.bootstrap], { timeoutMs });
@@ -104,23 +109,42 @@ describe('cluster: a single broker grows into a cluster in place', () => {
       return (await res.json()) as Status;
     };
     await waitFor(async () => (await status(1)).brokers.filter((b) => !b.fenced).length === 3, { timeout: 30_000, interval: 200, message: 'brokers 1, 2, 3 registered and unfenced' });
+    step('brokers 2 and 3 added and unfenced');
     const q = JSON.parse((await cli(['controller', 'describe', '--format', 'json'])).stdout) as Quorum;
     expect(q.members.filter((m) => m.voter).map((m) => m.id).sort()).toEqual([1, 2, 3]);
 
-    // Every partition broker 1 holds (internal topics too) to replicas 1, 2, 3.
+    // Every partition broker 1 holds (internal topics too) to replicas 1, 2, 3: one by the CLI, the rest in one HTTP request.
     const hosted = (await status(1)).hosted;
     expect(hosted.filter((h) => h.topic === topic)).toHaveLength(3);
-    for (const h of hosted) {
-      const r = await cli(['topic', 'reassign', h.topic, '--partition', String(h.partition), '--replicas', '1,2,3', '--allow-rf-change', '--wait'], 90_000);
-      expect(r.stderr).toBe('');
-    }
-    await waitFor(async () => (await status(1)).underReplicated.length === 0, { timeout: 30_000, interval: 200, message: 'every partition fully replicated' });
+    const byCli = await cli(['topic', 'reassign', topic, '--partition', '0', '--replicas', '1,2,3', '--allow-rf-change', '--wait'], 90_000);
+    expect(byCli.stderr).toBe('');
+    const rest3 = hosted.filter((h) => !(h.topic === topic && h.partition === 0)).map((h) => ({ topic: h.topic, partition: h.partition, replicas: [1, 2, 3] }));
+    const res = await fetch(`${one.httpUrl}/reassignments`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ partitions: rest3, allow_replication_factor_change: true }),
+      signal: AbortSignal.timeout(60_000),
+    });
+    expect(res.status).toBe(200);
+    const answered = (await res.json()) as { results: Array<{ error?: unknown }> };
+    expect(answered.results.filter((r) => r.error)).toEqual([]);
+    step(`reassignments of ${hosted.length} partitions started`);
+    await waitFor(
+      async () => {
+        const moving = ((await (await fetch(`${one.httpUrl}/reassignments`)).json()) as { reassignments: unknown[] }).reassignments.length;
+        const [s2, s3] = [await status(2), await status(3)];
+        return moving === 0 && s2.hosted.length === hosted.length && s3.hosted.length === hosted.length && (await status(1)).underReplicated.length === 0;
+      },
+      { timeout: 90_000, interval: 300, message: 'every partition replicated to brokers 2 and 3' },
+    );
+    step('every partition has replicas 1, 2, 3');
 
     // The combined process 1 leaves the quorum, then dies.
     const removed = await cli(['controller', 'remove-voter', '--id', '1']);
     expect(removed.stderr).toBe('');
     expect(removed.stdout).toBe('removed controller 1: voters 2, 3 (stop its process now)\n');
     await one.kill();
+    step('broker 1 removed from the quorum and killed');
     const rest = new MqClient({ bootstrap: [2, 3].map((id) => procOf.get(id)!.bootstrap), requestTimeoutMs: 5000, retry: { initialDelayMs: 50, maxDelayMs: 500, retries: 200 } });
     clients.push(rest);
     const q2 = await waitFor<Quorum | undefined>(

@@ -590,7 +590,7 @@ export class RaftController implements Controller {
   private async quorumRequest(cmd: QuorumCommand, timeoutMs: number): Promise<CommandResult> {
     try {
       if (cmd.type === 'describeQuorum') return { ok: true, value: quorumView(this.raft.status(), (id) => this.memberAddressText(id)) };
-      if (this.options.local) {
+      if (this.options.local && cmd.type === 'addVoter') {
         throw new MqError(
           'INVALID_REQUEST',
           `this broker is a one-node cluster with no Raft listener, so its quorum cannot grow yet: restart it with controller.quorum.voters=${this.options.brokerId}@<host>:<raft port> and inter.broker.port=<port> (its data stays), then add controllers (see "Growing a single broker into a cluster" in the broker README)`,

@@ -153,6 +153,18 @@ describe('the OpenAPI document against a live broker', () => {
     expect([lone.status, lone.body.error.code]).toEqual([400, 'INVALID_REPLICATION_FACTOR']);
     const unknownBroker = await call('POST', '/brokers/{broker}/decommission', '/brokers/99/decommission', {});
     expect([unknownBroker.status, unknownBroker.body.error.code]).toEqual([400, 'UNKNOWN_NODE']);
+    // The controller quorum: this one-node cluster is its only voter and cannot grow until restarted with a Raft listener.
+    const q = await call('GET', '/controller/quorum', '/controller/quorum');
+    expect(q.status).toBe(200);
+    expect(q.body.members.map((m: { id: number; voter: boolean }) => [m.id, m.voter])).toEqual([[q.body.leader_id, true]]);
+    const grow = await call('POST', '/controller/voters', '/controller/voters', { id: 2, address: '127.0.0.1:19092' });
+    expect([grow.status, grow.body.error.code]).toEqual([400, 'INVALID_REQUEST']);
+    expect(grow.body.error.message).toMatch(/restart it with controller\.quorum\.voters=/);
+    expect((await call('POST', '/controller/voters', '/controller/voters', { id: 0, address: 'x' })).status).toBe(400);
+    const last = await call('DELETE', '/controller/voters/{id}', `/controller/voters/${q.body.leader_id}`);
+    expect([last.status, last.body.error.code]).toEqual([400, 'INVALID_REQUEST']);
+    const stranger = await call('DELETE', '/controller/voters/{id}', '/controller/voters/99');
+    expect([stranger.status, stranger.body.error.code]).toEqual([400, 'UNKNOWN_NODE']);
 
     const internal = await call('DELETE', T, '/topics/__consumer_offsets');
     expect([internal.status, internal.body.error.code]).toEqual([400, 'INVALID_TOPIC']);

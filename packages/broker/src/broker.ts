@@ -25,6 +25,7 @@ import { registerTokenRoutes } from './http/routes/tokens.js';
 import { registerConsoleRoutes } from './http/routes/console.js';
 import { registerTopicRoutes } from './http/routes/topics.js';
 import { registerScaleoutRoutes } from './http/routes/scaleout.js';
+import { registerQuorumRoutes } from './http/routes/quorum.js';
 import { registerLogDirRoutes } from './http/routes/log-dirs.js';
 import { startGroups } from './group/broker-groups.js';
 import { startTransactions } from './txn/broker-transactions.js';
@@ -293,6 +294,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     registerTopicRoutes(router, ctx, topicBackend);
     registerRecordRoutes(router, ctx, topicBackend);
     registerScaleoutRoutes(router, topicBackend);
+    registerQuorumRoutes(router, topicBackend);
     registerLogDirRoutes(router, topicBackend, () => cluster.controller.metadata.brokers().filter((b) => !b.fenced).map((b) => b.id));
     const view = clusterPartitionView(cluster);
     registerSystemRoutes(router, ctx, { view });

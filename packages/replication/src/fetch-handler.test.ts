@@ -1,5 +1,6 @@
 import { encodeBatchSync } from '@mq/protocol/batch';
 import { handleFetch, ParkedFetches } from './fetch-handler.js';
+import { ThrottleBucket } from './throttle-bucket.js';
 import { handleOffsetForLeaderEpoch } from './offset-for-leader-epoch-handler.js';
 import { createPartitionLeader, type PartitionLeader } from './partition-leader.js';
 import { ManualTimers, MemoryCheckpoint, MemoryLog, settle } from './testing/index.js';
@@ -223,5 +224,41 @@ describe('handleFetch', () => {
     expect(taken).toHaveLength(2);
     expect(r.partitions[0]!.records).toBe(taken[1]);
     expect(released).toEqual([taken[0]]);
+  });
+
+  it("holds back, on the leader, a follower's fetch of a partition it is being added to while the throttle is in debt", async () => {
+    const { components, timers, leader } = await setup([1]);
+    for (let i = 0; i < 10; i++) await leader(0).append(batch(`a${i}`), { acks: 1 });
+    await leader(1).append(batch('b'), { acks: 1 });
+    const bucket = new ThrottleBucket(timers.clock);
+    bucket.setRate(100);
+    await timers.advance(1000); // one second of credit: 100 bytes
+    // Replica 2 is being added to partition 0 only.
+    const c = { ...components, leaderThrottle: { bucket, throttled: (_t: string, p: number, replica: number) => p === 0 && replica === 2 } };
+    const follower = (over: Partial<FetchRequest> = {}) => handleFetch(request({ replicaId: 2, replicaEpoch: 1, maxWaitMs: 0, minBytes: 0, ...over }, [0, 0]), c);
+    const first = await follower();
+    const sent = first.partitions[0]!.records.length;
+    expect(sent).toBeGreaterThan(100); // within credit: one read, whatever it holds
+    expect(first.partitions[1]!.records.length).toBeGreaterThan(0);
+    // In debt now: partition 0 gets nothing, partition 1 (not throttled) and consumers are served as before.
+    const held = await follower();
+    expect(held.partitions[0]!.records.length).toBe(0);
+    expect(held.partitions[0]!.errorCode).toBe('NONE');
+    expect(held.partitions[1]!.records.length).toBeGreaterThan(0);
+    expect((await handleFetch(request({ maxWaitMs: 0, minBytes: 0 }, [0]), c)).partitions[0]!.records.length).toBeGreaterThan(0); // consumers: never throttled
+    // A parked follower fetch is not woken by data it may not have yet: it waits its maxWaitMs.
+    let answered = false;
+    const parked = handleFetch(request({ replicaId: 2, replicaEpoch: 1, maxWaitMs: 500, minBytes: 1 }, [0]), c).then((r) => {
+      answered = true;
+      return r;
+    });
+    await settle();
+    expect(answered).toBe(false);
+    await timers.advance(500);
+    expect((await parked).partitions[0]!.records.length).toBe(0);
+    // Once the debt is paid (about sent - 100 bytes at 100 B/s), it copies again.
+    await timers.advance(Math.ceil(((sent - 100) / 100) * 1000) + 10);
+    expect(bucket.waitMs()).toBe(0);
+    expect((await follower()).partitions[0]!.records.length).toBeGreaterThan(0);
   });
 });

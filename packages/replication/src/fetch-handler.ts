@@ -10,6 +10,7 @@ import { MqError } from '@mq/protocol/errors';
 import type { PartitionLeader } from './partition-leader.js';
 import { CONSUMER_REPLICA_ID, UNDEFINED, type FetchPartitionResponse, type FetchRequest, type FetchResponse, type ReadPool } from './types.js';
 import type { Timers } from '@mq/protocol/components';
+import type { ThrottleBucket } from './throttle-bucket.js';
 
 /** Finds this broker's leader of a partition; undefined when it does not lead it. */
 export type LeaderLookup = (topic: string, partition: number) => PartitionLeader | undefined;
@@ -27,6 +28,15 @@ export interface HandleFetchComponents {
   pool?: ReadPool;
   /** Counts the requests parked here (the fetch purgatory), for metrics. */
   parked?: ParkedFetches;
+  /**
+   * The leader's side of the replication throttle (Kafka's
+   * leader.replication.throttled.rate): a follower's fetch of a partition
+   * `throttled` names (a replica being added) takes what it is sent from
+   * `bucket`; while the bucket is in debt such a partition is answered with
+   * no records (its fetch position is still recorded) and does not count
+   * towards waking a parked fetch. Consumers are never throttled.
+   */
+  leaderThrottle?: { bucket: ThrottleBucket; throttled(topic: string, partition: number, replicaId: number): boolean };
 }
 
 /** How many fetch requests are parked waiting for data (Kafka's fetch purgatory size), consumers and followers apart. */
@@ -130,11 +140,22 @@ async function readOne(
       currentLeaderEpoch: UNDEFINED,
     };
   }
-  return leader.fetch({ ...p, partitionMaxBytes: Math.max(0, max) }, request.replicaId, {
-    skipRead: max <= 0,
+  const throttled = heldBack(p, request, components);
+  const limit = throttled === 'held' ? 0 : max;
+  const r = await leader.fetch({ ...p, partitionMaxBytes: Math.max(0, limit) }, request.replicaId, {
+    skipRead: limit <= 0,
     pool: components.pool,
     readCommitted: request.isolationLevel === 1,
   });
+  if (throttled === 'sent') components.leaderThrottle!.bucket.take(r.records.length);
+  return r;
+}
+
+/** Whether a follower's fetch of `p` is under the leader's throttle: 'held' (in debt: no records now), 'sent' (count it), or no. */
+function heldBack(p: FetchRequest['partitions'][number], request: FetchRequest, components: HandleFetchComponents): 'held' | 'sent' | undefined {
+  const t = components.leaderThrottle;
+  if (!t || request.replicaId === CONSUMER_REPLICA_ID || t.bucket.rate <= 0 || !t.throttled(p.topic, p.partition, request.replicaId)) return undefined;
+  return t.bucket.waitMs() > 0 ? 'held' : 'sent';
 }
 
 /** Resolves true when data arrived (read again), false on timeout or abort. */
@@ -167,6 +188,7 @@ function waitForData(
         const p = request.partitions[w.index]!;
         // Followers also want a moved high watermark promptly (their own HW, their consumers).
         if (w.leader.closed || (isReplica && w.leader.highWatermark !== w.hw)) return finish(true);
+        if (isReplica && heldBack(p, request, components) === 'held') continue; // nothing would be sent for it yet
         bytes += w.leader.fetchableBytes(p, request.replicaId, request.isolationLevel === 1);
       }
       if (bytes >= Math.max(1, request.minBytes)) finish(true);

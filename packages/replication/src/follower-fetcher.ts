@@ -16,6 +16,7 @@ import { silentLogger, type Clock, type Logger, type TimerHandle, type Timers } 
 import { MqError, isMqError, type ErrorCode } from '@mq/protocol/errors';
 import { iterateBatches, lastOffset as batchLastOffset } from '@mq/protocol/batch';
 import { CheckpointWriter } from './checkpoint-writer.js';
+import { ThrottleBucket } from './throttle-bucket.js';
 import { latestEpoch, truncationTarget } from './epoch-cache.js';
 import { parseFollowerFetcherOptions, type FollowerFetcherOptions, type ParsedFollowerFetcherOptions } from './options.js';
 import {
@@ -121,10 +122,8 @@ export class FollowerFetcher {
   #loop: Promise<void> | null = null;
   #failures = 0;
   #delayedUntil = 0;
-  /** Replication throttle of the throttled partitions: bytes per second (0: none), and its token bucket (may go negative). */
-  #throttleRate = 0;
-  #tokens = 0;
-  #tokensAt = 0;
+  /** Replication throttle of the throttled partitions (its token bucket may go into debt). */
+  readonly #throttle: ThrottleBucket;
 
   constructor(options: ParsedFollowerFetcherOptions, components: FollowerFetcherComponents) {
     this.#options = options;
@@ -132,6 +131,7 @@ export class FollowerFetcher {
     this.#c = components;
     this.#logger = components.logger ?? silentLogger;
     this.#random = components.random ?? Math.random;
+    this.#throttle = new ThrottleBucket(() => components.clock());
   }
 
   get closed(): boolean {
@@ -255,16 +255,11 @@ export class FollowerFetcher {
    * The other partitions are never held back. Changeable at any time.
    */
   setThrottle(bytesPerSec: number): void {
-    const rate = Number.isFinite(bytesPerSec) && bytesPerSec > 0 ? Math.floor(bytesPerSec) : 0;
-    if (rate === this.#throttleRate) return;
-    this.#refill();
-    this.#throttleRate = rate;
-    this.#tokens = Math.min(this.#tokens, rate);
-    this.#poke();
+    if (this.#throttle.setRate(bytesPerSec)) this.#poke();
   }
 
   get throttle(): number {
-    return this.#throttleRate;
+    return this.#throttle.rate;
   }
 
   /** Puts a partition under the throttle, or takes it out (it caught up and joined the ISR). */
@@ -273,19 +268,6 @@ export class FollowerFetcher {
     if (!e || e.throttled === throttled) return;
     e.throttled = throttled;
     this.#poke();
-  }
-
-  #refill(): void {
-    const now = this.#c.clock();
-    if (this.#throttleRate > 0) this.#tokens = Math.min(this.#throttleRate, this.#tokens + (this.#throttleRate * Math.max(0, now - this.#tokensAt)) / 1000);
-    this.#tokensAt = now;
-  }
-
-  /** Milliseconds until throttled partitions may fetch again (0: now). */
-  #throttleWaitMs(): number {
-    if (this.#throttleRate <= 0) return 0;
-    this.#refill();
-    return this.#tokens > 0 ? 0 : Math.ceil((-this.#tokens * 1000) / this.#throttleRate) + 1;
   }
 
   // ------------------------------------------------------------------ loop
@@ -316,7 +298,7 @@ export class FollowerFetcher {
         await this.#truncationRound(truncating);
         continue;
       }
-      const throttleWait = this.#throttleWaitMs();
+      const throttleWait = this.#throttle.waitMs();
       const fetching = ready.filter((e) => e.state === 'fetching' && (throttleWait === 0 || !e.throttled));
       if (fetching.length > 0) {
         await this.#fetchRound(fetching);
@@ -565,10 +547,7 @@ export class FollowerFetcher {
         if (!r) return undefined;
         return this.#schedule(e, generation, async () => {
           if (e.log.logEndOffset !== fetchOffset) return; // the log moved under us: fetch again
-          if (e.throttled && this.#throttleRate > 0) {
-            this.#refill();
-            this.#tokens -= r.records.length;
-          }
+          if (e.throttled) this.#throttle.take(r.records.length);
           await this.#handleFetched(e, r);
         });
       }),

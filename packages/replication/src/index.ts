@@ -1,6 +1,7 @@
 export { PartitionLeader, createPartitionLeader } from './partition-leader.js';
 export { FollowerFetcher, createFollowerFetcher, truncateFullyAndStartAt } from './follower-fetcher.js';
 export { handleFetch, ParkedFetches } from './fetch-handler.js';
+export { ThrottleBucket } from './throttle-bucket.js';
 export { handleOffsetForLeaderEpoch } from './offset-for-leader-epoch-handler.js';
 export { FileCheckpoint } from './file-checkpoint.js';
 export { endOffsetForEpoch, latestEpoch, truncationTarget } from './epoch-cache.js';

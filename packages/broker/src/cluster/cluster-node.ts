@@ -162,7 +162,16 @@ export async function startClusterNode(o: ClusterNodeOptions, components: Cluste
   const dialTls = tlsSettings ? () => ({ ...readMaterial(tlsSettings), rejectUnauthorized: true }) : undefined;
   const channel =
     bootstrap.length > 0
-      ? new ControllerChannel({ brokerId: o.brokerId, servers: bootstrap, connectTimeoutMs: 3000, maxResponseBytes: cfg.int('max.frame.bytes') * 2, clusterAuth, dialTls })
+      ? new ControllerChannel({
+          brokerId: o.brokerId,
+          servers: bootstrap,
+          connectTimeoutMs: 3000,
+          maxResponseBytes: cfg.int('max.frame.bytes') * 2,
+          clusterAuth,
+          dialTls,
+          // Controllers added after this process was configured: their addresses are in the metadata.
+          registered: () => controller.metadata.controllerEndpoints(),
+        })
       : undefined;
   const overrides = parsePeerAddresses(cfg.get('cluster.peer.addresses'));
   let brokerEpoch = -1;
@@ -181,7 +190,10 @@ export async function startClusterNode(o: ClusterNodeOptions, components: Cluste
     (id) => {
       const b = controller.metadata.broker(id);
       // The inter-broker listener: the client port refuses replica fetches and ControllerForward.
-      return b ? `${b.host}:${b.interBrokerPort ?? b.port}` : undefined;
+      if (b) return `${b.host}:${b.interBrokerPort ?? b.port}`;
+      // A dedicated controller (a forwarded command): its own registration.
+      const c = controller.metadata.controllerEndpoint(id);
+      return c ? `${c.host}:${c.port}` : undefined;
     },
   );
   const sessionTimeoutMs = cfg.int('broker.session.timeout.ms');
@@ -192,6 +204,7 @@ export async function startClusterNode(o: ClusterNodeOptions, components: Cluste
         brokerId: o.brokerId,
         voters,
         raftAddress: cfg.get('controller.raft.address'),
+        ...(o.oneNode ? { local: true } : {}),
         tickMs: cfg.int('controller.tick.ms'),
         sessionTimeoutMs,
         autoLeaderRebalance: cfg.bool('auto.leader.rebalance.enable'),
@@ -296,8 +309,8 @@ export async function startClusterNode(o: ClusterNodeOptions, components: Cluste
     },
     { controller, fetch, offsetForLeaderEpoch, logger, clock, timers, openLog, brokerEpoch: () => brokerEpoch, ...components.replicaStorage },
   );
-  // A one-node cluster (this process the quorum's only voter, as a lone KRaft node in combined mode).
-  const soleVoter = roles.controller && controller instanceof RaftController && controller.soleVoter;
+  // This process the quorum's only voter (a one-node cluster, as a lone KRaft node in combined mode, or a one-voter quorum that has not grown).
+  const soleVoter = (): boolean => roles.controller && controller instanceof RaftController && controller.soleVoter;
   let closed = false;
   let replicasStarted: () => void = () => undefined;
   /** This broker has applied everything the controller had committed when it started (see below); always, without the broker role. */
@@ -362,6 +375,29 @@ export async function startClusterNode(o: ClusterNodeOptions, components: Cluste
       }
     }
   }
+  let controllerRegistering: Promise<void> | undefined;
+  /** Records this controller's inter-broker listener in the metadata (retried until committed; the same record again is a no-op). */
+  async function registerControllerLoop(command: MetadataCommand & { type: 'registerController' }): Promise<void> {
+    const current = controller.metadata.controllerEndpoint(command.id);
+    if (current?.host === command.host && current.port === command.port) return;
+    let failures = 0;
+    while (!closed) {
+      try {
+        await controller.submit(command, 10_000);
+        log.info({ host: command.host, port: command.port }, 'controller endpoint registered in the metadata (brokers reach this controller there)');
+        return;
+      } catch (err) {
+        if (closed) return;
+        const code = isMqError(err) ? err.code : 'UNKNOWN';
+        if (code !== 'REQUEST_TIMED_OUT') {
+          log.warn({ code, err: (err as Error).message }, "this controller's endpoint was refused by the active controller: brokers find it only through their bootstrap servers");
+          return;
+        }
+        // Not a member yet (a controller waiting for add-voter), or no quorum: said now and then.
+        if (failures++ % 6 === 0) log.info({ code, err: (err as Error).message }, "this controller's endpoint is not in the metadata yet; retrying");
+      }
+    }
+  }
   /** Resolves once this broker is unfenced and its partitions match the metadata (the sole voter's start). */
   async function untilServing(): Promise<void> {
     await new Promise<void>((resolve) => {
@@ -391,6 +427,10 @@ export async function startClusterNode(o: ClusterNodeOptions, components: Cluste
       logEndOffset: (topic, partition) => replicas.leaderOf(topic, partition)?.highWatermark,
     }),
     register(ep: BrokerEndpoints): Promise<void> {
+      // Every controller of a cluster says where brokers reach it, in the background (the quorum may be forming, or it may not be a member yet).
+      if (roles.controller && !o.oneNode && ep.interBrokerPort !== undefined) {
+        controllerRegistering ??= registerControllerLoop({ type: 'registerController', id: o.brokerId, host: ep.host, port: ep.interBrokerPort });
+      }
       if (!roles.broker) return Promise.resolve();
       const command: MetadataCommand = {
         type: 'registerBroker',
@@ -408,7 +448,7 @@ export async function startClusterNode(o: ClusterNodeOptions, components: Cluste
       };
       registering ??= registerLoop(command, roles.controller ? 0 : sessionTimeoutMs);
       // The only voter has its quorum at once: it is registered, unfenced and leading its partitions before it says it is listening.
-      if (soleVoter) return registering.then(() => untilServing());
+      if (soleVoter()) return registering.then(() => untilServing());
       // A voter registers in the background (the quorum may still be forming); a broker-only process waits for it.
       return roles.controller ? Promise.resolve() : registering;
     },
@@ -431,6 +471,7 @@ export async function startClusterNode(o: ClusterNodeOptions, components: Cluste
       await controller.close();
       channel?.close();
       await registering?.catch(() => undefined);
+      await controllerRegistering?.catch(() => undefined);
     },
   };
 }

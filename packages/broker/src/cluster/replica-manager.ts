@@ -18,7 +18,9 @@ import {
   createFollowerFetcher,
   createPartitionLeader,
   FileCheckpoint,
+  ThrottleBucket,
   type AlterPartitionRequest,
+  type HandleFetchComponents,
   type FetchFn,
   type HighWatermarkCheckpoint,
   type FollowerFetcher,
@@ -174,6 +176,28 @@ export class ReplicaManager {
    */
   get cutOff(): boolean {
     return this.selfFenced;
+  }
+
+  /** What this broker sends, as a leader, to replicas a reassignment is adding (the leader's side of the replication throttle). */
+  private leaderBucket: ThrottleBucket | undefined;
+  private leaderThrottleView: NonNullable<HandleFetchComponents['leaderThrottle']> | undefined;
+
+  /**
+   * The leader's side of the replication throttle at the metadata's rate
+   * (the same bytes/s per broker as the followers' side, as Kafka's
+   * reassignment tool sets both): a follower's fetch of a partition it is
+   * being added to is throttled. Undefined while there is no throttle.
+   */
+  leaderThrottle(): HandleFetchComponents['leaderThrottle'] {
+    const rate = this.c.controller.metadata.replicationThrottle;
+    if (rate <= 0 && !this.leaderBucket) return undefined;
+    if (!this.leaderBucket) {
+      const md = this.c.controller.metadata;
+      this.leaderBucket = new ThrottleBucket(this.c.clock);
+      this.leaderThrottleView = { bucket: this.leaderBucket, throttled: (topic, partition, replicaId) => md.topic(topic)?.partitions[partition]?.adding?.includes(replicaId) ?? false };
+    }
+    this.leaderBucket.setRate(rate);
+    return this.leaderThrottleView;
   }
 
   /** The local partition leader, if this broker leads it. */

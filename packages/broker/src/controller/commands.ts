@@ -234,6 +234,19 @@ export interface DescribeQuorumCommand {
   type: 'describeQuorum';
 }
 
+/**
+ * Where brokers reach controller `id` (its inter-broker listener, which serves
+ * ControllerForward and metadata fetches): written by every controller at
+ * start, as Kafka's ControllerRegistrationRecord (KIP-919), so a broker-only
+ * process finds a controller added after its bootstrap servers were listed.
+ */
+export interface RegisterControllerCommand {
+  type: 'registerController';
+  id: number;
+  host: string;
+  port: number;
+}
+
 export type QuorumCommand = AddVoterCommand | RemoveVoterCommand | DescribeQuorumCommand;
 
 export function isQuorumCommand(c: MetadataCommand): c is QuorumCommand {
@@ -265,6 +278,7 @@ export type MetadataCommand =
   // ---- quotas
   | AlterClientQuotasCommand
   // ---- controller quorum membership
+  | RegisterControllerCommand
   | QuorumCommand;
 
 /** What applying a command answered: the caller's result, or a refusal with an error code. */
@@ -528,6 +542,8 @@ export function decodeCommand(data: Uint8Array): MetadataCommand {
       return { type: o.type, id: int(o, 'id', 1), host: matching(o, 'host', HOST, 'a host name or address'), port: upTo(o, 'port', 1, 65535) };
     case 'removeVoter':
       return { type: o.type, id: int(o, 'id', 1) };
+    case 'registerController':
+      return { type: o.type, id: int(o, 'id', 1), host: matching(o, 'host', HOST, 'a host name or address'), port: upTo(o, 'port', 1, 65535) };
     case 'describeQuorum':
       return { type: o.type };
     default:

@@ -6,7 +6,7 @@ import { ControllerChannel, type ChannelConnection, type ConnectFn } from './con
 /** Three controllers at a:1, b:2, c:3 (ids 1..3); `active` answers, the others redirect to it. */
 function fleet() {
   const state = { active: 2, calls: [] as string[], down: new Set<string>(), opened: 0 };
-  const ids: Record<string, number> = { 'a:1': 1, 'b:2': 2, 'c:3': 3 };
+  const ids: Record<string, number> = { 'a:1': 1, 'b:2': 2, 'c:3': 3, 'e:5': 5, 'f:6': 6 };
   const connect: ConnectFn = async (address) => {
     if (state.down.has(address)) throw new MqError('CONNECTION_ERROR', `${address} refused`);
     state.opened++;
@@ -59,6 +59,31 @@ describe('ControllerChannel', () => {
     expect(ch.controllerHint).toBe(1);
     expect((await ch.request({}, 100)).errorCode).toBe(0);
     expect(f.state.calls.slice(-2)).toEqual(['c:3', 'a:1']);
+  });
+
+  it('reaches controllers registered in the metadata once every bootstrap server is gone', async () => {
+    const f = fleet();
+    const registered: { id: number; host: string; port: number }[] = [];
+    const ch = new ControllerChannel({ ...options, registered: () => registered }, f.connect);
+    await ch.request({}, 100);
+    expect((await ch.request({}, 100)).errorCode).toBe(0); // at b:2
+    // Controllers 5 and 6 were added and registered; 1, 2 and 3 are gone, 6 is active.
+    registered.push({ id: 5, host: 'e', port: 5 }, { id: 6, host: 'f', port: 6 });
+    for (const a of ['a:1', 'b:2', 'c:3']) f.state.down.add(a);
+    f.state.active = 6;
+    await expect(ch.request({}, 100)).rejects.toMatchObject({ code: 'CONNECTION_CLOSED' });
+    let answered = false;
+    for (let i = 0; i < 6 && !answered; i++) {
+      const r = await ch.request({}, 100).catch(() => undefined);
+      answered = r?.errorCode === 0;
+    }
+    expect(answered).toBe(true);
+    expect(ch.controllerHint).toBe(6);
+    // A redirect to a registered controller goes straight to its registered address.
+    f.state.active = 5;
+    expect((await ch.request({}, 100)).controllerId).toBe(5);
+    expect((await ch.request({}, 100)).errorCode).toBe(0);
+    expect(f.state.calls.slice(-2)).toEqual(['f:6', 'e:5']);
   });
 
   it('turns an unreachable address into a retriable CONNECTION_ERROR and refuses after close', async () => {

@@ -4,7 +4,10 @@
  * (their client ports). The handshake tells which controller id answers at
  * each address; a voter that is not the active controller answers
  * NOT_CONTROLLER with the active one's id, and the next request goes there.
- * With no hint, the addresses are tried in turn.
+ * With no hint, the addresses are tried in turn: the bootstrap servers and
+ * every controller registered in the metadata (`registered`), so a broker
+ * still reaches the quorum once controllers added later have replaced all
+ * the ones it was started with.
  */
 import { MqError, errorCodeFromNumber } from '@mq/protocol/errors';
 import type { mq } from '@mq/protocol/wire';
@@ -22,6 +25,8 @@ export interface ControllerChannelOptions {
   clusterAuth?: ClusterAuthDial | undefined;
   /** TLS of each new connection (inter.broker.tls.enabled). */
   dialTls?: (() => TlsOptions) | undefined;
+  /** The controllers' inter-broker listeners as the metadata records them (registerController), read at each choice. */
+  registered?: (() => readonly { id: number; host: string; port: number }[]) | undefined;
 }
 
 /** Opens a connection to `address` (injected in tests). */
@@ -75,9 +80,14 @@ export class ControllerChannel {
   }
 
   private target(): string {
-    const known = this.hint > 0 ? this.addressOf.get(this.hint) : undefined;
-    if (known) return known;
-    const s = this.options.servers[this.next % this.options.servers.length]!;
+    const registered = this.options.registered?.() ?? [];
+    if (this.hint > 0) {
+      const r = registered.find((c) => c.id === this.hint);
+      const known = this.addressOf.get(this.hint) ?? (r ? `${r.host}:${r.port}` : undefined);
+      if (known) return known;
+    }
+    const all = [...new Set([...this.options.servers, ...registered.map((c) => `${c.host}:${c.port}`)])];
+    const s = all[this.next % all.length]!;
     this.next++;
     return s;
   }

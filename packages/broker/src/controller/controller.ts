@@ -246,15 +246,15 @@ export class RaftController implements Controller {
     const self = o.self;
     // The founding voters; members added later are learned from the log (syncMembers).
     const peers = Object.fromEntries(o.voters.filter((v) => v.id !== o.brokerId).map((v) => [v.id, raftUrl(v, o.tls !== undefined)]));
-    // The only voter has no one to talk to: no Raft listener, no socket (its own messages never leave the node).
-    const transport: RaftTransport = this.soleVoter
+    // A one-node cluster's voter has no one to talk to: no Raft listener, no socket (its own messages never leave the node).
+    const transport: RaftTransport = o.local
       ? new MemoryNetwork().transport(o.brokerId)
       : await createWsTransport(
           { id: o.brokerId, host: self.host, port: self.port, peers, clusterId: quorumClusterId(o.voters), verifyPeerAddress: o.verifyPeerAddress, ...(o.clusterSecret ? { secret: o.clusterSecret } : {}), ...(o.tls ? { tls: raftTls(o.tls) } : {}) },
           { logger: this.logger },
         );
     // A renewed certificate is used by the Raft links' next connections, both ways.
-    if (o.tls && !this.soleVoter) {
+    if (o.tls && !o.local) {
       const ws = transport as WsTransport;
       this.stopTlsReload = watchCertificates({ setSecureContext: (m) => ws.setSecureContext({ cert: m.cert, key: m.key, ca: m.ca! }) }, o.tls, this.logger, 'Raft');
     }
@@ -296,9 +296,14 @@ export class RaftController implements Controller {
     void this.check();
   }
 
-  /** True when this process is the quorum's only voter (a one-node cluster, like a lone KRaft node in combined mode). */
+  /**
+   * True while this process is the quorum's only member (a one-node cluster,
+   * like a lone KRaft node in combined mode, or a one-voter quorum that has
+   * not grown yet): it needs no one to elect it or to commit.
+   */
   get soleVoter(): boolean {
-    return this.options.founding && this.options.voters.length === 1;
+    const m = this.members;
+    return m.voters.length === 1 && m.voters[0] === this.options.brokerId && m.learners.length === 0;
   }
 
   /**
@@ -585,8 +590,11 @@ export class RaftController implements Controller {
   private async quorumRequest(cmd: QuorumCommand, timeoutMs: number): Promise<CommandResult> {
     try {
       if (cmd.type === 'describeQuorum') return { ok: true, value: quorumView(this.raft.status(), (id) => this.memberAddressText(id)) };
-      if (this.soleVoter) {
-        throw new MqError('INVALID_REQUEST', `this quorum was started with one voter, which has no Raft listener: a quorum that is to grow starts with controller.quorum.voters naming its Raft address`);
+      if (this.options.local && cmd.type === 'addVoter') {
+        throw new MqError(
+          'INVALID_REQUEST',
+          `this broker is a one-node cluster with no Raft listener, so its quorum cannot grow yet: restart it with controller.quorum.voters=${this.options.brokerId}@<host>:<raft port> and inter.broker.port=<port> (its data stays), then add controllers (see "Growing a single broker into a cluster" in the broker README)`,
+        );
       }
       if (this.quorumChanging) throw new MqError('VOTER_CHANGE_IN_PROGRESS', `a change of the controller quorum is in progress (${this.quorumChanging}); retry once it is done`);
       const what = cmd.type === 'addVoter' ? `adding controller ${cmd.id}` : `removing controller ${cmd.id}`;

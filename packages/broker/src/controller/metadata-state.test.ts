@@ -225,6 +225,23 @@ describe('MetadataState', () => {
     expect(Buffer.from(copy.snapshot()).toString()).toBe(Buffer.from(h.s.snapshot()).toString());
   });
 
+  it('keeps each controller\'s registered endpoint (the last one wins), in its snapshot too', () => {
+    const h = harness();
+    expect(h.run({ type: 'registerController', id: 6, host: '10.0.0.6', port: 29096 })).toEqual({ ok: true });
+    expect(h.run({ type: 'registerController', id: 5, host: '10.0.0.5', port: 29095 })).toEqual({ ok: true });
+    expect(h.run({ type: 'registerController', id: 6, host: '10.0.0.16', port: 29097 })).toEqual({ ok: true });
+    expect(h.s.controllerEndpoints()).toEqual([
+      { id: 5, host: '10.0.0.5', port: 29095 },
+      { id: 6, host: '10.0.0.16', port: 29097 },
+    ]);
+    const copy = new MetadataState();
+    copy.restore(h.s.snapshot(), 3);
+    expect(copy.controllerEndpoint(6)).toEqual({ id: 6, host: '10.0.0.16', port: 29097 });
+    expect(() => decodeCommand(encodeCommand({ type: 'registerController', id: 0, host: 'h', port: 1 }))).toThrow(expect.objectContaining({ code: 'INVALID_REQUEST' }));
+    expect(() => decodeCommand(encodeCommand({ type: 'registerController', id: 1, host: 'a b', port: 1 }))).toThrow(expect.objectContaining({ code: 'INVALID_REQUEST' }));
+    expect(() => decodeCommand(encodeCommand({ type: 'registerController', id: 1, host: 'h', port: 70000 }))).toThrow(expect.objectContaining({ code: 'INVALID_REQUEST' }));
+  });
+
   it('refuses malformed commands without changing anything', () => {
     const h = threeBrokers();
     const before = Buffer.from(h.s.snapshot()).toString();

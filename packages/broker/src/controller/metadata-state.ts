@@ -45,6 +45,8 @@ interface Snapshot {
   quotas?: ClientQuota[];
   // ---- controller quorum membership: Raft listeners learned from membership changes (absent: none)
   quorumAddresses?: QuorumAddress[];
+  /** Controllers' inter-broker listeners (registerController; absent: none). */
+  controllers?: QuorumAddress[];
 }
 
 type MutablePartition = { -readonly [K in keyof PartitionRecord]: PartitionRecord[K] };
@@ -106,6 +108,8 @@ export class MetadataState implements StateMachine {
   // (quorum.ts; the founding voters' come from controller.quorum.voters). In the snapshot, so a voter
   // restarting from one, or a controller joining through one, knows every member's address.
   private quorumAddressMap = new Map<number, QuorumAddress>();
+  /** Each controller's inter-broker listener as it last registered it (registerController): where brokers reach it. */
+  private controllerMap = new Map<number, QuorumAddress>();
 
   get lastApplied(): number {
     return this.appliedIndex;
@@ -205,6 +209,16 @@ export class MetadataState implements StateMachine {
   /** The Raft listener a membership change recorded for controller `id` (undefined: none recorded). */
   quorumAddress(id: number): QuorumAddress | undefined {
     return this.quorumAddressMap.get(id);
+  }
+
+  /** Controller `id`'s inter-broker listener as it registered it (undefined: it never did). */
+  controllerEndpoint(id: number): QuorumAddress | undefined {
+    return this.controllerMap.get(id);
+  }
+
+  /** Every registered controller's inter-broker listener, by id. */
+  controllerEndpoints(): QuorumAddress[] {
+    return [...this.controllerMap.values()].sort((a, b) => a.id - b.id);
   }
 
   /**
@@ -487,6 +501,9 @@ export class MetadataState implements StateMachine {
       case 'removeVoter':
       case 'describeQuorum':
         return refuse('INVALID_REQUEST', `${cmd.type} is a request for the active controller, not a metadata log entry`);
+      case 'registerController':
+        this.controllerMap.set(cmd.id, { id: cmd.id, host: cmd.host, port: cmd.port });
+        return { ok: true };
       // ---- quotas: each alteration applies to its entity; the command was checked whole (commands.ts)
       case 'alterClientQuotas': {
         for (const a of cmd.alterations) {
@@ -846,6 +863,7 @@ export class MetadataState implements StateMachine {
       ...(this.throttle > 0 ? { replicationThrottle: this.throttle } : {}),
       ...(this.quotaMap.size > 0 ? { quotas: this.clientQuotas() } : {}),
       ...(this.quorumAddressMap.size > 0 ? { quorumAddresses: [...this.quorumAddressMap.values()] } : {}),
+      ...(this.controllerMap.size > 0 ? { controllers: this.controllerEndpoints() } : {}),
     };
     return Buffer.from(JSON.stringify(s), 'utf8');
   }
@@ -868,6 +886,7 @@ export class MetadataState implements StateMachine {
     this.quotaMap = new Map((s.quotas ?? []).map((q) => [entityKey(q.entity), q]));
     this.quotaVersion++;
     this.quorumAddressMap = new Map((s.quorumAddresses ?? []).map((a) => [a.id, a]));
+    this.controllerMap = new Map((s.controllers ?? []).map((a) => [a.id, a]));
     this.appliedIndex = index;
     const delta: MetadataDelta = { index, brokers: true, topics: s.topics.map((t) => t.name), deletedTopics: [], uncleanElections: [], recoveryElections: [], security: true };
     for (const l of [...this.listeners]) l(delta);

@@ -16,6 +16,13 @@ export interface ControllerOptions {
    * vote, and waits to be added (mq controller add-voter).
    */
   raftAddress?: string;
+  /**
+   * A one-node cluster (a broker started with no cluster settings): the only
+   * voter, with no Raft listener and no socket. Its quorum cannot grow until
+   * the broker is restarted with controller.quorum.voters naming its Raft
+   * address (a one-voter quorum that listens).
+   */
+  local?: boolean;
   /** Raft tick. */
   tickMs?: number;
   /** A broker not heard from for this long is fenced. */
@@ -70,6 +77,8 @@ export type ParsedControllerOptions = Readonly<Required<Omit<ControllerOptions, 
   readonly self: Voter;
   /** Whether it is one of the founding voters (controller.quorum.voters), else one that joins a running quorum. */
   readonly founding: boolean;
+  /** A one-node cluster's voter: no Raft listener. */
+  readonly local: boolean;
 };
 
 /** Parses `1@127.0.0.1:19091,2@127.0.0.1:19092`. */
@@ -121,6 +130,7 @@ export function parseControllerOptions(o: ControllerOptions): ParsedControllerOp
       `broker ${o.brokerId} is not in controller.quorum.voters (${voters.map((v) => v.id).join(', ')}): list it there, or, to add a controller to a running quorum, set controller.raft.address=host:port and run mq controller add-voter`,
     );
   }
+  if (o.local && (voters.length !== 1 || !listed)) throw new MqError('INVALID_CONFIG', 'a one-node cluster has exactly one voter: this broker');
   const tickMs = nonNeg('controller.tick.ms', o.tickMs ?? DEFAULT_CONTROLLER_TICK_MS) || DEFAULT_CONTROLLER_TICK_MS;
   const sessionTimeoutMs = nonNeg('broker.session.timeout.ms', o.sessionTimeoutMs ?? DEFAULT_SESSION_TIMEOUT_MS);
   if (sessionTimeoutMs < tickMs * 15) {
@@ -131,6 +141,7 @@ export function parseControllerOptions(o: ControllerOptions): ParsedControllerOp
     voters: Object.freeze(voters.map((v) => Object.freeze({ ...v }))),
     self: Object.freeze({ ...self }),
     founding: listed !== undefined,
+    local: o.local ?? false,
     tickMs,
     sessionTimeoutMs,
     livenessCheckMs: nonNeg('livenessCheckMs', o.livenessCheckMs ?? DEFAULT_LIVENESS_CHECK_MS) || DEFAULT_LIVENESS_CHECK_MS,

@@ -73,7 +73,15 @@ export function fetch(d: HandlerDeps): Handler<'fetch'> {
     const res = await handleFetch(
       request,
       // Records are read into the broker's pooled buffers; the connection gives them back once the response is written.
-      { timers: d.timers, leaders: (t, p) => d.replicas.leaderOf(t, p), hosts: (t, p) => d.replicas.hosts(t, p), pool: b.readBuffers, parked: b.metrics.parkedFetches },
+      {
+        timers: d.timers,
+        leaders: (t, p) => d.replicas.leaderOf(t, p),
+        hosts: (t, p) => d.replicas.hosts(t, p),
+        pool: b.readBuffers,
+        parked: b.metrics.parkedFetches,
+        // Followers' fetches of partitions they are being added to go within the replication throttle, here as on their side.
+        ...(replicaId > 0 ? { leaderThrottle: d.replicas.leaderThrottle() } : {}),
+      },
       signal,
     );
     // One entry per topic name and the topic id asked about (a leader refuses another incarnation; consumers name none).

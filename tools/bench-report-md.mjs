@@ -12,7 +12,53 @@ const LABEL = {
   redis: 'Redis Streams',
   'redis-fsync': 'Redis (fsync always)',
   rabbitmq: 'RabbitMQ Streams',
+  'mq-r3': 'mq RF 3 acks=all',
+  'nats-r3': 'NATS JetStream R3',
+  'rabbitmq-r3': 'RabbitMQ Streams ×3',
 };
+const REPLICATED_PEERS = ['nats-r3', 'rabbitmq-r3'];
+const REPLICATED_CASES = ['r3-produce-1p-100B', 'r3-produce-8p-100B', 'r3-consume-1p-100B', 'r3-consume-8p-100B', 'r3-produce-1p-1KiB', 'r3-produce-8p-1KiB', 'r3-consume-1p-1KiB', 'r3-consume-8p-1KiB'];
+
+/** The "Replicated" section: 3-node clusters of each system, same run, mq ÷ each peer. */
+function replicatedSection(L, { results, durability, get }) {
+  const systems = ['mq-r3', ...REPLICATED_PEERS].filter((s) => results.some((r) => r.system === s) || durability[s]);
+  if (!systems.includes('mq-r3') && !results.some((r) => r.case.startsWith('r3-'))) return;
+  const peers = REPLICATED_PEERS.filter((p) => systems.includes(p));
+  L.push('## Replicated: three nodes each, same run');
+  L.push('');
+  L.push('After the single-node cases the single servers are stopped and each system runs as a 3-node cluster on loopback (every node its own process and data directory on this one machine, so the three nodes and the bench client share its 2 cores): mq as three `mq broker start` processes (each a controller voter), NATS as three `nats-server`s with cluster routes, RabbitMQ as three nodes joined with `rabbitmqctl join_cluster`. Every topic/stream has three replicas; the producer waits for the replicated acknowledgement:');
+  L.push('');
+  L.push('| system | what an acknowledgement means |');
+  L.push('|---|---|');
+  for (const s of systems) L.push(`| ${LABEL[s]} | ${durability[s] ?? ''} |`);
+  L.push('');
+  L.push('Clients: mq connects to all three brokers (bootstrap list) and sends each partition\'s batches to its leader; NATS connects to the three servers and publishes to whichever it is connected to (the server forwards to the stream leader); RabbitMQ\'s client asks for each stream\'s leader and opens its publisher there. Produce runs start with one unmeasured second (the same for all), then the window sweep as above; consume reads alone from the beginning over 1 or 8 partitions/streams.');
+  L.push('');
+  L.push(`| workload | ${systems.map((c) => LABEL[c]).join(' | ')} | ${peers.map((p) => `mq ÷ ${LABEL[p]}`).join(' | ')} |`);
+  L.push(`|---|${systems.map(() => '---:').join('|')}|${peers.map(() => '---:').join('|')}|`);
+  const produceRatios = [];
+  for (const id of REPLICATED_CASES) {
+    if (!systems.some((s) => get(s, id))) continue;
+    const m = get('mq-r3', id);
+    const cells = systems.map((s) => {
+      const r = get(s, id);
+      return r ? `${fmtNum(r.recordsPerSec)}<br>${fmtNum(r.mbPerSec, 1)} MB/s${r.windowSweep ? `<br>(window ${fmtNum(r.parameters.window)})` : ''}` : 'n/a';
+    });
+    const ratios = peers.map((p) => {
+      const r = get(p, id);
+      if (!r || !m) return null;
+      return m.recordsPerSec / r.recordsPerSec;
+    });
+    if (id.startsWith('r3-produce')) produceRatios.push(...ratios.filter((x) => x !== null));
+    L.push(`| ${id.slice(3)} | ${cells.join(' | ')} | ${ratios.map((x) => (x === null ? 'n/a' : `**${x.toFixed(2)}×**`)).join(' | ')} |`);
+  }
+  L.push('');
+  if (produceRatios.length > 0) {
+    const worst = Math.min(...produceRatios);
+    L.push(`**Target (issue 21): mq ahead of every replicated peer by at least 2× on produce**: ${worst >= 2 ? `**met**: the smallest produce ratio is ${worst.toFixed(2)}×.` : `**not met**: the smallest produce ratio is ${worst.toFixed(2)}× (${produceRatios.filter((x) => x < 2).length} of ${produceRatios.length} produce comparisons below 2×).`}`);
+    L.push('');
+  }
+}
 
 export async function writeReport(out, { meta, ceilings, durability, results, profiles }) {
   const get = (system, id) => results.find((r) => r.system === system && r.case === id && !r.failed);
@@ -55,7 +101,7 @@ export async function writeReport(out, { meta, ceilings, durability, results, pr
   L.push('');
   L.push('| system | what an acknowledgement means |');
   L.push('|---|---|');
-  for (const s of systems.concat(Object.keys(durability).filter((k) => !systems.includes(k)))) L.push(`| ${LABEL[s] ?? s} | ${durability[s] ?? ''} |`);
+  for (const s of systems.concat(Object.keys(durability).filter((k) => !systems.includes(k))).filter((k) => !k.endsWith('-r3'))) L.push(`| ${LABEL[s] ?? s} | ${durability[s] ?? ''} |`);
   L.push('');
   L.push('None of the peers fsyncs before acknowledging by default, so the main comparison is mq with `log.flush.policy=os`, acks=1. Per-write fsync is compared separately where the peer allows it (Redis `appendfsync always`); NATS 2.9 and RabbitMQ streams have no such setting.');
   L.push('');
@@ -103,6 +149,8 @@ export async function writeReport(out, { meta, ceilings, durability, results, pr
     L.push(`| sync-produce-100B p99 | ${a ? fmtMs(a.latencyMs.p99) : 'n/a'} | ${b ? fmtMs(b.latencyMs.p99) : 'n/a'} | |`);
     L.push('');
   }
+
+  replicatedSection(L, { results, durability, get });
 
   L.push('## Latency');
   L.push('');

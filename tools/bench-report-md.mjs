@@ -97,6 +97,22 @@ export async function writeReport(out, { meta, ceilings, durability, results, pr
   L.push('- **NATS JetStream** (`nats`): `js.publish()` for every record without awaiting it (bounded by the window), with `noAsyncTraces` (the client\'s documented switch for publisher throughput); reading alone is an ordered consumer per stream, a group one durable pull consumer per stream (`consume({ max_messages: 10000 })`).');
   L.push('');
 
+  {
+    const rows = ['redis', 'rabbitmq'].map((s) => get(s, 'produce-1p-100B')).filter((r) => r?.direct && !r.direct.failed);
+    if (rows.length > 0) {
+      L.push('### Peers at their best: the adapter against the client driven directly');
+      L.push('');
+      L.push('Right after each adapter\'s produce-1p-100B, `tools/peer-direct.mjs` drives the same client with no harness at all (no promise, clock read or histogram record per record): Redis as XADD pipelines of 1,000 commands, two in flight, each awaited and replaced; RabbitMQ as `publisher.send()` for every record, at most 2,000 unconfirmed, 100 records per publish frame, counted by `publish_confirm`.');
+      L.push('');
+      L.push('| peer | adapter (best window) | client driven directly | adapter ÷ direct |');
+      L.push('|---|---:|---:|---:|');
+      for (const r of rows) L.push(`| ${LABEL[r.system]} | ${fmtNum(r.recordsPerSec)} (window ${fmtNum(r.parameters.window)}) | ${fmtNum(r.direct.recordsPerSec)} (${Object.entries(r.direct.parameters).map(([k, v]) => `${k} ${v}`).join(', ')}) | ${(r.recordsPerSec / r.direct.recordsPerSec).toFixed(2)} |`);
+      L.push('');
+      if (ceilings.harnessBefore) L.push(`The harness's own cost per record is what \`--target memory\` measures (${fmtNum(ceilings.harnessBefore)} records/s here, ${(1e6 / ceilings.harnessBefore).toFixed(2)} µs a record); mq's figures carry the same cost.`);
+      L.push('');
+    }
+  }
+
   L.push('## Durability of each system as run');
   L.push('');
   L.push('| system | what an acknowledgement means |');

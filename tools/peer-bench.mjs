@@ -107,8 +107,9 @@ function buildCases() {
   const list = [];
   for (const size of [100, 1024]) {
     const tag = size === 100 ? '100B' : '1KiB';
-    list.push({ id: `produce-1p-${tag}`, kind: 'produce', size, fsync: true, args: ['produce', '--duration', D, '--size', size, '--partitions', 1] });
-    list.push({ id: `produce-8p-${tag}`, kind: 'produce', size, args: ['produce', '--duration', D, '--size', size, '--partitions', 8] });
+    // One unmeasured second of the same load first, every system alike (JIT, connections; tools/peer-direct.mjs warms up the same).
+    list.push({ id: `produce-1p-${tag}`, kind: 'produce', size, fsync: true, args: ['produce', '--duration', D, '--warmup', 1, '--size', size, '--partitions', 1] });
+    list.push({ id: `produce-8p-${tag}`, kind: 'produce', size, args: ['produce', '--duration', D, '--warmup', 1, '--size', size, '--partitions', 8] });
     list.push({ id: `consume-1p-${tag}`, kind: 'consume', size, args: ['consume', '--records', N(size), '--size', size, '--partitions', 1] });
     list.push({ id: `consume-group-8p-${tag}`, kind: 'consume', size, args: ['consume', '--records', N(size), '--size', size, '--partitions', 8, '--consumers', 2, '--group', ''] });
     list.push({ id: `e2e-${tag}`, kind: 'e2e', size, args: ['e2e', '--rate', E2E_RATE[size], '--duration', D, '--size', size, '--linger-ms', 0] });
@@ -181,6 +182,7 @@ async function runCase(system, server, c) {
     if (ok[0] && c.id.startsWith('produce-1p-')) bestWindow.set(`${system}/${c.size}`, ok[0].parameters.window);
     best.windowSweep = sweep.map((r) => ({ window: r.parameters?.window, recordsPerSec: r.recordsPerSec ?? null, p99: r.latencyMs?.p99 ?? null }));
     logResult(system, c, best);
+    if (c.id === 'produce-1p-100B' && (system === 'redis' || system === 'rabbitmq')) best.direct = await runDirect(system, server, c);
     return best;
   }
   if (c.kind === 'e2e' && bestWindow.has(`${system}/${c.size}`)) c = { ...c, args: [...c.args, '--window', bestWindow.get(`${system}/${c.size}`)] };
@@ -209,6 +211,29 @@ async function runOne(system, server, c) {
   const r = median(runs, key);
   if (latencyCase) r.repeatsP99 = runs.map((x) => x.latencyMs?.p99 ?? null);
   return { system, case: c.id, kind: c.kind, size: c.size, command: `node ${HARNESS_NODE_FLAGS.join(' ')} packages/bench/dist/bin.js ${args.join(' ')} --json`, ...r };
+}
+
+/**
+ * The peer's own client driven directly (tools/peer-direct.mjs: no harness,
+ * no promise or histogram per record), right after the adapter's run of the
+ * same case: how close the adapter comes to the peer at its best.
+ */
+async function runDirect(system, server, c) {
+  const script = path.join(ROOT, 'tools', 'peer-direct.mjs');
+  const args = [script, system, server.address, '--seconds', D, '--size', c.size, ...(system === 'redis' ? ['--batch', 1000, '--in-flight', 2] : ['--window', 2000, '--chunk', 100])];
+  const runs = [];
+  for (let i = 0; i < REPEAT; i++) {
+    const r = await $`${process.execPath} ${args}`.nothrow();
+    try {
+      runs.push(JSON.parse(r.stdout.trim().split('\n').pop()));
+    } catch {
+      runs.push({ failed: `exit ${r.exitCode}: ${r.stderr.trim().slice(-300)}` });
+    }
+  }
+  const r = median(runs, (x) => x.recordsPerSec);
+  r.command = `node ${path.relative(ROOT, script)} ${args.slice(1).join(' ')}`;
+  log(`${system.padEnd(11)} ${'direct client'.padEnd(22)} ${r.failed ? `FAILED ${r.failed}` : `${fmtNum(r.recordsPerSec)} rec/s`}`);
+  return r;
 }
 
 // ---------------------------------------------------------------- profiles

@@ -12,7 +12,53 @@ const LABEL = {
   redis: 'Redis Streams',
   'redis-fsync': 'Redis (fsync always)',
   rabbitmq: 'RabbitMQ Streams',
+  'mq-r3': 'mq RF 3 acks=all',
+  'nats-r3': 'NATS JetStream R3',
+  'rabbitmq-r3': 'RabbitMQ Streams ×3',
 };
+const REPLICATED_PEERS = ['nats-r3', 'rabbitmq-r3'];
+const REPLICATED_CASES = ['r3-produce-1p-100B', 'r3-produce-8p-100B', 'r3-consume-1p-100B', 'r3-consume-8p-100B', 'r3-produce-1p-1KiB', 'r3-produce-8p-1KiB', 'r3-consume-1p-1KiB', 'r3-consume-8p-1KiB'];
+
+/** The "Replicated" section: 3-node clusters of each system, same run, mq ÷ each peer. */
+function replicatedSection(L, { results, durability, get }) {
+  const systems = ['mq-r3', ...REPLICATED_PEERS].filter((s) => results.some((r) => r.system === s) || durability[s]);
+  if (!systems.includes('mq-r3') && !results.some((r) => r.case.startsWith('r3-'))) return;
+  const peers = REPLICATED_PEERS.filter((p) => systems.includes(p));
+  L.push('## Replicated: three nodes each, same run');
+  L.push('');
+  L.push('After the single-node cases the single servers are stopped and each system runs as a 3-node cluster on loopback (every node its own process and data directory on this one machine, so the three nodes and the bench client share its 2 cores): mq as three `mq broker start` processes (each a controller voter), NATS as three `nats-server`s with cluster routes, RabbitMQ as three nodes joined with `rabbitmqctl join_cluster`. Every topic/stream has three replicas; the producer waits for the replicated acknowledgement:');
+  L.push('');
+  L.push('| system | what an acknowledgement means |');
+  L.push('|---|---|');
+  for (const s of systems) L.push(`| ${LABEL[s]} | ${durability[s] ?? ''} |`);
+  L.push('');
+  L.push('Clients: mq connects to all three brokers (bootstrap list) and sends each partition\'s batches to its leader; NATS connects to the three servers and publishes to whichever it is connected to (the server forwards to the stream leader); RabbitMQ\'s client asks for each stream\'s leader and opens its publisher there. Produce runs start with one unmeasured second (the same for all), then the window sweep as above; consume reads alone from the beginning over 1 or 8 partitions/streams.');
+  L.push('');
+  L.push(`| workload | ${systems.map((c) => LABEL[c]).join(' | ')} | ${peers.map((p) => `mq ÷ ${LABEL[p]}`).join(' | ')} |`);
+  L.push(`|---|${systems.map(() => '---:').join('|')}|${peers.map(() => '---:').join('|')}|`);
+  const produceRatios = [];
+  for (const id of REPLICATED_CASES) {
+    if (!systems.some((s) => get(s, id))) continue;
+    const m = get('mq-r3', id);
+    const cells = systems.map((s) => {
+      const r = get(s, id);
+      return r ? `${fmtNum(r.recordsPerSec)}<br>${fmtNum(r.mbPerSec, 1)} MB/s${r.windowSweep ? `<br>(window ${fmtNum(r.parameters.window)})` : ''}` : 'n/a';
+    });
+    const ratios = peers.map((p) => {
+      const r = get(p, id);
+      if (!r || !m) return null;
+      return m.recordsPerSec / r.recordsPerSec;
+    });
+    if (id.startsWith('r3-produce')) produceRatios.push(...ratios.filter((x) => x !== null));
+    L.push(`| ${id.slice(3)} | ${cells.join(' | ')} | ${ratios.map((x) => (x === null ? 'n/a' : `**${x.toFixed(2)}×**`)).join(' | ')} |`);
+  }
+  L.push('');
+  if (produceRatios.length > 0) {
+    const worst = Math.min(...produceRatios);
+    L.push(`**Target (issue 21): mq ahead of every replicated peer by at least 2× on produce**: ${worst >= 2 ? `**met**: the smallest produce ratio is ${worst.toFixed(2)}×.` : `**not met**: the smallest produce ratio is ${worst.toFixed(2)}× (${produceRatios.filter((x) => x < 2).length} of ${produceRatios.length} produce comparisons below 2×).`}`);
+    L.push('');
+  }
+}
 
 export async function writeReport(out, { meta, ceilings, durability, results, profiles }) {
   const get = (system, id) => results.find((r) => r.system === system && r.case === id && !r.failed);
@@ -33,7 +79,7 @@ export async function writeReport(out, { meta, ceilings, durability, results, pr
   if (meta.partial) L.push('**Partial run**: the run was cut short; only the cases measured before it stopped are shown.');
   L.push('');
   const windows = (meta.windows ?? [16384, 2048, 256]).map((w) => fmtNum(w)).join(', ');
-  L.push(`Every system runs the same workload code (\`@mq/bench\`, one fresh Node process per run, client and server in separate processes on loopback), case by case with every system back to back so that all see the same machine load; only the adapter to each usual Node client differs (npm \`nats\`, \`ioredis\`, \`rabbitmq-stream-js-client\`, \`@mq/client\`). Produce runs try producer windows (records outstanding) of ${windows} and keep the best for each system (the sweep is in results.json); latency is send-to-ack (produce) or intended-send-to-delivery (e2e, open loop, so stalls are not hidden).`);
+  L.push(`Every system runs the same workload code (\`@mq/bench\`, one fresh Node process per run, client and server in separate processes on loopback), case by case with every system back to back so that all see the same machine load; only the adapter to each usual Node client differs (npm \`nats\`, \`ioredis\`, \`rabbitmq-stream-js-client\`, \`@mq/client\`). Produce runs start with one unmeasured second of the same load (every system alike), then try producer windows (records outstanding) of ${windows} and keep the best for each system (the sweep is in results.json); latency is send-to-ack (produce) or intended-send-to-delivery (e2e, open loop, so stalls are not hidden).`);
   L.push('');
   const loadNow = ld ? ld.median : meta.loadAverageBefore[0];
   if (loadNow > 1.5) {
@@ -46,16 +92,32 @@ export async function writeReport(out, { meta, ceilings, durability, results, pr
   L.push('Each peer runs with its client\'s fastest documented usage that reads back correctly, and the same records (value bytes, no key unless the workload sets keys; a key only picks the partition on NATS and RabbitMQ, which have no record key, and is stored as a field on Redis and as the record key on mq):');
   L.push('');
   L.push('- **mq** (`@mq/client`): the producer\'s defaults (batches of up to 64 KiB, linger 5 ms, acks=1), one promise per record; consumers `poll()` fetched batches.');
-  L.push('- **Redis Streams** (`ioredis`): XADD in pipelines of up to 1,000 commands, one `exec()` per 1,000 or per event-loop turn, as many pipelines in flight as the window allows; reading alone is XREAD COUNT 5000 BLOCK 100 over every partition key, a group XREADGROUP COUNT 5000 with XACK sent without awaiting.');
+  L.push('- **Redis Streams** (`ioredis`): XADD (`xaddBuffer`: the reply id is not decoded to a string) in pipelines of up to 1,000 commands, one `exec()` per 1,000 or per event-loop turn, as many pipelines in flight as the window allows; reading alone is XREAD COUNT 5000 BLOCK 100 over every partition key, a group XREADGROUP COUNT 5000 with XACK sent without awaiting.');
   L.push('- **RabbitMQ Streams** (`rabbitmq-stream-js-client`): `publisher.send()` for every record without awaiting it (the client packs 100 records per publish frame, its default), confirms followed by publishing id with one promise per stream per event-loop turn; consumers grant credit as each chunk arrives (16 chunks in flight) instead of the default one-at-a-time. Sub-entry batching (`sendSubEntries`) publishes faster, but this client\'s reader decodes only the first sub-entry of each chunk and silently drops the others, so it was not used.');
   L.push('- **NATS JetStream** (`nats`): `js.publish()` for every record without awaiting it (bounded by the window), with `noAsyncTraces` (the client\'s documented switch for publisher throughput); reading alone is an ordered consumer per stream, a group one durable pull consumer per stream (`consume({ max_messages: 10000 })`).');
   L.push('');
+
+  {
+    const rows = ['redis', 'rabbitmq'].map((s) => get(s, 'produce-1p-100B')).filter((r) => r?.direct && !r.direct.failed);
+    if (rows.length > 0) {
+      L.push('### Peers at their best: the adapter against the client driven directly');
+      L.push('');
+      L.push('Right after each adapter\'s produce-1p-100B, `tools/peer-direct.mjs` drives the same client with no harness at all (no promise, clock read or histogram record per record): Redis as XADD pipelines of 1,000 commands, two in flight, each awaited and replaced; RabbitMQ as `publisher.send()` for every record, at most 2,000 unconfirmed, 100 records per publish frame, counted by `publish_confirm`.');
+      L.push('');
+      L.push('| peer | adapter (best window) | client driven directly | adapter ÷ direct |');
+      L.push('|---|---:|---:|---:|');
+      for (const r of rows) L.push(`| ${LABEL[r.system]} | ${fmtNum(r.recordsPerSec)} (window ${fmtNum(r.parameters.window)}) | ${fmtNum(r.direct.recordsPerSec)} (${Object.entries(r.direct.parameters).map(([k, v]) => `${k} ${v}`).join(', ')}) | ${(r.recordsPerSec / r.direct.recordsPerSec).toFixed(2)} |`);
+      L.push('');
+      if (ceilings.harnessBefore) L.push(`The harness's own cost per record is what \`--target memory\` measures (${fmtNum(ceilings.harnessBefore)} records/s here, ${(1e6 / ceilings.harnessBefore).toFixed(2)} µs a record); mq's figures carry the same cost.`);
+      L.push('');
+    }
+  }
 
   L.push('## Durability of each system as run');
   L.push('');
   L.push('| system | what an acknowledgement means |');
   L.push('|---|---|');
-  for (const s of systems.concat(Object.keys(durability).filter((k) => !systems.includes(k)))) L.push(`| ${LABEL[s] ?? s} | ${durability[s] ?? ''} |`);
+  for (const s of systems.concat(Object.keys(durability).filter((k) => !systems.includes(k))).filter((k) => !k.endsWith('-r3'))) L.push(`| ${LABEL[s] ?? s} | ${durability[s] ?? ''} |`);
   L.push('');
   L.push('None of the peers fsyncs before acknowledging by default, so the main comparison is mq with `log.flush.policy=os`, acks=1. Per-write fsync is compared separately where the peer allows it (Redis `appendfsync always`); NATS 2.9 and RabbitMQ streams have no such setting.');
   L.push('');
@@ -103,6 +165,8 @@ export async function writeReport(out, { meta, ceilings, durability, results, pr
     L.push(`| sync-produce-100B p99 | ${a ? fmtMs(a.latencyMs.p99) : 'n/a'} | ${b ? fmtMs(b.latencyMs.p99) : 'n/a'} | |`);
     L.push('');
   }
+
+  replicatedSection(L, { results, durability, get });
 
   L.push('## Latency');
   L.push('');

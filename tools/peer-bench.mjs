@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { $ } from 'zx';
 import { fileWriteCeiling, wsCeiling, wsRoundTripFloor } from './bench-ceilings.mjs';
 import { fmtMs, fmtNum, topCosts } from './bench-report.mjs';
-import { startNats, startRabbit, startRedis } from './bench-servers.mjs';
+import { startMqCluster, startNats, startNatsCluster, startRabbit, startRabbitCluster, startRedis } from './bench-servers.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const BENCH_BIN = path.join(ROOT, 'packages', 'bench', 'dist', 'bin.js');
@@ -32,10 +32,15 @@ const opt = (name, dflt) => {
 };
 const USAGE = `usage: npm run bench:peers -w @mq/bench -- [options]
   --quick                 small counts (about 5 minutes)
-  --systems LIST          of mq, mq-fsync, nats, redis, redis-fsync, rabbitmq (a prefix selects its variants; default all)
+  --replicated            also the replicated cases, after the single-node ones, on 3-node clusters: mq-r3 (RF 3,
+                          min.insync.replicas 2, acks=all), nats-r3 (JetStream R3), rabbitmq-r3 (streams, 3 replicas)
+  --systems LIST          of mq, mq-fsync, nats, redis, redis-fsync, rabbitmq, and with --replicated mq-r3, nats-r3,
+                          rabbitmq-r3 (a prefix selects its variants; default all)
   --cases LIST            workload ids or prefixes (default all): produce-1p-100B, produce-8p-100B, consume-1p-100B,
                           consume-group-8p-100B, e2e-100B, the same with 1KiB, sync-produce-100B, half-rate-produce-100B
-                          (half-rate runs mq's produce-1p-100B first: its rate is half of that maximum)
+                          (half-rate runs mq's produce-1p-100B first: its rate is half of that maximum);
+                          replicated: r3-produce-1p-100B, r3-produce-8p-100B, r3-consume-1p-100B, r3-consume-8p-100B,
+                          the same with 1KiB
   --repeat N              runs per throughput figure, the median is kept (default 1)
   --latency-repeat N      runs per latency figure (sync, half-rate, e2e), median by p99 (default 3)
   --warmup S              seconds of unmeasured load before each one-at-a-time and half-rate run, every system alike (default 2)
@@ -50,7 +55,7 @@ if (flag('help') || argv.includes('-h')) {
   process.stdout.write(`${USAGE}\n`);
   process.exit(0);
 }
-const KNOWN = new Set(['quick', 'systems', 'cases', 'repeat', 'latency-repeat', 'warmup', 'sync-records', 'windows', 'no-profile', 'out', 'report-only', 'profile-only', 'help']);
+const KNOWN = new Set(['quick', 'replicated', 'systems', 'cases', 'repeat', 'latency-repeat', 'warmup', 'sync-records', 'windows', 'no-profile', 'out', 'report-only', 'profile-only', 'help']);
 for (const a of argv) {
   if (a.startsWith('--') && !KNOWN.has(a.slice(2))) {
     process.stderr.write(`peer-bench: unknown option ${a}\n${USAGE}\n`);
@@ -68,7 +73,10 @@ const CASES = opt('cases', '')
 const wantCase = (id) => CASES.length === 0 || CASES.some((c) => id === c || id.startsWith(c));
 const OUT = path.resolve(ROOT, opt('out', 'bench-results'));
 const PROFILE = !flag('no-profile');
-const ALL_SYSTEMS = ['mq', 'mq-fsync', 'nats', 'redis', 'redis-fsync', 'rabbitmq'];
+const REPLICATED = flag('replicated');
+const REPLICATED_SYSTEMS = ['mq-r3', 'nats-r3', 'rabbitmq-r3'];
+const ALL_SYSTEMS = ['mq', 'mq-fsync', 'nats', 'redis', 'redis-fsync', 'rabbitmq', ...(REPLICATED ? REPLICATED_SYSTEMS : [])];
+const isReplicated = (system) => system.endsWith('-r3');
 const wanted = opt('systems', ALL_SYSTEMS.join(',')).split(',');
 const SYSTEMS = ALL_SYSTEMS.filter((s) => wanted.some((w) => s === w || s.startsWith(`${w}-`)));
 
@@ -99,8 +107,9 @@ function buildCases() {
   const list = [];
   for (const size of [100, 1024]) {
     const tag = size === 100 ? '100B' : '1KiB';
-    list.push({ id: `produce-1p-${tag}`, kind: 'produce', size, fsync: true, args: ['produce', '--duration', D, '--size', size, '--partitions', 1] });
-    list.push({ id: `produce-8p-${tag}`, kind: 'produce', size, args: ['produce', '--duration', D, '--size', size, '--partitions', 8] });
+    // One unmeasured second of the same load first, every system alike (JIT, connections; tools/peer-direct.mjs warms up the same).
+    list.push({ id: `produce-1p-${tag}`, kind: 'produce', size, fsync: true, args: ['produce', '--duration', D, '--warmup', 1, '--size', size, '--partitions', 1] });
+    list.push({ id: `produce-8p-${tag}`, kind: 'produce', size, args: ['produce', '--duration', D, '--warmup', 1, '--size', size, '--partitions', 8] });
     list.push({ id: `consume-1p-${tag}`, kind: 'consume', size, args: ['consume', '--records', N(size), '--size', size, '--partitions', 1] });
     list.push({ id: `consume-group-8p-${tag}`, kind: 'consume', size, args: ['consume', '--records', N(size), '--size', size, '--partitions', 8, '--consumers', 2, '--group', ''] });
     list.push({ id: `e2e-${tag}`, kind: 'e2e', size, args: ['e2e', '--rate', E2E_RATE[size], '--duration', D, '--size', size, '--linger-ms', 0] });
@@ -108,6 +117,17 @@ function buildCases() {
   // One at a time: every system gets the same unmeasured warm-up (JIT, connections, metadata) first.
   list.push({ id: 'sync-produce-100B', kind: 'sync', size: 100, fsync: true, args: ['produce', '--records', SYNC_RECORDS, '--window', 1, '--linger-ms', 0, '--size', 100, '--warmup', WARMUP] });
   // half-rate-produce-100B needs mq's produce-1p-100B maximum: that case runs (for mq) whenever half-rate is wanted.
+  if (REPLICATED) {
+    // Replicated, on 3-node clusters: each produce run starts with the same unmeasured second for every system
+    // (the new partitions' leaders and followers settle), and consume runs read alone, over 1 and 8 partitions.
+    for (const size of [100, 1024]) {
+      const tag = size === 100 ? '100B' : '1KiB';
+      for (const p of [1, 8]) {
+        list.push({ id: `r3-produce-${p}p-${tag}`, kind: 'produce', size, replicated: true, args: ['produce', '--duration', D, '--warmup', 1, '--size', size, '--partitions', p] });
+        list.push({ id: `r3-consume-${p}p-${tag}`, kind: 'consume', size, replicated: true, args: ['consume', '--records', N(size), '--size', size, '--partitions', p] });
+      }
+    }
+  }
   const half = wantCase('half-rate-produce-100B');
   return list.filter((c) => wantCase(c.id) || (half && c.id === 'produce-1p-100B'));
 }
@@ -159,9 +179,10 @@ async function runCase(system, server, c) {
     for (const w of WINDOWS) sweep.push(await runOne(system, server, { ...c, args: [...c.args, '--window', w] }, true));
     const ok = sweep.filter((r) => !r.failed).sort((a, b) => b.recordsPerSec - a.recordsPerSec);
     const best = ok[0] ?? sweep[0];
-    if (ok[0] && c.id.includes('-1p-')) bestWindow.set(`${system}/${c.size}`, ok[0].parameters.window);
+    if (ok[0] && c.id.startsWith('produce-1p-')) bestWindow.set(`${system}/${c.size}`, ok[0].parameters.window);
     best.windowSweep = sweep.map((r) => ({ window: r.parameters?.window, recordsPerSec: r.recordsPerSec ?? null, p99: r.latencyMs?.p99 ?? null }));
     logResult(system, c, best);
+    if (c.id === 'produce-1p-100B' && (system === 'redis' || system === 'rabbitmq')) best.direct = await runDirect(system, server, c);
     return best;
   }
   if (c.kind === 'e2e' && bestWindow.has(`${system}/${c.size}`)) c = { ...c, args: [...c.args, '--window', bestWindow.get(`${system}/${c.size}`)] };
@@ -177,7 +198,9 @@ function logResult(system, c, r) {
 
 async function runOne(system, server, c) {
   const args = [...c.args];
-  if (system.startsWith('mq')) args.push('--target', 'mq', '--flush', system === 'mq-fsync' ? 'always' : 'os');
+  if (system === 'mq-r3') args.push('--target', 'mq', '--bootstrap', server.address, '--acks', 'all', '--replicas', 3, '--durability', server.durability);
+  else if (isReplicated(system)) args.push('--target', system.replace(/-r3$/, ''), '--peer-address', server.address, '--replicas', 3, '--durability', server.durability);
+  else if (system.startsWith('mq')) args.push('--target', 'mq', '--flush', system === 'mq-fsync' ? 'always' : 'os');
   else args.push('--target', system.replace(/-fsync$/, ''), '--peer-address', server.address, '--durability', server.durability);
   if (system.startsWith('redis') && c.id.startsWith('consume-group')) args.push('--redis-read', 'xreadgroup');
   const runs = [];
@@ -188,6 +211,29 @@ async function runOne(system, server, c) {
   const r = median(runs, key);
   if (latencyCase) r.repeatsP99 = runs.map((x) => x.latencyMs?.p99 ?? null);
   return { system, case: c.id, kind: c.kind, size: c.size, command: `node ${HARNESS_NODE_FLAGS.join(' ')} packages/bench/dist/bin.js ${args.join(' ')} --json`, ...r };
+}
+
+/**
+ * The peer's own client driven directly (tools/peer-direct.mjs: no harness,
+ * no promise or histogram per record), right after the adapter's run of the
+ * same case: how close the adapter comes to the peer at its best.
+ */
+async function runDirect(system, server, c) {
+  const script = path.join(ROOT, 'tools', 'peer-direct.mjs');
+  const args = [script, system, server.address, '--seconds', D, '--size', c.size, ...(system === 'redis' ? ['--batch', 1000, '--in-flight', 2] : ['--window', 2000, '--chunk', 100])];
+  const runs = [];
+  for (let i = 0; i < REPEAT; i++) {
+    const r = await $`${process.execPath} ${args}`.nothrow();
+    try {
+      runs.push(JSON.parse(r.stdout.trim().split('\n').pop()));
+    } catch {
+      runs.push({ failed: `exit ${r.exitCode}: ${r.stderr.trim().slice(-300)}` });
+    }
+  }
+  const r = median(runs, (x) => x.recordsPerSec);
+  r.command = `node ${path.relative(ROOT, script)} ${args.slice(1).join(' ')}`;
+  log(`${system.padEnd(11)} ${'direct client'.padEnd(22)} ${r.failed ? `FAILED ${r.failed}` : `${fmtNum(r.recordsPerSec)} rec/s`}`);
+  return r;
 }
 
 // ---------------------------------------------------------------- profiles
@@ -307,53 +353,72 @@ async function main() {
 
   // Every server is started first and the runs go case by case, each case
   // against every system back to back: on a shared machine whose load drifts,
-  // the systems being compared then see the same conditions.
+  // the systems being compared then see the same conditions. The replicated
+  // cases come second, on the clusters alone (the single-node servers stopped
+  // first: idle Erlang VMs and brokers still take CPU).
   const results = [];
   const durability = {};
-  const servers = new Map();
   const epmdBefore = (await $`pgrep -x epmd`.nothrow()).exitCode === 0;
-  try {
-    for (const system of SYSTEMS) {
-      if (system.startsWith('mq')) {
-        servers.set(system, null);
-        durability[system] =
-          system === 'mq-fsync'
-            ? 'local broker, log.flush.policy=always: fsync before every ack'
-            : 'local broker, log.flush.policy=os: ack after the write to the OS, no fsync (the OS flushes)';
-        continue;
-      }
-      try {
-        const start = { nats: startNats, redis: () => startRedis(), 'redis-fsync': () => startRedis({ fsync: 'always' }), rabbitmq: startRabbit }[system];
-        const server = await start();
-        servers.set(system, server);
-        durability[system] = server.durability;
-        log(`${system} listening on ${server.address}`);
-      } catch (err) {
-        log(`${system}: could not start (${err.message.split('\n')[0]}); skipped`);
-        durability[system] = `not run: ${err.message.split('\n')[0]}`;
-      }
-    }
-    for (const c of cases) {
-      // What has been measured so far, so a run cut short still leaves its figures (meta.partial).
-      await writeFile(
-        path.join(OUT, 'results.json'),
-        JSON.stringify({ meta: { command: `npm run bench:peers -w @mq/bench${argv.length ? ` -- ${argv.join(' ')}` : ''}`, started: started.toISOString(), finished: new Date().toISOString(), loadAverageBefore: load, windows: WINDOWS, repeat: REPEAT, latencyRepeat: LATENCY_REPEAT, warmup: WARMUP, cases: CASES, quick: QUICK, partial: true, environment: results.find((r) => r.environment)?.environment ?? null }, ceilings, durability, results, profiles: null }, null, 2) + '\n',
-      );
-      for (const [system, server] of servers) {
-        if (system.endsWith('-fsync') && !c.fsync) continue;
-        if (!wantCase(c.id) && system !== 'mq') continue; // only there for mq's half-rate maximum
-        results.push(await runCase(system, server, c));
-        if (system === 'mq' && c.id === 'produce-1p-100B' && results.at(-1).recordsPerSec && wantCase('half-rate-produce-100B')) {
-          const rate = Math.round(results.at(-1).recordsPerSec / 2);
-          const window = results.at(-1).parameters.window;
-          results.push(await runCase(system, server, { id: 'half-rate-produce-100B', kind: 'half', size: 100, args: ['produce', '--rate', rate, '--duration', D, '--size', 100, '--window', window, '--warmup', WARMUP] }));
+  const saveProgress = () =>
+    writeFile(
+      path.join(OUT, 'results.json'),
+      JSON.stringify({ meta: { command: `npm run bench:peers -w @mq/bench${argv.length ? ` -- ${argv.join(' ')}` : ''}`, started: started.toISOString(), finished: new Date().toISOString(), loadAverageBefore: load, windows: WINDOWS, repeat: REPEAT, latencyRepeat: LATENCY_REPEAT, warmup: WARMUP, cases: CASES, quick: QUICK, replicated: REPLICATED, partial: true, environment: results.find((r) => r.environment)?.environment ?? null }, ceilings, durability, results, profiles: null }, null, 2) + '\n',
+    );
+  const starters = {
+    nats: startNats,
+    redis: () => startRedis(),
+    'redis-fsync': () => startRedis({ fsync: 'always' }),
+    rabbitmq: startRabbit,
+    // The replicated mq runs with the same flush policy as the single-node mq (no fsync before the ack), as the peers.
+    'mq-r3': () => startMqCluster({ brokers: 3, config: { 'log.flush.policy': 'os' } }),
+    'nats-r3': () => startNatsCluster({ nodes: 3 }),
+    'rabbitmq-r3': () => startRabbitCluster({ nodes: 3 }),
+  };
+  const phase = async (systems, phaseCases) => {
+    if (systems.length === 0 || phaseCases.length === 0) return;
+    const servers = new Map();
+    try {
+      for (const system of systems) {
+        if (system === 'mq' || system === 'mq-fsync') {
+          servers.set(system, null);
+          durability[system] =
+            system === 'mq-fsync'
+              ? 'local broker, log.flush.policy=always: fsync before every ack'
+              : 'local broker, log.flush.policy=os: ack after the write to the OS, no fsync (the OS flushes)';
+          continue;
+        }
+        try {
+          const t0 = Date.now();
+          const server = await starters[system]();
+          servers.set(system, server);
+          durability[system] = server.durability;
+          log(`${system} listening on ${server.address} (started in ${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+        } catch (err) {
+          log(`${system}: could not start (${err.message.split('\n')[0]}); skipped`);
+          durability[system] = `not run: ${err.message.split('\n')[0]}`;
         }
       }
+      for (const c of phaseCases) {
+        // What has been measured so far, so a run cut short still leaves its figures (meta.partial).
+        await saveProgress();
+        for (const [system, server] of servers) {
+          if (system.endsWith('-fsync') && !c.fsync) continue;
+          if (!wantCase(c.id) && system !== 'mq') continue; // only there for mq's half-rate maximum
+          results.push(await runCase(system, server, c));
+          if (system === 'mq' && c.id === 'produce-1p-100B' && results.at(-1).recordsPerSec && wantCase('half-rate-produce-100B')) {
+            const rate = Math.round(results.at(-1).recordsPerSec / 2);
+            const window = results.at(-1).parameters.window;
+            results.push(await runCase(system, server, { id: 'half-rate-produce-100B', kind: 'half', size: 100, args: ['produce', '--rate', rate, '--duration', D, '--size', 100, '--window', window, '--warmup', WARMUP] }));
+          }
+        }
+      }
+    } finally {
+      for (const server of servers.values()) if (server) await server.stop().catch((err) => log(`stopping ${server.name}: ${err.message}`));
+      if ((servers.has('rabbitmq') || servers.has('rabbitmq-r3')) && !epmdBefore) await $`epmd -kill`.nothrow();
     }
-  } finally {
-    for (const server of servers.values()) if (server) await server.stop().catch((err) => log(`stopping ${server.name}: ${err.message}`));
-    if (servers.has('rabbitmq') && !epmdBefore) await $`epmd -kill`.nothrow();
-  }
+  };
+  await phase(SYSTEMS.filter((s) => !isReplicated(s)), cases.filter((c) => !c.replicated));
+  await phase(SYSTEMS.filter(isReplicated), cases.filter((c) => c.replicated));
 
   ceilings.harnessAfter = await harnessCeiling();
   const loadDuringRun = stopLoad();
@@ -382,6 +447,7 @@ async function main() {
     warmup: WARMUP,
     cases: CASES,
     quick: QUICK,
+    replicated: REPLICATED,
   };
   await writeFile(path.join(OUT, 'results.json'), JSON.stringify({ meta, ceilings, durability, results, profiles }, null, 2) + '\n');
   const { writeReport } = await import('./bench-report-md.mjs');

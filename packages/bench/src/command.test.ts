@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { isMqError } from '@mq/protocol/errors';
 import { runBenchFromArgs, type BenchArgs } from './command.js';
+import { majority } from './targets/mq.js';
 
 function sink(): Writable & { text: () => string } {
   const chunks: string[] = [];
@@ -56,5 +57,15 @@ describe('runBenchFromArgs', () => {
     };
     expect(await rejectCode({ target: 'nats' })).toBe('INVALID_ARGUMENT');
     expect(await rejectCode({ target: 'mq', bootstrap: '127.0.0.1:1', flush: 'always' })).toBe('INVALID_ARGUMENT');
+    // --replicas: a whole number, and only where a cluster can hold the replicas (checked before connecting).
+    expect(await rejectCode({ target: 'memory', replicas: 3 })).toBe('INVALID_ARGUMENT');
+    expect(await rejectCode({ target: 'redis', 'peer-address': '127.0.0.1:1', replicas: 3 })).toBe('INVALID_ARGUMENT');
+    expect(await rejectCode({ target: 'mq', replicas: 3 })).toBe('INVALID_ARGUMENT');
+    expect(await rejectCode({ target: 'nats', 'peer-address': '127.0.0.1:1', replicas: 0 })).toBe('INVALID_ARGUMENT');
+    expect(await rejectCode({ target: 'nats', 'peer-address': '127.0.0.1:1', replicas: 1.5 })).toBe('INVALID_ARGUMENT');
+  });
+
+  it('takes a replicated topic\'s min.insync.replicas as a majority of its replicas', () => {
+    expect([1, 2, 3, 4, 5].map(majority)).toEqual([1, 2, 2, 3, 3]);
   });
 });

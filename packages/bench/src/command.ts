@@ -35,6 +35,7 @@ export interface BenchArgs {
   'peer-address'?: string;
   'redis-read'?: 'xreadgroup' | 'xread';
   durability?: string;
+  replicas?: number;
   records?: number;
   duration?: number;
   size?: number;
@@ -75,15 +76,23 @@ async function openTarget(args: BenchArgs, opts: BenchCommandOptions): Promise<{
     if (!address) throw new MqError('INVALID_ARGUMENT', `--target ${args.target} needs --peer-address host:port of a running server`);
     return address;
   };
-  const port = (): number => Number(needAddress().split(':').pop());
-  const host = (): string => needAddress().split(':')[0] || '127.0.0.1';
+  // A cluster's address is a comma-separated list: Redis and RabbitMQ connect to the first (RabbitMQ's client then finds each stream's leader).
+  const first = (): string => needAddress().split(',')[0];
+  const port = (): number => Number(first().split(':').pop());
+  const host = (): string => first().split(':')[0] || '127.0.0.1';
   const durability = args.durability === undefined ? {} : { durability: args.durability };
+  const replicas = args.replicas ?? 1;
+  if (!Number.isInteger(replicas) || replicas < 1) throw new MqError('INVALID_ARGUMENT', `--replicas must be an integer >= 1, got ${String(args.replicas)}`);
+  if (replicas > 1 && (args.target === 'memory' || args.target === 'redis' || (args.target === 'mq' && !args.bootstrap))) {
+    throw new MqError('INVALID_ARGUMENT', `--replicas ${replicas} needs a cluster: mq with --bootstrap, nats or rabbitmq (not ${args.target === 'mq' ? 'a local broker' : args.target})`);
+  }
+  const replicated = replicas > 1 ? { replicas } : {};
   switch (args.target) {
     case 'memory':
       return { target: createMemoryTarget({ retain: args['memory-retain'] ?? true }), broker: null };
     case 'nats': {
       const { createNatsTarget } = await import('./peers/nats.js');
-      return { target: await createNatsTarget({ servers: needAddress(), ...durability }), broker: null };
+      return { target: await createNatsTarget({ servers: needAddress().split(','), ...durability, ...replicated }), broker: null };
     }
     case 'redis': {
       const { createRedisTarget } = await import('./peers/redis.js');
@@ -91,14 +100,14 @@ async function openTarget(args: BenchArgs, opts: BenchCommandOptions): Promise<{
     }
     case 'rabbitmq': {
       const { createRabbitTarget } = await import('./peers/rabbitmq.js');
-      return { target: await createRabbitTarget({ host: host(), port: port(), ...durability }), broker: null };
+      return { target: await createRabbitTarget({ host: host(), port: port(), ...durability, ...replicated }), broker: null };
     }
     case 'mq': {
       const { createMqTarget } = await import('./targets/mq.js');
       const config = parseBrokerConfig(args['broker-config'], args.flush);
       if (args.bootstrap) {
         if (Object.keys(config).length > 0) throw new MqError('INVALID_ARGUMENT', '--flush and --broker-config apply to a local broker; a running broker (--bootstrap) keeps its own configuration');
-        return { target: await createMqTarget({ bootstrap: args.bootstrap, ...durability }), broker: null };
+        return { target: await createMqTarget({ bootstrap: args.bootstrap, ...durability, ...replicated }), broker: null };
       }
       const profDir = args['broker-cpu-prof'];
       const heapFlags = args['broker-heap'] === 'v8' ? [] : BROKER_HEAP_FLAGS;
@@ -236,6 +245,7 @@ export function benchBuilder(y: Argv): Argv<BenchArgs> {
     .option('peer-address', { type: 'string', describe: 'host:port of a peer server (nats, redis, rabbitmq)' })
     .option('redis-read', { choices: ['xreadgroup', 'xread'] as const, describe: 'redis: how a group reads' })
     .option('durability', { type: 'string', describe: 'override the durability statement printed with the result' })
+    .option('replicas', { type: 'number', describe: 'replicas of each topic/stream (mq --bootstrap: RF with min.insync.replicas a majority; nats: R; rabbitmq: initial-cluster-size)' })
     .option('records', { type: 'number', describe: 'records to send (produce, e2e) or prepare and read (consume)' })
     .option('duration', { type: 'number', describe: 'seconds to run instead of --records (produce, e2e)' })
     .option('size', { type: 'number', describe: 'value bytes per record (default 100)' })

@@ -20,6 +20,12 @@ export interface LocalBrokerOptions {
   /** V8 heap flags for the broker process; default BROKER_HEAP_FLAGS, `[]` for V8's own defaults. */
   heapFlags?: readonly string[];
   startTimeoutMs?: number;
+  /** Client port (default 0: a free one, read back from the broker's "broker listening" line). */
+  port?: number;
+  /** HTTP port (default 0: a free one). */
+  httpPort?: number;
+  /** More `broker start` arguments (a cluster member's `--broker-id`, `--controller-voters`). */
+  args?: readonly string[];
   /** Where the broker's own output goes (default: kept in memory, last lines shown on failure). */
   log?: NodeJS.WritableStream;
 }
@@ -75,7 +81,7 @@ export async function startLocalBroker(options: LocalBrokerOptions = {}): Promis
   const [exe, ...base] = options.command ?? defaultCommand();
   const ownDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'mq-bench-')));
-  const args = [...(options.heapFlags ?? BROKER_HEAP_FLAGS), ...(options.nodeFlags ?? []), ...base, 'broker', 'start', '--data-dir', dataDir, '--port', '0', '--http-port', '0'];
+  const args = [...(options.heapFlags ?? BROKER_HEAP_FLAGS), ...(options.nodeFlags ?? []), ...base, 'broker', 'start', '--data-dir', dataDir, '--port', String(options.port ?? 0), '--http-port', String(options.httpPort ?? 0), ...(options.args ?? [])];
   for (const [k, v] of Object.entries(options.config ?? {})) args.push('--config-set', `${k}=${v}`);
   const child: ChildProcess = spawn(exe, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, MQ_LOG_LEVEL: process.env.MQ_LOG_LEVEL ?? 'info' } });
   const lines: string[] = [];

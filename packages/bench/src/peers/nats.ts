@@ -3,10 +3,12 @@ import type { BenchTarget, TargetConsumer, TargetProducer } from '../target.js';
 import { createPartitioner } from '../target.js';
 
 export interface NatsTargetOptions {
-  /** `host:port` of nats-server (JetStream enabled). */
-  servers: string;
+  /** `host:port` of nats-server (JetStream enabled), or of each server of a cluster. */
+  servers: string | string[];
   /** What the server's configuration makes an ack mean (stated in results). */
   durability?: string;
+  /** Replicas of each stream (JetStream num_replicas, needs a cluster of at least that many servers; default 1). */
+  replicas?: number;
 }
 
 export const NATS_DEFAULT_DURABILITY = 'JetStream file storage, ack after write to the OS (sync_interval default 2 min: no fsync before ack)';
@@ -37,7 +39,7 @@ export async function createNatsTarget(options: NatsTargetOptions): Promise<Benc
     async createTopic(topic, partitions) {
       for (let p = 0; p < partitions; p++) {
         await jsm.streams.delete(stream(topic, p)).catch(() => false);
-        await jsm.streams.add({ name: stream(topic, p), subjects: [`${topic}.${p}`], storage: StorageType.File, num_replicas: 1 });
+        await jsm.streams.add({ name: stream(topic, p), subjects: [`${topic}.${p}`], storage: StorageType.File, num_replicas: options.replicas ?? 1 });
       }
     },
     async deleteTopic(topic) {

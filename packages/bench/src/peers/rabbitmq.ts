@@ -9,6 +9,8 @@ export interface RabbitTargetOptions {
   username?: string;
   password?: string;
   durability?: string;
+  /** Replicas of each stream (`initial-cluster-size`, needs a cluster of that many nodes; default 1). */
+  replicas?: number;
   /** Records per publish frame (the publisher's maxChunkLength). */
   chunk?: number;
   /** Chunks a consumer may have in flight (credits granted up front, one more per chunk received). */
@@ -97,7 +99,7 @@ export async function createRabbitTarget(options: RabbitTargetOptions): Promise<
     async createTopic(topic, partitions) {
       for (let p = 0; p < partitions; p++) {
         await admin.deleteStream({ stream: stream(topic, p) }).catch(() => undefined);
-        await admin.createStream({ stream: stream(topic, p), arguments: {} });
+        await admin.createStream({ stream: stream(topic, p), arguments: options.replicas === undefined ? {} : { 'initial-cluster-size': options.replicas } });
       }
     },
     async deleteTopic(topic) {

@@ -99,8 +99,9 @@ export async function createRedisTarget(options: RedisTargetOptions): Promise<Be
             setImmediate(exec);
           }
           const current = pending;
-          if (k === undefined) pipeline.xadd(keys[partitionOf(k)], '*', 'v', value);
-          else pipeline.xadd(keys[partitionOf(k)], '*', 'k', k, 'v', value);
+          // xaddBuffer: the reply (the new entry's id) stays a Buffer, not decoded to a string per record.
+          if (k === undefined) pipeline.xaddBuffer(keys[partitionOf(k)], '*', 'v', value);
+          else pipeline.xaddBuffer(keys[partitionOf(k)], '*', 'k', k, 'v', value);
           queued++;
           if (queued >= PIPELINE_MAX) exec();
           return current.promise;

@@ -6,6 +6,8 @@ export interface MqTargetOptions {
   /** What an ack means on this broker as configured (stated in results). */
   durability?: string;
   clientId?: string;
+  /** Replication factor of the topics the bench creates (default 1); above 1 they get min.insync.replicas = a majority. */
+  replicas?: number;
 }
 
 export const DEFAULT_MQ_BOOTSTRAP = '127.0.0.1:9092';
@@ -38,7 +40,12 @@ export async function createMqTarget(options: MqTargetOptions): Promise<BenchTar
     durability: options.durability ?? 'as the broker is configured',
     async createTopic(topic, partitions) {
       nextOffsets.delete(topic);
-      await admin.createTopics([{ topic, numPartitions: partitions }]);
+      const replicas = options.replicas ?? 1;
+      await admin.createTopics([
+        replicas > 1
+          ? { topic, numPartitions: partitions, replicationFactor: replicas, configs: { 'min.insync.replicas': String(majority(replicas)) } }
+          : { topic, numPartitions: partitions },
+      ]);
     },
     async deleteTopic(topic) {
       await admin.deleteTopics([topic]);
@@ -122,3 +129,8 @@ export async function createMqTarget(options: MqTargetOptions): Promise<BenchTar
 }
 
 const EMPTY = Buffer.alloc(0);
+
+/** Replicas that make a majority of `replicas` (2 of 3): the min.insync.replicas of a replicated bench topic. */
+export function majority(replicas: number): number {
+  return Math.floor(replicas / 2) + 1;
+}

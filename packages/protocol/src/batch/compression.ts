@@ -57,6 +57,11 @@ function loadAsync(codec: CompressionCodec): AsyncCodec | undefined {
   return asyncCodecs.get(codec);
 }
 
+/** Whether this platform decompresses `codec` only asynchronously (zstd on Node, gzip in browsers). */
+export function onlyAsync(codec: CompressionCodec): boolean {
+  return loadAsync(codec) !== undefined;
+}
+
 export function compressSync(codec: CompressionCodec, data: Buffer): Buffer {
   if (codec === 'none') return data;
   const c = loadSync(codec);

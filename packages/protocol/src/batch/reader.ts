@@ -7,7 +7,7 @@
  * batch's records section, decompressed within a bound (compression bombs).
  */
 import { MqError } from '../errors.js';
-import { decompress, decompressSync, DEFAULT_MAX_DECOMPRESSED_BYTES } from './compression.js';
+import { decompress, decompressSync, DEFAULT_MAX_DECOMPRESSED_BYTES, onlyAsync } from './compression.js';
 import { ATTR_LOG_APPEND_TIME, HEADER_SIZE, LOG_OVERHEAD, compressionOf, type BatchHeader } from './header.js';
 import { varintAt, varintEnd } from './varint.js';
 
@@ -82,7 +82,8 @@ export function recordsSection(buf: Buffer, pos: number, h: BatchHeader, maxDeco
   const body = buf.subarray(pos + HEADER_SIZE, pos + h.batchLength + LOG_OVERHEAD);
   const codec = compressionOf(h);
   if (codec === 'none') return body;
-  if (codec === 'zstd') return decompress(codec, body, maxDecompressedBytes);
+  // zstd on Node, gzip in browsers: off the event loop (DecompressionStream has no synchronous form).
+  if (onlyAsync(codec)) return decompress(codec, body, maxDecompressedBytes);
   return decompressSync(codec, body, maxDecompressedBytes);
 }
 

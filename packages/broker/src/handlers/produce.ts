@@ -145,31 +145,22 @@ function refusedEntry(partition: number, err: unknown): mq.PartitionProduceRespo
   return { partition, ...wireError(err), baseOffset: -1, logAppendTime: -1, logStartOffset: -1 };
 }
 
-/** Waits for every partition's append (all started already) and answers each, in request order. */
-async function answerAll(
-  pending: Pending[],
-  acks: Acks | undefined,
-  ctx: RequestContext,
-  logRefusal: (ctx: RequestContext, topic: string, partition: number, err: unknown) => void,
-): Promise<mq.ProduceResponse.$Properties | typeof NO_RESPONSE> {
-  const answered: Array<{ topic: string; entry: mq.PartitionProduceResponse.$Properties }> = [];
-  for (const item of pending) {
-    let entry: mq.PartitionProduceResponse.$Properties;
-    try {
-      const appended = await item.result;
-      ctx.broker.metrics.producedBytes(item.topic, item.bytes, item.partition);
-      entry = appendedEntry(ctx, item.topic, item.partition, appended, logRefusal);
-    } catch (err) {
-      logRefusal(ctx, item.topic, item.partition, err);
-      entry = refusedEntry(item.partition, err);
-    }
-    answered.push({ topic: item.topic, entry });
-  }
-  if (acks === 0) return NO_RESPONSE;
-  return produceAnswer(answered);
-}
-
 type Pending = { topic: string; partition: number; result: Promise<PartitionAppended>; bytes: number };
+type LogRefusal = (ctx: RequestContext, topic: string, partition: number, err: unknown) => void;
+
+/** A partition's answer once its append settles (never rejects): its offsets, or its refusal, logged once. */
+function settledEntry(item: Pending, ctx: RequestContext, logRefusal: LogRefusal): Promise<mq.PartitionProduceResponse.$Properties> {
+  return item.result.then(
+    (appended) => {
+      ctx.broker.metrics.producedBytes(item.topic, item.bytes, item.partition);
+      return appendedEntry(ctx, item.topic, item.partition, appended, logRefusal);
+    },
+    (err: unknown) => {
+      logRefusal(ctx, item.topic, item.partition, err);
+      return refusedEntry(item.partition, err);
+    },
+  );
+}
 
 /** The produce answer of these partitions' entries, grouped by topic. */
 function produceAnswer(items: ReadonlyArray<{ topic: string; entry: mq.PartitionProduceResponse.$Properties }>): mq.ProduceResponse.$Properties {
@@ -182,6 +173,13 @@ function produceAnswer(items: ReadonlyArray<{ topic: string; entry: mq.Partition
   return { topics: [...topics].map(([name, partitions]) => ({ name, partitions })) };
 }
 
+/** Waits for every partition's append (all started already) and answers each, in request order. */
+async function answerAll(pending: Pending[], acks: Acks | undefined, ctx: RequestContext, logRefusal: LogRefusal): Promise<mq.ProduceResponse.$Properties | typeof NO_RESPONSE> {
+  const entries = await Promise.all(pending.map((item) => settledEntry(item, ctx, logRefusal)));
+  if (acks === 0) return NO_RESPONSE;
+  return produceAnswer(pending.map((item, i) => ({ topic: item.topic, entry: entries[i]! })));
+}
+
 /**
  * Answers each partition as its append completes (a produce with
  * partial_answers, on a door that can send parts): partitions completing in
@@ -189,12 +187,7 @@ function produceAnswer(items: ReadonlyArray<{ topic: string; entry: mq.Partition
  * what completed after the last part was sent. So a partition waiting for a
  * slow follower (acks=all) holds back only itself.
  */
-function answerInParts(
-  pending: Pending[],
-  ctx: RequestContext,
-  answerPart: (part: unknown) => void,
-  logRefusal: (ctx: RequestContext, topic: string, partition: number, err: unknown) => void,
-): Promise<mq.ProduceResponse.$Properties> {
+function answerInParts(pending: Pending[], ctx: RequestContext, answerPart: (part: unknown) => void, logRefusal: LogRefusal): Promise<mq.ProduceResponse.$Properties> {
   return new Promise((resolve) => {
     let left = pending.length;
     let ready: Array<{ topic: string; entry: mq.PartitionProduceResponse.$Properties }> = [];
@@ -206,28 +199,18 @@ function answerInParts(
       ready = [];
       answerPart(part);
     };
-    const done = (topic: string, entry: mq.PartitionProduceResponse.$Properties) => {
-      ready.push({ topic, entry });
-      if (--left === 0) {
-        resolve(produceAnswer(ready));
-        return;
-      }
-      if (!flushQueued) {
-        flushQueued = true;
-        queueMicrotask(flush);
-      }
-    };
     for (const item of pending) {
-      item.result.then(
-        (appended) => {
-          ctx.broker.metrics.producedBytes(item.topic, item.bytes, item.partition);
-          done(item.topic, appendedEntry(ctx, item.topic, item.partition, appended, logRefusal));
-        },
-        (err: unknown) => {
-          logRefusal(ctx, item.topic, item.partition, err);
-          done(item.topic, refusedEntry(item.partition, err));
-        },
-      );
+      void settledEntry(item, ctx, logRefusal).then((entry) => {
+        ready.push({ topic: item.topic, entry });
+        if (--left === 0) {
+          resolve(produceAnswer(ready));
+          return;
+        }
+        if (!flushQueued) {
+          flushQueued = true;
+          queueMicrotask(flush);
+        }
+      });
     }
   });
 }

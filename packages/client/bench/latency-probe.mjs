@@ -34,7 +34,7 @@ const SECONDS = Number(process.env.SECONDS ?? 4);
 const LINGER = process.env.LINGER === undefined ? undefined : Number(process.env.LINGER);
 const distDir = process.argv[2] ?? path.join(here, '../../broker/dist');
 const dataDir = mkdtempSync(path.join(tmpdir(), 'lat-probe-'));
-const child = spawn(process.execPath, [...(process.env.BROKER_NODE_FLAGS ?? '').split(' ').filter(Boolean), path.join(here, 'broker-child.mjs'), distDir, dataDir], { stdio: ['ignore', 'pipe', 'inherit'] });
+const child = spawn(process.execPath, [...(process.env.BROKER_NODE_FLAGS ?? '').split(' ').filter(Boolean), path.join(here, 'broker-child.mjs'), distDir, dataDir], { stdio: ['pipe', 'pipe', 'inherit'] }); // stdin stays open: broker-child exits when it ends
 // A crash must not leave the broker running.
 process.once('exit', () => {
   child.kill('SIGKILL');

@@ -5,6 +5,7 @@
  * unfenced, with its partitions matching the metadata.
  */
 import type { Controller } from '../../controller/controller.js';
+import { metadataChange } from '../../controller/metadata-wait.js';
 import type { ReplicaManager } from '../replica-manager.js';
 
 export class ReplicaStart {
@@ -46,16 +47,9 @@ export class ReplicaStart {
 
   /** Resolves once broker `brokerId` is unfenced and its partitions match the metadata (the sole voter's start), or the node closes. */
   async untilServing(brokerId: number): Promise<void> {
-    await new Promise<void>((resolve) => {
-      const md = this.controller.metadata;
-      const live = () => this.closing.aborted || md.broker(brokerId)?.fenced === false;
-      if (live()) return resolve();
-      const off = md.onChange(() => {
-        if (!live()) return;
-        off();
-        resolve();
-      });
-    });
+    const md = this.controller.metadata;
+    const live = () => this.closing.aborted || md.broker(brokerId)?.fenced === false;
+    if (!live()) await metadataChange(md, { until: live, signal: this.closing });
     await this.running;
     await this.replicas.settled();
   }

@@ -106,16 +106,12 @@ export async function startClusterNode(o: ClusterNodeOptions, components: Cluste
   const closing = new AbortController();
   const secured = { ...(o.clusterSecret ? { clusterSecret: o.clusterSecret } : {}), ...(o.interBrokerTls ? { interBrokerTls: o.interBrokerTls } : {}) };
   // The links find peers' addresses in the controller's metadata: they dial no one before the controller exists.
-  let controller!: Controller;
-  const { channel, peers } = clusterLinks(
-    { brokerId: o.brokerId, config: cfg, ...secured, ...(components.connect ? { connect: components.connect } : {}) },
-    () => controller.metadata,
-  );
+  const { channel, peers } = clusterLinks({ brokerId: o.brokerId, config: cfg, ...secured, ...(components.connect ? { connect: components.connect } : {}) }, () => created.controller.metadata);
   const created = createController(
     { brokerId: o.brokerId, config: cfg, roles, voters, oneNode, incarnation, ...secured },
     { logger, clock, timers, channel, peers, ...(components.raft ? { raft: components.raft } : {}) },
   );
-  controller = created.controller;
+  const controller = created.controller;
   await created.start(o.dataDir);
 
   const registration = new BrokerRegistration(o.brokerId, { controller, logger: log, clock, timers, closing: closing.signal, onRegistered: () => replicas.schedule() });

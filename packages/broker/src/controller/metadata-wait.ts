@@ -5,7 +5,6 @@
  * have a new leader" (the HTTP backend's retries).
  */
 import type { Timers } from '@mq/protocol/components';
-import type { MetadataState } from './metadata-state.js';
 
 export type MetadataWait = {
   /** Resolve at the first change after which this holds (default: at the first change). */
@@ -19,7 +18,7 @@ export type MetadataWait = {
 );
 
 /** Resolves (never rejects) at the next metadata change that satisfies `until`, after `timeoutMs`, or when `signal` aborts, and leaves no listener or timer behind. */
-export function metadataChange(md: Pick<MetadataState, 'onChange'>, o: MetadataWait = {}): Promise<void> {
+export function metadataChange(md: { onChange(fn: () => void): () => void }, o: MetadataWait = {}): Promise<void> {
   return new Promise((resolve) => {
     if (o.signal?.aborted) return resolve();
     const timers = o.timers;

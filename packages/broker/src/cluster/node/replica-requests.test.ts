@@ -102,7 +102,7 @@ describe('replica requests over the inter-broker connections', () => {
           { topic: 't', topicId: 'T1', partition: 1, currentLeaderEpoch: 4, leaderEpoch: 2 },
         ],
       },
-      undefined,
+      new AbortController().signal,
     );
     expect(p.sent[0]).toMatchObject({
       id: 5,

@@ -1,6 +1,6 @@
 import { MqError } from '@mq/protocol/errors';
 import { onLeader } from './leader-retry.js';
-import { fakeDeps, fakeMetadata, flush } from './test-fakes.js';
+import { fakeDeps, fakeMetadata, flush } from '../../../test-support/http-backend-fakes.js';
 
 /** Runs onLeader to its end, moving the manual time on 100 ms at a time. */
 async function settle<T>(time: { advance(ms: number): void }, p: Promise<T>): Promise<{ value?: T; error?: MqError }> {

@@ -1,7 +1,7 @@
 import { errorNumber, MqError } from '@mq/protocol/errors';
 import { NO_RESPONSE } from '../../../handlers/types.js';
 import type { RequestContext } from '../../../context.js';
-import { fakeDeps, fakeMetadata, flush } from './test-fakes.js';
+import { fakeDeps, fakeMetadata, flush } from '../../../test-support/http-backend-fakes.js';
 import { httpRequestContexts, wireCall, wireFailure } from './wire-call.js';
 
 describe('HTTP backend: the one request path', () => {

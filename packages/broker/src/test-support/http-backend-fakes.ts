@@ -1,7 +1,7 @@
 /** Fakes of what the cluster HTTP backend is built from, for its unit tests. */
 import { ManualTime } from '@mq/protocol/components';
-import type { PartitionRecord, TopicRecord } from '../../../controller/types.js';
-import type { BackendDeps, ClusterBackendComponents } from './types.js';
+import type { PartitionRecord, TopicRecord } from '../controller/types.js';
+import type { BackendDeps, ClusterBackendComponents } from '../http/backends/cluster/types.js';
 
 /** Metadata with one topic whose partitions' leaders the test sets, and onChange. */
 export function fakeMetadata(topic: string, leaders: number[]) {

@@ -11,16 +11,8 @@ import type { BrokerConfig } from '../../config/broker-config.js';
 import type { RegisterBrokerCommand } from '../../controller/commands.js';
 import type { Controller } from '../../controller/controller.js';
 
-export interface BrokerEndpoints {
-  host: string;
-  port: number;
-  httpPort: number;
-  /** The inter-broker listener (cluster/listeners.ts). */
-  interBrokerPort?: number;
-  /** The Kafka listener, as Kafka clients reach it. */
-  kafkaHost?: string;
-  kafkaPort?: number;
-}
+/** Where this broker is reached: its client, HTTP, inter-broker and Kafka listeners (as RegisterBroker carries them). */
+export type BrokerEndpoints = Pick<RegisterBrokerCommand, 'host' | 'port' | 'httpPort' | 'interBrokerPort' | 'kafkaHost' | 'kafkaPort'>;
 
 /** What this run registers: its endpoints, rack, incarnation and how its logs can be trusted. */
 export function registerBrokerCommand(o: { brokerId: number; config: BrokerConfig; incarnation: string; cleanShutdown: boolean }, ep: BrokerEndpoints): RegisterBrokerCommand {

@@ -23,6 +23,11 @@ export function groupByTopic<I extends { topic: string; topicId?: string }, T>(i
   return [...byTopic.values()];
 }
 
+/** A wire answer's `[{ name, topicId, partitions }]` as one entry per partition, each with its topic's name and id. */
+function perPartition<P, T>(topics: readonly { name?: string | null; topicId?: string | null; partitions?: P[] | null }[] | null | undefined, entry: (topic: { topic: string; topicId: string }, p: P) => T): T[] {
+  return (topics ?? []).flatMap((t) => (t.partitions ?? []).map((p) => entry({ topic: t.name ?? '', topicId: t.topicId ?? '' }, p)));
+}
+
 /** A replica fetch from a leader broker. */
 export function peerFetch(peers: PeerRequest): FetchFn {
   return async (leaderId, req, signal) => {
@@ -41,22 +46,19 @@ export function peerFetch(peers: PeerRequest): FetchFn {
       { signal, timeoutMs: req.maxWaitMs + 10_000 },
     );
     return {
-      partitions: (res.topics ?? []).flatMap((t) =>
-        (t.partitions ?? []).map((p) => ({
-          topic: t.name ?? '',
-          topicId: t.topicId ?? '',
-          partition: p.partition ?? 0,
-          errorCode: errorCodeFromNumber(p.errorCode ?? 0),
-          errorMessage: p.errorMessage ?? '',
-          highWatermark: Number(p.highWatermark ?? -1),
-          logStartOffset: Number(p.logStartOffset ?? -1),
-          logEndOffset: Number(p.logEndOffset ?? -1),
-          records: p.records ? Buffer.from(p.records.buffer, p.records.byteOffset, p.records.byteLength) : Buffer.alloc(0),
-          ...(p.divergingEpoch ? { divergingEpoch: { epoch: p.divergingEpoch.epoch ?? -1, endOffset: Number(p.divergingEpoch.endOffset ?? -1) } } : {}),
-          currentLeaderId: p.currentLeaderId ?? -1,
-          currentLeaderEpoch: p.currentLeaderEpoch ?? -1,
-        })),
-      ),
+      partitions: perPartition(res.topics, (t, p) => ({
+        ...t,
+        partition: p.partition ?? 0,
+        errorCode: errorCodeFromNumber(p.errorCode ?? 0),
+        errorMessage: p.errorMessage ?? '',
+        highWatermark: Number(p.highWatermark ?? -1),
+        logStartOffset: Number(p.logStartOffset ?? -1),
+        logEndOffset: Number(p.logEndOffset ?? -1),
+        records: p.records ? Buffer.from(p.records.buffer, p.records.byteOffset, p.records.byteLength) : Buffer.alloc(0),
+        ...(p.divergingEpoch ? { divergingEpoch: { epoch: p.divergingEpoch.epoch ?? -1, endOffset: Number(p.divergingEpoch.endOffset ?? -1) } } : {}),
+        currentLeaderId: p.currentLeaderId ?? -1,
+        currentLeaderEpoch: p.currentLeaderEpoch ?? -1,
+      })),
     };
   };
 }
@@ -67,16 +69,13 @@ export function peerOffsetForLeaderEpoch(peers: PeerRequest): OffsetForLeaderEpo
     const topics = groupByTopic(req.partitions, (p) => ({ partition: p.partition, currentLeaderEpoch: p.currentLeaderEpoch, leaderEpoch: p.leaderEpoch }));
     const res = await peers.request(leaderId, 'offsetForLeaderEpoch', { replicaId: req.replicaId, topics }, { signal, timeoutMs: 10_000 });
     return {
-      partitions: (res.topics ?? []).flatMap((t) =>
-        (t.partitions ?? []).map((p) => ({
-          topic: t.name ?? '',
-          topicId: t.topicId ?? '',
-          partition: p.partition ?? 0,
-          errorCode: errorCodeFromNumber(p.errorCode ?? 0),
-          leaderEpoch: p.leaderEpoch ?? -1,
-          endOffset: Number(p.endOffset ?? -1),
-        })),
-      ),
+      partitions: perPartition(res.topics, (t, p) => ({
+        ...t,
+        partition: p.partition ?? 0,
+        errorCode: errorCodeFromNumber(p.errorCode ?? 0),
+        leaderEpoch: p.leaderEpoch ?? -1,
+        endOffset: Number(p.endOffset ?? -1),
+      })),
     };
   };
 }

@@ -1,13 +1,13 @@
 /**
  * The HTTP side of a cluster node: GET /cluster (this broker's view: controller, brokers,
  * partitions it hosts, under-replicated and offline partitions), and the topic backend the
- * topic and record routes use in cluster mode (http/backends/cluster.ts).
+ * topic and record routes use in cluster mode (http/backends/cluster/).
  */
 import type { QuotaRecorder } from '../quota/quota-handlers.js';
 import type { BrokerContext, RequestContext } from '../context.js';
-import type { RequestAuthorizer } from '../http/backends/cluster.js';
+import type { RequestAuthorizer } from '../http/backends/cluster/index.js';
 import type { HandlerMap } from '../handlers/types.js';
-import { clusterBackend } from '../http/backends/cluster.js';
+import { clusterBackend } from '../http/backends/cluster/index.js';
 import type { TopicBackend } from '../http/backends/types.js';
 import type { Router } from '../http/router.js';
 import { PartitionReplicas } from '../http/schemas.js';

@@ -14,6 +14,7 @@ import type { mq } from '@mq/protocol/wire';
 import { Connection } from '@mq/client/internal';
 import type { TlsOptions } from '@mq/client';
 import { clusterAuthConnect, type ClusterAuthDial } from '../cluster/cluster-auth.js';
+import { encodeCommand, type CommandResult, type MetadataCommand } from './commands.js';
 
 export interface ControllerChannelOptions {
   brokerId: number;
@@ -160,9 +161,20 @@ export class ControllerChannel {
     return r;
   }
 
+  /** Sends one metadata command to the controller believed active (one attempt: the caller retries) and answers its result. */
+  async forward(brokerId: number, command: MetadataCommand, timeoutMs: number): Promise<CommandResult> {
+    return commandResultOf(await this.request({ brokerId, command: encodeCommand(command), timeoutMs }, timeoutMs + 2000));
+  }
+
   close(): void {
     this.closed = true;
     for (const p of this.conns.values()) void p.then((c) => c.close(), () => undefined);
     this.conns.clear();
   }
+}
+
+/** A ControllerForward answer as the command's result: its JSON value, or the refusal's code and message. */
+export function commandResultOf(r: mq.IControllerForwardResponse): CommandResult {
+  if (!r.errorCode) return { ok: true, value: r.result && r.result.length > 0 ? JSON.parse(Buffer.from(r.result).toString('utf8')) : undefined };
+  return { ok: false, code: errorCodeFromNumber(r.errorCode), message: r.errorMessage || 'refused by the controller' };
 }

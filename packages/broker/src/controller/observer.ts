@@ -13,7 +13,7 @@ import type { Logger } from 'pino';
 import { MqError, errorCodeFromNumber, isMqError, type ErrorCode } from '@mq/protocol/errors';
 import { EntryType } from '@mq/consensus';
 import { sleep, systemClock, systemTimers, type Clock, type Timers } from '@mq/protocol/components';
-import { encodeCommand, type CommandResult, type MetadataCommand } from './commands.js';
+import type { CommandResult, MetadataCommand } from './commands.js';
 import type { ControllerChannel } from './controller-channel.js';
 import type { Controller, ControllerStatus, MetadataFetch } from './controller.js';
 import type { FeedRead } from './metadata-feed.js';
@@ -160,11 +160,7 @@ export class ObserverController implements Controller {
   submit(command: MetadataCommand, timeoutMs = 10_000): Promise<unknown> {
     return submitWithRetry(
       command,
-      async (left): Promise<CommandResult> => {
-        const r = await this.channel.request({ brokerId: this.options.brokerId, command: encodeCommand(command), timeoutMs: left }, left + 2000);
-        if (!r.errorCode) return { ok: true, value: r.result && r.result.length > 0 ? JSON.parse(Buffer.from(r.result).toString('utf8')) : undefined };
-        return { ok: false, code: errorCodeFromNumber(r.errorCode), message: r.errorMessage || 'refused by the controller' };
-      },
+      (left): Promise<CommandResult> => this.channel.forward(this.options.brokerId, command, left),
       { timeoutMs, clock: this.clock, timers: this.timers, closed: () => this.closed },
     );
   }

@@ -5,10 +5,11 @@
  * share: why a partition is not led here, waiting for a change to be applied
  * here, and the one log line of a refusal.
  */
-import type { Timers } from '@mq/protocol/components';
+import { systemTimers, type Timers } from '@mq/protocol/components';
 import { MqError } from '@mq/protocol/errors';
 import type { BrokerConfig } from '../config/broker-config.js';
 import type { Controller } from '../controller/controller.js';
+import { metadataChange } from '../controller/metadata-wait.js';
 import type { ReplicaManager } from '../cluster/replica-manager.js';
 import type { RequestContext } from '../context.js';
 import { refusalLevel, toMqError } from '../errors.js';
@@ -75,19 +76,9 @@ export function whyNotLed(d: HandlerDeps, topic: string, partition: number, topi
 
 /** Resolves once this broker's metadata satisfies `ready` (a change committed elsewhere has been applied here), or after `timeoutMs`. */
 export function applied(d: HandlerDeps, ready: () => boolean, timeoutMs = 5000): Promise<void> {
-  const md = d.controller.metadata;
   if (ready()) return Promise.resolve();
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, timeoutMs);
-    const off = md.onChange(() => {
-      if (ready()) done();
-    });
-    function done() {
-      clearTimeout(timer);
-      off();
-      resolve();
-    }
-  });
+  // Real time, as a request's deadline is (not the long-poll timers).
+  return metadataChange(d.controller.metadata, { until: ready, timeoutMs, timers: systemTimers });
 }
 
 /** One log line for a refused per-partition or per-topic entry, at the level its error deserves (NOT_LEADER is routine: none). */

@@ -1,7 +1,7 @@
 /**
  * What the HTTP topic and record routes need from "the topics": the
  * cluster's (metadata through the controller, records on each partition's
- * leader; http/backends/cluster.ts), a one-node cluster's too. The routes
+ * leader; http/backends/cluster/), a one-node cluster's too. The routes
  * parse and shape JSON; the backend does the work and answers with typed
  * MqErrors, which the HTTP server turns into `{error: {...}}`.
  */

@@ -40,6 +40,8 @@ import { ConsumerInstances } from './http/consumers/consumer-instances.js';
 import { registerConsumerRoutes } from './http/routes/consumers.js';
 import { parseBrokerOptions, type BrokerOptions } from './options.js';
 import { WsServer } from './server/ws-server.js';
+import { connectInProcess } from './server/in-process-socket.js';
+import { connectWebSocket } from '@mq/client/transport';
 import { checkExposure } from './server/exposure.js';
 import { readClusterSecret } from './cluster/cluster-auth.js';
 import { parseInterBrokerTls, parseTlsSettings, type TlsSettings } from './server/tls.js';
@@ -303,10 +305,15 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     cleanups.push(async () => stopNodeMetrics());
     groups.registerRoutes(router, ctx);
     if (cluster.roles.broker && config.int('http.consumer.max.instances') > 0) {
-      // HTTP consumer instances are clients of this broker's own listener.
+      // HTTP consumer instances are clients of this broker's own client listener, reached in process (no socket,
+      // no TLS to dial: a TLS-only listener serves them too); other brokers of a cluster are dialled as usual.
       const self = opts.host === '0.0.0.0' || opts.host === '::' ? '127.0.0.1' : opts.host;
+      const selfAddress = `${self.includes(':') ? `[${self}]` : self}:${port}`;
+      const ownAddresses = new Set([selfAddress, `${advertised.includes(':') ? `[${advertised}]` : advertised}:${port}`]);
+      const inProcess = connectInProcess(() => ws.connectInProcess());
       const consumers = new ConsumerInstances({
-        bootstrap: () => `${self.includes(':') ? `[${self}]` : self}:${port}`,
+        bootstrap: () => selfAddress,
+        connect: (o, signal) => (cluster.oneNode || ownAddresses.has(o.address) ? inProcess(o, signal) : connectWebSocket(o, signal)),
         maxInstances: config.int('http.consumer.max.instances'),
         instanceTimeoutMs: config.int('http.consumer.instance.timeout.ms'),
         logger: log.child({ component: 'http-consumers' }),

@@ -300,7 +300,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     registerLogDirRoutes(router, topicBackend, () => cluster.controller.metadata.brokers().filter((b) => !b.fenced).map((b) => b.id));
     const view = clusterPartitionView(cluster);
     registerSystemRoutes(router, ctx, { view });
-    registerConsoleRoutes(router);
+    registerConsoleRoutes(router, () => ({ port, tls: tls !== undefined, authentication: securityOptions.authentication }));
     const stopNodeMetrics = registerNodeMetrics(ctx.metrics.registry, { connections: () => ws.connectionCount, view, controller: cluster.controller, groups: () => groups.coordinator, forgetTopic: (t) => ctx.metrics.dropTopic(t) });
     cleanups.push(async () => stopNodeMetrics());
     groups.registerRoutes(router, ctx);

@@ -5,7 +5,8 @@
  * to the client port as the same user (SASL OAUTHBEARER with a token from POST /tokens): a user allowed to read the
  * topic sees its records, live; a user who may describe the topic but not read it sees the broker's refusal
  * (TOPIC_AUTHORIZATION_FAILED) and no record. Neither the password nor the token appears in a WebSocket URL or the
- * broker's log. Before, the tail did not log in: every user's tail showed SASL_AUTHENTICATION_FAILED.
+ * broker's log. Before, the tail did not log in, and a user who may not describe the cluster never learned
+ * the client port (GET /cluster): all three tests failed.
  */
 import { MqClient, type Acl } from '@mq/client';
 import { openUrl, type BrowserPage } from './src/browser.js';

@@ -65,7 +65,7 @@ describe('mutual TLS: the certificate subject is the principal on the WebSocket 
         const r = await consumer.poll(1000);
         return r.length > 0 ? r : undefined;
       }, { timeout: 15_000, message: 'alice reading her topic' });
-      expect(got.map((r) => r.value!.toString())).toEqual(['by certificate']);
+      expect(got!.map((r) => r.value!.toString())).toEqual(['by certificate']);
       await consumer.close();
     } finally {
       await c.close({ timeoutMs: 2_000 });

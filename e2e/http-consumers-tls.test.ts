@@ -1,7 +1,7 @@
 /**
  * HTTP consumer instances on a broker whose listeners speak TLS only (issue 17), against a real `mq broker start`
  * process with tls.cert.file/tls.key.file (certificates made by openssl at run time): an instance is created over
- * https://, subscribes, long-polls the records produced over wss:// and commits, and the group's committed offset
+ * https://, subscribes, long-polls the 300 records produced over wss:// (every byte checked) and commits, and the group's committed offset
  * says so. The instance's client reaches the broker's own client listener in process (before, it dialled
  * ws://127.0.0.1:<port> in plaintext, which the TLS listener refuses: every poll answered nothing).
  */
@@ -32,8 +32,11 @@ describe('HTTP consumer instances on a TLS-only broker', () => {
     const group = uniqueName('httpc-tls-g');
     const call = (method: string, p: string, body?: unknown) => httpsCall(broker.httpPort, pki.ca, method, p, body === undefined ? {} : { body });
     await client.admin().createTopic(topic, { numPartitions: 1 });
-    const producer = client.producer({ acks: 'all', lingerMs: 0 });
-    for (let i = 0; i < 5; i++) await producer.send(topic, { key: `k${i}`, value: `tls record ${i}` });
+    // 300 records of ~1 KiB: several fetches, each answered from the broker's pooled read buffers through the in-process pair.
+    const N = 300;
+    const value = (i: number) => `tls record ${i} ${'x'.repeat(1000)}`;
+    const producer = client.producer({ acks: 'all', lingerMs: 5 });
+    await Promise.all(Array.from({ length: N }, (_, i) => producer.send(topic, { key: `k${i}`, value: value(i) })));
     await producer.close();
 
     const created = await call('POST', `/consumers/${group}`, { name: 'i1', auto_offset_reset: 'earliest' });
@@ -47,16 +50,16 @@ describe('HTTP consumer instances on a TLS-only broker', () => {
         async () => {
           last = await call('GET', `${base}/records?timeout_ms=500`);
           if (last.status === 200) got.push(...last.body);
-          return got.length >= 5;
+          return got.length >= N;
         },
-        { timeout: 20_000, message: 'the instance polling 5 records over TLS' },
+        { timeout: 30_000, message: `the instance polling ${N} records over TLS` },
       );
     } catch (err) {
       throw new Error(`${(err as Error).message}; last poll: ${JSON.stringify(last)}; broker: ${broker.output.filter((l) => l.includes('http-consumers')).slice(-5).join('\n')}`);
     }
-    expect(got.map((r) => r.value)).toEqual([0, 1, 2, 3, 4].map((i) => `tls record ${i}`));
+    expect(got.map((r) => r.value)).toEqual(Array.from({ length: N }, (_, i) => value(i)));
     expect((await call('POST', `${base}/offsets`)).status).toBe(204);
-    expect((await client.groups().describeGroup(group)).offsets.find((o) => o.topic === topic && o.partition === 0)?.committedOffset).toBe(5);
+    expect((await client.groups().describeGroup(group)).offsets.find((o) => o.topic === topic && o.partition === 0)?.committedOffset).toBe(N);
     expect((await call('GET', `${base}/assignments`)).body).toEqual({ partitions: [{ topic, partition: 0 }] });
     expect((await call('DELETE', base)).status).toBe(204);
     // Nothing of it reached the listener as a failed TLS handshake.

@@ -49,3 +49,13 @@ it("an end is the other side's end; a destroy closes both", async () => {
   expect(d.destroyed).toBe(true);
   expect(a.writable || b.readable).toBe(false);
 });
+
+it('a writer may reuse its buffer once its write completed: the reader still gets the bytes written (pooled fetch buffers)', async () => {
+  const [a, b] = inProcessPair();
+  const pooled = Buffer.from('record bytes');
+  await new Promise<void>((resolve) => a.write(pooled, () => resolve()));
+  pooled.fill(0); // back to the pool, and read into again
+  const [got] = (await once(b, 'data')) as [Buffer];
+  expect(got.toString()).toBe('record bytes');
+  a.destroy();
+});

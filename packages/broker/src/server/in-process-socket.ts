@@ -6,7 +6,8 @@
  * quotas as any client, with no socket and no TLS to dial (a TLS-only
  * listener, a certificate for another host name, `tls.client.auth=required`
  * all stay out of it). Writes wait while the reader's buffer is full
- * (backpressure, as a socket's), so nothing grows without bound.
+ * (backpressure, as a socket's), so nothing grows without bound, and are
+ * copied (the writer may reuse its buffer once its write completed).
  */
 import { Duplex } from 'node:stream';
 import WebSocket from 'ws';
@@ -24,7 +25,10 @@ export class InProcessSocket extends Duplex {
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (err?: Error | null) => void): void {
     if (this.peer.destroyed) return callback(new Error('in-process connection closed'));
-    if (this.peer.push(chunk)) callback();
+    // A copy, as a socket's write hands the bytes to the kernel: once the callback runs the writer may reuse its
+    // buffer (the broker's fetch answers give their pooled record buffers back then), while the reader (ws's
+    // parser) may still hold the chunk it was given.
+    if (this.peer.push(Buffer.from(chunk))) callback();
     else this.waiting = () => callback();
   }
 

@@ -4,13 +4,16 @@
  * with HTTP Basic (the browser's own prompt, answered here by playwright's httpCredentials); the tail then logs in
  * to the client port as the same user (SASL OAUTHBEARER with a token from POST /tokens): a user allowed to read the
  * topic sees its records, live; a user who may describe the topic but not read it sees the broker's refusal
- * (TOPIC_AUTHORIZATION_FAILED) and no record. Neither the password nor the token appears in a WebSocket URL or the
+ * (TOPIC_AUTHORIZATION_FAILED) and no record. On a broker whose listeners speak TLS only, the page (https://) tails
+ * over wss://. Neither the password nor the token appears in a WebSocket URL or the
  * broker's log. Before, the tail did not log in, and a user who may not describe the cluster never learned
  * the client port (GET /cluster): all three tests failed.
  */
+import { readFileSync } from 'node:fs';
 import { MqClient, type Acl } from '@mq/client';
 import { openUrl, type BrowserPage } from './src/browser.js';
 import { cleanup, startBroker, uniqueName, waitFor, type BrokerProcess } from './src/harness.js';
+import { makePki } from './src/pki.js';
 
 const ADMIN = { username: 'admin', password: 'admin-secret' };
 const READER = { username: 'reader', password: 'reader-pw-4d1b' };
@@ -46,8 +49,8 @@ afterAll(async () => {
 });
 
 /** The console's page of the topic, opened by `user` (Basic credentials given to the browser's prompt). */
-async function openTopicPage(user: { username: string; password: string }): Promise<{ page: BrowserPage; wsUrls: string[] }> {
-  const page = await openUrl(`${broker.httpUrl}/console#/topics/${topic}`, undefined, user);
+async function openTopicPage(user: { username: string; password: string }, httpUrl = broker.httpUrl, ignoreHTTPSErrors = false): Promise<{ page: BrowserPage; wsUrls: string[] }> {
+  const page = await openUrl(`${httpUrl}/console#/topics/${topic}`, undefined, { httpCredentials: user, ignoreHTTPSErrors });
   pages.push(page);
   const wsUrls: string[] = [];
   page.page.on('websocket', (ws) => wsUrls.push(ws.url()));
@@ -106,5 +109,40 @@ describe('the console live tail logs in as the console user (headless Chromium, 
   it('no password or token in the broker log', () => {
     expect(tokens.length).toBeGreaterThanOrEqual(2);
     for (const secret of [READER.password, STRANGER.password, ADMIN.password, ...tokens]) expect(broker.output.filter((l) => l.includes(secret))).toEqual([]);
+  });
+});
+
+describe('the console live tail on a TLS-only broker with authentication', () => {
+  it('the page over https:// tails over wss:// as the console user', async () => {
+    const pki = await makePki();
+    const server = pki.issue('server', 'localhost', 'DNS:localhost,IP:127.0.0.1');
+    const secure = await startBroker({
+      args: [`tls.cert.file=${server.cert}`, `tls.key.file=${server.key}`, 'authentication.enabled=true', 'authorization.enabled=true', 'super.users=User:admin'].flatMap((c) => ['--config-set', c]),
+    });
+    const tls = { ca: readFileSync(pki.ca) };
+    const first = new MqClient({ bootstrap: `localhost:${secure.port}`, tls });
+    await first.admin().createUser(ADMIN.username, ADMIN.password);
+    await first.close();
+    const a = new MqClient({ bootstrap: `localhost:${secure.port}`, tls, sasl: ADMIN });
+    try {
+      await a.admin().createUser(READER.username, READER.password, { mechanisms: ['SCRAM-SHA-256'], iterations: 4096 });
+      await a.admin().createTopic(topic, { numPartitions: 1 });
+      await a.admin().createAcls([allow('User:reader', 'read')]);
+      const producer = a.producer({ lingerMs: 0 });
+      await producer.send(topic, { key: 'tls', value: 'over TLS', partition: 0 });
+      await producer.close();
+      const { page, wsUrls } = await openTopicPage(READER, `https://127.0.0.1:${secure.httpPort}`, true);
+      try {
+        await page.page.waitForSelector('tr.record[data-partition="0"][data-offset="0"]', { timeout: 15_000 });
+      } catch (err) {
+        const shown = await page.page.locator('[data-testid="tail"] .error').allInnerTexts();
+        throw new Error(`${(err as Error).message}\ntail error: ${shown.join(' | ')}\npage log:\n${page.log.join('\n')}`);
+      }
+      expect(await page.page.locator('tr.record[data-offset="0"] .value').first().innerText()).toBe('over TLS');
+      expect(wsUrls.length).toBeGreaterThan(0);
+      for (const u of wsUrls) expect(u).toMatch(/^wss:\/\/127\.0\.0\.1:\d+\/?$/);
+    } finally {
+      await a.close({ timeoutMs: 2_000 });
+    }
   });
 });

@@ -65,4 +65,15 @@ describe('HTTP consumer instances on a TLS-only broker', () => {
     // Nothing of it reached the listener as a failed TLS handshake.
     expect(broker.output.filter((l) => l.includes('TLS handshake failed'))).toEqual([]);
   });
+
+  it('a broker stopping closes its instances first: they leave their groups, then it exits cleanly', async () => {
+    const group = uniqueName('httpc-tls-stop');
+    const call = (method: string, p: string, body?: unknown) => httpsCall(broker.httpPort, pki.ca, method, p, body === undefined ? {} : { body });
+    const created = await call('POST', `/consumers/${group}`, { name: 'i2', auto_offset_reset: 'earliest' });
+    expect(created.status).toBe(200);
+    await client.close({ timeoutMs: 2_000 });
+    expect(await broker.stop()).toBe(0);
+    const closed = broker.output.filter((l) => l.includes('"msg":"HTTP consumer instance closed"') && l.includes(`"group":"${group}"`));
+    expect(closed.map((l) => (JSON.parse(l) as { reason: string }).reason)).toEqual(['broker stopping']);
+  });
 });

@@ -304,6 +304,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     const stopNodeMetrics = registerNodeMetrics(ctx.metrics.registry, { connections: () => ws.connectionCount, view, controller: cluster.controller, groups: () => groups.coordinator, forgetTopic: (t) => ctx.metrics.dropTopic(t) });
     cleanups.push(async () => stopNodeMetrics());
     groups.registerRoutes(router, ctx);
+    let consumers: ConsumerInstances | undefined;
     if (cluster.roles.broker && config.int('http.consumer.max.instances') > 0) {
       // HTTP consumer instances are clients of this broker's own client listener, reached in process (no socket,
       // no TLS to dial: a TLS-only listener serves them too); other brokers of a cluster are dialled as usual.
@@ -311,7 +312,7 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
       const selfAddress = `${self.includes(':') ? `[${self}]` : self}:${port}`;
       const ownAddresses = new Set([selfAddress, `${advertised.includes(':') ? `[${advertised}]` : advertised}:${port}`]);
       const inProcess = connectInProcess(() => ws.connectInProcess());
-      const consumers = new ConsumerInstances({
+      const instances = new ConsumerInstances({
         bootstrap: () => selfAddress,
         connect: (o, signal) => (cluster.oneNode || ownAddresses.has(o.address) ? inProcess(o, signal) : connectWebSocket(o, signal)),
         maxInstances: config.int('http.consumer.max.instances'),
@@ -320,8 +321,9 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
         // With authentication each instance's client logs in as its creator (a token delegated in this process).
         ...(securityOptions.authentication ? { delegation: { delegate: (p: string) => security.delegate(p), revoke: (t: string) => security.revokeDelegation(t) } } : {}),
       });
-      cleanups.push(() => consumers.close());
-      registerConsumerRoutes(router, ctx, consumers);
+      consumers = instances;
+      cleanups.push(() => instances.close());
+      registerConsumerRoutes(router, ctx, instances);
     }
     registerClusterRoutes(router, cluster);
     for (const r of components.routes ?? []) r(router, ctx);
@@ -361,6 +363,8 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
       (closing ??= (async () => {
         log.info('broker shutting down');
         await cleaner.stop();
+        // HTTP consumer instances leave their groups while the listeners still serve them (their clients stop, not reconnect).
+        await consumers?.close();
         shutdown.abort();
         http.setReady(false);
         const timeout = config.int('shutdown.timeout.ms');

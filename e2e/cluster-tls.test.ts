@@ -6,13 +6,12 @@
  * port fails with one log line; a peer whose certificate another CA signed
  * is refused at the handshake.
  */
-import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
+import { readFileSync } from 'node:fs';
 import { WebSocket } from 'ws';
 import { MqClient } from '@mq/client';
 import { Connection } from '@mq/client/internal';
-import { cleanup, makeTempDir, uniqueName, waitFor } from './src/harness.js';
+import { cleanup, uniqueName, waitFor } from './src/harness.js';
+import { makePki, type Issued } from './src/pki.js';
 import { FAST_FAILOVER_CONFIG, startCluster, type TestCluster } from './src/cluster-harness.js';
 
 let cluster: TestCluster | undefined;
@@ -23,17 +22,10 @@ afterAll(async () => {
 });
 
 /** A CA, a second unrelated CA, a broker certificate (127.0.0.1, localhost) from the first and an outsider's from the second. */
-async function makePki(): Promise<{ dir: string; ca: string; broker: { cert: string; key: string }; outsider: { cert: string; key: string } }> {
-  const dir = await makeTempDir('mq-ib-pki-');
-  const openssl = (args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
-  for (const ca of ['ca', 'other']) openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${ca}.key`, '-out', `${ca}.pem`, '-days', '2', '-subj', `/CN=mq-ib-${ca}`]);
-  const issue = (name: string, ca: string) => {
-    openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${name}`]);
-    writeFileSync(path.join(dir, `${name}.ext`), 'subjectAltName=DNS:localhost,IP:127.0.0.1\n');
-    openssl(['x509', '-req', '-in', `${name}.csr`, '-CA', `${ca}.pem`, '-CAkey', `${ca}.key`, '-CAcreateserial', '-out', `${name}.pem`, '-days', '2', '-extfile', `${name}.ext`]);
-    return { cert: path.join(dir, `${name}.pem`), key: path.join(dir, `${name}.key`) };
-  };
-  return { dir, ca: path.join(dir, 'ca.pem'), broker: issue('broker', 'ca'), outsider: issue('outsider', 'other') };
+async function makeClusterPki(): Promise<{ ca: string; broker: Issued; outsider: Issued }> {
+  const pki = await makePki();
+  const san = 'DNS:localhost,IP:127.0.0.1';
+  return { ca: pki.ca, broker: pki.issue('broker', 'broker', san), outsider: pki.issue('outsider', 'outsider', san, 'other') };
 }
 
 function lines(c: TestCluster, id: number, re: RegExp): number {
@@ -54,7 +46,7 @@ function dial(url: string, options: ConstructorParameters<typeof WebSocket>[2] =
 
 describe('cluster: TLS with peer verification on the inter-broker and Raft links (inter.broker.tls.enabled)', () => {
   it('serves over TLS; a plaintext dial and a certificate from another CA are refused with one log line each', async () => {
-    const pki = await makePki();
+    const pki = await makeClusterPki();
     cluster = await startCluster({
       brokers: 3,
       // A broker-only process (id 4): its controller channel and fetches are TLS too.

@@ -84,12 +84,18 @@ export async function openPage(files: Record<string, { type: string; body: strin
 
 /**
  * Opens `url` (a page some server of the test serves, e.g. a broker's /console) in headless Chromium at
- * the given viewport size; resolves once the page has loaded.
+ * the given viewport size; resolves once the page has loaded. `context.httpCredentials`: what the browser answers
+ * an HTTP Basic challenge with (as a user typing them into its prompt); `context.ignoreHTTPSErrors`: accept a
+ * certificate of a test CA (https:// and wss://).
  */
-export async function openUrl(url: string, viewport = { width: 1280, height: 900 }): Promise<BrowserPage> {
+export async function openUrl(
+  url: string,
+  viewport = { width: 1280, height: 900 },
+  context: { httpCredentials?: { username: string; password: string }; ignoreHTTPSErrors?: boolean } = {},
+): Promise<BrowserPage> {
   const browser = await chromium.launch({ executablePath: chromiumPath(), args: ['--no-sandbox'], timeout: 30_000 });
   try {
-    const page = await browser.newPage({ viewport });
+    const page = await browser.newPage({ viewport, ...context });
     const log: string[] = [];
     page.on('console', (m) => log.push(`console.${m.type()}: ${m.text()}`));
     page.on('pageerror', (e) => log.push(`pageerror: ${e.message}`));

@@ -140,7 +140,17 @@ export interface LogDirsView {
   }>;
 }
 
+/** GET /console/session: how the live tail reaches this broker's client listener. */
+export interface ConsoleSession {
+  port: number;
+  tls: boolean;
+  authentication: boolean;
+}
+
 export const api = {
+  session: () => call<ConsoleSession>('GET', '/console/session'),
+  /** A bearer token for the console's user (the browser sends the Basic credentials it asked for): the tail's login. */
+  token: () => call<{ token: string }>('POST', '/tokens'),
   cluster: () => call<ClusterView>('GET', '/cluster'),
   logDirs: (topic: string) => call<LogDirsView>('GET', `/log-dirs?topic=${enc(topic)}`),
   topics: () => call<TopicSummary[]>('GET', '/topics'),

@@ -340,13 +340,15 @@ function TailView({ topic }: { topic: TopicDetail }) {
   const [mode, setMode] = useState<ViewMode>('text');
   const [records, setRecords] = useState<TailRecord[]>([]);
   const [error, setError] = useState<string | null>(null);
-  const bootstrap = useBootstrap();
+  const session = useSession();
   const partitionsKey = topic.partitions.length;
   useEffect(() => {
-    if (!on || !bootstrap) return;
+    if (!on || !session) return;
     setRecords([]);
     const tail: Tail = startTail(
-      bootstrap,
+      session.bootstrap,
+      // With authentication the tail logs in as the console's user: a token from POST /tokens (never in a URL or log).
+      session.authentication ? async () => (await api.token()).token : undefined,
       topic.name,
       topic.partitions.map((p) => ({ partition: p.partition, low: p.low, high: p.high })),
       10,
@@ -357,7 +359,7 @@ function TailView({ topic }: { topic: TopicDetail }) {
       setError,
     );
     return () => void tail.stop();
-  }, [on, bootstrap, topic.name, partitionsKey]);
+  }, [on, session, topic.name, partitionsKey]);
   return (
     <div class="tail" data-testid="tail">
       <h3>
@@ -406,16 +408,20 @@ function TailView({ topic }: { topic: TopicDetail }) {
   );
 }
 
-/** The client port of the broker that served this page, as `host:port` for the browser client. */
-function useBootstrap(): string | null {
-  const [bootstrap, setBootstrap] = useState<string | null>(null);
+/**
+ * The client listener of the broker that served this page, for the browser client: `ws://` or `wss://` (a TLS
+ * listener) on the page's host name. From /console/session, which any logged-in user may read (GET /cluster needs
+ * describe on the cluster, which a user who may only read a topic does not have).
+ */
+function useSession(): { bootstrap: string; authentication: boolean } | null {
+  const [session, setSession] = useState<{ bootstrap: string; authentication: boolean } | null>(null);
   useEffect(() => {
-    void api.cluster().then((c) => {
-      const me = c.brokers.find((b) => b.id === c.brokerId);
-      if (me) setBootstrap(`${location.hostname}:${me.port}`);
-    });
+    void api.session().then(
+      (s) => setSession({ bootstrap: `${s.tls ? 'wss' : 'ws'}://${location.hostname}:${s.port}`, authentication: s.authentication }),
+      () => undefined,
+    );
   }, []);
-  return bootstrap;
+  return session;
 }
 
 // ------------------------------------------------------------------- groups

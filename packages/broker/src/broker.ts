@@ -41,6 +41,8 @@ import { ConsumerInstances } from './http/consumers/consumer-instances.js';
 import { registerConsumerRoutes } from './http/routes/consumers.js';
 import { parseBrokerOptions, type BrokerOptions } from './options.js';
 import { WsServer } from './server/ws-server.js';
+import { connectInProcess } from './server/in-process-socket.js';
+import { connectWebSocket } from '@mq/client/transport';
 import { checkExposure } from './server/exposure.js';
 import { readClusterSecret } from './cluster/cluster-auth.js';
 import { parseInterBrokerTls, parseTlsSettings, type TlsSettings } from './server/tls.js';
@@ -299,23 +301,30 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     registerLogDirRoutes(router, topicBackend, () => cluster.controller.metadata.brokers().filter((b) => !b.fenced).map((b) => b.id));
     const view = clusterPartitionView(cluster);
     registerSystemRoutes(router, ctx, { view });
-    registerConsoleRoutes(router);
+    registerConsoleRoutes(router, () => ({ port, tls: tls !== undefined, authentication: securityOptions.authentication }));
     const stopNodeMetrics = registerNodeMetrics(ctx.metrics.registry, { connections: () => ws.connectionCount, view, controller: cluster.controller, groups: () => groups.coordinator, forgetTopic: (t) => ctx.metrics.dropTopic(t) });
     cleanups.push(async () => stopNodeMetrics());
     groups.registerRoutes(router, ctx);
+    let consumers: ConsumerInstances | undefined;
     if (cluster.roles.broker && config.int('http.consumer.max.instances') > 0) {
-      // HTTP consumer instances are clients of this broker's own listener.
+      // HTTP consumer instances are clients of this broker's own client listener, reached in process (no socket,
+      // no TLS to dial: a TLS-only listener serves them too); other brokers of a cluster are dialled as usual.
       const self = opts.host === '0.0.0.0' || opts.host === '::' ? '127.0.0.1' : opts.host;
-      const consumers = new ConsumerInstances({
-        bootstrap: () => `${self.includes(':') ? `[${self}]` : self}:${port}`,
+      const selfAddress = `${self.includes(':') ? `[${self}]` : self}:${port}`;
+      const ownAddresses = new Set([selfAddress, `${advertised.includes(':') ? `[${advertised}]` : advertised}:${port}`]);
+      const inProcess = connectInProcess(() => ws.connectInProcess());
+      const instances = new ConsumerInstances({
+        bootstrap: () => selfAddress,
+        connect: (o, signal) => (cluster.oneNode || ownAddresses.has(o.address) ? inProcess(o, signal) : connectWebSocket(o, signal)),
         maxInstances: config.int('http.consumer.max.instances'),
         instanceTimeoutMs: config.int('http.consumer.instance.timeout.ms'),
         logger: log.child({ component: 'http-consumers' }),
         // With authentication each instance's client logs in as its creator (a token delegated in this process).
         ...(securityOptions.authentication ? { delegation: { delegate: (p: string) => security.delegate(p), revoke: (t: string) => security.revokeDelegation(t) } } : {}),
       });
-      cleanups.push(() => consumers.close());
-      registerConsumerRoutes(router, ctx, consumers);
+      consumers = instances;
+      cleanups.push(() => instances.close());
+      registerConsumerRoutes(router, ctx, instances);
     }
     registerClusterRoutes(router, cluster);
     for (const r of components.routes ?? []) r(router, ctx);
@@ -355,6 +364,8 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
       (closing ??= (async () => {
         log.info('broker shutting down');
         await cleaner.stop();
+        // HTTP consumer instances leave their groups while the listeners still serve them (their clients stop, not reconnect).
+        await consumers?.close();
         shutdown.abort();
         http.setReady(false);
         const timeout = config.int('shutdown.timeout.ms');

@@ -450,6 +450,29 @@ describe('security on the HTTP API (Basic from loopback, Bearer tokens; the same
     // a token cannot make another
     expect((await call('POST', '/tokens', bearer)).status).toBe(401);
   });
+
+  it("a token from POST /tokens logs in on the WebSocket door (SASL OAUTHBEARER, the console's live tail) as its user; an unknown one is refused", async () => {
+    const token = (await call('POST', '/tokens', BOB_AUTH)).body.token as string;
+    const oauth = (tok: string) => ({ saslAuthenticate: { mechanism: 'OAUTHBEARER', authBytes: Buffer.from(`n,,\x01auth=Bearer ${tok}\x01\x01`) } });
+    const c = await TestClient.connect(t.url);
+    try {
+      const ok = await c.request(oauth(token));
+      expect([codeOf(ok), ok.saslAuthenticate?.principal]).toEqual(['NONE', 'User:bob']);
+      // bob's ACLs, as over HTTP: he may write h-topic, not delete it
+      expect(codeOf(await c.request({ deleteTopics: { topics: ['h-topic'] } }))).toBe('TOPIC_AUTHORIZATION_FAILED');
+    } finally {
+      await c.close();
+    }
+    const before = t.lines.filter((l) => l.msg === 'authentication failed').length;
+    const stranger = await TestClient.connect(t.url);
+    try {
+      expect(codeOf(await stranger.request(oauth('not-a-token')))).toBe('SASL_AUTHENTICATION_FAILED');
+      expect(codeOf(await stranger.request({ metadata: {} }))).toBe('SASL_AUTHENTICATION_FAILED');
+    } finally {
+      await stranger.close();
+    }
+    expect(t.lines.filter((l) => l.msg === 'authentication failed').length).toBe(before + 1);
+  });
 });
 
 describe('the Kafka listener with authentication on: a request before the login closes the connection, nothing changed', () => {

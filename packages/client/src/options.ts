@@ -65,9 +65,11 @@ export interface SaslOptions {
 }
 
 /**
- * SASL OAUTHBEARER (RFC 7628 framing) with a token the broker delegated: how
- * a broker's own HTTP consumer instances log in as their HTTP caller's
- * principal. Brokers accept no other bearer tokens on this door yet.
+ * SASL OAUTHBEARER (RFC 7628 framing) with a token the broker issued: one it
+ * delegated (how a broker's own HTTP consumer instances log in as their HTTP
+ * caller's principal) or one from its HTTP API's `POST /tokens` (how the web
+ * console's live tail logs in as the console's user). Brokers accept no
+ * other bearer tokens on this door yet.
  */
 export interface OAuthBearerOptions {
   mechanism: 'OAUTHBEARER';

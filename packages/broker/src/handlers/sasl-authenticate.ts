@@ -11,10 +11,13 @@
  *   itself, checked against the user's SCRAM credential; only on a TLS
  *   connection (on plaintext it is UNSUPPORTED_SASL_MECHANISM).
  *
- * - OAUTHBEARER (RFC 7628 framing, one step): a token this broker delegated
- *   to its own client (an HTTP consumer instance acting for its HTTP
- *   caller's principal: Security.delegate); never advertised, no other token
- *   is accepted.
+ * - OAUTHBEARER (RFC 7628 framing, one step): a token this broker issued:
+ *   one it delegated to its own client (an HTTP consumer instance acting for
+ *   its HTTP caller's principal: Security.delegate), or a live token of its
+ *   HTTP API (POST /tokens, called with Basic credentials: how the web
+ *   console's live tail logs in as the console's user). Never advertised; no
+ *   other token is accepted. A connection stays logged in after its token
+ *   expires (no re-authentication).
  *
  * The exchange state lives on the connection's session, so a connection
  * authenticates once; a failure ends SASL on the connection (the client
@@ -83,8 +86,9 @@ export function saslAuthenticate(sec: Security): Handler<'saslAuthenticate'> {
         return { authBytes: Buffer.alloc(0), principal: loggedIn(ctx, session, user, mechanism) };
       }
       if (mechanism === OAUTHBEARER) {
-        const principal = sec.delegatedPrincipal(parseBearer(bytes));
-        if (!principal) throw new MqError('SASL_AUTHENTICATION_FAILED', 'authentication failed: unknown or revoked token');
+        const token = parseBearer(bytes);
+        const principal = sec.delegatedPrincipal(token) ?? sec.tokenPrincipal(token, ctx.broker.clock());
+        if (!principal) throw new MqError('SASL_AUTHENTICATION_FAILED', 'authentication failed: unknown, expired or revoked token');
         plainUser = principal;
         return { authBytes: Buffer.alloc(0), principal: loggedIn(ctx, session, principal, mechanism, principal) };
       }

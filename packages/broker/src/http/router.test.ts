@@ -63,7 +63,7 @@ describe('OpenAPI document', () => {
   registerTokenRoutes(router, () => ({ token: '', expires_at: '', principal: '' }));
   registerGroupRoutes(router, ctx, () => undefined);
   registerClusterRoutes(router, {} as ClusterNode);
-  registerConsoleRoutes(router, '/nonexistent');
+  registerConsoleRoutes(router, () => ({ port: 9092, tls: false, authentication: false }), '/nonexistent');
   const doc = openApiDocument(router.list(), { version: '1.2.3' }) as Doc;
 
   it('has one operation per documented route, and none for the console', () => {

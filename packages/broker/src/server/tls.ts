@@ -86,9 +86,7 @@ export function createListenerServer(tls: TlsSettings | undefined, options: Serv
     },
     listener,
   );
-  server.on('tlsClientError', (err: NodeJS.ErrnoException, socket: TLSSocket) => {
-    logger.warn({ listener: what, remote: `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`, code: err.code, err: err.message }, 'TLS handshake failed: connection closed');
-  });
+  logHandshakeFailures(server, logger, what);
   return server as unknown as Server;
 }
 
@@ -99,10 +97,33 @@ export function createSocketServer(tls: TlsSettings | undefined, onSocket: (sock
     { ...readMaterial(tls), requestCert: tls.clientAuth !== 'none', rejectUnauthorized: tls.clientAuth === 'required', minVersion: 'TLSv1.2', handshakeTimeout: handshakeTimeoutMs },
     onSocket,
   );
-  server.on('tlsClientError', (err: NodeJS.ErrnoException, socket: TLSSocket) => {
-    logger.warn({ listener: what, remote: `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`, code: err.code, err: err.message }, 'TLS handshake failed: connection closed');
-  });
+  logHandshakeFailures(server, logger, what);
   return server;
+}
+
+/**
+ * One `TLS handshake failed` line per failed handshake, with the remote address and why. A client certificate
+ * that does not verify against tls.ca.file (tls.client.auth=required) is refused by node:tls after the handshake,
+ * which reports only a reset ("socket hang up", the socket already gone): the line says what was wrong with the
+ * certificate (`clientCertificate`: node's verification code, e.g. UNABLE_TO_VERIFY_LEAF_SIGNATURE for another
+ * CA) and whence it came (taken when the TCP connection arrived).
+ */
+function logHandshakeFailures(server: NetServer | ReturnType<typeof createHttpsServer>, logger: Logger, what: string): void {
+  const remotes = new WeakMap<Socket, string>();
+  server.on('connection', (raw: Socket) => remotes.set(raw, `${raw.remoteAddress ?? '?'}:${raw.remotePort ?? '?'}`));
+  server.on('tlsClientError', (err: NodeJS.ErrnoException, socket: TLSSocket) => {
+    const parent = (socket as unknown as { _parent?: Socket })._parent;
+    const remote = (parent && remotes.get(parent)) ?? `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`;
+    const refused = socket.authorizationError;
+    if (refused !== undefined) {
+      logger.warn(
+        { listener: what, remote, code: 'CLIENT_CERTIFICATE_REFUSED', clientCertificate: String(refused), err: `the client's certificate does not verify against tls.ca.file (${String(refused)})` },
+        'TLS handshake failed: connection closed',
+      );
+      return;
+    }
+    logger.warn({ listener: what, remote, code: err.code, err: err.message }, 'TLS handshake failed: connection closed');
+  });
 }
 
 /** Checks the certificate files every reloadMs and gives `server` (or the Raft transport) the new ones; returns the stop function. */

@@ -7,7 +7,7 @@
  * (ws.allowed.origins, origins.ts); request heads are bounded
  * (http.max.header.bytes, http.max.headers: 431).
  */
-import type { IncomingMessage, Server } from 'node:http';
+import { createServer as createPlainServer, type IncomingMessage, type Server } from 'node:http';
 import { createListenerServer, watchCertificates, type TlsSettings } from './tls.js';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
@@ -19,6 +19,7 @@ import { CLOSE_POLICY_VIOLATION, Connection, type ConnectionLimits } from './con
 import type { ConnectionQuotas } from '../quota/connection-limits.js';
 import { refuseBadHead } from './request-head.js';
 import { originVerdict, ownHttpOrigins, type OriginList } from './origins.js';
+import { inProcessPair, isInProcess, type InProcessSocket } from './in-process-socket.js';
 
 export interface WsServerOptions {
   host: string;
@@ -46,6 +47,8 @@ export interface WsServerOptions {
 
 export class WsServer {
   private readonly http: Server;
+  /** Parses the upgrades of in-process connections (connectInProcess); never listens. */
+  private readonly inProcess: Server;
   private readonly stopReload: () => void;
   private readonly wss: WebSocketServer;
   private readonly connections = new Set<Connection>();
@@ -120,7 +123,8 @@ export class WsServer {
       socket.setNoDelay(true);
       const quotas = this.options.connectionQuotas;
       const ip = socket.remoteAddress ?? '?';
-      if (quotas) {
+      // The broker's own in-process clients come from no IP (their principal's connection count still applies).
+      if (quotas && !isInProcess(socket)) {
         const refused = quotas.acceptIp(ip);
         if (refused !== undefined) {
           this.logger.warn({ remote: `${ip}:${socket.remotePort ?? '?'}` }, `connection closed: ${refused}`);
@@ -134,6 +138,11 @@ export class WsServer {
       ws.once('close', () => this.connections.delete(conn));
       conn.checkPrincipalLimit();
     }));
+    // The broker's own clients: an upgrade over an in-process pair joins the listener's WebSocket server (verifyUpgrade included).
+    this.inProcess = createPlainServer({ maxHeaderSize: options.maxHeaderBytes });
+    this.inProcess.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+      this.wss.handleUpgrade(req, socket, head, (ws) => this.wss.emit('connection', ws, req));
+    });
     // Listen errors reject listen(); later server errors are logged.
     this.wss.on('error', (err) => {
       if (this.context) this.logger.error({ err }, 'websocket server error');
@@ -173,6 +182,19 @@ export class WsServer {
       return;
     }
     done(true);
+  }
+
+  /**
+   * A connection to this listener from inside the process (the broker's own
+   * clients): the client's end of an in-process pair whose other end this
+   * listener serves as it serves a socket, through the same upgrade checks,
+   * Connection and handler map (authentication, authorization, quotas), with
+   * no TLS (nothing leaves the process). Write the WebSocket upgrade on it.
+   */
+  connectInProcess(): InProcessSocket {
+    const [client, server] = inProcessPair();
+    this.inProcess.emit('connection', server);
+    return client;
   }
 
   get connectionCount(): number {

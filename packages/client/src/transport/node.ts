@@ -48,7 +48,7 @@ export function connectWebSocket(options: ConnectionOptions, signal?: AbortSigna
     const onError = (err: Error & { code?: string }) => {
       cleanup();
       abandon();
-      const hint = connectHint(err.code, tls !== undefined);
+      const hint = connectHint(err.code, tls !== undefined, tls?.cert !== undefined);
       reject(
         new MqError('CONNECTION_ERROR', `cannot connect to broker at ${options.address}: ${err.code ?? err.message}${hint}`, {
           cause: err,
@@ -81,7 +81,15 @@ export function connectWebSocket(options: ConnectionOptions, signal?: AbortSigna
 
 
 /** What to do about a failed connection, by its error code (TLS ones included). */
-function connectHint(code: string | undefined, tls: boolean): string {
+function connectHint(code: string | undefined, tls: boolean, clientCert: boolean): string {
+  // The broker's side of mutual TLS (tls.client.auth): its alert, or (TLS 1.3, where the client's handshake ends first) the connection reset.
+  if (code === 'ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED') return ': the broker requires a client certificate (give one with tls.cert and tls.key / --tls-cert and --tls-key)';
+  if (code === 'ERR_SSL_TLSV1_ALERT_UNKNOWN_CA' || code === 'ERR_SSL_SSLV3_ALERT_BAD_CERTIFICATE' || code === 'ERR_SSL_SSLV3_ALERT_CERTIFICATE_EXPIRED' || code === 'ERR_SSL_TLSV1_ALERT_DECRYPT_ERROR') {
+    return ": the broker refused this client's certificate (it must be signed by a CA in the broker's tls.ca.file, and be valid now)";
+  }
+  if (code === 'ECONNRESET' && tls && clientCert) {
+    return ": the broker closed the connection during the TLS handshake: most likely the broker refused this client's certificate (it must be signed by a CA in the broker's tls.ca.file, and be valid now); the broker's log says why";
+  }
   if (code === 'ECONNREFUSED') return ' (is the broker running? start one with: mq broker start)';
   if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') return ": the broker's certificate is not for this host name (connect by a name it carries, or set tls.servername)";
   if (code === 'CERT_HAS_EXPIRED') return ": the broker's certificate has expired (renew it; the broker reloads it without a restart)";

@@ -1,8 +1,9 @@
 /**
  * HTTP consumer instances (the Confluent REST proxy's model): a client that cannot speak mq's protocol creates
  * a consumer instance in a group over HTTP, subscribes it, polls records and commits offsets. Each instance is a
- * real @mq/client group consumer running inside the broker, connected to this broker's own listener, so it joins
- * the group, rebalances and commits exactly as any other member. Instances are bounded in number and expire when
+ * real @mq/client group consumer running inside the broker, connected to this broker's own client listener (in
+ * process: the listener's handlers with no socket, so a TLS-only listener is served too), so it joins the group,
+ * rebalances and commits exactly as any other member. Instances are bounded in number and expire when
  * not polled for `instanceTimeoutMs` (they leave the group, committing nothing unless auto-commit is on).
  *
  * With authentication, an instance belongs to the principal that created it: another principal's calls get 404
@@ -12,13 +13,15 @@
  * its bytes and requests count against that principal's quotas, exactly as its own client's would.
  */
 import { randomUUID } from 'node:crypto';
-import { MqClient, type GroupConsumer } from '@mq/client';
+import { MqClient, type ConnectFn, type GroupConsumer } from '@mq/client';
 import { MqError } from '@mq/protocol/errors';
 import type { Logger } from '@mq/protocol/components';
 
 export interface ConsumerInstanceOptions {
   /** This broker's own client listener, as host:port. */
   bootstrap: () => string;
+  /** How the instances' client opens a connection (this broker: in process; default: a WebSocket). */
+  connect?: ConnectFn;
   maxInstances: number;
   instanceTimeoutMs: number;
   logger: Logger;
@@ -91,12 +94,15 @@ export class ConsumerInstances {
     if (!pc) {
       const d = this.options.delegation;
       const token = principal && d ? d.delegate(principal) : undefined;
-      const client = new MqClient({
-        bootstrap: this.options.bootstrap(),
-        clientId: 'mq-http-consumers',
-        logger: this.options.logger,
-        ...(token !== undefined ? { sasl: { mechanism: 'OAUTHBEARER' as const, token } } : {}),
-      });
+      const client = new MqClient(
+        {
+          bootstrap: this.options.bootstrap(),
+          clientId: 'mq-http-consumers',
+          logger: this.options.logger,
+          ...(token !== undefined ? { sasl: { mechanism: 'OAUTHBEARER' as const, token } } : {}),
+        },
+        this.options.connect ? { connect: this.options.connect } : {},
+      );
       pc = { client, token, instances: 0 };
       this.clients.set(principal, pc);
     }

@@ -25,7 +25,17 @@ const SECURITY_HEADERS = {
   'cache-control': 'no-cache',
 };
 
-export function registerConsoleRoutes(router: Router, dir: string = CONSOLE_DIR): void {
+/** What the console's live tail needs to reach this broker's client listener. */
+export interface ConsoleSession {
+  /** The client (WebSocket) listener's port. */
+  port: number;
+  /** It speaks TLS only (wss://). */
+  tls: boolean;
+  /** It requires a login: the tail logs in with a token from POST /tokens (the console user's Basic credentials). */
+  authentication: boolean;
+}
+
+export function registerConsoleRoutes(router: Router, session: () => ConsoleSession, dir: string = CONSOLE_DIR): void {
   const files = new Map<string, HttpResponse>();
   for (const [name, contentType] of Object.entries(FILES)) {
     let text: string;
@@ -42,5 +52,7 @@ export function registerConsoleRoutes(router: Router, dir: string = CONSOLE_DIR)
   };
   const index = files.get('index.html') ?? missing;
   router.add('GET', '/console', { documented: false }, async () => index);
+  // Before /console/{file}: the first matching route serves. Any authenticated caller may read it (as the page itself).
+  router.add('GET', '/console/session', { documented: false }, async () => ({ status: 200, body: session() }));
   router.add('GET', '/console/{file}', { documented: false }, async (req) => files.get(req.params.file ?? '') ?? (req.params.file === 'index.html' ? missing : { status: 404, text: 'no such file\n' }));
 }

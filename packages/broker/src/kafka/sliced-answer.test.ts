@@ -1,6 +1,7 @@
 import { encodeResponse, type ApiDef } from '@mq/kafka-protocol';
 import { DescribeConfigsApi, DescribeGroupsApi, MetadataApi } from '@mq/kafka-protocol/messages';
 import { encodeSlicedAnswer } from './sliced-answer.js';
+import { turnsDuring } from '../test-support/event-loop.js';
 
 const member = (i: number, bytes: number) => ({
   memberId: `client-${i}-0123456789abcdef`,
@@ -15,21 +16,6 @@ const partition = (p: number) => ({ errorCode: 0, partitionIndex: p, leaderId: 1
 const topic = (name: string, partitions: number) => ({ errorCode: 0, name, isInternal: false, partitions: Array.from({ length: partitions }, (_, p) => partition(p)), topicAuthorizedOperations: 5 });
 const config = (i: number) => ({ name: `k.${i}`, value: String(i), readOnly: false, isDefault: i % 2 === 0, configSource: 5, isSensitive: false, synonyms: [{ name: `s.${i}`, value: 'x', source: 4 }] });
 const resource = (t: number, configs: number) => ({ errorCode: 0, errorMessage: null, resourceType: 2, resourceName: `topic-${t}`, configs: Array.from({ length: configs }, (_, i) => config(i)) });
-
-/** How many times the event loop turned while `work` ran (0 when it ran in one synchronous step). */
-async function turnsDuring<T>(work: () => Promise<T>): Promise<{ result: T; turns: number }> {
-  let turns = 0;
-  let running = true;
-  const tick = () => {
-    if (!running) return;
-    turns++;
-    setImmediate(tick);
-  };
-  setImmediate(tick);
-  const result = await work();
-  running = false;
-  return { result, turns };
-}
 
 const versions = (api: ApiDef<unknown, unknown>) => Array.from({ length: api.maxVersion - api.minVersion + 1 }, (_, i) => api.minVersion + i);
 

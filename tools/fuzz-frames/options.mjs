@@ -35,13 +35,18 @@ export function parseArgv(argv) {
       out.quiet = true;
       continue;
     }
+    if (a === '--trace') {
+      if (i + 1 >= argv.length) throw new Error('--trace needs a file name');
+      out.trace = argv[++i];
+      continue;
+    }
     if (a === '--broker-config') {
       if (i + 1 >= argv.length || !argv[i + 1].includes('=')) throw new Error('--broker-config needs key=value');
       (out.brokerConfig ??= []).push(argv[++i]);
       continue;
     }
     const key = FLAGS[a.replace(/^--/, '')];
-    if (!key || i + 1 >= argv.length) throw new Error(`unknown or incomplete option ${a} (options: ${Object.keys(FLAGS).map((f) => `--${f}`).join(' ')} --record --quiet --broker-config key=value)`);
+    if (!key || i + 1 >= argv.length) throw new Error(`unknown or incomplete option ${a} (options: ${Object.keys(FLAGS).map((f) => `--${f}`).join(' ')} --record --quiet --broker-config key=value --trace FILE)`);
     out[key] = Number(argv[++i]);
   }
   return out;
@@ -68,6 +73,8 @@ export function parseFuzzOptions(o = {}) {
     /** Broker configs (key=value) every broker under test starts with (`mq broker start --config-set`). */
     brokerConfig: [...(o.brokerConfig ?? [])],
     quiet: Boolean(o.quiet),
+    /** A file to write, at the end, every steady acknowledgment ([wall ms, latency ms]) and every frame sent ([wall ms, index, bytes, description]). */
+    trace: o.trace ?? '',
     log: o.log ?? ((line) => process.stderr.write(`${line}\n`)),
   };
 }

@@ -6,7 +6,7 @@
  * RSS and open-file bounds; every acknowledged record must read back intact;
  * metadata must change only as clients were told. Returns the report.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import WebSocket from 'ws';
 import { MqClient } from '@mq/client';
 import { errorNumber } from '@mq/protocol/errors';
@@ -68,7 +68,9 @@ export async function runFuzz(options) {
   let frameIndex = 0;
   // The last frames' descriptions, to name what was being sent while an acknowledgment was slow.
   const described = new Map();
-  const steady = await startSteadyClient(broker.bootstrap, steadyTopic, () => frameIndex);
+  const steady = await startSteadyClient(broker.bootstrap, steadyTopic, () => frameIndex, { trace: Boolean(o.trace) });
+  // --trace: every frame's send time, to lay beside the acknowledgments and the broker's event-loop gaps.
+  const sentLog = [];
   const before = await snapshotMetadata(watcher.admin());
   void broker.exited.then((code) => {
     if (!brokerStopping) violate(`broker exited (${code})`);
@@ -208,6 +210,7 @@ export async function runFuzz(options) {
     conn.pending.set(key, entry);
     counts.sent++;
     conn.ws.send(m.bytes);
+    if (o.trace) sentLog.push([Date.now(), index, m.bytes.length, m.description.slice(0, 140)]);
     if (performance.now() - sliceStart > SLICE_MS) {
       await new Promise((r) => setImmediate(r));
       sliceStart = performance.now();
@@ -224,6 +227,7 @@ export async function runFuzz(options) {
   for (const c of conns)
     for (const e of c?.pending.values() ?? []) if (e.expectsAnswer) violate(`frame #${e.index} never answered nor closed: ${e.description}`);
   const elapsedS = (Date.now() - started) / 1000;
+  if (o.trace) await writeFile(o.trace, JSON.stringify({ acks: steady.acks, sent: sentLog }));
 
   let steadyReport = { slowest: [], acked: 0, bad: [], errors: [], p50Ms: NaN, p99Ms: NaN, maxMs: NaN };
   // A broker that stopped serving (the violation above) cannot be read back: that is reported, not thrown.

@@ -2,14 +2,14 @@
  * The well-behaved client that runs beside the fuzzer: it produces acks=all
  * records one after another (timing each acknowledgment) and consumes them,
  * then checks that every acknowledged {partition, offset} holds exactly the
- * record acknowledged.
+ * record acknowledged. With `trace` it keeps each acknowledgment's time.
  */
 import { MqClient } from '@mq/client';
 
 export const STEADY_PARTITIONS = 3;
 
 /** `clock()` names the fuzz frame being sent now, so a slow acknowledgment can be laid beside the frames sent while it waited. */
-export async function startSteadyClient(bootstrap, topic, clock = () => 0) {
+export async function startSteadyClient(bootstrap, topic, clock = () => 0, { trace = false } = {}) {
   const client = new MqClient({ bootstrap, clientId: 'fuzz-steady' });
   await client.admin().createTopic(topic, { numPartitions: STEADY_PARTITIONS });
   const producer = client.producer({ acks: 'all', lingerMs: 0 });
@@ -18,6 +18,8 @@ export async function startSteadyClient(bootstrap, topic, clock = () => 0) {
   const acked = new Map();
   const seen = new Map();
   const latencies = [];
+  /** With `trace`: each acknowledgment's wall-clock time and latency. */
+  const acks = [];
   const slowest = [];
   const errors = [];
   let running = true;
@@ -34,6 +36,7 @@ export async function startSteadyClient(bootstrap, topic, clock = () => 0) {
         const m = await producer.send(topic, { key, value });
         const ms = performance.now() - t0;
         latencies.push(ms);
+        if (trace) acks.push([Date.now(), Math.round(ms)]);
         slowest.push({ ms, fromFrame, toFrame: clock() });
         slowest.sort((a, b) => b.ms - a.ms);
         if (slowest.length > 3) slowest.pop();
@@ -57,6 +60,7 @@ export async function startSteadyClient(bootstrap, topic, clock = () => 0) {
 
   return {
     latencies,
+    acks,
     async finish({ readBackTimeoutMs = 30_000 } = {}) {
       running = false;
       await produceLoop;

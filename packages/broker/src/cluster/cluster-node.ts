@@ -83,7 +83,7 @@ export interface ClusterNode {
   /** Connections to the other brokers (the HTTP API forwards record requests to partition leaders over them). */
   readonly peers: PeerConnections;
   /** Topics as the cluster knows them, for the group coordinator: partition counts, and HWs of partitions led here. */
-  topicView(): { partitionCount(topic: string): number | undefined; logEndOffset(topic: string, partition: number): number | undefined };
+  topicView(): { partitionCount(topic: string): number | undefined; logEndOffset(topic: string, partition: number): number | undefined; topicId(topic: string): string | undefined };
   /**
    * Registers this broker with the controller. A voter registers in the
    * background (the quorum may still be forming) and this resolves at once;
@@ -141,6 +141,7 @@ export async function startClusterNode(o: ClusterNodeOptions, components: Cluste
     topicView: () => ({
       partitionCount: (topic) => controller.metadata.topic(topic)?.partitions.length,
       logEndOffset: (topic, partition) => replicas.leaderOf(topic, partition)?.highWatermark,
+      topicId: (topic) => controller.metadata.topic(topic)?.topicId,
     }),
     register(ep: BrokerEndpoints): Promise<void> {
       // Every controller of a cluster says where brokers reach it, in the background (the quorum may be forming, or it may not be a member yet).

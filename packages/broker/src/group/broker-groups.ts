@@ -101,6 +101,7 @@ export async function startGroups(deps: BrokerGroupsDeps): Promise<BrokerGroups>
   const internalHidden = (view: TopicView): TopicView => ({
     partitionCount: (t) => (isInternalTopic(t) ? undefined : view.partitionCount(t)),
     logEndOffset: (t, p) => view.logEndOffset(t, p),
+    topicId: (t) => (isInternalTopic(t) ? undefined : view.topicId?.(t)),
   });
 
   // The coordinator starts with the cluster (useCluster).

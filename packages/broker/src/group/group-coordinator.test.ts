@@ -39,9 +39,12 @@ class World {
     ['orders', [100, 100, 100]],
     ['audit', [5]],
   ]);
+  /** Topic ids of the topics in `ends` (none: the view knows no ids). */
+  topicIds = new Map<string, string>();
   topics: TopicView = {
     partitionCount: (t) => this.ends.get(t)?.length,
     logEndOffset: (t, p) => this.ends.get(t)?.[p],
+    topicId: (t) => (this.ends.has(t) ? this.topicIds.get(t) : undefined),
   };
   ids = 0;
   coordinator!: GroupCoordinator;
@@ -532,6 +535,35 @@ describe('group coordinator: offsets', () => {
     // ...and a member that does not come back is expired after its session timeout.
     w.time.advance(SESSION + 1);
     expect((await w.coordinator.describeGroups({ groupIds: ['g'] })).groups![0]!.state).toBe('Empty');
+  });
+
+  it('offsets of topics deleted while no coordinator watched (a failover) are removed when the partition loads, durably; a re-created topic does not inherit them', async () => {
+    w.ends.set('kept', [10]);
+    w.topicIds = new Map([
+      ['orders', 'orders-1'],
+      ['audit', 'audit-1'],
+      ['kept', 'kept-1'],
+    ]);
+    const m = await stableSingle(w, 'g');
+    await commit('g', m, [{ partition: 0, committedOffset: 11 }]);
+    await commit('g', m, [{ partition: 0, committedOffset: 4 }], 'kept');
+    await commit('solo', null, [{ partition: 0, committedOffset: 3 }], 'audit');
+    // While no coordinator runs: 'audit' is deleted, 'orders' deleted and created again (another topic id).
+    w.coordinator.close();
+    w.ends.delete('audit');
+    w.topicIds.set('orders', 'orders-2');
+    await w.start();
+    const offsetsOf = async (groupId: string) => ((await w.coordinator.offsetFetch({ groupId })).topics ?? []).map((t) => `${t.name}:${t.partitions!.map((p) => p.committedOffset).join(',')}`);
+    for (let i = 0; i < 50 && (await offsetsOf('g')).length > 1; i++) await new Promise((r) => setImmediate(r));
+    expect(await offsetsOf('g')).toEqual(['kept:4']);
+    expect(await offsetsOf('solo')).toEqual([]);
+    expect(w.lines.filter((l) => l.msg === 'offsets of topics deleted while unwatched removed')).toHaveLength(2);
+    // Tombstones were written: a later coordinator finds none, even with the old incarnations back in its view.
+    w.ends.set('audit', [5]);
+    w.topicIds.set('orders', 'orders-1');
+    await w.start();
+    expect(await offsetsOf('g')).toEqual(['kept:4']);
+    expect(await offsetsOf('solo')).toEqual([]);
   });
 
   it('deletes only empty groups, durably', async () => {

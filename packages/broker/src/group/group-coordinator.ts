@@ -302,6 +302,11 @@ class Coordinator implements GroupCoordinator {
       if (offsets.size + metadata.size > 0) {
         this.logger.info({ partition, groups: new Set([...offsets.keys(), ...metadata.keys()]).size }, 'group state loaded');
       }
+      // Topics deleted while no coordinator of this partition watched (during a failover, before this load) are not
+      // announced again: their offsets are found here.
+      if (offsets.size > 0) {
+        this.removeOffsetsOfGoneTopics(partition).catch((e: unknown) => this.logger.warn({ partition, err: e }, 'could not remove the offsets of deleted topics'));
+      }
     } catch (e) {
       if (!stale()) this.partitions.delete(partition);
       throw e;
@@ -983,7 +988,8 @@ class Coordinator implements GroupCoordinator {
           results.set(key, err('OFFSET_METADATA_TOO_LARGE', `commit metadata is larger than ${this.options.offsetMetadataMaxBytes} bytes`));
           continue;
         }
-        const value = { offset, leaderEpoch: p.committedLeaderEpoch ?? -1, metadata, commitTimestamp: now };
+        const topicId = this.topics.topicId?.(topic);
+        const value = { offset, leaderEpoch: p.committedLeaderEpoch ?? -1, metadata, commitTimestamp: now, ...(topicId ? { topicId } : {}) };
         records.push({ key: encodeKey({ type: 'offset', group: groupId, topic, partition }), value: encodeOffsetValue(value) });
         accepted.push({ key, value });
       }
@@ -1330,6 +1336,35 @@ class Coordinator implements GroupCoordinator {
       } catch (e) {
         this.logger.warn({ group: g.groupId, err: e }, 'could not remove the offsets of deleted topics');
       }
+    }
+    return removed;
+  }
+
+  /**
+   * Tombstones, in the groups of one loaded offsets partition, the offsets of topics that no longer exist, or that
+   * exist as another incarnation than the one committed to (its topic id differs: deleted and created again). A
+   * commit is only accepted for an existing topic, so a missing one was deleted; this broker's metadata is caught up
+   * before it leads an offsets partition (leaderships are applied only then, in metadata order).
+   */
+  private async removeOffsetsOfGoneTopics(partition: number): Promise<number> {
+    let removed = 0;
+    for (const g of [...this.groups.values()]) {
+      if (g.partition !== partition || g.state === 'Dead') continue;
+      const keys: string[] = [];
+      const topics = new Set<string>();
+      for (const [k, c] of g.offsets) {
+        const { topic } = splitOffsetKey(k);
+        const gone = this.topics.partitionCount(topic) === undefined;
+        const current = gone ? undefined : this.topics.topicId?.(topic);
+        if (gone || (c.topicId !== undefined && current !== undefined && c.topicId !== current)) {
+          keys.push(k);
+          topics.add(topic);
+        }
+      }
+      if (keys.length === 0) continue;
+      await this.removeGroup(g, keys);
+      removed += keys.length;
+      this.logger.info({ group: g.groupId, offsets: keys.length, topics: [...topics].slice(0, 10).map(shown) }, 'offsets of topics deleted while unwatched removed');
     }
     return removed;
   }

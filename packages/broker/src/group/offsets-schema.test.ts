@@ -17,6 +17,11 @@ describe('__consumer_offsets schema', () => {
         expect(decodeKey(encodeKey({ type: 'group', group }))).toEqual({ type: 'group', group });
         const v = { offset, leaderEpoch, metadata, commitTimestamp: 1_700_000_000_000 };
         expect(decodeOffsetValue(encodeOffsetValue(v))).toEqual(v);
+        // Version 2 carries the topic id the offset was committed under.
+        const withId = { ...v, topicId: `${topic}-id` };
+        expect(decodeOffsetValue(encodeOffsetValue(withId))).toEqual(withId);
+        expect(encodeOffsetValue(withId).readInt16BE(0)).toBe(2);
+        expect(encodeOffsetValue(v).readInt16BE(0)).toBe(1);
       }),
     );
   });

@@ -7,6 +7,9 @@
  *           keyType 2 = group metadata of (group)
  * Value  := int16 version (1), then the fields below; a null value is a
  *           tombstone (the key is deleted; compaction may drop it).
+ *           An offset value of version 2 ends with the topic id the topic
+ *           had when the offset was committed (string), so a coordinator that
+ *           loads it can tell an offset of a deleted incarnation (issue 22).
  * Strings are int16 length + UTF-8 (-1 for null), bytes int32 length + data,
  * int64 are big-endian signed and stay below 2^53.
  */
@@ -16,6 +19,8 @@ import { MqError } from '@mq/protocol/errors';
 export const OFFSET_KEY_TYPE = 1;
 export const GROUP_KEY_TYPE = 2;
 export const VALUE_VERSION = 1;
+/** Offset values that carry the committed topic's id. */
+export const OFFSET_VALUE_VERSION_TOPIC_ID = 2;
 
 export type OffsetsKey =
   | { type: 'offset'; group: string; topic: string; partition: number }
@@ -26,6 +31,8 @@ export interface OffsetValue {
   leaderEpoch: number;
   metadata: string;
   commitTimestamp: number;
+  /** The topic's id when the offset was committed; absent in version 1 values. */
+  topicId?: string;
 }
 
 export interface StoredMember {
@@ -167,20 +174,25 @@ export function decodeKey(buf: Buffer): OffsetsKey | null {
 }
 
 export function encodeOffsetValue(v: OffsetValue): Buffer {
-  return new Writer()
-    .int16(VALUE_VERSION)
+  const w = new Writer()
+    .int16(v.topicId ? OFFSET_VALUE_VERSION_TOPIC_ID : VALUE_VERSION)
     .int64(v.offset)
     .int32(v.leaderEpoch)
     .string(v.metadata)
-    .int64(v.commitTimestamp)
-    .done();
+    .int64(v.commitTimestamp);
+  if (v.topicId) w.string(v.topicId);
+  return w.done();
 }
 
 export function decodeOffsetValue(buf: Buffer): OffsetValue {
   const r = new Reader(buf);
   const version = r.int16();
-  if (version !== VALUE_VERSION) throw new MqError('CORRUPT_MESSAGE', `unknown offset value version ${version}`);
-  const v = { offset: r.int64(), leaderEpoch: r.int32(), metadata: r.string() ?? '', commitTimestamp: r.int64() };
+  if (version !== VALUE_VERSION && version !== OFFSET_VALUE_VERSION_TOPIC_ID) throw new MqError('CORRUPT_MESSAGE', `unknown offset value version ${version}`);
+  const v: OffsetValue = { offset: r.int64(), leaderEpoch: r.int32(), metadata: r.string() ?? '', commitTimestamp: r.int64() };
+  if (version === OFFSET_VALUE_VERSION_TOPIC_ID) {
+    const topicId = r.string();
+    if (topicId) v.topicId = topicId;
+  }
   r.end();
   return v;
 }

@@ -12,6 +12,8 @@ export interface TopicView {
   partitionCount(topic: string): number | undefined;
   /** The highest offset a consumer may commit for a partition (its high watermark), or undefined when unknown. */
   logEndOffset(topic: string, partition: number): number | undefined;
+  /** The id of the topic's current incarnation, or undefined when it does not exist (or the view does not know ids). */
+  topicId?(topic: string): string | undefined;
 }
 
 export interface GroupCoordinatorComponents {
@@ -37,6 +39,8 @@ export interface CommittedOffset {
   leaderEpoch: number;
   metadata: string;
   commitTimestamp: number;
+  /** The topic's id when the offset was committed (absent in offsets written before topic ids were kept). */
+  topicId?: string;
   /** Position of the record in `__consumer_offsets`: a later record wins. */
   logOffset: number;
 }

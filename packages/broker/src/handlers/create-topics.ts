@@ -9,10 +9,10 @@ import type { mq } from '@mq/protocol/wire';
 import { MqError } from '@mq/protocol/errors';
 import { TopicConfig, validateTopicConfigs } from '../config/topic-config.js';
 import { checkCommand, commandLimitsOf } from '../controller/command-limits.js';
-import { wireError } from '../errors.js';
 import { requestDeadline, type RequestDeadline } from '../request-limits.js';
 import { refuseInternal, validateTopicName } from '@mq/protocol/topic-name';
-import { applied, logRefusal, type HandlerDeps } from './deps.js';
+import { applied, type HandlerDeps } from './deps.js';
+import { answerEachTopic } from './each-topic.js';
 import type { Handler } from './types.js';
 
 /** Creates one topic (or only checks it); the result is its CreateTopics entry. */
@@ -49,22 +49,13 @@ const md = d.controller.metadata;
 
 export function createTopics(d: HandlerDeps): Handler<'createTopics'> {
   return async (req, ctx) => {
-    const results: mq.TopicResult.$Properties[] = [];
     const deadline = requestDeadline(Date.now, req.timeoutMs ?? 0);
-    const seen = new Map<string, number>();
-    for (const t of req.topics ?? []) seen.set(t.name ?? '', (seen.get(t.name ?? '') ?? 0) + 1);
-    for (const t of req.topics ?? []) {
-      const name = t.name ?? '';
-      try {
-        if (seen.get(name)! > 1) throw new MqError('INVALID_REQUEST', `topic "${name}" appears more than once in the request`);
-        deadline.check();
-        results.push(await createTopic(d, name, t.numPartitions ?? 0, t.replicationFactor ?? 0, t.configs ?? {}, req.validateOnly ?? false, deadline));
-        if (!req.validateOnly) ctx.logger.info({ topic: name }, 'topic created through the controller');
-      } catch (err) {
-        logRefusal(ctx, 'create topic', name, -1, err);
-        results.push({ name, ...wireError(err) });
-      }
-    }
+    const results = await answerEachTopic(ctx, 'create topic', req.topics, (t) => t.name ?? '', async (t, name) => {
+      deadline.check();
+      const result = await createTopic(d, name, t.numPartitions ?? 0, t.replicationFactor ?? 0, t.configs ?? {}, req.validateOnly ?? false, deadline);
+      if (!req.validateOnly) ctx.logger.info({ topic: name }, 'topic created through the controller');
+      return result;
+    });
     return { results };
   };
 }

@@ -27,6 +27,7 @@ import { isTlsSocket, tlsPrincipal } from '../server/tls.js';
 import { clientIdProblem } from '../request-limits.js';
 import type { AnyKafkaApi, KafkaCall, KafkaDoorView, KafkaSaslState } from './types.js';
 import { kafkaCodeOf } from './errors.js';
+import { encodeSlicedAnswer } from './sliced-answer.js';
 import type { ConnectionQuotas } from '../quota/connection-limits.js';
 
 export interface KafkaConnectionLimits {
@@ -212,7 +213,10 @@ export class KafkaConnection {
         (answer) => {
           // A quota's throttle time (quota/): in the answer's throttle_time_ms (where its version has one).
           if (ctx.throttleMs && typeof answer === 'object' && answer !== null) (answer as { throttleTimeMs?: number }).throttleTimeMs = ctx.throttleMs;
-          return answer === NO_RESPONSE ? null : encodeResponse(api, h.apiVersion, h.correlationId, answer as never);
+          if (answer === NO_RESPONSE) return null;
+          // A large Metadata/DescribeConfigs/DescribeGroups answer is encoded in slices, yielding to other connections.
+          const sliced = encodeSlicedAnswer(api, h.apiVersion, h.correlationId, answer as never);
+          return sliced ? sliced.then((a) => a.parts) : encodeResponse(api, h.apiVersion, h.correlationId, answer as never);
         },
         (err: unknown) => {
           const e = toMqError(err);

@@ -1,5 +1,6 @@
 import { decodeResponse, encodeResponse, type ResponseFrame } from '@mq/protocol/wire';
 import { encodeSlicedResponse } from './sliced-response.js';
+import { turnsDuring } from '../test-support/event-loop.js';
 
 const member = (i: number, metadataBytes: number) => ({
   memberId: `client-${i}-0123456789abcdef0123456789abcdef`,
@@ -20,21 +21,6 @@ const group = (g: number, members: number, metadataBytes: number) => ({
   leader: 'client-0',
   members: Array.from({ length: members }, (_, i) => member(i, metadataBytes)),
 });
-
-/** How many times the event loop turned while `work` ran (0 when it ran in one synchronous step). */
-async function turnsDuring<T>(work: () => Promise<T>): Promise<{ result: T; turns: number }> {
-  let turns = 0;
-  let running = true;
-  const tick = () => {
-    if (!running) return;
-    turns++;
-    setImmediate(tick);
-  };
-  setImmediate(tick);
-  const result = await work();
-  running = false;
-  return { result, turns };
-}
 
 describe('encodeSlicedResponse', () => {
   it('leaves small answers to the one-step encoder', () => {

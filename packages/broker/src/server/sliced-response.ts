@@ -12,14 +12,11 @@
  * length and bytes, so the result decodes exactly as protobufjs's one-step
  * encoding of the same frame.
  */
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { mq, type ResponseFrame } from '@mq/protocol/wire';
+import { Slicer } from '../slicer.js';
 
 /** An answer with fewer list entries than this is encoded in one step (a few milliseconds at most). */
 export const SLICED_MIN_ENTRIES = 256;
-
-/** Longest encoding step between two yields to the event loop. */
-export const SLICE_MS = 10;
 
 interface Codec {
   encode(message: never): { finish(): Uint8Array };
@@ -68,26 +65,6 @@ function tagAndLength(field: number, length: number): Buffer {
     out.push(n);
   }
   return Buffer.from(out);
-}
-
-class Slicer {
-  private start = performance.now();
-  /** The longest step between two yields (wall clock: on a loaded machine it includes time descheduled), and the yields. */
-  longestMs = 0;
-  yields = 0;
-
-  async maybeYield(): Promise<void> {
-    const ms = performance.now() - this.start;
-    if (ms < SLICE_MS) return;
-    this.longestMs = Math.max(this.longestMs, ms);
-    this.yields++;
-    await nextTurn();
-    this.start = performance.now();
-  }
-
-  done(): void {
-    this.longestMs = Math.max(this.longestMs, performance.now() - this.start);
-  }
 }
 
 /** `message` encoded with `codec`, its `spec` list one entry at a time; returns the pieces whose concatenation is the message. */

@@ -5,6 +5,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from '@jest/globals';
+import { decodeBatchSync } from '@mq/protocol/batch';
 import { ERROR_CODES } from '@mq/protocol/errors';
 import { SUPPORTED_API_VERSIONS, decodeRequest, encodeResponse, type mq } from '@mq/protocol/wire';
 import { MqClient, type ClientSocket, type ConnectFn } from '../src/index.js';
@@ -103,6 +104,65 @@ describe('connect component (connection factory)', () => {
       const [a, b] = await Promise.all([producer.send('orders', { value: 'a', partition: 0 }), producer.send('orders', { value: 'b', partition: 1 })]);
       expect([a.offset, b.offset]).toEqual([9, 40]);
       expect(asked).toEqual([true]);
+    } finally {
+      await producer.close();
+      await client.close();
+    }
+  });
+
+  it('a part arriving after its request was abandoned for a new leader settles nothing: the record is acknowledged once, by the new leader', async () => {
+    // Broker 7 leads both partitions, takes the produce and says nothing; a leader check then finds both
+    // moved to broker 8 (epoch 1) and the request is abandoned and resent there. Broker 7's late part for
+    // partition 1 arrives while the resent request is at broker 8: it must be ignored (it once acknowledged
+    // the record with the old leader's offset and freed the batch's memory while the batch was still queued).
+    let moved = false;
+    let stale: { socket: MemorySocket; correlationId: number } | undefined;
+    const resent: Array<{ partition: number; values: string[] }> = [];
+    const metadata = () => ({
+      metadata: {
+        clusterId: 'memory',
+        controllerId: 7,
+        brokers: [
+          { id: 7, host: 'seven', port: 1 },
+          { id: 8, host: 'eight', port: 1 },
+        ],
+        topics: [{ name: 'orders', partitions: [0, 1].map((partition) => ({ partition, leader: moved ? 8 : 7, leaderEpoch: moved ? 1 : 0, replicas: [7, 8], isr: [7, 8] })) }],
+      },
+    });
+    const answer = (partition: number, baseOffset: number) => ({ partition, errorCode: 0, baseOffset, logAppendTime: -1, logStartOffset: 0 });
+    const sockets = new Map<string, MemorySocket>();
+    const connect: ConnectFn = async ({ address }) => {
+      const socket: MemorySocket = new MemorySocket((frame) => {
+        if (frame.body === 'metadata') return metadata();
+        if (frame.body !== 'produce') return broker(frame);
+        if (address.startsWith('seven')) {
+          moved = true;
+          stale = { socket, correlationId: frame.correlationId };
+          return [];
+        }
+        const partitions = frame.produce!.topics![0]!.partitions!;
+        for (const p of partitions) {
+          const values = decodeBatchSync(Buffer.from(p.records!)).records.map((r) => Buffer.from(r.value!).toString());
+          resent.push({ partition: p.partition ?? 0, values });
+        }
+        // The old leader's part comes now, before the new leader's answer.
+        const { socket: old, correlationId } = stale!;
+        old.emit('message', Buffer.from(encodeResponse({ correlationId, partial: true, produce: { topics: [{ name: 'orders', partitions: [answer(1, 40)] }] } })), true);
+        return { produce: { topics: [{ name: 'orders', partitions: partitions.map((p) => answer(p.partition ?? 0, 100 * ((p.partition ?? 0) + 1))) }] } };
+      });
+      sockets.set(address, socket);
+      return socket;
+    };
+    const client = new MqClient({ bootstrap: 'seven:1' }, { connect });
+    const producer = client.producer({ acks: 'all', lingerMs: 0, leaderCheckMs: 20 });
+    try {
+      const [a, b] = await Promise.all([producer.send('orders', { value: 'a', partition: 0 }), producer.send('orders', { value: 'b', partition: 1 })]);
+      // Resent once each (in one request or two: the order of the retries is not the point).
+      expect(resent.sort((x, y) => x.partition - y.partition)).toEqual([
+        { partition: 0, values: ['a'] },
+        { partition: 1, values: ['b'] },
+      ]);
+      expect([a.offset, b.offset]).toEqual([100, 200]);
     } finally {
       await producer.close();
       await client.close();

@@ -25,7 +25,10 @@ const SEQUENCE_ERRORS = new Set(['OUT_OF_ORDER_SEQUENCE_NUMBER', 'UNKNOWN_PRODUC
 interface Entry {
   q: PartitionQueue;
   batches: BatchBuilder[];
-  /** Settled by a part of the answer that came before the rest (ProduceRequest.partial_answers). */
+  /**
+   * Settled: acknowledged, failed for good, or given back to its queue for a retry. Set once; a part of the
+   * answer arriving after that (ProduceRequest.partial_answers; an abandoned request's old leader) is ignored.
+   */
   answered?: boolean;
 }
 
@@ -346,6 +349,7 @@ export class Sender {
    * while the new ones went to the log end).
    */
   private succeeded(e: Entry, baseOffset: number, batchBaseOffsets: readonly number[] | null | undefined): void {
+    e.answered = true;
     const { q, batches } = e;
     if (batchBaseOffsets && batchBaseOffsets.length > 0 && batchBaseOffsets.length !== batches.length) {
       this.failed(
@@ -369,7 +373,10 @@ export class Sender {
     }
   }
 
-  private failed({ q, batches }: Entry, err: unknown): void {
+  private failed(e: Entry, err: unknown): void {
+    // Settled once: a part of the same request arriving later (an abandoned request's old leader) finds it answered.
+    e.answered = true;
+    const { q, batches } = e;
     q.inFlight = false;
     const now = Date.now();
     const first = batches[0]!;

@@ -114,7 +114,8 @@ export class SimBroker {
         level: logLine ? 'warn' : 'silent',
         base: { b: id },
         timestamp: () => `,"t":${time.elapsed()}`,
-        serializers: { err: (e: { code?: string; message?: string }) => ({ code: e?.code, message: e?.message }) },
+        // `err` is an Error or, in some log lines (the produce handler's refusals), its message.
+        serializers: { err: (e: string | { code?: string; message?: string }) => (typeof e === 'string' ? e : { code: e?.code, message: e?.message }) },
       },
       { write: (s: string) => logLine?.(s.trimEnd()) },
     );

@@ -5,8 +5,8 @@
 // Env: SIZE value bytes (100), ROUNDS (7), MB per round (200).
 // PROCESSES=1: each round runs each build in a fresh process (alternating), so
 // neither build's code shares a process (and the JIT state of Node's own
-// Buffer code) with the other's: an A/B of one build against a copy of itself
-// in one process measured 0.93x, in fresh processes about 1.00x.
+// Buffer code) with the other's: in one process, a build against a copy of
+// itself measured 0.84x-1.27x (client README, issue 13's decode).
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';

@@ -3,6 +3,11 @@
 // for each client build given (A/B in one process, interleaved).
 //   npm run build -w @mq/client && node packages/client/bench/decode.bench.mjs [dist dir ...]
 // Env: SIZE value bytes (100), ROUNDS (7), MB per round (200).
+// PROCESSES=1: each round runs each build in a fresh process (alternating), so
+// neither build's code shares a process (and the JIT state of Node's own
+// Buffer code) with the other's: in one process, a build against a copy of
+// itself measured 0.84x-1.27x (client README, issue 13's decode).
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { encodeBatchSync } from '@mq/protocol/batch';
@@ -13,7 +18,9 @@ const ROUNDS = Number(process.env.ROUNDS ?? 7);
 const MB = Number(process.env.MB ?? 200);
 const dists = process.argv.slice(2);
 if (dists.length === 0) dists.push(path.join(here, '../dist'));
-const builds = await Promise.all(
+const PROCESSES = process.env.PROCESSES === '1';
+const CHILD = process.env.DECODE_BENCH_CHILD === '1';
+const builds = PROCESSES ? dists.map((name) => ({ name, rates: [] })) : await Promise.all(
   dists.map(async (d) => ({ name: d, CompletedFetch: (await import(pathToFileURL(path.resolve(d, 'internal.js')).href)).CompletedFetch, rates: [] })),
 );
 
@@ -52,11 +59,22 @@ async function run(CompletedFetch) {
   return n / s;
 }
 
+if (CHILD) {
+  // One build, warmed up by a first run: prints the second run's rate.
+  await run(builds[0].CompletedFetch);
+  console.log(await run(builds[0].CompletedFetch));
+  process.exit(0);
+}
 for (let r = 0; r < ROUNDS; r++) {
-  for (const b of r % 2 ? [...builds].reverse() : builds) b.rates.push(await run(b.CompletedFetch));
+  for (const b of r % 2 ? [...builds].reverse() : builds) {
+    if (PROCESSES) {
+      const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url), b.name], { env: { ...process.env, DECODE_BENCH_CHILD: '1', PROCESSES: '' } });
+      b.rates.push(Number(out.toString().trim()));
+    } else b.rates.push(await run(b.CompletedFetch));
+  }
 }
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-console.log(`decode ${responses} responses of ${recordsPerResponse} records (${SIZE} B values, CRC checked), records per CPU second, median of ${ROUNDS}`);
+console.log(`decode ${responses} responses of ${recordsPerResponse} records (${SIZE} B values, CRC checked), records per CPU second, median of ${ROUNDS}${PROCESSES ? ' (a fresh process per build and round)' : ''}`);
 const base = median(builds[0].rates);
 for (const b of builds) {
   const m = median(b.rates);

@@ -36,38 +36,11 @@ export interface ConsumerRecord {
   headers: RecordHeader[];
 }
 
-/** What the records of one batch share (one object per batch, not per record). */
-class FetchedSection extends RecordSection {
-  constructor(
-    readonly topic: string,
-    readonly partition: number,
-    section: Buffer,
-    h: BatchHeader,
-  ) {
-    super(section, h);
-  }
-}
-
-/** A fetched record: a RecordView that also names its topic and partition. */
-class FetchedRecord extends RecordView<FetchedSection> implements ConsumerRecord {
-  get topic(): string {
-    return this.s.topic;
-  }
-
-  get partition(): number {
-    return this.s.partition;
-  }
-
-  override toJSON(): Record<string, unknown> {
-    return { topic: this.topic, partition: this.partition, ...super.toJSON() };
-  }
-}
-
 /** The raw records of one partition from one fetch response, consumed in order. */
 export class CompletedFetch {
   private pos = 0;
   /** The current batch (its records section is decompressed when needed) and the read position in it. */
-  private context: FetchedSection | undefined;
+  private context: RecordSection | undefined;
   private baseOffset = 0;
   private rpos = 0;
   private left = 0;
@@ -150,7 +123,7 @@ export class CompletedFetch {
           pos = scanRecord(buf, pos, sectionEnd);
           const offset = baseOffset + scanned.offsetDelta;
           if (offset < minOffset) continue;
-          out.push(new FetchedRecord(ctx, scanned.start, offset, scanned.valuePos));
+          out.push(new RecordView(ctx, scanned.start, offset, scanned.valuePos));
           added++;
         }
       } catch (err) {
@@ -193,7 +166,7 @@ export class CompletedFetch {
       this.baseOffset = h.baseOffset;
       this.batchBaseOffset = h.baseOffset;
       this.rpos = 0;
-      this.context = new FetchedSection(this.topic, this.partition, section, h);
+      this.context = new RecordSection(section, h, this.topic, this.partition);
       this.left = h.recordCount;
       return true;
     }

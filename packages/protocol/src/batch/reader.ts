@@ -98,7 +98,11 @@ export interface RecordHeader {
   value: Buffer | null;
 }
 
-/** The fields a batch's records share (one object per batch, not per record). */
+/**
+ * The fields a batch's records share (one object per batch, not per record),
+ * with the topic and partition it was fetched from (a consumer's records name
+ * them; '' and -1 for a batch read outside a fetch).
+ */
 export class RecordSection {
   /** LogAppendTime: every record has the batch's max timestamp (else its own). */
   readonly logAppendTime: boolean;
@@ -109,6 +113,8 @@ export class RecordSection {
     /** The batch's records section (decompressed when it was compressed). */
     readonly section: Buffer,
     h: Pick<BatchHeader, 'attributes' | 'baseOffset' | 'baseTimestamp' | 'maxTimestamp'>,
+    readonly topic = '',
+    readonly partition = -1,
   ) {
     this.logAppendTime = (h.attributes & ATTR_LOG_APPEND_TIME) !== 0;
     this.baseOffset = h.baseOffset;
@@ -124,19 +130,29 @@ const NO_HEADERS: RecordHeader[] = Object.freeze([]) as unknown as RecordHeader[
  * its offset (one small object per record); timestamp, key, value and
  * headers are read from the bytes on first access, key and value as views.
  * The re-reads need no bounds beyond the section's: the scan checked them.
+ * It is the consumer's record as it is (a subclass would cost the consume
+ * hot path a constructor call V8 does not inline: issue 13's decode figures).
  */
-export class RecordView<S extends RecordSection = RecordSection> {
+export class RecordView {
   private k: Buffer | null | undefined = undefined;
   private v: Buffer | null | undefined = undefined;
   private h: RecordHeader[] | undefined = undefined;
   constructor(
-    protected readonly s: S,
+    private readonly s: RecordSection,
     /** Position of the record's attributes byte in the section. */
     private readonly p: number,
     readonly offset: number,
     /** Position of the value length (read on every value access, so kept rather than re-found). */
     private readonly vp: number,
   ) {}
+
+  get topic(): string {
+    return this.s.topic;
+  }
+
+  get partition(): number {
+    return this.s.partition;
+  }
 
   get timestamp(): number {
     const s = this.s;
@@ -190,8 +206,8 @@ export class RecordView<S extends RecordSection = RecordSection> {
   }
 
   toJSON(): Record<string, unknown> {
-    const { offset, timestamp, key, value, headers } = this;
-    return { offset, timestamp, key, value, headers };
+    const { topic, partition, offset, timestamp, key, value, headers } = this;
+    return { topic, partition, offset, timestamp, key, value, headers };
   }
 
   [Symbol.for('nodejs.util.inspect.custom')](): Record<string, unknown> {

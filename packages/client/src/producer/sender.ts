@@ -25,6 +25,8 @@ const SEQUENCE_ERRORS = new Set(['OUT_OF_ORDER_SEQUENCE_NUMBER', 'UNKNOWN_PRODUC
 interface Entry {
   q: PartitionQueue;
   batches: BatchBuilder[];
+  /** The partition's leader epoch in the metadata the request was sent with (-1: unknown). */
+  leaderEpoch: number;
   /** Settled by a part of the answer that came before the rest (ProduceRequest.partial_answers). */
   answered?: boolean;
 }
@@ -115,7 +117,7 @@ export class Sender {
           if (batches.length === 0) break;
           q.ready.splice(0, batches.length);
           q.inFlight = true;
-          entries.push({ q, batches });
+          entries.push({ q, batches, leaderEpoch: this.cluster.leaderEpochOf(q.topic, q.partition) });
           i++;
           if (q.ready.length > 0 && batches.length < maxBatches) break; // request full
         }
@@ -369,7 +371,7 @@ export class Sender {
     }
   }
 
-  private failed({ q, batches }: Entry, err: unknown): void {
+  private failed({ q, batches, leaderEpoch }: Entry, err: unknown): void {
     q.inFlight = false;
     const now = Date.now();
     const first = batches[0]!;
@@ -395,8 +397,10 @@ export class Sender {
         } satisfies RetryMessage);
       }
       if (stale) {
+        // Sent as soon as the metadata names a later leader (often before delayMs is over).
+        q.movedFrom = leaderEpoch;
         this.cluster.invalidate(q.topic);
-        this.acc.wantMetadata(q.topic);
+        this.acc.leaderLost(q.topic);
       }
       this.armTimer(q.retryAt, now);
       return;

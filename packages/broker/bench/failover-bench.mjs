@@ -109,7 +109,7 @@ function logCounts() {
     let text = '';
     try { text = readFileSync(logFile(id), 'utf8'); } catch { continue; }
     for (const line of text.split('\n')) {
-      if (line.includes('fencing broker')) c.fenced++;
+      if (line.includes('"msg":"fencing broker')) c.fenced++; // not "unfencing broker"
       if (line.includes('proposing ISR shrink')) c.isrShrink++;
       if (line.includes('controller changed') || line.includes('this broker is the active controller')) c.controllerChanged++;
       if (line.includes('resigning all partition leaderships')) c.resigned++;

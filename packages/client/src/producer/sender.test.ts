@@ -19,7 +19,7 @@ interface Held {
 function stubCluster(partitions: number, retryInitialDelayMs = 1) {
   const held: Held[] = [];
   const next = new Map<number, number>();
-  const state = { leader: 1, epoch: 1, dead: new Set<number>(), refreshes: 0 };
+  const state = { leader: 1, epoch: 1, dead: new Set<number>(), refreshes: 0, refreshMs: 0 };
   const connTo = (broker: number) => ({
     address: `b${broker}`,
     brokerId: broker,
@@ -72,7 +72,14 @@ function stubCluster(partitions: number, retryInitialDelayMs = 1) {
     brokerConnection: async (id: number) => conns.get(id),
     avoid() {},
     invalidate() {},
-    refreshMetadata: async () => {
+    refreshMetadata: async (_topics: string[], signal?: AbortSignal) => {
+      // Answers after state.refreshMs (a loaded machine), honouring the caller's deadline as the real one does.
+      if (state.refreshMs > 0) {
+        await new Promise((resolve, reject) => {
+          const t = setTimeout(resolve, state.refreshMs);
+          signal?.addEventListener('abort', () => (clearTimeout(t), reject(signal.reason)), { once: true });
+        });
+      }
       state.refreshes++;
     },
   } as unknown as Cluster;
@@ -185,6 +192,21 @@ describe('sender latency', () => {
 
   it('a request abandoned by the leader check is resent at once, not after the retry backoff', async () => {
     const { cluster, held, state } = stubCluster(1, 60_000);
+    const p = new Producer(cluster, { acks: 'all', leaderCheckMs: 20 });
+    const sent = p.send('t', { partition: 0, value: 'a' });
+    await waitFor(() => held.length === 1);
+    state.leader = 2;
+    state.epoch = 2;
+    await waitFor(() => held.length === 2);
+    expect(held[1]!.broker).toBe(2);
+    held[1]!.answer();
+    await expect(sent).resolves.toEqual({ topic: 't', partition: 0, offset: 0 });
+    await p.close();
+  });
+
+  it('regression: a leader check whose metadata answer takes longer than leaderCheckMs (a loaded machine) still moves the request', async () => {
+    const { cluster, held, state } = stubCluster(1, 60_000);
+    state.refreshMs = 60; // three times leaderCheckMs
     const p = new Producer(cluster, { acks: 'all', leaderCheckMs: 20 });
     const sent = p.send('t', { partition: 0, value: 'a' });
     await waitFor(() => held.length === 1);

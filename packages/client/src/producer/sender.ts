@@ -313,7 +313,9 @@ export class Sender {
     this.cluster.avoid(list[0]!.conn);
     const topics = [...new Set(list.flatMap((w) => w.entries.map((e) => e.q.topic)))];
     try {
-      await this.cluster.refreshMetadata(topics, AbortSignal.timeout(this.options.leaderCheckMs));
+      // Not bounded by leaderCheckMs: on a loaded machine a metadata round trip can take longer than that, and a
+      // check that always gave up would leave a paused leader's requests waiting out their timeout (60 s).
+      await this.cluster.refreshMetadata(topics, AbortSignal.timeout(this.cluster.options.requestTimeoutMs));
     } catch (err) {
       this.cluster.logger.debug({ err, leader }, 'leader check: metadata refresh failed');
       return;

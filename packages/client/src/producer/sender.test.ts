@@ -9,6 +9,8 @@ interface Held {
   broker: number;
   partitions: Array<{ partition: number; records: number }>;
   answer(): void;
+  /** Answers one partition alone (ProduceRequest.partial_answers), with an error code. */
+  part(partition: number, errorCode: number): void;
 }
 
 /**
@@ -23,7 +25,7 @@ function stubCluster(partitions: number, retryInitialDelayMs = 1) {
   const connTo = (broker: number) => ({
     address: `b${broker}`,
     brokerId: broker,
-    requestEncoded(_body: string, encode: (c: number, v: number, id: string) => Uint8Array) {
+    requestEncoded(_body: string, encode: (c: number, v: number, id: string) => Uint8Array, opts?: { onPartial?: (part: unknown) => void }) {
       if (state.dead.has(broker)) return Promise.reject(new MqError('CONNECTION_CLOSED', `broker ${broker} closed the connection`));
       const req = decodeRequest(encode(1, 0, 'test')).produce!;
       const parts = req.topics![0]!.partitions!.map((p) => {
@@ -36,6 +38,7 @@ function stubCluster(partitions: number, retryInitialDelayMs = 1) {
         held.push({
           broker,
           partitions: parts,
+          part: (partition, errorCode) => opts?.onPartial?.({ topics: [{ name: 't', partitions: [{ partition, errorCode, baseOffset: -1 }] }] }),
           answer: () =>
             resolve({
               topics: [
@@ -216,6 +219,28 @@ describe('sender latency', () => {
     expect(held[1]!.broker).toBe(2);
     held[1]!.answer();
     await expect(sent).resolves.toEqual({ topic: 't', partition: 0, offset: 0 });
+    await p.close();
+  });
+
+  it('regression: a late part of the answer to an abandoned request does not settle its batches again (no second request in flight for the partition)', async () => {
+    const { cluster, held, state } = stubCluster(2, 60_000);
+    const p = new Producer(cluster, { acks: 'all', leaderCheckMs: 20 });
+    const sent = [0, 1].map((partition) => p.send('t', { partition, value: `v${partition}` }));
+    await waitFor(() => held.length === 1);
+    expect(held[0]!.partitions.map((x) => x.partition)).toEqual([0, 1]);
+    state.leader = 2;
+    state.epoch = 2;
+    await waitFor(() => held.length === 2); // abandoned, resent to broker 2, which holds it
+    expect(held[1]!.broker).toBe(2);
+    // The paused broker 1 runs again and answers a part of the abandoned request: it was fenced.
+    held[0]!.part(0, 60 /* NOT_LEADER */);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(held).toHaveLength(2);
+    held[1]!.answer();
+    await expect(Promise.all(sent)).resolves.toEqual([
+      { topic: 't', partition: 0, offset: 0 },
+      { topic: 't', partition: 1, offset: 0 },
+    ]);
     await p.close();
   });
 

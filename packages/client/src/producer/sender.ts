@@ -223,7 +223,14 @@ export class Sender {
       );
       resp = acks !== 0 && this.options.leaderCheckMs > 0 ? await this.watched(leader, conn, entries, request) : await request;
     } catch (err) {
-      for (const e of entries) if (!e.answered) this.failed(e, err);
+      // Settled here for good: a part of the answer arriving later (the leader check abandoned the request, and the
+      // paused leader answers once it runs again) must not settle the same batches a second time, by then requeued
+      // or resent with another request in flight for the partition.
+      for (const e of entries) {
+        if (e.answered) continue;
+        e.answered = true;
+        this.failed(e, err);
+      }
       return;
     }
     if (acks === 0) {

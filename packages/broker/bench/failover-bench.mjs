@@ -109,7 +109,7 @@ function logCounts() {
     let text = '';
     try { text = readFileSync(logFile(id), 'utf8'); } catch { continue; }
     for (const line of text.split('\n')) {
-      if (line.includes('fencing broker')) c.fenced++;
+      if (line.includes('"msg":"fencing broker')) c.fenced++; // not "unfencing broker"
       if (line.includes('proposing ISR shrink')) c.isrShrink++;
       if (line.includes('controller changed') || line.includes('this broker is the active controller')) c.controllerChanged++;
       if (line.includes('resigning all partition leaderships')) c.resigned++;
@@ -163,9 +163,13 @@ async function fullLoad(ms, during) {
   await Promise.all(inflight);
   return n / (ms / 1000);
 }
-/** Paced at `rate` records/s (in 5 ms steps), partitions in turn, until stop() is called. */
+/**
+ * Paced at `rate` records/s (in 5 ms steps), partitions in turn, until stop() is called; pause(true) sends
+ * nothing (between events, so that a producer the machine's load slowed down drains its backlog).
+ */
 function paced(rate) {
   let stopped = false;
+  let paused = false;
   let i = 0;
   const t0 = Date.now();
   let sent = 0;
@@ -173,12 +177,12 @@ function paced(rate) {
     while (!stopped) {
       const due = Math.floor(((Date.now() - t0) / 1000) * rate);
       // Never more than 4x the window in flight: a stalled partition must not make the producer buffer without bound.
-      while (sent < due && pending < WINDOW * 4) { void send(i++ % P); sent++; }
+      while (!paused && sent < due && pending < WINDOW * 4) { void send(i++ % P); sent++; }
       if (sent < due) sent = due; // what could not go out while stalled is skipped, not burst later
       await sleep(5);
     }
   })();
-  return async () => { stopped = true; await loop; };
+  return { stop: async () => { stopped = true; await loop; }, pause: (on) => { paused = on; } };
 }
 
 async function describe() {
@@ -229,7 +233,7 @@ try {
 
   // 3. faults at `load` of the max rate
   const rate = Math.round(maxRate * Number(a.load));
-  const stop = paced(rate);
+  const pacer = paced(rate);
   const plan = [
     ...Array(Number(a['leader-kills'])).fill('leader-kill'),
     ...Array(Number(a['leader-stops'])).fill('leader-stop'),
@@ -241,6 +245,7 @@ try {
   for (let k = 0; k < plan.length; k++) {
     const kind = plan[k];
     await healthy([TOPIC]);
+    pacer.pause(false);
     const parts = await describe();
     let victim;
     let probePartition = -1;
@@ -277,7 +282,8 @@ try {
     }
     await probe;
     await sleep(Math.max(0, WINDOW_MS - (now() - t0)));
-    await waitFor(() => pending < WINDOW, 60_000, 'the producer to drain');
+    pacer.pause(true);
+    await waitFor(() => pending === 0, 60_000, 'the producer to drain');
     collectors.delete(base);
     collectors.delete(win);
     const r = results.get(kind) ?? results.set(kind, { failover: [], probeErrors: 0, byRole: new Map(), baseline: [] }).get(kind);
@@ -293,7 +299,7 @@ try {
     const parts2 = [...r.byRole].map(([w, l]) => `${w} p99 ${f0(l.at(-1).p99)} ms`).join(', ');
     process.stderr.write(`${new Date().toISOString()} ${k + 1}/${plan.length} ${kind} broker ${victim}${probePartition >= 0 ? ` (leader of ${probePartition})` : ''}: ${probePartition >= 0 ? (probeErr ? `probe failed: ${probeErr.message}` : `first acks=all ack after ${f0(failoverMs)} ms`) : ''}; window ${parts2}; baseline p99 ${f0(r.baseline.at(-1).p99)} ms\n`);
   }
-  await stop();
+  await pacer.stop();
   console.log(`\nfaults: producer paced at ${rate} records/s (${a.load} of max), ${P} partitions RF 3 min.insync.replicas 2 on ${N} brokers, DEFAULT configuration${a.config.length ? ` plus ${a.config.join(' ')}` : ''}; pause ${PAUSE_MS} ms; window ${WINDOW_MS} ms after the signal, baseline ${BASELINE_MS} ms before`);
   console.log('event           n   failover p50  p99   max   | window p99 (median over events / worst): led      followed     unrelated    | baseline p99');
   for (const [kind, r] of results) {

@@ -351,6 +351,11 @@ export class Cluster {
     return this.topics.get(topic)?.partitions[partition]?.leader ?? -1;
   }
 
+  /** Leader epoch of a partition from the cache (-1 when unknown). */
+  leaderEpochOf(topic: string, partition: number): number {
+    return this.topics.get(topic)?.partitions[partition]?.leaderEpoch ?? -1;
+  }
+
   /**
    * Fetches metadata for `topics` plus every topic already cached (empty and
    * nothing cached: all topics). Concurrent calls share one request when it

@@ -103,6 +103,24 @@ describe('FollowerFetcher', () => {
     await fetcher.close();
   });
 
+  it('asks a new leader that has not applied its election yet (NOT_LEADER, UNKNOWN_LEADER_EPOCH) again after leaderChangeBackoffMs, not backoffMs', async () => {
+    const { leader, timers, log, fetcher } = await setup([
+      () => ok({ errorCode: 'NOT_LEADER' }),
+      () => ok({ errorCode: 'UNKNOWN_LEADER_EPOCH' }),
+      () => ok({ records: batchAt(0, 3), highWatermark: 1 }),
+    ]);
+    expect(leader.requests).toHaveLength(1);
+    await timers.advance(9);
+    expect(leader.requests).toHaveLength(1);
+    await timers.advance(1); // 10 ms (DEFAULT_REPLICA_FETCH_LEADER_CHANGE_BACKOFF_MS), where backoffMs is 100
+    expect(leader.requests).toHaveLength(2);
+    await timers.advance(19);
+    expect(leader.requests).toHaveLength(2);
+    await timers.advance(1); // then doubling: 20 ms
+    expect(log.logEndOffset).toBe(1);
+    await fetcher.close();
+  });
+
   it('truncates to the leader\'s end when it is ahead of an unclean leader, logging loudly below its HW', async () => {
     const log = new MemoryLog();
     const { fetcher } = await setup([

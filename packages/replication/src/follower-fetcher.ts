@@ -325,8 +325,8 @@ export class FollowerFetcher {
     });
   }
 
-  #backoff(failures: number): number {
-    const base = Math.min(this.#options.maxBackoffMs, this.#options.backoffMs * 2 ** Math.min(failures - 1, 20));
+  #backoff(failures: number, first = this.#options.backoffMs): number {
+    const base = Math.min(this.#options.maxBackoffMs, first * 2 ** Math.min(failures - 1, 20));
     return Math.round(base * (0.8 + 0.4 * this.#random()));
   }
 
@@ -339,7 +339,9 @@ export class FollowerFetcher {
 
   #delayPartition(e: Entry, code: ErrorCode, message?: string): void {
     e.failures++;
-    const ms = this.#backoff(e.failures);
+    // The leader has not applied its own election yet (usually): ask again soon, still doubling.
+    const leaderChange = code === 'NOT_LEADER' || code === 'UNKNOWN_LEADER_EPOCH';
+    const ms = this.#backoff(e.failures, leaderChange ? this.#options.leaderChangeBackoffMs : this.#options.backoffMs);
     e.delayedUntil = this.#c.clock() + ms;
     this.#logger.warn(
       { topic: e.topic, partition: e.partition, leaderId: this.leaderId, errorCode: code, message, retryInMs: ms },

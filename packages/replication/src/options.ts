@@ -17,6 +17,12 @@ export const DEFAULT_REPLICA_FETCH_MAX_BYTES = 10 * 1024 * 1024;
 export const DEFAULT_REPLICA_FETCH_PARTITION_MAX_BYTES = 1024 * 1024;
 export const DEFAULT_REPLICA_FETCH_BACKOFF_MS = 100;
 export const DEFAULT_REPLICA_FETCH_MAX_BACKOFF_MS = 5_000;
+/**
+ * First retry delay after the leader answered NOT_LEADER or UNKNOWN_LEADER_EPOCH: right after a
+ * leader change the follower often asks before the new leader has applied the metadata record
+ * naming it, which is a matter of milliseconds.
+ */
+export const DEFAULT_REPLICA_FETCH_LEADER_CHANGE_BACKOFF_MS = 10;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 /** Kafka's replica.high.watermark.checkpoint.interval.ms. */
 export const DEFAULT_HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS = 5_000;
@@ -140,6 +146,11 @@ export interface FollowerFetcherOptions {
   /** First retry delay after an error; doubles (with jitter) up to maxBackoffMs. */
   backoffMs?: number;
   maxBackoffMs?: number;
+  /**
+   * First retry delay (doubling like backoffMs) after the leader answered NOT_LEADER or
+   * UNKNOWN_LEADER_EPOCH: it has usually not applied the leader change yet.
+   */
+  leaderChangeBackoffMs?: number;
   /** Deadline of one Fetch or OffsetForLeaderEpoch exchange, on top of maxWaitMs. */
   requestTimeoutMs?: number;
   /** How often at most a partition's HW is written to its checkpoint; 0 writes every change. */
@@ -167,6 +178,7 @@ export function parseFollowerFetcherOptions(options: FollowerFetcherOptions): Pa
     partitionMaxBytes: Math.min(partitionMaxBytes, maxBytes),
     backoffMs,
     maxBackoffMs,
+    leaderChangeBackoffMs: Math.min(backoffMs, int('leaderChangeBackoffMs', options.leaderChangeBackoffMs ?? DEFAULT_REPLICA_FETCH_LEADER_CHANGE_BACKOFF_MS, 0)),
     requestTimeoutMs: int('requestTimeoutMs', options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, 1),
     highWatermarkCheckpointIntervalMs: int(
       'highWatermarkCheckpointIntervalMs',

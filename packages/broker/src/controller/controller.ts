@@ -171,6 +171,8 @@ export class RaftController implements Controller {
   private lastImbalanceCheck = 0;
   private autoBalancer: AutoBalancer | undefined;
   private livenessTimer: TimerHandle | undefined;
+  /** When the first unfenced broker's session runs out if it stays silent (set by each active round). */
+  private sessionExpiry = Infinity;
   private closed = false;
   /** Stops the Raft transport's certificate reload (inter.broker.tls.enabled). */
   private stopTlsReload: () => void = () => undefined;
@@ -289,10 +291,6 @@ export class RaftController implements Controller {
 
   /** Runs a round of the controller's duties now (or right after the one in progress). */
   private checkNow(): void {
-    if (this.busy) {
-      this.checkAgain = true;
-      return;
-    }
     void this.check();
   }
 
@@ -691,22 +689,41 @@ export class RaftController implements Controller {
 
   private schedule(): void {
     if (this.closed) return;
+    // A round every livenessCheckMs, and one just after the first session that can run out before then:
+    // a silent broker is fenced within a Raft message of its session, not up to a round later.
+    const untilExpiry = this.sessionExpiry - this.clock();
+    if (this.livenessTimer) this.timers.clearTimeout(this.livenessTimer);
     this.livenessTimer = this.timers.setTimeout(() => {
-      void this.check().finally(() => this.schedule());
-    }, this.options.livenessCheckMs);
+      this.livenessTimer = undefined;
+      void this.check();
+    }, Math.max(1, Math.min(this.options.livenessCheckMs, untilExpiry)));
   }
 
-  /** One round of the active controller's duties. */
+  /** One round of the active controller's duties, then the next one scheduled (from what this one saw). */
   private async check(): Promise<void> {
+    if (this.busy) {
+      this.checkAgain = true; // the round in progress runs another when it ends
+      return;
+    }
+    try {
+      await this.round();
+    } finally {
+      this.schedule();
+    }
+  }
+
+  private async round(): Promise<void> {
     if (this.closed || this.busy) return;
     const st = this.raft.status();
     if (st.role !== StateRole.Leader) {
       this.activeTerm = -1;
       this.ready = false;
+      this.sessionExpiry = Infinity;
       return;
     }
     const now = this.clock();
     this.busy = true;
+    this.sessionExpiry = Infinity;
     try {
       if (this.activeTerm !== st.term) {
         // A new active controller: everyone gets a full session from now, and acting waits for the log.
@@ -734,9 +751,12 @@ export class RaftController implements Controller {
         if (heard > (this.lastSeen.get(id) ?? -1)) this.lastSeen.set(id, Math.min(now, heard));
       }
       this.lastSeen.set(this.options.brokerId, now);
+      let expiry = Infinity;
       for (const b of this.metadata.brokers()) {
         const seen = this.lastSeen.get(b.id) ?? (this.lastSeen.set(b.id, now), now);
         const silentMs = now - seen;
+        // (One already past its session is dealt with in this round; a refused fencing is retried at the usual pace.)
+        if (!b.fenced && silentMs <= this.options.sessionTimeoutMs) expiry = Math.min(expiry, seen + this.options.sessionTimeoutMs + 1);
         const refusedAt = this.refusedSince.get(b.id);
         // Refused after the last message (or metadata fetch) from it: the process is gone (a restarted one is heard from again).
         const gone = refusedAt !== undefined && refusedAt > (this.isVoter(b.id) ? this.raft.lastHeardFrom(b.id) : seen);
@@ -750,6 +770,7 @@ export class RaftController implements Controller {
           await this.submitQuietly({ type: 'unfenceBroker', id: b.id, brokerEpoch: b.brokerEpoch });
         }
       }
+      this.sessionExpiry = expiry;
       await this.recoverLeaderless(now);
       if (this.options.autoLeaderRebalance && now - this.lastImbalanceCheck >= this.options.leaderImbalanceCheckMs) {
         this.lastImbalanceCheck = now;

@@ -93,6 +93,25 @@ describe('ObserverController following a RaftController', () => {
     expect(ctrl!.metadata.topic('orders')!.partitions.every((p) => p.leader === -1)).toBe(true);
   });
 
+  it('fences a silent broker one session after it was last heard from, not at the next liveness round (livenessCheckMs far beyond the test)', async () => {
+    const a = observer(10, 'run-a');
+    await a.submit(register(10, 'run-a'), 3000);
+    await waitFor(() => ctrl!.metadata.broker(10)?.fenced === false);
+    // The broker goes silent and the controller restarts on its log with rounds 10 minutes apart: its first
+    // round (on becoming active) gives broker 10 a full session from then; only a round at that session's end
+    // can fence it within the test.
+    await a.close();
+    await ctrl!.close();
+    ctrl = new RaftController(
+      { brokerId: 1, voters: ctrl!.options.voters.map((v) => `${v.id}@${v.host}:${v.port}`).join(','), tickMs: 20, sessionTimeoutMs: SESSION, livenessCheckMs: 600_000, fsync: false },
+      { logger, forward: async () => ({ ok: false, code: 'NOT_CONTROLLER', message: 'single voter' }) },
+    );
+    await ctrl.start(dir);
+    await waitFor(() => ctrl!.isActive);
+    expect(ctrl.metadata.broker(10)?.fenced).toBe(false);
+    await waitFor(() => ctrl!.metadata.broker(10)?.fenced === true, 10_000);
+  });
+
   it('refuses a second live run of a broker id, and lets a restart in once the old session expired', async () => {
     const a = observer(8, 'run-a');
     await a.submit(register(8, 'run-a'), 3000);

@@ -1,4 +1,5 @@
-import { parseControllerOptions, parseVoters, quorumClusterId } from './options.js';
+import { DEFAULT_CONTROLLER_TICK_MS, DEFAULT_SESSION_TIMEOUT_MS, parseControllerOptions, parseVoters, quorumClusterId } from './options.js';
+import { BROKER_CONFIG } from '../config/broker-config.js';
 import { parsePeerAddresses } from '../cluster/peer-connections.js';
 
 describe('controller options', () => {
@@ -23,7 +24,11 @@ describe('controller options', () => {
     expect(() => parseControllerOptions({ brokerId: 4, voters: '1@h:1,2@h:2' })).toThrow(/broker 4 is not in controller.quorum.voters/);
     expect(() => parseControllerOptions({ brokerId: 1, voters: '1@h:1', tickMs: 100, sessionTimeoutMs: 1000 })).toThrow(/at least 15 Raft ticks/);
     const o = parseControllerOptions({ brokerId: 1, voters: '1@h:1' });
-    expect(o).toMatchObject({ tickMs: 100, sessionTimeoutMs: 1500, autoLeaderRebalance: true, fsync: true });
+    expect(o).toMatchObject({ tickMs: DEFAULT_CONTROLLER_TICK_MS, sessionTimeoutMs: DEFAULT_SESSION_TIMEOUT_MS, autoLeaderRebalance: true, fsync: true });
+    // The broker configuration's defaults are these (written out there: the config module cannot import this one).
+    expect(BROKER_CONFIG.get('controller.tick.ms')?.default).toBe(String(DEFAULT_CONTROLLER_TICK_MS));
+    expect(BROKER_CONFIG.get('broker.session.timeout.ms')?.default).toBe(String(DEFAULT_SESSION_TIMEOUT_MS));
+    expect(DEFAULT_SESSION_TIMEOUT_MS).toBeGreaterThanOrEqual(15 * DEFAULT_CONTROLLER_TICK_MS);
     expect(Object.isFrozen(o)).toBe(true);
   });
 

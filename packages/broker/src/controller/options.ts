@@ -55,6 +55,10 @@ export interface ControllerOptions {
 }
 
 export const DEFAULT_CONTROLLER_TICK_MS = 100;
+/**
+ * 15 ticks. 800 ms (tick 50) and 600 ms (tick 40) fenced live brokers in the 10-minute full-load run on the
+ * shared 2-core machine (broker README, "Failover"): not the default until such a run passes.
+ */
 export const DEFAULT_SESSION_TIMEOUT_MS = 1500;
 export const DEFAULT_LIVENESS_CHECK_MS = 200;
 export const DEFAULT_LEADER_IMBALANCE_CHECK_MS = 30_000;

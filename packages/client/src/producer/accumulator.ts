@@ -17,6 +17,11 @@ import type { ParsedProducerOptions } from './options.js';
 import { sinkFail, sinkOk, type Sink } from './record-sink.js';
 import { coarseNow } from '../coarse-clock.js';
 
+/** The first spacing of metadata polls while a moved leader is searched for (Accumulator.leaderLost). */
+const LEADER_POLL_FIRST_MS = 10;
+/** A search for a moved leader polls faster than the usual backoff for at most this long, then starts anew. */
+const LEADER_SEARCH_MS = 1000;
+
 export interface PartitionQueue {
   readonly topic: string;
   readonly partition: number;
@@ -28,6 +33,12 @@ export interface PartitionQueue {
   inFlight: boolean;
   /** Not before this time (backoff after a retriable error). */
   retryAt: number;
+  /**
+   * The leader epoch a batch failed under because its leader moved or could
+   * not be reached (-1: none): once the metadata names a later epoch the
+   * batches go at once, without waiting for `retryAt`.
+   */
+  movedFrom: number;
 }
 
 interface Blocked {
@@ -58,6 +69,8 @@ export class Accumulator {
   private blockedHead = 0;
   private blockedTimer: NodeJS.Timeout | undefined;
   private readonly metadataWanted = new Set<string>();
+  /** When a topic's search for a moved leader began (leaderLost), for the spacing of its metadata polls. */
+  private readonly leaderLostAt = new Map<string, number>();
   private readonly metadataAt = new Map<string, number>();
   /** Batches created and not yet completed. */
   private incomplete = 0;
@@ -225,7 +238,7 @@ export class Accumulator {
     }
     let q = qs[partition];
     if (!q) {
-      q = { topic, partition, open: undefined, ready: [], inFlight: false, retryAt: 0 };
+      q = { topic, partition, open: undefined, ready: [], inFlight: false, retryAt: 0, movedFrom: -1 };
       qs[partition] = q;
     }
     void n;
@@ -249,9 +262,13 @@ export class Accumulator {
       for (const q of qs) {
         if (!q || q.inFlight) continue;
         if (q.retryAt > now) {
-          if (q.ready.length > 0 || q.open) nextCheckAt = Math.min(nextCheckAt, q.retryAt);
-          continue;
+          if (q.movedFrom < 0 || this.cluster.leaderEpochOf(topic, q.partition) <= q.movedFrom) {
+            if (q.ready.length > 0 || q.open) nextCheckAt = Math.min(nextCheckAt, q.retryAt);
+            continue;
+          }
+          q.retryAt = 0; // the new leader is known: no reason to wait
         }
+        q.movedFrom = -1;
         if (q.open) {
           const expiry = q.open.createdAt + this.options.lingerMs;
           if (urgent || expiry <= now || q.open.remaining < 64) this.closeOpen(q, qs.length);
@@ -287,15 +304,42 @@ export class Accumulator {
   }
 
   /**
+   * A partition of `topic` failed under a leader that moved or cannot be
+   * reached (its queue's `movedFrom` is set): the metadata is polled until a
+   * later leader epoch shows up, first every LEADER_POLL_FIRST_MS, the
+   * spacing growing with the time searched (half of it) up to the retrier's
+   * first backoff. A killed leader's successor is usually elected within a
+   * few hundred ms; each poll that finds it saves the rest of the backoff.
+   */
+  leaderLost(topic: string): void {
+    const now = Date.now();
+    const since = this.leaderLostAt.get(topic);
+    if (since === undefined || now - since > LEADER_SEARCH_MS) this.leaderLostAt.set(topic, now);
+    this.wantMetadata(topic);
+  }
+
+  /** Whether a queue of `topic` still waits for a leader epoch later than the one it failed under. */
+  private searchingLeader(topic: string): boolean {
+    for (const q of this.queues.get(topic) ?? []) {
+      if (q && q.movedFrom >= 0 && this.cluster.leaderEpochOf(topic, q.partition) <= q.movedFrom) return true;
+    }
+    return false;
+  }
+
+  /**
    * Fetches metadata for a topic in the background, then retries blocked
    * sends and wakes the sender. Refreshes of one topic are spaced by the
-   * retrier's first backoff, so a partition without a leader is not polled
-   * in a loop.
+   * retrier's first backoff (less while a moved leader is searched for: see
+   * leaderLost), so a partition without a leader is not polled in a loop.
    */
   wantMetadata(topic: string): void {
     if (this.metadataWanted.has(topic) || this.closed) return;
     this.metadataWanted.add(topic);
-    const wait = (this.metadataAt.get(topic) ?? 0) + this.cluster.retrier.options.initialDelayMs - Date.now();
+    const backoff = this.cluster.retrier.options.initialDelayMs;
+    const lostAt = this.leaderLostAt.get(topic);
+    const searched = lostAt === undefined ? Infinity : Date.now() - lostAt;
+    const spacing = searched > LEADER_SEARCH_MS ? backoff : Math.min(backoff, Math.max(LEADER_POLL_FIRST_MS, searched / 2));
+    const wait = (this.metadataAt.get(topic) ?? 0) + spacing - Date.now();
     if (wait > 0) {
       unrefTimer(
         setTimeout(() => {
@@ -322,6 +366,7 @@ export class Accumulator {
         }
         this.processBlocked();
         this.hooks.wake();
+        if (this.searchingLeader(topic)) this.wantMetadata(topic);
       },
       (err: unknown) => {
         this.metadataWanted.delete(topic);

@@ -35,7 +35,7 @@ export interface ProducerOptions {
    * another broker who leads its partitions, every this many ms while it
    * waits; when leadership has moved (its broker is paused or cut off and was
    * fenced), the request is abandoned and its batches go to the new leader
-   * at once instead of after ackTimeoutMs (default 200; 0 turns it off).
+   * at once instead of after ackTimeoutMs (default 100; 0 turns it off).
    */
   leaderCheckMs?: number;
   /** Give up on a record this long after `send` (default 120 s). */
@@ -72,7 +72,7 @@ export const DEFAULT_MAX_BLOCKED_SENDS = 100_000;
 export const DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024;
 export const DEFAULT_MAX_IN_FLIGHT = 5;
 export const DEFAULT_ACK_TIMEOUT_MS = 30_000;
-export const DEFAULT_LEADER_CHECK_MS = 200;
+export const DEFAULT_LEADER_CHECK_MS = 100;
 export const DEFAULT_DELIVERY_TIMEOUT_MS = 120_000;
 export const DEFAULT_IDEMPOTENT = false;
 export const DEFAULT_TRANSACTION_TIMEOUT_MS = 60_000;

@@ -1,3 +1,4 @@
+import { MqError } from '@mq/protocol/errors';
 import { decodeRequest } from '@mq/protocol/wire';
 import type { Cluster } from '../cluster.js';
 import { Retrier } from '../retrier.js';
@@ -8,6 +9,8 @@ interface Held {
   broker: number;
   partitions: Array<{ partition: number; records: number }>;
   answer(): void;
+  /** Answers one partition alone (ProduceRequest.partial_answers), with an error code. */
+  part(partition: number, errorCode: number): void;
 }
 
 /**
@@ -15,14 +18,15 @@ interface Held {
  * each request is held until `answer()` is called, so a request "in flight"
  * stays in flight as long as the test wants.
  */
-function stubCluster(partitions: number) {
+function stubCluster(partitions: number, retryInitialDelayMs = 1) {
   const held: Held[] = [];
   const next = new Map<number, number>();
-  const state = { leader: 1, epoch: 1 };
+  const state = { leader: 1, epoch: 1, dead: new Set<number>(), refreshes: 0, refreshMs: 0 };
   const connTo = (broker: number) => ({
     address: `b${broker}`,
     brokerId: broker,
-    requestEncoded(_body: string, encode: (c: number, v: number, id: string) => Uint8Array) {
+    requestEncoded(_body: string, encode: (c: number, v: number, id: string) => Uint8Array, opts?: { onPartial?: (part: unknown) => void }) {
+      if (state.dead.has(broker)) return Promise.reject(new MqError('CONNECTION_CLOSED', `broker ${broker} closed the connection`));
       const req = decodeRequest(encode(1, 0, 'test')).produce!;
       const parts = req.topics![0]!.partitions!.map((p) => {
         const buf = Buffer.from(p.records!.buffer, p.records!.byteOffset, p.records!.byteLength);
@@ -34,6 +38,7 @@ function stubCluster(partitions: number) {
         held.push({
           broker,
           partitions: parts,
+          part: (partition, errorCode) => opts?.onPartial?.({ topics: [{ name: 't', partitions: [{ partition, errorCode, baseOffset: -1 }] }] }),
           answer: () =>
             resolve({
               topics: [
@@ -59,17 +64,27 @@ function stubCluster(partitions: number) {
     partitions: Array.from({ length: partitions }, (_, partition) => ({ partition, leader: state.leader, leaderEpoch: state.epoch, replicas: [1, 2], isr: [1, 2], offlineReplicas: [] })),
   });
   const cluster = {
-    options: { requestTimeoutMs: 30_000, retry: {} },
-    retrier: new Retrier({ initialDelayMs: 1 }),
+    options: { requestTimeoutMs: 30_000, retry: { initialDelayMs: retryInitialDelayMs, maxDelayMs: Math.max(retryInitialDelayMs, 30_000) } },
+    retrier: new Retrier({ initialDelayMs: retryInitialDelayMs, maxDelayMs: Math.max(retryInitialDelayMs, 30_000) }),
     maxFrameBytes: 64 << 20,
     logger: { debug() {} },
     cachedTopic: () => meta(),
     leaderOf: () => state.leader,
+    leaderEpochOf: () => state.epoch,
     openConnection: (id: number) => conns.get(id),
     brokerConnection: async (id: number) => conns.get(id),
     avoid() {},
     invalidate() {},
-    refreshMetadata: async () => {},
+    refreshMetadata: async (_topics: string[], signal?: AbortSignal) => {
+      // Answers after state.refreshMs (a loaded machine), honouring the caller's deadline as the real one does.
+      if (state.refreshMs > 0) {
+        await new Promise((resolve, reject) => {
+          const t = setTimeout(resolve, state.refreshMs);
+          signal?.addEventListener('abort', () => (clearTimeout(t), reject(signal.reason)), { once: true });
+        });
+      }
+      state.refreshes++;
+    },
   } as unknown as Cluster;
   return { cluster, held, state };
 }
@@ -157,6 +172,75 @@ describe('sender latency', () => {
     expect(held[1]!.broker).toBe(2);
     held[1]!.answer();
     await expect(sent).resolves.toEqual({ topic: 't', partition: 0, offset: 0 });
+    await p.close();
+  });
+
+  it('a batch whose leader was killed goes to the new leader as soon as the metadata names it, not after the retry backoff', async () => {
+    // The backoff (60 s) is far beyond the test: only the leader search can move the batch in time.
+    const { cluster, held, state } = stubCluster(1, 60_000);
+    const p = new Producer(cluster, { acks: 'all' });
+    state.dead.add(1); // killed: its connection closes
+    const sent = p.send('t', { partition: 0, value: 'a' });
+    // The metadata still names broker 1 for a while (the controller has not fenced it yet): polled meanwhile.
+    await waitFor(() => state.refreshes >= 3);
+    expect(held).toHaveLength(0);
+    state.leader = 2;
+    state.epoch = 2;
+    await waitFor(() => held.length === 1);
+    expect(held[0]!.broker).toBe(2);
+    held[0]!.answer();
+    await expect(sent).resolves.toEqual({ topic: 't', partition: 0, offset: 0 });
+    await p.close();
+  });
+
+  it('a request abandoned by the leader check is resent at once, not after the retry backoff', async () => {
+    const { cluster, held, state } = stubCluster(1, 60_000);
+    const p = new Producer(cluster, { acks: 'all', leaderCheckMs: 20 });
+    const sent = p.send('t', { partition: 0, value: 'a' });
+    await waitFor(() => held.length === 1);
+    state.leader = 2;
+    state.epoch = 2;
+    await waitFor(() => held.length === 2);
+    expect(held[1]!.broker).toBe(2);
+    held[1]!.answer();
+    await expect(sent).resolves.toEqual({ topic: 't', partition: 0, offset: 0 });
+    await p.close();
+  });
+
+  it('regression: a leader check whose metadata answer takes longer than leaderCheckMs (a loaded machine) still moves the request', async () => {
+    const { cluster, held, state } = stubCluster(1, 60_000);
+    state.refreshMs = 60; // three times leaderCheckMs
+    const p = new Producer(cluster, { acks: 'all', leaderCheckMs: 20 });
+    const sent = p.send('t', { partition: 0, value: 'a' });
+    await waitFor(() => held.length === 1);
+    state.leader = 2;
+    state.epoch = 2;
+    await waitFor(() => held.length === 2);
+    expect(held[1]!.broker).toBe(2);
+    held[1]!.answer();
+    await expect(sent).resolves.toEqual({ topic: 't', partition: 0, offset: 0 });
+    await p.close();
+  });
+
+  it('regression: a late part of the answer to an abandoned request does not settle its batches again (no second request in flight for the partition)', async () => {
+    const { cluster, held, state } = stubCluster(2, 60_000);
+    const p = new Producer(cluster, { acks: 'all', leaderCheckMs: 20 });
+    const sent = [0, 1].map((partition) => p.send('t', { partition, value: `v${partition}` }));
+    await waitFor(() => held.length === 1);
+    expect(held[0]!.partitions.map((x) => x.partition)).toEqual([0, 1]);
+    state.leader = 2;
+    state.epoch = 2;
+    await waitFor(() => held.length === 2); // abandoned, resent to broker 2, which holds it
+    expect(held[1]!.broker).toBe(2);
+    // The paused broker 1 runs again and answers a part of the abandoned request: it was fenced.
+    held[0]!.part(0, 60 /* NOT_LEADER */);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(held).toHaveLength(2);
+    held[1]!.answer();
+    await expect(Promise.all(sent)).resolves.toEqual([
+      { topic: 't', partition: 0, offset: 0 },
+      { topic: 't', partition: 1, offset: 0 },
+    ]);
     await p.close();
   });
 

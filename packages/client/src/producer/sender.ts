@@ -25,6 +25,8 @@ const SEQUENCE_ERRORS = new Set(['OUT_OF_ORDER_SEQUENCE_NUMBER', 'UNKNOWN_PRODUC
 interface Entry {
   q: PartitionQueue;
   batches: BatchBuilder[];
+  /** The partition's leader epoch in the metadata the request was sent with (-1: unknown). */
+  leaderEpoch: number;
   /**
    * Settled: acknowledged, failed for good, or given back to its queue for a retry. Set once; a part of the
    * answer arriving after that (ProduceRequest.partial_answers; an abandoned request's old leader) is ignored.
@@ -118,7 +120,7 @@ export class Sender {
           if (batches.length === 0) break;
           q.ready.splice(0, batches.length);
           q.inFlight = true;
-          entries.push({ q, batches });
+          entries.push({ q, batches, leaderEpoch: this.cluster.leaderEpochOf(q.topic, q.partition) });
           i++;
           if (q.ready.length > 0 && batches.length < maxBatches) break; // request full
         }
@@ -224,6 +226,9 @@ export class Sender {
       );
       resp = acks !== 0 && this.options.leaderCheckMs > 0 ? await this.watched(leader, conn, entries, request) : await request;
     } catch (err) {
+      // failed() marks each entry settled: a part of the answer arriving later (the leader check abandoned the
+      // request, and the paused leader answers once it runs again) must not settle the same batches a second time,
+      // by then requeued or resent with another request in flight for the partition.
       for (const e of entries) if (!e.answered) this.failed(e, err);
       return;
     }
@@ -247,7 +252,6 @@ export class Sender {
         if (last) this.failed(e, new MqError('UNKNOWN', `the broker did not answer for ${e.q.topic}/${e.q.partition}`, { retriable: true }));
         continue;
       }
-      e.answered = true;
       const code = errorCodeFromNumber(p.errorCode ?? 0);
       if (code === 'NONE') {
         this.succeeded(e, Number(p.baseOffset ?? 0), p.batchBaseOffsets);
@@ -314,7 +318,9 @@ export class Sender {
     this.cluster.avoid(list[0]!.conn);
     const topics = [...new Set(list.flatMap((w) => w.entries.map((e) => e.q.topic)))];
     try {
-      await this.cluster.refreshMetadata(topics, AbortSignal.timeout(this.options.leaderCheckMs));
+      // Not bounded by leaderCheckMs: on a loaded machine a metadata round trip can take longer than that, and a
+      // check that always gave up would leave a paused leader's requests waiting out their timeout (60 s).
+      await this.cluster.refreshMetadata(topics, AbortSignal.timeout(this.cluster.options.requestTimeoutMs));
     } catch (err) {
       this.cluster.logger.debug({ err, leader }, 'leader check: metadata refresh failed');
       return;
@@ -376,7 +382,7 @@ export class Sender {
   private failed(e: Entry, err: unknown): void {
     // Settled once: a part of the same request arriving later (an abandoned request's old leader) finds it answered.
     e.answered = true;
-    const { q, batches } = e;
+    const { q, batches, leaderEpoch } = e;
     q.inFlight = false;
     const now = Date.now();
     const first = batches[0]!;
@@ -402,8 +408,10 @@ export class Sender {
         } satisfies RetryMessage);
       }
       if (stale) {
+        // Sent as soon as the metadata names a later leader (often before delayMs is over).
+        q.movedFrom = leaderEpoch;
         this.cluster.invalidate(q.topic);
-        this.acc.wantMetadata(q.topic);
+        this.acc.leaderLost(q.topic);
       }
       this.armTimer(q.retryAt, now);
       return;

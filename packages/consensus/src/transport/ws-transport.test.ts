@@ -167,6 +167,54 @@ describe('WebSocket transport', () => {
     }
   });
 
+  it('reports a dying peer whose port resets the redial right after the lost connection, then refuses (without waiting for reconnectMs)', async () => {
+    // A killed process's kernel may close its connections a moment before its listening socket: the redial
+    // right after the drop is reset, the next one refused. Through a relay that does exactly that.
+    const b = await createWsTransport({ id: 2, clusterId: 'c1', peers: { 1: 'ws://127.0.0.1:1' } });
+    open.push(b);
+    const gotB: Message[] = [];
+    b.listen((m) => gotB.push(m));
+    const sockets = new Set<net.Socket>();
+    let dying = false;
+    const relay = net.createServer((c) => {
+      if (dying) {
+        c.resetAndDestroy();
+        relay.close();
+        return;
+      }
+      const up = net.connect(b.port, '127.0.0.1');
+      sockets.add(c).add(up);
+      c.pipe(up).pipe(c);
+      const end = () => {
+        c.destroy();
+        up.destroy();
+      };
+      c.on('error', end).on('close', end);
+      up.on('error', end).on('close', end);
+    });
+    await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
+    try {
+      // reconnectMs far beyond the test: only the quick redials can find the refusal.
+      const a = await createWsTransport({ id: 1, clusterId: 'c1', reconnectMs: 600_000, peers: { 2: `ws://127.0.0.1:${(relay.address() as net.AddressInfo).port}` } });
+      open.push(a);
+      a.listen(() => undefined);
+      const events: boolean[] = [];
+      a.onPeerReachability((_id, reachable) => events.push(reachable));
+      await waitFor(() => {
+        a.send([message({ type: MessageType.Heartbeat, from: 1, to: 2, term: 1 })]);
+        return gotB.length > 0;
+      });
+      dying = true;
+      for (const so of sockets) so.resetAndDestroy();
+      sockets.clear();
+      await waitFor(() => events.length > 0, 10_000);
+      expect(events).toEqual([false]);
+    } finally {
+      for (const so of sockets) so.destroy();
+      relay.close();
+    }
+  });
+
   it('refuses a connection from an unknown node, another cluster, or garbage', async () => {
     const b = await createWsTransport({ id: 2, clusterId: 'c1', peers: { 1: 'ws://127.0.0.1:1' } });
     open.push(b);

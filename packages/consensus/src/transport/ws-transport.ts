@@ -152,12 +152,23 @@ interface Peer {
   unreachable: boolean;
   /** When a lost connection was last redialled without waiting. */
   redialedAt: number;
+  /** Redials left at QUICK_REDIAL_MS steps after a lost connection (see `down`). */
+  quickRedials: number;
   /** With a secret: the connection's exchange until the listener proved the secret (frames wait in `pending`). */
   auth: ClusterAuthDialer | undefined;
 }
 
 /** While a connection is being (re)established, up to this many bytes of frames wait for it. */
 const PENDING_BYTES = 4 * 1024 * 1024;
+/**
+ * A dying process's kernel may close its connections a moment before its
+ * listening socket, so the redial right after a lost connection can be reset
+ * instead of refused. Such a redial is tried again this many times, this far
+ * apart, before the usual reconnectMs: the refusal (the hint that the process
+ * is gone) then comes within tens of ms, not one reconnect step later.
+ */
+const QUICK_REDIALS = 4;
+const QUICK_REDIAL_MS = 20;
 
 /**
  * Raft messages over WebSocket + protobuf. Each node dials every peer it
@@ -350,6 +361,7 @@ export async function createWsTransport(options: WsTransportOptions, components:
     };
     ws.on('open', () => {
       if (p.ws !== ws) return;
+      p.quickRedials = 0;
       report(p, true);
       if (!o.secret) {
         ws.send(pb.Envelope.encode({ hello: { clusterId: o.clusterId, from: o.id, to: p.id } }).finish());
@@ -394,8 +406,18 @@ export async function createWsTransport(options: WsTransportOptions, components:
       // keeps closing it is not redialled in a loop): a refusal then says the peer's process is gone.
       const now = Date.now();
       const quick = wasOpen && now - p.redialedAt >= o.reconnectMs;
-      if (quick) p.redialedAt = now;
-      p.retryAt = quick ? 0 : now + o.reconnectMs;
+      if (quick) {
+        p.redialedAt = now;
+        p.quickRedials = QUICK_REDIALS;
+        p.retryAt = 0;
+      } else if (!wasOpen && !refused && p.quickRedials > 0) {
+        // The redial was reset, not refused: the process may be going away right now (QUICK_REDIALS).
+        p.quickRedials--;
+        p.retryAt = now + QUICK_REDIAL_MS;
+      } else {
+        if (refused) p.quickRedials = 0;
+        p.retryAt = now + o.reconnectMs;
+      }
       connect(p);
     };
     ws.on('close', (code, reason) => down(`closed ${code} ${reason.toString()}`, false));
@@ -495,7 +517,7 @@ export async function createWsTransport(options: WsTransportOptions, components:
 }
 
 function newPeer(id: number, url: string): Peer {
-  return { id, url, ws: undefined, open: false, retryAt: 0, pending: [], pendingBytes: 0, timer: undefined, unreachable: false, redialedAt: 0, auth: undefined };
+  return { id, url, ws: undefined, open: false, retryAt: 0, pending: [], pendingBytes: 0, timer: undefined, unreachable: false, redialedAt: 0, quickRedials: 0, auth: undefined };
 }
 
 function toBuffer(data: RawData): Buffer {

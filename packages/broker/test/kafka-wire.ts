@@ -58,10 +58,10 @@ export class KafkaWire {
     return this.frames.shift();
   }
 
-  async request<Req, Res>(api: ApiDef<Req, Res>, version: number, body: Input<Req>): Promise<Res> {
+  async request<Req, Res>(api: ApiDef<Req, Res>, version: number, body: Input<Req>, timeoutMs?: number): Promise<Res> {
     const correlationId = ++this.correlation;
     this.socket.write(encodeRequest(api, version, correlationId, 'kafka-wire-test', body));
-    const frame = await this.nextFrame();
+    const frame = await this.nextFrame(timeoutMs);
     if (!frame) throw new Error('connection closed before the answer');
     const r = decodeResponse(api, version, frame);
     if (r.correlationId !== correlationId) throw new Error(`answer ${r.correlationId} to request ${correlationId}`);

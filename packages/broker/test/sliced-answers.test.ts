@@ -46,7 +46,7 @@ describe('large answers through the connection', () => {
     const ids = Array.from({ length: 20_000 }, (_, i) => `group-${i}-${'x'.repeat(200)}`);
     const k = await KafkaWire.connect(t.broker.kafkaPort!);
     const other = await KafkaWire.connect(t.broker.kafkaPort!);
-    const { result: r, answeredBefore } = await servedMeanwhile(k.request(DescribeGroupsApi, 5, { groups: ids, includeAuthorizedOperations: false }), () =>
+    const { result: r, answeredBefore } = await servedMeanwhile(k.request(DescribeGroupsApi, 5, { groups: ids, includeAuthorizedOperations: false }, 60_000), () =>
       other.request(ApiVersionsApi, 3, { clientSoftwareName: 'test', clientSoftwareVersion: '1' }),
     );
     expect(r.groups.map((g) => g.groupId)).toEqual(ids);

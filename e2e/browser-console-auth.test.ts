@@ -101,9 +101,16 @@ describe('the console live tail logs in as the console user (headless Chromium, 
       throw new Error(`${(err as Error).message}; tail error: ${(await p.locator('[data-testid="tail"] .error').allInnerTexts()).join(' | ')}`);
     });
     expect(await p.locator('tr.record').count()).toBe(0);
-    // It logged in (as the stranger) and was refused by the ACLs: an audit line for its read.
-    expect(broker.output.some((l) => l.includes('"msg":"authenticated"') && l.includes('"principal":"User:stranger"'))).toBe(true);
-    expect(broker.output.some((l) => l.includes('"msg":"authorization denied"') && l.includes('"principal":"User:stranger"') && l.includes('"operation":"read"'))).toBe(true);
+    // It logged in (as the stranger) and was refused by the ACLs: an audit line for its read. The broker's log reaches
+    // this process through a pipe, possibly after the answer reached the page: wait for the lines.
+    await waitFor(() => broker.output.some((l) => l.includes('"msg":"authenticated"') && l.includes('"principal":"User:stranger"')), {
+      timeout: 5_000,
+      message: 'a login of User:stranger in the broker log',
+    });
+    await waitFor(
+      () => broker.output.some((l) => l.includes('"msg":"authorization denied"') && l.includes('"principal":"User:stranger"') && l.includes('"operation":"read"')),
+      { timeout: 5_000, message: "an audit line refusing User:stranger's read" },
+    );
   });
 
   it('no password or token in the broker log', () => {

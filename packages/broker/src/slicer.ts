@@ -4,7 +4,7 @@
  * step and gives the event loop back to other connections once a slice has
  * run SLICE_MS. One mechanism for the WebSocket door's large answers
  * (server/sliced-response.ts), the Kafka door's (kafka/sliced-answer.ts) and
- * the admin handlers' per-entry loops (handlers/each-entry.ts).
+ * the admin handlers' per-entry loops (handlers/each-topic.ts).
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 

@@ -24,13 +24,19 @@ type TopicResult = mq.TopicResult.$Properties;
 /** Refusals named in a request's one log line (the rest are counted by code). */
 const NAMED_REFUSALS = 3;
 
+/** The refusals of one level: counted by code, the first few named, the first kept whole for the log line. */
+interface Tally {
+  n: number;
+  codes: Record<string, number>;
+  named: string[];
+  first: { topic: string; e: MqError; err: unknown } | undefined;
+}
+
+const tally = (): Tally => ({ n: 0, codes: {}, named: [], first: undefined });
+
 /** The refusals of one request, logged as one line per level when the request is done. */
 class RefusalLog {
-  private readonly byLevel = {
-    error: { n: 0, codes: {} as Record<string, number>, named: [] as string[], first: undefined as { topic: string; e: MqError; err: unknown } | undefined },
-    warn: { n: 0, codes: {} as Record<string, number>, named: [] as string[], first: undefined as { topic: string; e: MqError; err: unknown } | undefined },
-    debug: { n: 0, codes: {} as Record<string, number>, named: [] as string[], first: undefined as { topic: string; e: MqError; err: unknown } | undefined },
-  };
+  private readonly byLevel = { error: tally(), warn: tally(), debug: tally() };
 
   add(topic: string, err: unknown): MqError {
     const e = toMqError(err);

@@ -49,13 +49,16 @@ const USAGE = `usage: npm run bench:peers -w @mq/bench -- [options]
   --no-profile            skip the --cpu-prof runs of mq
   --out DIR               where REPORT.md, results.json and the plots go (default bench-results)
   --report-only           rewrite REPORT.md from results.json
+  --merge DIR,DIR...      one report in --out from several runs' results.json (each run a few cases, so that no
+                          run holds the machine long); a case measured twice keeps the later run's figures
+  --note TEXT             with --merge: a sentence for the report's head (how the machine was shared, say)
   --profile-only          redo the profiles, then rewrite REPORT.md
   --help                  this text`;
 if (flag('help') || argv.includes('-h')) {
   process.stdout.write(`${USAGE}\n`);
   process.exit(0);
 }
-const KNOWN = new Set(['quick', 'replicated', 'systems', 'cases', 'repeat', 'latency-repeat', 'warmup', 'sync-records', 'windows', 'no-profile', 'out', 'report-only', 'profile-only', 'help']);
+const KNOWN = new Set(['quick', 'replicated', 'systems', 'cases', 'repeat', 'latency-repeat', 'warmup', 'sync-records', 'windows', 'no-profile', 'out', 'report-only', 'profile-only', 'merge', 'note', 'help']);
 for (const a of argv) {
   if (a.startsWith('--') && !KNOWN.has(a.slice(2))) {
     process.stderr.write(`peer-bench: unknown option ${a}\n${USAGE}\n`);
@@ -329,8 +332,45 @@ async function harnessCeiling() {
   return r.failed ? null : r.recordsPerSec;
 }
 
+/** --merge: one report from the results of several runs, each run's command and load kept in `meta.parts`. */
+async function merge(dirs) {
+  const { readFile } = await import('node:fs/promises');
+  const parts = [];
+  for (const dir of dirs) parts.push(JSON.parse(await readFile(path.join(path.resolve(ROOT, dir), 'results.json'), 'utf8')));
+  const results = new Map();
+  for (const part of parts) for (const r of part.results) results.set(`${r.system} ${r.case}`, r);
+  const loads = parts.map((p) => p.meta.loadDuringRun).filter(Boolean);
+  const medians = loads.map((l) => l.median).sort((a, b) => a - b);
+  const first = parts[0].meta;
+  const meta = {
+    ...first,
+    command: parts.map((p) => p.meta.command).join('\n'),
+    started: parts.map((p) => p.meta.started).sort()[0],
+    finished: parts.map((p) => p.meta.finished).sort().at(-1),
+    loadDuringRun: loads.length
+      ? { samples: loads.reduce((n, l) => n + l.samples, 0), min: Math.min(...loads.map((l) => l.min)), median: medians[Math.floor((medians.length - 1) / 2)], mean: loads.reduce((n, l) => n + l.mean, 0) / loads.length, max: Math.max(...loads.map((l) => l.max)) }
+      : first.loadDuringRun,
+    partial: parts.some((p) => p.meta.partial),
+    ...(opt('note', '') ? { note: opt('note', '') } : {}),
+    parts: parts.map((p, i) => ({ dir: dirs[i], command: p.meta.command, started: p.meta.started, finished: p.meta.finished, loadDuringRun: p.meta.loadDuringRun ?? null })),
+  };
+  const data = {
+    meta,
+    ceilings: parts.find((p) => p.ceilings?.ws)?.ceilings ?? parts[0].ceilings,
+    durability: Object.assign({}, ...parts.map((p) => p.durability)),
+    results: [...results.values()],
+    profiles: parts.map((p) => p.profiles).filter(Boolean).at(-1) ?? null,
+  };
+  await mkdir(OUT, { recursive: true });
+  await writeFile(path.join(OUT, 'results.json'), JSON.stringify(data, null, 2) + '\n');
+  const { writeReport } = await import('./bench-report-md.mjs');
+  await writeReport(OUT, data);
+  log(`merged ${dirs.length} runs into ${path.relative(ROOT, path.join(OUT, 'REPORT.md'))}`);
+}
+
 async function main() {
   if (flag('report-only') || flag('profile-only')) return rewrite({ reprofile: flag('profile-only') });
+  if (opt('merge', '')) return merge(opt('merge', '').split(',').filter(Boolean));
   const started = new Date();
   const load = os.loadavg();
   const stopLoad = sampleLoad();

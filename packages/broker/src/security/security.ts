@@ -90,7 +90,7 @@ export class Security {
   /** sha256(user, password, storedKey) → until when it is known good. */
   private readonly goodPasswords = new Map<string, number>();
   /** Bearer tokens of the HTTP API: sha256(token) → principal and expiry (this broker's memory only). */
-  private readonly tokens = new Map<string, { principal: string; expiresAt: number }>();
+  private readonly tokens = new Map<string, { principal: string; expiresAt: number; certificate: boolean }>();
   private readonly passwordChecks = new Concurrency(PASSWORD_CHECKS_AT_ONCE);
   /** Delegated logins of this broker's own clients (HTTP consumer instances): sha256(token) → principal. */
   private readonly delegations = new Map<string, string>();
@@ -133,13 +133,17 @@ export class Security {
     return ok;
   }
 
-  /** A new bearer token for `principal`, valid on this broker's HTTP API until `now + lifetimeMs`. */
-  issueToken(principal: string, now: number, lifetimeMs: number): { token: string; expiresAt: number } {
+  /**
+   * A new bearer token for `principal`, valid on this broker's HTTP API until `now + lifetimeMs`. `certificate`:
+   * the principal is a client certificate's subject (mutual TLS), not a SCRAM user, so the token does not end
+   * with a user's deletion (there is none), only at its expiry.
+   */
+  issueToken(principal: string, now: number, lifetimeMs: number, certificate = false): { token: string; expiresAt: number } {
     for (const [k, v] of this.tokens) if (v.expiresAt <= now) this.tokens.delete(k);
     if (this.tokens.size >= MAX_TOKENS) throw new MqError('POLICY_VIOLATION', `this broker holds ${MAX_TOKENS} live tokens: let some expire first`);
     const token = randomBytes(32).toString('base64url');
     const expiresAt = now + lifetimeMs;
-    this.tokens.set(createHash('sha256').update(token).digest('base64'), { principal, expiresAt });
+    this.tokens.set(createHash('sha256').update(token).digest('base64'), { principal, expiresAt, certificate });
     return { token, expiresAt };
   }
 
@@ -174,6 +178,7 @@ export class Security {
       return undefined;
     }
     // A user deleted since keeps no access through its tokens.
+    if (t.certificate) return t.principal;
     const user = t.principal.slice('User:'.length);
     if (!this.options.mechanisms.some((m) => this.metadata.scramCredential(user, m))) return undefined;
     return t.principal;

@@ -11,9 +11,10 @@
  *   itself, checked against the user's SCRAM credential; only on a TLS
  *   connection (on plaintext it is UNSUPPORTED_SASL_MECHANISM).
  *
- * - OAUTHBEARER (RFC 7628 framing, one step): a token this broker issued:
- *   one it delegated to its own client (an HTTP consumer instance acting for
- *   its HTTP caller's principal: Security.delegate), or a live token of its
+ * - OAUTHBEARER (RFC 7628 framing, one step): a token the cluster delegated
+ *   to a broker's own client (an HTTP consumer instance acting for its HTTP
+ *   caller's principal, on any broker: Security.delegate keeps it in the
+ *   metadata log), or a live token of this broker's
  *   HTTP API (POST /tokens, called with Basic credentials or a client
  *   certificate: how the web console's live tail logs in as the console's
  *   user). On a connection its client certificate already authenticated, a
@@ -76,7 +77,7 @@ export function saslAuthenticate(sec: Security): Handler<'saslAuthenticate'> {
     // logged in by certificate, whose console tail logs in as any does): nothing changes; another principal's is refused.
     if (session.certificate && session.principal !== undefined && mechanism === OAUTHBEARER) {
       const token = parseBearer(bytes);
-      if ((sec.delegatedPrincipal(token) ?? sec.tokenPrincipal(token, ctx.broker.clock())) === session.principal) return { authBytes: Buffer.alloc(0), principal: session.principal };
+      if ((await sec.tokenLogin(token, ctx.broker.clock())) === session.principal) return { authBytes: Buffer.alloc(0), principal: session.principal };
     }
     if (session.saslEnded) {
       throw new MqError('ILLEGAL_SASL_STATE', session.principal ? `this connection already authenticated as ${session.principal}` : 'a failed login ended SASL on this connection: open a new connection to try again');
@@ -95,7 +96,7 @@ export function saslAuthenticate(sec: Security): Handler<'saslAuthenticate'> {
       }
       if (mechanism === OAUTHBEARER) {
         const token = parseBearer(bytes);
-        const principal = sec.delegatedPrincipal(token) ?? sec.tokenPrincipal(token, ctx.broker.clock());
+        const principal = await sec.tokenLogin(token, ctx.broker.clock());
         if (!principal) throw new MqError('SASL_AUTHENTICATION_FAILED', 'authentication failed: unknown, expired or revoked token');
         plainUser = principal;
         return { authBytes: Buffer.alloc(0), principal: loggedIn(ctx, session, principal, mechanism, principal) };

@@ -72,6 +72,22 @@ export function readMaterial(s: TlsSettings): { cert: Buffer; key: Buffer; ca?: 
   return { cert: read('tls.cert.file', s.certFile), key: read('tls.key.file', s.keyFile), ...(s.caFile ? { ca: read('tls.ca.file', s.caFile) } : {}) };
 }
 
+/**
+ * How this broker's own clients (HTTP consumer instances) dial another broker's TLS client listener: trusting
+ * inter.broker.tls.ca.file, else tls.ca.file, else the system's CAs, and checking that the certificate names the
+ * host dialled (the broker's registered host). Read at each call, so a renewed CA file is used by the next client.
+ * No client certificate is presented: the instance logs in as its creator (a delegated login), not as this broker.
+ */
+export function peerClientTls(config: BrokerConfig): { ca?: Buffer } {
+  const caFile = config.get('inter.broker.tls.ca.file') || config.get('tls.ca.file');
+  if (!caFile) return {};
+  try {
+    return { ca: readFileSync(caFile) };
+  } catch (err) {
+    throw new MqError('INVALID_CONFIG', `cannot read the CA file ${caFile} (inter.broker.tls.ca.file or tls.ca.file): ${(err as Error).message}`);
+  }
+}
+
 /** An HTTP server, or an HTTPS one with `tls`; TLS handshake failures are one log line each. */
 export function createListenerServer(tls: TlsSettings | undefined, options: ServerOptions, listener: RequestListener | undefined, logger: Logger, what: string): Server {
   if (!tls) return createHttpServer(options, listener);

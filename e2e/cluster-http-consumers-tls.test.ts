@@ -6,8 +6,10 @@
  * CA) and logs in there as the principal that created it: a delegated login every broker accepts (its digest in
  * the metadata log). alice reads and commits through it (the group's committed offset checked) and the far brokers
  * log her login (OAUTHBEARER, User:alice); carol, who may describe the topic but not read it, is refused by the
- * leader (403 TOPIC_AUTHORIZATION_FAILED) with one audit line there naming User:carol. Before, the instance dialled
- * the other brokers with ws:// (refused by their TLS listeners) and its login was known only to broker A.
+ * leader (403 TOPIC_AUTHORIZATION_FAILED) with one audit line there naming User:carol. Run twice: without client
+ * certificates, and with tls.client.auth=required (the instance presents broker A's certificate, and its delegated
+ * login replaces that certificate's principal). Before, the instance dialled the other brokers with ws:// (refused
+ * by their TLS listeners) and its login was known only to broker A.
  */
 import { readFileSync } from 'node:fs';
 import { MqClient, type Acl } from '@mq/client';
@@ -19,19 +21,29 @@ let cluster: TestCluster | undefined;
 let admin: MqClient | undefined;
 let pki: Pki;
 
-afterAll(async () => {
+afterEach(async () => {
   await admin?.close({ timeoutMs: 2000 });
   await cluster?.close();
+  admin = undefined;
+  cluster = undefined;
+});
+
+afterAll(async () => {
   await cleanup();
 });
 
 const allow = (principal: string, resourceType: Acl['resourceType'], resourceName: string, operation: Acl['operation']): Acl => ({ principal, resourceType, resourceName, operation, permission: 'allow' });
 const basic = (user: string) => `Basic ${Buffer.from(`${user}:${user}-pw`).toString('base64')}`;
 
-describe('cluster: HTTP consumer instances reach other brokers over TLS as their creator', () => {
+describe.each([['none'], ['required']])('cluster: HTTP consumer instances reach other brokers over TLS as their creator (tls.client.auth=%s)', (clientAuth) => {
   it('alice reads and commits through brokers A -> B/C; carol is refused by the leader with one audit line there', async () => {
     pki = await makePki();
     const server = pki.issue('server', 'localhost', 'DNS:localhost,IP:127.0.0.1');
+    // With client certificates required, every client presents one: the admin's names User:admin (no SASL); the
+    // HTTP callers present one with no ACLs and log in with Basic (credentials win over a certificate).
+    const required = clientAuth === 'required';
+    const adminCert = pki.issue('admin', 'admin');
+    const web = pki.issue('web', 'web');
     cluster = await startCluster({
       brokers: 3,
       proxies: false,
@@ -41,6 +53,7 @@ describe('cluster: HTTP consumer instances reach other brokers over TLS as their
         'tls.key.file': server.key,
         // The CA the brokers' own clients trust when they dial another broker's client listener.
         'tls.ca.file': pki.ca,
+        'tls.client.auth': clientAuth,
         'authentication.enabled': 'true',
         'authorization.enabled': 'true',
         'super.users': 'User:admin',
@@ -48,17 +61,24 @@ describe('cluster: HTTP consumer instances reach other brokers over TLS as their
       },
     });
     const c = cluster;
-    const tls = { ca: readFileSync(pki.ca) };
     const bootstrap = c.bootstrap.map((b) => b.replace(/^localhost:/, '127.0.0.1:'));
-    const first = new MqClient({ bootstrap, tls });
-    await waitFor(() => first.admin().createUser('admin', 'admin-pw').then(() => true, () => false), { timeout: 30_000, message: 'the first user created' });
-    await first.close({ timeoutMs: 2000 });
-    admin = new MqClient({ bootstrap, tls, sasl: { username: 'admin', password: 'admin-pw' } });
+    if (required) {
+      admin = new MqClient({ bootstrap, tls: { ca: readFileSync(pki.ca), cert: readFileSync(adminCert.cert), key: readFileSync(adminCert.key) } });
+      await waitFor(() => admin!.admin().createUser('admin', 'admin-pw').then(() => true, () => false), { timeout: 30_000, message: 'the admin user created' });
+    } else {
+      const tls = { ca: readFileSync(pki.ca) };
+      const first = new MqClient({ bootstrap, tls });
+      await waitFor(() => first.admin().createUser('admin', 'admin-pw').then(() => true, () => false), { timeout: 30_000, message: 'the first user created' });
+      await first.close({ timeoutMs: 2000 });
+      admin = new MqClient({ bootstrap, tls, sasl: { username: 'admin', password: 'admin-pw' } });
+    }
+    const client = required ? { client: web } : {};
     for (const u of ['alice', 'carol']) await admin.admin().createUser(u, `${u}-pw`, { mechanisms: ['SCRAM-SHA-256'], iterations: 4096 });
     const topic = uniqueName('xb-tls');
     const group = uniqueName('xb-tls-g');
     const carolGroup = uniqueName('xb-tls-carol');
-    await admin.admin().createTopic(topic, { numPartitions: 1, replicationFactor: 1 });
+    // The brokers register (unfenced) in the background: create once one is live.
+    await waitFor(() => admin!.admin().createTopic(topic, { numPartitions: 1, replicationFactor: 1 }).then(() => true, () => false), { timeout: 30_000, message: 'the topic created' });
     await admin.admin().createAcls([
       allow('User:alice', 'topic', topic, 'read'),
       allow('User:alice', 'group', group, 'read'),
@@ -77,7 +97,7 @@ describe('cluster: HTTP consumer instances reach other brokers over TLS as their
       await probe.poll(2000);
       const id = (await waitFor(async () => {
         for (const id of c.brokerIds) {
-          const r = await httpsCall(c.broker(id).process.httpPort, pki.ca, 'GET', `/groups/${g}`, { auth: `Basic ${Buffer.from('admin:admin-pw').toString('base64')}` });
+          const r = await httpsCall(c.broker(id).process.httpPort, pki.ca, 'GET', `/groups/${g}`, { ...client, auth: `Basic ${Buffer.from('admin:admin-pw').toString('base64')}` });
           if (r.status === 200 && r.body.members?.length > 0) return id;
         }
         return undefined;
@@ -91,7 +111,7 @@ describe('cluster: HTTP consumer instances reach other brokers over TLS as their
     const far = [...new Set([leader, coordinator])];
     expect(far).not.toContain(a);
     const port = c.broker(a).process.httpPort;
-    const call = (method: string, path: string, user: string, body?: unknown) => httpsCall(port, pki.ca, method, path, { auth: basic(user), ...(body !== undefined ? { body } : {}) });
+    const call = (method: string, path: string, user: string, body?: unknown) => httpsCall(port, pki.ca, method, path, { ...client, auth: basic(user), ...(body !== undefined ? { body } : {}) });
     const logins = (id: number, who: string) => c.broker(id).process.output.filter((l) => l.includes('"msg":"authenticated"') && l.includes(`"principal":"User:${who}"`) && l.includes('"mechanism":"OAUTHBEARER"')).length;
 
     // alice: an instance on A reads all 20 records and commits, through the far coordinator and leader.
@@ -118,7 +138,7 @@ describe('cluster: HTTP consumer instances reach other brokers over TLS as their
     const deniedOn = (id: number) => c.broker(id).process.output.filter((l) => l.includes('"msg":"authorization denied"') && l.includes('"principal":"User:carol"') && l.includes(`"resource":"topic:${topic}"`)).length;
     const carolA = c.brokerIds.find((id) => id !== leader)!;
     const carolPort = c.broker(carolA).process.httpPort;
-    const carolCall = (method: string, path: string, body?: unknown) => httpsCall(carolPort, pki.ca, method, path, { auth: basic('carol'), ...(body !== undefined ? { body } : {}) });
+    const carolCall = (method: string, path: string, body?: unknown) => httpsCall(carolPort, pki.ca, method, path, { ...client, auth: basic('carol'), ...(body !== undefined ? { body } : {}) });
     const cbase = `/consumers/${carolGroup}/instances/c1`;
     expect((await carolCall('POST', `/consumers/${carolGroup}`, { name: 'c1', auto_offset_reset: 'earliest' })).status).toBe(200);
     expect((await carolCall('POST', `${cbase}/subscription`, { topics: [topic] })).status).toBe(204);

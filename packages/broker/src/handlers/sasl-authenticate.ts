@@ -74,10 +74,14 @@ export function saslAuthenticate(sec: Security): Handler<'saslAuthenticate'> {
     const mechanism = req.mechanism ?? '';
     const bytes = req.authBytes ?? NO_BYTES;
     // A connection authenticated by its client certificate may present a token of that same principal (a browser
-    // logged in by certificate, whose console tail logs in as any does): nothing changes; another principal's is refused.
+    // logged in by certificate, whose console tail logs in as any does): nothing changes; another principal's is
+    // refused. A delegated login (only brokers hold one: another broker's HTTP consumer instance, which presents
+    // that broker's certificate where client certificates are required) logs the connection in as its principal.
     if (session.certificate && session.principal !== undefined && mechanism === OAUTHBEARER) {
       const token = parseBearer(bytes);
-      if ((await sec.tokenLogin(token, ctx.broker.clock())) === session.principal) return { authBytes: Buffer.alloc(0), principal: session.principal };
+      const delegated = await sec.delegatedLogin(token);
+      if (delegated !== undefined) return { authBytes: Buffer.alloc(0), principal: loggedIn(ctx, session, delegated, mechanism, delegated) };
+      if (sec.tokenPrincipal(token, ctx.broker.clock()) === session.principal) return { authBytes: Buffer.alloc(0), principal: session.principal };
     }
     if (session.saslEnded) {
       throw new MqError('ILLEGAL_SASL_STATE', session.principal ? `this connection already authenticated as ${session.principal}` : 'a failed login ended SASL on this connection: open a new connection to try again');

@@ -206,15 +206,19 @@ export class Security {
   }
 
   /**
-   * The principal of a token a client logs in with (SASL OAUTHBEARER): a delegated login, else a live token of this
-   * broker's HTTP API. A delegated token this broker does not know yet may be one another broker has just had
-   * committed: it waits (at most DELEGATION_WAIT_MS) for its metadata to catch up before refusing.
+   * The principal of a delegated token, waiting (at most DELEGATION_WAIT_MS) for this broker's metadata to catch up
+   * when it does not know the token yet (another broker may just have had it committed); undefined when unknown.
    */
-  async tokenLogin(token: string, now: number): Promise<string | undefined> {
-    const found = this.delegatedPrincipal(token) ?? this.tokenPrincipal(token, now);
+  async delegatedLogin(token: string): Promise<string | undefined> {
+    const found = this.delegatedPrincipal(token);
     if (found !== undefined || !this.logins || !token.startsWith(DELEGATED_PREFIX)) return found;
     await metadataChange(this.metadata, { until: () => this.delegatedPrincipal(token) !== undefined, timeoutMs: DELEGATION_WAIT_MS, timers: this.logins.timers });
     return this.delegatedPrincipal(token);
+  }
+
+  /** The principal of a token a client logs in with (SASL OAUTHBEARER): a live token of this broker's HTTP API, or a delegated login. */
+  async tokenLogin(token: string, now: number): Promise<string | undefined> {
+    return this.tokenPrincipal(token, now) ?? (await this.delegatedLogin(token));
   }
 
   /** The principal of a live bearer token; undefined when unknown or expired. */

@@ -75,17 +75,24 @@ export function readMaterial(s: TlsSettings): { cert: Buffer; key: Buffer; ca?: 
 /**
  * How this broker's own clients (HTTP consumer instances) dial another broker's TLS client listener: trusting
  * inter.broker.tls.ca.file, else tls.ca.file, else the system's CAs, and checking that the certificate names the
- * host dialled (the broker's registered host). Read at each call, so a renewed CA file is used by the next client.
- * No client certificate is presented: the instance logs in as its creator (a delegated login), not as this broker.
+ * host dialled (the broker's registered host). With tls.client.auth=required (the cluster's other brokers alike)
+ * it presents this broker's certificate (inter.broker.tls.cert.file, else tls.cert.file), which the instance's
+ * delegated login then replaces as the connection's principal. Read at each call, so renewed files are used by the
+ * next client.
  */
-export function peerClientTls(config: BrokerConfig): { ca?: Buffer } {
-  const caFile = config.get('inter.broker.tls.ca.file') || config.get('tls.ca.file');
-  if (!caFile) return {};
-  try {
-    return { ca: readFileSync(caFile) };
-  } catch (err) {
-    throw new MqError('INVALID_CONFIG', `cannot read the CA file ${caFile} (inter.broker.tls.ca.file or tls.ca.file): ${(err as Error).message}`);
-  }
+export function peerClientTls(config: BrokerConfig): { ca?: Buffer; cert?: Buffer; key?: Buffer } {
+  const file = (what: 'cert' | 'key' | 'ca') => config.get(`inter.broker.tls.${what}.file`) || config.get(`tls.${what}.file`);
+  const read = (what: 'cert' | 'key' | 'ca') => {
+    try {
+      return readFileSync(file(what));
+    } catch (err) {
+      throw new MqError('INVALID_CONFIG', `cannot read ${file(what)} (inter.broker.tls.${what}.file or tls.${what}.file): ${(err as Error).message}`);
+    }
+  };
+  return {
+    ...(file('ca') ? { ca: read('ca') } : {}),
+    ...(config.get('tls.client.auth') === 'required' ? { cert: read('cert'), key: read('key') } : {}),
+  };
 }
 
 /** An HTTP server, or an HTTPS one with `tls`; TLS handshake failures are one log line each. */

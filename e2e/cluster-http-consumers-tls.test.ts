@@ -94,14 +94,15 @@ describe.each([['none'], ['required']])('cluster: HTTP consumer instances reach 
     const coordinatorOf = async (g: string): Promise<number> => {
       const probe = admin!.consumer({ groupId: g, autoCommit: false, autoOffsetReset: 'earliest' });
       probe.subscribe([topic]);
-      await probe.poll(2000);
       const id = (await waitFor(async () => {
+        // Polling keeps it joining (and in the group) however slow the machine is.
+        await probe.poll(500);
         for (const id of c.brokerIds) {
           const r = await httpsCall(c.broker(id).process.httpPort, pki.ca, 'GET', `/groups/${g}`, { ...client, auth: `Basic ${Buffer.from('admin:admin-pw').toString('base64')}` });
           if (r.status === 200 && r.body.members?.length > 0) return id;
         }
         return undefined;
-      }, { timeout: 30_000, message: `the coordinator of ${g}` }))!;
+      }, { timeout: 60_000, message: `the coordinator of ${g}` }))!;
       await probe.close();
       return id;
     };

@@ -4,7 +4,8 @@
  * certificate is made by openssl at run time. No SASL, no bearer token: a client's certificate subject (CN) is its
  * principal. alice, granted read and write on one topic by an ACL on User:alice, produces and consumes it over
  * wss:// and reads it over https://, and is refused (TOPIC_AUTHORIZATION_FAILED, HTTP 403, one audit line) on a
- * topic she has no ACL for; a certificate for the same name signed by another CA is refused on both doors with a
+ * topic she has no ACL for; a browser logged in by her certificate gets a token for herself from POST /tokens (the
+ * console's live tail logs in with it); a certificate for the same name signed by another CA is refused on both doors with a
  * clear client error and one broker log line each.
  */
 import { readFileSync } from 'node:fs';
@@ -83,6 +84,43 @@ describe('mutual TLS: the certificate subject is the principal on the WebSocket 
     expect([refused.status, refused.body.error.code]).toEqual([403, 'TOPIC_AUTHORIZATION_FAILED']);
     const marks = await httpsCall(broker.httpPort, pki.ca, 'GET', `/topics/${other}/partitions/0/watermarks`, { client: pki.issue('admin2', 'admin') });
     expect(marks.body).toEqual({ low: 0, high: 0 });
+  });
+
+  it('the console tail of a browser logged in by certificate: POST /tokens gives alice a token for herself, which logs her in', async () => {
+    // No headless Chromium here (presenting a client certificate needs an NSS database and a selection policy):
+    // these are the calls the console page makes (console/main.tsx, tail.ts): POST /tokens with no Authorization
+    // header over the TLS connection that carries the browser's certificate, then SASL OAUTHBEARER on wss://.
+    const issued = await httpsCall(broker.httpPort, pki.ca, 'POST', '/tokens', { client: alice });
+    expect([issued.status, issued.body.principal]).toEqual([200, 'User:alice']);
+    const token = issued.body.token as string;
+    // A token cannot make another, even over her certificate's connection.
+    const again = await httpsCall(broker.httpPort, pki.ca, 'POST', '/tokens', { client: alice, auth: `Bearer ${token}` });
+    expect([again.status, again.body.error.code]).toEqual([401, 'SASL_AUTHENTICATION_FAILED']);
+    // The token works as a bearer token on https:// (as alice, whoever's certificate carries it: here the admin's).
+    const viaBearer = await httpsCall(broker.httpPort, pki.ca, 'POST', `/topics/${other}/records`, { client: pki.issue('admin3', 'admin'), auth: `Bearer ${token}`, body: { value: 'not hers' } });
+    expect([viaBearer.status, viaBearer.body.error.code]).toEqual([403, 'TOPIC_AUTHORIZATION_FAILED']);
+    // The tail: her certificate's wss:// connection logs in with her own token and reads her topic.
+    const tail = new MqClient({ bootstrap: `localhost:${broker.port}`, clientId: 'mq-console', tls: { ca: readFileSync(pki.ca), cert: readFileSync(alice.cert), key: readFileSync(alice.key) }, sasl: { mechanism: 'OAUTHBEARER', token }, ...fast });
+    try {
+      const consumer = tail.consumer({ autoOffsetReset: 'earliest' });
+      consumer.assign([{ topic: mine, partition: 0 }]);
+      const got = await waitFor(async () => {
+        const r = await consumer.poll(1000);
+        return r.length > 0 ? r : undefined;
+      }, { timeout: 15_000, message: 'the tail reading her topic' });
+      expect(got![0]!.value!.toString()).toBe('by certificate');
+      await consumer.close();
+    } finally {
+      await tail.close({ timeoutMs: 2_000 });
+    }
+    // Her token on another principal's certificate connection does not change who that connection is.
+    const bob = pki.issue('bob', 'bob');
+    const mixed = new MqClient({ bootstrap: `localhost:${broker.port}`, tls: { ca: readFileSync(pki.ca), cert: readFileSync(bob.cert), key: readFileSync(bob.key) }, sasl: { mechanism: 'OAUTHBEARER', token }, ...fast, retry: { retries: 0 } });
+    try {
+      await expect(mixed.admin().listTopics()).rejects.toMatchObject({ code: 'ILLEGAL_SASL_STATE' });
+    } finally {
+      await mixed.close({ timeoutMs: 2_000 });
+    }
   });
 
   it('a certificate for the same name from another CA: refused on both doors, a clear client error, one broker line each', async () => {

@@ -45,7 +45,7 @@ import { connectInProcess } from './server/in-process-socket.js';
 import { connectWebSocket } from '@mq/client/transport';
 import { checkExposure } from './server/exposure.js';
 import { readClusterSecret } from './cluster/cluster-auth.js';
-import { parseInterBrokerTls, parseTlsSettings, type TlsSettings } from './server/tls.js';
+import { parseInterBrokerTls, parseTlsSettings, peerClientTls, type TlsSettings } from './server/tls.js';
 import { isLoopbackHost, parseOriginList, type OriginList } from './server/origins.js';
 import { parseVoters } from './controller/options.js';
 import { ConnectionQuotas, QuotaManager, parseQuotaOptions, quotaHandlers, quotaRecorder } from './quota/index.js';
@@ -187,7 +187,8 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     const clusterApis: HandlerMap = cluster.oneNode ? withoutForward : { ...withoutForward, ...(controllerForward ? { controllerForward } : {}) };
     // Authentication and authorization: one Security for every door; the client-facing handler maps are wrapped once (handlers/authorize.ts).
     const md = cluster.controller.metadata;
-    const security = new Security(securityOptions, md, log.child({ component: 'security' }));
+    // Delegated logins (HTTP consumer instances) live in the metadata log: every broker accepts them.
+    const security = new Security(securityOptions, md, log.child({ component: 'security' }), { brokerId: meta.brokerId, incarnation: cluster.incarnation, submit: (c) => cluster.controller.submit(c), timers });
     const usersExist = () => md.userCount > 0;
     const sasl: HandlerMap = { saslAuthenticate: saslAuthenticate(security) };
     const handlers: HandlerMap = !cluster.roles.broker
@@ -308,7 +309,9 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
     let consumers: ConsumerInstances | undefined;
     if (cluster.roles.broker && config.int('http.consumer.max.instances') > 0) {
       // HTTP consumer instances are clients of this broker's own client listener, reached in process (no socket,
-      // no TLS to dial: a TLS-only listener serves them too); other brokers of a cluster are dialled as usual.
+      // no TLS to dial: a TLS-only listener serves them too); other brokers of a cluster (the group's coordinator, a
+      // partition's leader) are dialled at their client listener, over wss:// when the listeners speak TLS, and
+      // logged in to as the instance's creator (a delegated login every broker accepts).
       const self = opts.host === '0.0.0.0' || opts.host === '::' ? '127.0.0.1' : opts.host;
       const selfAddress = `${self.includes(':') ? `[${self}]` : self}:${port}`;
       const ownAddresses = new Set([selfAddress, `${advertised.includes(':') ? `[${advertised}]` : advertised}:${port}`]);
@@ -318,8 +321,9 @@ export async function startBroker(options: BrokerOptions = {}, components: Broke
         connect: (o, signal) => (cluster.oneNode || ownAddresses.has(o.address) ? inProcess(o, signal) : connectWebSocket(o, signal)),
         maxInstances: config.int('http.consumer.max.instances'),
         instanceTimeoutMs: config.int('http.consumer.instance.timeout.ms'),
+        ...(tls ? { tls: () => peerClientTls(config) } : {}),
         logger: log.child({ component: 'http-consumers' }),
-        // With authentication each instance's client logs in as its creator (a token delegated in this process).
+        // With authentication each instance's client logs in as its creator (a token delegated through the metadata log).
         ...(securityOptions.authentication ? { delegation: { delegate: (p: string) => security.delegate(p), revoke: (t: string) => security.revokeDelegation(t) } } : {}),
       });
       consumers = instances;

@@ -39,7 +39,7 @@ export interface FormatArgs {
 }
 
 export function withClientOptions<T>(y: Argv<T>, env: NodeJS.ProcessEnv): Argv<T & ClientArgs> {
-  return y
+  const connection = y
     .option('bootstrap', {
       alias: 'b',
       type: 'string',
@@ -51,7 +51,18 @@ export function withClientOptions<T>(y: Argv<T>, env: NodeJS.ProcessEnv): Argv<T
     .option('connect-timeout-ms', {
       ...intOption('--connect-timeout-ms', 1, 'how long to wait, in all, for a first answer from the cluster (a host that accepts but never answers fails after this)'),
       defaultDescription: String(DEFAULT_CONNECT_TIMEOUT_MS),
-    })
+    });
+  return loginOptions(connection).middleware((argv) => resolveClientArgs(argv as unknown as Partial<ClientArgs>, env)) as unknown as Argv<T & ClientArgs>;
+}
+
+/** The login and TLS flags alone (--user, --tls-*), for a command that connects but takes no --bootstrap (mq cluster start). */
+export function withLoginOptions<T>(y: Argv<T>, env: NodeJS.ProcessEnv): Argv<T & Partial<ClientArgs>> {
+  return loginOptions(y)
+    .middleware((argv) => resolveClientArgs(argv as unknown as Partial<ClientArgs>, env)) as unknown as Argv<T & Partial<ClientArgs>>;
+}
+
+function loginOptions<T>(y: Argv<T>): Argv<T> {
+  return y
     .option('user', { type: 'string', requiresArg: true, describe: 'log in as this user (SASL SCRAM); the password comes from env MQ_PASSWORD or the profile, never a flag; env MQ_USER' })
     .option('tls', { type: 'boolean', describe: 'connect with TLS (wss://) using the system CAs; implied by any --tls-* flag; env MQ_TLS=1' })
     .option('tls-ca', { type: 'string', requiresArg: true, describe: 'PEM file of the CA that signs the brokers\' certificates; env MQ_TLS_CA' })
@@ -59,8 +70,7 @@ export function withClientOptions<T>(y: Argv<T>, env: NodeJS.ProcessEnv): Argv<T
     .option('tls-key', { type: 'string', requiresArg: true, describe: 'PEM key of --tls-cert; env MQ_TLS_KEY' })
     .option('tls-servername', { type: 'string', requiresArg: true, describe: 'the host name the broker certificate must carry (default: the host connected to)' })
     .option('tls-insecure', { type: 'boolean', describe: 'do not verify the broker certificate (tests only)' })
-    .option('sasl-mechanism', { type: 'string', choices: ['SCRAM-SHA-256', 'SCRAM-SHA-512'], describe: 'SCRAM mechanism of the login', defaultDescription: 'SCRAM-SHA-256' })
-    .middleware((argv) => resolveClientArgs(argv as unknown as Partial<ClientArgs>, env)) as unknown as Argv<T & ClientArgs>;
+    .option('sasl-mechanism', { type: 'string', choices: ['SCRAM-SHA-256', 'SCRAM-SHA-512'], describe: 'SCRAM mechanism of the login', defaultDescription: 'SCRAM-SHA-256' });
 }
 
 /**

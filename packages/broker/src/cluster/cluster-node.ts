@@ -77,6 +77,8 @@ export interface ClusterNode {
   readonly oneNode: boolean;
   /** The ids of the metadata quorum's voters (controller.quorum.voters; this broker alone in a one-node cluster). */
   readonly voterIds: readonly number[];
+  /** This run's id (its registrations carry it; logins it delegates end with it). */
+  readonly incarnation: string;
   readonly controller: Controller;
   readonly replicas: ReplicaManager;
   readonly handlers: HandlerMap;
@@ -134,6 +136,7 @@ export async function startClusterNode(o: ClusterNodeOptions, components: Cluste
     roles,
     oneNode,
     voterIds,
+    incarnation,
     controller,
     replicas,
     peers,

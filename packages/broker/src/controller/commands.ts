@@ -163,6 +163,25 @@ export interface DeleteScramCredentialCommand {
   mechanism?: ScramMechanism;
 }
 
+/**
+ * A login a broker delegates to its own client (an HTTP consumer instance acting for `principal`), valid on every
+ * broker of the cluster: the token's SHA-256 (base64; never the token), the principal, and the broker run that
+ * made it (its logins end when that broker registers a new run, or when it revokes them).
+ */
+export interface DelegateLoginCommand {
+  type: 'delegateLogin';
+  tokenHash: string;
+  principal: string;
+  brokerId: number;
+  incarnation: string;
+}
+
+/** Ends a delegated login (the principal's last HTTP consumer instance on that broker closed). */
+export interface RevokeLoginCommand {
+  type: 'revokeLogin';
+  tokenHash: string;
+}
+
 export interface CreateAclsCommand {
   type: 'createAcls';
   acls: AclEntry[];
@@ -271,6 +290,8 @@ export type MetadataCommand =
   | DeleteScramCredentialCommand
   | CreateAclsCommand
   | DeleteAclsCommand
+  | DelegateLoginCommand
+  | RevokeLoginCommand
   // ---- scaleout
   | AlterReassignmentsCommand
   | DecommissionBrokerCommand
@@ -295,6 +316,10 @@ export const MAX_ACLS_PER_COMMAND = 1000;
 
 /** A topic id: what the controller generates (16 random bytes, base64url) or a test's short id; never path characters. */
 export const TOPIC_ID_PATTERN = /^[A-Za-z0-9_-]{1,32}$/;
+/** A delegated login's token digest: SHA-256, base64. */
+const TOKEN_HASH = /^[A-Za-z0-9+/]{43}=$/;
+/** The principal of a delegated login: a user or a client certificate's subject (as ACL principals). */
+const DELEGATED_PRINCIPAL = /^User:[^\s;,]{1,255}$/;
 /** A broker run id (incarnation): hex from the broker, short and plain. */
 const INCARNATION = /^[A-Za-z0-9_-]{1,64}$/;
 /** A host name or address as brokers advertise it (no spaces, no control characters, no URL syntax). */
@@ -499,6 +524,16 @@ export function decodeCommand(data: Uint8Array): MetadataCommand {
       if (mechanism !== undefined && !isScramMechanism(mechanism)) throw bad(`mechanism ${JSON.stringify(mechanism.slice(0, 40))} is not SCRAM-SHA-256 or SCRAM-SHA-512`);
       return { type: o.type, user: matching(o, 'user', USER_NAME_PATTERN, 'a user name'), ...(mechanism ? { mechanism } : {}) };
     }
+    case 'delegateLogin':
+      return {
+        type: o.type,
+        tokenHash: matching(o, 'tokenHash', TOKEN_HASH, 'a SHA-256 digest in base64'),
+        principal: matching(o, 'principal', DELEGATED_PRINCIPAL, 'a principal User:<name>'),
+        brokerId: int(o, 'brokerId', 1),
+        incarnation: matching(o, 'incarnation', INCARNATION, 'a broker run id'),
+      };
+    case 'revokeLogin':
+      return { type: o.type, tokenHash: matching(o, 'tokenHash', TOKEN_HASH, 'a SHA-256 digest in base64') };
     case 'createAcls':
     case 'deleteAcls': {
       const list = o[o.type === 'createAcls' ? 'acls' : 'filters'];

@@ -275,3 +275,46 @@ describe('MetadataState: the first-user exception', () => {
     expect(h.run(cred('other', 7))).toMatchObject({ ok: true });
   });
 });
+
+describe('MetadataState: delegated logins (HTTP consumer instances, valid on every broker)', () => {
+  const hash = (n: number) => Buffer.alloc(32, n).toString('base64');
+  const delegate = (h: ReturnType<typeof harness>, n: number, brokerId = 1, incarnation = 'run-1') =>
+    h.run({ type: 'delegateLogin', tokenHash: hash(n), principal: `User:u${n}`, brokerId, incarnation });
+
+  it('keeps a login of a registered run until revoked; a restart of that broker ends its logins, not others', () => {
+    const h = harness();
+    h.register(1);
+    h.register(2);
+    expect(delegate(h, 1)).toEqual({ ok: true });
+    expect(delegate(h, 2, 2, 'run-2')).toEqual({ ok: true });
+    expect(h.s.delegatedLogin(hash(1))).toBe('User:u1');
+    expect(h.run({ type: 'revokeLogin', tokenHash: hash(1) })).toEqual({ ok: true });
+    expect(h.s.delegatedLogin(hash(1))).toBeUndefined();
+    expect(delegate(h, 3)).toEqual({ ok: true });
+    // A retried registration of the same run keeps them; a new run of broker 1 ends its logins only.
+    h.register(1);
+    expect(h.s.delegatedLogin(hash(3))).toBe('User:u3');
+    h.register(1, 'run-1b');
+    expect(h.s.delegatedLogin(hash(3))).toBeUndefined();
+    expect(h.s.delegatedLogin(hash(2))).toBe('User:u2');
+    // A login of a run that is not (or no longer) registered is refused.
+    expect(delegate(h, 4, 1, 'run-1')).toMatchObject({ ok: false, code: 'BROKER_NOT_AVAILABLE' });
+    expect(delegate(h, 5, 9, 'run-9')).toMatchObject({ ok: false, code: 'BROKER_NOT_AVAILABLE' });
+  });
+
+  it('survives a snapshot; a malformed command is refused before it is applied', () => {
+    const h = harness();
+    h.register(1);
+    delegate(h, 7);
+    const copy = new MetadataState();
+    copy.restore(h.s.snapshot(), 10);
+    expect(copy.delegatedLogin(hash(7))).toBe('User:u7');
+    for (const bad of [
+      { type: 'delegateLogin', tokenHash: 'short', principal: 'User:x', brokerId: 1, incarnation: 'run-1' },
+      { type: 'delegateLogin', tokenHash: hash(1), principal: 'alice', brokerId: 1, incarnation: 'run-1' },
+      { type: 'revokeLogin', tokenHash: 'a b' },
+    ]) {
+      expect(() => decodeCommand(encodeCommand(bad as MetadataCommand))).toThrow(expect.objectContaining({ code: 'INVALID_REQUEST' }) as Error);
+    }
+  });
+});

@@ -30,6 +30,16 @@ export const PRODUCER_ID_BLOCK = 1000;
 /** The fence reason a broker gives for its own controlled shutdown. */
 export const CONTROLLED_SHUTDOWN = 'controlled shutdown';
 
+/** Delegated logins one broker may hold at once (each HTTP consumer instance principal has one; http.consumer.max.instances is 100 by default). */
+export const MAX_DELEGATED_LOGINS_PER_BROKER = 10_000;
+
+/** A delegated login: who it logs in as, and the broker run that made it. */
+interface DelegatedLogin {
+  principal: string;
+  brokerId: number;
+  incarnation: string;
+}
+
 interface Snapshot {
   version: 1;
   brokers: BrokerRegistration[];
@@ -38,6 +48,7 @@ interface Snapshot {
   placementCursor: number;
   // ---- security (absent in snapshots from before it)
   scram?: Array<{ user: string; mechanism: ScramMechanism; iterations: number; salt: string; storedKey: string; serverKey: string }>;
+  logins?: Array<{ tokenHash: string } & DelegatedLogin>;
   acls?: AclEntry[];
   // ---- scaleout (absent in older snapshots: 0)
   replicationThrottle?: number;
@@ -99,6 +110,8 @@ export class MetadataState implements StateMachine {
   private appliedIndex = 0;
   // ---- security: SCRAM credentials by user and mechanism, and the ACLs (see security/)
   private scram = new Map<string, Map<ScramMechanism, ScramCredential>>();
+  /** Delegated logins (HTTP consumer instances' clients, valid on every broker): token SHA-256 → who and whose run made it. */
+  private logins = new Map<string, DelegatedLogin>();
   private aclList: readonly AclEntry[] = [];
   private readonly listeners = new Set<(delta: MetadataDelta) => void>();
   // ---- quotas: by entity key (quota/entity.ts); the version changes with every change (the brokers' resolution caches key on it)
@@ -147,6 +160,11 @@ export class MetadataState implements StateMachine {
 
   // ---- security
   /** A user's stored SCRAM credential for `mechanism`. */
+  /** The principal of a delegated login by its token's SHA-256 (base64), while it lasts. */
+  delegatedLogin(tokenHash: string): string | undefined {
+    return this.logins.get(tokenHash)?.principal;
+  }
+
   scramCredential(user: string, mechanism: ScramMechanism): ScramCredential | undefined {
     return this.scram.get(user)?.get(mechanism);
   }
@@ -282,6 +300,8 @@ export class MetadataState implements StateMachine {
         this.brokersById.set(cmd.id, reg);
         d.brokers = true;
         if (old) this.removeFromPartitions(cmd.id, d, reg);
+        // The logins its previous run delegated end with that run (a crash revoked none of them).
+        for (const [hash, l] of this.logins) if (l.brokerId === cmd.id && l.incarnation !== cmd.incarnation) this.logins.delete(hash);
         return { ok: true, value: { brokerEpoch: index } };
       }
       case 'fenceBroker': {
@@ -477,6 +497,19 @@ export class MetadataState implements StateMachine {
         if (left.size === 0) this.scram.delete(cmd.user);
         else this.scram.set(cmd.user, left);
         d.security = true;
+        return { ok: true };
+      }
+      case 'delegateLogin': {
+        const run = this.brokersById.get(cmd.brokerId);
+        if (!run || run.incarnation !== cmd.incarnation) return refuse('BROKER_NOT_AVAILABLE', `broker ${cmd.brokerId} run ${cmd.incarnation} is not registered`);
+        const theirs = [...this.logins.values()].filter((l) => l.brokerId === cmd.brokerId).length;
+        if (theirs >= MAX_DELEGATED_LOGINS_PER_BROKER) return refuse('POLICY_VIOLATION', `broker ${cmd.brokerId} holds ${theirs} delegated logins (at most ${MAX_DELEGATED_LOGINS_PER_BROKER})`);
+        this.logins.set(cmd.tokenHash, { principal: cmd.principal, brokerId: cmd.brokerId, incarnation: cmd.incarnation });
+        d.security = true;
+        return { ok: true };
+      }
+      case 'revokeLogin': {
+        if (this.logins.delete(cmd.tokenHash)) d.security = true;
         return { ok: true };
       }
       case 'createAcls': {
@@ -860,6 +893,7 @@ export class MetadataState implements StateMachine {
         })),
       ),
       acls: [...this.aclList],
+      ...(this.logins.size > 0 ? { logins: [...this.logins].map(([tokenHash, l]) => ({ tokenHash, ...l })) } : {}),
       ...(this.throttle > 0 ? { replicationThrottle: this.throttle } : {}),
       ...(this.quotaMap.size > 0 ? { quotas: this.clientQuotas() } : {}),
       ...(this.quorumAddressMap.size > 0 ? { quorumAddresses: [...this.quorumAddressMap.values()] } : {}),
@@ -882,6 +916,7 @@ export class MetadataState implements StateMachine {
       this.scram.set(c.user, m);
     }
     this.aclList = s.acls ?? [];
+    this.logins = new Map((s.logins ?? []).map(({ tokenHash, ...l }) => [tokenHash, l]));
     this.throttle = s.replicationThrottle ?? 0;
     this.quotaMap = new Map((s.quotas ?? []).map((q) => [entityKey(q.entity), q]));
     this.quotaVersion++;

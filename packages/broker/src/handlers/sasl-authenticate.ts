@@ -11,11 +11,14 @@
  *   itself, checked against the user's SCRAM credential; only on a TLS
  *   connection (on plaintext it is UNSUPPORTED_SASL_MECHANISM).
  *
- * - OAUTHBEARER (RFC 7628 framing, one step): a token this broker issued:
- *   one it delegated to its own client (an HTTP consumer instance acting for
- *   its HTTP caller's principal: Security.delegate), or a live token of its
- *   HTTP API (POST /tokens, called with Basic credentials: how the web
- *   console's live tail logs in as the console's user). Never advertised; no
+ * - OAUTHBEARER (RFC 7628 framing, one step): a token the cluster delegated
+ *   to a broker's own client (an HTTP consumer instance acting for its HTTP
+ *   caller's principal, on any broker: Security.delegate keeps it in the
+ *   metadata log), or a live token of this broker's
+ *   HTTP API (POST /tokens, called with Basic credentials or a client
+ *   certificate: how the web console's live tail logs in as the console's
+ *   user). On a connection its client certificate already authenticated, a
+ *   token of that same principal is accepted and changes nothing. Never advertised; no
  *   other token is accepted. A connection stays logged in after its token
  *   expires (no re-authentication).
  *
@@ -68,11 +71,21 @@ export function saslAuthenticate(sec: Security): Handler<'saslAuthenticate'> {
   return async (req, ctx) => {
     const session = ctx.connection.session;
     if (!session) throw new MqError('ILLEGAL_SASL_STATE', 'this front door does not authenticate with SaslAuthenticate');
+    const mechanism = req.mechanism ?? '';
+    const bytes = req.authBytes ?? NO_BYTES;
+    // A connection authenticated by its client certificate may present a token of that same principal (a browser
+    // logged in by certificate, whose console tail logs in as any does): nothing changes; another principal's is
+    // refused. A delegated login (only brokers hold one: another broker's HTTP consumer instance, which presents
+    // that broker's certificate where client certificates are required) logs the connection in as its principal.
+    if (session.certificate && session.principal !== undefined && mechanism === OAUTHBEARER) {
+      const token = parseBearer(bytes);
+      const delegated = await sec.delegatedLogin(token);
+      if (delegated !== undefined) return { authBytes: Buffer.alloc(0), principal: loggedIn(ctx, session, delegated, mechanism, delegated) };
+      if (sec.tokenPrincipal(token, ctx.broker.clock()) === session.principal) return { authBytes: Buffer.alloc(0), principal: session.principal };
+    }
     if (session.saslEnded) {
       throw new MqError('ILLEGAL_SASL_STATE', session.principal ? `this connection already authenticated as ${session.principal}` : 'a failed login ended SASL on this connection: open a new connection to try again');
     }
-    const mechanism = req.mechanism ?? '';
-    const bytes = req.authBytes ?? NO_BYTES;
     let plainUser: string | undefined;
     try {
       if (mechanism === PLAIN && sec.options.plain) {
@@ -87,7 +100,7 @@ export function saslAuthenticate(sec: Security): Handler<'saslAuthenticate'> {
       }
       if (mechanism === OAUTHBEARER) {
         const token = parseBearer(bytes);
-        const principal = sec.delegatedPrincipal(token) ?? sec.tokenPrincipal(token, ctx.broker.clock());
+        const principal = await sec.tokenLogin(token, ctx.broker.clock());
         if (!principal) throw new MqError('SASL_AUTHENTICATION_FAILED', 'authentication failed: unknown, expired or revoked token');
         plainUser = principal;
         return { authBytes: Buffer.alloc(0), principal: loggedIn(ctx, session, principal, mechanism, principal) };

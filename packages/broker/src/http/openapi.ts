@@ -122,7 +122,7 @@ function operation(spec: RouteSpec, used: Map<string, unknown>, usedErrors: Set<
         }
       : {}),
     responses,
-    ...(spec.auth === 'open' ? { security: [] } : spec.auth === 'basic' ? { security: [{ basic: [] }] } : {}),
+    ...(spec.auth === 'open' ? { security: [] } : spec.auth === 'basic' ? { security: [{ basic: [] }, { mutualTLS: [] }] } : {}),
   };
 }
 

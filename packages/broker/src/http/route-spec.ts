@@ -59,7 +59,7 @@ export interface RouteSpec {
    * body, 431, 503) is added by openapi.ts.
    */
   readonly errors?: readonly number[];
-  /** 'open': no credentials needed even with security on (/health); 'basic': HTTP Basic only (POST /tokens). */
+  /** 'open': no credentials needed even with security on (/health); 'basic': HTTP Basic or a client certificate, never a bearer token (POST /tokens). */
   readonly auth?: 'open' | 'basic';
 }
 

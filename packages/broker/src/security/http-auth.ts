@@ -5,8 +5,10 @@
  * - `Authorization: Basic` (user:password, checked against the user's SCRAM
  *   credential) only from loopback until the HTTP listener has TLS, since
  *   Basic sends the password itself;
+ * - a verified client certificate (mutual TLS, no Authorization header): its
+ *   subject CN is the principal;
  * - `Authorization: Bearer <token>` with a token from `POST /tokens` (itself
- *   called with Basic), valid on the broker that issued it for
+ *   called with Basic or a client certificate, for that principal), valid on the broker that issued it for
  *   `http.token.lifetime.ms`.
  *
  * The topic and record routes go through the one request path (the HTTP
@@ -63,12 +65,19 @@ export class HttpGuard {
     const header = req.headers.authorization;
     // A verified client certificate (mutual TLS) names the principal unless credentials are given.
     if (header !== undefined) session.principal = await this.principalOf(header, session.loopback || isEncrypted(req));
-    else session.principal = tlsPrincipal(req.socket);
+    else {
+      session.principal = tlsPrincipal(req.socket);
+      session.certificate = session.principal !== undefined;
+    }
     const r = rule?.(params);
     if (r === 'open') return session;
     const ctx = { connection: { id: -1, remote: `${remote ?? '?'}:${req.socket.remotePort ?? '?'}`, clientId: 'http-api', signal: AbortSignal.abort(), session } };
     const principal = this.sec.requirePrincipal(ctx as never);
-    if (key === 'POST /tokens' && !header?.startsWith('Basic ')) throw new MqError('SASL_AUTHENTICATION_FAILED', 'POST /tokens needs HTTP Basic credentials (a token cannot make another)');
+    // A token is made from a password (Basic) or a verified client certificate (mutual TLS: a browser that logged in
+    // by certificate has no password to send), for that principal only; never from another token.
+    if (key === 'POST /tokens' && header !== undefined && !header.startsWith('Basic ')) {
+      throw new MqError('SASL_AUTHENTICATION_FAILED', 'POST /tokens needs HTTP Basic credentials or a client certificate (a token cannot make another)');
+    }
     if (Array.isArray(r)) for (const [op, type, name] of r) this.sec.check(ctx, principal, op, type, name, key);
     if (pattern.startsWith('/consumers/{group}')) this.sec.check(ctx, principal, 'read', 'group', params.group, key);
     return session;
@@ -94,10 +103,10 @@ export class HttpGuard {
     throw fail('unsupported Authorization scheme (use Basic or Bearer)');
   }
 
-  /** POST /tokens: a token for the Basic-authenticated caller. */
+  /** POST /tokens: a token for the caller authenticated by Basic credentials or by its client certificate (check() refused any other). */
   issue(session: Session): { token: string; expires_at: string; principal: string } {
-    if (!session.principal) throw new MqError('SASL_AUTHENTICATION_FAILED', 'POST /tokens needs HTTP Basic credentials');
-    const t = this.sec.issueToken(session.principal, this.options.clock(), this.options.tokenLifetimeMs);
+    if (!session.principal) throw new MqError('SASL_AUTHENTICATION_FAILED', 'POST /tokens needs HTTP Basic credentials or a client certificate');
+    const t = this.sec.issueToken(session.principal, this.options.clock(), this.options.tokenLifetimeMs, session.certificate === true);
     return { token: t.token, expires_at: new Date(t.expiresAt).toISOString(), principal: session.principal };
   }
 }

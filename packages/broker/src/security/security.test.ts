@@ -47,7 +47,7 @@ describe('delegated logins (SASL OAUTHBEARER with a token the broker gave its ow
   const msg = (token: string) => `n,,\u0001auth=Bearer ${token}\u0001\u0001`;
 
   it('logs in as the delegated principal; a revoked, unknown or malformed token is SASL_AUTHENTICATION_FAILED with one line', async () => {
-    const token = sec.delegate('User:alice');
+    const token = await sec.delegate('User:alice');
     expect(await login(msg(token))).toEqual({ principal: 'User:alice', session: 'User:alice' });
     lines.length = 0;
     expect(await login(msg('not-a-token'))).toEqual({ code: 'SASL_AUTHENTICATION_FAILED', ended: true });

@@ -10,7 +10,10 @@ import type { Logger } from 'pino';
 import { MqError } from '@mq/protocol/errors';
 import { isScramMechanism, scramKeys, unknownUserCredentials, type ScramCredential, type ScramMechanism } from '@mq/protocol/scram';
 import type { BrokerConfig } from '../config/broker-config.js';
+import type { Timers } from '@mq/protocol/components';
+import type { DelegateLoginCommand, RevokeLoginCommand } from '../controller/commands.js';
 import type { MetadataState } from '../controller/metadata-state.js';
+import { metadataChange } from '../controller/metadata-wait.js';
 import type { RequestContext } from '../context.js';
 import { ANONYMOUS, CLUSTER_RESOURCE, aclsAllow, authorizationError, type Operation, type ResourceType } from './acl.js';
 
@@ -58,6 +61,20 @@ const PASSWORD_CACHE_MS = 60_000;
 const PASSWORD_CACHE_MAX = 1000;
 /** The most bearer tokens a broker holds at once. */
 const MAX_TOKENS = 10_000;
+/** Delegated tokens start so (an HTTP token never does): only they are worth waiting for the metadata to catch up. */
+const DELEGATED_PREFIX = 'mqd_';
+/** How long a delegation waits to be applied here, and a broker for a delegated token it does not know yet. */
+const DELEGATION_WAIT_MS = 5000;
+
+const tokenHash = (token: string): string => createHash('sha256').update(token).digest('base64');
+
+/** The metadata log as the keeper of delegated logins: this broker's run, and how it commits a command. */
+export interface LoginRegistry {
+  brokerId: number;
+  incarnation: string;
+  submit(command: DelegateLoginCommand | RevokeLoginCommand): Promise<unknown>;
+  timers: Timers;
+}
 /**
  * Password derivations (PBKDF2) running at once: one, so a login flood takes one core and one of libuv's four
  * pool threads, leaving the event loop and file operations theirs (2 measured worse on a 2-core machine).
@@ -90,15 +107,17 @@ export class Security {
   /** sha256(user, password, storedKey) → until when it is known good. */
   private readonly goodPasswords = new Map<string, number>();
   /** Bearer tokens of the HTTP API: sha256(token) → principal and expiry (this broker's memory only). */
-  private readonly tokens = new Map<string, { principal: string; expiresAt: number }>();
+  private readonly tokens = new Map<string, { principal: string; expiresAt: number; certificate: boolean }>();
   private readonly passwordChecks = new Concurrency(PASSWORD_CHECKS_AT_ONCE);
-  /** Delegated logins of this broker's own clients (HTTP consumer instances): sha256(token) → principal. */
+  /** Delegated logins of this broker's own clients without a metadata log to keep them (unit tests): sha256(token) → principal. */
   private readonly delegations = new Map<string, string>();
 
   constructor(
     readonly options: SecurityOptions,
     private readonly metadata: MetadataState,
     private readonly logger: Logger,
+    /** Where delegated logins are kept so that every broker accepts them: the metadata log (absent: this process only). */
+    private readonly logins?: LoginRegistry,
   ) {
     this.standIns = new Map(options.mechanisms.map((m) => [m, unknownUserCredentials(m)]));
   }
@@ -133,40 +152,78 @@ export class Security {
     return ok;
   }
 
-  /** A new bearer token for `principal`, valid on this broker's HTTP API until `now + lifetimeMs`. */
-  issueToken(principal: string, now: number, lifetimeMs: number): { token: string; expiresAt: number } {
+  /**
+   * A new bearer token for `principal`, valid on this broker's HTTP API until `now + lifetimeMs`. `certificate`:
+   * the principal is a client certificate's subject (mutual TLS), not a SCRAM user, so the token does not end
+   * with a user's deletion (there is none), only at its expiry.
+   */
+  issueToken(principal: string, now: number, lifetimeMs: number, certificate = false): { token: string; expiresAt: number } {
     for (const [k, v] of this.tokens) if (v.expiresAt <= now) this.tokens.delete(k);
     if (this.tokens.size >= MAX_TOKENS) throw new MqError('POLICY_VIOLATION', `this broker holds ${MAX_TOKENS} live tokens: let some expire first`);
     const token = randomBytes(32).toString('base64url');
     const expiresAt = now + lifetimeMs;
-    this.tokens.set(createHash('sha256').update(token).digest('base64'), { principal, expiresAt });
+    this.tokens.set(tokenHash(token), { principal, expiresAt, certificate });
     return { token, expiresAt };
   }
 
   /**
    * A token with which this broker's own client (an HTTP consumer instance)
    * logs in as `principal` (SASL OAUTHBEARER on its connection), so its
-   * requests are authorized and its quotas recorded as that principal's. The
-   * token never leaves this process and lives until revoked.
+   * requests are authorized and its quotas recorded as that principal's on
+   * whichever broker it reaches. The token's SHA-256 (never the token) goes
+   * into the metadata log with this broker's run, so every broker of the
+   * cluster accepts it (the instance's group coordinator or a partition's
+   * leader may be another broker) until it is revoked or this broker
+   * registers a new run; resolves once this broker's own metadata has it.
+   * The token itself crosses only this broker's connections to the others
+   * (TLS when the client listeners speak it).
    */
-  delegate(principal: string): string {
-    const token = randomBytes(32).toString('base64url');
-    this.delegations.set(createHash('sha256').update(token).digest('base64'), principal);
+  async delegate(principal: string): Promise<string> {
+    const token = DELEGATED_PREFIX + randomBytes(32).toString('base64url');
+    const hash = tokenHash(token);
+    if (!this.logins) {
+      this.delegations.set(hash, principal);
+      return token;
+    }
+    const { brokerId, incarnation, submit, timers } = this.logins;
+    await submit({ type: 'delegateLogin', tokenHash: hash, principal, brokerId, incarnation });
+    await metadataChange(this.metadata, { until: () => this.metadata.delegatedLogin(hash) !== undefined, timeoutMs: DELEGATION_WAIT_MS, timers });
+    if (this.metadata.delegatedLogin(hash) === undefined) throw new MqError('REQUEST_TIMED_OUT', `the delegated login for ${principal} was not applied here within ${DELEGATION_WAIT_MS} ms`);
     return token;
   }
 
+  /** Ends a delegated login (everywhere: a metadata command; a failure is one log line, and the login ends with this run anyway). */
   revokeDelegation(token: string): void {
-    this.delegations.delete(createHash('sha256').update(token).digest('base64'));
+    const hash = tokenHash(token);
+    this.delegations.delete(hash);
+    this.logins?.submit({ type: 'revokeLogin', tokenHash: hash }).catch((err: unknown) => this.logger.warn({ err: (err as Error).message }, 'a delegated login was not revoked; it ends when this broker restarts'));
   }
 
   /** The principal a delegated token logs in as; undefined when unknown or revoked. */
   delegatedPrincipal(token: string): string | undefined {
-    return this.delegations.get(createHash('sha256').update(token).digest('base64'));
+    const hash = tokenHash(token);
+    return this.delegations.get(hash) ?? this.metadata.delegatedLogin?.(hash);
+  }
+
+  /**
+   * The principal of a delegated token, waiting (at most DELEGATION_WAIT_MS) for this broker's metadata to catch up
+   * when it does not know the token yet (another broker may just have had it committed); undefined when unknown.
+   */
+  async delegatedLogin(token: string): Promise<string | undefined> {
+    const found = this.delegatedPrincipal(token);
+    if (found !== undefined || !this.logins || !token.startsWith(DELEGATED_PREFIX)) return found;
+    await metadataChange(this.metadata, { until: () => this.delegatedPrincipal(token) !== undefined, timeoutMs: DELEGATION_WAIT_MS, timers: this.logins.timers });
+    return this.delegatedPrincipal(token);
+  }
+
+  /** The principal of a token a client logs in with (SASL OAUTHBEARER): a live token of this broker's HTTP API, or a delegated login. */
+  async tokenLogin(token: string, now: number): Promise<string | undefined> {
+    return this.tokenPrincipal(token, now) ?? (await this.delegatedLogin(token));
   }
 
   /** The principal of a live bearer token; undefined when unknown or expired. */
   tokenPrincipal(token: string, now: number): string | undefined {
-    const k = createHash('sha256').update(token).digest('base64');
+    const k = tokenHash(token);
     const t = this.tokens.get(k);
     if (!t) return undefined;
     if (t.expiresAt <= now) {
@@ -174,6 +231,7 @@ export class Security {
       return undefined;
     }
     // A user deleted since keeps no access through its tokens.
+    if (t.certificate) return t.principal;
     const user = t.principal.slice('User:'.length);
     if (!this.options.mechanisms.some((m) => this.metadata.scramCredential(user, m))) return undefined;
     return t.principal;

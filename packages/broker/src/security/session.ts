@@ -18,8 +18,17 @@ export interface Session {
   readonly loopback: boolean;
   /** The connection is TLS: a mechanism that sends the password itself (PLAIN) may be used. */
   readonly encrypted: boolean;
+  /** The principal is a verified client certificate's subject (mutual TLS), not a login. */
+  certificate?: boolean;
 }
 
 export function newSession(remoteAddress: string | undefined, principal?: string, encrypted = false): Session {
-  return { principal, sasl: undefined, saslEnded: principal !== undefined, loopback: remoteAddress !== undefined && isLoopbackHost(remoteAddress), encrypted };
+  return {
+    principal,
+    sasl: undefined,
+    saslEnded: principal !== undefined,
+    loopback: remoteAddress !== undefined && isLoopbackHost(remoteAddress),
+    encrypted,
+    ...(principal !== undefined ? { certificate: true } : {}),
+  };
 }

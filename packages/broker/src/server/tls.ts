@@ -72,6 +72,29 @@ export function readMaterial(s: TlsSettings): { cert: Buffer; key: Buffer; ca?: 
   return { cert: read('tls.cert.file', s.certFile), key: read('tls.key.file', s.keyFile), ...(s.caFile ? { ca: read('tls.ca.file', s.caFile) } : {}) };
 }
 
+/**
+ * How this broker's own clients (HTTP consumer instances) dial another broker's TLS client listener: trusting
+ * inter.broker.tls.ca.file, else tls.ca.file, else the system's CAs, and checking that the certificate names the
+ * host dialled (the broker's registered host). With tls.client.auth=required (the cluster's other brokers alike)
+ * it presents this broker's certificate (inter.broker.tls.cert.file, else tls.cert.file), which the instance's
+ * delegated login then replaces as the connection's principal. Read at each call, so renewed files are used by the
+ * next client.
+ */
+export function peerClientTls(config: BrokerConfig): { ca?: Buffer; cert?: Buffer; key?: Buffer } {
+  const file = (what: 'cert' | 'key' | 'ca') => config.get(`inter.broker.tls.${what}.file`) || config.get(`tls.${what}.file`);
+  const read = (what: 'cert' | 'key' | 'ca') => {
+    try {
+      return readFileSync(file(what));
+    } catch (err) {
+      throw new MqError('INVALID_CONFIG', `cannot read ${file(what)} (inter.broker.tls.${what}.file or tls.${what}.file): ${(err as Error).message}`);
+    }
+  };
+  return {
+    ...(file('ca') ? { ca: read('ca') } : {}),
+    ...(config.get('tls.client.auth') === 'required' ? { cert: read('cert'), key: read('key') } : {}),
+  };
+}
+
 /** An HTTP server, or an HTTPS one with `tls`; TLS handshake failures are one log line each. */
 export function createListenerServer(tls: TlsSettings | undefined, options: ServerOptions, listener: RequestListener | undefined, logger: Logger, what: string): Server {
   if (!tls) return createHttpServer(options, listener);

@@ -20,13 +20,14 @@ import type { Argv, CommandModule } from 'yargs';
 import { writeLine, type CliContext } from '../context.js';
 import { CommandError, UsageError } from '../errors.js';
 import { table } from '../output.js';
-import { makeClient, withClientOptions, withFormat, type ClientArgs, type FormatArgs } from '../options.js';
+import { makeClient, withClientOptions, withFormat, withLoginOptions, type ClientArgs, type FormatArgs } from '../options.js';
+import { getJson, httpApiAccess, isCertificateError, type HttpApiAccess } from '../http-api.js';
 import { BROKER_HEAP_FLAGS } from '@mq/bench';
 
 export const DEFAULT_CLUSTER_DIR = './mq-cluster';
 const STATE_FILE = 'cluster.json';
 
-interface StartArgs {
+interface StartArgs extends Partial<ClientArgs> {
   brokers: number;
   controllers?: number;
   'data-dir': string;
@@ -113,28 +114,49 @@ interface ClusterView {
   brokers?: Array<{ id: number; kafka?: string | null; decommissioned?: boolean }>;
 }
 
-async function clusterView(httpPort: number, host = '127.0.0.1'): Promise<ClusterView | undefined> {
+async function clusterView(access: HttpApiAccess, httpPort: number, host = '127.0.0.1'): Promise<ClusterView | undefined> {
   try {
-    const res = await fetch(`http://${host}:${httpPort}/cluster`, { signal: AbortSignal.timeout(2000) });
-    return res.ok ? ((await res.json()) as ClusterView) : undefined;
+    const res = await getJson<ClusterView>(access, host, httpPort, '/cluster');
+    return res.status === 200 ? res.body : undefined;
   } catch {
     return undefined;
   }
 }
 
-async function waitReady(httpPort: number, brokers: number, timeoutMs: number, signal: AbortSignal): Promise<boolean> {
+/**
+ * Waits until the controller has every broker registered and unfenced (GET /cluster of broker 1), over the
+ * brokers' TLS and with the command's login. A certificate that does not verify ends the wait at once (retrying
+ * will not help); without a login that may describe the cluster (401/403, e.g. before the first user exists) it
+ * waits for every broker's GET /health instead.
+ */
+async function waitReady(access: HttpApiAccess, httpPorts: number[], brokers: number, timeoutMs: number, signal: AbortSignal): Promise<{ ready: true } | { ready: false; reason: string }> {
   const deadline = Date.now() + timeoutMs;
+  let reason = 'not all are registered with the controller yet';
+  let healthOnly = false;
   while (Date.now() < deadline && !signal.aborted) {
     try {
-      const res = await fetch(`http://127.0.0.1:${httpPort}/cluster`, { signal: AbortSignal.timeout(2000) });
-      const s = (await res.json()) as { controllerId: number; brokers: Array<{ fenced: boolean }> };
-      if (s.controllerId > 0 && s.brokers.length === brokers && s.brokers.every((b) => !b.fenced)) return true;
-    } catch {
+      if (healthOnly) {
+        const answers = await Promise.all(httpPorts.map((p) => getJson(access, '127.0.0.1', p, '/health')));
+        if (answers.every((a) => a.status === 200)) return { ready: true };
+      } else {
+        const res = await getJson<{ controllerId: number; brokers: Array<{ fenced: boolean }> }>(access, '127.0.0.1', httpPorts[0]!, '/cluster');
+        const s = res.body;
+        if (res.status === 401 || res.status === 403) {
+          healthOnly = true;
+          reason = `not all answer GET /health yet (GET /cluster answered ${res.status}: give --user and MQ_PASSWORD of a user who may describe the cluster to wait for registration)`;
+          continue;
+        }
+        if (res.status === 200 && s && s.controllerId > 0 && s.brokers.length === brokers && s.brokers.every((b) => !b.fenced)) return { ready: true };
+      }
+    } catch (err) {
+      if (isCertificateError(err)) {
+        return { ready: false, reason: `their HTTP API's certificate does not verify (${(err as Error).message}): give mq cluster start --tls-ca with the CA that signs it (and --tls-cert/--tls-key when tls.client.auth=required)` };
+      }
       // not up yet
     }
     await new Promise((r) => setTimeout(r, 200));
   }
-  return false;
+  return { ready: false, reason };
 }
 
 async function readState(root: string): Promise<ClusterState | undefined> {
@@ -199,7 +221,8 @@ export function clusterCommand(ctx: CliContext): CommandModule {
     command: 'start',
     describe: 'start a local cluster of broker processes (Ctrl-C stops them all)',
     builder: (y) =>
-      y
+      // Its own calls to the brokers (the readiness check) use the client's --tls-* flags and --user login.
+      withLoginOptions(y, ctx.env)
         .option('brokers', { alias: 'n', type: 'number', default: 3, describe: 'number of brokers (each is also a controller voter unless --controllers is given)' })
         .option('controllers', { type: 'number', describe: 'run this many dedicated controller processes (the Raft quorum) and make the brokers broker-only' })
         .option('data-dir', { alias: 'd', type: 'string', default: DEFAULT_CLUSTER_DIR, describe: 'parent of the brokers\' data directories (broker-1, broker-2, ...)' })
@@ -212,7 +235,7 @@ export function clusterCommand(ctx: CliContext): CommandModule {
           type: 'string',
           describe: 'the secret the brokers and controllers prove to each other (cluster.secret.file); a file that does not exist is created with 32 random bytes (base64, mode 0600)',
         })
-        .option('config-set', { type: 'string', array: true, describe: 'broker config key=value for every broker (repeatable)' }) as unknown as Argv<StartArgs>,
+        .option('config-set', { type: 'string', array: true, describe: 'broker config key=value for every broker (repeatable); with tls.cert.file and tls.key.file the brokers speak TLS only and this command checks their readiness over https:// (trusting --tls-ca)' }) as unknown as Argv<StartArgs>,
     handler: async (args) => {
       const n = args.brokers;
       if (!Number.isInteger(n) || n < 1 || n > 15) throw new UsageError(`--brokers must be between 1 and 15, got ${n}`);
@@ -324,8 +347,10 @@ export function clusterCommand(ctx: CliContext): CommandModule {
         // Written as soon as every process listens, so mq cluster status shows the pids while the cluster settles.
         await writeFile(path.join(root, STATE_FILE), JSON.stringify(state, null, 2) + '\n');
         // Listening is not ready: wait until the controller has every broker registered and unfenced.
-        const ready = await waitReady(state.brokers[0]!.httpPort, n, 60_000, ctx.signal);
-        if (!ready) await writeLine(ctx.stderr, 'mq: the brokers are running but not all are registered with the controller yet (see mq cluster status)');
+        const tls = (args['config-set'] ?? []).some((kv) => /^tls\.cert\.file=./.test(kv));
+        const brokerPorts = state.brokers.filter((b) => b.role !== 'controller').map((b) => b.httpPort);
+        const ready = await waitReady(httpApiAccess(args, tls), brokerPorts, n, 60_000, ctx.signal);
+        if (!ready.ready) await writeLine(ctx.stderr, `mq: the brokers are running but ${ready.reason} (see mq cluster status)`);
         await writeLine(
           ctx.stdout,
           table(
@@ -379,8 +404,9 @@ export function clusterCommand(ctx: CliContext): CommandModule {
         let controllerId = cluster.controllerId;
         let kafka = new Map<number, string | null>();
         let decommissioned = new Set<number>();
+        const access = httpApiAccess(args);
         for (const b of cluster.brokers) {
-          const view = await clusterView(b.httpPort, b.host);
+          const view = await clusterView(access, b.httpPort, b.host);
           if (view) {
             controllerId = view.controllerId;
             kafka = new Map((view.brokers ?? []).map((x) => [x.id, x.kafka ?? null]));
@@ -398,7 +424,7 @@ export function clusterCommand(ctx: CliContext): CommandModule {
           (local?.brokers ?? [])
             .filter((x) => x.role === 'controller')
             .map(async (x) => {
-              const view = await clusterView(x.httpPort);
+              const view = await clusterView(access, x.httpPort);
               return { id: x.id, role: 'controller' as Role, endpoint: `127.0.0.1:${x.port}`, httpPort: x.httpPort, kafka: null, rack: '', pid: x.pid, state: view ? 'alive' : 'unreachable', controller: x.id === controllerId };
             }),
         );

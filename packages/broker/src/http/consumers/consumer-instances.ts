@@ -13,7 +13,7 @@
  * its bytes and requests count against that principal's quotas, exactly as its own client's would.
  */
 import { randomUUID } from 'node:crypto';
-import { MqClient, type ConnectFn, type GroupConsumer } from '@mq/client';
+import { MqClient, type ConnectFn, type GroupConsumer, type TlsOptions } from '@mq/client';
 import { MqError } from '@mq/protocol/errors';
 import type { Logger } from '@mq/protocol/components';
 
@@ -25,8 +25,10 @@ export interface ConsumerInstanceOptions {
   maxInstances: number;
   instanceTimeoutMs: number;
   logger: Logger;
-  /** With authentication: a login for this broker's own client as a principal, and its end. */
-  delegation?: { delegate(principal: string): string; revoke(token: string): void };
+  /** With authentication: a login for this broker's own client as a principal (valid on every broker of the cluster), and its end. */
+  delegation?: { delegate(principal: string): Promise<string>; revoke(token: string): void };
+  /** With TLS client listeners: how the instances' client dials other brokers (wss://; read when a principal's client is made). */
+  tls?: () => TlsOptions;
 }
 
 export interface CreateInstance {
@@ -57,8 +59,11 @@ interface PrincipalClient {
 }
 
 export class ConsumerInstances {
-  private readonly clients = new Map<string, PrincipalClient>();
+  /** One client per principal, made once its login is delegated. */
+  private readonly clients = new Map<string, Promise<PrincipalClient>>();
   private readonly instances = new Map<string, ConsumerInstance>();
+  /** Instances being created (their principal's login on its way): their names are taken and they count against the bound. */
+  private readonly creating = new Set<string>();
   private readonly sweep: NodeJS.Timeout;
   private closed = false;
 
@@ -71,42 +76,64 @@ export class ConsumerInstances {
     return this.instances.size;
   }
 
-  create(group: string, req: CreateInstance, principal = ''): ConsumerInstance {
+  async create(group: string, req: CreateInstance, principal = ''): Promise<ConsumerInstance> {
     if (this.closed) throw new MqError('BROKER_NOT_AVAILABLE', 'the broker is shutting down');
     const id = req.name ?? randomUUID();
     if (!INSTANCE_NAME.test(id)) throw new MqError('INVALID_REQUEST', 'name must be 1 to 128 characters of [a-zA-Z0-9._-]');
     const key = `${group}\0${id}`;
-    if (this.instances.has(key)) throw new MqError('INVALID_REQUEST', `group "${group}" already has a consumer instance "${id}"`);
-    if (this.instances.size >= this.options.maxInstances) {
-      throw new MqError('GROUP_LIMIT_REACHED', `this broker holds ${this.instances.size} HTTP consumer instances (http.consumer.max.instances); delete one or retry later`);
+    if (this.instances.has(key) || this.creating.has(key)) throw new MqError('INVALID_REQUEST', `group "${group}" already has a consumer instance "${id}"`);
+    const held = this.instances.size + this.creating.size;
+    if (held >= this.options.maxInstances) {
+      throw new MqError('GROUP_LIMIT_REACHED', `this broker holds ${held} HTTP consumer instances (http.consumer.max.instances); delete one or retry later`);
     }
-    const pc = this.clientOf(principal);
-    const consumer = pc.client.consumer({ groupId: group, autoOffsetReset: req.autoOffsetReset, autoCommit: req.autoCommit }) as GroupConsumer;
-    pc.instances++;
-    const instance: ConsumerInstance = { group, id, principal, consumer, autoCommit: req.autoCommit, lastUsed: Date.now(), busy: Promise.resolve() };
-    this.instances.set(key, instance);
-    this.options.logger.info({ group, instance: id, ...(principal ? { principal } : {}) }, 'HTTP consumer instance created');
-    return instance;
+    this.creating.add(key);
+    try {
+      const pc = await this.clientOf(principal);
+      if (this.closed) throw new MqError('BROKER_NOT_AVAILABLE', 'the broker is shutting down');
+      const consumer = pc.client.consumer({ groupId: group, autoOffsetReset: req.autoOffsetReset, autoCommit: req.autoCommit }) as GroupConsumer;
+      pc.instances++;
+      const instance: ConsumerInstance = { group, id, principal, consumer, autoCommit: req.autoCommit, lastUsed: Date.now(), busy: Promise.resolve() };
+      this.instances.set(key, instance);
+      this.options.logger.info({ group, instance: id, ...(principal ? { principal } : {}) }, 'HTTP consumer instance created');
+      return instance;
+    } finally {
+      this.creating.delete(key);
+    }
   }
 
-  private clientOf(principal: string): PrincipalClient {
-    let pc = this.clients.get(principal);
-    if (!pc) {
-      const d = this.options.delegation;
-      const token = principal && d ? d.delegate(principal) : undefined;
-      const client = new MqClient(
-        {
-          bootstrap: this.options.bootstrap(),
-          clientId: 'mq-http-consumers',
-          logger: this.options.logger,
-          ...(token !== undefined ? { sasl: { mechanism: 'OAUTHBEARER' as const, token } } : {}),
-        },
-        this.options.connect ? { connect: this.options.connect } : {},
-      );
-      pc = { client, token, instances: 0 };
-      this.clients.set(principal, pc);
+  /** The principal's client, made (and its login delegated) by the first of its instances; one a closing one is not handed out. */
+  private async clientOf(principal: string): Promise<PrincipalClient> {
+    for (;;) {
+      let made = this.clients.get(principal);
+      if (!made) {
+        made = this.newClient(principal);
+        const mine = made;
+        this.clients.set(principal, mine);
+        mine.catch(() => {
+          if (this.clients.get(principal) === mine) this.clients.delete(principal);
+        });
+      }
+      const pc = await made;
+      // Its last instance closed while this call waited: that client is closing, make another.
+      if (this.clients.get(principal) === made) return pc;
     }
-    return pc;
+  }
+
+  private async newClient(principal: string): Promise<PrincipalClient> {
+    const d = this.options.delegation;
+    const token = principal && d ? await d.delegate(principal) : undefined;
+    const tls = this.options.tls?.();
+    const client = new MqClient(
+      {
+        bootstrap: this.options.bootstrap(),
+        clientId: 'mq-http-consumers',
+        logger: this.options.logger,
+        ...(tls ? { tls } : {}),
+        ...(token !== undefined ? { sasl: { mechanism: 'OAUTHBEARER' as const, token } } : {}),
+      },
+      this.options.connect ? { connect: this.options.connect } : {},
+    );
+    return { client, token, instances: 0 };
   }
 
   /** The instance, for `principal` (its creator) only: to anyone else it does not exist (404). */
@@ -131,8 +158,9 @@ export class ConsumerInstances {
       this.options.logger.warn({ group, instance: id, err: (err as Error).message }, 'HTTP consumer instance did not leave its group cleanly'),
     );
     // The principal's last instance gone: its client closes and its login is revoked.
-    const pc = this.clients.get(principal);
-    if (pc && --pc.instances === 0) {
+    const made = this.clients.get(principal);
+    const pc = made && (await made.catch(() => undefined));
+    if (pc && --pc.instances === 0 && this.clients.get(principal) === made) {
       this.clients.delete(principal);
       await pc.client.close({ timeoutMs: 2000 }).catch(() => undefined);
       if (pc.token !== undefined) this.options.delegation?.revoke(pc.token);
@@ -151,6 +179,10 @@ export class ConsumerInstances {
     this.closed = true;
     clearInterval(this.sweep);
     for (const i of [...this.instances.values()]) await this.remove(i.group, i.id, i.principal, 'broker stopping').catch(() => undefined);
-    for (const pc of this.clients.values()) await pc.client.close({ timeoutMs: 2000 }).catch(() => undefined);
+    for (const made of this.clients.values()) {
+      const pc = await made.catch(() => undefined);
+      await pc?.client.close({ timeoutMs: 2000 }).catch(() => undefined);
+      if (pc?.token !== undefined) this.options.delegation?.revoke(pc.token);
+    }
   }
 }

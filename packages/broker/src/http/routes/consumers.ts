@@ -49,7 +49,7 @@ export function registerConsumerRoutes(router: Router, ctx: BrokerContext, insta
     async (req) => {
       const group = req.params.group!;
       const b = req.input.body as { name?: string; auto_offset_reset: 'earliest' | 'latest'; auto_commit: boolean };
-      const instance = instances.create(group, { ...(b.name !== undefined ? { name: b.name } : {}), autoOffsetReset: b.auto_offset_reset, autoCommit: b.auto_commit }, principalOf());
+      const instance = await instances.create(group, { ...(b.name !== undefined ? { name: b.name } : {}), autoOffsetReset: b.auto_offset_reset, autoCommit: b.auto_commit }, principalOf());
       return { status: 200, body: { instance_id: instance.id, base_uri: base(group, instance.id) } };
     },
   );

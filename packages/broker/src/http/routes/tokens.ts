@@ -1,4 +1,4 @@
-/** POST /tokens: a bearer token for a caller with HTTP Basic credentials (security/http-auth.ts issues it). */
+/** POST /tokens: a bearer token for a caller with HTTP Basic credentials or a client certificate (security/http-auth.ts issues it). */
 import type { Router } from '../router.js';
 
 export function registerTokenRoutes(router: Router, issue: () => { token: string; expires_at: string; principal: string }): void {
@@ -7,7 +7,7 @@ export function registerTokenRoutes(router: Router, issue: () => { token: string
     '/tokens',
     {
       operationId: 'createToken',
-      summary: 'A bearer token for the caller (HTTP Basic credentials required; authentication.enabled=true), valid on this broker for http.token.lifetime.ms',
+      summary: 'A bearer token for the caller (HTTP Basic credentials, or a verified client certificate with no Authorization header; authentication.enabled=true), valid on this broker for http.token.lifetime.ms',
       auth: 'basic',
       responses: {
         200: {

@@ -19,7 +19,7 @@ import { isTlsSocket, tlsPrincipal } from './tls.js';
 import { guard } from '../guard.js';
 import { Slicer } from '../slicer.js';
 import { clientIdProblem } from '../request-limits.js';
-import { limitRequestEntries } from './request-entries.js';
+import { limitRequestEntries, REQUEST_VALUES_PER_ENTRY } from './request-entries.js';
 import { NO_RESPONSE, type Handler, type HandlerMap } from '../handlers/types.js';
 import { releaseFetchRecords } from '../handlers/fetch.js';
 import { encodeFetchResponseFrame, wsBinaryFrameHeader } from './fetch-frame.js';
@@ -198,7 +198,7 @@ export class Connection {
     }
     let frame: mq.RequestFrame;
     try {
-      frame = decodeRequest(data);
+      frame = decodeRequest(data, this.limits.maxRequestEntries * REQUEST_VALUES_PER_ENTRY);
     } catch (err) {
       // A well-formed frame with a value the broker cannot hold is answered; garbage closes the connection.
       const correlationId = (err as { correlationId?: unknown }).correlationId;

@@ -72,18 +72,79 @@ export function encodeResponse(frame: ResponseFrame): Uint8Array {
   return mq.ResponseFrame.encode(frame).finish();
 }
 
+/** A reader that stops a decode once it has read more than `budget` values (fields, and items of packed lists). */
+class BoundedReader extends $protobuf.BufferReader {
+  private values = 0;
+
+  constructor(
+    buf: Buffer,
+    private readonly budget: number,
+  ) {
+    super(buf);
+  }
+
+  private count(n: number): void {
+    this.values += n;
+    if (this.values > this.budget) throw new ValueBudgetExceeded(this.budget);
+  }
+
+  override tag(): number {
+    this.count(1);
+    return super.tag();
+  }
+
+  /** A packed list: refused before it is read when even its fewest possible items (10 bytes each) pass the budget. */
+  private packed<T>(read: (array?: T[]) => T[], array?: T[]): T[] {
+    const start = this.pos;
+    const least = Math.ceil(this.uint32() / 10);
+    this.pos = start;
+    this.count(least);
+    const before = array?.length ?? 0;
+    const out = read.call(this, array);
+    this.count(out.length - before - least);
+    return out;
+  }
+
+  override uint32s(array?: number[]): number[] {
+    return this.packed(super.uint32s, array);
+  }
+
+  override int32s(array?: number[]): number[] {
+    return this.packed(super.int32s, array);
+  }
+
+  override sint32s(array?: number[]): number[] {
+    return this.packed(super.sint32s, array);
+  }
+
+  override int64s(array?: number[]): number[] {
+    return this.packed(super.int64s as (a?: number[]) => number[], array);
+  }
+}
+
+class ValueBudgetExceeded extends Error {
+  constructor(readonly budget: number) {
+    super(`the frame holds more than ${budget} values (fields and list items); split the request`);
+  }
+}
+
 /**
  * Decodes a request frame; throws INVALID_REQUEST when it does not decode.
  * A well-formed frame with an int64 beyond +-(2^53-1) (offsets, producer ids
  * and timestamps are JavaScript numbers) is refused here, once for every API,
  * never rounded: that error carries the frame's `correlationId` so it can be
- * answered on the open connection.
+ * answered on the open connection. With `maxValues`, a frame holding more
+ * values than that (fields and list items: what decoding costs, time and
+ * memory, grows with) is refused the same way once the decode has read that
+ * many, so a 16 MB frame of tiny list items costs no more than the budget.
  */
-export function decodeRequest(data: Uint8Array): mq.RequestFrame {
+export function decodeRequest(data: Uint8Array, maxValues?: number): mq.RequestFrame {
   try {
-    return mq.RequestFrame.decode(data);
+    if (maxValues === undefined) return mq.RequestFrame.decode(data);
+    const buf = Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+    return mq.RequestFrame.decode(new BoundedReader(buf, maxValues));
   } catch (cause) {
-    if ((cause as { int64OutOfRange?: boolean }).int64OutOfRange) {
+    if ((cause as { int64OutOfRange?: boolean }).int64OutOfRange || cause instanceof ValueBudgetExceeded) {
       const correlationId = peekCorrelationId(data);
       throw new MqError('INVALID_REQUEST', `request refused: ${(cause as Error).message}`, { cause, correlationId });
     }

@@ -22,7 +22,7 @@ export const DEFAULT_REQUEST_MAX_ENTRIES = 20_000;
  * largest requests clients send stay far below (a fetch of 4,000 partitions:
  * about 8 values each).
  */
-export const REQUEST_VALUES_PER_ENTRY = 16;
+export const REQUEST_VALUES_PER_ENTRY = 8;
 
 type Topics<P> = Array<{ name?: string | null; partitions?: P[] | null }>;
 

@@ -93,32 +93,35 @@ class BoundedReader extends $protobuf.BufferReader {
     return super.tag();
   }
 
-  /** A packed list: refused before it is read when even its fewest possible items (10 bytes each) pass the budget. */
-  private packed<T>(read: (array?: T[]) => T[], array?: T[]): T[] {
-    const start = this.pos;
-    const least = Math.ceil(this.uint32() / 10);
-    this.pos = start;
-    this.count(least);
-    const before = array?.length ?? 0;
-    const out = read.call(this, array);
-    this.count(out.length - before - least);
-    return out;
+  /** A packed list, item by item: each item counts (protobufjs's own reads the whole list at once). */
+  private packed(readOne: () => number, array: number[] = []): number[] {
+    const end = this.uint32() + this.pos;
+    const len = this.len;
+    if (end > len) throw new RangeError('index out of range');
+    // Items end within the list: a varint running past it fails as past the frame's end.
+    this.len = end;
+    while (this.pos < end) {
+      this.count(1);
+      array.push(readOne.call(this));
+    }
+    this.len = len;
+    return array;
   }
 
   override uint32s(array?: number[]): number[] {
-    return this.packed(super.uint32s, array);
+    return this.packed(this.uint32, array);
   }
 
   override int32s(array?: number[]): number[] {
-    return this.packed(super.int32s, array);
+    return this.packed(this.int32, array);
   }
 
   override sint32s(array?: number[]): number[] {
-    return this.packed(super.sint32s, array);
+    return this.packed(this.sint32, array);
   }
 
   override int64s(array?: number[]): number[] {
-    return this.packed(super.int64s as (a?: number[]) => number[], array);
+    return this.packed(this.int64 as unknown as () => number, array);
   }
 }
 

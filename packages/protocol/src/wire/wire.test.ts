@@ -13,7 +13,7 @@ describe('wire schema', () => {
     const names = encodeRequest({ correlationId: 41, metadata: { topics: Array.from({ length: 200_000 }, (_, i) => `t${i % 10}`) } });
     expect(decodeRequest(names).metadata!.topics).toHaveLength(200_000);
     expect(() => decodeRequest(names, 1000)).toThrow(expect.objectContaining({ code: 'INVALID_REQUEST', correlationId: 41 }));
-    // A packed list is refused from its length alone, before any item is read.
+    // A packed list counts each item (1-byte items: 50,000 in 50 KB).
     const packed = encodeRequest({ correlationId: 42, offsetFetch: { groupId: 'g', topics: [{ name: 't', partitions: Array.from({ length: 1_000_000 }, (_, i) => i % 100) }] } });
     expect(decodeRequest(packed).offsetFetch!.topics![0]!.partitions).toHaveLength(1_000_000);
     expect(() => decodeRequest(packed, 50_000)).toThrow(expect.objectContaining({ code: 'INVALID_REQUEST', correlationId: 42 }));

@@ -45,6 +45,24 @@ export class Slicer {
     this.start = performance.now();
   }
 
+  private resumeScheduled = false;
+
+  /**
+   * For synchronous callers: ends the step (counted) and calls `resume` from
+   * the next turn of the event loop, in a new slice; asked again before it
+   * runs, nothing more is scheduled.
+   */
+  resumeLater(resume: () => void): void {
+    if (this.resumeScheduled) return;
+    this.resumeScheduled = true;
+    this.yielding();
+    setImmediate(() => {
+      this.resumeScheduled = false;
+      this.restart();
+      resume();
+    });
+  }
+
   done(): void {
     this.longestMs = Math.max(this.longestMs, performance.now() - this.start);
   }

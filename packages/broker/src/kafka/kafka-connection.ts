@@ -82,7 +82,7 @@ export class KafkaConnection {
   private readonly groupProtocols = new Map<string, string>();
   /** Requests are started in slices (issue 22): one socket read can carry many frames; the rest start from a setImmediate. */
   private readonly slicer: Slicer;
-  private pumpScheduled = false;
+  private readonly pumpLater: () => void;
   private readonly sasl: KafkaSaslState = { mechanism: undefined, rawTokens: false };
   lastActivity: number;
   /** When the connection was accepted or its last complete frame arrived (for the stalled sweep). */
@@ -100,6 +100,7 @@ export class KafkaConnection {
     this.info = { id, remote: `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`, clientId: '', signal: this.abort.signal, session: newSession(socket.remoteAddress, tlsPrincipal(socket), isTlsSocket(socket)) };
     this.splitter = new FrameSplitter(deps.limits.maxFrameBytes);
     this.slicer = new Slicer(deps.limits.sliceMs);
+    this.pumpLater = guard(deps.logger, 'starting queued Kafka requests', () => this.pump(), { conn: id });
     this.lastActivity = this.lastFrameAt = Date.now();
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
@@ -142,7 +143,7 @@ export class KafkaConnection {
       // Before the login, one request at a time: one pipelined behind SaslAuthenticate is judged once the login is done.
       if (this.inFlight > 0 && this.mustLogIn) break;
       if (this.slicer.due) {
-        this.schedulePump();
+        this.slicer.resumeLater(this.pumpLater);
         break;
       }
       this.start(this.queue.shift()!);
@@ -153,20 +154,6 @@ export class KafkaConnection {
       this.idleWaiters = [];
       for (const w of waiters) w();
     }
-  }
-
-  /** Queued requests start from the next turn of the event loop (reading stays paused while they wait). */
-  private schedulePump(): void {
-    if (this.pumpScheduled) return;
-    this.pumpScheduled = true;
-    this.slicer.yielding();
-    setImmediate(
-      guard(this.deps.logger, 'starting queued Kafka requests', () => {
-        this.pumpScheduled = false;
-        this.slicer.restart();
-        this.pump();
-      }, { conn: this.id }),
-    );
   }
 
   private updateReading(): void {

@@ -83,7 +83,8 @@ export class Connection {
    */
   private readonly slicer: Slicer;
   private intakeDeferred = false;
-  private pumpScheduled = false;
+  /** Queued frames are started from the next turn of the event loop (reading stays paused while they wait). */
+  private readonly pumpLater: () => void;
   private idleWaiters: Array<() => void> = [];
   private readonly versions: Map<string, { min: number; max: number }>;
   /** When the connection was accepted or its last complete frame arrived (for the idle and stalled sweeps). */
@@ -120,6 +121,7 @@ export class Connection {
     this.acceptedAt = this.lastActivity;
     if (clusterSecret) this.clusterAuth = new ClusterAuthListener(clusterSecret, 'broker', broker.brokerId);
     this.slicer = new Slicer(limits.sliceMs);
+    this.pumpLater = guard(logger, 'starting queued requests', () => this.pump(), { conn: id });
     // Each socket read starts a new slice (a step of the event loop).
     socket.prependListener('data', () => this.slicer.restart());
     this.versions = new Map();
@@ -231,26 +233,12 @@ export class Connection {
     this.slicer.restart();
   }
 
-  /** Queued frames are started from the next turn of the event loop (reading stays paused while they wait). */
-  private schedulePump(): void {
-    if (this.pumpScheduled) return;
-    this.pumpScheduled = true;
-    this.slicer.yielding();
-    setImmediate(
-      guard(this.logger, 'starting queued requests', () => {
-        this.pumpScheduled = false;
-        this.slicer.restart();
-        this.pump();
-      }, { conn: this.id }),
-    );
-  }
-
   /** Starts queued requests while the limits allow, in slices; pauses reading while any wait. */
   private pump(): void {
     while (this.queue.length > 0 && !this.draining && !this.pausedForBuffer && !this.readThrottle.paused && this.inFlight < this.limits.maxInFlight) {
       if (this.queue[0]!.body === 'fetch' && this.fetchesInFlight >= this.limits.maxFetchesInFlight) break;
       if (this.slicer.due) {
-        this.schedulePump();
+        this.slicer.resumeLater(this.pumpLater);
         break;
       }
       this.process(this.queue.shift()!);

@@ -4,6 +4,7 @@
  */
 import { MqError } from '../errors.js';
 import $protobuf from 'protobufjs/minimal.js';
+import { Buffer } from '@mq/protocol/platform';
 import { mq } from '../gen/mq.js';
 
 export type RequestFrame = mq.IRequestFrame;

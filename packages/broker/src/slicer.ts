@@ -3,8 +3,11 @@
  * entries, or the encoding of a large answer, calls `maybeYield()` after each
  * step and gives the event loop back to other connections once a slice has
  * run SLICE_MS. One mechanism for the WebSocket door's large answers
- * (server/sliced-response.ts), the Kafka door's (kafka/sliced-answer.ts) and
- * the admin handlers' per-entry loops (handlers/each-topic.ts).
+ * (server/sliced-response.ts), the Kafka door's (kafka/sliced-answer.ts), the
+ * admin handlers' per-entry loops (handlers/each-topic.ts) and a connection's
+ * frame intake (server/connection.ts, kafka/kafka-connection.ts), which is
+ * synchronous and yields by its own means: it asks `due`, calls `yielding()`
+ * and, once called back from the event loop, `restart()`.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 
@@ -20,12 +23,44 @@ export class Slicer {
   constructor(private readonly sliceMs = SLICE_MS) {}
 
   async maybeYield(): Promise<void> {
-    const ms = performance.now() - this.start;
-    if (ms < this.sliceMs) return;
-    this.longestMs = Math.max(this.longestMs, ms);
-    this.yields++;
+    if (!this.due) return;
+    this.yielding();
     await nextTurn();
+    this.restart();
+  }
+
+  /** Whether the current slice has run its time. */
+  get due(): boolean {
+    return performance.now() - this.start >= this.sliceMs;
+  }
+
+  /** The caller gives the event loop back now (counted; the step it ends is measured). */
+  yielding(): void {
+    this.longestMs = Math.max(this.longestMs, performance.now() - this.start);
+    this.yields++;
+  }
+
+  /** A new slice begins: the caller was called from the event loop (a socket read, its own deferred turn). */
+  restart(): void {
     this.start = performance.now();
+  }
+
+  private resumeScheduled = false;
+
+  /**
+   * For synchronous callers: ends the step (counted) and calls `resume` from
+   * the next turn of the event loop, in a new slice; asked again before it
+   * runs, nothing more is scheduled.
+   */
+  resumeLater(resume: () => void): void {
+    if (this.resumeScheduled) return;
+    this.resumeScheduled = true;
+    this.yielding();
+    setImmediate(() => {
+      this.resumeScheduled = false;
+      this.restart();
+      resume();
+    });
   }
 
   done(): void {

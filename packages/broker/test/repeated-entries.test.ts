@@ -8,6 +8,7 @@
 import { encodeBatchSync } from '@mq/protocol/batch';
 import { errorNumber } from '@mq/protocol/errors';
 import { mq } from '@mq/protocol/wire';
+import { REQUEST_VALUES_PER_ENTRY } from '../src/server/request-entries.js';
 import { coordinatorReady, createTopic, startTestBroker, TestClient, topicName, type TestBroker } from './helpers.js';
 
 const N = 20_000;
@@ -109,6 +110,15 @@ describe('repeated entries', () => {
     const r = await c.request({ metadata: { topics: names } }, 30_000);
     expect(r.errorCode).toBe(errorNumber('INVALID_REQUEST'));
     expect(r.errorMessage).toMatch(/names 20001 entries; the limit is 20000 \(request.max.entries\)/);
+    const ok = await c.request({ metadata: { topics: [topic] } });
+    expect(ok.metadata!.topics[0]!.errorCode).toBe(0);
+  });
+
+  it(`a frame holding more than ${REQUEST_VALUES_PER_ENTRY} x request.max.entries values is refused before it is decoded whole, and the connection keeps serving`, async () => {
+    // One name repeated: merged, it would be one entry; the frame's decode alone is what grows (issue 22: multi-MB frames).
+    const r = await c.request({ metadata: { topics: Array.from({ length: REQUEST_VALUES_PER_ENTRY * N + 1 }, () => topic) } }, 30_000);
+    expect(r.errorCode).toBe(errorNumber('INVALID_REQUEST'));
+    expect(r.errorMessage).toMatch(new RegExp(`more than ${REQUEST_VALUES_PER_ENTRY * N} values`));
     const ok = await c.request({ metadata: { topics: [topic] } });
     expect(ok.metadata!.topics[0]!.errorCode).toBe(0);
   });

@@ -44,6 +44,33 @@ function request(over: Partial<FetchRequest> = {}, offsets: number[] = [0]): Fet
 }
 
 describe('handleFetch', () => {
+  it.each([
+    ['in parallel (the limits fit maxBytes)', 1 << 20],
+    ['one after another (maxBytes shared)', 100],
+  ])('reads the partitions of a large fetch in slices, %s (a fetch of thousands of partitions read them all in one step)', async (_name, maxBytes) => {
+    const { components, leaders } = await setup();
+    // 2,000 partition entries over the two leaders (as many entries as a client may name); the slicer runs out after every 2 reads.
+    let started = 0;
+    const startedPerSlice: number[] = [];
+    const counting = new Map([...leaders].map(([k, l]) => [k, new Proxy(l, { get: (o, prop) => (prop === 'fetch' ? (...a: Parameters<PartitionLeader['fetch']>) => (started++, o.fetch(...a)) : Reflect.get(o, prop)) })]));
+    const slicer = {
+      get due() {
+        return started % 2 === 0;
+      },
+      async maybeYield() {
+        startedPerSlice.push(started);
+        await new Promise((resolve) => setImmediate(resolve));
+      },
+    };
+    const partitions = Array.from({ length: 2000 }, (_, i) => ({ topic: 't', partition: i % 2, fetchOffset: 0, partitionMaxBytes: 10, currentLeaderEpoch: -1 }));
+    const r = await handleFetch(request({ maxWaitMs: 0, maxBytes, partitions }), { ...components, leaders: (t, p) => counting.get(`${t}-${p}`), slicer });
+    expect(r.partitions).toHaveLength(2000);
+    expect(started).toBe(2000);
+    // A yield after every second read started: no step started more than two.
+    expect(startedPerSlice.length).toBeGreaterThanOrEqual(999);
+    expect(Math.max(...startedPerSlice.map((n, i) => n - (startedPerSlice[i - 1] ?? 0)))).toBeLessThanOrEqual(2);
+  });
+
   it('parks a consumer fetch until the high watermark moves, not merely the log end', async () => {
     const { components, leader } = await setup();
     let answered = false;

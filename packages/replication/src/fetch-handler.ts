@@ -37,6 +37,18 @@ export interface HandleFetchComponents {
    * towards waking a parked fetch. Consumers are never throttled.
    */
   leaderThrottle?: { bucket: ThrottleBucket; throttled(topic: string, partition: number, replicaId: number): boolean };
+  /**
+   * Gives the event loop back between partition reads once a slice of work
+   * has run (the broker's Slicer): a fetch naming thousands of partitions
+   * started every read in one step. Absent: no yield.
+   */
+  slicer?: StepSlicer;
+}
+
+/** What `handleFetch` needs of a slicer: whether the current slice has run out, and a yield that starts the next. */
+export interface StepSlicer {
+  readonly due: boolean;
+  maybeYield(): Promise<void>;
 }
 
 /** How many fetch requests are parked waiting for data (Kafka's fetch purgatory size), consumers and followers apart. */
@@ -88,7 +100,19 @@ async function readAll(request: FetchRequest, components: HandleFetchComponents)
   let wanted = 0;
   for (const p of request.partitions) wanted += p.partitionMaxBytes;
   if (wanted <= request.maxBytes) {
-    const settled = await Promise.allSettled(request.partitions.map((p) => readOne(p, p.partitionMaxBytes, request, components)));
+    const reads: Array<Promise<PromiseSettledResult<FetchPartitionResponse>>> = [];
+    const slicer = components.slicer;
+    for (const p of request.partitions) {
+      // Settled at once: a read failing while this loop yields is not an unhandled rejection.
+      reads.push(
+        readOne(p, p.partitionMaxBytes, request, components).then(
+          (value) => ({ status: 'fulfilled', value }),
+          (reason: unknown) => ({ status: 'rejected', reason }),
+        ),
+      );
+      if (slicer?.due) await slicer.maybeYield();
+    }
+    const settled = await Promise.all(reads);
     const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) {
       // Nothing is answered: give back what the other reads took.
@@ -107,6 +131,7 @@ async function readAll(request: FetchRequest, components: HandleFetchComponents)
       const r = await readOne(p, Math.min(p.partitionMaxBytes, budget), request, components);
       budget -= r.records.length;
       partitions.push(r);
+      if (components.slicer?.due) await components.slicer.maybeYield();
     }
   } catch (err) {
     release({ partitions }, components.pool);

@@ -29,7 +29,7 @@ export type {
   FollowerPartitionState,
   FollowerPartitionStatus,
 } from './follower-fetcher.js';
-export type { HandleFetchComponents, LeaderLookup } from './fetch-handler.js';
+export type { HandleFetchComponents, LeaderLookup, StepSlicer } from './fetch-handler.js';
 export type { TruncationTarget } from './epoch-cache.js';
 export type {
   FollowerFetcherOptions,

@@ -7,6 +7,7 @@ import type { mq } from '@mq/protocol/wire';
 import type { ReadBufferPool } from '@mq/log-store';
 import { errorNumber } from '@mq/protocol/errors';
 import { handleFetch, type FetchRequest } from '@mq/replication';
+import { Slicer } from '../slicer.js';
 import { whyNotLed, type HandlerDeps } from './deps.js';
 import type { Handler } from './types.js';
 
@@ -79,6 +80,8 @@ export function fetch(d: HandlerDeps): Handler<'fetch'> {
         hosts: (t, p) => d.replicas.hosts(t, p),
         pool: b.readBuffers,
         parked: b.metrics.parkedFetches,
+        // A fetch naming thousands of partitions yields between reads (issue 22: fetch reads of 138 ms in one step).
+        slicer: new Slicer(),
         // Followers' fetches of partitions they are being added to go within the replication throttle, here as on their side.
         ...(replicaId > 0 ? { leaderThrottle: d.replicas.leaderThrottle() } : {}),
       },

@@ -25,6 +25,8 @@ import { NO_RESPONSE, type HandlerMap } from '../handlers/types.js';
 import { newSession } from '../security/session.js';
 import { isTlsSocket, tlsPrincipal } from '../server/tls.js';
 import { clientIdProblem } from '../request-limits.js';
+import { guard } from '../guard.js';
+import { Slicer } from '../slicer.js';
 import type { AnyKafkaApi, KafkaCall, KafkaDoorView, KafkaSaslState } from './types.js';
 import { kafkaCodeOf } from './errors.js';
 import { encodeSlicedAnswer } from './sliced-answer.js';
@@ -36,6 +38,8 @@ export interface KafkaConnectionLimits {
   /** Fetches processed at once (each answer may hold up to fetch.max.bytes of pooled buffers until it is written). */
   maxFetchesInFlight: number;
   maxBufferedBytes: number;
+  /** Longest step of starting requests before the connection yields to the event loop; default SLICE_MS. */
+  sliceMs?: number;
 }
 
 export interface KafkaConnectionDeps {
@@ -76,6 +80,9 @@ export class KafkaConnection {
   private waitingForDrain = false;
   private idleWaiters: Array<() => void> = [];
   private readonly groupProtocols = new Map<string, string>();
+  /** Requests are started in slices (issue 22): one socket read can carry many frames; the rest start from a setImmediate. */
+  private readonly slicer: Slicer;
+  private readonly pumpLater: () => void;
   private readonly sasl: KafkaSaslState = { mechanism: undefined, rawTokens: false };
   lastActivity: number;
   /** When the connection was accepted or its last complete frame arrived (for the stalled sweep). */
@@ -92,6 +99,8 @@ export class KafkaConnection {
   ) {
     this.info = { id, remote: `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`, clientId: '', signal: this.abort.signal, session: newSession(socket.remoteAddress, tlsPrincipal(socket), isTlsSocket(socket)) };
     this.splitter = new FrameSplitter(deps.limits.maxFrameBytes);
+    this.slicer = new Slicer(deps.limits.sliceMs);
+    this.pumpLater = guard(deps.logger, 'starting queued Kafka requests', () => this.pump(), { conn: id });
     this.lastActivity = this.lastFrameAt = Date.now();
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
@@ -110,6 +119,7 @@ export class KafkaConnection {
 
   private onData(chunk: Buffer): void {
     if (this.closed) return;
+    this.slicer.restart();
     this.lastActivity = Date.now();
     this.deps.broker.metrics.bytesIn += chunk.length;
     let frames: Buffer[];
@@ -132,6 +142,10 @@ export class KafkaConnection {
       if (isFetch(this.queue[0]!) && this.fetchesInFlight >= this.deps.limits.maxFetchesInFlight) break;
       // Before the login, one request at a time: one pipelined behind SaslAuthenticate is judged once the login is done.
       if (this.inFlight > 0 && this.mustLogIn) break;
+      if (this.slicer.due) {
+        this.slicer.resumeLater(this.pumpLater);
+        break;
+      }
       this.start(this.queue.shift()!);
     }
     this.updateReading();

@@ -17,8 +17,9 @@ import { toMqError } from '../errors.js';
 import { newSession } from '../security/session.js';
 import { isTlsSocket, tlsPrincipal } from './tls.js';
 import { guard } from '../guard.js';
+import { Slicer } from '../slicer.js';
 import { clientIdProblem } from '../request-limits.js';
-import { limitRequestEntries } from './request-entries.js';
+import { limitRequestEntries, REQUEST_VALUES_PER_ENTRY } from './request-entries.js';
 import { NO_RESPONSE, type Handler, type HandlerMap } from '../handlers/types.js';
 import { releaseFetchRecords } from '../handlers/fetch.js';
 import { encodeFetchResponseFrame, wsBinaryFrameHeader } from './fetch-frame.js';
@@ -36,6 +37,8 @@ interface WsReceiverState {
   _state?: number;
   _bufferedBytes?: number;
   _fragments?: unknown[];
+  /** ws's `allowSynchronousEvents`: false makes the receiver emit the next message from a setImmediate (then it reads on). */
+  _allowSynchronousEvents?: boolean;
 }
 
 /** How long a connection closed for sending no complete frame has to read the close frame before its socket is destroyed. */
@@ -50,6 +53,8 @@ export interface ConnectionLimits {
   maxBufferedBytes: number;
   /** Most entries (topics, partitions, groups) one request may name, after its repeats are merged. */
   maxRequestEntries: number;
+  /** Longest step of frame intake (decoding and starting requests) before the connection yields to the event loop; default SLICE_MS. */
+  sliceMs?: number;
 }
 
 /** WebSocket close codes used by the broker. */
@@ -70,6 +75,16 @@ export class Connection {
   private readonly queue: mq.RequestFrame[] = [];
   private pausedForBuffer = false;
   private draining = false;
+  /**
+   * Frame intake in slices (issue 22): one socket read can carry thousands of
+   * frames, which ws emits one after another in one step. Once a slice has
+   * run, the receiver emits its next frame from a setImmediate and queued
+   * frames are started from one (reading stays paused while any wait).
+   */
+  private readonly slicer: Slicer;
+  private intakeDeferred = false;
+  /** Queued frames are started from the next turn of the event loop (reading stays paused while they wait). */
+  private readonly pumpLater: () => void;
   private idleWaiters: Array<() => void> = [];
   private readonly versions: Map<string, { min: number; max: number }>;
   /** When the connection was accepted or its last complete frame arrived (for the idle and stalled sweeps). */
@@ -105,6 +120,10 @@ export class Connection {
     this.lastActivity = Date.now();
     this.acceptedAt = this.lastActivity;
     if (clusterSecret) this.clusterAuth = new ClusterAuthListener(clusterSecret, 'broker', broker.brokerId);
+    this.slicer = new Slicer(limits.sliceMs);
+    this.pumpLater = guard(logger, 'starting queued requests', () => this.pump(), { conn: id });
+    // Each socket read starts a new slice (a step of the event loop).
+    socket.prependListener('data', () => this.slicer.restart());
     this.versions = new Map();
     const byApi = new Map(broker.apiVersions.map((r) => [r.api, r]));
     for (const body of Object.keys(handlers)) {
@@ -117,7 +136,9 @@ export class Connection {
       'message',
       guard(logger, 'request dispatch', (data: Buffer, isBinary: boolean) => {
         try {
+          if (this.intakeDeferred) this.resumeIntake();
           this.onMessage(data, isBinary);
+          if (this.slicer.due && !this.intakeDeferred) this.deferIntake();
         } catch (err) {
           this.ws.terminate();
           throw err;
@@ -179,7 +200,7 @@ export class Connection {
     }
     let frame: mq.RequestFrame;
     try {
-      frame = decodeRequest(data);
+      frame = decodeRequest(data, this.limits.maxRequestEntries * REQUEST_VALUES_PER_ENTRY);
     } catch (err) {
       // A well-formed frame with a value the broker cannot hold is answered; garbage closes the connection.
       const correlationId = (err as { correlationId?: unknown }).correlationId;
@@ -195,10 +216,31 @@ export class Connection {
     this.pump();
   }
 
-  /** Starts queued requests while the limits allow; pauses reading while any wait. */
+  /** ws emits the next frame of this read from a setImmediate: the step ends here. */
+  private deferIntake(): void {
+    const receiver = (this.ws as unknown as { _receiver?: WsReceiverState })._receiver;
+    if (receiver?._allowSynchronousEvents === undefined) return;
+    receiver._allowSynchronousEvents = false;
+    this.intakeDeferred = true;
+    this.slicer.yielding();
+  }
+
+  /** The deferred frame arrived from the event loop: a new slice, frames emitted at once again. */
+  private resumeIntake(): void {
+    const receiver = (this.ws as unknown as { _receiver?: WsReceiverState })._receiver;
+    if (receiver) receiver._allowSynchronousEvents = true;
+    this.intakeDeferred = false;
+    this.slicer.restart();
+  }
+
+  /** Starts queued requests while the limits allow, in slices; pauses reading while any wait. */
   private pump(): void {
     while (this.queue.length > 0 && !this.draining && !this.pausedForBuffer && !this.readThrottle.paused && this.inFlight < this.limits.maxInFlight) {
       if (this.queue[0]!.body === 'fetch' && this.fetchesInFlight >= this.limits.maxFetchesInFlight) break;
+      if (this.slicer.due) {
+        this.slicer.resumeLater(this.pumpLater);
+        break;
+      }
       this.process(this.queue.shift()!);
     }
     this.updateReading();

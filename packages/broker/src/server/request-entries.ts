@@ -14,6 +14,16 @@ import type { mq, RequestBody } from '@mq/protocol/wire';
 /** Twice the default topic.max.partitions: a client may name every partition of the largest topic. */
 export const DEFAULT_REQUEST_MAX_ENTRIES = 20_000;
 
+/**
+ * Values (fields and list items) a request frame may hold per entry it may
+ * name: a frame is decoded only up to request.max.entries times this, and
+ * refused past it (INVALID_REQUEST, answered), since decoding costs time and
+ * memory per value and a 16 MB frame of tiny list items holds millions. The
+ * largest requests clients send stay far below (a fetch of 4,000 partitions:
+ * about 8 values each).
+ */
+export const REQUEST_VALUES_PER_ENTRY = 8;
+
 type Topics<P> = Array<{ name?: string | null; partitions?: P[] | null }>;
 
 function unique<T>(items: T[] | null | undefined): T[] {

@@ -4,6 +4,7 @@
  */
 import { MqError } from '../errors.js';
 import $protobuf from 'protobufjs/minimal.js';
+import { Buffer } from '@mq/protocol/platform';
 import { mq } from '../gen/mq.js';
 
 export type RequestFrame = mq.IRequestFrame;
@@ -72,18 +73,82 @@ export function encodeResponse(frame: ResponseFrame): Uint8Array {
   return mq.ResponseFrame.encode(frame).finish();
 }
 
+/** A reader that stops a decode once it has read more than `budget` values (fields, and items of packed lists). */
+class BoundedReader extends $protobuf.BufferReader {
+  private values = 0;
+
+  constructor(
+    buf: Buffer,
+    private readonly budget: number,
+  ) {
+    super(buf);
+  }
+
+  private count(n: number): void {
+    this.values += n;
+    if (this.values > this.budget) throw new ValueBudgetExceeded(this.budget);
+  }
+
+  override tag(): number {
+    this.count(1);
+    return super.tag();
+  }
+
+  /** A packed list, item by item: each item counts (protobufjs's own reads the whole list at once). */
+  private packed(readOne: () => number, array: number[] = []): number[] {
+    const end = this.uint32() + this.pos;
+    const len = this.len;
+    if (end > len) throw new RangeError('index out of range');
+    // Items end within the list: a varint running past it fails as past the frame's end.
+    this.len = end;
+    while (this.pos < end) {
+      this.count(1);
+      array.push(readOne.call(this));
+    }
+    this.len = len;
+    return array;
+  }
+
+  override uint32s(array?: number[]): number[] {
+    return this.packed(this.uint32, array);
+  }
+
+  override int32s(array?: number[]): number[] {
+    return this.packed(this.int32, array);
+  }
+
+  override sint32s(array?: number[]): number[] {
+    return this.packed(this.sint32, array);
+  }
+
+  override int64s(array?: number[]): number[] {
+    return this.packed(this.int64 as unknown as () => number, array);
+  }
+}
+
+class ValueBudgetExceeded extends Error {
+  constructor(readonly budget: number) {
+    super(`the frame holds more than ${budget} values (fields and list items); split the request`);
+  }
+}
+
 /**
  * Decodes a request frame; throws INVALID_REQUEST when it does not decode.
  * A well-formed frame with an int64 beyond +-(2^53-1) (offsets, producer ids
  * and timestamps are JavaScript numbers) is refused here, once for every API,
  * never rounded: that error carries the frame's `correlationId` so it can be
- * answered on the open connection.
+ * answered on the open connection. With `maxValues`, a frame holding more
+ * values than that (fields and list items: what decoding costs, time and
+ * memory, grows with) is refused the same way once the decode has read that
+ * many, so a 16 MB frame of tiny list items costs no more than the budget.
  */
-export function decodeRequest(data: Uint8Array): mq.RequestFrame {
+export function decodeRequest(data: Uint8Array, maxValues?: number): mq.RequestFrame {
   try {
-    return mq.RequestFrame.decode(data);
+    if (maxValues === undefined) return mq.RequestFrame.decode(data);
+    const buf = Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+    return mq.RequestFrame.decode(new BoundedReader(buf, maxValues));
   } catch (cause) {
-    if ((cause as { int64OutOfRange?: boolean }).int64OutOfRange) {
+    if ((cause as { int64OutOfRange?: boolean }).int64OutOfRange || cause instanceof ValueBudgetExceeded) {
       const correlationId = peekCorrelationId(data);
       throw new MqError('INVALID_REQUEST', `request refused: ${(cause as Error).message}`, { cause, correlationId });
     }

@@ -9,6 +9,20 @@ describe('wire schema', () => {
     expect(Object.fromEntries(wire)).toEqual(Object.fromEntries(ours));
   });
 
+  it('a frame of more values than the budget is refused with its correlation id, before the rest is decoded (issue 22: multi-MB frames of tiny list items)', () => {
+    const names = encodeRequest({ correlationId: 41, metadata: { topics: Array.from({ length: 200_000 }, (_, i) => `t${i % 10}`) } });
+    expect(decodeRequest(names).metadata!.topics).toHaveLength(200_000);
+    expect(() => decodeRequest(names, 1000)).toThrow(expect.objectContaining({ code: 'INVALID_REQUEST', correlationId: 41 }));
+    // A packed list counts each item (1-byte items: 50,000 in 50 KB).
+    const packed = encodeRequest({ correlationId: 42, offsetFetch: { groupId: 'g', topics: [{ name: 't', partitions: Array.from({ length: 1_000_000 }, (_, i) => i % 100) }] } });
+    expect(decodeRequest(packed).offsetFetch!.topics![0]!.partitions).toHaveLength(1_000_000);
+    expect(() => decodeRequest(packed, 50_000)).toThrow(expect.objectContaining({ code: 'INVALID_REQUEST', correlationId: 42 }));
+    // Within the budget the decode is the same, packed lists included.
+    const small = encodeRequest({ correlationId: 43, offsetFetch: { groupId: 'g', topics: [{ name: 't', partitions: [1, 2, 300_000] }] }, clientId: 'c' });
+    expect(decodeRequest(small, 12)).toEqual(decodeRequest(small));
+    expect(() => decodeRequest(small, 8)).toThrow(expect.objectContaining({ code: 'INVALID_REQUEST', correlationId: 43 }));
+  });
+
   it('round-trips a produce request with raw batch bytes and int64 offsets as numbers', () => {
     const records = encodeBatchSync([{ value: 'x' }]);
     const bytes = encodeRequest({

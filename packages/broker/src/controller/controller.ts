@@ -508,6 +508,23 @@ export class RaftController implements Controller {
   }
 
   /** Whether `id` is a member of the metadata quorum (a voter, or a learner catching up to become one). */
+  /** What the Raft node heard from each member: any Raft message (precise to the message, not to the check-quorum period of recentActive). */
+  private hearMembers(now: number): void {
+    for (const id of membersOf(this.members)) {
+      const heard = this.raft.lastHeardFrom(id);
+      if (heard > (this.lastSeen.get(id) ?? -1)) {
+        this.lastSeen.set(id, Math.min(now, heard));
+        if (id === this.predecessor) this.predecessor = -1;
+      }
+    }
+    this.lastSeen.set(this.options.brokerId, now);
+  }
+
+  /** True when an unfenced broker has been silent past its session. */
+  private overdue(now: number): boolean {
+    return this.metadata.brokers().some((b) => !b.fenced && now - this.silentSince(b.id, this.lastSeen.get(b.id) ?? now, now) > this.options.sessionTimeoutMs);
+  }
+
   /**
    * Since when broker `id` has been silent, as the active controller may count it. A Raft member owes an
    * answer only from the first message sent to it after it was last heard from: a controller whose own
@@ -736,7 +753,7 @@ export class RaftController implements Controller {
       this.sessionExpiry = Infinity;
       return;
     }
-    const now = this.clock();
+    let now = this.clock();
     this.busy = true;
     this.sessionExpiry = Infinity;
     try {
@@ -763,16 +780,14 @@ export class RaftController implements Controller {
         this.autoBalancer?.activate(this.metadata, now);
       }
       if (!this.ready) return;
-      // A voter is heard from through any Raft message it sends (precise to the message, not to the
-      // check-quorum period of recentActive).
-      for (const id of membersOf(this.members)) {
-        const heard = this.raft.lastHeardFrom(id);
-        if (heard > (this.lastSeen.get(id) ?? -1)) {
-          this.lastSeen.set(id, Math.min(now, heard));
-          if (id === this.predecessor) this.predecessor = -1;
-        }
+      this.hearMembers(now);
+      if (this.overdue(now)) {
+        // Answers may be waiting on this controller's own sockets (its loop was busy when they arrived): they are
+        // read once before anyone is fenced for silence.
+        await new Promise<void>((resolve) => this.timers.setTimeout(resolve, 0));
+        now = this.clock();
+        this.hearMembers(now);
       }
-      this.lastSeen.set(this.options.brokerId, now);
       let expiry = Infinity;
       for (const b of this.metadata.brokers()) {
         const seen = this.lastSeen.get(b.id) ?? (this.lastSeen.set(b.id, now), now);
@@ -784,7 +799,7 @@ export class RaftController implements Controller {
         const gone = refusedAt !== undefined && refusedAt > (this.isVoter(b.id) ? this.raft.lastHeardFrom(b.id) : seen);
         if (!b.fenced && (silentMs > this.options.sessionTimeoutMs || gone)) {
           const reason = gone ? `its port refuses connections (process gone), last heard from ${silentMs} ms ago` : `not heard from for ${silentMs} ms`;
-          this.logger.warn({ broker: b.id, silentMs, gone, brokerEpoch: b.brokerEpoch }, `fencing broker ${b.id}: ${reason}`);
+          this.logger.warn({ broker: b.id, silentMs, heardMsAgo: now - seen, gone, brokerEpoch: b.brokerEpoch }, `fencing broker ${b.id}: ${reason}`);
           if (gone) this.goneRuns.set(b.id, b.brokerEpoch);
           await this.submitQuietly({ type: 'fenceBroker', id: b.id, brokerEpoch: b.brokerEpoch, reason });
         } else if (b.fenced && !b.shuttingDown && this.goneRuns.get(b.id) !== b.brokerEpoch && silentMs <= this.options.livenessCheckMs * 3 && this.caughtUp(b, st.progress)) {

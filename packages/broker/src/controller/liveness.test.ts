@@ -73,6 +73,15 @@ class Loop {
   }
 }
 
+/** A metadata log disk that can turn slow (an fsync behind a flood of other writes). */
+class SlowDisk extends MemoryStorage {
+  delayMs = 0;
+  override async save(update: Parameters<MemoryStorage['save']>[0]): Promise<void> {
+    if (this.delayMs > 0) await sleep(this.delayMs);
+    return super.save(update);
+  }
+}
+
 class Network {
   readonly loops = new Map<number, Loop>();
   private readonly handlers = new Map<number, (m: Message) => void>();
@@ -113,6 +122,7 @@ class Network {
 describe('broker liveness on the active controller', () => {
   const net = new Network();
   const ctrls = new Map<number, RaftController>();
+  const disks = new Map<number, SlowDisk>();
 
   afterAll(async () => {
     await Promise.all([...ctrls.values()].map((c) => c.close()));
@@ -126,7 +136,7 @@ describe('broker liveness on the active controller', () => {
         {
           logger,
           timers: net.loop(id).timers,
-          raft: { transport: net.transport(id), storage: new MemoryStorage() },
+          raft: { transport: net.transport(id), storage: disks.set(id, new SlowDisk()).get(id)! },
           forward: (to: number, cmd: MetadataCommand, timeoutMs: number): Promise<CommandResult> => ctrls.get(to)!.handleForward(cmd, timeoutMs),
         },
       );
@@ -191,5 +201,18 @@ describe('broker liveness on the active controller', () => {
     await waitFor(() => started > 0, 'a heartbeat answer on its way to the leader');
     expect(await fencedWithin(leader, SESSION * 2)).toEqual([]);
     expect(leader.isActive).toBe(true);
+  }, 40_000);
+
+  it('a follower whose metadata log write takes longer than a session still answers heartbeats and is not fenced (issue 21)', async () => {
+    const leader = await healthy();
+    net.onDeliver = () => undefined;
+    const F = [1, 2, 3].find((id) => id !== leader.options.brokerId)!;
+    // F's next write of the metadata log takes 1.2 sessions; the command commits on the other two meanwhile.
+    disks.get(F)!.delayMs = SESSION * 1.2;
+    const fenced = fencedWithin(leader, SESSION * 2);
+    await leader.submit({ type: 'setReplicationThrottle', bytesPerSec: 4321 }, 5000);
+    expect(await fenced).toEqual([]);
+    disks.get(F)!.delayMs = 0;
+    await waitFor(() => ctrls.get(F)!.metadata.replicationThrottle === 4321, 'F applied the command');
   }, 40_000);
 });

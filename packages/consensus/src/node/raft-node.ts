@@ -241,6 +241,12 @@ class RaftNodeImpl implements RaftNode {
       this.logger.warn({ err, from: m.from, type: m.type }, 'raft message refused');
       return;
     }
+    // A heartbeat is answered now, not after the Ready in progress (a disk write, an apply): the answer claims
+    // nothing about the log, only the term, which must be durable first.
+    if (m.type === MessageType.Heartbeat && this.core.term === this.synced.term) {
+      const answers = this.core.takeHeartbeatAnswers();
+      if (answers.length > 0) this.send(answers);
+    }
     if (this.running) this.applyNewlyCommitted();
     this.kick();
   }

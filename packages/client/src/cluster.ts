@@ -359,11 +359,10 @@ export class Cluster {
   /**
    * Fetches metadata for `topics` plus every topic already cached (empty and
    * nothing cached: all topics). Concurrent calls share one request when it
-   * covers what they need, unless a caller passes `join: false`.
+   * covers what they need.
    */
-  async refreshMetadata(topics: readonly string[], signal?: AbortSignal, options: { join?: boolean } = {}): Promise<void> {
-    // `join: false` asks anew even with a refresh in flight: that one may be waiting on a paused broker.
-    while (this.refreshing && options.join !== false) {
+  async refreshMetadata(topics: readonly string[], signal?: AbortSignal): Promise<void> {
+    while (this.refreshing) {
       const inFlight = this.refreshing;
       await inFlight.catch(() => {});
       if (topics.every((t) => this.topics.has(t) && this.cachedTopic(t))) return;

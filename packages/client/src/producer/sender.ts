@@ -319,10 +319,8 @@ export class Sender {
     const topics = [...new Set(list.flatMap((w) => w.entries.map((e) => e.q.topic)))];
     try {
       // Not bounded by leaderCheckMs: on a loaded machine a metadata round trip can take longer than that, and a
-      // check that always gave up would leave a paused leader's requests waiting out their timeout (60 s). Nor
-      // joined to a refresh already in flight: that one may have gone to the paused leader itself (the first
-      // connection is every metadata request's target) and would hold the check until the pause ends.
-      await this.cluster.refreshMetadata(topics, AbortSignal.timeout(this.cluster.options.requestTimeoutMs), { join: false });
+      // check that always gave up would leave a paused leader's requests waiting out their timeout (60 s).
+      await this.cluster.refreshMetadata(topics, AbortSignal.timeout(this.cluster.options.requestTimeoutMs));
     } catch (err) {
       this.cluster.logger.debug({ err, leader }, 'leader check: metadata refresh failed');
       return;

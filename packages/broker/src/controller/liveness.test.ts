@@ -13,6 +13,7 @@
 import { pino } from 'pino';
 import { MemoryStorage, MessageType, type Message, type RaftTransport } from '@mq/consensus';
 import type { TimerHandle, Timers } from '@mq/protocol/components';
+import { waitFor } from '../test-support/net.js';
 import { RaftController } from './controller.js';
 import type { CommandResult, MetadataCommand } from './commands.js';
 
@@ -21,15 +22,6 @@ const VOTERS = '1@127.0.0.1:19191,2@127.0.0.1:19192,3@127.0.0.1:19193';
 const TICK = 50;
 const SESSION = 800;
 
-async function waitFor<T>(fn: () => T | undefined | false, what: string, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** One process's event loop as far as the test controls it: while stalled, its timers and incoming messages wait. */
@@ -147,11 +139,11 @@ describe('broker liveness on the active controller', () => {
     for (const id of [1, 2, 3]) await leader.submit({ type: 'registerBroker', id, host: '127.0.0.1', port: 9000 + id, httpPort: 8000 + id, rack: '', incarnation: `run-${id}` }, 5000);
   }, 30_000);
 
-  const activeController = () => waitFor(() => [...ctrls.values()].find((c) => c.isActive), 'an active controller');
+  const activeController = () => waitFor(() => [...ctrls.values()].find((c) => c.isActive));
   /** The active controller once every broker is unfenced. */
   const healthy = async (): Promise<RaftController> => {
     const leader = await activeController();
-    await waitFor(() => [1, 2, 3].every((id) => leader.metadata.broker(id)?.fenced === false), 'all three unfenced', 15_000);
+    await waitFor(() => [1, 2, 3].every((id) => leader.metadata.broker(id)?.fenced === false), 15_000);
     return leader;
   };
   /** The brokers the active controller fenced within `ms` (a live one is unfenced again within a round: this watches for the fencing itself). */
@@ -181,7 +173,7 @@ describe('broker liveness on the active controller', () => {
         net.cutFor(F, L, 900);
       });
     };
-    await waitFor(() => started > 0, 'a heartbeat answer from the follower');
+    await waitFor(() => started > 0);
     expect(await fencedWithin(leader, 1_800)).toEqual([]);
     expect(leader.isActive).toBe(true);
   }, 40_000);
@@ -198,7 +190,7 @@ describe('broker liveness on the active controller', () => {
       started = Date.now();
       for (const l of net.loops.values()) l.stall(SESSION * 1.2);
     };
-    await waitFor(() => started > 0, 'a heartbeat answer on its way to the leader');
+    await waitFor(() => started > 0);
     expect(await fencedWithin(leader, SESSION * 2)).toEqual([]);
     expect(leader.isActive).toBe(true);
   }, 40_000);
@@ -213,6 +205,6 @@ describe('broker liveness on the active controller', () => {
     await leader.submit({ type: 'setReplicationThrottle', bytesPerSec: 4321 }, 5000);
     expect(await fenced).toEqual([]);
     disks.get(F)!.delayMs = 0;
-    await waitFor(() => ctrls.get(F)!.metadata.replicationThrottle === 4321, 'F applied the command');
+    await waitFor(() => ctrls.get(F)!.metadata.replicationThrottle === 4321);
   }, 40_000);
 });

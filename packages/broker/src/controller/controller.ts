@@ -162,6 +162,8 @@ export class RaftController implements Controller {
   private readonly goneRuns = new Map<number, number>();
   /** The last Raft leader other than this voter (the previous controller, once this one takes over). */
   private lastOtherLeader = -1;
+  /** The previous controller while this active one has not heard from it: its silence counts from its last message as leader. */
+  private predecessor = -1;
   private checkAgain = false;
   /** Leaderless partitions waiting for unclean recovery (set up in the constructor from the options). */
   private readonly recoveryWaits: RecoveryWaits;
@@ -506,6 +508,36 @@ export class RaftController implements Controller {
   }
 
   /** Whether `id` is a member of the metadata quorum (a voter, or a learner catching up to become one). */
+  /** What the Raft node heard from each member: any Raft message (precise to the message, not to the check-quorum period of recentActive). */
+  private hearMembers(now: number): void {
+    for (const id of membersOf(this.members)) {
+      const heard = this.raft.lastHeardFrom(id);
+      if (heard > (this.lastSeen.get(id) ?? -1)) {
+        this.lastSeen.set(id, Math.min(now, heard));
+        if (id === this.predecessor) this.predecessor = -1;
+      }
+    }
+    this.lastSeen.set(this.options.brokerId, now);
+  }
+
+  /** True when an unfenced broker has been silent past its session. */
+  private overdue(now: number): boolean {
+    return this.metadata.brokers().some((b) => !b.fenced && now - this.silentSince(b.id, this.lastSeen.get(b.id) ?? now, now) > this.options.sessionTimeoutMs);
+  }
+
+  /**
+   * Since when broker `id` has been silent, as the active controller may count it. A Raft member owes an
+   * answer only from the first message sent to it after it was last heard from: a controller whose own
+   * event loop stalled (GC, a long step) sent no heartbeat meanwhile, and that stall is not the broker's
+   * silence. The previous controller (until heard from again) counts from its last message as leader, a
+   * broker-only process from its last metadata fetch.
+   */
+  private silentSince(id: number, seen: number, now: number): number {
+    if (id === this.options.brokerId || id === this.predecessor || !this.isVoter(id)) return seen;
+    const asked = this.raft.unansweredSince(id);
+    return asked < 0 ? now : Math.max(seen, asked);
+  }
+
   private isVoter(id: number): boolean {
     return this.members.voters.includes(id) || this.members.learners.includes(id);
   }
@@ -721,7 +753,7 @@ export class RaftController implements Controller {
       this.sessionExpiry = Infinity;
       return;
     }
-    const now = this.clock();
+    let now = this.clock();
     this.busy = true;
     this.sessionExpiry = Infinity;
     try {
@@ -737,32 +769,37 @@ export class RaftController implements Controller {
         // (a paused controller is fenced one session after it went quiet, not one session after the election).
         const prev = this.lastOtherLeader;
         const heard = prev > 0 ? this.raft.lastHeardFrom(prev) : -1;
-        if (heard >= 0 && this.lastSeen.has(prev)) this.lastSeen.set(prev, Math.min(now, heard));
+        this.predecessor = -1;
+        if (heard >= 0 && this.lastSeen.has(prev)) {
+          this.lastSeen.set(prev, Math.min(now, heard));
+          this.predecessor = prev;
+        }
         this.lastImbalanceCheck = now;
         await this.raft.readIndex({ timeoutMs: this.options.sessionTimeoutMs });
         this.ready = true;
         this.autoBalancer?.activate(this.metadata, now);
       }
       if (!this.ready) return;
-      // A voter is heard from through any Raft message it sends (precise to the message, not to the
-      // check-quorum period of recentActive).
-      for (const id of membersOf(this.members)) {
-        const heard = this.raft.lastHeardFrom(id);
-        if (heard > (this.lastSeen.get(id) ?? -1)) this.lastSeen.set(id, Math.min(now, heard));
+      this.hearMembers(now);
+      if (this.overdue(now)) {
+        // Answers may be waiting on this controller's own sockets (its loop was busy when they arrived): they are
+        // read once before anyone is fenced for silence.
+        await new Promise<void>((resolve) => this.timers.setTimeout(resolve, 0));
+        now = this.clock();
+        this.hearMembers(now);
       }
-      this.lastSeen.set(this.options.brokerId, now);
       let expiry = Infinity;
       for (const b of this.metadata.brokers()) {
         const seen = this.lastSeen.get(b.id) ?? (this.lastSeen.set(b.id, now), now);
-        const silentMs = now - seen;
+        const silentMs = now - this.silentSince(b.id, seen, now);
         // (One already past its session is dealt with in this round; a refused fencing is retried at the usual pace.)
-        if (!b.fenced && silentMs <= this.options.sessionTimeoutMs) expiry = Math.min(expiry, seen + this.options.sessionTimeoutMs + 1);
+        if (!b.fenced && silentMs <= this.options.sessionTimeoutMs) expiry = Math.min(expiry, now - silentMs + this.options.sessionTimeoutMs + 1);
         const refusedAt = this.refusedSince.get(b.id);
         // Refused after the last message (or metadata fetch) from it: the process is gone (a restarted one is heard from again).
         const gone = refusedAt !== undefined && refusedAt > (this.isVoter(b.id) ? this.raft.lastHeardFrom(b.id) : seen);
         if (!b.fenced && (silentMs > this.options.sessionTimeoutMs || gone)) {
           const reason = gone ? `its port refuses connections (process gone), last heard from ${silentMs} ms ago` : `not heard from for ${silentMs} ms`;
-          this.logger.warn({ broker: b.id, silentMs, gone, brokerEpoch: b.brokerEpoch }, `fencing broker ${b.id}: ${reason}`);
+          this.logger.warn({ broker: b.id, silentMs, heardMsAgo: now - seen, gone, brokerEpoch: b.brokerEpoch }, `fencing broker ${b.id}: ${reason}`);
           if (gone) this.goneRuns.set(b.id, b.brokerEpoch);
           await this.submitQuietly({ type: 'fenceBroker', id: b.id, brokerEpoch: b.brokerEpoch, reason });
         } else if (b.fenced && !b.shuttingDown && this.goneRuns.get(b.id) !== b.brokerEpoch && silentMs <= this.options.livenessCheckMs * 3 && this.caughtUp(b, st.progress)) {

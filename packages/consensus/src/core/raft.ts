@@ -777,6 +777,18 @@ export class RaftCore {
     this.send(message({ type: MessageType.AppResp, to: m.from, index: m.index, reject: true, rejectHint: hintIndex, logTerm: hintTerm }));
   }
 
+  /**
+   * Takes the heartbeat answers queued since the last Ready. They claim nothing about the log, so a node may
+   * send them before its Ready is persisted (once its term is durable): a slow disk write or apply does not make
+   * a live follower look silent to its leader.
+   */
+  takeHeartbeatAnswers(): Message[] {
+    if (!this.msgs.some((m) => m.type === MessageType.HeartbeatResp)) return [];
+    const answers: Message[] = [];
+    this.msgs = this.msgs.filter((m) => (m.type === MessageType.HeartbeatResp ? (answers.push(m), false) : true));
+    return answers;
+  }
+
   private handleHeartbeat(m: Message): void {
     // Never move commit backwards, nor past what we hold.
     if (m.commit > this.log.committed && m.commit <= this.log.lastIndex()) this.log.commitTo(m.commit);

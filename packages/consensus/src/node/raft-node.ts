@@ -91,6 +91,13 @@ export interface RaftNode {
   forgetLeader(leader: number): boolean;
   /** When this node last received a message from `id` (its clock), -1 if never. */
   lastHeardFrom(id: number): number;
+  /**
+   * When this node sent `id` the first message that asks for an answer
+   * (append, heartbeat, snapshot) since it last heard from `id`, -1 if none
+   * is outstanding. A silence counted from here never includes this node's
+   * own stall: a node whose event loop was blocked sent nothing and is owed nothing.
+   */
+  unansweredSince(id: number): number;
   /** Hands leadership to `id`; resolves when it is leader (or rejects on timeout). */
   transferLeadership(id: number, options?: RequestOptions): Promise<void>;
   addVoter(id: number, options?: RequestOptions & { context?: Uint8Array }): Promise<ConfState>;
@@ -109,6 +116,8 @@ export interface RaftNode {
 let ctxCounter = 0;
 
 const LEADER_MESSAGES = new Set<number>([MessageType.App, MessageType.Heartbeat, MessageType.Snap, MessageType.TimeoutNow]);
+/** The messages a peer answers (unansweredSince). */
+const ASKING_MESSAGES = new Set<number>([MessageType.App, MessageType.Heartbeat, MessageType.Snap]);
 
 /** Writes the founding membership as entries 1..n (term 1), identically on every founding node. */
 export async function bootstrapStorage(storage: RaftStorage, peers: number[]): Promise<boolean> {
@@ -150,6 +159,8 @@ class RaftNodeImpl implements RaftNode {
   private readonly leaderWatchers = new Set<(leader: number, role: StateRole, term: number) => void>();
   /** When a message from each peer last arrived. */
   private readonly heard = new Map<number, number>();
+  /** When the first message sent to each peer since it was last heard from left (unansweredSince). */
+  private readonly asked = new Map<number, number>();
   private running = false;
   private closed = false;
   private fatal: unknown;
@@ -220,12 +231,21 @@ class RaftNodeImpl implements RaftNode {
 
   receive(m: Message): void {
     if (this.closed) return;
-    if (m.from !== this.id && m.from !== 0) this.heard.set(m.from, this.clock());
+    if (m.from !== this.id && m.from !== 0) {
+      this.heard.set(m.from, this.clock());
+      this.asked.delete(m.from);
+    }
     try {
       this.core.step(m);
     } catch (err) {
       this.logger.warn({ err, from: m.from, type: m.type }, 'raft message refused');
       return;
+    }
+    // A heartbeat is answered now, not after the Ready in progress (a disk write, an apply): the answer claims
+    // nothing about the log, only the term, which must be durable first.
+    if (m.type === MessageType.Heartbeat && this.core.term === this.synced.term) {
+      const answers = this.core.takeHeartbeatAnswers();
+      if (answers.length > 0) this.send(answers);
     }
     if (this.running) this.applyNewlyCommitted();
     this.kick();
@@ -269,7 +289,7 @@ class RaftNodeImpl implements RaftNode {
       const early: Message[] = [];
       late = [];
       for (const m of rd.messages) (LEADER_MESSAGES.has(m.type) ? early : late).push(m);
-      if (early.length > 0) this.transport.send(early);
+      if (early.length > 0) this.send(early);
     }
     let durable: Promise<void> | undefined;
     if (rd.snapshot || rd.entries.length > 0 || rd.hardState) {
@@ -314,13 +334,23 @@ class RaftNodeImpl implements RaftNode {
     if (rd.committedEntries.length > 0) await this.applyInOrder(rd.committedEntries);
     if (durable) await durable;
     if (this.closed) return;
-    if (late.length > 0) this.transport.send(late);
+    if (late.length > 0) this.send(late);
     if (rd.softState) {
       if (rd.softState.leader > 0 && rd.softState.leader !== this.lastLeader) this.leaderChangesSeen++;
       this.lastLeader = rd.softState.leader;
       if (rd.softState.role !== StateRole.Leader) this.failUnconfirmedReads('NOT_LEADER');
       for (const w of this.leaderWatchers) w(rd.softState.leader, rd.softState.role, this.core.term);
     }
+  }
+
+  private send(messages: Message[]): void {
+    let now = -1;
+    for (const m of messages) {
+      if (!ASKING_MESSAGES.has(m.type) || this.asked.has(m.to)) continue;
+      if (now < 0) now = this.clock();
+      this.asked.set(m.to, now);
+    }
+    this.transport.send(messages);
   }
 
   /** Entries that became committed while a Ready is in flight are applied at once. */
@@ -528,6 +558,10 @@ class RaftNodeImpl implements RaftNode {
 
   lastHeardFrom(id: number): number {
     return this.heard.get(id) ?? -1;
+  }
+
+  unansweredSince(id: number): number {
+    return this.asked.get(id) ?? -1;
   }
 
   async transferLeadership(id: number, options?: RequestOptions): Promise<void> {

@@ -368,7 +368,17 @@ export async function runClusterSimulation(o: ClusterSimOptions): Promise<Cluste
     const faultsUntil = time.elapsed() + durationMs;
     while (faults && o.script === 'stale-epoch' && time.elapsed() < faultsUntil) {
       await time.sleep(faultRng.int(300, 1500));
-      await staleEpochRound({ time, net, brokers, rng: faultRng, topics: [TOPIC, TXN_TOPIC], note }, faultRng.chance(0.5) ? 'follower' : 'leader');
+      const crash = (b: SimBroker): void => {
+        b.crash(0.5);
+        down++;
+        result.crashes++;
+        note(`CRASH broker ${b.id}`);
+      };
+      const restart = (b: SimBroker): void => {
+        down--;
+        startBroker(b);
+      };
+      await staleEpochRound({ time, net, brokers, rng: faultRng, topics: [TOPIC, TXN_TOPIC], note, crash, restart }, faultRng.chance(0.5) ? 'follower' : 'leader');
     }
     while (faults && o.script !== 'stale-epoch' && time.elapsed() < faultsUntil) {
       await time.sleep(faultRng.int(300, 2500));

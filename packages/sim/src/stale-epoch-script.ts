@@ -10,9 +10,15 @@
  *   L and its frames to L are slow, so a fetch F sent in epoch E reaches L
  *   after L is at E+2, and its answer reaches F after F has jumped from E to
  *   E+2: an answer to a fetch of an older epoch, which F must drop.
- * - `leader`: the held-back broker is the leader L itself, still at E while
- *   the other replicas follow it at E+2 and fetch from it in the newer epoch,
- *   which L must refuse (UNKNOWN_LEADER_EPOCH) until its metadata catches up.
+ * - `leader`: the held-back broker is the leader L itself. F is first kept
+ *   from fetching until L takes it out of the ISR ({L, M} at E); then L's
+ *   metadata is held while M leads (E+1), F catches up with M and M takes it
+ *   back into the ISR, and L leads again (E+2, ISR {L, M, F}, F preferred
+ *   after L) while F still cannot reach L. L, still at E, must refuse M's
+ *   fetches of epoch E+2 (UNKNOWN_LEADER_EPOCH): a stale leader that served
+ *   them would advance its HW on M alone (its old ISR) and acknowledge records
+ *   F, a member of the new ISR, does not have; L then crashes, F is elected,
+ *   and those acknowledged records are gone.
  *
  * The held-back broker is never the active controller (its Raft inbox is cut:
  * a Raft leader that hears nobody steps down) and the hold stays well under
@@ -32,10 +38,15 @@ export interface StaleEpochScriptContext {
   rng: Rng;
   topics: readonly string[];
   note: (line: string) => void;
+  /** Crashes a broker / starts it again. */
+  crash: (b: SimBroker) => void;
+  restart: (b: SimBroker) => void;
 }
 
 /** How long a round waits for one step (a command applied where it must be) before it gives up and heals. */
 const STEP_TIMEOUT_MS = 2000;
+/** How long the leader variant waits for F to leave (replica.lag.time.max.ms is 3000) or rejoin the ISR. */
+const ISR_TIMEOUT_MS = 6000;
 
 /** One round of the script; returns once everything it held back is released. */
 export async function staleEpochRound(c: StaleEpochScriptContext, variant: StaleEpochVariant): Promise<void> {
@@ -66,11 +77,6 @@ export async function staleEpochRound(c: StaleEpochScriptContext, variant: Stale
   const hosted = (id: number) => broker(id).node?.replicas.hostedPartition(topic, partition);
   const name = `${topic}-${partition}`;
 
-  for (const b of brokers) if (b.id !== held) net.cutRaft(brokerHost(b.id), brokerHost(held));
-  const slowMs = rng.int(600, 1200);
-  if (variant === 'follower') net.slowLink(brokerHost(f), brokerHost(l), slowMs, slowMs);
-  note(`SCRIPT stale-epoch-${variant}: ${name} led by ${l} at epoch ${epoch}; broker ${held}'s metadata held back${variant === 'follower' ? `, its frames to ${l} ${slowMs} ms late` : ''}`);
-
   const submit = async (command: Parameters<NonNullable<SimBroker['node']>['controller']['submit']>[0]): Promise<boolean> => {
     if (!controller.alive || !controller.node?.controller.isActive) return false;
     try {
@@ -81,17 +87,16 @@ export async function staleEpochRound(c: StaleEpochScriptContext, variant: Stale
       return false;
     }
   };
-  /** Moves the leadership to `to` (made the preferred replica, then elected) at leader epoch `from` + 1; false if it did not happen. */
-  const moveLeader = async (to: number, from: number): Promise<boolean> => {
-    const order = [to, ...replicas.filter((r) => r !== to)];
+  /** Moves the leadership to `order[0]` (made the preferred replica, then elected) at leader epoch `from` + 1; false if it did not happen. */
+  const moveLeader = async (order: number[], from: number): Promise<boolean> => {
     if (!(await submit({ type: 'alterReassignments', partitions: [{ topic, partition, replicas: order }] }))) return false;
     if (!(await submit({ type: 'electPreferred', partitions: [{ topic, partition, leaderEpoch: from }] }))) return false;
     const p = md.topic(topic)?.partitions[partition];
-    return p?.leader === to && p.leaderEpoch === from + 1;
+    return p?.leader === order[0] && p.leaderEpoch === from + 1;
   };
-  /** Polls `cond` every simulated ms (the release must follow the leader's move closely) up to STEP_TIMEOUT_MS. */
-  const until = async (cond: () => boolean): Promise<boolean> => {
-    const deadline = time.elapsed() + STEP_TIMEOUT_MS;
+  /** Polls `cond` every simulated ms (the release must follow the leader's move closely) up to `withinMs`. */
+  const until = async (cond: () => boolean, withinMs = STEP_TIMEOUT_MS): Promise<boolean> => {
+    const deadline = time.elapsed() + withinMs;
     while (!cond()) {
       if (time.elapsed() > deadline) return false;
       await time.sleep(1);
@@ -99,24 +104,64 @@ export async function staleEpochRound(c: StaleEpochScriptContext, variant: Stale
     return true;
   };
   const follows = (id: number, e: number) => hosted(id)?.leaderEpoch === e;
+  const isr = () => md.topic(topic)?.partitions[partition]?.isr ?? [];
+  const holdMetadata = () => {
+    for (const b of brokers) if (b.id !== held) net.cutRaft(brokerHost(b.id), brokerHost(held));
+  };
+  const releaseMetadata = () => {
+    for (const b of brokers) if (b.id !== held) net.healRaft(brokerHost(b.id), brokerHost(held));
+    note(`SCRIPT ${name}: broker ${held}'s metadata released`);
+  };
 
-  let ok = await moveLeader(m, epoch);
-  // Every replica but the held-back one on epoch E+1 (the held-back one is still at E).
-  ok &&= await until(() => replicas.every((r) => r === held || follows(r, epoch + 1)));
+  if (variant === 'follower') {
+    const slowMs = rng.int(600, 1200);
+    holdMetadata();
+    net.slowLink(brokerHost(f), brokerHost(l), slowMs, slowMs);
+    note(`SCRIPT stale-epoch-follower: ${name} led by ${l} at epoch ${epoch}; broker ${f}'s metadata held back, its frames to ${l} ${slowMs} ms late`);
+    let ok = (await moveLeader([m, l, f], epoch)) && (await until(() => follows(l, epoch + 1) && follows(m, epoch + 1)));
+    if (ok) {
+      note(`SCRIPT ${name}: epoch ${epoch + 1} led by ${m}`);
+      await time.sleep(rng.int(20, 400));
+      ok = (await moveLeader([l, m, f], epoch + 1)) && (await until(() => follows(m, epoch + 2) && follows(l, epoch + 2) && hosted(l)?.role === 'leader'));
+    }
+    note(ok ? `SCRIPT ${name}: epoch ${epoch + 2} led by ${l} again` : `SCRIPT ${name}: the leader did not move as scripted; releasing`);
+    // F's fetch of epoch E in flight now reaches L (at E+2) after F has its metadata, E+1 and E+2 at once.
+    releaseMetadata();
+    await time.sleep(slowMs + 200);
+    net.heal();
+    return;
+  }
+
+  // The leader variant. F cannot fetch from L until L takes it out of the ISR.
+  net.cutLink(brokerHost(f), brokerHost(l));
+  net.cutLink(brokerHost(l), brokerHost(f));
+  note(`SCRIPT stale-epoch-leader: ${name} led by ${l} at epoch ${epoch}; broker ${f} cut off from it`);
+  let ok = await until(() => !isr().includes(f) && hosted(l)?.partitionEpoch === md.topic(topic)?.partitions[partition]?.partitionEpoch, ISR_TIMEOUT_MS);
   if (ok) {
-    note(`SCRIPT ${name}: epoch ${epoch + 1} led by ${m}`);
-    await time.sleep(rng.int(20, 400));
-    ok = (await moveLeader(l, epoch + 1)) && (await until(() => replicas.every((r) => r === held || (follows(r, epoch + 2) && (r !== l || hosted(r)?.role === 'leader')))));
+    // L's metadata held at E (ISR {L, M}); M leads E+1, F fetches from M and rejoins the ISR.
+    holdMetadata();
+    note(`SCRIPT ${name}: ISR [${isr().join(', ')}]; broker ${l}'s metadata held back`);
+    ok = (await moveLeader([m, l, f], epoch)) && (await until(() => follows(m, epoch + 1) && follows(f, epoch + 1)));
+    ok &&= await until(() => isr().includes(f), ISR_TIMEOUT_MS / 3);
   }
   if (ok) {
-    note(`SCRIPT ${name}: epoch ${epoch + 2} led by ${l} again`);
-    // The leader variant: the followers fetch from L in E+2 while L is still at E.
-    if (variant === 'leader') await time.sleep(rng.int(100, 1200));
+    note(`SCRIPT ${name}: epoch ${epoch + 1} led by ${m}, ISR [${isr().join(', ')}]`);
+    ok = (await moveLeader([l, f, m], epoch + 1)) && (await until(() => follows(m, epoch + 2) && follows(f, epoch + 2)));
+  }
+  if (ok) {
+    // M fetches from L in E+2 while L is still at E; L must refuse until it learns E+2. F still cannot reach L.
+    note(`SCRIPT ${name}: epoch ${epoch + 2} led by ${l} again, ISR [${isr().join(', ')}]; ${l} still at epoch ${hosted(l)?.leaderEpoch}`);
+    await time.sleep(rng.int(200, 800));
+    note(`SCRIPT ${name}: CRASH broker ${l}`);
+    c.crash(broker(l));
+    // Fenced once its session runs out, L leaves the leadership to F (first in the ISR after it); then it restarts.
+    await until(() => (md.topic(topic)?.partitions[partition]?.leaderEpoch ?? 0) > epoch + 2, ISR_TIMEOUT_MS);
+    note(`SCRIPT ${name}: epoch ${md.topic(topic)?.partitions[partition]?.leaderEpoch} led by ${md.topic(topic)?.partitions[partition]?.leader}`);
+    await time.sleep(rng.int(0, 1000));
+    c.restart(broker(l));
   } else {
-    note(`SCRIPT ${name}: the leader did not move as scripted; releasing`);
+    note(`SCRIPT ${name}: the partition did not move as scripted; releasing`);
   }
-  for (const b of brokers) if (b.id !== held) net.healRaft(brokerHost(b.id), brokerHost(held));
-  note(`SCRIPT ${name}: broker ${held}'s metadata released`);
-  if (variant === 'follower') await time.sleep(slowMs + 200);
+  releaseMetadata();
   net.heal();
 }

@@ -67,8 +67,9 @@ export async function staleEpochRound(c: StaleEpochScriptContext, variant: Stale
   if (candidates.length === 0) return;
   const { topic, partition, leader: l, replicas, epoch } = rng.pick(candidates);
   const others = replicas.filter((r) => r !== l);
-  // The held-back follower is not the active controller (the leader may be).
-  const followers = variant === 'follower' ? others.filter((r) => r !== cid) : others;
+  // F is not the active controller either: in the follower variant its metadata is held back; in the leader variant
+  // it is cut off from L, which must still reach the controller to take F out of the ISR.
+  const followers = others.filter((r) => r !== cid);
   if (followers.length === 0) return;
   const f = rng.pick(followers);
   const m = others.find((r) => r !== f)!;

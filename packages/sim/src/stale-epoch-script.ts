@@ -13,8 +13,8 @@
  * - `leader`: the held-back broker is the leader L itself. F is first kept
  *   from fetching until L takes it out of the ISR ({L, M} at E); then L's
  *   metadata is held while M leads (E+1), F catches up with M and M takes it
- *   back into the ISR, and L leads again (E+2, ISR {L, M, F}, F preferred
- *   after L) while F still cannot reach L. L, still at E, must refuse M's
+ *   back into the ISR, and L leads again (E+2, replicas and ISR in the order
+ *   L, F, M: F is preferred after L) while F still cannot reach L. L, still at E, must refuse M's
  *   fetches of epoch E+2 (UNKNOWN_LEADER_EPOCH): a stale leader that served
  *   them would advance its HW on M alone (its old ISR) and acknowledge records
  *   F, a member of the new ISR, does not have; L then crashes, F is elected,
@@ -22,7 +22,7 @@
  *
  * The held-back broker is never the active controller (its Raft inbox is cut:
  * a Raft leader that hears nobody steps down) and the hold stays well under
- * the broker session, so nothing is fenced on the way.
+ * the broker session, so nothing but the crashed L is fenced on the way.
  */
 import type { Rng } from '@mq/consensus/sim';
 import { brokerHost, type SimBroker } from './sim-broker.js';

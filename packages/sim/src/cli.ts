@@ -1,10 +1,10 @@
 #!/usr/bin/env node
-// npm run sim:cluster -- --seeds N [--brokers 3|5] [--seed S] [--first S] [--duration MS] [--jobs J] [--trace]
+// npm run sim:cluster -- --seeds N [--brokers 3|5] [--seed S] [--first S] [--duration MS] [--jobs J] [--script random|stale-epoch] [--trace]
 import { fork } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { runClusterSimulation, type ClusterSimResult } from './cluster-sim.js';
+import { runClusterSimulation, type ClusterSimResult, type ClusterSimScript } from './cluster-sim.js';
 
 const { values } = parseArgs({
   options: {
@@ -15,6 +15,7 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '20000' },
     jobs: { type: 'string', default: '1' },
     trace: { type: 'boolean', default: false },
+    script: { type: 'string', default: 'random' },
     /** Internal: run as worker `i` of `n` (seeds first+i, first+i+n, ...), reporting each result to the parent. */
     worker: { type: 'string' },
   },
@@ -22,6 +23,11 @@ const { values } = parseArgs({
 const brokers = Number(values.brokers) as 3 | 5;
 if (brokers !== 3 && brokers !== 5) {
   console.error(`--brokers must be 3 or 5, got ${values.brokers}`);
+  process.exit(2);
+}
+const script = values.script as ClusterSimScript;
+if (script !== 'random' && script !== 'stale-epoch') {
+  console.error(`--script must be random or stale-epoch, got ${values.script}`);
   process.exit(2);
 }
 const first = values.seed !== undefined ? Number(values.seed) : Number(values.first);
@@ -37,7 +43,7 @@ if (![first, count, durationMs, jobs].every(Number.isSafeInteger) || count < 1 |
 type SeedReport = Omit<ClusterSimResult, 'trace'> & { trace?: string[] };
 
 async function runSeed(seed: number): Promise<ClusterSimResult> {
-  return runClusterSimulation({ seed, brokers, durationMs, trace: values.trace });
+  return runClusterSimulation({ seed, brokers, durationMs, script, trace: values.trace });
 }
 
 if (values.worker !== undefined) {
@@ -68,7 +74,7 @@ if (values.worker !== undefined) {
   } else {
     // One process per job, each running every jobs-th seed; the first failure stops the others.
     const self = fileURLToPath(import.meta.url);
-    const args = ['--first', String(first), '--seeds', String(count), '--brokers', String(brokers), '--duration', String(durationMs)];
+    const args = ['--first', String(first), '--seeds', String(count), '--brokers', String(brokers), '--duration', String(durationMs), '--script', script];
     const n = Math.min(jobs, count);
     const children = Array.from({ length: n }, (_, i) => fork(self, [...args, '--worker', `${i}/${n}`], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
     await Promise.all(
@@ -91,7 +97,7 @@ if (values.worker !== undefined) {
     if (failed.trace?.length) console.log(failed.trace.join('\n'));
     console.log(`${totals.clean}/${count} seeds ran clean (${brokers} brokers)`);
     console.error(`FAILED seed ${failed.seed}: ${failed.violation}`);
-    console.error(`reproduce: npm run sim:cluster -w @mq/sim -- --seed ${failed.seed} --brokers ${brokers} --duration ${durationMs} --trace`);
+    console.error(`reproduce: npm run sim:cluster -w @mq/sim -- --seed ${failed.seed} --brokers ${brokers} --duration ${durationMs}${script === 'random' ? '' : ` --script ${script}`} --trace`);
     process.exit(1);
   }
   const wallS = (performance.now() - started) / 1000;

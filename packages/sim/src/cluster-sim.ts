@@ -12,6 +12,7 @@ import { ClusterChecker, SimViolation, type Acked } from './checker.js';
 import { brokerHost, CLIENT_PORT, SimBroker } from './sim-broker.js';
 import { SimNetwork } from './sim-network.js';
 import { SimTime, type SimProcess } from './sim-time.js';
+import { staleEpochRound } from './stale-epoch-script.js';
 import { TxnChecker, txnValue } from './txn-checker.js';
 
 export interface ClusterSimOptions {
@@ -26,7 +27,15 @@ export interface ClusterSimOptions {
   faults?: boolean;
   /** Keep the trace (faults, leader changes, broker warnings). */
   trace?: boolean;
+  /**
+   * The nemesis: `random` (default) picks a fault every 0.3-2.5 s; `stale-epoch` runs the scripted rounds of
+   * `stale-epoch-script.ts` one after the other instead (one broker's metadata held back while a partition's
+   * leadership goes away and back), over the same background noise of dropped, duplicated and slow messages.
+   */
+  script?: ClusterSimScript;
 }
+
+export type ClusterSimScript = 'random' | 'stale-epoch';
 
 export interface ClusterSimResult {
   seed: number;
@@ -357,7 +366,21 @@ export async function runClusterSimulation(o: ClusterSimOptions): Promise<Cluste
     const maxDown = (): number => (faultRng.chance(0.3) ? n - 1 : Math.floor((n - 1) / 2));
     if (faults) net.faults = { raftDrop: 0.03, raftDuplicate: 0.02, slow: 0.03 };
     const faultsUntil = time.elapsed() + durationMs;
-    while (faults && time.elapsed() < faultsUntil) {
+    while (faults && o.script === 'stale-epoch' && time.elapsed() < faultsUntil) {
+      await time.sleep(faultRng.int(300, 1500));
+      const crash = (b: SimBroker): void => {
+        b.crash(0.5);
+        down++;
+        result.crashes++;
+        note(`CRASH broker ${b.id}`);
+      };
+      const restart = (b: SimBroker): void => {
+        down--;
+        startBroker(b);
+      };
+      await staleEpochRound({ time, net, brokers, rng: faultRng, topics: [TOPIC, TXN_TOPIC], note, crash, restart }, faultRng.chance(0.5) ? 'follower' : 'leader');
+    }
+    while (faults && o.script !== 'stale-epoch' && time.elapsed() < faultsUntil) {
       await time.sleep(faultRng.int(300, 2500));
       const kind = faultRng.int(0, 12);
       if (kind <= 3 && down < maxDown()) {

@@ -7,7 +7,7 @@ export { SimBroker, simBrokerConfig } from './sim-broker.js';
 export { SimNetwork, ServerSocket, NO_NETWORK_FAULTS } from './sim-network.js';
 export { SimTime, SIM_EPOCH_MS } from './sim-time.js';
 
-export type { ClusterSimOptions, ClusterSimResult } from './cluster-sim.js';
+export type { ClusterSimOptions, ClusterSimResult, ClusterSimScript } from './cluster-sim.js';
 export type { Acked, CheckerOptions } from './checker.js';
 export type { TxnCheckerOptions } from './txn-checker.js';
 export type { DiskTiming } from './memory-fs.js';

@@ -224,6 +224,11 @@ export class SimNetwork {
     this.raftCut.add(`${a}>${b}`);
   }
 
+  /** Lets Raft messages from `a` to `b` through again (undoes cutRaft). */
+  healRaft(a: string, b: string): void {
+    this.raftCut.delete(`${a}>${b}`);
+  }
+
   /**
    * Congests the link from `a` to `b`: every frame and Raft message (only Raft messages with `raftOnly`: the
    * metadata reaches `b` late while its connections keep up) takes `minMs`-`maxMs` more (frames stay in order).

@@ -11,6 +11,7 @@ import type { BrokerConfig } from './config/broker-config.js';
 import type { BrokerMetrics } from './metrics/broker-metrics.js';
 import type { ProducerIdManager } from './producers/producer-ids.js';
 import type { Session } from './security/session.js';
+import type { SliceClock } from './slicer.js';
 
 export interface BrokerContext {
   readonly brokerId: number;
@@ -36,6 +37,8 @@ export interface BrokerContext {
   readonly readBuffers: ReadBufferPool;
   /** Producer ids for InitProducerId (from the data directory, or the controller in a cluster). */
   readonly producerIds: ProducerIdManager;
+  /** How long work is cut into slices is measured and yielded (slicer.ts); absent: the process's clock and setImmediate. */
+  readonly sliceClock?: SliceClock;
 }
 
 export interface ConnectionInfo {

@@ -9,40 +9,61 @@
  * synchronous and yields by its own means: it asks `due`, calls `yielding()`
  * and, once called back from the event loop, `restart()`.
  */
-import { setImmediate as nextTurn } from 'node:timers/promises';
-
 /** Longest step between two yields to the event loop. */
 export const SLICE_MS = 10;
 
+/**
+ * What a slicer measures a step with and how it gives the event loop back:
+ * injected (BrokerContext.sliceClock) so that the whole-cluster simulator,
+ * whose clock stands still within a step, never yields on wall time and a
+ * seed replays exactly.
+ */
+export interface SliceClock {
+  now(): number;
+  /** Calls `resume` from a later turn of the event loop. */
+  nextTurn(resume: () => void): void;
+}
+
+/** The process's monotonic clock and `setImmediate`. */
+export const REAL_SLICE_CLOCK: SliceClock = {
+  now: () => performance.now(),
+  nextTurn: (resume) => void setImmediate(resume),
+};
+
 export class Slicer {
-  private start = performance.now();
+  private start: number;
   /** The longest step between two yields (wall clock: on a loaded machine it includes time descheduled), and the yields. */
   longestMs = 0;
   yields = 0;
 
-  constructor(private readonly sliceMs = SLICE_MS) {}
+  constructor(
+    private readonly sliceMs = SLICE_MS,
+    private readonly clock: SliceClock = REAL_SLICE_CLOCK,
+  ) {
+    this.start = clock.now();
+  }
 
   async maybeYield(): Promise<void> {
     if (!this.due) return;
     this.yielding();
-    await nextTurn();
+    await new Promise<void>((resume) => this.clock.nextTurn(resume));
     this.restart();
   }
 
   /** Whether the current slice has run its time. */
   get due(): boolean {
-    return performance.now() - this.start >= this.sliceMs;
+    return this.clock.now() - this.start >= this.sliceMs;
   }
 
   /** The caller gives the event loop back now (counted; the step it ends is measured). */
   yielding(): void {
-    this.longestMs = Math.max(this.longestMs, performance.now() - this.start);
+    this.longestMs = Math.max(this.longestMs, this.clock.now() - this.start);
     this.yields++;
   }
 
   /** A new slice begins: the caller was called from the event loop (a socket read, its own deferred turn). */
   restart(): void {
-    this.start = performance.now();
+    this.start = this.clock.now();
   }
 
   private resumeScheduled = false;
@@ -56,7 +77,7 @@ export class Slicer {
     if (this.resumeScheduled) return;
     this.resumeScheduled = true;
     this.yielding();
-    setImmediate(() => {
+    this.clock.nextTurn(() => {
       this.resumeScheduled = false;
       this.restart();
       resume();
@@ -64,6 +85,6 @@ export class Slicer {
   }
 
   done(): void {
-    this.longestMs = Math.max(this.longestMs, performance.now() - this.start);
+    this.longestMs = Math.max(this.longestMs, this.clock.now() - this.start);
   }
 }

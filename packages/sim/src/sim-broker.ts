@@ -9,6 +9,7 @@
  * WebSocket and HTTP listeners (their sockets), the HTTP API, the cleaner.
  * Groups run as startBroker wires them (startGroups, useCluster).
  */
+import { EventEmitter } from 'node:events';
 import { pino, type Logger } from 'pino';
 import { openLog, ReadBufferPool } from '@mq/log-store';
 import {
@@ -168,6 +169,8 @@ export class SimBroker {
       metrics: new BrokerMetrics({ processMetrics: false }),
       readBuffers: new ReadBufferPool(),
       producerIds,
+      // Simulated time stands still within a step: no slice runs out on the wall clock, so a seed replays exactly.
+      sliceClock: { now: time.clock, nextTurn: (resume) => void time.setTimeout(resume, 0) },
     };
     const limits = {
       maxInFlight: config.int('max.in.flight.requests.per.connection'),
@@ -177,7 +180,8 @@ export class SimBroker {
     };
     const serve = (served: HandlerMap) => (ws: ServerSocket, remote: { address: string; port: number }) => {
       type Args = ConstructorParameters<typeof ServerConnection>;
-      const socket = { remoteAddress: remote.address, remotePort: remote.port, destroyed: false } as unknown as Args[2];
+      // The connection marks each socket read on it ('data'); the simulator's reads are its events, and its slicer never runs out within one.
+      const socket = Object.assign(new EventEmitter(), { remoteAddress: remote.address, remotePort: remote.port, destroyed: false }) as unknown as Args[2];
       new ServerConnection(++this.connId, ws as unknown as Args[1], socket, ctx, served, limits, logger);
     };
     net.listen(proc, `${brokerHost(id)}:${CLIENT_PORT}`, serve(clientListenerHandlers(handlers)));

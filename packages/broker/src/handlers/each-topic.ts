@@ -84,7 +84,7 @@ export async function answerEachTopic<E>(
   // One refusal per repeated name, shared by its occurrences.
   const repeated = new Map<string, MqError>();
   const refusals = new RefusalLog();
-  const slicer = new Slicer();
+  const slicer = new Slicer(undefined, ctx.broker.sliceClock);
   const results: TopicResult[] = [];
   try {
     for (const entry of list) {

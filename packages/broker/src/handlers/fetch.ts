@@ -81,7 +81,7 @@ export function fetch(d: HandlerDeps): Handler<'fetch'> {
         pool: b.readBuffers,
         parked: b.metrics.parkedFetches,
         // A fetch naming thousands of partitions yields between reads (issue 22: fetch reads of 138 ms in one step).
-        slicer: new Slicer(),
+        slicer: new Slicer(undefined, b.sliceClock),
         // Followers' fetches of partitions they are being added to go within the replication throttle, here as on their side.
         ...(replicaId > 0 ? { leaderThrottle: d.replicas.leaderThrottle() } : {}),
       },

@@ -99,7 +99,7 @@ export class KafkaConnection {
   ) {
     this.info = { id, remote: `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`, clientId: '', signal: this.abort.signal, session: newSession(socket.remoteAddress, tlsPrincipal(socket), isTlsSocket(socket)) };
     this.splitter = new FrameSplitter(deps.limits.maxFrameBytes);
-    this.slicer = new Slicer(deps.limits.sliceMs);
+    this.slicer = new Slicer(deps.limits.sliceMs, deps.broker.sliceClock);
     this.pumpLater = guard(deps.logger, 'starting queued Kafka requests', () => this.pump(), { conn: id });
     this.lastActivity = this.lastFrameAt = Date.now();
     socket.setNoDelay(true);
@@ -229,7 +229,7 @@ export class KafkaConnection {
           if (ctx.throttleMs && typeof answer === 'object' && answer !== null) (answer as { throttleTimeMs?: number }).throttleTimeMs = ctx.throttleMs;
           if (answer === NO_RESPONSE) return null;
           // A large Metadata/DescribeConfigs/DescribeGroups answer is encoded in slices, yielding to other connections.
-          const sliced = encodeSlicedAnswer(api, h.apiVersion, h.correlationId, answer as never);
+          const sliced = encodeSlicedAnswer(api, h.apiVersion, h.correlationId, answer as never, this.deps.broker.sliceClock);
           return sliced ? sliced.then((a) => a.parts) : encodeResponse(api, h.apiVersion, h.correlationId, answer as never);
         },
         (err: unknown) => {

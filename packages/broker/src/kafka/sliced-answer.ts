@@ -27,7 +27,7 @@ import {
   writeMetadataResponsePartition,
   writeMetadataResponseTopic,
 } from '@mq/kafka-protocol/messages';
-import { Slicer } from '../slicer.js';
+import { type SliceClock, Slicer } from '../slicer.js';
 import { SLICED_MIN_ENTRIES } from '../server/sliced-response.js';
 
 type EntryWriter = (w: Writer, v: number, o: never) => void;
@@ -131,12 +131,12 @@ async function spliceList(empty: Buffer, spec: ListSpec, list: unknown[], v: num
  * The answer's frame (size prefix included), encoded in slices when it is a
  * large answer of one of the APIs above; undefined otherwise (encode it in one step).
  */
-export function encodeSlicedAnswer<Res>(api: ApiDef<unknown, Res>, version: number, correlationId: number, body: Res): Promise<{ parts: Buffer[]; longestStepMs: number; yields: number }> | undefined {
+export function encodeSlicedAnswer<Res>(api: ApiDef<unknown, Res>, version: number, correlationId: number, body: Res, clock?: SliceClock): Promise<{ parts: Buffer[]; longestStepMs: number; yields: number }> | undefined {
   const spec = SLICED.get(api.key);
   const o = body as Entries;
   if (!spec || typeof body !== 'object' || body === null || entryCount(o, spec) < SLICED_MIN_ENTRIES) return undefined;
   return (async () => {
-    const slicer = new Slicer();
+    const slicer = new Slicer(undefined, clock);
     const empty = Buffer.concat(encodeResponse(api, version, correlationId, { ...o, [spec.name]: [] } as never));
     const out: Buffer[] = [];
     try {

@@ -120,7 +120,7 @@ export class Connection {
     this.lastActivity = Date.now();
     this.acceptedAt = this.lastActivity;
     if (clusterSecret) this.clusterAuth = new ClusterAuthListener(clusterSecret, 'broker', broker.brokerId);
-    this.slicer = new Slicer(limits.sliceMs);
+    this.slicer = new Slicer(limits.sliceMs, broker.sliceClock);
     this.pumpLater = guard(logger, 'starting queued requests', () => this.pump(), { conn: id });
     // Each socket read starts a new slice (a step of the event loop).
     socket.prependListener('data', () => this.slicer.restart());
@@ -352,7 +352,7 @@ export class Connection {
         const throttleMs = ctx.throttleMs ?? 0;
         const frame = response === NO_RESPONSE ? undefined : throttleMs > 0 ? ({ correlationId, throttleMs, [body]: response } as ResponseFrame) : ({ correlationId, [body]: response } as ResponseFrame);
         // A large Metadata/DescribeConfigs/DescribeGroups answer is encoded in slices, yielding to other connections.
-        const sliced = frame && encodeSlicedResponse(frame, body);
+        const sliced = frame && encodeSlicedResponse(frame, body, this.broker.sliceClock);
         if (sliced) {
           sliced
             .then(

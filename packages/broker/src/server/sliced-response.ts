@@ -13,7 +13,7 @@
  * encoding of the same frame.
  */
 import { mq, type ResponseFrame } from '@mq/protocol/wire';
-import { Slicer } from '../slicer.js';
+import { type SliceClock, Slicer } from '../slicer.js';
 
 /** An answer with fewer list entries than this is encoded in one step (a few milliseconds at most). */
 export const SLICED_MIN_ENTRIES = 256;
@@ -92,12 +92,12 @@ async function encodeList(codec: Codec, message: Entries, spec: ListSpec, slicer
  * The frame's bytes, encoded in slices, when its body is a large answer of
  * one of the APIs above; undefined otherwise (encode it in one step).
  */
-export function encodeSlicedResponse(frame: ResponseFrame, api: string): Promise<{ bytes: Uint8Array; longestStepMs: number; yields: number }> | undefined {
+export function encodeSlicedResponse(frame: ResponseFrame, api: string, clock?: SliceClock): Promise<{ bytes: Uint8Array; longestStepMs: number; yields: number }> | undefined {
   const sliced = SLICED[api];
   const body = (frame as Record<string, unknown>)[api] as Entries | undefined;
   if (!sliced || !body || entryCount(body, sliced.list) < SLICED_MIN_ENTRIES) return undefined;
   return (async () => {
-    const slicer = new Slicer();
+    const slicer = new Slicer(undefined, clock);
     const parts: Uint8Array[] = [];
     const length = await encodeList(sliced.body, body, sliced.list, slicer, parts);
     const head = mq.ResponseFrame.encode({ ...frame, [api]: undefined }).finish();

@@ -306,6 +306,29 @@ describe('PartitionLeader', () => {
     await again.close();
   });
 
+  it('starts from the high watermark it knew as a follower when its checkpoint is behind (sim seed 128), never past its log end', async () => {
+    const { leader, checkpoint, log, timers } = await setup({ isr: [1], minInsyncReplicas: 1 });
+    for (const v of ['a', 'b', 'c']) await leader.append(batch(v), { acks: 1 });
+    await settle();
+    await leader.resign();
+    await leader.close();
+    checkpoint.value = 0; // written before the restart; the follower has since learned HW 3 from its leader
+    const lead = (followerHw: number, epoch: number) =>
+      createPartitionLeader(
+        { topic: 'orders', partition: 0, brokerId: 1, leaderEpoch: epoch, partitionEpoch: 9, replicas: [1, 2], isr: [1, 2] },
+        { log, clock: timers.clock, timers, checkpoint, alterPartition: async () => ({ leaderEpoch: epoch, partitionEpoch: 10, isr: [1, 2] }) },
+        followerHw,
+      );
+    const again = await lead(3, 6);
+    expect(again.highWatermark).toBe(3);
+    await again.resign();
+    await again.close();
+    checkpoint.value = 0;
+    const clamped = await lead(7, 7);
+    expect(clamped.highWatermark).toBe(3);
+    await clamped.close();
+  });
+
   it('fails waiting produces with NOT_LEADER when it resigns', async () => {
     const { leader } = await setup();
     const produced = leader.append(batch('a'), { acks: -1 }).catch((e: unknown) => e);

@@ -94,6 +94,12 @@ const DEFAULT_PRODUCE_TIMEOUT_MS = 30_000;
 export async function createPartitionLeader(
   options: PartitionLeaderOptions,
   components: PartitionLeaderComponents,
+  /**
+   * The high watermark this broker learned as a follower of the previous leader, when it was one: records below it
+   * were committed in an earlier epoch. The HW checkpoint is written only now and then (and not across a restart's
+   * first fetches), so without it a follower taking over could start below what consumers have already seen.
+   */
+  followerHighWatermark = 0,
 ): Promise<PartitionLeader> {
   const parsed = parsePartitionLeaderOptions(options);
   const { log, checkpoint } = components;
@@ -107,7 +113,7 @@ export async function createPartitionLeader(
   }
   if (latest < parsed.leaderEpoch) await log.assignLeaderEpoch?.(parsed.leaderEpoch, log.logEndOffset);
   const stored = await checkpoint.load();
-  const hw = Math.min(Math.max(stored ?? 0, log.logStartOffset), log.logEndOffset);
+  const hw = Math.min(Math.max(stored ?? 0, followerHighWatermark, log.logStartOffset), log.logEndOffset);
   return new PartitionLeader(parsed, components, hw);
 }
 

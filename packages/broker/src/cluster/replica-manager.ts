@@ -492,6 +492,8 @@ export class ReplicaManager {
         }
         return;
       }
+      // What it knew as a follower of the previous leader (committed then), read before the follower role stops.
+      const followerHw = h.role === 'follower' ? (this.highWatermarkOf(t.name, h.partition) ?? 0) : 0;
       await this.stopRole(h);
       const minIsr = Math.min(h.config.minInsyncReplicas, rec.replicas.length);
       h.leader = await createPartitionLeader(
@@ -515,6 +517,7 @@ export class ReplicaManager {
           alterPartition: (req) => this.alterPartition(req),
           logger: this.logger,
         },
+        followerHw,
       );
       h.role = 'leader';
       h.leaderEpoch = rec.leaderEpoch;

@@ -10,7 +10,7 @@
 import { spawn } from 'node:child_process';
 import { CLI_BIN, cleanup, makeTempDir, runCli, uniqueName, waitFor } from './src/harness.js';
 import { freePortRange } from './src/cluster-harness.js';
-import { makePki } from './src/pki.js';
+import { makePki, mtlsBrokerConfig } from './src/pki.js';
 
 afterAll(async () => {
   await cleanup();
@@ -30,16 +30,7 @@ describe('mq cluster start with TLS', () => {
     const base = await freePortRange(15);
     const [port, httpPort, raftPort, interBrokerPort, kafkaPort] = [base, base + 3, base + 6, base + 9, base + 12];
     const tlsFlags = ['--tls-ca', pki.ca, '--tls-cert', admin.cert, '--tls-key', admin.key];
-    const config = [
-      'broker.session.timeout.ms=2000',
-      `tls.cert.file=${server.cert}`,
-      `tls.key.file=${server.key}`,
-      `tls.ca.file=${pki.ca}`,
-      'tls.client.auth=required',
-      'authentication.enabled=true',
-      'authorization.enabled=true',
-      'super.users=User:admin',
-    ].flatMap((c) => ['--config-set', c]);
+    const config = ['broker.session.timeout.ms=2000', ...mtlsBrokerConfig(pki, server)].flatMap((c) => ['--config-set', c]);
     const started = Date.now();
     const child = spawn(
       process.execPath,

@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { MqClient, type Acl } from '@mq/client';
 import { isMqError } from '@mq/protocol/errors';
 import { cleanup, startBroker, uniqueName, waitFor, type BrokerProcess } from './src/harness.js';
-import { httpsCall, makePki, type Issued, type Pki } from './src/pki.js';
+import { httpsCall, makePki, mtlsBrokerConfig, type Issued, type Pki } from './src/pki.js';
 
 let pki: Pki;
 let broker: BrokerProcess;
@@ -29,15 +29,7 @@ beforeAll(async () => {
   pki = await makePki();
   const server = pki.issue('server', 'localhost', 'DNS:localhost,IP:127.0.0.1');
   broker = await startBroker({
-    args: [
-      `tls.cert.file=${server.cert}`,
-      `tls.key.file=${server.key}`,
-      `tls.ca.file=${pki.ca}`,
-      'tls.client.auth=required',
-      'authentication.enabled=true',
-      'authorization.enabled=true',
-      'super.users=User:admin',
-    ].flatMap((c) => ['--config-set', c]),
+    args: mtlsBrokerConfig(pki, server).flatMap((c) => ['--config-set', c]),
   });
   admin = client(pki.issue('admin', 'admin'));
   alice = pki.issue('alice', 'alice');

@@ -41,6 +41,19 @@ export async function makePki(): Promise<Pki> {
   };
 }
 
+/** Broker config of a TLS-only broker that requires client certificates, with authentication and ACLs on (admin the super user). */
+export function mtlsBrokerConfig(pki: Pki, server: Issued): string[] {
+  return [
+    `tls.cert.file=${server.cert}`,
+    `tls.key.file=${server.key}`,
+    `tls.ca.file=${pki.ca}`,
+    'tls.client.auth=required',
+    'authentication.enabled=true',
+    'authorization.enabled=true',
+    'super.users=User:admin',
+  ];
+}
+
 export interface HttpsAnswer {
   status: number;
   body: any;

@@ -15,6 +15,7 @@
  * returns undefined when they are not as expected, and the caller then uses
  * `ws.send()`; a test fails if a `ws` upgrade renames them.
  */
+import { Buffer } from 'node:buffer';
 import { randomFillSync } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';

@@ -57,6 +57,11 @@ export interface ClientSocket {
   /** Bytes queued but not yet written. */
   readonly bufferedAmount: number;
   send(data: Uint8Array, options: { binary: boolean }, cb: (err?: Error) => void): void;
+  /**
+   * Sends one binary message whose bytes the socket may modify (mask in place) until `cb` runs: the
+   * connection's own encoded request frames. Optional; without it the connection uses send().
+   */
+  sendOwned?(data: Uint8Array, cb: (err?: Error) => void): void;
   close(code?: number, reason?: string): void;
   terminate(): void;
   on(event: 'message', listener: (data: Buffer, isBinary: boolean) => void): unknown;
@@ -204,6 +209,8 @@ export class Connection {
   /**
    * Sends a request whose frame the caller encodes (the producer's
    * hand-written produce frame); the answer is matched and decoded as usual.
+   * The encoded bytes are the connection's until `onWritten`: the socket may
+   * mask them in place (ClientSocket.sendOwned).
    */
   requestEncoded<B extends RequestBody>(
     body: B,
@@ -255,7 +262,7 @@ export class Connection {
     const onWritten = options.onWritten;
     if (options.expectResponse === false) {
       return new Promise((resolve, reject) => {
-        this.sendWhenAllowed(() => this.ws.send(bytes, { binary: true }, (err) => {
+        this.sendWhenAllowed(() => this.send(bytes, (err) => {
           onWritten?.();
           if (err) reject(new MqError('CONNECTION_ERROR', `write to broker ${this.address} failed: ${err.message}`, { cause: err }));
           else resolve(undefined as ResponseOf<B>);
@@ -292,7 +299,7 @@ export class Connection {
           return;
         }
         p.written = true;
-        this.ws.send(bytes, { binary: true }, (err) => {
+        this.send(bytes, (err) => {
           onWritten?.();
           if (err && this.settle(correlationId)) {
             reject(new MqError('CONNECTION_ERROR', `write to broker ${this.address} failed: ${err.message}`, { cause: err }));
@@ -300,6 +307,12 @@ export class Connection {
         });
       });
     });
+  }
+
+  /** Writes an encoded frame: the connection's own from here on, so the socket may mask it in place. */
+  private send(bytes: Uint8Array, cb: (err?: Error) => void): void {
+    if (this.ws.sendOwned) this.ws.sendOwned(bytes, cb);
+    else this.ws.send(bytes, { binary: true }, cb);
   }
 
   /** Closes the socket; pending requests fail with CONNECTION_CLOSED. */

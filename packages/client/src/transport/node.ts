@@ -1,14 +1,15 @@
 /**
  * The Node.js connect function (`@mq/client/transport`; bundlers that apply
  * the `browser` export condition get ./browser.ts instead): a `ws` WebSocket
- * to the broker, with a payload limit, a handshake timeout and optional
- * all-zero masks.
+ * to the broker, with a payload limit, a handshake timeout, optional
+ * all-zero masks and request frames masked in place (./owned-frame-writer.ts).
  */
 import WebSocket from 'ws';
 import { MqError } from '@mq/protocol/errors';
 import type { ClientSocket, ConnectionOptions } from '../connection.js';
 import { abortError } from '../retrier.js';
 import { addressToUrl } from './address.js';
+import { ownedFrameWriter } from './owned-frame-writer.js';
 
 /** The default {@link ConnectFn}: a WebSocket to the broker, open when the promise resolves. */
 export function connectWebSocket(options: ConnectionOptions, signal?: AbortSignal): Promise<ClientSocket> {
@@ -38,7 +39,10 @@ export function connectWebSocket(options: ConnectionOptions, signal?: AbortSigna
     };
     const onOpen = () => {
       cleanup();
-      resolve(ws);
+      // Masked frames: the connection's own request frames are masked in place instead of copied (an all-zero
+      // mask needs no pass at all, and ws.send() then writes the caller's bytes as they are).
+      const sendOwned = options.maskFrames === false ? undefined : ownedFrameWriter(ws);
+      resolve(sendOwned ? Object.assign(ws, { sendOwned }) : ws);
     };
     // After a failed open, terminate() may still emit 'error': swallow it.
     const abandon = () => {

@@ -414,6 +414,16 @@ async function main() {
     'nats-r3': () => startNatsCluster({ nodes: 3 }),
     'rabbitmq-r3': () => startRabbitCluster({ nodes: 3 }),
   };
+  // Servers are their own process groups (detached): a run stopped by a signal (a `timeout`, ^C) stops them too.
+  const live = new Set();
+  for (const signal of ['SIGTERM', 'SIGINT']) {
+    process.once(signal, async () => {
+      log(`${signal}: stopping ${live.size} server(s)`);
+      await Promise.allSettled([...live].map((server) => server.stop()));
+      if (!epmdBefore) await $`epmd -kill`.nothrow();
+      process.exit(signal === 'SIGINT' ? 130 : 143);
+    });
+  }
   const phase = async (systems, phaseCases) => {
     if (systems.length === 0 || phaseCases.length === 0) return;
     const servers = new Map();
@@ -431,6 +441,7 @@ async function main() {
           const t0 = Date.now();
           const server = await starters[system]();
           servers.set(system, server);
+          live.add(server);
           durability[system] = server.durability;
           log(`${system} listening on ${server.address} (started in ${((Date.now() - t0) / 1000).toFixed(1)} s)`);
         } catch (err) {
@@ -453,7 +464,11 @@ async function main() {
         }
       }
     } finally {
-      for (const server of servers.values()) if (server) await server.stop().catch((err) => log(`stopping ${server.name}: ${err.message}`));
+      for (const server of servers.values()) {
+        if (!server) continue;
+        await server.stop().catch((err) => log(`stopping ${server.name}: ${err.message}`));
+        live.delete(server);
+      }
       if ((servers.has('rabbitmq') || servers.has('rabbitmq-r3')) && !epmdBefore) await $`epmd -kill`.nothrow();
     }
   };

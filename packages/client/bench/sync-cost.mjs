@@ -66,12 +66,17 @@ if (brokerProfile) console.log(`\n== broker (${N} requests)\n${formatSummary(sum
 
 /** N round trips of `roundTrip`, one at a time: latency percentiles and the CPU per request of this process and of `pid`. */
 async function measure(pid, roundTrip, name) {
-  /** The other process's CPU time so far, ms (utime + stime from /proc, 10 ms ticks). */
-  const serverCpuMs = () => {
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(f[11]) + Number(f[12])) * 10;
+  /** The other process's CPU time so far, ms (utime and stime from /proc, 10 ms ticks): all, in the kernel, of its main thread. */
+  const ticks = (file) => {
+    const f = readFileSync(file, 'utf8').split(') ')[1].split(' ');
+    return [Number(f[11]) * 10, Number(f[12]) * 10];
   };
-  const b0 = serverCpuMs();
+  const serverCpu = () => {
+    const [user, sys] = ticks(`/proc/${pid}/stat`);
+    const [mainUser, mainSys] = ticks(`/proc/${pid}/task/${pid}/stat`);
+    return { all: user + sys, sys, main: mainUser + mainSys };
+  };
+  const b0 = serverCpu();
   const c0 = process.cpuUsage();
   const lat = new Float64Array(N);
   const t0 = performance.now();
@@ -82,12 +87,16 @@ async function measure(pid, roundTrip, name) {
   }
   const wall = performance.now() - t0;
   const c = process.cpuUsage(c0);
-  const b = serverCpuMs() - b0;
+  const b1 = serverCpu();
+  const b = b1.all - b0.all;
+  const bSys = b1.sys - b0.sys;
+  const bMain = b1.main - b0.main;
   lat.sort();
   const q = (p) => lat[Math.min(N - 1, Math.floor(N * p))].toFixed(0);
   return (
     `${((N / wall) * 1000).toFixed(0)} sends/s; latency p50 ${q(0.5)} µs, p90 ${q(0.9)}, p99 ${q(0.99)}, p99.9 ${q(0.999)}; ` +
-    `CPU per request: client ${((c.user + c.system) / N).toFixed(1)} µs (kernel ${(c.system / N).toFixed(1)}), ${name} ${((b * 1000) / N).toFixed(1)} µs`
+    `CPU per request: client ${((c.user + c.system) / N).toFixed(1)} µs (kernel ${(c.system / N).toFixed(1)}), ${name} ${((b * 1000) / N).toFixed(1)} µs ` +
+    `(kernel ${((bSys * 1000) / N).toFixed(1)}, main thread ${((bMain * 1000) / N).toFixed(1)})`
   );
 }
 

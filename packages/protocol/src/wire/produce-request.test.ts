@@ -57,7 +57,7 @@ describe('decodeProduceRequestFrame', () => {
     const bytes = Buffer.from([0x08, 0x00, 0x10, 0x00, 0x1a, 0x00, 0xa2, 0x01, produce.length, ...produce]);
     const ours = decodeProduceRequestFrame(bytes);
     expect(ours).toStrictEqual(mq.RequestFrame.decode(bytes));
-    expect(Object.keys(ours!.produce!.topics[0]!.partitions[0]!)).toEqual([]);
+    expect(Object.keys(ours!.produce!.topics![0]!.partitions![0]!)).toEqual([]);
   });
 
   it('merges a produce body given twice, as protobufjs does', () => {
@@ -66,7 +66,7 @@ describe('decodeProduceRequestFrame', () => {
     const both = Buffer.concat([a, b]);
     const ours = decodeProduceRequestFrame(both);
     expect(ours).toStrictEqual(mq.RequestFrame.decode(both));
-    expect(ours!.produce!.topics.map((t) => t.name)).toEqual(['a', 'b']);
+    expect(ours!.produce!.topics!.map((t) => t.name)).toEqual(['a', 'b']);
   });
 
   it('leaves to protobufjs what it does not take: other bodies, unknown fields, non-ASCII strings, bad lengths, the value budget', () => {

@@ -2,7 +2,8 @@
 // dist from the directory given (so two builds can be compared side by side),
 // prints `port <n>` when listening and closes on SIGTERM or when stdin ends
 // (its parent exited).
-// MQ_BENCH_PROFILE=file: SIGUSR2 starts a CPU profile, written to file on SIGTERM.
+// MQ_BENCH_PROFILE=file: SIGUSR2 starts a CPU profile, written to file on SIGTERM
+// (MQ_BENCH_PROFILE_INTERVAL_US: its sampling interval, V8's default 1000 µs).
 // Usage: node broker-child.mjs <broker dist dir> <data dir>
 import { rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
@@ -23,7 +24,12 @@ process.on('SIGUSR2', () => {
   if (!process.env.MQ_BENCH_PROFILE || session) return;
   session = new Session();
   session.connect();
-  void session.post('Profiler.enable').then(() => session.post('Profiler.start'));
+  const interval = Number(process.env.MQ_BENCH_PROFILE_INTERVAL_US ?? 0);
+  void session
+    .post('Profiler.enable')
+    .then(() => (interval > 0 ? session.post('Profiler.setSamplingInterval', { interval }) : undefined))
+    .then(() => session.post('Profiler.start'))
+    .then(() => process.stdout.write('profiling\n'));
 });
 let stopping = false;
 const stop = async () => {

@@ -12,11 +12,15 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 /** The broker's V8 heap flags, as `npm start` and `mq bench` run it (packages/broker/README.md, "Node heap settings"). */
 export const BROKER_HEAP_FLAGS = ['--min-semi-space-size=16', '--max-semi-space-size=32', '--initial-old-space-size=128'];
 
-/** Starts the broker; returns its bootstrap address and the child process. */
-export async function startBrokerProcess({ nodeFlags = BROKER_HEAP_FLAGS, tag = 'bench' } = {}) {
+/**
+ * Starts the broker (`dist`: another build's @mq/broker dist directory; `env`: the child's environment, e.g.
+ * broker-child.mjs's MQ_BENCH_PROFILE); returns its bootstrap address and the child process.
+ */
+export async function startBrokerProcess({ nodeFlags = BROKER_HEAP_FLAGS, tag = 'bench', dist = path.join(here, '../../broker/dist'), env = process.env } = {}) {
   const dataDir = mkdtempSync(path.join(tmpdir(), `mq-${tag}-`));
-  const child = spawn(process.execPath, [...nodeFlags, path.join(here, 'broker-child.mjs'), path.join(here, '../../broker/dist'), dataDir], {
+  const child = spawn(process.execPath, [...nodeFlags, path.join(here, 'broker-child.mjs'), dist, dataDir], {
     stdio: ['pipe', 'pipe', 'inherit'],
+    env,
   });
   process.once('exit', () => {
     child.kill('SIGKILL');

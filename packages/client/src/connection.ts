@@ -103,7 +103,12 @@ interface Pending {
   /** On the socket (false while held by the broker's throttle). */
   written: boolean;
   onPartial: ((part: unknown) => void) | undefined;
+  /** Given up by its caller (abandon): its outcome goes nowhere. */
+  abandoned?: boolean;
 }
+
+const ignore = (): void => undefined;
+const BINARY = { binary: true } as const;
 
 const SOCKET_CONNECTING = 0;
 const SOCKET_OPEN = 1;
@@ -291,28 +296,32 @@ export class Connection {
         signal.addEventListener('abort', p.onAbort, { once: true });
       }
       this.pending.set(correlationId, p);
-      this.sendWhenAllowed(() => {
-        // Held while the broker throttled this connection: a request its caller gave up on meanwhile (aborted,
-        // timed out, connection failed) is never written, so nothing the caller was told failed happens later.
-        if (!this.pending.has(correlationId)) {
-          onWritten?.();
-          return;
-        }
-        p.written = true;
-        this.send(bytes, (err) => {
-          onWritten?.();
-          if (err && this.settle(correlationId)) {
-            reject(new MqError('CONNECTION_ERROR', `write to broker ${this.address} failed: ${err.message}`, { cause: err }));
-          }
-        });
-      });
+      // Written at once unless the broker's throttle holds this connection (no closure per request then).
+      if (this.sendAllowed()) this.writePending(correlationId, p, bytes, onWritten);
+      else this.sendWhenAllowed(() => this.writePending(correlationId, p, bytes, onWritten));
+    });
+  }
+
+  private writePending(correlationId: number, p: Pending, bytes: Uint8Array, onWritten: (() => void) | undefined): void {
+    // Held while the broker throttled this connection: a request its caller gave up on meanwhile (aborted,
+    // timed out, connection failed) is never written, so nothing the caller was told failed happens later.
+    if (this.pending.get(correlationId) !== p) {
+      onWritten?.();
+      return;
+    }
+    p.written = true;
+    this.send(bytes, (err) => {
+      onWritten?.();
+      if (err && this.settle(correlationId)) {
+        p.reject(new MqError('CONNECTION_ERROR', `write to broker ${this.address} failed: ${err.message}`, { cause: err }));
+      }
     });
   }
 
   /** Writes an encoded frame: the connection's own from here on, so the socket may mask it in place. */
   private send(bytes: Uint8Array, cb: (err?: Error) => void): void {
     if (this.ws.sendOwned) this.ws.sendOwned(bytes, cb);
-    else this.ws.send(bytes, { binary: true }, cb);
+    else this.ws.send(bytes, BINARY, cb);
   }
 
   /** Closes the socket; pending requests fail with CONNECTION_CLOSED. */
@@ -370,6 +379,23 @@ export class Connection {
     this.maxFrameBytes = resp.maxFrameBytes ?? 0;
   }
 
+  /**
+   * Fails a pending request now with `err`, its caller having given up on it
+   * (the producer's leader check found its partition moved). Unlike an
+   * abort, the request stays pending on the connection: an answer arriving
+   * later is dropped, and one that never arrives times out as any other
+   * (which replaces the connection). Its partial answers still reach
+   * `onPartial`.
+   */
+  abandon(correlationId: number, err: unknown): void {
+    const p = this.pending.get(correlationId);
+    if (!p || p.abandoned) return;
+    p.abandoned = true;
+    const reject = p.reject;
+    p.resolve = p.reject = ignore;
+    reject(err);
+  }
+
   /** Removes a pending request and its abort listener; true when it was still pending. */
   private settle(correlationId: number): boolean {
     const p = this.pending.get(correlationId);
@@ -379,9 +405,14 @@ export class Connection {
     return true;
   }
 
+  /** Nothing is held back by the broker's throttle: a request may be written now. */
+  private sendAllowed(): boolean {
+    return this.held.length === 0 && (this.throttledUntil === 0 || Date.now() >= this.throttledUntil);
+  }
+
   /** Sends now, or once the throttle time the broker gave has passed (after what is already held). */
   private sendWhenAllowed(send: () => void): void {
-    if (this.held.length === 0 && Date.now() >= this.throttledUntil) {
+    if (this.sendAllowed()) {
       send();
       return;
     }

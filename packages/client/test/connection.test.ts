@@ -109,6 +109,25 @@ describe('Connection', () => {
     conn.close();
   });
 
+  it('abandon fails a request at once; the request stays pending until answered or timed out, as any other', async () => {
+    const conn = await Connection.open(opts(broker.address));
+    broker.holdProduce();
+    let correlationId = 0;
+    const request = conn.requestEncoded('produce', (id, apiVersion, clientId) => {
+      correlationId = id;
+      return encodeRequest({ correlationId: id, apiVersion, clientId, produce: { acks: 1, timeoutMs: 10, topics: [] } });
+    });
+    const moved = new Error('moved');
+    conn.abandon(correlationId, moved);
+    conn.abandon(correlationId, new Error('twice'));
+    await expect(request).rejects.toBe(moved);
+    expect(conn.inFlight).toBe(1);
+    // Its timeout (200 ms) still replaces the connection; nothing reaches the caller a second time.
+    await new Promise<void>((resolve) => conn.onClose(() => resolve()));
+    expect(conn.closed).toBe(true);
+    expect(conn.inFlight).toBe(0);
+  });
+
   it('times out a short request sent after a long one (one deadline timer per connection, re-armed earlier)', async () => {
     const conn = await Connection.open(opts(broker.address));
     broker.holdProduce();

@@ -147,8 +147,8 @@ export class PartitionLeader {
   readonly #followers = new Map<number, FollowerState>();
   readonly #purgatory: ProducePurgatory;
   readonly #watchers = new Set<() => void>();
-  /** Appends handed to the log and not yet done: resign waits for them. */
-  readonly #appending = new Set<Promise<void>>();
+  /** Appends handed to the log and not yet done: resign waits for them to settle. */
+  readonly #appending = new Set<Promise<unknown>>();
   #isrTimer: TimerHandle | undefined;
   #closedWith: ErrorCode | null = null;
   /** Recent appends (last offset, cumulative bytes), to estimate bytes past an offset for fetch minBytes. */
@@ -287,24 +287,18 @@ export class PartitionLeader {
         );
       }
     }
-    const appending = this.#log.append(records, {
-      assignOffsets: true,
-      leaderEpoch: this.#leaderEpoch,
-      ...(options.logAppendTime ? { logAppendTime: true } : {}),
-      ...(options.maxBatchBytes !== undefined ? { maxBatchBytes: options.maxBatchBytes } : {}),
-      ...(options.coordinator ? { coordinator: true } : {}),
-      ...(options.transactional ? { transactional: true } : {}),
-    });
-    const settled = appending.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.#appending.add(settled);
+    const appendOptions: NonNullable<Parameters<ReplicaLog['append']>[1]> = { assignOffsets: true, leaderEpoch: this.#leaderEpoch };
+    if (options.logAppendTime) appendOptions.logAppendTime = true;
+    if (options.maxBatchBytes !== undefined) appendOptions.maxBatchBytes = options.maxBatchBytes;
+    if (options.coordinator) appendOptions.coordinator = true;
+    if (options.transactional) appendOptions.transactional = true;
+    const appending = this.#log.append(records, appendOptions);
+    this.#appending.add(appending);
     let result;
     try {
       result = await appending;
     } finally {
-      this.#appending.delete(settled);
+      this.#appending.delete(appending);
     }
     if (!result.duplicate) {
       // A duplicate (an idempotent producer's retry) wrote nothing: it only waits, like the original, for the high watermark to pass it.
@@ -461,7 +455,7 @@ export class PartitionLeader {
     this.#notify();
     // Appends already handed to the log finish in this epoch before anyone
     // leads the log in the next one (Kafka's leaderIsrUpdateLock).
-    await Promise.all([...this.#appending]);
+    await Promise.allSettled([...this.#appending]);
     this.#logger.info({ topic: this.topic, partition: this.partition, leaderEpoch: this.#leaderEpoch }, 'resigned leadership');
     await this.#checkpointWriter.flush();
   }

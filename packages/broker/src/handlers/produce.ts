@@ -240,11 +240,8 @@ export function produce(d: HandlerDeps): Handler<'produce'> {
         maxBatchBytes: hosted.config.maxMessageBytes,
         transactional: !!request.transactionalId,
       };
-      return leader.append(batches, options).then((r) => {
-        const out: PartitionAppended = { baseOffset: r.baseOffset, logAppendTime: r.logAppendTime, logStartOffset: r.logStartOffset };
-        if (r.batchBaseOffsets) out.batchBaseOffsets = r.batchBaseOffsets;
-        return out;
-      });
+      // The leader's result is a PartitionAppended (with the last offset besides): no copy of it per request.
+      return leader.append(batches, options);
     },
     { defaultTimeoutMs: 30_000, logRefusal: (ctx, topic, partition, err) => logRefusal(ctx, 'produce', topic, partition, err) },
   );

@@ -31,6 +31,8 @@ export interface PartitionQueue {
   readonly ready: BatchBuilder[];
   /** A produce request for this partition is outstanding (one at a time keeps order under retries). */
   inFlight: boolean;
+  /** Records in the partition's last closed batch (0: none yet): how many the next one is expected to hold. */
+  lastBatchRecords: number;
   /** Not before this time (backoff after a retriable error). */
   retryAt: number;
   /**
@@ -212,7 +214,7 @@ export class Accumulator {
       this.hooks.wake(); // full: open batches are sent at once to free memory
       return false;
     }
-    const batch = new BatchBuilder(buf, topic, partition, Date.now());
+    const batch = new BatchBuilder(buf, topic, partition, Date.now(), q.lastBatchRecords);
     this.incomplete++;
     q.open = batch;
     batch.tryAppend(record, size, timestamp, sink, index);
@@ -238,7 +240,7 @@ export class Accumulator {
     }
     let q = qs[partition];
     if (!q) {
-      q = { topic, partition, open: undefined, ready: [], inFlight: false, retryAt: 0, movedFrom: -1 };
+      q = { topic, partition, open: undefined, ready: [], inFlight: false, lastBatchRecords: 0, retryAt: 0, movedFrom: -1 };
       qs[partition] = q;
     }
     void n;
@@ -250,6 +252,7 @@ export class Accumulator {
     if (!b) return;
     q.open = undefined;
     q.ready.push(b);
+    q.lastBatchRecords = b.count;
     this.sticky.onBatchClosed(q.topic, n, q.partition);
   }
 

@@ -30,7 +30,11 @@ export class BatchBuilder extends RecordBatchBuilder {
    * Where each record's result goes, by record index (`count` entries).
    * Sized on the first record for as many records of its size as the buffer
    * holds, so the arrays are not regrown (and their old copies left as
-   * garbage) while the batch fills.
+   * garbage) while the batch fills; but for no more than `expectedRecords`
+   * when that is given (the partition's previous batch held that many: a
+   * producer sending one record at a time would otherwise allocate two
+   * arrays of hundreds of slots, about 10 KB, for every send). Past their
+   * size the arrays grow as arrays do.
    */
   sinks: Sink[] = NO_SINKS;
   sinkIndexes: number[] = NO_SINKS;
@@ -47,6 +51,8 @@ export class BatchBuilder extends RecordBatchBuilder {
     readonly topic: string,
     readonly partition: number,
     now: number,
+    /** Records the batch is expected to hold (0: as many as fit). */
+    private readonly expectedRecords = 0,
   ) {
     super(buffer);
     this.createdAt = now;
@@ -60,7 +66,8 @@ export class BatchBuilder extends RecordBatchBuilder {
     const count = this.count;
     if (!this.tryWrite(record, timestamp)) return false;
     if (count === 0) {
-      const n = Math.min(MAX_PRESIZED_SINKS, Math.floor(this.buffer.length / size) + 1);
+      const fit = Math.min(MAX_PRESIZED_SINKS, Math.floor(this.buffer.length / size) + 1);
+      const n = this.expectedRecords > 0 ? Math.min(fit, this.expectedRecords) : fit;
       this.sinks = new Array<Sink>(n);
       this.sinkIndexes = new Array<number>(n);
     }

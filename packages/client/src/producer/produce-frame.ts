@@ -38,6 +38,21 @@ const lenField = (tagBytes: number, len: number) => tagBytes + uvarintSize(len) 
 const scalarField = (v: number) => (v === 0 ? 0 : 1 + uvarintSize(v));
 const stringField = (len: number) => (len === 0 ? 0 : lenField(1, len));
 
+/** A varint field at `pos` (left out when 0, as proto3 does); returns the position after it. */
+function writeScalar(buf: Buffer, pos: number, tag: number, v: number): number {
+  if (v === 0) return pos;
+  buf[pos++] = tag;
+  return writeUvarint(buf, pos, v);
+}
+
+/** A string field of `len` UTF-8 bytes at `pos` (left out when empty); returns the position after it. */
+function writeString(buf: Buffer, pos: number, tag: number, s: string, len: number): number {
+  if (len === 0) return pos;
+  buf[pos++] = tag;
+  pos = writeUvarint(buf, pos, len);
+  return pos + buf.write(s, pos, 'utf8');
+}
+
 function recordsLength(r: Buffer | readonly Buffer[]): number {
   if (Buffer.isBuffer(r)) return r.length;
   let n = 0;
@@ -79,35 +94,26 @@ export function encodeProduceFrame(f: ProduceFrame, alloc?: (size: number) => Bu
   const mem = alloc ? alloc(total) : Buffer.allocUnsafe(total);
   const buf = mem.length === total ? mem : mem.subarray(0, total);
   let pos = 0;
-  const scalar = (tag: number, v: number) => {
-    if (v === 0) return;
-    buf[pos++] = tag;
-    pos = writeUvarint(buf, pos, v);
-  };
-  const string = (tag: number, s: string, len: number) => {
-    if (len === 0) return;
-    buf[pos++] = tag;
-    pos = writeUvarint(buf, pos, len);
-    pos += buf.write(s, pos, 'utf8');
-  };
-  scalar(0x08, f.correlationId); // correlation_id = 1
-  scalar(0x10, f.apiVersion); // api_version = 2
-  string(0x1a, f.clientId, clientIdLen); // client_id = 3
+  pos = writeScalar(buf, pos, 0x08, f.correlationId); // correlation_id = 1
+  pos = writeScalar(buf, pos, 0x10, f.apiVersion); // api_version = 2
+  pos = writeString(buf, pos, 0x1a, f.clientId, clientIdLen); // client_id = 3
   buf[pos++] = 0xa2; // produce = 20 (length-delimited): tag 162 as a two-byte varint
   buf[pos++] = 0x01;
   pos = writeUvarint(buf, pos, produceSize);
-  scalar(0x08, acksZigzag); // acks = 1 (sint32)
-  scalar(0x10, f.timeoutMs); // timeout_ms = 2
-  f.topics.forEach((t, ti) => {
+  pos = writeScalar(buf, pos, 0x08, acksZigzag); // acks = 1 (sint32)
+  pos = writeScalar(buf, pos, 0x10, f.timeoutMs); // timeout_ms = 2
+  for (let ti = 0; ti < f.topics.length; ti++) {
+    const t = f.topics[ti]!;
     buf[pos++] = 0x1a; // topics = 3
     pos = writeUvarint(buf, pos, topicSizes[ti]!);
-    string(0x0a, t.name, nameLens[ti]!); // name = 1
-    t.partitions.forEach((p, pi) => {
+    pos = writeString(buf, pos, 0x0a, t.name, nameLens[ti]!); // name = 1
+    for (let pi = 0; pi < t.partitions.length; pi++) {
+      const p = t.partitions[pi]!;
       buf[pos++] = 0x12; // partitions = 2
       pos = writeUvarint(buf, pos, partSizes[ti]![pi]!);
-      scalar(0x08, p.partition); // partition = 1
+      pos = writeScalar(buf, pos, 0x08, p.partition); // partition = 1
       const len = recordsLength(p.records);
-      if (len === 0) return;
+      if (len === 0) continue;
       buf[pos++] = 0x12; // records = 2
       pos = writeUvarint(buf, pos, len);
       if (Buffer.isBuffer(p.records)) {
@@ -119,9 +125,9 @@ export function encodeProduceFrame(f: ProduceFrame, alloc?: (size: number) => Bu
           pos += b.length;
         }
       }
-    });
-  });
-  string(0x22, f.transactionalId ?? '', txnIdLen); // transactional_id = 4
+    }
+  }
+  pos = writeString(buf, pos, 0x22, f.transactionalId ?? '', txnIdLen); // transactional_id = 4
   if (f.partialAnswers) {
     buf[pos++] = 0x28; // partial_answers = 5 (varint)
     buf[pos++] = 0x01;

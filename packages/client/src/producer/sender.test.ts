@@ -22,19 +22,27 @@ function stubCluster(partitions: number, retryInitialDelayMs = 1) {
   const held: Held[] = [];
   const next = new Map<number, number>();
   const state = { leader: 1, epoch: 1, dead: new Set<number>(), refreshes: 0, refreshMs: 0 };
+  let nextCorrelationId = 1;
+  const rejects = new Map<number, (err: unknown) => void>();
   const connTo = (broker: number) => ({
     address: `b${broker}`,
     brokerId: broker,
+    /** As Connection.abandon: the request's promise fails now; a later answer or part is the broker's, as before. */
+    abandon(correlationId: number, err: unknown) {
+      rejects.get(correlationId)?.(err);
+    },
     requestEncoded(_body: string, encode: (c: number, v: number, id: string) => Uint8Array, opts?: { onPartial?: (part: unknown) => void }) {
       if (state.dead.has(broker)) return Promise.reject(new MqError('CONNECTION_CLOSED', `broker ${broker} closed the connection`));
-      const req = decodeRequest(encode(1, 0, 'test')).produce!;
+      const correlationId = nextCorrelationId++;
+      const req = decodeRequest(encode(correlationId, 0, 'test')).produce!;
       const parts = req.topics![0]!.partitions!.map((p) => {
         const buf = Buffer.from(p.records!.buffer, p.records!.byteOffset, p.records!.byteLength);
         let records = 0;
         for (let pos = 0; pos < buf.length; pos += buf.readInt32BE(pos + 8) + 12) records += buf.readInt32BE(pos + 57);
         return { partition: p.partition ?? 0, records };
       });
-      return new Promise((resolve) => {
+      return new Promise((resolve, reject) => {
+        rejects.set(correlationId, reject);
         held.push({
           broker,
           partitions: parts,

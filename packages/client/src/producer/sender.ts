@@ -16,7 +16,7 @@ import type { BatchBuilder } from './batch-builder.js';
 import type { ParsedProducerOptions } from './options.js';
 import { FramePool } from './frame-pool.js';
 import { encodeProduceFrame, type ProducePartitionData } from './produce-frame.js';
-import { MAX_IDEMPOTENT_BATCHES_IN_FLIGHT, type Idempotence } from './idempotence.js';
+import { MAX_IDEMPOTENT_BATCHES_IN_FLIGHT, type Idempotence, type ProducerIdentity } from './idempotence.js';
 import type { Retrier } from '../retrier.js';
 
 /** Refusals of an idempotent batch's sequence or epoch: not retried (the batch would be refused again). */
@@ -38,11 +38,11 @@ interface Entry {
 interface Watched {
   leader: number;
   conn: Connection;
+  /** Each with the leader epoch its partition was sent under. */
   entries: Entry[];
-  /** The metadata each entry's partition was sent with (its leader epoch then). */
-  sentWith: Array<TopicDescription | undefined>;
+  /** The request's correlation id on `conn` (abandoned through it). */
+  correlationId: number;
   startedAt: number;
-  abandon(err: MqError): void;
 }
 
 export class Sender {
@@ -118,7 +118,8 @@ export class Sender {
             bytes += size;
           }
           if (batches.length === 0) break;
-          q.ready.splice(0, batches.length);
+          if (batches.length === q.ready.length) q.ready.length = 0;
+          else q.ready.splice(0, batches.length);
           q.inFlight = true;
           entries.push({ q, batches, leaderEpoch: this.cluster.leaderEpochOf(q.topic, q.partition) });
           i++;
@@ -165,7 +166,6 @@ export class Sender {
     const partialAnswers = acks !== 0 && entries.length > 1;
     let resp: ResponseOf<'produce'> | undefined;
     try {
-      const byTopic = new Map<string, ProducePartitionData[]>();
       const idem = this.idempotence;
       let identity;
       if (idem) {
@@ -175,28 +175,48 @@ export class Sender {
         const adding = idem.txn?.addPartitions(entries.map(({ q }) => ({ topic: q.topic, partition: q.partition })));
         if (adding) await adding;
       }
+      // Grouped by topic (a partition's entries come topic by topic from scan(); the map is made only when a topic recurs).
+      const topics: Array<{ name: string; partitions: ProducePartitionData[] }> = [];
+      let byTopic: Map<string, ProducePartitionData[]> | undefined;
+      let last: { name: string; partitions: ProducePartitionData[] } | undefined;
       for (const { q, batches } of entries) {
-        const parts: Buffer[] = [];
-        for (const b of batches) {
-          // Before the first close, so the CRC covers them; a retry keeps them (close() returns the same bytes).
-          if (identity) idem!.stamp(b, identity);
-          const bytes = b.close(this.options.compression);
-          parts.push(bytes instanceof Promise ? await bytes : bytes);
+        let records: Buffer | Buffer[];
+        if (batches.length === 1) {
+          const bytes = closeBatch(batches[0]!, identity, idem, this.options.compression);
+          records = bytes instanceof Promise ? await bytes : bytes;
+        } else {
+          records = [];
+          for (const b of batches) {
+            const bytes = closeBatch(b, identity, idem, this.options.compression);
+            records.push(bytes instanceof Promise ? await bytes : bytes);
+          }
         }
-        let list = byTopic.get(q.topic);
-        if (!list) byTopic.set(q.topic, (list = []));
-        list.push({ partition: q.partition, records: parts.length === 1 ? parts[0]! : parts });
+        const part = { partition: q.partition, records };
+        if (last?.name === q.topic) {
+          last.partitions.push(part);
+          continue;
+        }
+        if (last && !byTopic) byTopic = new Map(topics.map((t) => [t.name, t.partitions]));
+        const seen = byTopic?.get(q.topic);
+        if (seen) {
+          seen.push(part);
+          continue;
+        }
+        last = { name: q.topic, partitions: [part] };
+        topics.push(last);
+        byTopic?.set(q.topic, last.partitions);
       }
-      const topics = [...byTopic].map(([name, partitions]) => ({ name, partitions }));
       // The open connection when there is one (the usual case), without a trip through an async lookup.
       const conn = this.cluster.openConnection(leader) ?? (await this.cluster.brokerConnection(leader));
       const frames = this.frames;
       let frame: Buffer | undefined;
+      let correlationId = 0;
       const request = conn.requestEncoded(
         'produce',
-        (correlationId, apiVersion, clientId) => {
+        (id, apiVersion, clientId) => {
+          correlationId = id;
           try {
-            return encodeProduceFrame({ correlationId, apiVersion, clientId, acks, timeoutMs: this.options.ackTimeoutMs, topics, transactionalId: idem?.txn?.transactionalId, partialAnswers }, (size) => {
+            return encodeProduceFrame({ correlationId: id, apiVersion, clientId, acks, timeoutMs: this.options.ackTimeoutMs, topics, transactionalId: idem?.txn?.transactionalId, partialAnswers }, (size) => {
               frame = frames.acquire(size);
               return frame;
             });
@@ -224,7 +244,19 @@ export class Sender {
             : {}),
         },
       );
-      resp = acks !== 0 && this.options.leaderCheckMs > 0 ? await this.watched(leader, conn, entries, request) : await request;
+      if (acks !== 0 && this.options.leaderCheckMs > 0) {
+        // Watched while it waits: a leader check that finds a partition moved abandons it (checkLeaders).
+        const w: Watched = { leader, conn, entries, correlationId, startedAt: Date.now() };
+        this.watching.add(w);
+        this.armWatch();
+        try {
+          resp = await request;
+        } finally {
+          this.watching.delete(w);
+        }
+      } else {
+        resp = await request;
+      }
     } catch (err) {
       // failed() marks each entry settled: a part of the answer arriving later (the leader check abandoned the
       // request, and the paused leader answers once it runs again) must not settle the same batches a second time,
@@ -265,26 +297,6 @@ export class Sender {
         );
       }
     }
-  }
-
-  /** A request's answer, or NOT_LEADER once a leader check finds that one of its partitions moved. */
-  private watched<T>(leader: number, conn: Connection, entries: Entry[], request: Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      const sentWith = entries.map((e) => this.cluster.cachedTopic(e.q.topic));
-      const w: Watched = { leader, conn, entries, sentWith, startedAt: Date.now(), abandon: reject };
-      this.watching.add(w);
-      this.armWatch();
-      request.then(
-        (v) => {
-          this.watching.delete(w);
-          resolve(v);
-        },
-        (err: unknown) => {
-          this.watching.delete(w);
-          reject(err);
-        },
-      );
-    });
   }
 
   private armWatch(): void {
@@ -328,15 +340,16 @@ export class Sender {
     const partitionOf = (t: TopicDescription | undefined, partition: number) => t?.partitions.find((p) => p.partition === partition);
     for (const w of list) {
       if (!this.watching.has(w)) continue;
-      for (let i = 0; i < w.entries.length; i++) {
-        const { q, answered } = w.entries[i]!;
+      for (const { q, answered, leaderEpoch } of w.entries) {
         if (answered) continue;
         const current = partitionOf(this.cluster.cachedTopic(q.topic), q.partition);
         const now = current?.leader ?? -1;
         // Only a later leader epoch moves the request: a broker with an older view must not send it back.
-        if (!current || now < 0 || now === leader || current.leaderEpoch <= (partitionOf(w.sentWith[i], q.partition)?.leaderEpoch ?? -1)) continue;
+        if (!current || now < 0 || now === leader || current.leaderEpoch <= leaderEpoch) continue;
         this.watching.delete(w);
-        w.abandon(
+        // The request's promise (awaited in produce()) fails now; the connection drops its answer, should one come.
+        w.conn.abandon(
+          w.correlationId,
           new MqError('NOT_LEADER', `${q.topic}/${q.partition} moved from broker ${leader} to ${now} while a produce request to ${leader} was unanswered; resending`, {
             topic: q.topic,
             partition: q.partition,
@@ -438,6 +451,13 @@ export class Sender {
       this.acc.completed(b);
     }
   }
+}
+
+/** A batch's bytes, closed (and, for an idempotent producer, stamped first, so that the CRC covers its id and sequence). */
+function closeBatch(b: BatchBuilder, identity: ProducerIdentity | undefined, idem: Idempotence | undefined, compression: ParsedProducerOptions['compression']): Buffer | Promise<Buffer> {
+  // Before the first close, so the CRC covers them; a retry keeps them (close() returns the same bytes).
+  if (identity) idem!.stamp(b, identity);
+  return b.close(compression);
 }
 
 function publishBatch(q: PartitionQueue, b: BatchBuilder, baseOffset: number | undefined, error: unknown): void {

@@ -6,6 +6,7 @@ import { MqError } from '../errors.js';
 import $protobuf from 'protobufjs/minimal.js';
 import { Buffer } from '@mq/protocol/platform';
 import { mq } from '../gen/mq.js';
+import { decodeProduceRequestFrame } from './produce-request.js';
 
 export type RequestFrame = mq.IRequestFrame;
 export type ResponseFrame = mq.IResponseFrame;
@@ -143,6 +144,9 @@ class ValueBudgetExceeded extends Error {
  * many, so a 16 MB frame of tiny list items costs no more than the budget.
  */
 export function decodeRequest(data: Uint8Array, maxValues?: number): mq.RequestFrame {
+  // The produce frame, every produce request's, by hand (produce-request.ts); anything unusual the generic way.
+  const produce = decodeProduceRequestFrame(data, maxValues);
+  if (produce) return produce;
   try {
     if (maxValues === undefined) return mq.RequestFrame.decode(data);
     const buf = Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);

@@ -16,8 +16,8 @@ const { values } = parseArgs({
     jobs: { type: 'string', default: '1' },
     trace: { type: 'boolean', default: false },
     script: { type: 'string', default: 'random' },
-    /** Internal: run as worker `i` of `n` (seeds first+i, first+i+n, ...), reporting each result to the parent. */
-    worker: { type: 'string' },
+    /** Internal: run as a worker process, taking one seed at a time from the parent and reporting each result. */
+    worker: { type: 'boolean', default: false },
   },
 });
 const brokers = Number(values.brokers) as 3 | 5;
@@ -46,14 +46,23 @@ async function runSeed(seed: number): Promise<ClusterSimResult> {
   return runClusterSimulation({ seed, brokers, durationMs, script, trace: values.trace });
 }
 
-if (values.worker !== undefined) {
-  const [i, n] = values.worker.split('/').map(Number) as [number, number];
-  for (let seed = first + i; seed < first + count; seed += n) {
+/** What the parent tells a worker: the next seed to run, or none (stop). */
+interface WorkerOrder {
+  seed?: number;
+}
+
+if (values.worker) {
+  // Every message to the parent (the first says it is ready) asks for the next seed.
+  const ask = (message: SeedReport | { ready: true }): Promise<number | undefined> =>
+    new Promise((resolve) => {
+      process.once('message', (order: WorkerOrder) => resolve(order.seed));
+      process.send!(message);
+    });
+  for (let seed = await ask({ ready: true }); seed !== undefined; ) {
     const r = await runSeed(seed);
     const { trace, ...figures } = r;
     const report: SeedReport = r.ok ? figures : { ...figures, trace: trace.slice(-60) };
-    await new Promise<void>((resolve) => process.send!(report, () => resolve()));
-    if (!r.ok) break;
+    seed = await ask(report);
   }
   process.disconnect();
 } else {
@@ -72,18 +81,24 @@ if (values.worker !== undefined) {
       add(r.ok ? r : { ...r, trace: values.trace ? [] : r.trace.slice(-60) });
     }
   } else {
-    // One process per job, each running every jobs-th seed; the first failure stops the others.
+    // One process per job, each given the next seed whenever it is free (seeds differ in length: a fixed share per
+    // worker left a core idle at the end); the first failure stops the others.
     const self = fileURLToPath(import.meta.url);
-    const args = ['--first', String(first), '--seeds', String(count), '--brokers', String(brokers), '--duration', String(durationMs), '--script', script];
+    const args = ['--brokers', String(brokers), '--duration', String(durationMs), '--script', script, '--worker'];
     const n = Math.min(jobs, count);
-    const children = Array.from({ length: n }, (_, i) => fork(self, [...args, '--worker', `${i}/${n}`], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+    let next = first;
+    const children = Array.from({ length: n }, () => fork(self, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
     await Promise.all(
       children.map(
         (child) =>
           new Promise<void>((resolve) => {
-            child.on('message', (r: SeedReport) => {
-              add(r);
-              if (!r.ok) for (const other of children) if (other !== child && other.exitCode === null) other.kill();
+            child.on('message', (m: SeedReport | { ready: true }) => {
+              if (!('ready' in m)) {
+                add(m);
+                if (!m.ok) for (const other of children) if (other !== child && other.exitCode === null) other.kill();
+              }
+              const order: WorkerOrder = failed || next >= first + count ? {} : { seed: next++ };
+              if (child.connected) child.send(order);
             });
             child.on('exit', (code, signal) => {
               if (code !== 0 && signal === null && !failed) failed = { seed: -1, ok: false, violation: `a worker process exited with code ${code}` } as SeedReport;

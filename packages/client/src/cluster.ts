@@ -27,6 +27,8 @@ export interface PartitionDescription {
   /** Broker id of the leader; -1 when there is none. */
   leader: number;
   leaderEpoch: number;
+  /** Bumped by every change of the partition's state (ISR, replicas) within a leader epoch too; -1 when unknown. */
+  partitionEpoch: number;
   replicas: number[];
   isr: number[];
   offlineReplicas: number[];
@@ -79,6 +81,20 @@ export function unknownTopicError(topic: string, retriable = false): MqError {
 const AVOID_AFTER: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['BROKER_NOT_AVAILABLE', 'REQUEST_TIMED_OUT', 'CONNECTION_ERROR', 'CONNECTION_CLOSED']);
 const AVOID_BROKER_MS = 5_000;
 
+/**
+ * Metadata requests in flight at once, at most. A refresh joins one in flight unless that one went to a broker now
+ * avoided (it may wait on a paused broker until the pause ends); then it asks another broker anew, up to this bound,
+ * past which it waits for the first of them to end. Answers may then arrive out of order: applyMetadata keeps each
+ * partition at the newest leader epoch it has seen.
+ */
+export const MAX_METADATA_REFRESHES = 3;
+
+/** One metadata refresh in flight, and the connection its request went to (undefined until it has one). */
+interface Refresh {
+  done: Promise<void>;
+  conn: Connection | undefined;
+}
+
 /** The parts a client is built from; each defaults to the real one. */
 export interface ClientComponents {
   /** Opens a connection's socket (default: a WebSocket to the broker); tests pass an in-memory one. */
@@ -102,7 +118,7 @@ export class Cluster {
   maxFrameBytes = Infinity;
   private readonly byAddress = new Map<string, Promise<Connection>>();
   private readonly byBrokerId = new Map<number, Connection>();
-  private refreshing: Promise<void> | undefined;
+  private readonly refreshes = new Set<Refresh>();
   private bootstrapIndex = 0;
   /** Brokers that just failed a request (unreachable, timed out, cut off): `anyConnection` asks others first until the time given. */
   private readonly avoidUntil = new Map<string | number, number>();
@@ -200,7 +216,7 @@ export class Cluster {
    */
   async anyConnection(signal?: AbortSignal): Promise<Connection> {
     const now = Date.now();
-    const avoided = (address: string, id = -2) => (this.avoidUntil.get(address) ?? 0) > now || (this.avoidUntil.get(id) ?? 0) > now;
+    const avoided = (address: string, id?: number) => this.avoided(address, id, now);
     for (const c of this.byBrokerId.values()) if (!c.closed && !avoided(c.address, c.brokerId)) return c;
     const preferred: string[] = [];
     const lastResort: string[] = [];
@@ -218,6 +234,11 @@ export class Cluster {
     const until = Date.now() + forMs;
     this.avoidUntil.set(conn.address, until);
     if (conn.brokerId >= 0) this.avoidUntil.set(conn.brokerId, until);
+  }
+
+  /** Whether a broker (by address or id) is asked last for now (see `avoid`). */
+  private avoided(address: string, id = -2, now = Date.now()): boolean {
+    return (this.avoidUntil.get(address) ?? 0) > now || (this.avoidUntil.get(id) ?? 0) > now;
   }
 
   /** The first of `preferred` (starting at a rotating index) that connects, else of `lastResort` in order. */
@@ -260,16 +281,28 @@ export class Cluster {
    * it may be stale. `target` may be a function so that it is re-evaluated
    * after each refresh (e.g. the leader of a partition).
    */
-  async send<B extends RequestBody>(
+  send<B extends RequestBody>(
     target: Target | (() => Target | Promise<Target>),
     body: B,
     payload: RequestPayload<B> | (() => RequestPayload<B>),
     options: RequestOptions = {},
   ): Promise<ResponseOf<B>> {
+    return this.sendVia(target, body, payload, options);
+  }
+
+  /** `send`, telling `onConnection` which connection each attempt goes to. */
+  private async sendVia<B extends RequestBody>(
+    target: Target | (() => Target | Promise<Target>),
+    body: B,
+    payload: RequestPayload<B> | (() => RequestPayload<B>),
+    options: RequestOptions,
+    onConnection?: (conn: Connection) => void,
+  ): Promise<ResponseOf<B>> {
     return this.retrier.run(
       async () => {
         const t = typeof target === 'function' ? await target() : target;
         const conn = await this.connectionFor(t, options.signal);
+        onConnection?.(conn);
         try {
           return await conn.request(body, typeof payload === 'function' ? payload() : payload, options);
         } catch (err) {
@@ -359,22 +392,45 @@ export class Cluster {
   /**
    * Fetches metadata for `topics` plus every topic already cached (empty and
    * nothing cached: all topics). Concurrent calls share one request when it
-   * covers what they need.
+   * covers what they need, unless it went to a broker now avoided (one that
+   * just failed or left a request unanswered: it may be paused, and the
+   * request with it): then this call asks another broker, with at most
+   * MAX_METADATA_REFRESHES requests in flight.
    */
   async refreshMetadata(topics: readonly string[], signal?: AbortSignal): Promise<void> {
-    while (this.refreshing) {
-      const inFlight = this.refreshing;
-      await inFlight.catch(() => {});
-      if (topics.every((t) => this.topics.has(t) && this.cachedTopic(t))) return;
-      if (this.refreshing === inFlight) break;
+    const covered = () => topics.every((t) => this.topics.has(t) && this.cachedTopic(t));
+    let joined = false;
+    for (;;) {
+      const live = [...this.refreshes];
+      // The newest in flight to a broker not avoided, once: if it did not bring what this call needs, ask anew.
+      const join = joined ? undefined : live.filter((r) => !r.conn || !this.avoided(r.conn.address, r.conn.brokerId)).at(-1);
+      if (join) {
+        await untilAborted(join.done, signal).catch((err: unknown) => {
+          if (signal?.aborted) throw err;
+        });
+        joined = true;
+        if (covered()) return;
+        continue;
+      }
+      if (live.length < MAX_METADATA_REFRESHES) break;
+      // At the bound: wait for the first to end (some may wait on a paused broker).
+      await untilAborted(Promise.race(live.map((r) => r.done)), signal).catch((err: unknown) => {
+        if (signal?.aborted) throw err;
+      });
+      if (joined && covered()) return;
     }
     const wanted = new Set<string>([...this.topics.keys(), ...topics]);
-    const run = this.fetchMetadata([...wanted], signal);
-    this.refreshing = run;
+    const refresh: Refresh = { done: Promise.resolve(), conn: undefined };
+    const run = this.fetchMetadata([...wanted], signal, (conn) => (refresh.conn = conn));
+    refresh.done = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.refreshes.add(refresh);
     try {
       await run;
     } finally {
-      if (this.refreshing === run) this.refreshing = undefined;
+      this.refreshes.delete(refresh);
     }
   }
 
@@ -385,8 +441,8 @@ export class Cluster {
     return [...(resp.topics ?? [])].filter((t) => !t.errorCode).map(toTopicDescription);
   }
 
-  private async fetchMetadata(topics: string[], signal?: AbortSignal): Promise<void> {
-    const resp = await this.send({ kind: 'any' }, 'metadata', { topics }, { signal });
+  private async fetchMetadata(topics: string[], signal: AbortSignal | undefined, onConnection: (conn: Connection) => void): Promise<void> {
+    const resp = await this.sendVia({ kind: 'any' }, 'metadata', { topics }, { signal }, onConnection);
     this.applyMetadata(resp, topics);
   }
 
@@ -419,7 +475,9 @@ export class Cluster {
         continue;
       }
       if (code !== 'NONE') continue; // e.g. LEADER_NOT_AVAILABLE while being created: keep the old view
-      this.topics.set(name, toTopicDescription(t));
+      const fresh = toTopicDescription(t);
+      const cached = this.topics.get(name);
+      this.topics.set(name, cached ? newestLeaders(cached, fresh, this.logger) : fresh);
       this.unknownSince.delete(name);
       this.topicFetchedAt.set(name, now);
     }
@@ -448,6 +506,7 @@ function toTopicDescription(t: WireTopic): TopicDescription {
         partition: p.partition ?? 0,
         leader: p.leader ?? -1,
         leaderEpoch: p.leaderEpoch ?? -1,
+        partitionEpoch: p.partitionEpoch ?? -1,
         replicas: [...(p.replicas ?? [])],
         isr: [...(p.isr ?? [])],
         offlineReplicas: [...(p.offlineReplicas ?? [])],
@@ -456,6 +515,38 @@ function toTopicDescription(t: WireTopic): TopicDescription {
     )
     .sort((a, b) => a.partition - b.partition);
   return { name: t.name ?? '', topicId: t.topicId ?? '', internal: t.internal ?? false, partitions };
+}
+
+/**
+ * A topic's description from a metadata answer, merged with the cached one so
+ * that no partition goes back to an older leader epoch (or, within one leader
+ * epoch, an older partition epoch): answers from several brokers, or from one
+ * that was paused, arrive in any order, and a stale one must not send batches
+ * back to a leader that was replaced (Kafka's KIP-320 client rule). A topic
+ * with another topic id was deleted and created again: its answer is taken
+ * as it is. Partitions only the cached view has (the answer predates their
+ * creation) are kept too.
+ */
+export function newestLeaders(cached: TopicDescription, fresh: TopicDescription, logger?: Logger): TopicDescription {
+  if (cached.topicId && fresh.topicId && cached.topicId !== fresh.topicId) return fresh;
+  let merged: PartitionDescription[] | undefined;
+  const n = Math.max(cached.partitions.length, fresh.partitions.length);
+  for (let i = 0; i < n; i++) {
+    const old = cached.partitions[i];
+    const now = fresh.partitions[i];
+    if (!old || (now && !olderThan(now, old))) continue;
+    merged ??= fresh.partitions.slice();
+    merged[i] = old;
+    if (now) logger?.debug({ topic: fresh.name, partition: i, cached: old.leaderEpoch, answered: now.leaderEpoch }, 'metadata answer older than the cache for a partition; kept the cached leader');
+  }
+  return merged ? { ...fresh, partitions: merged } : fresh;
+}
+
+/** Whether `p` describes an older state of its partition than `than` (an unknown epoch, -1, is never older). */
+function olderThan(p: PartitionDescription, than: PartitionDescription): boolean {
+  if (p.leaderEpoch < 0 || than.leaderEpoch < 0) return false;
+  if (p.leaderEpoch !== than.leaderEpoch) return p.leaderEpoch < than.leaderEpoch;
+  return p.partitionEpoch >= 0 && than.partitionEpoch >= 0 && p.partitionEpoch < than.partitionEpoch;
 }
 
 /** `p`, or this caller's abort error once `signal` aborts first (`p` itself goes on). */

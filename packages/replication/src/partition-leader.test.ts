@@ -1,5 +1,5 @@
 import { encodeBatchSync, decodeBatchSync, iterateBatches } from '@mq/protocol/batch';
-import { isMqError } from '@mq/protocol/errors';
+import { MqError, isMqError } from '@mq/protocol/errors';
 import { createPartitionLeader, type PartitionLeader } from './partition-leader.js';
 import { ManualTimers, MemoryCheckpoint, MemoryLog, settle } from './testing/index.js';
 import type { AlterPartitionRequest, FetchPartitionRequest, PartitionState } from './types.js';
@@ -18,9 +18,11 @@ interface Setup {
   answer: (r: AlterPartitionRequest) => Promise<PartitionState>;
 }
 
-async function setup(overrides: { isr?: number[]; minInsyncReplicas?: number; replicaLagTimeMaxMs?: number; maxPendingProduces?: number; topicId?: string } = {}): Promise<Setup> {
+async function setup(
+  overrides: { isr?: number[]; minInsyncReplicas?: number; replicaLagTimeMaxMs?: number; maxPendingProduces?: number; topicId?: string; log?: (timers: ManualTimers) => MemoryLog } = {},
+): Promise<Setup> {
   const timers = new ManualTimers(10_000);
-  const log = new MemoryLog({ clock: timers.clock });
+  const log = overrides.log ? overrides.log(timers) : new MemoryLog({ clock: timers.clock });
   const checkpoint = new MemoryCheckpoint();
   let partitionEpoch = 3;
   const s = {
@@ -444,5 +446,52 @@ describe('PartitionLeader when the controller moves leadership in the command th
     await s.timers.advance(2_001);
     await produced;
     expect(acked).toBe(false);
+  });
+});
+
+/** A log whose producer-state check refuses every append, as the log store does a sequence gap. */
+class GapLog extends MemoryLog {
+  override append(): Promise<never> {
+    return Promise.reject(new MqError('OUT_OF_ORDER_SEQUENCE_NUMBER', 'producer 1000 (epoch 0) sent sequence 3, expected 1: a batch before it is missing', { producerId: 1000, sequence: 3, expected: 1 }));
+  }
+}
+
+describe('PartitionLeader refusing a producer sequence', () => {
+  const gapLog = (timers: ManualTimers) => new GapLog({ clock: timers.clock });
+
+  it('regression (issue 21): a leader replaced while paused, not knowing it yet, answers a sequence gap with NOT_LEADER (retriable), not OUT_OF_ORDER_SEQUENCE_NUMBER, when it resigns', async () => {
+    const { leader } = await setup({ log: gapLog });
+    const produced = leader.append(batch('a'), { acks: -1, timeoutMs: 5_000 }).catch((e: unknown) => e);
+    await settle();
+    await leader.resign();
+    const err = await produced;
+    expect(isMqError(err, 'NOT_LEADER')).toBe(true);
+    expect((err as MqError).retriable).toBe(true);
+  });
+
+  it('answers NOT_LEADER when no in-sync follower fetches within the produce timeout (cut off from them)', async () => {
+    const { leader, timers } = await setup({ log: gapLog });
+    const produced = leader.append(batch('a'), { acks: -1, timeoutMs: 5_000 }).catch((e: unknown) => e);
+    await settle();
+    await timers.advance(5_000);
+    expect(isMqError(await produced, 'NOT_LEADER')).toBe(true);
+  });
+
+  it('answers the refusal as it is once an in-sync follower fetches from it at its epoch (it still leads)', async () => {
+    const { leader } = await setup({ log: gapLog });
+    const produced = leader.append(batch('a'), { acks: -1, timeoutMs: 5_000 }).catch((e: unknown) => e);
+    await settle();
+    await leader.fetch(replicaFetch(0, { currentLeaderEpoch: 6 }), 2); // a follower of a later epoch confirms nothing
+    let answered = false;
+    void produced.then(() => (answered = true));
+    await settle();
+    expect(answered).toBe(false);
+    await leader.fetch(replicaFetch(0), 2);
+    expect(isMqError(await produced, 'OUT_OF_ORDER_SEQUENCE_NUMBER')).toBe(true);
+  });
+
+  it('alone in the ISR answers the refusal at once (no one else can lead)', async () => {
+    const { leader } = await setup({ log: gapLog, isr: [1], minInsyncReplicas: 1 });
+    await expect(leader.append(batch('a'), { acks: -1, timeoutMs: 5_000 })).rejects.toMatchObject({ code: 'OUT_OF_ORDER_SEQUENCE_NUMBER' });
   });
 });

@@ -117,6 +117,9 @@ export async function createPartitionLeader(
   return new PartitionLeader(parsed, components, hw);
 }
 
+/** Log refusals of a produce's producer state that a newer leader might not give (PartitionLeader.#sequenceRefusal). */
+const SEQUENCE_REFUSALS: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['OUT_OF_ORDER_SEQUENCE_NUMBER', 'UNKNOWN_PRODUCER_ID']);
+
 export class PartitionLeader {
   readonly topic: string;
   /** The incarnation of the topic this leader's log belongs to ('' when not given). */
@@ -147,6 +150,8 @@ export class PartitionLeader {
   readonly #followers = new Map<number, FollowerState>();
   readonly #purgatory: ProducePurgatory;
   readonly #watchers = new Set<() => void>();
+  /** Waiting for the next fetch of an ISR follower, or for this leader's end (#confirmLeadership). */
+  readonly #confirmWaiters = new Set<() => void>();
   /** Appends handed to the log and not yet done: resign waits for them to settle. */
   readonly #appending = new Set<Promise<unknown>>();
   #isrTimer: TimerHandle | undefined;
@@ -297,6 +302,9 @@ export class PartitionLeader {
     let result;
     try {
       result = await appending;
+    } catch (err) {
+      if (isMqError(err) && SEQUENCE_REFUSALS.has(err.code)) throw await this.#sequenceRefusal(err, options);
+      throw err;
     } finally {
       this.#appending.delete(appending);
     }
@@ -453,6 +461,7 @@ export class PartitionLeader {
       () => new MqError(code, `${this.#name}: this broker is no longer the leader (epoch ${this.#leaderEpoch}); ask metadata for the new one`),
     );
     this.#notify();
+    for (const w of [...this.#confirmWaiters]) w();
     // Appends already handed to the log finish in this epoch before anyone
     // leads the log in the next one (Kafka's leaderIsrUpdateLock).
     await Promise.allSettled([...this.#appending]);
@@ -469,6 +478,46 @@ export class PartitionLeader {
 
   #newFollower(now: number): FollowerState {
     return { logEndOffset: UNDEFINED, logStartOffset: UNDEFINED, lastFetchTimeMs: 0, lastCaughtUpTimeMs: now, lastFetchLeaderLogEndOffset: UNDEFINED, lostRecords: false };
+  }
+
+  /**
+   * The answer to a produce the log refused for its producer sequence or id
+   * (a gap, an unknown producer id). A leader that was paused or cut off may
+   * have been replaced without knowing it yet, and the producer then wrote
+   * the missing batches to the new leader: the refusal is final only from a
+   * leader that still leads. So, with other ISR members, it first waits for
+   * the next fetch of one of them at this epoch (it follows this leader:
+   * the refusal stands), and answers NOT_LEADER (retriable: the producer
+   * asks for metadata and sends to the new leader) if it resigns or none
+   * fetches within the produce's timeout. Alone in the ISR, no one else can
+   * lead: the refusal stands at once.
+   */
+  async #sequenceRefusal(err: MqError, options: LeaderAppendOptions): Promise<MqError> {
+    if (this.#closedWith) return this.#maybeDeposed(err);
+    if (!this.#isr.some((id) => id !== this.brokerId)) return err;
+    if (options.signal?.aborted) return this.#maybeDeposed(err);
+    const confirmed = await new Promise<boolean>((resolve) => {
+      const done = (ok: boolean) => {
+        this.#confirmWaiters.delete(wake);
+        this.#timers.clearTimeout(timer);
+        options.signal?.removeEventListener('abort', onAbort);
+        resolve(ok);
+      };
+      const wake = () => done(!this.#closedWith);
+      const onAbort = () => done(false);
+      const timer = this.#timers.setTimeout(() => done(false), options.timeoutMs ?? DEFAULT_PRODUCE_TIMEOUT_MS);
+      this.#confirmWaiters.add(wake);
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+    });
+    return confirmed ? err : this.#maybeDeposed(err);
+  }
+
+  #maybeDeposed(err: MqError): MqError {
+    return new MqError(
+      'NOT_LEADER',
+      `${this.#name}: refused the batch (${err.message}), but broker ${this.brokerId} could not confirm it still leads epoch ${this.#leaderEpoch} (no in-sync follower fetched from it): ask metadata for the leader and retry`,
+      { cause: err, leaderEpoch: this.#leaderEpoch },
+    );
   }
 
   #ensureLeader(): void {
@@ -610,6 +659,7 @@ export class PartitionLeader {
     f.logStartOffset = request.logStartOffset ?? UNDEFINED;
     f.lastFetchLeaderLogEndOffset = leo;
     f.lastFetchTimeMs = now;
+    if (this.#confirmWaiters.size > 0 && this.#isr.includes(replicaId)) for (const w of [...this.#confirmWaiters]) w();
     this.#maybeExpandIsr(replicaId, f);
     this.#maybeAdvanceHighWatermark();
   }

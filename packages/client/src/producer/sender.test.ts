@@ -1,6 +1,8 @@
 import { MqError } from '@mq/protocol/errors';
 import { decodeRequest } from '@mq/protocol/wire';
-import type { Cluster } from '../cluster.js';
+import { Cluster } from '../cluster.js';
+import { parseClientOptions } from '../options.js';
+import { memoryCluster } from '../../test/memory-cluster.js';
 import { Retrier } from '../retrier.js';
 import { DEFAULT_LINGER_MS } from './options.js';
 import { Producer } from './producer.js';
@@ -277,5 +279,38 @@ describe('sender latency', () => {
     held[0]!.answer();
     await expect(sent).resolves.toEqual({ topic: 't', partition: 0, offset: 0 });
     await p.close();
+  });
+});
+
+describe('sender after a leader SIGSTOP (real Cluster, in-memory brokers)', () => {
+  it('regression (issue 21): the pending batch moves to the new leader while a metadata refresh waits on the paused one, and a stale answer given when it runs again sends nothing back to it (no OUT_OF_ORDER_SEQUENCE_NUMBER)', async () => {
+    const { brokers, connect } = memoryCluster(3, { topic: 't', partitions: [{ leader: 1, leaderEpoch: 1 }] });
+    const [b1, b2, b3] = brokers;
+    const cluster = new Cluster(parseClientOptions({ bootstrap: 'b1:1', requestTimeoutMs: 60_000 }), { connect });
+    const p = new Producer(cluster, { acks: 'all', idempotent: true, leaderCheckMs: 20 });
+    try {
+      await expect(p.send('t', { partition: 0, value: 'before' })).resolves.toMatchObject({ offset: 0 });
+      b1!.pause(); // SIGSTOP: its kernel takes requests, it answers none
+      const stuck = p.send('t', { partition: 0, value: 'during' });
+      await waitFor(() => (b1!.received.produce ?? 0) === 2);
+      const background = cluster.refreshMetadata(['t']); // the producer's background refresh, to the paused broker
+      await waitFor(() => (b1!.received.metadata ?? 0) === 2);
+      // Fenced: broker 2 leads at epoch 2, and has what broker 1 acknowledged (it was in the ISR).
+      b2!.replicate(b1!);
+      for (const b of [b2!, b3!]) b.view = { topic: 't', partitions: [{ leader: 2, leaderEpoch: 2 }] };
+      await expect(stuck).resolves.toMatchObject({ partition: 0, offset: 1 });
+      expect(b2!.received.produce).toBe(1);
+      const more = [p.send('t', { partition: 0, value: 'x' }), p.send('t', { partition: 0, value: 'y' })];
+      await expect(Promise.all(more)).resolves.toMatchObject([{ offset: 2 }, { offset: 3 }]);
+      // Broker 1 runs again, with its old view (leader of epoch 1): it answers the held metadata and produce.
+      b1!.resume();
+      await background;
+      expect(cluster.leaderOf('t', 0)).toBe(2);
+      await expect(p.send('t', { partition: 0, value: 'after' })).resolves.toMatchObject({ partition: 0, offset: 4 });
+      expect(b1!.received.produce).toBe(2);
+    } finally {
+      await p.close();
+      cluster.close();
+    }
   });
 });

@@ -331,7 +331,10 @@ export class Sender {
     const topics = [...new Set(list.flatMap((w) => w.entries.map((e) => e.q.topic)))];
     try {
       // Not bounded by leaderCheckMs: on a loaded machine a metadata round trip can take longer than that, and a
-      // check that always gave up would leave a paused leader's requests waiting out their timeout (60 s).
+      // check that always gave up would leave a paused leader's requests waiting out their timeout (60 s). The
+      // leader was just avoided, so this does not wait on a refresh in flight to it (it may be paused with it):
+      // it asks another broker, and an older answer arriving later cannot move the partition back (the cache
+      // keeps each partition's newest leader epoch).
       await this.cluster.refreshMetadata(topics, AbortSignal.timeout(this.cluster.options.requestTimeoutMs));
     } catch (err) {
       this.cluster.logger.debug({ err, leader }, 'leader check: metadata refresh failed');

@@ -297,11 +297,21 @@ export class SimNetwork {
         pipe.client = new SimClientSocket(pipe);
         pipe.server = new ServerSocket(pipe);
         const port = this.nextPort++;
+        // The accept runs in the server's process: if that process crashes first, it never runs. A real client's
+        // connect is bounded all the same (ws's handshakeTimeout is connectTimeoutMs): without this bound the
+        // connect never settled and whatever waited on it (a consumer's fetch, sim seed 240) hung for good.
+        const timeout = this.time.schedule(options.connectTimeoutMs, () => fail(`no answer within ${options.connectTimeoutMs} ms`), proc);
         this.time.schedule(this.linkDelay(), () => {
-          if (!server.alive || this.listeners.get(options.address) !== l) return this.time.schedule(0, () => fail('connection refused'), proc);
+          if (!server.alive || this.listeners.get(options.address) !== l) {
+            this.time.clearTimeout(timeout);
+            return this.time.schedule(0, () => fail('connection refused'), proc);
+          }
           this.pipes.add(pipe);
           l.accept(pipe.server, { address: proc.name, port });
-          this.time.schedule(this.linkDelay(), () => resolve(pipe.client), proc);
+          this.time.schedule(this.linkDelay(), () => {
+            this.time.clearTimeout(timeout);
+            resolve(pipe.client);
+          }, proc);
         }, server);
       });
   }

@@ -87,10 +87,7 @@ export class SimTime implements Timers {
 
   /** Schedules `fn` in `ms` simulated ms, owned by `owner` (default: the calling process). */
   schedule(ms: number, fn: () => void, owner: SimProcess | undefined = this.als.getStore()): SimTimer {
-    // Whole milliseconds, as Node's timers (they truncate the delay): a fractional delay made the clock, and so
-    // Date.now() and every timestamp stamped from it, fractional, which no real clock gives (a transaction marker
-    // stamped at 92,400.5 ms was refused INVALID_TIMESTAMP for good: sim seed 128 on the hw branch).
-    const ev: Ev = { at: this.nowMs + Math.max(0, Number.isFinite(ms) ? Math.trunc(ms) : 0), seq: this.seq++, fn, owner, cancelled: false };
+    const ev: Ev = { at: this.nowMs + Math.max(0, Number.isFinite(ms) ? ms : 0), seq: this.seq++, fn, owner, cancelled: false };
     this.queue.push(ev);
     return new SimTimer(ev);
   }
@@ -167,7 +164,7 @@ export class SimTime implements Timers {
     g.clearTimeout = clear;
     g.setInterval = (fn: (...a: unknown[]) => void, ms?: number, ...args: unknown[]) => {
       const t = this.schedule(Math.max(1, ms ?? 1), () => fn(...args));
-      t.ev.every = Math.max(1, Math.trunc(ms ?? 1));
+      t.ev.every = Math.max(1, ms ?? 1);
       return t;
     };
     g.clearInterval = clear;

@@ -292,6 +292,24 @@ describe('FollowerFetcher', () => {
     await expect(fetcher.addPartition({ topic: 't', partition: 1, log: new MemoryLog(), leaderEpoch: 1, checkpoint })).rejects.toMatchObject({ code: 'CLOSED' });
   });
 
+  it('regression (sim seed 128): starts from the HW the broker already knows when its checkpoint is behind, within its log, and checkpoints it', async () => {
+    const log = new MemoryLog();
+    for (let i = 0; i < 2; i++) await log.append(batchAt(i, 3), { assignOffsets: false });
+    const timers = new ManualTimers(0);
+    const leader = scripted([]); // answers OffsetForLeaderEpoch with end offset 2 (no truncation), then no fetch answer
+    const fetcher = createFollowerFetcher({ brokerId: 1, leaderId: 2 }, { ...leader, clock: timers.clock, timers, random: () => 0.5 });
+    const checkpoint = new MemoryCheckpoint(0);
+    await fetcher.addPartition({ topic: 't', partition: 0, log, leaderEpoch: 3, checkpoint, highWatermark: 2 });
+    await settle();
+    expect(fetcher.status('t', 0)).toMatchObject({ state: 'fetching', highWatermark: 2 });
+    expect(await fetcher.removePartition('t', 0)).toEqual({ highWatermark: 2 });
+    expect(checkpoint.value).toBe(2);
+    checkpoint.value = 0;
+    await fetcher.addPartition({ topic: 't', partition: 0, log, leaderEpoch: 3, checkpoint, highWatermark: 7 });
+    expect(fetcher.status('t', 0)?.highWatermark).toBe(2); // never past its log end
+    await fetcher.close();
+  });
+
   it('keeps other partitions fetching while one is in error', async () => {
     const timers = new ManualTimers(0);
     const requests: FetchRequest[] = [];

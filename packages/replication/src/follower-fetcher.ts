@@ -59,6 +59,11 @@ export interface FollowerPartitionOptions {
   /** The leader epoch this broker learned from metadata. */
   leaderEpoch: number;
   checkpoint: HighWatermarkCheckpoint;
+  /**
+   * The high watermark this broker already knows for the partition in this run (its replica's last role's, leader's
+   * or follower's): the follower starts from the larger of it and the checkpoint, within the log. Default 0.
+   */
+  highWatermark?: number;
   /** Fetched within the fetcher's replication throttle (a replica being added by a reassignment). Default false. */
   throttled?: boolean;
 }
@@ -150,7 +155,7 @@ export class FollowerFetcher {
       throw new MqError('INVALID_ARGUMENT', `${options.topic}-${options.partition} is already fetched by this fetcher`);
     }
     const stored = await options.checkpoint.load();
-    const hw = Math.min(Math.max(stored ?? 0, options.log.logStartOffset), options.log.logEndOffset);
+    const hw = Math.min(Math.max(stored ?? 0, options.highWatermark ?? 0, options.log.logStartOffset), options.log.logEndOffset);
     const checkpointWriter = new CheckpointWriter(
       options.checkpoint,
       { timers: this.#c.timers, logger: this.#logger, fields: { topic: options.topic, partition: options.partition } },
@@ -158,6 +163,7 @@ export class FollowerFetcher {
       hw,
       stored,
     );
+    if (hw > (stored ?? 0)) checkpointWriter.set(hw); // a known HW above the checkpoint is saved like any HW move
     this.#entries.set(key, {
       key,
       topic: options.topic,

@@ -331,6 +331,24 @@ describe('PartitionLeader', () => {
     await clamped.close();
   });
 
+  it('regression (sim seed 128): a leader that starts above its checkpoint checkpoints that HW when it resigns, though it never moved', async () => {
+    const { leader, checkpoint, log, timers } = await setup({ isr: [1], minInsyncReplicas: 1 });
+    for (const v of ['a', 'b', 'c']) await leader.append(batch(v), { acks: 1 });
+    await settle();
+    await leader.close();
+    checkpoint.value = 0; // behind: the broker learned HW 3 earlier in its run (as a follower, or as an earlier leader)
+    const again = await createPartitionLeader(
+      { topic: 'orders', partition: 0, brokerId: 1, leaderEpoch: 6, partitionEpoch: 9, replicas: [1, 2], isr: [1, 2] },
+      { log, clock: timers.clock, timers, checkpoint, alterPartition: async () => ({ leaderEpoch: 6, partitionEpoch: 10, isr: [1, 2] }) },
+      3,
+    );
+    expect(again.highWatermark).toBe(3);
+    // No produce moves it; resigning (the broker self-fenced, or another leads) must still leave 3 on disk, or the
+    // next leadership of this broker starts from 0 (it counted the start as saved already).
+    await again.resign();
+    expect(checkpoint.value).toBe(3);
+  });
+
   it('fails waiting produces with NOT_LEADER when it resigns', async () => {
     const { leader } = await setup();
     const produced = leader.append(batch('a'), { acks: -1 }).catch((e: unknown) => e);

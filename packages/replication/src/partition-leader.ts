@@ -95,11 +95,11 @@ export async function createPartitionLeader(
   options: PartitionLeaderOptions,
   components: PartitionLeaderComponents,
   /**
-   * The high watermark this broker learned as a follower of the previous leader, when it was one: records below it
-   * were committed in an earlier epoch. The HW checkpoint is written only now and then (and not across a restart's
-   * first fetches), so without it a follower taking over could start below what consumers have already seen.
+   * The high watermark this broker already knows for the partition in this run (its replica's last role's: learned
+   * as a follower, or its own as an earlier leader): records below it were committed. The HW checkpoint is written
+   * only now and then, so without it a replica taking over could start below what consumers have already seen.
    */
-  followerHighWatermark = 0,
+  knownHighWatermark = 0,
 ): Promise<PartitionLeader> {
   const parsed = parsePartitionLeaderOptions(options);
   const { log, checkpoint } = components;
@@ -113,8 +113,8 @@ export async function createPartitionLeader(
   }
   if (latest < parsed.leaderEpoch) await log.assignLeaderEpoch?.(parsed.leaderEpoch, log.logEndOffset);
   const stored = await checkpoint.load();
-  const hw = Math.min(Math.max(stored ?? 0, followerHighWatermark, log.logStartOffset), log.logEndOffset);
-  return new PartitionLeader(parsed, components, hw);
+  const hw = Math.min(Math.max(stored ?? 0, knownHighWatermark, log.logStartOffset), log.logEndOffset);
+  return new PartitionLeader(parsed, components, hw, stored);
 }
 
 /** Log refusals of a produce's producer state that a newer leader might not give (PartitionLeader.#sequenceRefusal). */
@@ -162,7 +162,8 @@ export class PartitionLeader {
   #recentBytes = 0;
   readonly #checkpointWriter: CheckpointWriter;
 
-  constructor(options: ParsedPartitionLeaderOptions, components: PartitionLeaderComponents, highWatermark: number) {
+  /** `checkpointed`: what the checkpoint holds now (undefined: nothing yet); a start above it is written within the interval. */
+  constructor(options: ParsedPartitionLeaderOptions, components: PartitionLeaderComponents, highWatermark: number, checkpointed: number | undefined) {
     this.#options = options;
     this.topic = options.topic;
     this.topicId = options.topicId;
@@ -188,8 +189,11 @@ export class PartitionLeader {
       { timers: this.#timers, logger: this.#logger, fields: { topic: this.topic, partition: this.partition } },
       options.highWatermarkCheckpointIntervalMs,
       highWatermark,
-      highWatermark,
+      checkpointed,
     );
+    // A start above the checkpoint (a HW this broker learned earlier in its run) is saved like any HW move, so
+    // resigning, or a crash after the interval, leaves it on disk (it used to count as saved already).
+    if (highWatermark > (checkpointed ?? 0)) this.#checkpointWriter.set(highWatermark);
     this.#purgatory = new ProducePurgatory({ maxWaiters: options.maxPendingProduces, name: this.#name }, this.#timers);
     const now = this.#clock();
     for (const id of this.#replicas) if (id !== this.brokerId) this.#followers.set(id, this.#newFollower(now));

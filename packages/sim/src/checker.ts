@@ -263,6 +263,13 @@ export class ClusterChecker {
     return a.topic.partitions.map((rec, p) => `p${p} leader ${rec.leader} isr [${rec.isr.join(',')}] of [${rec.replicas.join(',')}]`).join('; ');
   }
 
+  /** Where the consumer is in each partition against its leader's HW (for the liveness message). */
+  describeConsumer(): string {
+    const a = this.activeTopic();
+    if (!a?.topic) return 'no active controller';
+    return a.topic.partitions.map((rec, p) => `p${p} consumed to ${this.lastConsumed[p]! + 1} of HW ${this.o.brokers.find((b) => b.id === rec.leader)?.node?.replicas.highWatermarkOf(this.o.topic, p) ?? '?'} (leader ${rec.leader})`).join('; ');
+  }
+
   consumerCaughtUp(): boolean {
     const a = this.activeTopic();
     if (!a?.topic) return false;
@@ -272,8 +279,12 @@ export class ClusterChecker {
     });
   }
 
-  /** The end: every replica's log compared with the leader's, and every acknowledged and consumed record looked up. */
-  async finalCheck(read: (b: SimBroker, partition: number) => Promise<{ hw: number; records: Map<number, string> }>): Promise<void> {
+  /**
+   * The end: every replica's log compared with the leader's below the leader's HW, and every acknowledged and
+   * consumed record looked up. Call it right after `converged()` held (the leadership may have moved while the
+   * consumers stopped: a leader that has just taken over may not know the HW yet).
+   */
+  async finalCheck(read: (b: SimBroker, partition: number, below?: number) => Promise<{ hw: number; records: Map<number, string> }>): Promise<void> {
     const { topic } = this.o;
     const a = this.activeTopic();
     if (!a?.topic) this.fail('no active controller at the end');
@@ -284,7 +295,8 @@ export class ClusterChecker {
       for (let off = 0; off < ref.hw; off++) if (!ref.records.has(off)) this.fail(`${topic}-${p}: leader ${leader.id} has no record at offset ${off} below its HW ${ref.hw}`);
       for (const r of rec.replicas) {
         if (r === rec.leader) continue;
-        const other = await read(this.o.brokers.find((b) => b.id === r)!, p);
+        // Below the leader's HW, whatever this replica's own HW says (a follower learns the HW a fetch later).
+        const other = await read(this.o.brokers.find((b) => b.id === r)!, p, ref.hw);
         for (const [off, v] of other.records) {
           const want = ref.records.get(off);
           if (want !== v) this.fail(`${topic}-${p} offset ${off} holds "${v}" on broker ${r} and "${want}" on leader ${leader.id} (below the HW)`);

@@ -474,10 +474,10 @@ export async function runClusterSimulation(o: ClusterSimOptions): Promise<Cluste
     stage = 'waiting for every send to be answered';
     await until(() => runs.every((r) => r.outstanding === 0), settleMs, 'sends still unanswered after the heal (liveness)');
     stage = 'waiting for every partition to converge';
-    await until(() => checker.converged(), settleMs, `partitions without a leader or a full ISR after the heal (liveness): ${checker.describe()}`);
-    await until(() => checker.consumerCaughtUp(), settleMs, 'the consumer did not reach the high watermark after the heal (liveness)');
+    await until(() => checker.converged(), settleMs, () => `partitions without a leader or a full ISR after the heal (liveness): ${checker.describe()}`);
+    await until(() => checker.consumerCaughtUp(), settleMs, () => `the consumer did not reach the high watermark after the heal (liveness): ${checker.describeConsumer()}`);
     stage = 'waiting for the transactions to settle';
-    await until(() => checker.converged(TXN_TOPIC) && txnChecker.settled(), settleMs, `transactions still open or the read_committed consumer behind after the heal (liveness): ${txnChecker.describe()}`);
+    await until(() => checker.converged(TXN_TOPIC) && txnChecker.settled(), settleMs, () => `transactions still open or the read_committed consumer behind after the heal (liveness): ${txnChecker.describe()}`);
     consuming = false;
     grouping = false;
     stage = 'waiting for the consumer to stop';
@@ -487,16 +487,20 @@ export async function runClusterSimulation(o: ClusterSimOptions): Promise<Cluste
     const groupStuck = time.schedule(settleMs, () => (stage = `waiting for the group member to stop: its ${groupStep} has not returned for ${settleMs} ms`), undefined);
     await groupLoop;
     time.clearTimeout(groupStuck);
+    // The leadership may have moved while the consumers and the group member stopped (a preferred leader taking
+    // over, sim seed 128): converged again, every replica at the leader's HW, right before the comparison.
+    stage = 'waiting for the partitions to converge again before the final check';
+    await until(() => checker.converged() && checker.converged(TXN_TOPIC), settleMs, () => `partitions did not converge again before the final check (liveness): ${checker.describe()}`);
     stage = 'final check';
     await checker.finalCheck(readReplica);
     await txnChecker.finalCheck();
     if (checker.violation !== undefined) throw new SimViolation(checker.violation);
   };
 
-  /** Decoded records of one replica's log, below its high watermark: offset -> value. */
-  async function readReplica(b: SimBroker, partition: number): Promise<{ hw: number; records: Map<number, string> }> {
+  /** Decoded records of one replica's log below `below` (default: its own high watermark): offset -> value. */
+  async function readReplica(b: SimBroker, partition: number, below?: number): Promise<{ hw: number; records: Map<number, string> }> {
     const h = b.node!.replicas.hostedPartition(TOPIC, partition);
-    const hw = b.node!.replicas.highWatermarkOf(TOPIC, partition) ?? 0;
+    const hw = below ?? b.node!.replicas.highWatermarkOf(TOPIC, partition) ?? 0;
     const records = new Map<number, string>();
     if (!h) return { hw: 0, records };
     let offset = h.log.logStartOffset;
@@ -515,10 +519,11 @@ export async function runClusterSimulation(o: ClusterSimOptions): Promise<Cluste
     return { hw, records };
   }
 
-  async function until(cond: () => boolean, withinMs: number, what: string): Promise<void> {
+  /** Waits for `cond`; past `withinMs` a violation, described as things stand then. */
+  async function until(cond: () => boolean, withinMs: number, what: string | (() => string)): Promise<void> {
     const deadline = time.elapsed() + withinMs;
     while (!cond()) {
-      if (time.elapsed() > deadline) throw new SimViolation(what);
+      if (time.elapsed() > deadline) throw new SimViolation(typeof what === 'string' ? what : what());
       await time.sleep(50);
     }
   }

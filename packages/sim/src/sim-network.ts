@@ -193,6 +193,11 @@ export class SimNetwork {
   /** Congested links: extra delay of every frame and Raft message from `a` to `b` (`a>b`), a [min, max] range in ms. */
   private readonly slow = new Map<string, { min: number; max: number; raftOnly: boolean }>();
   private readonly pipes = new Set<Pipe>();
+  /**
+   * Connects waiting for their accept, by the process that runs it: if that process crashes first, the accept never
+   * runs, and `crashed` fails them after the connect timeout instead (see connector).
+   */
+  private readonly accepting = new Map<SimProcess, Set<() => void>>();
   private nextPort = 40000;
   faults: NetworkFaults = NO_NETWORK_FAULTS;
   delivered = 0;
@@ -263,6 +268,9 @@ export class SimNetwork {
       else continue;
       this.pipes.delete(p);
     }
+    const accepting = this.accepting.get(proc);
+    this.accepting.delete(proc);
+    for (const abandon of accepting ?? []) abandon();
     for (const [id, h] of this.raftHandlers) if (h.proc === proc) this.raftHandlers.delete(id);
     for (const [a, l] of this.listeners) if (l.proc === proc) this.listeners.delete(a);
   }
@@ -297,7 +305,18 @@ export class SimNetwork {
         pipe.client = new SimClientSocket(pipe);
         pipe.server = new ServerSocket(pipe);
         const port = this.nextPort++;
+        // The accept runs in the server's process: if that process crashes first, it never runs. A real connect is
+        // bounded all the same (ws's handshakeTimeout is connectTimeoutMs, the TCP connect included); without this the
+        // connect never settled and what waited on it (a consumer's fetch, sim seed 240) hung for good.
+        const started = this.time.elapsed();
+        const abandon = () => {
+          this.time.schedule(started + options.connectTimeoutMs - this.time.elapsed(), () => fail(`no answer within ${options.connectTimeoutMs} ms`), proc);
+        };
+        let accepting = this.accepting.get(server);
+        if (!accepting) this.accepting.set(server, (accepting = new Set()));
+        accepting.add(abandon);
         this.time.schedule(this.linkDelay(), () => {
+          accepting.delete(abandon);
           if (!server.alive || this.listeners.get(options.address) !== l) return this.time.schedule(0, () => fail('connection refused'), proc);
           this.pipes.add(pipe);
           l.accept(pipe.server, { address: proc.name, port });

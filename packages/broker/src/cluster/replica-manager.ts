@@ -88,6 +88,13 @@ export interface HostedPartition {
   leaderEpoch: number;
   partitionEpoch: number;
   readonly checkpoint: HighWatermarkCheckpoint;
+  /**
+   * The replica's last known high watermark in this run, whatever its role (Kafka's `log.highWatermark`, kept on the
+   * log, not the role): the HW of its last leader or follower role, taken when that role stops, and where the next
+   * role starts (at the larger of it and the checkpoint, within the log). 0 until a role has stopped; a restart
+   * starts from the checkpoint.
+   */
+  highWatermark: number;
 }
 
 /** A change of this broker's leadership of one partition (see {@link ReplicaManager.onLeadershipChange}). */
@@ -472,6 +479,7 @@ export class ReplicaManager {
       followingFrom: -1,
       leaderEpoch: -1,
       partitionEpoch: -1,
+      highWatermark: 0,
       checkpoint: this.c.checkpointFor ? this.c.checkpointFor(`${dir}.hw`) : new FileCheckpoint(`${dir}.hw`),
     };
     this.hosted.set(key(t.name, partition), h);
@@ -492,8 +500,6 @@ export class ReplicaManager {
         }
         return;
       }
-      // What it knew as a follower of the previous leader (committed then), read before the follower role stops.
-      const followerHw = h.role === 'follower' ? (this.highWatermarkOf(t.name, h.partition) ?? 0) : 0;
       await this.stopRole(h);
       const minIsr = Math.min(h.config.minInsyncReplicas, rec.replicas.length);
       h.leader = await createPartitionLeader(
@@ -517,7 +523,7 @@ export class ReplicaManager {
           alterPartition: (req) => this.alterPartition(req),
           logger: this.logger,
         },
-        followerHw,
+        h.highWatermark,
       );
       h.role = 'leader';
       h.leaderEpoch = rec.leaderEpoch;
@@ -540,7 +546,7 @@ export class ReplicaManager {
       }
       await this.stopRole(h);
       this.logRecoveryTruncation(h, rec);
-      await this.fetcher(target).addPartition({ topic: t.name, topicId: h.topicId, partition: h.partition, log: h.log, leaderEpoch: rec.leaderEpoch, checkpoint: h.checkpoint, throttled });
+      await this.fetcher(target).addPartition({ topic: t.name, topicId: h.topicId, partition: h.partition, log: h.log, leaderEpoch: rec.leaderEpoch, checkpoint: h.checkpoint, highWatermark: h.highWatermark, throttled });
       h.role = 'follower';
       h.followingFrom = target;
       h.leaderEpoch = rec.leaderEpoch;
@@ -606,15 +612,18 @@ export class ReplicaManager {
     this.logger.info({ topic: h.topic, partition: h.partition, configs: t.configs }, 'topic configs applied');
   }
 
+  /** Stops the partition's role here; its HW (checkpointed by the role) stays on `h` for the next role. */
   private async stopRole(h: HostedPartition): Promise<void> {
     if (h.role === 'leader' && h.leader) {
       this.emitLeadership({ topic: h.topic, partition: h.partition, leader: false, leaderEpoch: h.leaderEpoch });
       await h.leader.resign();
+      h.highWatermark = h.leader.highWatermark;
       h.leader = undefined;
     } else if (h.role === 'follower') {
       const f = this.fetchers.get(h.followingFrom);
       if (f) {
-        await f.removePartition(h.topic, h.partition);
+        const stopped = await f.removePartition(h.topic, h.partition);
+        if (stopped) h.highWatermark = stopped.highWatermark;
         if (f.partitionCount === 0) {
           this.fetchers.delete(h.followingFrom);
           await f.close();

@@ -54,4 +54,24 @@ describe('SimTime.install', () => {
     await collect();
     expect(held!.deref()).toBeUndefined();
   });
+
+  it('regression (sim seed 128 at 60 s): Date.now() and the injected clock stay whole milliseconds when a timer delay is fractional; performance.now() keeps the fraction', async () => {
+    const time = new SimTime(new Rng(1));
+    const uninstall = time.install();
+    const seen: { date: number; clock: number; perf: number }[] = [];
+    try {
+      // A fractional delay (a jittered backoff): the simulated time goes to .5 of a millisecond.
+      setTimeout(() => seen.push({ date: Date.now(), clock: time.clock(), perf: performance.now() }), 2.5);
+      await time.run(10);
+    } finally {
+      uninstall();
+    }
+    expect(seen).toHaveLength(1);
+    const [{ date, clock, perf }] = seen as [{ date: number; clock: number; perf: number }];
+    // A transaction marker stamped with a fractional Date.now() was refused INVALID_TIMESTAMP on every retry.
+    expect(Number.isSafeInteger(date)).toBe(true);
+    expect(Number.isSafeInteger(clock)).toBe(true);
+    expect(date).toBe(clock);
+    expect(perf).toBe(2.5);
+  });
 });

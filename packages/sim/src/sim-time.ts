@@ -65,8 +65,14 @@ export class SimTime implements Timers {
 
   constructor(private readonly rng: Rng) {}
 
-  readonly clock: Clock = () => this.nowMs;
+  /**
+   * The wall clock the brokers are given, and `Date.now()` once installed: whole milliseconds, as a real
+   * `Date.now()` (the simulated time itself goes fractional, since timer delays keep their fractions; a record
+   * stamped with 1767225692400.5 is refused INVALID_TIMESTAMP). `performance.now()` keeps the fraction, as Node's.
+   */
+  readonly clock: Clock = () => Math.floor(this.nowMs);
 
+  /** The simulated time itself, fractional (what the simulator schedules on). */
   now(): number {
     return this.nowMs;
   }
@@ -173,7 +179,7 @@ export class SimTime implements Timers {
     g.clearInterval = clear;
     g.setImmediate = (fn: (...a: unknown[]) => void, ...args: unknown[]) => this.schedule(0, () => fn(...args));
     g.clearImmediate = clear;
-    Date.now = () => this.nowMs;
+    Date.now = this.clock;
     Object.defineProperty(performance, 'now', { value: () => this.nowMs - SIM_EPOCH_MS, configurable: true, writable: true });
     Math.random = () => this.rng.next();
     // AbortSignal.timeout runs on Node's internal timers, not the global setTimeout: left alone, it fires in real

@@ -8,6 +8,14 @@
 import type { Logger, TimerHandle, Timers } from '@mq/protocol/components';
 import type { HighWatermarkCheckpoint } from './types.js';
 
+/**
+ * Where a replica's role (leader or follower) starts its high watermark: the larger of the checkpoint and the HW the
+ * broker already knows in this run (its last role's), within the log.
+ */
+export function startingHighWatermark(stored: number | undefined, known: number, log: { logStartOffset: number; logEndOffset: number }): number {
+  return Math.min(Math.max(stored ?? 0, known, log.logStartOffset), log.logEndOffset);
+}
+
 export class CheckpointWriter {
   readonly #checkpoint: HighWatermarkCheckpoint;
   readonly #timers: Timers;
@@ -33,6 +41,9 @@ export class CheckpointWriter {
     this.#intervalMs = intervalMs;
     this.#value = value;
     this.#saved = saved;
+    // A start above the checkpoint (a HW the broker learned earlier in its run) is saved like any HW move, so that
+    // a role stopping, or a crash after the interval, leaves it on disk.
+    if (value > (saved ?? 0)) this.set(value);
   }
 
   /** Records a new value; it is written within the interval. */

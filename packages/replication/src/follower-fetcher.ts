@@ -15,7 +15,7 @@
 import { silentLogger, type Clock, type Logger, type TimerHandle, type Timers } from '@mq/protocol/components';
 import { MqError, isMqError, type ErrorCode } from '@mq/protocol/errors';
 import { iterateBatches, lastOffset as batchLastOffset } from '@mq/protocol/batch';
-import { CheckpointWriter } from './checkpoint-writer.js';
+import { CheckpointWriter, startingHighWatermark } from './checkpoint-writer.js';
 import { ThrottleBucket } from './throttle-bucket.js';
 import { latestEpoch, truncationTarget } from './epoch-cache.js';
 import { parseFollowerFetcherOptions, type FollowerFetcherOptions, type ParsedFollowerFetcherOptions } from './options.js';
@@ -155,7 +155,7 @@ export class FollowerFetcher {
       throw new MqError('INVALID_ARGUMENT', `${options.topic}-${options.partition} is already fetched by this fetcher`);
     }
     const stored = await options.checkpoint.load();
-    const hw = Math.min(Math.max(stored ?? 0, options.highWatermark ?? 0, options.log.logStartOffset), options.log.logEndOffset);
+    const hw = startingHighWatermark(stored, options.highWatermark ?? 0, options.log);
     const checkpointWriter = new CheckpointWriter(
       options.checkpoint,
       { timers: this.#c.timers, logger: this.#logger, fields: { topic: options.topic, partition: options.partition } },
@@ -163,7 +163,6 @@ export class FollowerFetcher {
       hw,
       stored,
     );
-    if (hw > (stored ?? 0)) checkpointWriter.set(hw); // a known HW above the checkpoint is saved like any HW move
     this.#entries.set(key, {
       key,
       topic: options.topic,

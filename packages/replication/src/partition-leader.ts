@@ -10,7 +10,7 @@ import { silentLogger, type Clock, type Logger, type TimerHandle, type Timers } 
 import { MqError, isMqError, type ErrorCode } from '@mq/protocol/errors';
 import { endOffsetForEpoch, latestEpoch } from './epoch-cache.js';
 import { parsePartitionLeaderOptions, type ParsedPartitionLeaderOptions, type PartitionLeaderOptions } from './options.js';
-import { CheckpointWriter } from './checkpoint-writer.js';
+import { CheckpointWriter, startingHighWatermark } from './checkpoint-writer.js';
 import { ProducePurgatory } from './produce-purgatory.js';
 import {
   CONSUMER_REPLICA_ID,
@@ -113,8 +113,7 @@ export async function createPartitionLeader(
   }
   if (latest < parsed.leaderEpoch) await log.assignLeaderEpoch?.(parsed.leaderEpoch, log.logEndOffset);
   const stored = await checkpoint.load();
-  const hw = Math.min(Math.max(stored ?? 0, knownHighWatermark, log.logStartOffset), log.logEndOffset);
-  return new PartitionLeader(parsed, components, hw, stored);
+  return new PartitionLeader(parsed, components, startingHighWatermark(stored, knownHighWatermark, log), stored);
 }
 
 /** Log refusals of a produce's producer state that a newer leader might not give (PartitionLeader.#sequenceRefusal). */
@@ -191,9 +190,6 @@ export class PartitionLeader {
       highWatermark,
       checkpointed,
     );
-    // A start above the checkpoint (a HW this broker learned earlier in its run) is saved like any HW move, so
-    // resigning, or a crash after the interval, leaves it on disk (it used to count as saved already).
-    if (highWatermark > (checkpointed ?? 0)) this.#checkpointWriter.set(highWatermark);
     this.#purgatory = new ProducePurgatory({ maxWaiters: options.maxPendingProduces, name: this.#name }, this.#timers);
     const now = this.#clock();
     for (const id of this.#replicas) if (id !== this.brokerId) this.#followers.set(id, this.#newFollower(now));
